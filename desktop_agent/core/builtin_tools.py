@@ -1,0 +1,152 @@
+"""The built-in tools of DESIGN §3: their argument models and risks (no behaviour here)."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from desktop_agent.core.keys import normalize_key
+from desktop_agent.core.models import Risk
+from desktop_agent.core.tools import ToolRegistry, ToolSpec
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _PointOrElement(_Args):
+    x: int | None = Field(default=None, ge=0, description="screenshot pixel x")
+    y: int | None = Field(default=None, ge=0, description="screenshot pixel y")
+    element: int | None = Field(default=None, ge=0, description="an element id of the inventory")
+
+    @model_validator(mode="after")
+    def _point_or_element(self) -> Self:
+        has_point = self.x is not None and self.y is not None
+        if self.element is None and not has_point:
+            raise ValueError("give either x and y, or element")
+        if self.element is not None and (self.x is not None or self.y is not None):
+            raise ValueError("give either x and y, or element, not both")
+        return self
+
+
+class ScreenSnapshotArgs(_Args):
+    pass
+
+
+class ClickArgs(_PointOrElement):
+    button: Literal["left", "right", "middle"] = "left"
+    clicks: int = Field(default=1, ge=1, le=3)
+
+
+class MoveMouseArgs(_PointOrElement):
+    pass
+
+
+class DragArgs(_Args):
+    x: int = Field(ge=0)
+    y: int = Field(ge=0)
+    to_x: int = Field(ge=0)
+    to_y: int = Field(ge=0)
+
+
+class ScrollArgs(_Args):
+    amount: int = Field(ge=-100, le=100, description="positive scrolls up, negative down")
+    x: int | None = Field(default=None, ge=0)
+    y: int | None = Field(default=None, ge=0)
+
+
+class TypeTextArgs(_Args):
+    text: str = Field(min_length=1, max_length=2000)
+    enter: bool = False
+
+
+class HotkeyArgs(_Args):
+    keys: list[str] = Field(min_length=1, max_length=5, description='e.g. ["ctrl", "s"]')
+
+    @field_validator("keys")
+    @classmethod
+    def _known_keys(cls, keys: list[str]) -> list[str]:
+        return [normalize_key(key) for key in keys]
+
+
+class LaunchAppArgs(_Args):
+    command: str = Field(min_length=1, max_length=1000)
+
+
+class WaitArgs(_Args):
+    seconds: float = Field(ge=0, le=30)
+
+
+class FocusWindowArgs(_Args):
+    title: str | None = Field(default=None, min_length=1)
+    element: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _title_or_element(self) -> Self:
+        if (self.title is None) == (self.element is None):
+            raise ValueError("give either title or element")
+        return self
+
+
+class InvokeArgs(_Args):
+    element: int = Field(ge=0)
+
+
+class SetValueArgs(_Args):
+    element: int = Field(ge=0)
+    value: str = Field(max_length=2000)
+
+
+BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "screen_snapshot",
+        "Take a screenshot and list UI elements.",
+        ScreenSnapshotArgs,
+        Risk.SAFE,
+        offered=False,
+    ),
+    ToolSpec(
+        "click", "Click at a point of the screenshot or on an element.", ClickArgs, Risk.INPUT
+    ),
+    ToolSpec("move_mouse", "Move the pointer to a point or an element.", MoveMouseArgs, Risk.INPUT),
+    ToolSpec(
+        "drag", "Drag with the left button from (x, y) to (to_x, to_y).", DragArgs, Risk.INPUT
+    ),
+    ToolSpec(
+        "scroll", "Scroll the wheel; positive is up. Optionally at a point.", ScrollArgs, Risk.INPUT
+    ),
+    ToolSpec(
+        "type_text",
+        "Type text into the focused control; enter=true presses Enter after.",
+        TypeTextArgs,
+        Risk.INPUT,
+    ),
+    ToolSpec("hotkey", 'Press a key combination, e.g. ["ctrl", "s"].', HotkeyArgs, Risk.INPUT),
+    ToolSpec(
+        "launch_app",
+        'Start a program (no shell), e.g. "l3afpad" or "notepad".',
+        LaunchAppArgs,
+        Risk.DANGEROUS,
+    ),
+    ToolSpec(
+        "wait", "Wait a number of seconds (0-30) for the screen to settle.", WaitArgs, Risk.SAFE
+    ),
+    ToolSpec(
+        "focus_window",
+        "Bring a window to the front by title or element.",
+        FocusWindowArgs,
+        Risk.INPUT,
+    ),
+    ToolSpec("invoke", "Press an element through the accessibility API.", InvokeArgs, Risk.INPUT),
+    ToolSpec(
+        "set_value",
+        "Set an element's text through the accessibility API.",
+        SetValueArgs,
+        Risk.INPUT,
+    ),
+)
+
+
+def builtin_registry() -> ToolRegistry:
+    return ToolRegistry(BUILTIN_TOOLS)

@@ -1,0 +1,100 @@
+"""The exception tree of desktop_agent.
+
+    DesktopAgentError
+    ├── ConfigError              a setting or option is invalid (one line, names the value)
+    ├── RefusedToStart           a run cannot start; the CLI exits 3, the API answers 4xx
+    │   ├── VisionRequired       the model cannot see screenshots (HTTP 422)
+    │   ├── ModelUnreachable     the model server does not answer (names the URL)
+    │   └── AlreadyRunning       the run id is active already (HTTP 409)
+    ├── RunNotFound              no run with that id
+    ├── StoreError               the history store cannot be opened or written
+    ├── PlannerError             the model's answer is unusable or the request failed
+    │   └── PlannerTransportError  the server could not be reached / kept failing
+    ├── ToolError                a tool failed; its message is what the model sees next turn
+    │   ├── UnknownTool          no tool of that name
+    │   ├── ToolNotAllowed       not on the run's allowed-tools list
+    │   ├── InvalidArguments     the arguments do not validate
+    │   └── BreakerOpen          the tool's circuit breaker is open
+    └── ObservationError         the screen could not be observed
+
+A user stop is not an error: the loop ends the run stopped / user_stop through
+`StopRequested`, which is deliberately *not* a DesktopAgentError.
+"""
+
+from __future__ import annotations
+
+
+class DesktopAgentError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(DesktopAgentError):
+    """A setting or command-line option is invalid."""
+
+
+class RefusedToStart(DesktopAgentError):
+    """A run cannot start; nothing was done."""
+
+
+class VisionRequired(RefusedToStart):
+    """The model cannot see screenshots."""
+
+
+class ModelUnreachable(RefusedToStart):
+    """The model server does not answer."""
+
+
+class AlreadyRunning(RefusedToStart):
+    """A run with this id is active already."""
+
+
+class RunNotFound(DesktopAgentError):
+    """No run with that id."""
+
+
+class StoreError(DesktopAgentError):
+    """The history store cannot be opened or written."""
+
+
+class PlannerError(DesktopAgentError):
+    """The model's answer is unusable, or the request failed.
+
+    `raw` keeps the model's text (when there was one) so it can be stored and
+    shown to the model next turn.
+    """
+
+    def __init__(self, message: str, *, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class PlannerTransportError(PlannerError):
+    """The model server could not be reached, or kept failing after retries."""
+
+
+class ToolError(DesktopAgentError):
+    """A tool failed; the message is shown to the model next turn."""
+
+
+class UnknownTool(ToolError):
+    """No tool of that name is registered."""
+
+
+class ToolNotAllowed(ToolError):
+    """The tool is not on the run's allowed-tools list."""
+
+
+class InvalidArguments(ToolError):
+    """The tool's arguments do not validate."""
+
+
+class BreakerOpen(ToolError):
+    """The tool's circuit breaker is open."""
+
+
+class ObservationError(DesktopAgentError):
+    """The screen could not be captured or its elements listed."""
+
+
+class StopRequested(Exception):  # noqa: N818 - a signal, not an error
+    """Raised inside the loop when the user stops the run."""

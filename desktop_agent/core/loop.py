@@ -1,0 +1,511 @@
+"""run_task_loop: observe → decide → gate → execute → limits, as an async generator of events."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.control import RunControl
+from desktop_agent.core.errors import (
+    BreakerOpen,
+    PlannerError,
+    StopRequested,
+    ToolError,
+    ToolNotAllowed,
+)
+from desktop_agent.core.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    TaskLoopEvent,
+)
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Decision,
+    Observation,
+    Policy,
+    Risk,
+    RunStatus,
+    RunView,
+    StepKind,
+    StepStatus,
+    StepView,
+    StopReason,
+    ToolResult,
+    utcnow,
+)
+from desktop_agent.core.permissions import Permissions
+from desktop_agent.core.ports import (
+    DecideRequest,
+    PermissionGate,
+    Planner,
+    RunRepository,
+    ScreenObserver,
+    ToolContext,
+    ToolExecutor,
+)
+from desktop_agent.core.tools import ToolRegistry, ToolSpec
+
+OBSERVE_TOOL = "screen_snapshot"
+REDACTED = "•••"
+#: tools whose text goes into a control; typing into a password field always asks
+_TEXT_TOOLS = {"type_text": "text", "set_value": "value"}
+
+
+@dataclass
+class LoopDeps:
+    """What one run needs; the runner builds it from the process's shared services."""
+
+    repo: RunRepository
+    planner: Planner
+    observer: ScreenObserver
+    executor: ToolExecutor
+    gate: PermissionGate
+    registry: ToolRegistry
+    breakers: BreakerBoard
+    permissions: Permissions
+    approval_timeout_s: float = 60.0
+    approval_ids: Callable[[], str] = field(default=lambda: "approval")
+    now: Callable[[], datetime] = utcnow
+    perf: Callable[[], float] = time.perf_counter
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    status: RunStatus
+    reason: StopReason
+    message: str = ""
+
+
+class _TaskLoop:
+    """One run's state. Its coroutines emit events as things happen; `run_task_loop` relays them."""
+
+    def __init__(
+        self,
+        run: RunView,
+        deps: LoopDeps,
+        control: RunControl,
+        emit: Callable[[TaskLoopEvent], None],
+    ) -> None:
+        self.run = run
+        self.deps = deps
+        self.control = control
+        self.emit = emit
+        self.steps: list[StepView] = []
+        self.failures = 0
+        self.outcome: _Outcome | None = None
+        self.open_step: StepView | None = None
+        self._open_since = 0.0
+
+    # ── the run ──────────────────────────────────────────────────────────────
+
+    async def run_to_end(self) -> RunView:
+        deps = self.deps
+        self.run = self.run.with_(
+            status=RunStatus.RUNNING, started_at=self.run.started_at or deps.now()
+        )
+        await deps.repo.save_run(self.run)
+        self.emit(RunStarted(self.run))
+        try:
+            while self.outcome is None:
+                await self._pause_point()
+                await self._turn()
+        except StopRequested:
+            await self._close_open_step("stopped by the user")
+            self.outcome = _Outcome(RunStatus.STOPPED, StopReason.USER_STOP, "stopped by the user")
+        except asyncio.CancelledError:
+            # The consumer went away (window closed, client gone): the run ends as a user stop.
+            await self._close_open_step("stopped: the viewer went away")
+            await self._finish(
+                _Outcome(RunStatus.STOPPED, StopReason.USER_STOP, "the viewer went away")
+            )
+            raise
+        except Exception as error:  # noqa: BLE001 - a fault must end the run, not vanish
+            await self._close_open_step(_describe(error))
+            self.outcome = _Outcome(
+                RunStatus.FAILED, StopReason.ERROR, f"unexpected fault: {_describe(error)}"
+            )
+        final = await self._finish(self.outcome)
+        self.emit(RunFinished(final))
+        return final
+
+    async def _finish(self, outcome: _Outcome) -> RunView:
+        self.deps.permissions.revoke_run(self.run.id)
+        self.run = self.run.with_(
+            status=outcome.status,
+            stop_reason=outcome.reason,
+            message=outcome.message,
+            finished_at=self.deps.now(),
+        )
+        await self.deps.repo.save_run(self.run)
+        return self.run
+
+    async def _pause_point(self) -> None:
+        self.control.check()
+        if not self.control.pause_requested:
+            return
+        self.run = self.run.with_(status=RunStatus.PAUSED)
+        await self.deps.repo.save_run(self.run)
+        self.emit(RunPaused(self.run))
+        await self.control.wait_resumed()
+        self.run = self.run.with_(status=RunStatus.RUNNING)
+        await self.deps.repo.save_run(self.run)
+        self.emit(RunResumed(self.run))
+
+    # ── one turn ─────────────────────────────────────────────────────────────
+
+    async def _turn(self) -> None:
+        turn = self.run.step_count + 1
+        observation = await self._observe(turn)
+        if observation is not None:
+            decision = await self._decide(turn, observation)
+            if decision is not None and decision.action == "tool":
+                await self._pause_point()
+                await self._act(turn, decision, observation)
+        self.run = self.run.with_(step_count=turn)
+        await self.deps.repo.save_run(self.run)
+        if self.outcome is None:
+            self.outcome = self._limits()
+
+    def _limits(self) -> _Outcome | None:
+        if self.failures >= self.run.max_failures:
+            return _Outcome(
+                RunStatus.FAILED,
+                StopReason.MAX_FAILURES,
+                f"{self.failures} consecutive failures; last: {self._last_error()}",
+            )
+        if self.run.step_count >= self.run.max_steps:
+            return _Outcome(
+                RunStatus.STOPPED,
+                StopReason.MAX_STEPS,
+                f"reached the limit of {self.run.max_steps} steps",
+            )
+        return None
+
+    def _last_error(self) -> str:
+        for step in reversed(self.steps):
+            if step.error:
+                return step.error
+        return "unknown"
+
+    async def _observe(self, turn: int) -> Observation | None:
+        deps = self.deps
+        step = await self._begin(turn, StepKind.OBSERVE, OBSERVE_TOOL, {})
+        breaker = deps.breakers[OBSERVE_TOOL]
+        if not breaker.acquire():
+            message = _breaker_message(OBSERVE_TOOL, breaker.retry_in_s())
+            await self._fail(step, StepStatus.FAILED, message)
+            self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
+            return None
+        try:
+            observation = await self.control.guard(deps.observer.observe())
+        except (StopRequested, asyncio.CancelledError):
+            breaker.release()
+            raise
+        except Exception as error:  # noqa: BLE001 - any observer fault is a failed step
+            breaker.record(False)
+            await self._fail(step, StepStatus.FAILED, _describe(error))
+            return None
+        breaker.record(True)
+        ext = "png" if observation.mime == "image/png" else "jpg"
+        path = await deps.repo.save_artifact(self.run.id, f"{turn:04d}.{ext}", observation.image)
+        thumb = None
+        if observation.thumbnail:
+            thumb = await deps.repo.save_artifact(
+                self.run.id, f"{turn:04d}.thumb.jpg", observation.thumbnail
+            )
+        observation = observation.with_(screenshot_path=path)
+        summary = (
+            f"screenshot {observation.width}x{observation.height}, "
+            f"{len(observation.elements)} elements"
+        )
+        await self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
+        return observation
+
+    async def _decide(self, turn: int, observation: Observation) -> Decision | None:
+        deps = self.deps
+        step = await self._begin(turn, StepKind.DECIDE, None, {})
+        request = DecideRequest(
+            goal=self.run.goal,
+            run_id=self.run.id,
+            turn=turn,
+            steps=tuple(self.steps[:-1]),
+            observation=observation,
+            tools=tuple(
+                spec
+                for spec in deps.registry.specs()
+                if spec.offered and spec.name in self.run.allowed_tools
+            ),
+        )
+        try:
+            decision = await self.control.guard(deps.planner.decide(request))
+        except PlannerError as error:
+            await self._fail(step, StepStatus.FAILED, str(error), raw_output=error.raw or None)
+            return None
+        usage = decision.usage
+        is_tool = decision.action == "tool"
+        await self._end(
+            step,
+            StepStatus.OK,
+            tool=decision.tool if is_tool else None,
+            args=self._stored_args(decision.tool, decision.args, observation) if is_tool else {},
+            summary=_decision_summary(decision),
+            reason=decision.reason,
+            raw_output=decision.raw,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            latency_ms=decision.latency_ms,
+        )
+        if decision.action == "done":
+            self.outcome = _Outcome(
+                RunStatus.COMPLETED, StopReason.DONE, decision.message or decision.reason
+            )
+        elif decision.action == "fail":
+            self.outcome = _Outcome(
+                RunStatus.FAILED, StopReason.ERROR, decision.reason or decision.message
+            )
+        return decision
+
+    async def _act(self, turn: int, decision: Decision, observation: Observation) -> None:
+        deps = self.deps
+        tool = decision.tool or ""
+        stored_args = self._stored_args(tool, decision.args, observation)
+        step = await self._begin(turn, StepKind.ACTION, tool, stored_args)
+        try:
+            spec, args = deps.registry.validate(tool, decision.args, self.run.allowed_tools)
+        except ToolError as error:
+            status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
+            await self._fail(step, status, str(error))
+            return
+        breaker = deps.breakers[tool]
+        if not breaker.acquire():
+            message = _breaker_message(tool, breaker.retry_in_s())
+            await self._fail(step, StepStatus.FAILED, message)
+            self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
+            return
+        target = _target_of(args, observation)
+        try:
+            refusal = await self._gate(turn, spec, stored_args, decision, observation, target)
+        except BaseException:
+            breaker.release()
+            raise
+        if refusal is not None:
+            breaker.release()
+            await self._fail(step, StepStatus.DENIED, refusal)
+            return
+        context = ToolContext(self.run.id, observation, self.control.cancelled)
+        try:
+            result = await self.control.guard(deps.executor.execute(spec, args, context))
+        except (StopRequested, asyncio.CancelledError):
+            breaker.release()
+            raise
+        except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
+            result = ToolResult.failure(_describe(error))
+        breaker.record(result.ok)
+        if result.ok:
+            self.failures = 0
+            await self._end(
+                step, StepStatus.OK, summary=result.summary, target=result.target or target
+            )
+        else:
+            await self._fail(
+                step,
+                StepStatus.FAILED,
+                result.error or "failed",
+                summary=result.summary,
+                target=result.target or target,
+            )
+
+    async def _gate(
+        self,
+        turn: int,
+        spec: ToolSpec,
+        stored_args: dict[str, Any],
+        decision: Decision,
+        observation: Observation,
+        target: tuple[int, int] | None,
+    ) -> str | None:
+        """Policy, grants and the human: None when the tool may run, else why not."""
+        deps = self.deps
+        sensitive = _into_password_field(spec.name, decision.args, observation)
+        policy = deps.permissions.decide(self.run.id, spec.name, spec.risk, sensitive=sensitive)
+        if policy is Policy.ALLOW:
+            return None
+        if policy is Policy.DENY:
+            return f"{spec.name} is denied by policy"
+        approval = ApprovalRequest(
+            id=deps.approval_ids(),
+            run_id=self.run.id,
+            index=turn,
+            tool=spec.name,
+            args=stored_args,
+            reason=decision.reason,
+            risk=spec.risk,
+            offer_run_grant=spec.risk is not Risk.DANGEROUS and not sensitive,
+            timeout_s=deps.approval_timeout_s,
+            screenshot=observation.screenshot_path,
+            target=target,
+        )
+        self.emit(ApprovalRequested(approval))
+        by = "user"
+        try:
+            answer = await self.control.guard(
+                asyncio.wait_for(deps.gate.request(approval), deps.approval_timeout_s)
+            )
+        except TimeoutError:
+            answer, by = ApprovalDecision.DENY, "timeout"
+        self.emit(ApprovalResolved(approval, answer, by))
+        if answer is ApprovalDecision.DENY:
+            return "approval timed out" if by == "timeout" else "denied by the user"
+        if answer is ApprovalDecision.RUN and approval.offer_run_grant:
+            deps.permissions.grant_for_run(self.run.id, spec.name)
+        return None
+
+    # ── step rows ────────────────────────────────────────────────────────────
+
+    async def _begin(
+        self, turn: int, kind: StepKind, tool: str | None, args: dict[str, Any]
+    ) -> StepView:
+        step = StepView(
+            run_id=self.run.id,
+            seq=len(self.steps) + 1,
+            index=turn,
+            kind=kind,
+            status=StepStatus.RUNNING,
+            started_at=self.deps.now(),
+            tool=tool,
+            args=args,
+        )
+        self.steps.append(step)
+        self.open_step = step
+        self._open_since = self.deps.perf()
+        await self.deps.repo.save_step(step)
+        self.emit(StepStarted(step))
+        return step
+
+    async def _end(self, step: StepView, status: StepStatus, **fields: Any) -> StepView:
+        done = step.with_(
+            status=status,
+            finished_at=self.deps.now(),
+            duration_ms=round((self.deps.perf() - self._open_since) * 1000, 3),
+            **fields,
+        )
+        self.steps[done.seq - 1] = done
+        self.open_step = None
+        await self.deps.repo.save_step(done)
+        self.emit(StepFinished(done))
+        return done
+
+    async def _fail(self, step: StepView, status: StepStatus, error: str, **fields: Any) -> None:
+        """End a step that counts as a failure toward max_failures."""
+        self.failures += 1
+        await self._end(step, status, error=error, **fields)
+
+    async def _close_open_step(self, error: str) -> None:
+        if self.open_step is not None:
+            await self._end(self.open_step, StepStatus.SKIPPED, error=error)
+
+    def _stored_args(
+        self, tool: str | None, args: dict[str, Any], observation: Observation
+    ) -> dict[str, Any]:
+        field_name = _TEXT_TOOLS.get(tool or "")
+        if (
+            field_name
+            and field_name in args
+            and _into_password_field(tool or "", args, observation)
+        ):
+            return {**args, field_name: REDACTED}
+        return dict(args)
+
+
+@dataclass(frozen=True, slots=True)
+class _Observed:
+    observation: Observation
+
+
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    decision: Decision
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, ToolError | PlannerError):
+        return str(error)
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _breaker_message(tool: str, retry_in_s: float) -> str:
+    return str(
+        BreakerOpen(
+            f"{tool} is not working (it failed several times in a row); "
+            f"it will be tried again in {retry_in_s:.0f} s"
+        )
+    )
+
+
+def _decision_summary(decision: Decision) -> str:
+    if decision.action == "done":
+        return f"done: {decision.message or decision.reason}"
+    if decision.action == "fail":
+        return f"fail: {decision.reason or decision.message}"
+    return f"{decision.tool}"
+
+
+def _target_of(args: BaseModel, observation: Observation) -> tuple[int, int] | None:
+    element_id = getattr(args, "element", None)
+    if isinstance(element_id, int):
+        element = observation.element(element_id)
+        return element.center if element else None
+    x, y = getattr(args, "x", None), getattr(args, "y", None)
+    if isinstance(x, int) and isinstance(y, int):
+        return x, y
+    return None
+
+
+def _into_password_field(tool: str, args: dict[str, Any], observation: Observation) -> bool:
+    if tool not in _TEXT_TOOLS:
+        return False
+    element_id = args.get("element")
+    if isinstance(element_id, int):
+        element = observation.element(element_id)
+        return bool(element and element.password)
+    return any(element.focused and element.password for element in observation.elements)
+
+
+_END = object()
+
+
+async def run_task_loop(
+    run: RunView, deps: LoopDeps, control: RunControl
+) -> AsyncGenerator[TaskLoopEvent, None]:
+    """The events of one run, ending with run_finished, whose run view is the final one.
+
+    The loop runs in a task of its own and this generator relays its events, so a
+    consumer that goes away (closes the generator, or is cancelled) ends the run
+    stopped / user_stop, with its state stored, and leaves no loop running.
+    """
+    queue: asyncio.Queue[object] = asyncio.Queue()
+    task = asyncio.create_task(_TaskLoop(run, deps, control, queue.put_nowait).run_to_end())
+    task.add_done_callback(lambda _: queue.put_nowait(_END))
+    try:
+        while (event := await queue.get()) is not _END:
+            yield event  # type: ignore[misc]
+        await task
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)

@@ -1,0 +1,352 @@
+"""Statuses, stop reasons and the immutable views every layer shares."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL
+
+    @property
+    def is_active(self) -> bool:
+        return self in (RunStatus.RUNNING, RunStatus.PAUSED)
+
+
+_TERMINAL = frozenset(
+    {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.STOPPED, RunStatus.INTERRUPTED}
+)
+
+
+class StopReason(StrEnum):
+    DONE = "done"
+    ERROR = "error"
+    MAX_FAILURES = "max_failures"
+    BREAKER = "breaker"
+    USER_STOP = "user_stop"
+    MAX_STEPS = "max_steps"
+    CRASH = "crash"
+
+
+#: Which stop reasons each terminal status admits (DESIGN §1).
+STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
+    RunStatus.COMPLETED: frozenset({StopReason.DONE}),
+    RunStatus.FAILED: frozenset({StopReason.ERROR, StopReason.MAX_FAILURES, StopReason.BREAKER}),
+    RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS}),
+    RunStatus.INTERRUPTED: frozenset({StopReason.CRASH}),
+}
+
+
+class StepKind(StrEnum):
+    OBSERVE = "observe"
+    DECIDE = "decide"
+    ACTION = "action"
+
+
+class StepStatus(StrEnum):
+    RUNNING = "running"
+    OK = "ok"
+    FAILED = "failed"
+    DENIED = "denied"
+    SKIPPED = "skipped"
+
+
+class Risk(StrEnum):
+    SAFE = "safe"
+    INPUT = "input"
+    DANGEROUS = "dangerous"
+
+
+class Policy(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class ApprovalDecision(StrEnum):
+    ONCE = "once"
+    RUN = "run"
+    DENY = "deny"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSpec:
+    """What a run is asked to do and with which model and limits."""
+
+    goal: str
+    max_steps: int = 20
+    max_failures: int = 3
+    allowed_tools: tuple[str, ...] = ()
+    model: str = ""
+    base_url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    id: str
+    goal: str
+    status: RunStatus
+    stop_reason: StopReason | None
+    step_count: int
+    max_steps: int
+    max_failures: int
+    allowed_tools: tuple[str, ...]
+    model: str
+    base_url: str
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    message: str = ""
+
+    def with_(self, **changes: Any) -> RunView:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "goal": self.goal,
+            "status": self.status.value,
+            "stop_reason": self.stop_reason.value if self.stop_reason else None,
+            "step_count": self.step_count,
+            "max_steps": self.max_steps,
+            "max_failures": self.max_failures,
+            "allowed_tools": list(self.allowed_tools),
+            "model": self.model,
+            "base_url": self.base_url,
+            "created_at": _iso(self.created_at),
+            "started_at": _iso(self.started_at),
+            "finished_at": _iso(self.finished_at),
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """One stored step row. `seq` orders the rows of a run; `index` is the turn."""
+
+    run_id: str
+    seq: int
+    index: int
+    kind: StepKind
+    status: StepStatus
+    started_at: datetime
+    tool: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    summary: str = ""
+    error: str | None = None
+    screenshot: str | None = None
+    thumbnail: str | None = None
+    finished_at: datetime | None = None
+    duration_ms: float | None = None
+    reason: str | None = None
+    raw_output: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+    target: tuple[int, int] | None = None
+
+    def with_(self, **changes: Any) -> StepView:
+        return replace(self, **changes)
+
+    def short_args(self, width: int = 40) -> str:
+        text = json.dumps(self.args, ensure_ascii=False, separators=(",", ":")) if self.args else ""
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "seq": self.seq,
+            "index": self.index,
+            "kind": self.kind.value,
+            "tool": self.tool,
+            "args": self.args,
+            "status": self.status.value,
+            "summary": self.summary,
+            "error": self.error,
+            "screenshot": self.screenshot,
+            "thumbnail": self.thumbnail,
+            "started_at": _iso(self.started_at),
+            "finished_at": _iso(self.finished_at),
+            "duration_ms": self.duration_ms,
+            "reason": self.reason,
+            "raw_output": self.raw_output,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": self.latency_ms,
+            "target": list(self.target) if self.target else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """One UI element of an observation; `box` is (left, top, width, height) in screenshot px."""
+
+    id: int
+    role: str
+    name: str
+    box: tuple[int, int, int, int]
+    enabled: bool = True
+    focused: bool = False
+    password: bool = False
+
+    @property
+    def center(self) -> tuple[int, int]:
+        left, top, width, height = self.box
+        return left + width // 2, top + height // 2
+
+    def line(self) -> str:
+        left, top, width, height = self.box
+        name = self.name.replace("\n", " ").replace('"', "'")
+        flags = "".join(
+            f" {flag}"
+            for flag, on in (
+                ("focused", self.focused),
+                ("disabled", not self.enabled),
+                ("password", self.password),
+            )
+            if on
+        )
+        return f'[{self.id}] {self.role} "{name}" @ {left},{top} {width}x{height}{flags}'
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenMapping:
+    """How a screenshot pixel maps back to a physical screen pixel."""
+
+    scale_x: float = 1.0
+    scale_y: float = 1.0
+    offset_x: int = 0
+    offset_y: int = 0
+
+    def to_screen(self, x: float, y: float) -> tuple[int, int]:
+        return (
+            self.offset_x + round(x * self.scale_x),
+            self.offset_y + round(y * self.scale_y),
+        )
+
+    def to_image(self, x: float, y: float) -> tuple[int, int]:
+        return (
+            round((x - self.offset_x) / self.scale_x),
+            round((y - self.offset_y) / self.scale_y),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What the model is shown: the encoded screenshot and the element inventory."""
+
+    image: bytes
+    mime: str
+    width: int
+    height: int
+    elements: tuple[Element, ...] = ()
+    mapping: ScreenMapping = field(default_factory=ScreenMapping)
+    thumbnail: bytes | None = None
+    inventory_backend: str = ""
+    screenshot_path: str | None = None
+
+    def inventory_text(self) -> str:
+        return "\n".join(element.line() for element in self.elements)
+
+    def element(self, element_id: int) -> Element | None:
+        for element in self.elements:
+            if element.id == element_id:
+                return element
+        return None
+
+    def with_(self, **changes: Any) -> Observation:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The planner's choice for one turn."""
+
+    action: Literal["tool", "done", "fail"]
+    tool: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    message: str = ""
+    raw: str = ""
+    usage: TokenUsage | None = None
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool did, in one line the model sees next turn."""
+
+    ok: bool
+    summary: str = ""
+    error: str | None = None
+    target: tuple[int, int] | None = None
+
+    @classmethod
+    def success(cls, summary: str, *, target: tuple[int, int] | None = None) -> ToolResult:
+        return cls(ok=True, summary=summary, target=target)
+
+    @classmethod
+    def failure(cls, error: str) -> ToolResult:
+        return cls(ok=False, error=error, summary=error)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A question to the human: may this tool run with these arguments?"""
+
+    id: str
+    run_id: str
+    index: int
+    tool: str
+    args: dict[str, Any]
+    reason: str
+    risk: Risk
+    offer_run_grant: bool
+    timeout_s: float
+    screenshot: str | None = None
+    target: tuple[int, int] | None = None
+    created_at: datetime = field(default_factory=utcnow)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "index": self.index,
+            "tool": self.tool,
+            "args": self.args,
+            "reason": self.reason,
+            "risk": self.risk.value,
+            "offer_run_grant": self.offer_run_grant,
+            "timeout_s": self.timeout_s,
+            "screenshot": self.screenshot,
+            "target": list(self.target) if self.target else None,
+            "created_at": _iso(self.created_at),
+        }

@@ -1,0 +1,115 @@
+"""Who may run which tool: per-tool policy, task grants, persistent grants, and approvals."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Iterable, Mapping
+
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Policy, Risk
+
+DEFAULT_POLICY: dict[Risk, Policy] = {
+    Risk.SAFE: Policy.ALLOW,
+    Risk.INPUT: Policy.ASK,
+    Risk.DANGEROUS: Policy.ASK,
+}
+
+
+class Permissions:
+    """Decides allow / ask / deny for a tool call.
+
+    Task grants last for one run and are revoked by stop_all; persistent grants
+    outlive the process (the caller stores them). A dangerous tool is never
+    covered by a grant: it asks at every call, as does typing into a password field.
+    """
+
+    def __init__(
+        self,
+        policies: Mapping[str, Policy] | None = None,
+        persistent_grants: Iterable[str] = (),
+    ) -> None:
+        self._policies = dict(policies or {})
+        self._task_grants: dict[str, set[str]] = {}
+        self._persistent = set(persistent_grants)
+
+    def set_policy(self, tool: str, policy: Policy) -> None:
+        self._policies[tool] = policy
+
+    def policy(self, tool: str, risk: Risk) -> Policy:
+        return self._policies.get(tool, DEFAULT_POLICY[risk])
+
+    def decide(self, run_id: str, tool: str, risk: Risk, *, sensitive: bool = False) -> Policy:
+        policy = self.policy(tool, risk)
+        if policy is not Policy.ASK:
+            return policy
+        if sensitive or risk is Risk.DANGEROUS:
+            return Policy.ASK
+        if tool in self._persistent or tool in self._task_grants.get(run_id, set()):
+            return Policy.ALLOW
+        return Policy.ASK
+
+    def grant_for_run(self, run_id: str, tool: str) -> None:
+        self._task_grants.setdefault(run_id, set()).add(tool)
+
+    def task_grants(self, run_id: str) -> frozenset[str]:
+        return frozenset(self._task_grants.get(run_id, set()))
+
+    def revoke_run(self, run_id: str) -> None:
+        self._task_grants.pop(run_id, None)
+
+    def revoke_all_task_grants(self) -> None:
+        self._task_grants.clear()
+
+    def grant_persistent(self, tool: str) -> None:
+        self._persistent.add(tool)
+
+    def revoke_persistent(self, tool: str) -> None:
+        self._persistent.discard(tool)
+
+    @property
+    def persistent_grants(self) -> frozenset[str]:
+        return frozenset(self._persistent)
+
+
+class ApprovalBroker:
+    """A PermissionGate whose questions anyone may answer: a dialog, a terminal, an API client.
+
+    Listeners hear of every new request (to open a dialog); `resolve` answers it.
+    The loop awaits the answer with a timeout that denies.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalDecision]]] = {}
+        self._listeners: list[Callable[[ApprovalRequest], None]] = []
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> str:
+        return f"a{next(self._ids)}"
+
+    def subscribe(self, listener: Callable[[ApprovalRequest], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    @property
+    def pending(self) -> list[ApprovalRequest]:
+        return [request for request, _ in self._pending.values()]
+
+    async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self._pending[approval.id] = (approval, future)
+        try:
+            for listener in list(self._listeners):
+                listener(approval)
+            return await future
+        finally:
+            self._pending.pop(approval.id, None)
+
+    def resolve(self, approval_id: str, decision: ApprovalDecision) -> bool:
+        entry = self._pending.get(approval_id)
+        if entry is None or entry[1].done():
+            return False
+        request, future = entry
+        if decision is ApprovalDecision.RUN and not request.offer_run_grant:
+            decision = ApprovalDecision.ONCE
+        future.set_result(decision)
+        return True

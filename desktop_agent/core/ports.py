@@ -1,0 +1,96 @@
+"""The ports of the core: small Protocols the adapters implement and the tests fake."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Decision,
+    Observation,
+    RunStatus,
+    RunView,
+    StepView,
+    TaskSpec,
+    ToolResult,
+)
+from desktop_agent.core.tools import ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class DecideRequest:
+    goal: str
+    run_id: str
+    turn: int
+    steps: Sequence[StepView]
+    observation: Observation
+    tools: Sequence[ToolSpec]
+
+
+@runtime_checkable
+class Planner(Protocol):
+    async def decide(self, request: DecideRequest) -> Decision:
+        """The next action; raises PlannerError when the model's answer is unusable."""
+        ...
+
+
+@runtime_checkable
+class ScreenObserver(Protocol):
+    async def observe(self) -> Observation:
+        """A screenshot and the element inventory; raises ObservationError."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    run_id: str
+    observation: Observation | None
+    #: set when the run is stopped; work in threads checks it between input events
+    cancelled: threading.Event
+
+
+@runtime_checkable
+class ToolExecutor(Protocol):
+    async def execute(self, spec: ToolSpec, args: BaseModel, context: ToolContext) -> ToolResult:
+        """Run one tool; raises ToolError (or anything) on failure."""
+        ...
+
+
+@runtime_checkable
+class PermissionGate(Protocol):
+    async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        """Ask a human; the loop awaits the answer with a timeout that denies."""
+        ...
+
+
+@runtime_checkable
+class RunRepository(Protocol):
+    async def create_run(self, spec: TaskSpec, *, run_id: str | None = None) -> RunView: ...
+
+    async def get_run(self, run_id: str) -> RunView | None: ...
+
+    async def list_runs(
+        self, *, limit: int = 100, status: RunStatus | None = None
+    ) -> list[RunView]: ...
+
+    async def save_run(self, run: RunView) -> None: ...
+
+    async def save_step(self, step: StepView) -> None: ...
+
+    async def list_steps(self, run_id: str) -> list[StepView]: ...
+
+    async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
+        """Write runs/<run id>/<name> off the event loop; the path relative to the data dir."""
+        ...
+
+    async def list_grants(self) -> set[str]: ...
+
+    async def add_grant(self, tool: str) -> None: ...
+
+    async def remove_grant(self, tool: str) -> None: ...

@@ -1,0 +1,201 @@
+"""Fakes of the core's ports, used by every test that does not need the real thing."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from desktop_agent.core.errors import PlannerError
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Decision,
+    Element,
+    Observation,
+    RunStatus,
+    RunView,
+    StepView,
+    TaskSpec,
+    ToolResult,
+    utcnow,
+)
+from desktop_agent.core.ports import DecideRequest, ToolContext
+from desktop_agent.core.tools import ToolSpec
+
+
+class MemoryRepository:
+    """A RunRepository in memory."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, RunView] = {}
+        self.steps: dict[str, dict[int, StepView]] = {}
+        self.artifacts: dict[str, bytes] = {}
+        self.grants: set[str] = set()
+        self._ids = itertools.count(1)
+
+    async def create_run(self, spec: TaskSpec, *, run_id: str | None = None) -> RunView:
+        run = RunView(
+            id=run_id or f"run{next(self._ids)}",
+            goal=spec.goal,
+            status=RunStatus.QUEUED,
+            stop_reason=None,
+            step_count=0,
+            max_steps=spec.max_steps,
+            max_failures=spec.max_failures,
+            allowed_tools=spec.allowed_tools,
+            model=spec.model,
+            base_url=spec.base_url,
+            created_at=utcnow(),
+        )
+        self.runs[run.id] = run
+        return run
+
+    async def get_run(self, run_id: str) -> RunView | None:
+        return self.runs.get(run_id)
+
+    async def list_runs(self, *, limit: int = 100, status: RunStatus | None = None) -> list[RunView]:
+        runs = [r for r in self.runs.values() if status is None or r.status is status]
+        return sorted(runs, key=lambda r: r.created_at, reverse=True)[:limit]
+
+    async def save_run(self, run: RunView) -> None:
+        self.runs[run.id] = run
+
+    async def save_step(self, step: StepView) -> None:
+        self.steps.setdefault(step.run_id, {})[step.seq] = step
+
+    async def list_steps(self, run_id: str) -> list[StepView]:
+        return [s for _, s in sorted(self.steps.get(run_id, {}).items())]
+
+    async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
+        path = f"runs/{run_id}/{name}"
+        self.artifacts[path] = data
+        return path
+
+    async def list_grants(self) -> set[str]:
+        return set(self.grants)
+
+    async def add_grant(self, tool: str) -> None:
+        self.grants.add(tool)
+
+    async def remove_grant(self, tool: str) -> None:
+        self.grants.discard(tool)
+
+
+def make_observation(elements: Iterable[Element] = ()) -> Observation:
+    return Observation(image=b"\xff\xd8fake-jpeg", mime="image/jpeg", width=1280, height=720,
+                       elements=tuple(elements), thumbnail=b"thumb")
+
+
+class FakeObserver:
+    """Returns observations; `fail_next(n)` makes the next n observations raise."""
+
+    def __init__(self, observation: Observation | None = None) -> None:
+        self.observation = observation or make_observation()
+        self.calls = 0
+        self._failures = 0
+        self.gate: asyncio.Event | None = None
+
+    def fail_next(self, n: int) -> None:
+        self._failures = n
+
+    async def observe(self) -> Observation:
+        self.calls += 1
+        if self.gate is not None:
+            await self.gate.wait()
+        if self._failures:
+            self._failures -= 1
+            raise RuntimeError("capture failed")
+        return self.observation
+
+
+Script = Decision | Exception | Callable[[DecideRequest], Awaitable[Decision]]
+
+
+def tool(name: str, reason: str = "", **args: Any) -> Decision:
+    return Decision(action="tool", tool=name, args=args, reason=reason or f"use {name}",
+                    raw=f'{{"action":"tool","tool":"{name}"}}')
+
+
+def done(message: str = "done") -> Decision:
+    return Decision(action="done", message=message, reason="goal reached", raw='{"action":"done"}')
+
+
+def fail(reason: str = "cannot") -> Decision:
+    return Decision(action="fail", reason=reason, raw='{"action":"fail"}')
+
+
+class ScriptedPlanner:
+    """Answers from a script: a Decision, an exception to raise, or a coroutine function."""
+
+    def __init__(self, script: Iterable[Script], *, then: Decision | None = None) -> None:
+        self.script = list(script)
+        self.then = then
+        self.requests: list[DecideRequest] = []
+
+    async def decide(self, request: DecideRequest) -> Decision:
+        self.requests.append(request)
+        if not self.script:
+            if self.then is not None:
+                return self.then
+            raise PlannerError("script exhausted")
+        item = self.script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        if isinstance(item, Decision):
+            return item
+        return await item(request)
+
+    def assert_complete(self) -> None:
+        assert not self.script, f"{len(self.script)} scripted answers left"
+
+
+@dataclass
+class FakeExecutor:
+    """Runs tools from a table of handlers; records every call that began."""
+
+    handlers: dict[str, Callable[[BaseModel, ToolContext], Awaitable[ToolResult]]] = field(
+        default_factory=dict
+    )
+    calls: list[tuple[str, BaseModel]] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)
+
+    async def execute(self, spec: ToolSpec, args: BaseModel, context: ToolContext) -> ToolResult:
+        self.calls.append((spec.name, args))
+        handler = self.handlers.get(spec.name)
+        result = await handler(args, context) if handler else ToolResult.success(f"{spec.name} ok")
+        self.finished.append(spec.name)
+        return result
+
+
+class ScriptedGate:
+    """A PermissionGate answering from a script; None in the script means never answer."""
+
+    def __init__(self, answers: Iterable[ApprovalDecision | None] = ()) -> None:
+        self.answers = list(answers)
+        self.requests: list[ApprovalRequest] = []
+
+    async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(approval)
+        answer = self.answers.pop(0) if self.answers else ApprovalDecision.ONCE
+        if answer is None:
+            await asyncio.Event().wait()
+        assert answer is not None
+        return answer
+
+
+class ManualClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
