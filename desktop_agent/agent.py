@@ -1,0 +1,201 @@
+"""Agent: the services one process runs — store, runner, approvals, planners — built in one place.
+
+The CLI, the local API and the Qt app all get an Agent and use only it; none of
+them builds a store, a planner or a desktop adapter itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.errors import RefusedToStart
+from desktop_agent.core.events import TaskLoopEvent
+from desktop_agent.core.models import RunView, TaskSpec
+from desktop_agent.core.permissions import ApprovalBroker, Permissions
+from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
+from desktop_agent.core.replay import replay_run
+from desktop_agent.core.runner import RunnerServices, TaskRunnerService
+from desktop_agent.core.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from desktop_agent.settings import Settings
+    from desktop_agent.store import SqliteRunRepository
+
+log = logging.getLogger(__name__)
+
+VisionSetting = Literal["auto", "yes", "no"]
+PlannerFactory = Callable[[RunView], Planner]
+
+
+@dataclass
+class Agent:
+    """Every service a front end needs.
+
+    Attributes:
+        runner: starts, stops, pauses and resumes runs; knows the active ones.
+        approvals: the pending approvals; a dialog, a terminal or an API client answers them.
+        repo: the run history (the only way to the database).
+    """
+
+    data_dir: Path
+    settings: Settings
+    repo: SqliteRunRepository
+    runner: TaskRunnerService
+    approvals: ApprovalBroker
+    permissions: Permissions
+    registry: ToolRegistry
+    planner_factory: PlannerFactory | None = None
+    #: skip the model-server reachability and vision checks (tests with a fake planner)
+    check_model: bool = True
+    _closers: list[Callable[[], None]] = field(default_factory=list)
+
+    @classmethod
+    async def open(
+        cls,
+        data_dir: Path,
+        settings: Settings,
+        *,
+        observer: ScreenObserver | None = None,
+        executor: ToolExecutor | None = None,
+        gate: PermissionGate | None = None,
+        planner_factory: PlannerFactory | None = None,
+        check_model: bool = True,
+    ) -> Agent:
+        """Open the store (recovering crashed runs) and build the services."""
+        from desktop_agent.store import SqliteRunRepository
+
+        repo = SqliteRunRepository.open(data_dir)
+        registry = builtin_registry()
+        permissions = Permissions(settings.policies, await repo.list_grants())
+        approvals = ApprovalBroker()
+        if observer is None or executor is None:
+            from desktop_agent.desktop import DesktopExecutor, DesktopObserver
+
+            observer = observer or DesktopObserver(
+                width=settings.capture_width,
+                fmt=settings.capture_format,
+                quality=settings.jpeg_quality,
+                monitor=settings.monitor,
+                set_of_mark=settings.set_of_mark,
+            )
+            executor = executor or DesktopExecutor()
+        runner = TaskRunnerService(
+            RunnerServices(
+                repo=repo,
+                observer=observer,
+                executor=executor,
+                gate=gate or approvals,
+                registry=registry,
+                breakers=BreakerBoard(),
+                permissions=permissions,
+                approval_timeout_s=settings.approval_timeout_s,
+            )
+        )
+        return cls(
+            data_dir=data_dir,
+            settings=settings,
+            repo=repo,
+            runner=runner,
+            approvals=approvals,
+            permissions=permissions,
+            registry=registry,
+            planner_factory=planner_factory,
+            check_model=check_model,
+        )
+
+    async def create_run(
+        self,
+        goal: str,
+        *,
+        base_url: str | None = None,
+        model: str | None = None,
+        max_steps: int | None = None,
+        max_failures: int | None = None,
+        allowed_tools: tuple[str, ...] | None = None,
+    ) -> RunView:
+        """A queued run; nothing starts."""
+        if not goal.strip():
+            raise RefusedToStart("the goal is empty")
+        settings = self.settings
+        spec = TaskSpec(
+            goal=goal.strip(),
+            max_steps=max_steps or settings.max_steps,
+            max_failures=max_failures or settings.max_failures,
+            allowed_tools=allowed_tools or (),
+            model=model or settings.model,
+            base_url=base_url or settings.base_url,
+        )
+        return await self.runner.create(spec)
+
+    def api_key(self) -> str | None:
+        from desktop_agent.settings import get_api_key
+
+        return get_api_key(self.settings)
+
+    async def prepare(self, run: RunView, vision: VisionSetting | None = None) -> Planner:
+        """The run's planner, once its model server answers and its model can see.
+
+        Raises ModelUnreachable or VisionRequired (both RefusedToStart).
+        """
+        if self.planner_factory is not None and not self.check_model:
+            return self.planner_factory(run)
+        from desktop_agent.planner import OpenAIPlanner, check_reachable, ensure_vision
+
+        api_key = self.api_key()
+        setting = vision or self.settings.vision
+        if self.check_model:
+            if setting != "yes":
+                await check_reachable(run.base_url, api_key)
+            await ensure_vision(
+                base_url=run.base_url, model=run.model, api_key=api_key, setting=setting
+            )
+        if self.planner_factory is not None:
+            return self.planner_factory(run)
+        return OpenAIPlanner(
+            base_url=run.base_url,
+            model=run.model,
+            api_key=api_key,
+            read_timeout_s=self.settings.read_timeout_s,
+        )
+
+    async def start(
+        self, run: RunView, vision: VisionSetting | None = None
+    ) -> AsyncGenerator[TaskLoopEvent, None]:
+        """Check the model, then start the run; iterate the events to run it."""
+        if self.runner.is_active(run.id):
+            return self.runner.start(run, _never_planner())  # raises AlreadyRunning
+        planner = await self.prepare(run, vision)
+        return self.runner.start(run, planner)
+
+    def replay(self, run_id: str) -> AsyncGenerator[TaskLoopEvent, None]:
+        return replay_run(self.repo, run_id)
+
+    def stop_all(self) -> int:
+        return self.runner.stop_all()
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        self._closers.append(closer)
+
+    async def close(self) -> None:
+        self.runner.stop_all()
+        for closer in reversed(self._closers):
+            try:
+                closer()
+            except Exception:  # noqa: BLE001 - closing must go on
+                log.exception("while closing")
+        self.repo.close()
+
+
+class _NeverPlanner:
+    async def decide(self, request: object) -> object:  # pragma: no cover - never reached
+        raise AssertionError("never called")
+
+
+def _never_planner() -> Planner:
+    return _NeverPlanner()  # type: ignore[return-value]
