@@ -1,0 +1,516 @@
+"""The headless command line (DESIGN §5): run, runs, show, serve, stop-all, doctor."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, aclosing
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    StepFinished,
+    TaskLoopEvent,
+    event_to_json,
+)
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunStatus, RunView
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent
+    from desktop_agent.settings import Settings
+
+log = logging.getLogger("desktop_agent.cli")
+
+EXIT_COMPLETED, EXIT_FAILED, EXIT_STOPPED, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_BY_STATUS = {
+    RunStatus.COMPLETED: EXIT_COMPLETED,
+    RunStatus.FAILED: EXIT_FAILED,
+    RunStatus.STOPPED: EXIT_STOPPED,
+    RunStatus.INTERRUPTED: EXIT_FAILED,
+}
+
+
+class UsageError(Exception):
+    """A bad option or argument: one line on stderr, exit 3."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _positive_int(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range {low}..{high}")
+        return value
+
+    return parse
+
+
+def _tool_list(text: str) -> tuple[str, ...]:
+    from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("no tools given")
+    known = {spec.name for spec in BUILTIN_TOOLS if spec.offered}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown tool(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="desktop-agent", description="Carry out tasks on this desktop.")
+    parser.add_argument("--data-dir", help="where history, screenshots and the API token live")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="one run, no window; events on stdout")
+    run.add_argument("goal", help="what to do, in words")
+    run.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:11434/v1")
+    run.add_argument("--model", help="model name, e.g. qwen2.5vl")
+    run.add_argument("--api-key-env", help="environment variable holding the API key")
+    run.add_argument("--max-steps", type=_positive_int(1, 500))
+    run.add_argument("--max-failures", type=_positive_int(1, 50))
+    run.add_argument("--allow", type=_tool_list, help="allowed tools, comma-separated")
+    run.add_argument("--approve", choices=("ask", "all", "none"), default="ask")
+    run.add_argument("--vision", choices=("auto", "yes", "no"))
+    run.add_argument("--json", action="store_true", help="one JSON object per line per event")
+
+    runs = commands.add_parser("runs", help="run history, newest first")
+    runs.add_argument("--json", action="store_true")
+    runs.add_argument("--limit", type=_positive_int(1, 100000), default=100)
+
+    show = commands.add_parser("show", help="replay a stored run's events")
+    show.add_argument("run_id")
+    show.add_argument("--json", action="store_true")
+
+    serve = commands.add_parser("serve", help="no window: serve the local API until stopped")
+    serve.add_argument("--port", type=_positive_int(0, 65535), default=0)
+
+    commands.add_parser("stop-all", help="stop every run of every instance on this data dir")
+    commands.add_parser("doctor", help="check display, capture, input, hotkey, model")
+    # every sub-command takes --data-dir, before or after its name
+    for sub in (run, runs, show, serve, *commands.choices.values()):
+        if not any(action.dest == "data_dir" for action in sub._actions):
+            sub.add_argument("--data-dir", default=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        args = build_parser().parse_args(list(argv))
+    except UsageError as error:
+        print(f"desktop-agent: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.command is None:
+        from desktop_agent.app import run_app
+
+        return run_app(list(argv), data_dir=args.data_dir)
+    try:
+        data_dir = _prepare_data_dir(args.data_dir)
+        _log_to_file(data_dir)
+        handler = _COMMANDS[args.command]
+        return handler(args, data_dir)
+    except DesktopAgentError as error:
+        print(f"desktop-agent: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        return EXIT_STOPPED
+
+
+def _prepare_data_dir(value: str | None) -> Path:
+    from desktop_agent.core.errors import ConfigError
+    from desktop_agent.settings import resolve_data_dir
+
+    data_dir = resolve_data_dir(value)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise ConfigError(f"data dir {data_dir} cannot be written: {error.strerror}") from None
+    return data_dir
+
+
+def _log_to_file(data_dir: Path) -> None:
+    """Notices go to <data dir>/desktop-agent.log, never to stderr (DESIGN §5)."""
+    root = logging.getLogger()
+    if any(isinstance(h, logging.FileHandler) for h in root.handlers):
+        return
+    handler = logging.FileHandler(data_dir / "desktop-agent.log", encoding="utf-8")
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def _settings_for(args: argparse.Namespace) -> Settings:
+    from pydantic import ValidationError
+
+    from desktop_agent.core.errors import ConfigError
+    from desktop_agent.settings import Settings, load_settings, validation_messages
+
+    settings = load_settings()
+    overrides = {
+        key: value
+        for key, value in (
+            ("base_url", getattr(args, "base_url", None)),
+            ("model", getattr(args, "model", None)),
+            ("api_key_env", getattr(args, "api_key_env", None)),
+            ("vision", getattr(args, "vision", None)),
+        )
+        if value is not None
+    }
+    if not overrides:
+        return settings
+    try:
+        return Settings.model_validate({**settings.model_dump(), **overrides})
+    except ValidationError as error:
+        raise ConfigError("; ".join(validation_messages(error))) from None
+
+
+# ── run ──────────────────────────────────────────────────────────────────────
+
+
+def _cmd_run(args: argparse.Namespace, data_dir: Path) -> int:
+    if not args.goal.strip():
+        print("desktop-agent: the goal is empty", file=sys.stderr)
+        return EXIT_REFUSED
+    settings = _settings_for(args)
+    return asyncio.run(_run(args, data_dir, settings))
+
+
+async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> int:
+    from desktop_agent.agent import Agent
+    from desktop_agent.core.errors import RefusedToStart
+
+    out = sys.stdout
+    gate = _gate_for(args.approve)
+    agent = await Agent.open(data_dir, settings, gate=gate)
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(agent.close)
+        await _serve_api(agent, stack)
+        try:
+            run = await agent.create_run(
+                args.goal,
+                max_steps=args.max_steps,
+                max_failures=args.max_failures,
+                allowed_tools=args.allow,
+            )
+            events = await agent.start(run, args.vision)
+        except RefusedToStart as error:
+            print(f"desktop-agent: {error}", file=sys.stderr)
+            return EXIT_REFUSED
+        _stop_on_signals(agent, run.id, stack)
+        _stop_on_hotkey(agent, settings, stack)
+        final = await _print_events(events, out, as_json=args.json)
+    return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
+
+
+async def _serve_api(agent: Agent, stack: AsyncExitStack) -> int:
+    from desktop_agent.api.server import ApiServer
+
+    server = ApiServer(agent)
+    port = await server.start()
+    stack.push_async_callback(server.close)
+    log.info("local API on 127.0.0.1:%d", port)
+    return port
+
+
+def _stop_on_signals(agent: Agent, run_id: str | None, stack: AsyncExitStack) -> None:
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if run_id is None:
+            agent.stop_all()
+        else:
+            agent.runner.stop(run_id)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop)
+        stack.callback(loop.remove_signal_handler, signum)
+
+
+def _stop_on_hotkey(agent: Agent, settings: Settings, stack: AsyncExitStack) -> None:
+    """The global stop hotkey stops this process's runs; a hotkey that cannot be had is a notice."""
+    if not os.environ.get("DISPLAY") and sys.platform != "win32":
+        log.info("no display: the global stop hotkey is off")
+        return
+    try:
+        from desktop_agent.desktop.hotkey import start_global_hotkey
+
+        handle = start_global_hotkey(
+            settings.stop_hotkey, agent.stop_all, asyncio.get_running_loop()
+        )
+    except Exception as error:  # noqa: BLE001 - the run goes on without a hotkey
+        log.warning("global stop hotkey %s unavailable: %s", settings.stop_hotkey, error)
+        return
+    stack.callback(handle.stop)
+
+
+async def _print_events(
+    events: AsyncIterator[TaskLoopEvent], out: TextIO, *, as_json: bool
+) -> RunView | None:
+    final: RunView | None = None
+    async with aclosing(events) as stream:  # type: ignore[type-var]
+        async for event in stream:
+            line = (
+                json.dumps(event_to_json(event), ensure_ascii=False) if as_json else _human(event)
+            )
+            if line:
+                out.write(line + "\n")
+                out.flush()
+            if isinstance(event, RunFinished):
+                final = event.run
+    return final
+
+
+def _human(event: TaskLoopEvent) -> str:
+    if isinstance(event, RunStarted):
+        run = event.run
+        return f"run {run.id}: {run.goal!r} with {run.model} (max {run.max_steps} steps)"
+    if isinstance(event, StepFinished):
+        step = event.step
+        duration = f"{step.duration_ms:.0f} ms" if step.duration_ms is not None else "-"
+        detail = step.error or step.summary
+        return (
+            f"{step.index:>4} {step.kind.value:<7} {(step.tool or '-'):<15} "
+            f"{step.short_args(36):<36} {step.status.value:<7} {duration:>8}  {detail}"
+        )
+    if isinstance(event, RunPaused):
+        return "     paused"
+    if isinstance(event, RunResumed):
+        return "     resumed"
+    if isinstance(event, ApprovalRequested):
+        return f"     approval asked: {event.approval.tool} {json.dumps(event.approval.args)}"
+    if isinstance(event, ApprovalResolved):
+        return f"     approval {event.decision.value} ({event.by})"
+    if isinstance(event, RunFinished):
+        return _summary(event.run)
+    return ""
+
+
+def _summary(run: RunView) -> str:
+    elapsed = ""
+    if run.started_at and run.finished_at:
+        elapsed = f" in {(run.finished_at - run.started_at).total_seconds():.1f} s"
+    reason = f" / {run.stop_reason.value}" if run.stop_reason else ""
+    message = f": {run.message}" if run.message else ""
+    return (
+        f"run {run.id} {run.status.value}{reason} after {run.step_count} turn(s){elapsed}{message}"
+    )
+
+
+# ── approvals on the terminal ────────────────────────────────────────────────
+
+
+class AutoGate:
+    """Answers every approval the same way (--approve all / none)."""
+
+    def __init__(self, answer: ApprovalDecision) -> None:
+        self.answer = answer
+
+    async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        return self.answer
+
+
+class TerminalGate:
+    """Asks on the terminal: once / for this run / deny. No terminal → deny.
+
+    The loop's timeout denies too; reading stdin uses the event loop's reader, so
+    a stop or a timeout cancels the question at once.
+    """
+
+    def __init__(self, stdin: TextIO = sys.stdin, prompt_out: TextIO = sys.stderr) -> None:
+        self._stdin = stdin
+        self._out = prompt_out
+
+    async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        if not self._stdin.isatty():
+            return ApprovalDecision.DENY
+        choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
+        self._out.write(
+            f"\nallow {approval.tool} {json.dumps(approval.args, ensure_ascii=False)}?\n"
+            f"  reason: {approval.reason}\n  {choices} "
+            f"(denies in {approval.timeout_s:.0f} s): "
+        )
+        self._out.flush()
+        line = await _read_line(self._stdin)
+        answer = line.strip().lower()[:1]
+        if answer == "o":
+            return ApprovalDecision.ONCE
+        if answer == "r" and approval.offer_run_grant:
+            return ApprovalDecision.RUN
+        return ApprovalDecision.DENY
+
+
+async def _read_line(stream: TextIO) -> str:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[str] = loop.create_future()
+    fd = stream.fileno()
+
+    def on_readable() -> None:
+        if not ready.done():
+            ready.set_result(stream.readline())
+
+    loop.add_reader(fd, on_readable)
+    try:
+        return await ready
+    finally:
+        loop.remove_reader(fd)
+
+
+def _gate_for(mode: str) -> Any:
+    if mode == "all":
+        return AutoGate(ApprovalDecision.ONCE)
+    if mode == "none":
+        return AutoGate(ApprovalDecision.DENY)
+    return TerminalGate()
+
+
+# ── runs, show, serve, stop-all, doctor ──────────────────────────────────────
+
+
+def _cmd_runs(args: argparse.Namespace, data_dir: Path) -> int:
+    async def go() -> list[RunView]:
+        from desktop_agent.store import SqliteRunRepository
+
+        repo = SqliteRunRepository.open(data_dir)
+        try:
+            return await repo.list_runs(limit=args.limit)
+        finally:
+            repo.close()
+
+    runs = asyncio.run(go())
+    if args.json:
+        print(json.dumps([run.to_json() for run in runs], ensure_ascii=False), flush=True)
+        return 0
+    for run in runs:
+        created = run.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        reason = f"/{run.stop_reason.value}" if run.stop_reason else ""
+        status = run.status.value + reason
+        print(f"{run.id}  {created}  {status:<24} {run.step_count:>3} turns  {run.goal}")
+    if not runs:
+        print("no runs yet")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace, data_dir: Path) -> int:
+    async def go() -> RunView | None:
+        from desktop_agent.core.replay import replay_run
+        from desktop_agent.store import SqliteRunRepository
+
+        repo = SqliteRunRepository.open(data_dir)
+        try:
+            return await _print_events(replay_run(repo, args.run_id), sys.stdout, as_json=args.json)
+        finally:
+            repo.close()
+
+    asyncio.run(go())
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.settings import load_settings
+
+    async def go() -> int:
+        from desktop_agent.agent import Agent
+        from desktop_agent.api.server import ApiServer
+
+        agent = await Agent.open(data_dir, load_settings())
+        async with AsyncExitStack() as stack:
+            stack.push_async_callback(agent.close)
+            server = ApiServer(agent)
+            port = await server.start(args.port)
+            stack.push_async_callback(server.close)
+            token_file = data_dir / "api-token"
+            print(f"serving the local API on http://127.0.0.1:{port}/api (token: {token_file})")
+            sys.stdout.flush()
+            stopped = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stopped.set)
+            await stopped.wait()
+            agent.stop_all()
+        return 0
+
+    return asyncio.run(go())
+
+
+def _cmd_stop_all(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.api.instances import stop_all_instances
+
+    stopped = asyncio.run(stop_all_instances(data_dir))
+    print(f"stopped {stopped} run(s)", flush=True)
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.desktop.doctor import run_doctor
+
+    items = list(run_doctor())
+    settings = _settings_for(args)
+    items.extend(asyncio.run(_model_checks(settings)))
+    for item in items:
+        mark = "ok  " if item.ok else "FAIL"
+        print(f"{mark} {item.name:<10} {item.detail}")
+        if not item.ok and item.fix:
+            print(f"     {'':<10} fix: {item.fix}")
+    return 0 if all(item.ok for item in items) else 1
+
+
+async def _model_checks(settings: Settings) -> list[Any]:
+    from desktop_agent.desktop.doctor import DoctorItem
+    from desktop_agent.planner import check_reachable, resolve_vision
+    from desktop_agent.settings import get_api_key
+
+    api_key = get_api_key(settings)
+    try:
+        await check_reachable(settings.base_url, api_key)
+    except DesktopAgentError as error:
+        return [DoctorItem("model", False, str(error), "start the model server or set --base-url")]
+    verdict = await resolve_vision(
+        base_url=settings.base_url, model=settings.model, api_key=api_key, setting=settings.vision
+    )
+    return [
+        DoctorItem("model", True, f"{settings.model} at {settings.base_url}", ""),
+        DoctorItem(
+            "vision",
+            verdict.can_see,
+            f"{verdict.detail} ({verdict.source})",
+            'set vision = "yes" in settings.toml or pass --vision yes if the model can see',
+        ),
+    ]
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
+    "run": _cmd_run,
+    "runs": _cmd_runs,
+    "show": _cmd_show,
+    "serve": _cmd_serve,
+    "stop-all": _cmd_stop_all,
+    "doctor": _cmd_doctor,
+}
