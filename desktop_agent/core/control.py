@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Awaitable
 from typing import TypeVar
@@ -56,7 +57,10 @@ class RunControl:
         The awaited work is cancelled and StopRequested raised; a stop never
         waits for a model request or a tool to finish.
         """
-        self.check()
+        if self._stop.is_set():
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()  # never started: close it, or Python warns it was never awaited
+            raise StopRequested
         work = asyncio.ensure_future(awaitable)
         stopper = asyncio.ensure_future(self._stop.wait())
         try:

@@ -359,12 +359,11 @@ class _TaskLoop:
             screenshot=observation.screenshot_path,
             target=target,
         )
+        self.control.check()  # a stop that came while the step was stored: ask nobody
         self.emit(ApprovalRequested(approval))
         by = "user"
         try:
-            answer = await self.control.guard(
-                asyncio.wait_for(deps.gate.request(approval), deps.approval_timeout_s)
-            )
+            answer = await self.control.guard(self._ask(approval))
         except TimeoutError:
             answer, by = ApprovalDecision.DENY, "timeout"
         self.emit(ApprovalResolved(approval, answer, by))
@@ -373,6 +372,11 @@ class _TaskLoop:
         if answer is ApprovalDecision.RUN and approval.offer_run_grant:
             deps.permissions.grant_for_run(self.run.id, spec.name)
         return None
+
+    async def _ask(self, approval: ApprovalRequest) -> ApprovalDecision:
+        # The gate's coroutine is made here, so a guard that refuses to start leaves none behind.
+        async with asyncio.timeout(self.deps.approval_timeout_s):
+            return await self.deps.gate.request(approval)
 
     # ── step rows ────────────────────────────────────────────────────────────
 
