@@ -1,0 +1,37 @@
+"""Artifact files of a run (screenshots, thumbnails): runs/<run id>/<name> under the data dir."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from desktop_agent.core.errors import StoreError
+
+RUNS_DIR = "runs"
+
+
+def _check_part(what: str, value: str) -> None:
+    if (
+        not value
+        or value in (".", "..")
+        or "/" in value
+        or "\\" in value
+        or "\0" in value
+        or value != value.strip()
+    ):
+        raise StoreError(f"invalid artifact {what} {value!r}: one plain file name part is needed")
+
+
+def relative_path(run_id: str, name: str) -> str:
+    """runs/<run id>/<name>, with forward slashes on every OS; StoreError for a bad part."""
+    _check_part("run id", run_id)
+    _check_part("name", name)
+    return f"{RUNS_DIR}/{run_id}/{name}"
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write through a temporary name and rename, so nobody reads half a screenshot."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".part")
+    partial.write_bytes(data)
+    os.replace(partial, path)
