@@ -1,0 +1,267 @@
+"""Can the model see, and does its server answer? Checked before a run, never by a chat request."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from desktop_agent.core.errors import ModelUnreachable, VisionRequired
+
+if TYPE_CHECKING:
+    import aiohttp
+
+log = logging.getLogger(__name__)
+
+VisionSetting = Literal["auto", "yes", "no"]
+PROBE_TIMEOUT_S = 5.0
+
+#: names of models known to take images (matched anywhere in the name, case-insensitive)
+VISION_NAME_PATTERNS: tuple[str, ...] = (
+    r"qwen[\d.]*-?vl",
+    r"qvq",
+    r"llava",
+    r"gpt-4o",
+    r"gpt-4\.1",
+    r"gpt-4-turbo",
+    r"gpt-4-vision",
+    r"gpt-5",
+    r"claude-3",
+    r"claude-(sonnet|opus|haiku)-4",
+    r"gemini",
+    r"gemma-?3",
+    r"pixtral",
+    r"minicpm-?v",
+    r"llama-?3\.2-vision",
+    r"llama-?4",
+    r"internvl",
+    r"moondream",
+    r"mistral-small-?3\.[12]",
+    r"glm-?4(\.\d)?v",
+    r"ui-tars",
+    r"smolvlm",
+    r"idefics",
+    r"molmo",
+    r"vision",
+    r"(^|[-_:/.])vl([-_:/.]|$)",
+)
+_VISION_NAME = re.compile("|".join(VISION_NAME_PATTERNS), re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class VisionVerdict:
+    """Whether the model can see, who said so (setting, ollama, lmstudio, name, unknown), why."""
+
+    can_see: bool
+    source: str
+    detail: str
+
+
+class VisionCache:
+    """Verdicts per (base URL, model); one is shared by the process unless a test passes its own."""
+
+    def __init__(self) -> None:
+        self._verdicts: dict[tuple[str, str], VisionVerdict] = {}
+
+    def get(self, base_url: str, model: str) -> VisionVerdict | None:
+        return self._verdicts.get((base_url.rstrip("/"), model))
+
+    def put(self, base_url: str, model: str, verdict: VisionVerdict) -> None:
+        self._verdicts[(base_url.rstrip("/"), model)] = verdict
+
+    def clear(self) -> None:
+        self._verdicts.clear()
+
+
+SHARED_VISION_CACHE = VisionCache()
+
+
+def server_root(base_url: str) -> str:
+    """The base URL without its trailing /v1: where Ollama's and LM Studio's own APIs live."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+def name_suggests_vision(model: str) -> bool:
+    return _VISION_NAME.search(model) is not None
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+async def _json(
+    http: aiohttp.ClientSession, method: str, url: str, api_key: str | None, body: Any = None
+) -> Any:
+    """The JSON body of a 200 answer, or None (any failure means: this server cannot tell)."""
+    import aiohttp
+
+    try:
+        async with http.request(
+            method,
+            url,
+            json=body,
+            headers=_headers(api_key),
+            timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S),
+        ) as response:
+            if response.status != 200:
+                return None
+            return await response.json(content_type=None)
+    except (aiohttp.ClientError, TimeoutError, ValueError) as error:
+        log.debug("vision probe %s %s: %s", method, url, error)
+        return None
+
+
+async def _ask_ollama(
+    http: aiohttp.ClientSession, root: str, model: str, api_key: str | None
+) -> VisionVerdict | None:
+    data = await _json(http, "POST", f"{root}/api/show", api_key, {"model": model, "name": model})
+    if not isinstance(data, dict):
+        return None
+    capabilities = data.get("capabilities")
+    if isinstance(capabilities, list):
+        listed = ", ".join(str(item) for item in capabilities) or "none"
+        return VisionVerdict(
+            "vision" in capabilities, "ollama", f"Ollama lists its capabilities: {listed}"
+        )
+    families = (data.get("details") or {}).get("families") or []
+    if data.get("projector_info") or any(f in ("clip", "mllama") for f in families):
+        return VisionVerdict(True, "ollama", "Ollama shows an image projector for it")
+    return None
+
+
+async def _ask_lmstudio(
+    http: aiohttp.ClientSession, root: str, model: str, api_key: str | None
+) -> VisionVerdict | None:
+    data = await _json(http, "GET", f"{root}/api/v0/models", api_key)
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    for entry in entries:
+        if isinstance(entry, dict) and str(entry.get("id", "")).lower() == model.lower():
+            kind = str(entry.get("type", ""))
+            return VisionVerdict(kind == "vlm", "lmstudio", f"LM Studio lists it as type {kind!r}")
+    return None
+
+
+async def _ask_servers(
+    http: aiohttp.ClientSession, base_url: str, model: str, api_key: str | None
+) -> VisionVerdict | None:
+    root = server_root(base_url)
+    return await _ask_ollama(http, root, model, api_key) or await _ask_lmstudio(
+        http, root, model, api_key
+    )
+
+
+async def resolve_vision(
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    setting: VisionSetting,
+    http: aiohttp.ClientSession | None = None,
+    cache: VisionCache | None = None,
+) -> VisionVerdict:
+    """Can `model` see? The setting, then Ollama, then LM Studio, then the model's name.
+
+    A server that answers is final (no fall-through to names); without any answer and
+    without a known name the verdict is a refusal. Never sends a chat completion.
+    """
+    if setting == "yes":
+        return VisionVerdict(True, "setting", "marked vision-capable in the settings")
+    if setting == "no":
+        return VisionVerdict(False, "setting", "marked as not vision-capable in the settings")
+    cache = cache if cache is not None else SHARED_VISION_CACHE
+    cached = cache.get(base_url, model)
+    if cached is not None:
+        return cached
+    if http is None:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as session:
+            verdict = await _ask_servers(session, base_url, model, api_key)
+    else:
+        verdict = await _ask_servers(http, base_url, model, api_key)
+    if verdict is None and name_suggests_vision(model):
+        verdict = VisionVerdict(True, "name", f"{model!r} is a known vision model name")
+    if verdict is None:
+        # Not cached: a server that was down may answer next time.
+        return VisionVerdict(
+            False,
+            "unknown",
+            "the server does not say whether it can see, and its name is not a known vision model",
+        )
+    cache.put(base_url, model, verdict)
+    return verdict
+
+
+def vision_refusal(model: str, base_url: str, verdict: VisionVerdict) -> str:
+    """The one-line reason a run is refused, naming how to mark the model vision-capable."""
+    fix = 'if it can see, run with --vision yes or set vision = "yes" in the settings'
+    if verdict.source == "setting":
+        return (
+            f"model {model!r} at {base_url} is marked as unable to see screenshots "
+            f'(vision = "no"); choose a vision model or set vision to "auto" or "yes"'
+        )
+    if verdict.source == "unknown":
+        return (
+            f"cannot tell whether model {model!r} at {base_url} can see screenshots: "
+            f"{verdict.detail}; {fix}"
+        )
+    return (
+        f"model {model!r} at {base_url} cannot see screenshots ({verdict.detail}); "
+        f"choose a vision model such as qwen2.5vl, or {fix}"
+    )
+
+
+async def ensure_vision(
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    setting: VisionSetting,
+    http: aiohttp.ClientSession | None = None,
+    cache: VisionCache | None = None,
+) -> VisionVerdict:
+    """The verdict when the model can see; VisionRequired (one line, says the fix) when not."""
+    verdict = await resolve_vision(
+        base_url=base_url, model=model, api_key=api_key, setting=setting, http=http, cache=cache
+    )
+    if not verdict.can_see:
+        raise VisionRequired(vision_refusal(model, base_url, verdict))
+    return verdict
+
+
+async def check_reachable(base_url: str, api_key: str | None, timeout_s: float = 5) -> None:
+    """ModelUnreachable unless the server at `base_url` answers HTTP (any status) in time."""
+    import aiohttp
+
+    url = f"{base_url.rstrip('/')}/models"
+    try:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(
+                url, headers=_headers(api_key), timeout=aiohttp.ClientTimeout(total=timeout_s)
+            ) as response,
+        ):
+            log.debug("%s answered %s", url, response.status)
+    except TimeoutError:
+        reason = f"no answer within {timeout_s:g} s"
+    except aiohttp.InvalidURL:
+        reason = "not a valid URL"
+    except aiohttp.ClientConnectorError as error:
+        reason = _connector_reason(error)
+    except aiohttp.ClientError as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+    else:
+        return
+    raise ModelUnreachable(f"model server at {base_url} is not reachable: {reason}")
+
+
+def _connector_reason(error: Any) -> str:
+    os_error = getattr(error, "os_error", None)
+    if isinstance(os_error, ConnectionRefusedError):
+        return "connection refused"
+    text = getattr(os_error, "strerror", None) or str(os_error or error)
+    return " ".join(str(text).split())
