@@ -1,0 +1,1 @@
+"""Qt widgets of the desktop app: windows, dialogs, tray, and the panel shown while acting."""

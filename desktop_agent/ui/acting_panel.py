@@ -1,0 +1,183 @@
+"""The small always-on-top panel shown while a run acts: the goal, the current step, Stop."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QScreen
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
+
+log = logging.getLogger(__name__)
+
+#: SetWindowDisplayAffinity's "leave this window out of every capture" (Windows 10 2004+)
+WDA_EXCLUDEFROMCAPTURE = 0x11
+
+
+class ActingPanel(QWidget):
+    """A frameless, always-on-top tool window in the top-right corner of the primary screen.
+
+    While a run acts on the desktop the main window gets out of the way and this panel
+    shows what is going on, with a Stop button. It never takes the keyboard focus (the
+    run is typing into another app), so it is clicked, not tabbed to.
+
+    On Windows it is kept out of screen captures with SetWindowDisplayAffinity
+    (WDA_EXCLUDEFROMCAPTURE); elsewhere it shows in screenshots, so the planner's prompt
+    should name `geometry_in_screen()` as a region to ignore. Create it without a parent:
+    on Windows an owned window would be hidden with its minimised owner.
+
+    Signals:
+        stop_requested: the Stop button was pressed.
+
+    Attributes:
+        goal_label: the run's goal, elided to one line (the full text is its tooltip).
+        step_label: the current step, up to two lines.
+        stop_button: asks to stop the run; disabled once pressed until the next show_for.
+        excluded_from_capture: True once Windows accepted the capture exclusion.
+    """
+
+    stop_requested = Signal()
+
+    WIDTH = 320
+    MARGIN = 16
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(
+            parent,
+            Qt.WindowType.Tool
+            | Qt.WindowType.FramelessWindowHint
+            | Qt.WindowType.WindowStaysOnTopHint
+            | Qt.WindowType.WindowDoesNotAcceptFocus,
+        )
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setWindowTitle("Desktop Agent — acting")
+        self.setObjectName("ActingPanel")
+        self.excluded_from_capture = False
+        self._affinity_tried = False
+        self._goal = ""
+
+        frame = QFrame(self)
+        frame.setObjectName("ActingPanelFrame")
+        frame.setFrameShape(QFrame.Shape.StyledPanel)
+        frame.setStyleSheet(
+            "#ActingPanelFrame { background: palette(window); border: 2px solid #2a9d4a;"
+            " border-radius: 6px; }"
+        )
+        self.goal_label = QLabel(frame)
+        self.goal_label.setObjectName("goal")
+        font = self.goal_label.font()
+        font.setBold(True)
+        self.goal_label.setFont(font)
+        self.step_label = QLabel("Starting…", frame)
+        self.step_label.setObjectName("step")
+        self.step_label.setWordWrap(True)
+        self.stop_button = QPushButton("Stop", frame)
+        self.stop_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.stop_button.setToolTip("Stop this run (the global stop hotkey works too)")
+        inner = QVBoxLayout(frame)
+        inner.setContentsMargins(10, 8, 10, 8)
+        inner.setSpacing(4)
+        inner.addWidget(self.goal_label)
+        inner.addWidget(self.step_label)
+        inner.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignRight)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(frame)
+        self.setFixedWidth(self.WIDTH)
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self.stop_button.clicked.connect(self.on_stop_clicked)
+
+    # ── public API ────────────────────────────────────────────────────────────
+
+    def show_for(self, goal: str) -> None:
+        """Show the panel for a run with this goal, in the top-right corner."""
+        self._goal = goal
+        self.goal_label.setToolTip(goal)
+        self._set_elided(self.goal_label, goal, lines=1)
+        self.set_step("Starting…")
+        self.stop_button.setEnabled(True)
+        self.stop_button.setText("Stop")
+        self._exclude_from_capture()
+        self.adjustSize()
+        self._move_to_corner()
+        self.show()
+        self.raise_()
+
+    def set_step(self, text: str) -> None:
+        """The current step, e.g. "3/20 click (640, 512)"; long text is elided."""
+        self.step_label.setToolTip(text)
+        self._set_elided(self.step_label, text, lines=2)
+
+    @property
+    def goal(self) -> str:
+        return self._goal
+
+    def geometry_in_screen(self) -> tuple[int, int, int, int] | None:
+        """The panel's (left, top, width, height) in physical screen pixels, None when hidden.
+
+        Physical pixels are what the capture adapter grabs: map them with the observation's
+        ScreenMapping.to_image to tell the planner which part of the screenshot to ignore.
+        On mixed-DPI multi-monitor setups it is exact for the panel's own screen.
+        """
+        if not self.isVisible():
+            return None
+        frame = self.frameGeometry()
+        screen = self.screen()
+        ratio = screen.devicePixelRatio() if screen is not None else 1.0
+        return (
+            round(frame.x() * ratio),
+            round(frame.y() * ratio),
+            round(frame.width() * ratio),
+            round(frame.height() * ratio),
+        )
+
+    # ── slots ────────────────────────────────────────────────────────────────
+
+    def on_stop_clicked(self) -> None:
+        self.stop_button.setEnabled(False)
+        self.stop_button.setText("Stopping…")
+        self.stop_requested.emit()
+
+    # ── internals ─────────────────────────────────────────────────────────────
+
+    def _set_elided(self, label: QLabel, text: str, *, lines: int) -> None:
+        metrics = label.fontMetrics()
+        width = self.WIDTH - 32
+        flat = " ".join(text.split())
+        if lines == 1:
+            label.setText(metrics.elidedText(flat, Qt.TextElideMode.ElideRight, width))
+            return
+        # at most `lines` lines of `width`: elide the text to the room those lines hold
+        label.setText(metrics.elidedText(flat, Qt.TextElideMode.ElideRight, width * lines - 40))
+
+    def _move_to_corner(self) -> None:
+        screen: QScreen | None = QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        area: QRect = screen.availableGeometry()
+        size = self.frameGeometry().size()
+        self.move(
+            area.right() - size.width() - self.MARGIN + 1,
+            area.top() + self.MARGIN,
+        )
+
+    def _exclude_from_capture(self) -> None:
+        if sys.platform != "win32" or self._affinity_tried:
+            return
+        self._affinity_tried = True
+        try:
+            import ctypes
+
+            hwnd = int(self.winId())
+            user32 = ctypes.windll.user32  # type: ignore[attr-defined]
+            self.excluded_from_capture = bool(
+                user32.SetWindowDisplayAffinity(hwnd, WDA_EXCLUDEFROMCAPTURE)
+            )
+        except (OSError, AttributeError, ValueError) as error:
+            log.info("could not keep the acting panel out of captures: %s", error)
+            return
+        if not self.excluded_from_capture:
+            log.info("Windows refused to keep the acting panel out of captures")

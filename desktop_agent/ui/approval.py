@@ -1,0 +1,251 @@
+"""The approval dialog: may this tool run with these arguments? Opened with open() and awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QFont
+from PySide6.QtWidgets import (
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.ui.widgets import ScreenshotView
+
+Clock = Callable[[], float]
+
+#: how often the countdown is redrawn (and the deadline checked), in ms
+TICK_MS = 200
+
+_RISK_TEXT = {
+    Risk.SAFE: "safe",
+    Risk.INPUT: "input — acts with your mouse and keyboard",
+    Risk.DANGEROUS: "dangerous — asks at every call",
+}
+
+
+class ApprovalDialog(QDialog):
+    """Asks the user whether one tool call may run: Allow once · Allow for this run · Deny.
+
+    Window-modal. Shows the tool, its arguments as JSON, the model's reason, the risk and
+    the screenshot the model saw with the target marked. Deny is the safe choice: it has
+    the initial focus, Escape and the window's close button deny, and so does the
+    countdown when it reaches 0. Alt+O, Alt+R and Alt+D press the buttons; Enter presses
+    the focused one.
+
+    Signals:
+        decided(ApprovalDecision): the user's answer, or DENY when the countdown ran out;
+            emitted exactly once, and never when the dialog is dismissed (see `dismiss`).
+
+    Attributes:
+        request: the approval request shown.
+        decision: the answer once given, else None.
+        timed_out: True when the countdown denied.
+        once_button, run_button, deny_button: the three answers (run_button is hidden
+            when the request offers no run grant).
+        countdown_label, countdown_bar: the time left.
+        screenshot_view: the screenshot with the target marked.
+    """
+
+    decided = Signal(object)
+
+    def __init__(
+        self,
+        parent: QWidget | None,
+        request: ApprovalRequest,
+        data_dir: Path,
+        *,
+        clock: Clock = time.monotonic,
+        tick_ms: int = TICK_MS,
+    ) -> None:
+        super().__init__(parent)
+        self.request = request
+        self.decision: ApprovalDecision | None = None
+        self.timed_out = False
+        self._clock = clock
+        self._deadline: float | None = None
+        self._dismissed = False
+        self.setWindowTitle(f"Desktop Agent — allow {request.tool}?")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.setObjectName("ApprovalDialog")
+
+        heading = QLabel(f"The agent wants to run <b>{_escape(request.tool)}</b>", self)
+        heading.setTextFormat(Qt.TextFormat.RichText)
+        self.args_view = QPlainTextEdit(_pretty(request.args), self)
+        self.args_view.setReadOnly(True)
+        self.args_view.setFont(QFont("monospace"))
+        self.args_view.setMaximumHeight(110)
+        self.args_view.setAccessibleName("Arguments")
+        self.args_view.setTabChangesFocus(True)
+        self.reason_label = QLabel(request.reason or "(the model gave no reason)", self)
+        self.reason_label.setWordWrap(True)
+        self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.risk_label = QLabel(_RISK_TEXT.get(request.risk, request.risk.value), self)
+        if request.risk is Risk.DANGEROUS:
+            self.risk_label.setStyleSheet("color: #c62828; font-weight: bold;")
+        details = QFormLayout()
+        details.addRow("Arguments:", self.args_view)
+        details.addRow("Reason:", self.reason_label)
+        details.addRow("Risk:", self.risk_label)
+
+        self.screenshot_view = ScreenshotView(self)
+        self.screenshot_view.set_screenshot(data_dir, request.screenshot, request.target)
+
+        self.countdown_label = QLabel(self)
+        self.countdown_bar = QProgressBar(self)
+        self.countdown_bar.setTextVisible(False)
+        self.countdown_bar.setMaximumHeight(6)
+        self.countdown_bar.setRange(0, max(1, round(request.timeout_s * 1000)))
+
+        self.once_button = QPushButton("Allow &once", self)
+        self.once_button.setToolTip("Run this call; ask again next time (Alt+O)")
+        self.run_button = QPushButton("Allow for this &run", self)
+        self.run_button.setToolTip(f"Run {request.tool} without asking for the rest of this run")
+        self.deny_button = QPushButton("&Deny", self)
+        self.deny_button.setToolTip("Do not run it (Esc)")
+        self.deny_button.setDefault(True)
+        self.run_button.setVisible(request.offer_run_grant)
+        self.run_button.setEnabled(request.offer_run_grant)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.countdown_label, 1)
+        buttons.addWidget(self.once_button)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.deny_button)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading)
+        layout.addLayout(details)
+        layout.addWidget(self.screenshot_view, 1)
+        layout.addWidget(self.countdown_bar)
+        layout.addLayout(buttons)
+        self.resize(720, 620)
+
+        self._timer = QTimer(self)
+        self._timer.setInterval(tick_ms)
+        self._connect_signals()
+        self._show_remaining(request.timeout_s)
+
+    def _connect_signals(self) -> None:
+        self.once_button.clicked.connect(self.on_once_clicked)
+        self.run_button.clicked.connect(self.on_run_clicked)
+        self.deny_button.clicked.connect(self.on_deny_clicked)
+        self._timer.timeout.connect(self.on_tick)
+
+    # ── public API ────────────────────────────────────────────────────────────
+
+    def open(self) -> None:
+        """Show window-modal and start the countdown."""
+        self._deadline = self._clock() + self.request.timeout_s
+        self._timer.start()
+        super().open()
+        self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def remaining_s(self) -> float:
+        """Seconds left before the dialog denies by itself."""
+        if self._deadline is None:
+            return self.request.timeout_s
+        return max(0.0, self._deadline - self._clock())
+
+    def dismiss(self) -> None:
+        """Close without an answer (the question was answered elsewhere, or the run ended)."""
+        self._dismissed = True
+        self._timer.stop()
+        if self.isVisible():
+            super().done(QDialog.DialogCode.Rejected)
+
+    def reject(self) -> None:
+        """Escape and the close button deny."""
+        self._finish(ApprovalDecision.DENY)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self.decision is None and not self._dismissed:
+            self._finish(ApprovalDecision.DENY)
+        super().closeEvent(event)
+
+    # ── slots ────────────────────────────────────────────────────────────────
+
+    def on_once_clicked(self) -> None:
+        self._finish(ApprovalDecision.ONCE)
+
+    def on_run_clicked(self) -> None:
+        if self.request.offer_run_grant:
+            self._finish(ApprovalDecision.RUN)
+
+    def on_deny_clicked(self) -> None:
+        self._finish(ApprovalDecision.DENY)
+
+    def on_tick(self) -> None:
+        left = self.remaining_s()
+        self._show_remaining(left)
+        if left <= 0:
+            self.timed_out = True
+            self._finish(ApprovalDecision.DENY)
+
+    # ── internals ─────────────────────────────────────────────────────────────
+
+    def _show_remaining(self, left: float) -> None:
+        seconds = math.ceil(left)
+        self.countdown_label.setText(f"Denies by itself in {seconds} s")
+        self.countdown_bar.setValue(round(left * 1000))
+
+    def _finish(self, decision: ApprovalDecision) -> None:
+        if self.decision is not None or self._dismissed:
+            return
+        self.decision = decision
+        self._timer.stop()
+        self.decided.emit(decision)
+        code = QDialog.DialogCode.Rejected
+        if decision is not ApprovalDecision.DENY:
+            code = QDialog.DialogCode.Accepted
+        super().done(code)
+
+
+async def ask_approval(
+    parent: QWidget | None,
+    request: ApprovalRequest,
+    data_dir: Path,
+    *,
+    clock: Clock = time.monotonic,
+    tick_ms: int = TICK_MS,
+) -> ApprovalDecision:
+    """Open an ApprovalDialog and await its answer (needs asyncio running on Qt: qasync).
+
+    Cancelling the awaiting task (the run stopped, or the question was answered
+    elsewhere) closes the dialog without an answer.
+    """
+    future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+    dialog = ApprovalDialog(parent, request, data_dir, clock=clock, tick_ms=tick_ms)
+
+    def on_decided(decision: object) -> None:
+        if not future.done() and isinstance(decision, ApprovalDecision):
+            future.set_result(decision)
+
+    dialog.decided.connect(on_decided)
+    dialog.open()
+    try:
+        return await future
+    finally:
+        dialog.dismiss()
+        dialog.deleteLater()
+
+
+def _pretty(args: dict[str, object]) -> str:
+    return json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

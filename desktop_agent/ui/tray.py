@@ -1,0 +1,148 @@
+"""The tray icon: its look follows the app's state; Show, Pause/Resume, Stop all, Quit."""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QIcon
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from desktop_agent.ui.widgets import STATE_COLORS, state_icon
+
+log = logging.getLogger(__name__)
+
+STATES = tuple(STATE_COLORS)
+_TOOLTIPS = {
+    "idle": "Desktop Agent — idle",
+    "running": "Desktop Agent — running",
+    "paused": "Desktop Agent — paused",
+    "failed": "Desktop Agent — the last run failed",
+}
+UNAVAILABLE_MESSAGE = "No system tray on this desktop; Desktop Agent works without a tray icon."
+
+
+class TrayController(QObject):
+    """The system tray icon and its menu, or nothing where the platform has no tray.
+
+    The menu, its actions and the state icons exist either way (so the app and tests
+    can use them alike); only the QSystemTrayIcon itself is missing without a tray,
+    and then `notify` and the icon's look are no-ops.
+
+    Signals:
+        show_requested: Show was chosen, or the icon was clicked.
+        pause_toggled(bool): Pause/Resume was chosen; True asks to pause, False to resume.
+        stop_all_requested: Stop all was chosen.
+        quit_requested: Quit was chosen.
+
+    Attributes:
+        available: whether the platform has a system tray (checked once, at construction).
+        state: the current state: idle, running, paused or failed.
+        menu: the context menu (Show, Pause/Resume, Stop all, Quit).
+        show_action, pause_action, stop_all_action, quit_action: the menu's actions.
+    """
+
+    show_requested = Signal()
+    pause_toggled = Signal(bool)
+    stop_all_requested = Signal()
+    quit_requested = Signal()
+
+    def __init__(self, parent: QObject | None = None, *, available: bool | None = None) -> None:
+        super().__init__(parent)
+        self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
+        self.state = "idle"
+        self._icons: dict[str, QIcon] = {state: state_icon(state) for state in STATES}
+        self.menu = QMenu()
+        self.show_action = QAction("&Show Desktop Agent", self)
+        self.pause_action = QAction("&Pause", self)
+        self.stop_all_action = QAction("S&top all runs", self)
+        self.quit_action = QAction("&Quit", self)
+        for action in (self.show_action, self.pause_action, self.stop_all_action):
+            self.menu.addAction(action)
+        self.menu.addSeparator()
+        self.menu.addAction(self.quit_action)
+        self._tray: QSystemTrayIcon | None = None
+        if self.available:
+            self._tray = QSystemTrayIcon(self._icons["idle"], self)
+            self._tray.setContextMenu(self.menu)
+            self._tray.setToolTip(_TOOLTIPS["idle"])
+        else:
+            log.warning(UNAVAILABLE_MESSAGE)
+        self._connect_signals()
+        self._apply_state()
+
+    def _connect_signals(self) -> None:
+        self.show_action.triggered.connect(self.on_show_triggered)
+        self.pause_action.triggered.connect(self.on_pause_triggered)
+        self.stop_all_action.triggered.connect(self.on_stop_all_triggered)
+        self.quit_action.triggered.connect(self.on_quit_triggered)
+        if self._tray is not None:
+            self._tray.activated.connect(self.on_tray_activated)
+
+    # ── public API ────────────────────────────────────────────────────────────
+
+    def show(self) -> None:
+        """Put the icon into the tray (no-op without one)."""
+        if self._tray is not None:
+            self._tray.show()
+
+    def hide(self) -> None:
+        if self._tray is not None:
+            self._tray.hide()
+
+    @property
+    def visible(self) -> bool:
+        return self._tray is not None and self._tray.isVisible()
+
+    def set_state(self, state: str) -> None:
+        """idle | running | paused | failed: the icon, tooltip and Pause/Resume follow it."""
+        if state not in self._icons:
+            raise ValueError(f"unknown tray state {state!r}; the states are: {', '.join(STATES)}")
+        self.state = state
+        self._apply_state()
+
+    def icon(self) -> QIcon:
+        """The icon of the current state (shown in the tray when there is one)."""
+        return self._icons[self.state]
+
+    def notify(self, title: str, text: str) -> None:
+        """A desktop notification from the tray (no-op without a tray or notification support)."""
+        if self._tray is None or not self._tray.supportsMessages():
+            log.debug("notification not shown (no tray): %s: %s", title, text)
+            return
+        self._tray.showMessage(title, text, self.icon(), 8000)
+
+    def dispose(self) -> None:
+        """Take the icon out of the tray (call when the app quits)."""
+        self.hide()
+
+    # ── slots ────────────────────────────────────────────────────────────────
+
+    def on_show_triggered(self) -> None:
+        self.show_requested.emit()
+
+    def on_pause_triggered(self) -> None:
+        self.pause_toggled.emit(self.state != "paused")
+
+    def on_stop_all_triggered(self) -> None:
+        self.stop_all_requested.emit()
+
+    def on_quit_triggered(self) -> None:
+        self.quit_requested.emit()
+
+    def on_tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (
+            QSystemTrayIcon.ActivationReason.Trigger,
+            QSystemTrayIcon.ActivationReason.DoubleClick,
+        ):
+            self.show_requested.emit()
+
+    # ── internals ─────────────────────────────────────────────────────────────
+
+    def _apply_state(self) -> None:
+        paused = self.state == "paused"
+        self.pause_action.setText("&Resume" if paused else "&Pause")
+        self.pause_action.setEnabled(self.state in ("running", "paused"))
+        if self._tray is not None:
+            self._tray.setIcon(self._icons[self.state])
+            self._tray.setToolTip(_TOOLTIPS[self.state])

@@ -1,0 +1,211 @@
+"""Small shared Qt helpers: a screenshot view with the acted-on point marked, and state icons."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+log = logging.getLogger(__name__)
+
+#: the marker's colour: red with a white halo reads on light and dark screens alike
+MARKER_COLOR = QColor(230, 30, 30)
+_HALO_COLOR = QColor(255, 255, 255, 220)
+
+
+def load_screenshot(data_dir: Path, relative: str | None) -> QImage | None:
+    """The screenshot at `data_dir / relative`, or None when there is none or it cannot be read."""
+    if not relative:
+        return None
+    path = data_dir / relative
+    image = QImage(str(path))
+    if image.isNull():
+        log.info("screenshot %s is missing or unreadable", path)
+        return None
+    return image
+
+
+def fit_rect(image_size: QSize, bounds: QRectF) -> QRectF:
+    """The largest rectangle of the image's aspect ratio centred in `bounds`."""
+    if image_size.isEmpty() or bounds.isEmpty():
+        return QRectF()
+    scale = min(bounds.width() / image_size.width(), bounds.height() / image_size.height())
+    width, height = image_size.width() * scale, image_size.height() * scale
+    return QRectF(
+        bounds.left() + (bounds.width() - width) / 2,
+        bounds.top() + (bounds.height() - height) / 2,
+        width,
+        height,
+    )
+
+
+def map_target(image_size: QSize, drawn: QRectF, target: tuple[int, int]) -> QPointF:
+    """A screenshot pixel mapped into the rectangle the image is drawn in."""
+    x, y = target
+    return QPointF(
+        drawn.left() + (x + 0.5) * drawn.width() / image_size.width(),
+        drawn.top() + (y + 0.5) * drawn.height() / image_size.height(),
+    )
+
+
+def draw_target(painter: QPainter, center: QPointF, radius: float = 12.0) -> None:
+    """A ring with a cross-hair at `center`, outlined so it shows on any background."""
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    for color, width in ((_HALO_COLOR, 5.0), (MARKER_COLOR, 2.5)):
+        painter.setPen(QPen(color, width))
+        painter.drawEllipse(center, radius, radius)
+        arm = radius * 1.6
+        painter.drawLine(QPointF(center.x() - arm, center.y()), QPointF(center.x() - 3, center.y()))
+        painter.drawLine(QPointF(center.x() + 3, center.y()), QPointF(center.x() + arm, center.y()))
+        painter.drawLine(QPointF(center.x(), center.y() - arm), QPointF(center.x(), center.y() - 3))
+        painter.drawLine(QPointF(center.x(), center.y() + 3), QPointF(center.x(), center.y() + arm))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(MARKER_COLOR)
+    painter.drawEllipse(center, 2.0, 2.0)
+    painter.restore()
+
+
+def paint_screenshot(
+    painter: QPainter, bounds: QRectF, image: QImage, target: tuple[int, int] | None
+) -> QRectF:
+    """Paint `image` scaled to fit `bounds` with `target` marked; the rectangle it was drawn in."""
+    drawn = fit_rect(image.size(), bounds)
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+    painter.drawImage(drawn, image)
+    painter.restore()
+    if target is not None:
+        draw_target(painter, map_target(image.size(), drawn, target))
+    return drawn
+
+
+def render_marked(image: QImage, target: tuple[int, int] | None, size: QSize) -> QImage:
+    """`image` scaled to fit `size` with `target` marked (thumbnails, exports, tests)."""
+    out = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+    out.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(out)
+    try:
+        paint_screenshot(painter, QRectF(0, 0, size.width(), size.height()), image, target)
+    finally:
+        painter.end()
+    return out
+
+
+class ScreenshotView(QWidget):
+    """A screenshot scaled to fit the widget, aspect kept, with the acted-on point marked.
+
+    Used by the approval dialog and usable for a step's detail view.
+
+    Attributes:
+        image: the screenshot shown, or None (then `placeholder` is drawn instead).
+        target: the marked point in screenshot pixels, or None.
+        placeholder: the text shown when there is no screenshot.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.image: QImage | None = None
+        self.target: tuple[int, int] | None = None
+        self.placeholder = "No screenshot"
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setAccessibleName("Screenshot")
+
+    def set_image(self, image: QImage | None, target: tuple[int, int] | None = None) -> None:
+        self.image = image
+        self.target = target
+        self.setAccessibleDescription(
+            "screenshot with the target at {}, {}".format(*target)
+            if image is not None and target is not None
+            else ("screenshot" if image is not None else self.placeholder)
+        )
+        self.update()
+
+    def set_screenshot(
+        self, data_dir: Path, relative: str | None, target: tuple[int, int] | None = None
+    ) -> bool:
+        """Show the screenshot at `data_dir / relative`; False when it is missing."""
+        self.set_image(load_screenshot(data_dir, relative), target)
+        return self.image is not None
+
+    def image_rect(self) -> QRectF:
+        """Where the image is drawn, in widget coordinates (empty without an image)."""
+        if self.image is None:
+            return QRectF()
+        return fit_rect(self.image.size(), QRectF(self.rect()))
+
+    def target_in_widget(self) -> QPointF | None:
+        if self.image is None or self.target is None:
+            return None
+        return map_target(self.image.size(), self.image_rect(), self.target)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(480, 270)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(160, 90)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        painter = QPainter(self)
+        try:
+            if self.image is None:
+                painter.setPen(self.palette().placeholderText().color())
+                painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.placeholder)
+            else:
+                paint_screenshot(painter, QRectF(self.rect()), self.image, self.target)
+        finally:
+            painter.end()
+
+
+#: state → (fill colour, glyph) of the app's status icons
+STATE_COLORS: dict[str, QColor] = {
+    "idle": QColor(128, 128, 128),
+    "running": QColor(40, 160, 70),
+    "paused": QColor(225, 160, 20),
+    "failed": QColor(210, 45, 45),
+}
+
+
+def state_icon(state: str, size: int = 64) -> QIcon:
+    """A round icon in the state's colour with a glyph (dot, play, pause bars, cross)."""
+    color = STATE_COLORS.get(state)
+    if color is None:
+        raise ValueError(f"unknown state {state!r}; the states are: {', '.join(STATE_COLORS)}")
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(color.darker(140), size / 32))
+        painter.setBrush(color)
+        margin = size / 16
+        painter.drawEllipse(QRectF(margin, margin, size - 2 * margin, size - 2 * margin))
+        _draw_glyph(painter, state, size)
+    finally:
+        painter.end()
+    return QIcon(pixmap)
+
+
+def _draw_glyph(painter: QPainter, state: str, size: int) -> None:
+    s = size / 64
+    painter.setBrush(Qt.GlobalColor.white)
+    painter.setPen(Qt.PenStyle.NoPen)
+    if state == "idle":
+        painter.drawEllipse(QPointF(32 * s, 32 * s), 8 * s, 8 * s)
+    elif state == "running":
+        painter.drawPolygon(
+            QPolygonF([QPointF(25 * s, 18 * s), QPointF(25 * s, 46 * s), QPointF(47 * s, 32 * s)])
+        )
+    elif state == "paused":
+        painter.drawRect(QRectF(22 * s, 19 * s, 7 * s, 26 * s))
+        painter.drawRect(QRectF(35 * s, 19 * s, 7 * s, 26 * s))
+    else:
+        pen = QPen(Qt.GlobalColor.white, 6 * s)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        painter.setPen(pen)
+        painter.drawLine(QPointF(22 * s, 22 * s), QPointF(42 * s, 42 * s))
+        painter.drawLine(QPointF(42 * s, 22 * s), QPointF(22 * s, 42 * s))

@@ -1,0 +1,302 @@
+"""The approval dialog: its four outcomes awaited on a qasync loop, keyboard use, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync  # noqa: E402
+import shiboken6  # noqa: E402
+from PySide6.QtCore import QSize, Qt  # noqa: E402
+from PySide6.QtGui import QColor, QImage  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk  # noqa: E402
+from desktop_agent.ui.approval import ApprovalDialog, ask_approval  # noqa: E402
+from desktop_agent.ui.widgets import render_marked  # noqa: E402
+
+pytestmark = [
+    pytest.mark.gui,
+    # the offscreen platform warns for every top-level window that has a layout
+    pytest.mark.qt_log_ignore("^This plugin does not support propagateSizeHints"),
+]
+
+T = TypeVar("T")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    loop = qasync.QEventLoop(qapp)
+    try:
+        yield loop
+    finally:
+        loop.close()
+
+
+@pytest.fixture
+def parent(qtbot: Any) -> QWidget:
+    window = QWidget()
+    window.setWindowTitle("Desktop Agent")
+    qtbot.addWidget(window)
+    window.show()
+    return window
+
+
+def run(loop: qasync.QEventLoop, coro: Coroutine[Any, Any, T]) -> T:
+    return loop.run_until_complete(asyncio.wait_for(coro, 10))
+
+
+async def until(predicate: Callable[[], object]) -> None:
+    """Let the loop turn until the condition holds (the caller's wait_for bounds it)."""
+    while not predicate():  # noqa: ASYNC110 - Qt state has no asyncio.Event to await
+        await asyncio.sleep(0.002)
+
+
+def request(**changes: Any) -> ApprovalRequest:
+    fields: dict[str, Any] = {
+        "id": "a1",
+        "run_id": "run1",
+        "index": 3,
+        "tool": "click",
+        "args": {"x": 40, "y": 30, "button": "left"},
+        "reason": "Press the Save button",
+        "risk": Risk.INPUT,
+        "offer_run_grant": True,
+        "timeout_s": 30.0,
+        "screenshot": None,
+        "target": None,
+    }
+    fields.update(changes)
+    return ApprovalRequest(**fields)
+
+
+def open_dialog(parent: QWidget) -> ApprovalDialog | None:
+    for dialog in parent.findChildren(ApprovalDialog):
+        if shiboken6.isValid(dialog) and dialog.isVisible() and dialog.decision is None:
+            return dialog
+    return None
+
+
+async def shown_dialog(parent: QWidget) -> ApprovalDialog:
+    await until(lambda: open_dialog(parent) is not None)
+    dialog = open_dialog(parent)
+    assert dialog is not None
+    return dialog
+
+
+def closed(dialog: ApprovalDialog) -> bool:
+    """Hidden, or already deleted (ask_approval deletes its dialog once answered)."""
+    return not shiboken6.isValid(dialog) or not dialog.isVisible()
+
+
+async def activate(dialog: ApprovalDialog) -> None:
+    dialog.activateWindow()
+    await until(dialog.isActiveWindow)
+
+
+def click_and_await(
+    qloop: qasync.QEventLoop, qtbot: Any, parent: QWidget, button: str, tmp_path: Path
+) -> ApprovalDecision:
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
+        dialog = await shown_dialog(parent)
+        qtbot.mouseClick(getattr(dialog, button), Qt.MouseButton.LeftButton)
+        decision = await task
+        assert closed(dialog)
+        return decision
+
+    return run(qloop, scenario())
+
+
+def test_allow_once_button_answers_once(qloop, qtbot, parent, tmp_path) -> None:
+    assert click_and_await(qloop, qtbot, parent, "once_button", tmp_path) is ApprovalDecision.ONCE
+
+
+def test_allow_for_run_button_answers_run(qloop, qtbot, parent, tmp_path) -> None:
+    assert click_and_await(qloop, qtbot, parent, "run_button", tmp_path) is ApprovalDecision.RUN
+
+
+def test_deny_button_answers_deny(qloop, qtbot, parent, tmp_path) -> None:
+    assert click_and_await(qloop, qtbot, parent, "deny_button", tmp_path) is ApprovalDecision.DENY
+
+
+def test_countdown_runs_out_and_denies(qloop, parent, tmp_path) -> None:
+    clock = FakeClock()
+
+    timed_out: list[bool] = []
+
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(
+            ask_approval(parent, request(timeout_s=30), tmp_path, clock=clock, tick_ms=1)
+        )
+        dialog = await shown_dialog(parent)
+        dialog.decided.connect(lambda _: timed_out.append(dialog.timed_out))
+        assert dialog.countdown_label.text() == "Denies by itself in 30 s"
+        clock.now += 28.5
+        await until(lambda: dialog.countdown_label.text() == "Denies by itself in 2 s")
+        assert not task.done()
+        clock.now += 1.5
+        return await task
+
+    assert run(qloop, scenario()) is ApprovalDecision.DENY
+    assert timed_out == [True]
+
+
+def test_timeout_sets_timed_out_and_emits_decided_once(qtbot, tmp_path) -> None:
+    clock = FakeClock()
+    dialog = ApprovalDialog(None, request(timeout_s=5), tmp_path, clock=clock, tick_ms=1)
+    qtbot.addWidget(dialog)
+    answers: list[object] = []
+    dialog.decided.connect(answers.append)
+    dialog.open()
+    clock.now += 5
+    qtbot.waitUntil(lambda: answers == [ApprovalDecision.DENY])
+    assert dialog.timed_out
+    assert not dialog.isVisible()
+    dialog.on_tick()  # a late tick after the answer changes nothing
+    assert answers == [ApprovalDecision.DENY]
+
+
+def test_escape_denies(qloop, qtbot, parent, tmp_path) -> None:
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
+        dialog = await shown_dialog(parent)
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+        return await task
+
+    assert run(qloop, scenario()) is ApprovalDecision.DENY
+
+
+def test_enter_right_away_denies_because_deny_has_the_focus(qloop, qtbot, parent, tmp_path):
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
+        dialog = await shown_dialog(parent)
+        await activate(dialog)
+        assert dialog.focusWidget() is dialog.deny_button
+        qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Return)
+        return await task
+
+    assert run(qloop, scenario()) is ApprovalDecision.DENY
+
+
+def test_backtab_to_allow_once_then_enter_allows_once(qloop, qtbot, parent, tmp_path) -> None:
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
+        dialog = await shown_dialog(parent)
+        await activate(dialog)
+        for _ in range(5):
+            if dialog.focusWidget() is dialog.once_button:
+                break
+            qtbot.keyClick(
+                dialog.focusWidget(), Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier
+            )
+        assert dialog.focusWidget() is dialog.once_button
+        qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Return)
+        return await task
+
+    assert run(qloop, scenario()) is ApprovalDecision.ONCE
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        (Qt.Key.Key_O, ApprovalDecision.ONCE),
+        (Qt.Key.Key_R, ApprovalDecision.RUN),
+        (Qt.Key.Key_D, ApprovalDecision.DENY),
+    ],
+)
+def test_alt_mnemonics_press_the_buttons(qloop, qtbot, parent, tmp_path, key, expected) -> None:
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
+        dialog = await shown_dialog(parent)
+        await activate(dialog)
+        qtbot.keyClick(dialog, key, Qt.KeyboardModifier.AltModifier)
+        return await task
+
+    assert run(qloop, scenario()) is expected
+
+
+def test_dangerous_tool_offers_no_run_grant(qtbot, tmp_path) -> None:
+    dangerous = request(
+        tool="launch_app", args={"command": "l3afpad"}, risk=Risk.DANGEROUS, offer_run_grant=False
+    )
+    dialog = ApprovalDialog(None, dangerous, tmp_path)
+    qtbot.addWidget(dialog)
+    answers: list[object] = []
+    dialog.decided.connect(answers.append)
+    dialog.open()
+    qtbot.waitExposed(dialog)
+    assert not dialog.run_button.isVisible()
+    assert not dialog.run_button.isEnabled()
+    assert dialog.once_button.isVisible() and dialog.deny_button.isVisible()
+    dialog.on_run_clicked()  # even a stray call cannot grant the run
+    assert answers == [] and dialog.isVisible()
+    dialog.on_once_clicked()
+    assert answers == [ApprovalDecision.ONCE]
+
+
+def test_cancelling_the_awaiting_task_closes_the_dialog_without_an_answer(
+    qloop, parent, tmp_path
+) -> None:
+    answers: list[object] = []
+    finished: list[int] = []
+
+    async def scenario() -> ApprovalDialog:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
+        dialog = await shown_dialog(parent)
+        dialog.decided.connect(answers.append)
+        dialog.finished.connect(lambda code: finished.append(code))
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert closed(dialog)
+        await until(lambda: not shiboken6.isValid(dialog))  # deleted, not leaked
+        return dialog
+
+    run(qloop, scenario())
+    assert finished == [0]  # closed (rejected) ...
+    assert answers == []  # ... without an answer: the run's own stop decides
+    assert open_dialog(parent) is None
+
+
+def test_dialog_shows_tool_arguments_reason_and_risk(qtbot, tmp_path) -> None:
+    dialog = ApprovalDialog(None, request(tool="type_text", args={"text": "héllo <b>"}), tmp_path)
+    qtbot.addWidget(dialog)
+    assert "type_text" in dialog.windowTitle()
+    assert '"text": "héllo <b>"' in dialog.args_view.toPlainText()
+    assert dialog.reason_label.text() == "Press the Save button"
+    assert dialog.risk_label.text().startswith("input")
+    assert dialog.screenshot_view.image is None  # no screenshot: a placeholder, no error
+
+
+def test_screenshot_is_shown_with_the_target_marked(qtbot, tmp_path) -> None:
+    image = QImage(QSize(200, 100), QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    (tmp_path / "runs" / "run1").mkdir(parents=True)
+    assert image.save(str(tmp_path / "runs/run1/0003.png"))
+    dialog = ApprovalDialog(
+        None, request(screenshot="runs/run1/0003.png", target=(150, 25)), tmp_path
+    )
+    qtbot.addWidget(dialog)
+    view = dialog.screenshot_view
+    assert view.image is not None and view.image.size() == QSize(200, 100)
+    assert view.target == (150, 25)
+    marked = render_marked(view.image, view.target, QSize(400, 200))  # 2x, as on screen
+    centre = marked.pixelColor(301, 51)
+    assert centre.red() > 200 and centre.green() < 80, centre.name()
+    assert marked.pixelColor(50, 150).name() == "#ffffff"  # far from the target: untouched
