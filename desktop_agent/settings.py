@@ -1,0 +1,362 @@
+"""Settings: the app's options (pydantic) in a TOML file, and the API key in the OS keyring."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.errors import ConfigError
+from desktop_agent.core.keys import normalize_key
+from desktop_agent.core.models import Policy
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "desktop-agent"
+KEYRING_SERVICE = "desktop-agent"
+KEYRING_USER = "api-key"
+HOME_ENV = "DESKTOP_AGENT_HOME"
+ENV_PREFIX = "DESKTOP_AGENT_"
+SETTINGS_FILE = "settings.toml"
+_TOOL_NAMES = tuple(spec.name for spec in BUILTIN_TOOLS)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A model server the settings dialog offers: its label, base URL and a note."""
+
+    label: str
+    base_url: str
+    note: str
+    model: str = ""
+
+
+PRESETS: dict[str, Preset] = {
+    "ollama": Preset(
+        "Ollama",
+        "http://localhost:11434/v1",
+        "Local, the default. `ollama pull qwen2.5vl` first; no API key.",
+        "qwen2.5vl",
+    ),
+    "lmstudio": Preset(
+        "LM Studio",
+        "http://localhost:1234/v1",
+        "Local. Start the server in LM Studio's Developer tab and load a vision model (type vlm).",
+    ),
+    "vllm": Preset(
+        "vLLM",
+        "http://localhost:8000/v1",
+        "Local or on your own server: `vllm serve Qwen/Qwen2.5-VL-7B-Instruct`.",
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+    ),
+    "llamacpp": Preset(
+        "llama.cpp server",
+        "http://localhost:8080/v1",
+        "Local: `llama-server -m model.gguf --mmproj mmproj.gguf`; needs the vision projector.",
+    ),
+    "openai": Preset(
+        "OpenAI",
+        "https://api.openai.com/v1",
+        "Cloud; needs an API key. Screenshots leave this computer.",
+        "gpt-4.1-mini",
+    ),
+    "openrouter": Preset(
+        "OpenRouter",
+        "https://openrouter.ai/api/v1",
+        "Cloud; needs an API key. Screenshots leave this computer.",
+        "qwen/qwen2.5-vl-72b-instruct",
+    ),
+}
+CUSTOM_PROVIDER = "custom"
+
+
+class Settings(BaseModel):
+    """Every option of the app. Bad values are a ValidationError; see `validation_messages`."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    provider: str = "ollama"
+    base_url: str = "http://localhost:11434/v1"
+    model: str = "qwen2.5vl"
+    api_key_env: str = "OPENAI_API_KEY"
+    vision: Literal["auto", "yes", "no"] = "auto"
+    read_timeout_s: float = Field(default=120.0, ge=1, le=3600)
+    max_steps: int = Field(default=20, ge=1, le=500)
+    max_failures: int = Field(default=3, ge=1, le=50)
+    approval_timeout_s: float = Field(default=60.0, ge=1, le=3600)
+    policies: dict[str, Policy] = Field(default_factory=dict)
+    stop_hotkey: str = "ctrl+alt+esc"
+    capture_width: int = Field(default=1280, ge=320, le=7680)
+    capture_format: Literal["jpeg", "png"] = "jpeg"
+    jpeg_quality: int = Field(default=80, ge=10, le=100)
+    monitor: int = Field(default=1, ge=1, le=16)
+    set_of_mark: bool = False
+    minimize_while_acting: bool = True
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        name = value.strip().lower()
+        if name != CUSTOM_PROVIDER and name not in PRESETS:
+            known = ", ".join([*PRESETS, CUSTOM_PROVIDER])
+            raise ValueError(f"unknown provider {value!r} (one of: {known})")
+        return name
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        url = value.strip()
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError:
+            raise ValueError(f"not a valid http(s) URL: {value!r}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not a valid http(s) URL: {value!r}")
+        return url.rstrip("/")
+
+    @field_validator("model")
+    @classmethod
+    def _model_name(cls, value: str) -> str:
+        name = value.strip()
+        if not name:
+            raise ValueError("must not be empty")
+        return name
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not _ENV_NAME.match(value):
+            raise ValueError(f"not an environment variable name: {value!r}")
+        return value
+
+    @field_validator("policies", mode="before")
+    @classmethod
+    def _known_tools(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            unknown = [name for name in value if name not in _TOOL_NAMES]
+            if unknown:
+                names = ", ".join(repr(name) for name in unknown)
+                raise ValueError(f"unknown tool {names} (the tools are: {', '.join(_TOOL_NAMES)})")
+        return value
+
+    @field_validator("stop_hotkey")
+    @classmethod
+    def _hotkey(cls, value: str) -> str:
+        parts = value.replace(" ", "").split("+")
+        if not all(parts):
+            raise ValueError(f"not a key combination: {value!r}")
+        try:
+            return "+".join(normalize_key(part) for part in parts)
+        except ValueError as error:
+            raise ValueError(f"{error} in {value!r}") from None
+
+
+# ── messages ─────────────────────────────────────────────────────────────────
+
+
+def validation_messages(
+    error: ValidationError, sources: Mapping[str, str] | None = None
+) -> list[str]:
+    """One line per bad value, e.g. "base_url: not a valid http(s) URL: 'htp:/x'".
+
+    `sources` names where a field came from (an environment variable) to say so.
+    """
+    lines: list[str] = []
+    for item in error.errors(include_url=False):
+        loc = [str(part) for part in item["loc"]]
+        where = ".".join(loc) or "settings"
+        if loc and sources and loc[0] in sources:
+            where = f"{where} (from {sources[loc[0]]})"
+        kind = item["type"]
+        message = str(item["msg"])
+        if kind == "value_error":
+            message = message.removeprefix("Value error, ")
+        elif kind == "extra_forbidden":
+            message = "unknown setting"
+        elif kind == "missing":
+            message = "missing"
+        else:
+            value = item.get("input")
+            if isinstance(value, str | int | float | bool):
+                message = f"{message}, got {value!r}"
+            message = message[0].lower() + message[1:]
+        lines.append(f"{where}: {message}")
+    return lines
+
+
+def _validate(data: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> Settings:
+    try:
+        return Settings.model_validate(dict(data))
+    except ValidationError as error:
+        raise ConfigError("\n".join(validation_messages(error, sources))) from None
+
+
+# ── where things live ────────────────────────────────────────────────────────
+
+
+def resolve_data_dir(
+    cli_value: str | Path | None = None, env: Mapping[str, str] = os.environ
+) -> Path:
+    """--data-dir, else DESKTOP_AGENT_HOME, else the platform's user data dir (not created)."""
+    if cli_value:
+        return Path(cli_value).expanduser()
+    home = env.get(HOME_ENV)
+    if home:
+        return Path(home).expanduser()
+    import platformdirs
+
+    return platformdirs.user_data_path(APP_NAME, appauthor=False)
+
+
+def settings_path(env: Mapping[str, str] = os.environ) -> Path:
+    """settings.toml in DESKTOP_AGENT_HOME when set, else in the platform's user config dir."""
+    home = env.get(HOME_ENV)
+    if home:
+        return Path(home).expanduser() / SETTINGS_FILE
+    import platformdirs
+
+    return platformdirs.user_config_path(APP_NAME, appauthor=False) / SETTINGS_FILE
+
+
+# ── load and save ────────────────────────────────────────────────────────────
+
+#: the settings an environment variable may override, DESKTOP_AGENT_<NAME upper>
+ENV_OVERRIDES: tuple[str, ...] = tuple(
+    name for name in Settings.model_fields if name not in ("policies",)
+)
+
+
+def env_overrides(env: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """Values set by DESKTOP_AGENT_BASE_URL, DESKTOP_AGENT_MODEL, ... (empty ones ignored)."""
+    found = {}
+    for name in ENV_OVERRIDES:
+        value = env.get(ENV_PREFIX + name.upper())
+        if value:
+            found[name] = value
+    return found
+
+
+def load_settings(path: str | Path | None = None, env: Mapping[str, str] = os.environ) -> Settings:
+    """The settings file (defaults when there is none) with the environment's overrides.
+
+    ConfigError, one line per bad value, when the file or a variable is invalid.
+    """
+    file = Path(path) if path is not None else settings_path(env)
+    data: dict[str, Any] = {}
+    try:
+        with file.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        pass
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"settings file {file} is not valid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"settings file {file} cannot be read: {error.strerror}") from None
+    data.pop("api_key", None)  # never honoured from a file: the key lives in the keyring
+    overrides = env_overrides(env)
+    sources = {name: ENV_PREFIX + name.upper() for name in overrides}
+    return _validate({**data, **overrides}, sources)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    # A JSON string is a valid TOML basic string (the same escapes).
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def to_toml(settings: Settings) -> str:
+    """The settings as TOML text; the API key is never part of it."""
+    data = settings.model_dump(mode="json")
+    policies = data.pop("policies")
+    lines = [
+        "# desktop-agent settings. The API key is not kept here: it lives in the OS keyring,",
+        f"# or in the environment variable named by api_key_env ({settings.api_key_env}).",
+    ]
+    lines.extend(f"{_toml_key(key)} = {_toml_value(value)}" for key, value in data.items())
+    lines.append("")
+    lines.append("# per tool: allow | ask | deny (tools not listed follow their risk)")
+    lines.append("[policies]")
+    lines.extend(f"{_toml_key(tool)} = {_toml_value(policy)}" for tool, policy in policies.items())
+    return "\n".join(lines) + "\n"
+
+
+def save_settings(settings: Settings, path: str | Path | None = None) -> Path:
+    """Write the settings atomically (a temp file beside it, then os.replace); the path."""
+    file = Path(path) if path is not None else settings_path()
+    file.parent.mkdir(parents=True, exist_ok=True)
+    text = to_toml(settings)
+    fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=file.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, file)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return file
+
+
+# ── the API key ──────────────────────────────────────────────────────────────
+
+
+def get_api_key(settings: Settings, env: Mapping[str, str] = os.environ) -> str | None:
+    """The key from the OS keyring (service desktop-agent), else from $api_key_env, else None."""
+    import keyring
+    from keyring.errors import KeyringError
+
+    try:
+        key = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
+    except KeyringError as error:
+        log.info(
+            "no usable keyring (%s); the API key comes from $%s",
+            type(error).__name__,
+            settings.api_key_env,
+        )
+        key = None
+    if key:
+        return key
+    return env.get(settings.api_key_env) or None
+
+
+def set_api_key(key: str | None) -> None:
+    """Store the key in the OS keyring (None or empty removes it); ConfigError without one."""
+    import keyring
+    from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
+
+    try:
+        if key:
+            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
+        else:
+            with contextlib.suppress(PasswordDeleteError):
+                keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+    except NoKeyringError:
+        raise ConfigError(
+            "no OS keyring is available to keep the API key; set it in the environment "
+            "variable named by api_key_env (OPENAI_API_KEY by default) instead"
+        ) from None
+    except KeyringError as error:
+        raise ConfigError(f"the OS keyring refused to store the API key: {error}") from None
