@@ -103,8 +103,7 @@ class ActingPanel(QWidget):
         self._exclude_from_capture()
         self.adjustSize()
         self._move_to_corner()
-        self.show()
-        self.raise_()
+        self.show()  # stays-on-top: showing is enough to be above the app being driven
 
     def set_step(self, text: str) -> None:
         """The current step, e.g. "3/20 click (640, 512)"; long text is elided."""
