@@ -19,6 +19,7 @@ _MAX_SCAN = 50_000
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCED = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
 def _snippet(text: str, limit: int = 80) -> str:
@@ -54,10 +55,9 @@ def extract_object(text: str) -> dict[str, Any]:
     else:
         if isinstance(value, dict):
             return value
-        kind = type(value).__name__.replace("list", "array").replace("str", "string")
+        kind = _JSON_KINDS.get(type(value), "value")
         raise PlannerError(
-            f"the answer is JSON but a {kind}, not an object; answer with one JSON object",
-            raw=text,
+            f"the answer is a JSON {kind}, not an object; answer with one JSON object", raw=text
         )
     if len(body) > _MAX_SCAN:
         raise PlannerError(f"the answer is not JSON ({len(body)} characters of text)", raw=text)

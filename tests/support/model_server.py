@@ -13,6 +13,8 @@ Every request body is recorded (``requests`` for chat completions, ``show_reques
 
 Script items (each a frozen dataclass, or the JSON form used by ``--script``):
 
+The ``Authorization`` header of each chat request is kept in ``authorizations``.
+
 ``Reply(content, usage=(prompt, completion) | None, delay_s=0, finish_reason="stop")``
     a 200 completion; a dict ``content`` is sent as its JSON text. ``delay_s`` waits
     before answering; the wait ends at once if the client goes away or the server stops.
@@ -146,6 +148,8 @@ class ModelServer:
     requests_file: Path | None = None
 
     requests: list[dict[str, Any]] = field(default_factory=list, init=False)
+    #: the Authorization header of each chat request (None when absent)
+    authorizations: list[str | None] = field(default_factory=list, init=False)
     show_requests: list[dict[str, Any]] = field(default_factory=list, init=False)
     lmstudio_requests: int = field(default=0, init=False)
     models_requests: int = field(default=0, init=False)
@@ -218,6 +222,7 @@ class ModelServer:
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
+        self.authorizations.append(request.headers.get("Authorization"))
         await self._record(body)
         kind = (body.get("response_format") or {}).get("type")
         if kind in self.reject_formats:
