@@ -171,7 +171,7 @@ class ActingPanel(QWidget):
             import ctypes
 
             hwnd = int(self.winId())
-            user32 = ctypes.windll.user32  # type: ignore[attr-defined]
+            user32 = ctypes.windll.user32  # type: ignore[attr-defined,unused-ignore]
             self.excluded_from_capture = bool(
                 user32.SetWindowDisplayAffinity(hwnd, WDA_EXCLUDEFROMCAPTURE)
             )

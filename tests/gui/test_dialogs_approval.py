@@ -41,11 +41,15 @@ class FakeClock:
 
 @pytest.fixture
 def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    # closing the last visible window would quit the app and with it the loop
+    quit_on_close = qapp.quitOnLastWindowClosed()
+    qapp.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(qapp)
     try:
         yield loop
     finally:
         loop.close()
+        qapp.setQuitOnLastWindowClosed(quit_on_close)
 
 
 @pytest.fixture

@@ -1,0 +1,431 @@
+"""The settings dialog: model server, API key, limits, tool policies, hotkey and capture."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import ValidationError
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.errors import ConfigError
+from desktop_agent.core.models import Policy, Risk
+from desktop_agent.core.permissions import DEFAULT_POLICY
+from desktop_agent.settings import (
+    CUSTOM_PROVIDER,
+    PRESETS,
+    Settings,
+    set_api_key,
+    validation_messages,
+)
+
+log = logging.getLogger(__name__)
+
+TestConnection = Callable[[Settings], Awaitable[str]]
+
+#: spin boxes take any number: the Settings model says what is in range, inline
+_SPIN_MAX = 1_000_000
+_ERROR_STYLE = "color: #c62828;"
+_RISK_NOTE = {
+    Risk.SAFE: "safe",
+    Risk.INPUT: "uses mouse or keyboard",
+    Risk.DANGEROUS: "dangerous: asks at every call",
+}
+
+
+class SettingsDialog(QDialog):
+    """Edits a copy of the Settings; every change is validated through the Settings model.
+
+    Invalid values are shown under their field (and listed at the bottom) and Save is
+    disabled while any is. Save stores a typed API key in the OS keyring (never in the
+    settings file) and emits `saved`; the owner writes the file and applies the settings.
+    Open it with open(), never exec() (asyncio runs on the Qt loop).
+
+    Signals:
+        saved(Settings): the new, valid settings, emitted when Save is pressed.
+
+    Attributes:
+        settings: the settings the dialog was opened with (unchanged by the dialog).
+        result_settings: the settings last saved, else None.
+        fields: the editor widget of each setting, by setting name.
+        errors: the inline error label of each setting, by setting name.
+        policy_boxes: the allow / ask / deny box of each offered built-in tool.
+        save_button, test_button: Save, and Test connection (hidden without a tester).
+        test_result: the one-line result of the last connection test.
+        key_note: what happened to the API key (stored, or no keyring and the env var used).
+        summary: every invalid value, one per line.
+    """
+
+    saved = Signal(object)
+
+    def __init__(
+        self,
+        parent: QWidget | None,
+        settings: Settings,
+        *,
+        test_connection: TestConnection | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.result_settings: Settings | None = None
+        self._test_connection = test_connection
+        self._test_task: asyncio.Task[str] | None = None
+        self._candidate: Settings | None = settings
+        self.fields: dict[str, QWidget] = {}
+        self.errors: dict[str, QLabel] = {}
+        self.setWindowTitle("Desktop Agent — settings")
+        self.setObjectName("SettingsDialog")
+
+        tabs = QTabWidget(self)
+        tabs.addTab(self._model_tab(), "&Model")
+        tabs.addTab(self._limits_tab(), "&Limits")
+        tabs.addTab(self._tools_tab(), "&Tools")
+        tabs.addTab(self._desktop_tab(), "&Desktop")
+        self.tabs = tabs
+
+        self.summary = QLabel(self)
+        self.summary.setStyleSheet(_ERROR_STYLE)
+        self.summary.setWordWrap(True)
+        self.summary.hide()
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        assert save is not None
+        self.save_button = save
+        layout = QVBoxLayout(self)
+        layout.addWidget(tabs)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.buttons)
+        self.resize(560, 520)
+        self._load(settings)
+        self._connect_signals()
+        self.validate()
+
+    # ── building ─────────────────────────────────────────────────────────────
+
+    def _row(self, form: QFormLayout, name: str, label: str, widget: QWidget) -> None:
+        self.fields[name] = widget
+        title = QLabel(label)
+        title.setBuddy(widget)
+        error = QLabel()
+        error.setObjectName(f"error_{name}")
+        error.setStyleSheet(_ERROR_STYLE)
+        error.setWordWrap(True)
+        error.hide()
+        self.errors[name] = error
+        column = QVBoxLayout()
+        column.setSpacing(2)
+        column.addWidget(widget)
+        column.addWidget(error)
+        form.addRow(title, column)
+
+    def _model_tab(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.provider_box = QComboBox()
+        for key, preset in PRESETS.items():
+            self.provider_box.addItem(preset.label, key)
+        self.provider_box.addItem("Custom", CUSTOM_PROVIDER)
+        self._row(form, "provider", "&Provider:", self.provider_box)
+        self.provider_note = QLabel()
+        self.provider_note.setWordWrap(True)
+        form.addRow("", self.provider_note)
+        self._row(form, "base_url", "&Base URL:", QLineEdit())
+        self._row(form, "model", "M&odel:", QLineEdit())
+        self.api_key_edit = QLineEdit()
+        self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key_edit.setPlaceholderText("leave empty to keep the stored key")
+        self.api_key_edit.setAccessibleName("API key")
+        title = QLabel("API &key:")
+        title.setBuddy(self.api_key_edit)
+        self.key_note = QLabel("Kept in the OS keyring, never in the settings file.")
+        self.key_note.setWordWrap(True)
+        key_column = QVBoxLayout()
+        key_column.setSpacing(2)
+        key_column.addWidget(self.api_key_edit)
+        key_column.addWidget(self.key_note)
+        form.addRow(title, key_column)
+        self._row(form, "api_key_env", "Key &variable:", QLineEdit())
+        vision = QComboBox()
+        for value, text in (("auto", "Auto-detect"), ("yes", "Yes"), ("no", "No")):
+            vision.addItem(text, value)
+        self._row(form, "vision", "Model can &see:", vision)
+        self.test_button = QPushButton("Test co&nnection")
+        self.test_result = QLabel()
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.test_result, 1)
+        form.addRow("", test_row)
+        self.test_button.setVisible(self._test_connection is not None)
+        return page
+
+    def _spin(self, suffix: str = "") -> QSpinBox:
+        box = QSpinBox()
+        box.setRange(0, _SPIN_MAX)
+        box.setSuffix(suffix)
+        return box
+
+    def _limits_tab(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self._row(form, "max_steps", "Max &steps per run:", self._spin())
+        self._row(form, "max_failures", "Max consecutive &failures:", self._spin())
+        self._row(form, "approval_timeout_s", "&Approval timeout:", self._spin(" s"))
+        self._row(form, "read_timeout_s", "Model &reply timeout:", self._spin(" s"))
+        return page
+
+    def _tools_tab(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        intro = QLabel("Allow runs a tool without asking; Ask opens the approval dialog.")
+        intro.setWordWrap(True)
+        form.addRow(intro)
+        self.policy_boxes: dict[str, QComboBox] = {}
+        for spec in BUILTIN_TOOLS:
+            if not spec.offered:
+                continue
+            box = QComboBox()
+            for policy in Policy:
+                box.addItem(policy.value.capitalize(), policy.value)
+            box.setToolTip(f"{spec.description} ({_RISK_NOTE[spec.risk]})")
+            box.setAccessibleName(f"policy of {spec.name}")
+            self.policy_boxes[spec.name] = box
+            label = QLabel(f"{spec.name}:")
+            label.setBuddy(box)
+            form.addRow(label, box)
+        error = QLabel()
+        error.setStyleSheet(_ERROR_STYLE)
+        error.setWordWrap(True)
+        error.hide()
+        self.errors["policies"] = error
+        form.addRow(error)
+        return page
+
+    def _desktop_tab(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        hotkey = QLineEdit()
+        hotkey.setPlaceholderText("e.g. ctrl+alt+esc")
+        self._row(form, "stop_hotkey", "Stop &hotkey:", hotkey)
+        self._row(form, "capture_width", "Screenshot &width:", self._spin(" px"))
+        fmt = QComboBox()
+        fmt.addItem("JPEG (small, fast)", "jpeg")
+        fmt.addItem("PNG (exact, larger)", "png")
+        self._row(form, "capture_format", "Screenshot &format:", fmt)
+        minimize = QCheckBox("Minimise the window while a run acts")
+        self._row(form, "minimize_while_acting", "While &acting:", minimize)
+        return page
+
+    def _connect_signals(self) -> None:
+        self.provider_box.activated.connect(self.on_provider_chosen)
+        base_url = self.fields["base_url"]
+        assert isinstance(base_url, QLineEdit)
+        base_url.textEdited.connect(self.on_base_url_edited)
+        for widget in [*self.fields.values(), *self.policy_boxes.values()]:
+            if isinstance(widget, QLineEdit):
+                widget.textChanged.connect(self.validate)
+            elif isinstance(widget, QSpinBox):
+                widget.valueChanged.connect(self.validate)
+            elif isinstance(widget, QComboBox):
+                widget.currentIndexChanged.connect(self.validate)
+            elif isinstance(widget, QCheckBox):
+                widget.toggled.connect(self.validate)
+        self.test_button.clicked.connect(self.on_test_clicked)
+        self.buttons.accepted.connect(self.on_save_clicked)
+        self.buttons.rejected.connect(self.reject)
+
+    # ── form ↔ settings ──────────────────────────────────────────────────────
+
+    def _load(self, settings: Settings) -> None:
+        data = settings.model_dump(mode="json")
+        for name, widget in self.fields.items():
+            value = data[name]
+            if isinstance(widget, QLineEdit):
+                widget.setText(str(value))
+            elif isinstance(widget, QSpinBox):
+                widget.setValue(round(value))
+            elif isinstance(widget, QComboBox):
+                widget.setCurrentIndex(max(0, widget.findData(value)))
+            elif isinstance(widget, QCheckBox):
+                widget.setChecked(bool(value))
+        for tool, box in self.policy_boxes.items():
+            box.setCurrentIndex(box.findData(self._policy_of(settings, tool).value))
+        self._show_preset_note()
+
+    @staticmethod
+    def _policy_of(settings: Settings, tool: str) -> Policy:
+        spec = next(spec for spec in BUILTIN_TOOLS if spec.name == tool)
+        return settings.policies.get(tool, DEFAULT_POLICY[spec.risk])
+
+    def form_data(self) -> dict[str, Any]:
+        """The settings as the form has them (not validated); fields not shown are kept."""
+        data: dict[str, Any] = self.settings.model_dump(mode="json")
+        for name, widget in self.fields.items():
+            if isinstance(widget, QLineEdit):
+                data[name] = widget.text()
+            elif isinstance(widget, QSpinBox):
+                data[name] = widget.value()
+            elif isinstance(widget, QComboBox):
+                data[name] = widget.currentData()
+            elif isinstance(widget, QCheckBox):
+                data[name] = widget.isChecked()
+        policies = dict(data.get("policies", {}))
+        for spec in BUILTIN_TOOLS:
+            box = self.policy_boxes.get(spec.name)
+            if box is None:
+                continue
+            chosen = box.currentData()
+            if chosen == DEFAULT_POLICY[spec.risk].value:
+                policies.pop(spec.name, None)  # the default: keep the file short
+            else:
+                policies[spec.name] = chosen
+        data["policies"] = policies
+        return data
+
+    def validate(self) -> Settings | None:
+        """Validate the form; show each bad value inline; the settings when all are good."""
+        try:
+            candidate: Settings | None = Settings.model_validate(self.form_data())
+            problems: dict[str, str] = {}
+            lines: list[str] = []
+        except ValidationError as error:
+            candidate = None
+            lines = validation_messages(error)
+            problems = {}
+            for item, line in zip(error.errors(include_url=False), lines, strict=True):
+                name = str(item["loc"][0]) if item["loc"] else ""
+                message = line.split(": ", 1)[1] if ": " in line else line
+                problems.setdefault(name, message)
+        for name, label in self.errors.items():
+            label.setText(problems.get(name, ""))
+            label.setVisible(name in problems)
+        self.summary.setText("\n".join(lines))
+        self.summary.setVisible(bool(lines))
+        self._candidate = candidate
+        self.save_button.setEnabled(candidate is not None)
+        testing = self._test_task is not None and not self._test_task.done()
+        self.test_button.setEnabled(candidate is not None and not testing)
+        return candidate
+
+    @property
+    def is_valid(self) -> bool:
+        return self._candidate is not None
+
+    # ── slots ────────────────────────────────────────────────────────────────
+
+    def on_provider_chosen(self, index: int) -> None:
+        preset = PRESETS.get(self.provider_box.itemData(index))
+        if preset is not None:
+            base_url = self.fields["base_url"]
+            model = self.fields["model"]
+            assert isinstance(base_url, QLineEdit) and isinstance(model, QLineEdit)
+            base_url.setText(preset.base_url)
+            if preset.model:
+                model.setText(preset.model)
+        self._show_preset_note()
+        self.validate()
+
+    def on_base_url_edited(self, text: str) -> None:
+        """A URL typed by hand selects the preset it belongs to, else Custom."""
+        wanted = text.strip().rstrip("/")
+        key = next((k for k, p in PRESETS.items() if p.base_url == wanted), CUSTOM_PROVIDER)
+        self.provider_box.setCurrentIndex(self.provider_box.findData(key))
+        self._show_preset_note()
+
+    def on_test_clicked(self) -> None:
+        candidate = self.validate()
+        if candidate is None or self._test_connection is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.test_result.setText("cannot test here: asyncio is not running on the Qt loop")
+            return
+        self.test_result.setText("Testing…")
+        self.test_button.setEnabled(False)
+        self._test_task = loop.create_task(self._run_test(self._test_connection, candidate))
+
+    async def _run_test(self, test: TestConnection, settings: Settings) -> str:
+        try:
+            result = await test(settings)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - any failure is the test's one-line answer
+            log.info("connection test failed: %s", error, exc_info=True)
+            result = f"failed: {str(error).splitlines()[0] if str(error) else type(error).__name__}"
+        self.test_result.setText(" ".join(str(result).split()))
+        self._test_task = None
+        self.validate()
+        return result
+
+    def on_save_clicked(self) -> None:
+        candidate = self.validate()
+        if candidate is None:
+            return
+        key_ok = self._store_api_key(candidate)
+        self.result_settings = candidate
+        self.saved.emit(candidate)
+        if key_ok:
+            self.accept()
+        else:
+            # settings are saved; stay open so the keyring message is read
+            cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+            if cancel is not None:
+                cancel.setText("Close")
+
+    # ── internals ─────────────────────────────────────────────────────────────
+
+    def _store_api_key(self, settings: Settings) -> bool:
+        key = self.api_key_edit.text().strip()
+        if not key:
+            return True
+        try:
+            set_api_key(key)
+        except ConfigError as error:
+            self.key_note.setText(f"{error}. The API key comes from ${settings.api_key_env}.")
+            self.key_note.setStyleSheet(_ERROR_STYLE)
+            self.api_key_edit.clear()
+            return False
+        self.api_key_edit.clear()
+        self.key_note.setText("The API key is stored in the OS keyring.")
+        self.key_note.setStyleSheet("")
+        return True
+
+    def _show_preset_note(self) -> None:
+        preset = PRESETS.get(self.provider_box.currentData())
+        self.provider_note.setText(preset.note if preset else "Any OpenAI-compatible server.")
+
+    def _cancel_test(self) -> None:
+        if self._test_task is not None and not self._test_task.done():
+            self._test_task.cancel()
+        self._test_task = None
+
+    def done(self, result: int) -> None:
+        self._cancel_test()
+        super().done(result)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self._cancel_test()
+        super().closeEvent(event)
