@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -114,3 +115,11 @@ def make_planner(
         formats=formats if formats is not None else ResponseFormatMemory(),
         **options,
     )
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
