@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QFont
 from PySide6.QtWidgets import (
@@ -225,7 +226,8 @@ async def ask_approval(
     """Open an ApprovalDialog and await its answer (needs asyncio running on Qt: qasync).
 
     Cancelling the awaiting task (the run stopped, or the question was answered
-    elsewhere) closes the dialog without an answer.
+    elsewhere) closes the dialog without an answer. A dialog destroyed unanswered
+    (its parent window was deleted) counts as DENY.
     """
     future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
     dialog = ApprovalDialog(parent, request, data_dir, clock=clock, tick_ms=tick_ms)
@@ -234,13 +236,19 @@ async def ask_approval(
         if not future.done() and isinstance(decision, ApprovalDecision):
             future.set_result(decision)
 
+    def on_destroyed() -> None:
+        if not future.done():
+            future.set_result(ApprovalDecision.DENY)
+
     dialog.decided.connect(on_decided)
+    dialog.destroyed.connect(on_destroyed)
     dialog.open()
     try:
         return await future
     finally:
-        dialog.dismiss()
-        dialog.deleteLater()
+        if shiboken6.isValid(dialog):
+            dialog.dismiss()
+            dialog.deleteLater()
 
 
 def _pretty(args: dict[str, object]) -> str:

@@ -278,6 +278,21 @@ def test_cancelling_the_awaiting_task_closes_the_dialog_without_an_answer(
     assert open_dialog(parent) is None
 
 
+def test_a_dialog_destroyed_with_its_window_denies(qloop, qtbot, tmp_path) -> None:
+    window = QWidget()
+    window.show()
+
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(ask_approval(window, request(), tmp_path))
+        dialog = await shown_dialog(window)
+        assert dialog.isModal()
+        assert dialog.windowModality() == Qt.WindowModality.WindowModal
+        window.deleteLater()  # the main window goes away with the question open
+        return await task
+
+    assert run(qloop, scenario()) is ApprovalDecision.DENY
+
+
 def test_dialog_shows_tool_arguments_reason_and_risk(qtbot, tmp_path) -> None:
     dialog = ApprovalDialog(None, request(tool="type_text", args={"text": "héllo <b>"}), tmp_path)
     qtbot.addWidget(dialog)
