@@ -1,0 +1,281 @@
+"""The API's routes (DESIGN §6): tasks, their SSE events, pause / resume / stop, approvals.
+
+The SSE connection owns the run it starts: when the client goes away aiohttp
+cancels the handler (handler_cancellation=True), closing the event generator
+ends the run stopped / user_stop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from desktop_agent.api.schemas import (
+    ID_PATTERN,
+    AnswerApproval,
+    BadRequest,
+    CreateTask,
+    ListQuery,
+    NoBody,
+    parse_body,
+    validate,
+)
+from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
+from desktop_agent.core.events import TaskLoopEvent, event_to_json
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    RunStatus,
+    RunView,
+    StopReason,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent, VisionSetting
+
+log = logging.getLogger(__name__)
+
+SSE_HEADERS = {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+}
+
+
+def error_response(
+    status: int, message: str, *, headers: dict[str, str] | None = None
+) -> web.Response:
+    """`{"error": "<one line>"}` with `status`."""
+    line = " ".join(message.split()) or "error"
+    return web.json_response({"error": line}, status=status, headers=headers)
+
+
+def sse_frame(event: TaskLoopEvent) -> bytes:
+    """`event: <type>` and `data: <the CLI's --json line>`, then a blank line."""
+    data = json.dumps(event_to_json(event), ensure_ascii=False)
+    return f"event: {event.type}\ndata: {data}\n\n".encode()
+
+
+class Refusal(Exception):  # noqa: N818 - an answer, not a fault
+    """A request the API answers with a 4xx status and a one-line reason."""
+
+    status = 400
+
+
+class Conflict(Refusal):
+    """The run is not in a state that allows the request."""
+
+    status = 409
+
+
+class NotFound(Refusal):
+    status = 404
+
+
+class Routes:
+    """The handlers, and what the API remembers between requests.
+
+    Attributes:
+        vision: the `vision` a POST asked for, kept until its run starts.
+    """
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.vision: dict[str, VisionSetting] = {}
+        self._starting: set[str] = set()
+        self._stop_on_start: set[str] = set()
+        self._streaming: set[str] = set()
+
+    def install(self, app: web.Application) -> None:
+        add = app.router.add_route
+        add("POST", "/api/tasks", self.create_task)
+        add("GET", "/api/tasks", self.list_tasks)
+        add("POST", "/api/tasks/stop-all", self.stop_all)
+        add("GET", "/api/tasks/{id}", self.get_task)
+        add("GET", "/api/tasks/{id}/events", self.events)
+        add("POST", "/api/tasks/{id}/{action:pause|resume|stop}", self.control)
+        add("GET", "/api/approvals", self.list_approvals)
+        add("POST", "/api/approvals/{id}", self.answer_approval)
+
+    def stop_streamed_runs(self) -> None:
+        """Stop every run an SSE client of this server is watching (the server is closing)."""
+        for run_id in list(self._streaming):
+            self.agent.runner.stop(run_id)
+        self._stop_on_start.update(self._starting)
+
+    # ── tasks ────────────────────────────────────────────────────────────────
+
+    async def create_task(self, request: web.Request) -> web.StreamResponse:
+        body = parse_body(await request.read(), CreateTask)
+        try:
+            run = await self.agent.create_run(
+                body.goal,
+                base_url=body.base_url,
+                model=body.model,
+                max_steps=body.max_steps,
+                max_failures=body.max_failures,
+                allowed_tools=tuple(body.allowed_tools) if body.allowed_tools else None,
+            )
+        except AlreadyRunning:
+            raise
+        except RefusedToStart as error:
+            raise BadRequest(str(error)) from None
+        if body.vision is not None:
+            self.vision[run.id] = body.vision
+        return web.json_response(
+            run.to_json(), status=201, headers={"Location": f"/api/tasks/{run.id}"}
+        )
+
+    async def list_tasks(self, request: web.Request) -> web.StreamResponse:
+        if len(request.query) != len(set(request.query)):
+            raise BadRequest("a query parameter is given twice")
+        query = validate(dict(request.query), ListQuery)
+        runs = await self.agent.repo.list_runs(limit=query.limit, status=query.status)
+        return web.json_response([run.to_json() for run in runs])
+
+    async def get_task(self, request: web.Request) -> web.StreamResponse:
+        run = await self._load(request)
+        steps = await self.agent.repo.list_steps(run.id)
+        return web.json_response({**run.to_json(), "steps": [step.to_json() for step in steps]})
+
+    async def control(self, request: web.Request) -> web.StreamResponse:
+        run_id = _run_id(request)
+        action = request.match_info["action"]
+        parse_body(await request.read(), NoBody)
+        runner = self.agent.runner
+        if action == "stop":
+            await self._stop(request, run_id)
+        elif not getattr(runner, action)(run_id):
+            run = await self._load(request)
+            raise Conflict(f"run {run_id} is not running ({run.status.value}); cannot {action}")
+        return web.json_response({"run_id": run_id, "requested": action})
+
+    async def _stop(self, request: web.Request, run_id: str) -> None:
+        if self._stop_active(run_id):
+            return
+        run = await self._load(request)
+        if self._stop_active(run_id):  # it started while the store answered
+            return
+        if run.status is RunStatus.QUEUED:
+            # A queued run that is stopped never starts: no client can own it any more.
+            self.vision.pop(run_id, None)
+            await self.agent.repo.save_run(
+                run.with_(
+                    status=RunStatus.STOPPED,
+                    stop_reason=StopReason.USER_STOP,
+                    finished_at=utcnow(),
+                    message="stopped before it started",
+                )
+            )
+            return
+        raise Conflict(f"run {run_id} is not running ({run.status.value}); nothing to stop")
+
+    def _stop_active(self, run_id: str) -> bool:
+        if self.agent.runner.stop(run_id):
+            return True
+        if run_id in self._starting:
+            self._stop_on_start.add(run_id)
+            return True
+        return False
+
+    async def stop_all(self, request: web.Request) -> web.StreamResponse:
+        parse_body(await request.read(), NoBody)
+        stopped = self.agent.stop_all() + len(self._starting - self._stop_on_start)
+        self._stop_on_start.update(self._starting)
+        return web.json_response({"stopped": stopped})
+
+    # ── events ───────────────────────────────────────────────────────────────
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        run = await self._load(request)
+        if run.status.is_terminal:
+            return await self._stream(request, self.agent.replay(run.id), run.id)
+        if self.agent.runner.is_active(run.id) or run.id in self._starting:
+            raise Conflict(f"run {run.id} is running already")
+        if run.status is not RunStatus.QUEUED:
+            raise Conflict(f"run {run.id} is {run.status.value} in another process")
+        self._starting.add(run.id)
+        try:
+            events = await self.agent.start(run, self.vision.get(run.id))
+        finally:
+            self._starting.discard(run.id)
+            stop_now = run.id in self._stop_on_start
+            self._stop_on_start.discard(run.id)
+        self.vision.pop(run.id, None)
+        if stop_now:
+            self.agent.runner.stop(run.id)
+        return await self._stream(request, events, run.id)
+
+    async def _stream(
+        self,
+        request: web.Request,
+        events: AsyncGenerator[TaskLoopEvent, None],
+        run_id: str,
+    ) -> web.StreamResponse:
+        """Send the events as SSE; a client that goes away ends a live run (user_stop)."""
+        response = web.StreamResponse(headers=SSE_HEADERS)
+        self._streaming.add(run_id)
+        try:
+            async with aclosing(events) as stream:
+                # The first event comes before any byte is sent, so a refusal is still a
+                # plain 4xx answer, and the run's generator is running (a cancel closes it).
+                first = await anext(stream, None)
+                await response.prepare(request)
+                if first is not None:
+                    await response.write(sse_frame(first))
+                async for event in stream:
+                    await response.write(sse_frame(event))
+        except ConnectionResetError:
+            log.info("the client of run %s's events went away", run_id)
+        except Exception:
+            if not response.prepared:
+                raise
+            log.exception("the events of run %s failed mid-stream", run_id)
+        finally:
+            self._streaming.discard(run_id)
+        return response
+
+    # ── approvals ────────────────────────────────────────────────────────────
+
+    async def list_approvals(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response([a.to_json() for a in self.agent.approvals.pending])
+
+    async def answer_approval(self, request: web.Request) -> web.StreamResponse:
+        approval_id = request.match_info["id"]
+        body = parse_body(await request.read(), AnswerApproval)
+        pending = {a.id: a for a in self.agent.approvals.pending}
+        approval = pending.get(approval_id)
+        decision = body.answer
+        if decision is ApprovalDecision.RUN and approval and not approval.offer_run_grant:
+            decision = ApprovalDecision.ONCE  # a dangerous tool asks at every call
+        if approval is None or not self.agent.approvals.resolve(approval_id, decision):
+            raise NotFound(f"no pending approval {_shown_id(approval_id)}")
+        return web.json_response(
+            {"id": approval.id, "run_id": approval.run_id, "decision": decision.value}
+        )
+
+    # ── helpers ──────────────────────────────────────────────────────────────
+
+    async def _load(self, request: web.Request) -> RunView:
+        run_id = _run_id(request)
+        run = await self.agent.repo.get_run(run_id)
+        if run is None:
+            raise RunNotFound(f"no run {run_id!r}")
+        return run
+
+
+def _run_id(request: web.Request) -> str:
+    run_id = request.match_info["id"]
+    if not ID_PATTERN.fullmatch(run_id):
+        raise RunNotFound(f"no run {_shown_id(run_id)}")
+    return run_id
+
+
+def _shown_id(value: str) -> str:
+    shown = json.dumps(value[:64])
+    return shown if len(value) <= 64 else shown[:-1] + '…"'

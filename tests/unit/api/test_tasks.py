@@ -1,0 +1,280 @@
+"""Tasks through the API: create, list, show, stream to the end, replay, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from desktop_agent.core.events import event_to_json
+from tests.fakes import done, tool
+from tests.unit.api.conftest import Api, Hang, frames, next_frame, until
+
+
+async def test_post_creates_a_queued_run_and_starts_nothing(api: Api) -> None:
+    run = await api.create("open the editor", max_steps=7, max_failures=2)
+
+    assert run["status"] == "queued"
+    assert run["goal"] == "open the editor"
+    assert (run["max_steps"], run["max_failures"]) == (7, 2)
+    assert api.agent.runner.active_ids == ()
+    assert api.planners.made == {}
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None and stored.status.value == "queued"
+
+
+async def test_streaming_a_queued_run_runs_it_to_the_end(api: Api) -> None:
+    run = await api.create("wait then finish")
+
+    stream = await api.stream(run["id"])
+
+    names = [name for name, _ in stream]
+    assert names[0] == "run_started" and names[-1] == "run_finished"
+    assert stream[-1][1]["run"]["status"] == "completed"
+    assert stream[-1][1]["run"]["stop_reason"] == "done"
+    kinds = [data["step"]["kind"] for name, data in stream if name == "step_finished"]
+    assert kinds == ["observe", "decide", "action", "observe", "decide"]
+    assert all(data["run_id"] == run["id"] for _, data in stream)
+    assert api.agent.runner.active_ids == ()
+
+
+async def test_sse_frames_are_event_and_data_lines_with_the_cli_json(api: Api) -> None:
+    run = await api.create("wait then finish")
+    async with api.events(run["id"]) as response:
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        text = (await response.read()).decode()
+
+    blocks = text.split("\n\n")
+    assert blocks[-1] == ""  # the stream ends with a complete frame
+    replayed = [event async for event in api.agent.replay(run["id"])]
+    finished = json.loads(blocks[-2].split("\n")[1].removeprefix("data: "))
+    assert blocks[-2].split("\n")[0] == "event: run_finished"
+    assert finished == event_to_json(replayed[-1])
+
+
+async def test_a_terminal_run_is_replayed_then_the_stream_closes(api: Api) -> None:
+    run = await api.create("wait then finish")
+    live = await api.stream(run["id"])
+
+    replay = await api.stream(run["id"])
+
+    assert [name for name, _ in replay] == [
+        "run_started",
+        *["step_finished"] * 5,
+        "run_finished",
+    ]
+    assert [d for n, d in replay if n == "step_finished"] == [
+        d for n, d in live if n == "step_finished"
+    ]
+    assert replay[-1] == live[-1]
+    assert api.agent.runner.active_ids == ()
+
+
+async def test_show_returns_the_run_with_its_steps(api: Api) -> None:
+    run = await api.create("wait then finish")
+    live = await api.stream(run["id"])
+
+    status, shown = await api.call("GET", f"/api/tasks/{run['id']}")
+
+    assert status == 200
+    assert shown["status"] == "completed"
+    assert shown["steps"] == [d["step"] for n, d in live if n == "step_finished"]
+
+
+async def test_list_returns_runs_newest_first_and_filters(api: Api) -> None:
+    first = await api.create("first")
+    second = await api.create("second")
+    await api.stream(first["id"])
+
+    status, runs = await api.call("GET", "/api/tasks")
+    assert status == 200
+    assert [r["id"] for r in runs] == [second["id"], first["id"]]
+
+    status, queued = await api.call("GET", "/api/tasks?status=queued&limit=5")
+    assert status == 200
+    assert [r["id"] for r in queued] == [second["id"]]
+
+    status, one = await api.call("GET", "/api/tasks?limit=1")
+    assert [r["id"] for r in one] == [second["id"]]
+
+
+async def test_unknown_runs_are_404(api: Api) -> None:
+    for method, path in [
+        ("GET", "/api/tasks/nosuchrun"),
+        ("GET", "/api/tasks/nosuchrun/events"),
+        ("POST", "/api/tasks/nosuchrun/pause"),
+        ("POST", "/api/tasks/nosuchrun/resume"),
+        ("POST", "/api/tasks/nosuchrun/stop"),
+        ("GET", "/api/tasks/%2E%2E%2Fsecret"),
+        ("GET", "/api/tasks/" + "x" * 300),
+    ]:
+        status, body = await api.call(method, path)
+        assert status == 404, (method, path, body)
+        assert body["error"].startswith("no run ")
+
+
+async def test_unknown_routes_and_methods_answer_json_errors(api: Api) -> None:
+    status, body = await api.call("GET", "/api/nothing")
+    assert (status, body) == (404, {"error": "no route GET /api/nothing"})
+    status, body = await api.call("DELETE", "/api/tasks")
+    assert status == 405
+    assert body == {"error": "DELETE is not allowed on /api/tasks"}
+
+
+async def test_events_of_an_active_run_are_409(api: Api) -> None:
+    hang = Hang()
+    api.planners.scripts["hang"] = [hang]
+    run = await api.create("hang")
+    async with api.events(run["id"]) as first:
+        await hang.asked.wait()
+
+        status, body = await api.call("GET", f"/api/tasks/{run['id']}/events")
+
+        assert status == 409
+        assert "running already" in body["error"]
+    await until(lambda: not api.agent.runner.active_ids, what="the run ended")
+    assert first.closed
+
+
+async def test_events_of_a_run_active_in_another_process_are_409(api: Api) -> None:
+    from desktop_agent.core.models import RunStatus
+
+    run = await api.create("elsewhere")
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None
+    await api.agent.repo.save_run(stored.with_(status=RunStatus.RUNNING))
+
+    status, body = await api.call("GET", f"/api/tasks/{run['id']}/events")
+
+    assert status == 409
+    assert body["error"] == f"run {run['id']} is running in another process"
+
+
+async def test_a_model_that_cannot_see_is_422_and_the_run_stays_queued(api: Api) -> None:
+    run = await api.create("look", vision="no")
+
+    status, body = await api.call("GET", f"/api/tasks/{run['id']}/events")
+
+    assert status == 422
+    assert "cannot see screenshots" in body["error"]
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None and stored.status.value == "queued"
+    assert api.agent.runner.active_ids == ()
+    # The vision asked for at POST is kept until the run starts: a retry asks the same.
+    status, _ = await api.call("GET", f"/api/tasks/{run['id']}/events")
+    assert status == 422
+    assert api.agent.visions == ["no", "no"]
+
+
+async def test_the_vision_of_the_post_is_used_when_the_run_starts(api: Api) -> None:
+    told = await api.create("told", vision="yes")
+    untold = await api.create("untold")
+
+    await api.stream(told["id"])
+    await api.stream(untold["id"])
+
+    assert api.agent.visions == ["yes", None]
+    assert api.server._routes.vision == {}
+
+
+async def test_a_client_that_disconnects_ends_its_run_stopped_user_stop(api: Api) -> None:
+    hang = Hang()
+    api.planners.scripts["hang"] = [hang]
+    run = await api.create("hang")
+    response = await api.events(run["id"])
+    stream = frames(response)
+    await next_frame(stream, "step_started", kind="decide")
+    assert api.agent.runner.active_ids == (run["id"],)
+
+    response.close()  # hang up mid-run, while the model request is in flight
+
+    await until(lambda: not api.agent.runner.active_ids, what="no active run")
+    await asyncio.wait_for(hang.cancelled.wait(), 5)
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None
+    assert (stored.status.value, stored.stop_reason and stored.stop_reason.value) == (
+        "stopped",
+        "user_stop",
+    )
+    steps = await api.agent.repo.list_steps(run["id"])
+    assert [s.status.value for s in steps][-1] == "skipped"
+    assert all(s.status.value != "running" for s in steps)
+
+
+async def test_stop_ends_a_run_whose_model_request_is_in_flight(api: Api) -> None:
+    hang = Hang()
+    api.planners.scripts["hang"] = [hang]
+    run = await api.create("hang")
+    async with api.events(run["id"]) as response:
+        stream = frames(response)
+        await next_frame(stream, "step_started", kind="decide")
+
+        status, body = await api.call("POST", f"/api/tasks/{run['id']}/stop")
+
+        assert (status, body) == (200, {"run_id": run["id"], "requested": "stop"})
+        _, finished = await next_frame(stream, "run_finished")
+    assert finished["run"]["status"] == "stopped"
+    assert finished["run"]["stop_reason"] == "user_stop"
+    assert hang.cancelled.is_set()
+
+
+async def test_pause_and_resume_through_the_api(api: Api) -> None:
+    from tests.unit.api.conftest import Gate
+
+    gate = Gate(tool("wait", seconds=0))
+    api.planners.scripts["pausable"] = [gate, done()]
+    run = await api.create("pausable")
+    async with api.events(run["id"]) as response:
+        stream = frames(response)
+        await gate.asked.wait()
+
+        status, body = await api.call("POST", f"/api/tasks/{run['id']}/pause", body={})
+        assert (status, body) == (200, {"run_id": run["id"], "requested": "pause"})
+        gate.open.set()
+        _, paused = await next_frame(stream, "run_paused")
+        assert paused["run"]["status"] == "paused"
+        stored = await api.agent.repo.get_run(run["id"])
+        assert stored is not None and stored.status.value == "paused"
+
+        status, _ = await api.call("POST", f"/api/tasks/{run['id']}/resume")
+        assert status == 200
+        await next_frame(stream, "run_resumed")
+        _, finished = await next_frame(stream, "run_finished")
+    assert finished["run"]["status"] == "completed"
+
+
+async def test_pause_resume_stop_of_a_finished_run_are_409(api: Api) -> None:
+    run = await api.create("wait then finish")
+    await api.stream(run["id"])
+    for action in ("pause", "resume", "stop"):
+        status, body = await api.call("POST", f"/api/tasks/{run['id']}/{action}")
+        assert status == 409, action
+        assert "is not running (completed)" in body["error"]
+
+
+async def test_a_stopped_queued_run_never_starts_and_replays_as_stopped(api: Api) -> None:
+    run = await api.create("never")
+
+    status, _ = await api.call("POST", f"/api/tasks/{run['id']}/stop")
+    assert status == 200
+
+    replay = await api.stream(run["id"])
+    assert [name for name, _ in replay] == ["run_started", "run_finished"]
+    assert replay[-1][1]["run"]["stop_reason"] == "user_stop"
+    assert api.planners.made == {}
+
+
+async def test_stop_all_through_the_api_stops_every_active_run(api: Api) -> None:
+    hangs = [Hang(), Hang()]
+    api.planners.scripts["one"] = [hangs[0]]
+    api.planners.scripts["two"] = [hangs[1]]
+    one, two = await api.create("one"), await api.create("two")
+    async with api.events(one["id"]) as first, api.events(two["id"]) as second:
+        await asyncio.gather(hangs[0].asked.wait(), hangs[1].asked.wait())
+
+        status, body = await api.call("POST", "/api/tasks/stop-all")
+
+        assert (status, body) == (200, {"stopped": 2})
+        ends = [await next_frame(frames(r), "run_finished") for r in (first, second)]
+    assert [d["run"]["stop_reason"] for _, d in ends] == ["user_stop", "user_stop"]
+    status, body = await api.call("POST", "/api/tasks/stop-all")
+    assert (status, body) == (200, {"stopped": 0})
