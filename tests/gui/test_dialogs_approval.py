@@ -3,30 +3,34 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import qasync
+import shiboken6
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QApplication, QWidget
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-import qasync  # noqa: E402
-import shiboken6  # noqa: E402
-from PySide6.QtCore import QSize, Qt  # noqa: E402
-from PySide6.QtGui import QColor, QImage  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
-
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk  # noqa: E402
-from desktop_agent.ui.approval import ApprovalDialog, ask_approval  # noqa: E402
-from desktop_agent.ui.widgets import render_marked  # noqa: E402
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.ui.approval import ApprovalDialog, ask_approval
+from desktop_agent.ui.widgets import render_marked
 
 pytestmark = [
     pytest.mark.gui,
     # the offscreen platform cannot size-hint or raise windows, and warns each time
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
+
+
+@pytest.fixture(scope="session")
+def qapp_args() -> list[str]:
+    # offscreen unless the session's QApplication exists already; never set in os.environ,
+    # which the desktop tests hand down to the apps they start under Xvfb
+    return ["desktop-agent-tests", "-platform", "offscreen"]
+
 
 T = TypeVar("T")
 

@@ -3,36 +3,39 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import keyring
+import keyring.backend
+import keyring.backends.fail
 import pytest
+import qasync
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QSpinBox
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-import keyring  # noqa: E402
-import keyring.backend  # noqa: E402
-import keyring.backends.fail  # noqa: E402
-import qasync  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QSpinBox  # noqa: E402
-
-from desktop_agent.core.models import Policy  # noqa: E402
-from desktop_agent.settings import (  # noqa: E402
+from desktop_agent.core.models import Policy
+from desktop_agent.settings import (
     KEYRING_SERVICE,
     KEYRING_USER,
     PRESETS,
     Settings,
     to_toml,
 )
-from desktop_agent.ui.settings_dialog import SettingsDialog  # noqa: E402
+from desktop_agent.ui.settings_dialog import SettingsDialog
 
 pytestmark = [
     pytest.mark.gui,
     # the offscreen platform cannot size-hint or raise windows, and warns each time
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
+
+
+@pytest.fixture(scope="session")
+def qapp_args() -> list[str]:
+    # offscreen unless the session's QApplication exists already; never set in os.environ,
+    # which the desktop tests hand down to the apps they start under Xvfb
+    return ["desktop-agent-tests", "-platform", "offscreen"]
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):

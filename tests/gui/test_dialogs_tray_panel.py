@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import logging
-import os
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QSystemTrayIcon
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtGui import QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QSystemTrayIcon  # noqa: E402
-
-from desktop_agent.ui.acting_panel import ActingPanel  # noqa: E402
-from desktop_agent.ui.tray import UNAVAILABLE_MESSAGE, TrayController  # noqa: E402
+from desktop_agent.ui.acting_panel import ActingPanel
+from desktop_agent.ui.tray import UNAVAILABLE_MESSAGE, TrayController
 
 pytestmark = [
     pytest.mark.gui,
     # the offscreen platform cannot size-hint or raise windows, and warns each time
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
+
+
+@pytest.fixture(scope="session")
+def qapp_args() -> list[str]:
+    # offscreen unless the session's QApplication exists already; never set in os.environ,
+    # which the desktop tests hand down to the apps they start under Xvfb
+    return ["desktop-agent-tests", "-platform", "offscreen"]
 
 
 @pytest.fixture
