@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from desktop_agent.core.errors import StoreError
@@ -30,8 +29,14 @@ def relative_path(run_id: str, name: str) -> str:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Write through a temporary name and rename, so nobody reads half a screenshot."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    """Write one artifact, making its run's folder on the first one.
+
+    No temporary name and rename: the loop stores a path in a step row only after
+    the file is written, so nobody is pointed at half a file, and the rename would
+    cost as much as the write.
+    """
+    try:
+        path.write_bytes(data)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)

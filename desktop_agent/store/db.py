@@ -29,9 +29,11 @@ PRAGMAS: tuple[tuple[str, object], ...] = (
 Migration = Callable[[peewee.SqliteDatabase], None]
 
 
-def execute(db: peewee.SqliteDatabase, statement: str) -> list[tuple[Any, ...]]:
+def execute(
+    db: peewee.SqliteDatabase, statement: str, params: Sequence[Any] = ()
+) -> list[tuple[Any, ...]]:
     """Run one SQL statement; its rows."""
-    cursor = db.execute_sql(statement)  # type: ignore[no-untyped-call]  # untyped in the stubs
+    cursor = db.execute_sql(statement, params)  # type: ignore[no-untyped-call]  # untyped stub
     return list(cursor.fetchall())
 
 

@@ -31,6 +31,8 @@ from desktop_agent.store.recovery import recover_interrupted
 from desktop_agent.store.tables import (
     RUN_COLUMNS,
     STEP_COLUMNS,
+    UPSERT_RUN,
+    UPSERT_STEP,
     Tables,
     columns_of,
     run_from_row,
@@ -217,23 +219,13 @@ class SqliteRunRepository:
         return [run_from_row(row) for row in query.limit(max(0, limit))]
 
     def _save_run(self, run: RunView) -> None:
-        runs = self._tables.runs
         row = run_to_row(run, self.owner)
-        runs.insert(columns_of(runs, row)).on_conflict(
-            conflict_target=[runs.c.id],
-            preserve=[getattr(runs.c, name) for name in RUN_COLUMNS if name != "id"],
-        ).execute()
+        execute(self._db, UPSERT_RUN, [row[name] for name in RUN_COLUMNS])
 
     def _save_step(self, step: StepView) -> None:
-        steps = self._tables.steps
         row = step_to_row(step)
         try:
-            steps.insert(columns_of(steps, row)).on_conflict(
-                conflict_target=[steps.c.run_id, steps.c.seq],
-                preserve=[
-                    getattr(steps.c, name) for name in STEP_COLUMNS if name not in ("run_id", "seq")
-                ],
-            ).execute()
+            execute(self._db, UPSERT_STEP, [row[name] for name in STEP_COLUMNS])
         except peewee.IntegrityError:
             raise StoreError(
                 f"cannot save step {step.seq} of run {step.run_id!r}: no such run"

@@ -80,6 +80,26 @@ class Tables:
         )
 
 
+def upsert_sql(table: str, columns: tuple[str, ...], key: tuple[str, ...]) -> str:
+    """INSERT … ON CONFLICT (key) DO UPDATE of every other column, with `?` per column.
+
+    Built once: peewee's query builder takes ~0.3 ms per statement of this width,
+    more than SQLite takes to commit it, and the loop writes a row several times a turn.
+    """
+    names = ", ".join(f'"{name}"' for name in columns)
+    marks = ", ".join("?" for _ in columns)
+    updates = ", ".join(f'"{name}" = excluded."{name}"' for name in columns if name not in key)
+    conflict = ", ".join(f'"{name}"' for name in key)
+    return (
+        f'INSERT INTO "{table}" ({names}) VALUES ({marks}) '
+        f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}"
+    )
+
+
+UPSERT_RUN = upsert_sql("runs", RUN_COLUMNS, ("id",))
+UPSERT_STEP = upsert_sql("steps", STEP_COLUMNS, ("run_id", "seq"))
+
+
 def columns_of(table: peewee.Table, row: dict[str, Any]) -> dict[peewee.Column, Any]:
     """A row keyed by the table's columns, as peewee's insert wants it."""
     return {getattr(table.c, name): value for name, value in row.items()}

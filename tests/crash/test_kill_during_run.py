@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import signal
 import sqlite3
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.core.models import RunStatus, StepStatus, StopReason
+from desktop_agent.core.models import RunStatus, StepStatus, StopReason, TaskSpec
 from desktop_agent.store import SqliteRunRepository
 
 ROOT = Path(__file__).parents[2]
@@ -98,3 +99,28 @@ def test_sigkill_keeps_the_store_sound_and_every_acknowledged_step(
             assert stored[seq] is status
     assert StepStatus.RUNNING not in stored.values()
     assert sorted(stored) == list(range(1, len(stored) + 1))
+
+
+async def test_a_second_process_shares_the_store_with_a_live_run(tmp_path: Path) -> None:
+    worker = Worker(tmp_path)
+    try:
+        run_id = (await asyncio.to_thread(worker.next_line)).split()[1]
+        await asyncio.to_thread(worker.next_line)  # the first step row is stored
+        with SqliteRunRepository.open(tmp_path) as store:
+            assert store.recovered == ()  # the worker lives: its run is not ours to end
+            live = await store.get_run(run_id)
+            assert live is not None and live.status is RunStatus.RUNNING
+            # Both processes write at once; WAL and the busy timeout make them take turns.
+            for n in range(30):
+                run = await store.create_run(TaskSpec(f"alongside {n}"))
+                await store.save_run(
+                    run.with_(status=RunStatus.COMPLETED, stop_reason=StopReason.DONE)
+                )
+                await asyncio.to_thread(worker.next_line)
+    finally:
+        worker.kill()
+
+    with SqliteRunRepository.open(tmp_path) as store:
+        assert store.recovered == (run_id,)
+        assert len(await store.list_runs(status=RunStatus.COMPLETED)) == 30
+        assert store.integrity_check_sync() == "ok"
