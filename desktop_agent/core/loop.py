@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
@@ -257,14 +258,17 @@ class _TaskLoop:
             return None
         usage = decision.usage
         is_tool = decision.action == "tool"
+        stored_args = (
+            self._stored_args(decision.tool, decision.args, observation) if is_tool else {}
+        )
         await self._end(
             step,
             StepStatus.OK,
             tool=decision.tool if is_tool else None,
-            args=self._stored_args(decision.tool, decision.args, observation) if is_tool else {},
+            args=stored_args,
             summary=_decision_summary(decision),
             reason=decision.reason,
-            raw_output=decision.raw,
+            raw_output=_redact_raw(decision.raw, decision.args, stored_args),
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
             latency_ms=decision.latency_ms,
@@ -480,6 +484,20 @@ def _target_of(args: BaseModel, observation: Observation) -> tuple[int, int] | N
     return None
 
 
+def _redact_raw(raw: str, args: dict[str, Any], stored_args: dict[str, Any]) -> str:
+    """The planner's raw output without the secrets that were redacted from its arguments."""
+    for name, value in stored_args.items():
+        secret = args.get(name)
+        if value == REDACTED and isinstance(secret, str) and secret:
+            for form in {
+                secret,
+                json.dumps(secret)[1:-1],
+                json.dumps(secret, ensure_ascii=False)[1:-1],
+            }:
+                raw = raw.replace(form, REDACTED)
+    return raw
+
+
 def _into_password_field(tool: str, args: dict[str, Any], observation: Observation) -> bool:
     if tool not in _TEXT_TOOLS:
         return False
@@ -511,5 +529,6 @@ async def run_task_loop(
         await task
     finally:
         if not task.done():
+            control.stop()  # a user stop: work in threads sees `cancelled` too
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)

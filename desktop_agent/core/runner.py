@@ -6,6 +6,7 @@ import itertools
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
+from typing import Any
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.control import RunControl
@@ -86,7 +87,9 @@ class TaskRunnerService:
             raise RefusedToStart(f"run {run.id} has ended ({run.status.value}); start a new one")
         control = RunControl()
         self._active[run.id] = control
-        return self._events(run, planner, control)
+        return _RunEvents(
+            self._events(run, planner, control), lambda: self._release(run.id, control)
+        )
 
     async def _events(
         self, run: RunView, planner: Planner, control: RunControl
@@ -156,3 +159,32 @@ class TaskRunnerService:
             control.stop()
         self.services.permissions.revoke_all_task_grants()
         return len(controls)
+
+
+class _RunEvents(AsyncGenerator[TaskLoopEvent, None]):
+    """A started run's events. Closing them before the first event still frees the run id.
+
+    The body of an async generator only runs once it is iterated, so a consumer that
+    goes away before that (a client that disconnects at once) would otherwise leave the
+    run marked active for good. Such a run never ran: it stays as it was (queued).
+    """
+
+    def __init__(
+        self, events: AsyncGenerator[TaskLoopEvent, None], release: Callable[[], None]
+    ) -> None:
+        self._events = events
+        self._release = release
+
+    async def asend(self, value: None) -> TaskLoopEvent:
+        return await self._events.asend(value)
+
+    async def athrow(self, typ: Any, val: Any = None, tb: Any = None) -> TaskLoopEvent:
+        if val is None and tb is None:
+            return await self._events.athrow(typ)
+        return await self._events.athrow(typ, val, tb)
+
+    async def aclose(self) -> None:
+        try:
+            await self._events.aclose()
+        finally:
+            self._release()
