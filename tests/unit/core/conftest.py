@@ -17,8 +17,8 @@ from desktop_agent.core.ports import Planner
 from desktop_agent.core.runner import RunnerServices, TaskRunnerService
 from tests.fakes import FakeExecutor, FakeObserver, ManualClock, MemoryRepository, ScriptedGate
 
-#: tools with the `safe` risk run without an approval under the default policy
-SAFE_TOOLS = ("wait",)
+#: a bound on every wait for an event, so a broken run fails its test instead of hanging it
+LIMIT_S = 5.0
 
 
 @dataclass
@@ -110,9 +110,7 @@ class Consumer:
                 self.events.append(event)
                 self._changed.notify_all()
 
-    async def wait_for(
-        self, predicate: Callable[[TaskLoopEvent], bool], timeout: float = 5.0
-    ) -> TaskLoopEvent:
+    async def wait_for(self, predicate: Callable[[TaskLoopEvent], bool]) -> TaskLoopEvent:
         """The first event (seen so far or later) that satisfies `predicate`."""
 
         async def seen() -> TaskLoopEvent:
@@ -123,13 +121,13 @@ class Consumer:
                             return event
                     await self._changed.wait()
 
-        return await asyncio.wait_for(seen(), timeout)
+        return await asyncio.wait_for(seen(), LIMIT_S)
 
-    async def wait_type(self, type_: str, timeout: float = 5.0) -> TaskLoopEvent:
-        return await self.wait_for(lambda event: event.type == type_, timeout)
+    async def wait_type(self, type_: str) -> TaskLoopEvent:
+        return await self.wait_for(lambda event: event.type == type_)
 
-    async def finished(self, timeout: float = 5.0) -> list[TaskLoopEvent]:
-        await asyncio.wait_for(self.task, timeout)
+    async def finished(self) -> list[TaskLoopEvent]:
+        await asyncio.wait_for(self.task, LIMIT_S)
         return self.events
 
     def types(self) -> list[str]:

@@ -217,8 +217,7 @@ async def test_a_stop_that_arrives_while_a_step_is_being_stored_starts_no_planne
     assert harness.executor.calls == []
 
 
-async def test_a_stop_that_arrives_while_the_action_row_is_stored_asks_nobody_and_runs_nothing(
-) -> None:
+async def test_a_stop_while_the_action_row_is_stored_asks_nobody_and_runs_nothing() -> None:
     h = make_harness()
     run = await h.create()
     save_step = h.repo.save_step

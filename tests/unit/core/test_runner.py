@@ -206,9 +206,7 @@ async def test_stop_all_revokes_task_grants_and_a_new_run_asks_again() -> None:
         await blocker.block()
         return done()
 
-    consumer = Consumer(
-        h.runner.start(run, ScriptedPlanner([tool("click", x=1, y=1), then_hang]))
-    )
+    consumer = Consumer(h.runner.start(run, ScriptedPlanner([tool("click", x=1, y=1), then_hang])))
     await blocker.entered.wait()
     assert h.permissions.task_grants(run.id) == {"click"}
     assert h.permissions.decide(run.id, "click", Risk.INPUT) is Policy.ALLOW
