@@ -92,6 +92,7 @@ class SettingsDialog(QDialog):
         self._candidate: Settings | None = settings
         self.fields: dict[str, QWidget] = {}
         self.errors: dict[str, QLabel] = {}
+        self._titles: dict[str, str] = {"policies": "Tool policies"}
         self.setWindowTitle("Desktop Agent — settings")
         self.setObjectName("SettingsDialog")
 
@@ -125,6 +126,7 @@ class SettingsDialog(QDialog):
 
     def _row(self, form: QFormLayout, name: str, label: str, widget: QWidget) -> None:
         self.fields[name] = widget
+        self._titles[name] = label.replace("&", "").rstrip(":")
         title = QLabel(label)
         title.setBuddy(widget)
         error = QLabel()
@@ -312,12 +314,15 @@ class SettingsDialog(QDialog):
             lines: list[str] = []
         except ValidationError as error:
             candidate = None
-            lines = validation_messages(error)
+            lines = []
             problems = {}
-            for item, line in zip(error.errors(include_url=False), lines, strict=True):
+            for item, line in zip(
+                error.errors(include_url=False), validation_messages(error), strict=True
+            ):
                 name = str(item["loc"][0]) if item["loc"] else ""
                 message = line.split(": ", 1)[1] if ": " in line else line
                 problems.setdefault(name, message)
+                lines.append(f"{self._titles.get(name, name)}: {message}")
         for name, label in self.errors.items():
             label.setText(problems.get(name, ""))
             label.setVisible(name in problems)

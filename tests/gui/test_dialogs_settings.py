@@ -145,7 +145,7 @@ def test_invalid_base_url_is_shown_inline_and_save_is_disabled(make_dialog, qtbo
     type_into(qtbot, line(dialog, "base_url"), "htp:/nowhere")
     assert inline_error(dialog, "base_url") == "not a valid http(s) URL: 'htp:/nowhere'"
     assert not dialog.save_button.isEnabled()
-    assert "base_url: not a valid http(s) URL" in dialog.summary.text()
+    assert dialog.summary.text() == "Base URL: not a valid http(s) URL: 'htp:/nowhere'"
     type_into(qtbot, line(dialog, "base_url"), "http://127.0.0.1:8080/v1")
     assert inline_error(dialog, "base_url") == ""
     assert dialog.save_button.isEnabled()
