@@ -100,6 +100,26 @@ def _cause_text(error: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
+def chat_body(
+    model: str, messages: list[dict[str, Any]], schema: dict[str, Any], level: FormatLevel
+) -> dict[str, Any]:
+    """The body of one chat-completions request (what the benchmark measures)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "temperature": 0,
+        "max_tokens": MAX_TOKENS,
+    }
+    if level == "json_schema":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "decision", "schema": schema, "strict": False},
+        }
+    elif level == "json_object":
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
 class OpenAIPlanner:
     """Asks an OpenAI-compatible server for the next action, one chat completion per turn.
 
@@ -207,13 +227,6 @@ class OpenAIPlanner:
             self.formats.remember(self.base_url, self.model, level)
             return completion
 
-    def _response_format(self, schema: dict[str, Any], level: FormatLevel) -> dict[str, Any]:
-        if level == "json_schema":
-            return {
-                "type": "json_schema",
-                "json_schema": {"name": "decision", "schema": schema, "strict": False},
-            }
-        return {"type": "json_object"}
 
     # ── transport ────────────────────────────────────────────────────────────
 
@@ -235,14 +248,7 @@ class OpenAIPlanner:
         import openai
 
         client = self._client()
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": 0,
-            "max_tokens": MAX_TOKENS,
-        }
-        if level != "text":
-            kwargs["response_format"] = self._response_format(schema, level)
+        kwargs = chat_body(self.model, messages, schema, level)
         at = f"{TRANSPORT_PREFIX} at {self.base_url}"
         waited = 0.0
         attempt = 0
