@@ -113,6 +113,8 @@ class SqliteRunRepository:
         """Open (creating, migrating and recovering) the store of `data_dir`; StoreError if not.
 
         Blocks for a few milliseconds; call it before the event loop is busy.
+        `owner` is the process identity written into active runs (default: this
+        process); `migrations` and `now` are for tests.
         """
         data_dir = Path(data_dir).expanduser()
         try:

@@ -91,12 +91,12 @@ def test_sigkill_keeps_the_store_sound_and_every_acknowledged_step(
         stored = {step.seq: step.status for step in store.list_steps_sync(run_id)}
 
     assert set(acked) <= set(stored)
-    for seq, status in acked.items():
+    for number, status in acked.items():
         if status is StepStatus.RUNNING:
             # its final write may have landed after the last acknowledgement
-            assert stored[seq] is not StepStatus.RUNNING
+            assert stored[number] is not StepStatus.RUNNING
         else:
-            assert stored[seq] is status
+            assert stored[number] is status
     assert StepStatus.RUNNING not in stored.values()
     assert sorted(stored) == list(range(1, len(stored) + 1))
 

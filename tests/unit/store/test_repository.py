@@ -22,6 +22,7 @@ from desktop_agent.core.models import (
 from desktop_agent.core.ports import RunRepository
 from desktop_agent.store import SqliteRunRepository, repository
 from desktop_agent.store import artifacts as artifact_files
+from desktop_agent.store.tables import step_to_row
 from tests.unit.store.conftest import SteppingClock
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -233,7 +234,7 @@ async def test_artifact_writes_and_database_work_run_on_one_thread_off_the_loop(
     repo: SqliteRunRepository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: dict[str, set[int]] = {"file": set(), "row": set()}
-    write_file, step_to_row = artifact_files.write_file, repository.step_to_row
+    write_file = artifact_files.write_file
 
     def recording_write(path: Path, data: bytes) -> None:
         threads["file"].add(threading.get_ident())
