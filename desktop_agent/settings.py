@@ -267,7 +267,8 @@ def load_settings(path: str | Path | None = None, env: Mapping[str, str] = os.en
         raise ConfigError(f"settings file {file} is not valid TOML: {error}") from None
     except OSError as error:
         raise ConfigError(f"settings file {file} cannot be read: {error.strerror}") from None
-    data.pop("api_key", None)  # never honoured from a file: the key lives in the keyring
+    if data.pop("api_key", None) is not None:
+        log.info("ignored api_key in %s: the API key is read from the keyring or $VAR", file)
     overrides = env_overrides(env)
     sources = {name: ENV_PREFIX + name.upper() for name in overrides}
     return _validate({**data, **overrides}, sources)
