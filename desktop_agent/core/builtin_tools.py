@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.models import Risk
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 
+_NUMBERS: tuple[object, ...] = (int, float, int | None, float | None)
+
 
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_as_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic's lax mode reads true as 1: {"element": true} would act on element 1
+        name = info.field_name
+        if isinstance(value, bool) and name and cls.model_fields[name].annotation in _NUMBERS:
+            raise ValueError(f"expected a number, not {str(value).lower()}")
+        return value
 
 
 class _PointOrElement(_Args):
