@@ -137,9 +137,9 @@ def check_base_url(value: str) -> str:
 
 
 def parse_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN or Infinity) from UTF-8 bytes; BadRequest when it is not."""
+    """Strict JSON (no NaN or Infinity) from UTF-8 bytes (a BOM is skipped); BadRequest if not."""
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise BadRequest("the body is not UTF-8") from None
     try:
@@ -220,5 +220,5 @@ def _reject_constant(name: str) -> Any:
 
 def _json_reason(error: ValueError) -> str:
     if isinstance(error, json.JSONDecodeError):
-        return f"{error.msg} at line {error.lineno} column {error.colno}"
+        return f"{error.msg} (line {error.lineno}, column {error.colno})"
     return str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -1,8 +1,9 @@
-"""Fixtures of the API tests: a real Agent on a real store, a real ApiServer on loopback, a client."""
+"""API test fixtures: a real Agent on a real store, a real ApiServer on loopback, a client."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -169,8 +170,10 @@ class Api:
         send.update(headers or {})
         if body is not None:
             data = json.dumps(body).encode()
+        # aiohttp warns about sending more than 1 MiB of raw bytes at once: stream those.
+        payload: Any = io.BytesIO(data) if data is not None and len(data) > 1 << 19 else data
         async with self.session.request(
-            method, self.base + path, data=data, headers=send
+            method, self.base + path, data=payload, headers=send
         ) as response:
             assert response.content_type == "application/json", await response.text()
             return response.status, await response.json()

@@ -1,0 +1,118 @@
+"""Approvals answered by an API client: a run waiting for a human goes on (or is denied)."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_agent.core.models import Policy
+from tests.fakes import done, tool
+from tests.unit.api.conftest import Api, frames, next_frame
+
+
+@pytest.fixture
+def policies() -> dict[str, Policy]:
+    return {"wait": Policy.ASK}
+
+
+async def test_an_approval_answered_through_the_api_unblocks_the_run(api: Api) -> None:
+    api.planners.scripts["ask"] = [tool("wait", seconds=0), done()]
+    run = await api.create("ask")
+    async with api.events(run["id"]) as response:
+        stream = frames(response)
+        _, asked = await next_frame(stream, "approval_requested")
+        approval_id = asked["approval"]["id"]
+
+        status, pending = await api.call("GET", "/api/approvals")
+        assert status == 200
+        assert [(a["id"], a["tool"], a["run_id"]) for a in pending] == [
+            (approval_id, "wait", run["id"])
+        ]
+
+        status, body = await api.call(
+            "POST", f"/api/approvals/{approval_id}", body={"decision": "once"}
+        )
+        assert (status, body) == (
+            200,
+            {"id": approval_id, "run_id": run["id"], "decision": "once"},
+        )
+        _, resolved = await next_frame(stream, "approval_resolved")
+        assert resolved["approval"]["decision"] == "once"
+        _, action = await next_frame(stream, "step_finished", kind="action")
+        assert action["step"]["status"] == "ok"
+        _, finished = await next_frame(stream, "run_finished")
+    assert finished["run"]["status"] == "completed"
+    assert api.agent.approvals.pending == []
+    status, body = await api.call(
+        "POST", f"/api/approvals/{approval_id}", body={"decision": "once"}
+    )
+    assert status == 404
+    assert body["error"] == f'no pending approval "{approval_id}"'
+
+
+async def test_a_denial_through_the_api_denies_the_step(api: Api) -> None:
+    api.planners.scripts["ask"] = [tool("wait", seconds=0), done()]
+    run = await api.create("ask")
+    async with api.events(run["id"]) as response:
+        stream = frames(response)
+        _, asked = await next_frame(stream, "approval_requested")
+        status, _ = await api.call(
+            "POST", f"/api/approvals/{asked['approval']['id']}", body={"decision": "deny"}
+        )
+        assert status == 200
+        _, action = await next_frame(stream, "step_finished", kind="action")
+        await next_frame(stream, "run_finished")
+    assert action["step"]["status"] == "denied"
+    assert action["step"]["error"] == "denied by the user"
+
+
+async def test_allow_for_this_run_grants_the_tool_for_the_rest_of_the_run(api: Api) -> None:
+    api.planners.scripts["twice"] = [tool("wait", seconds=0), tool("wait", seconds=0), done()]
+    run = await api.create("twice")
+    async with api.events(run["id"]) as response:
+        stream = frames(response)
+        _, asked = await next_frame(stream, "approval_requested")
+        status, body = await api.call(
+            "POST", f"/api/approvals/{asked['approval']['id']}", body={"decision": "run"}
+        )
+        assert (status, body["decision"]) == (200, "run")
+        seen = [frame async for frame in stream]
+    assert [name for name, _ in seen].count("approval_requested") == 0
+    assert seen[-1][1]["run"]["status"] == "completed"
+
+
+async def test_a_dangerous_tool_is_never_granted_for_the_run(api: Api) -> None:
+    api.planners.scripts["launch"] = [tool("launch_app", command="l3afpad"), done()]
+    run = await api.create("launch")
+    async with api.events(run["id"]) as response:
+        stream = frames(response)
+        _, asked = await next_frame(stream, "approval_requested")
+        assert asked["approval"]["offer_run_grant"] is False
+
+        status, body = await api.call(
+            "POST", f"/api/approvals/{asked['approval']['id']}", body={"decision": "run"}
+        )
+
+        assert (status, body["decision"]) == (200, "once")
+        await next_frame(stream, "run_finished")
+    assert api.agent.permissions.task_grants(run["id"]) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({}, "decision is required"),
+        ({"decision": "always"}, "decision: input should be 'once', 'run' or 'deny'"),
+        ({"decision": 1}, "decision: input should be 'once', 'run' or 'deny' (got 1)"),
+        ({"decision": "once", "why": "x"}, 'unknown field "why"'),
+        (["once"], "the body must be a JSON object, not a list"),
+    ],
+)
+async def test_a_bad_answer_is_400_with_its_reason(api: Api, body: object, error: str) -> None:
+    status, answer = await api.call("POST", "/api/approvals/a1", body=body)
+    assert status == 400
+    assert answer["error"].startswith(error), answer
+
+
+async def test_answering_an_unknown_approval_is_404(api: Api) -> None:
+    status, body = await api.call("POST", "/api/approvals/nope", body={"decision": "once"})
+    assert (status, body) == (404, {"error": 'no pending approval "nope"'})
