@@ -1,0 +1,221 @@
+"""Run history: a table model of RunViews (newest first), a filter, and the panel showing them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.models import RunView
+from desktop_agent.ui.icons import status_icon
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class HistoryModel(QAbstractTableModel):
+    """Runs, newest first (by creation time); `upsert` keeps a run's row current."""
+
+    STATUS, GOAL, TIME = range(3)
+    HEADERS = ("Status", "Goal", "Started")
+    RUN_ROLE = Qt.ItemDataRole.UserRole + 1
+    #: what the filter matches against: status, goal, model and id
+    FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._runs: list[RunView] = []
+
+    def set_runs(self, runs: list[RunView]) -> None:
+        self.beginResetModel()
+        self._runs = sorted(runs, key=lambda run: run.created_at, reverse=True)
+        self.endResetModel()
+
+    def upsert(self, run: RunView) -> None:
+        for row, known in enumerate(self._runs):
+            if known.id == run.id:
+                self._runs[row] = run
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+                return
+        row = 0
+        while row < len(self._runs) and self._runs[row].created_at > run.created_at:
+            row += 1
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._runs.insert(row, run)
+        self.endInsertRows()
+
+    def runs(self) -> list[RunView]:
+        return list(self._runs)
+
+    def row_of(self, run_id: str) -> int:
+        for row, run in enumerate(self._runs):
+            if run.id == run_id:
+                return row
+        return -1
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._runs)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(  # noqa: N802
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        run = self._runs[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == self.STATUS:
+                return run.status.value
+            if column == self.GOAL:
+                return " ".join(run.goal.split())
+            return format_time(run.started_at or run.created_at)
+        if role == Qt.ItemDataRole.DecorationRole and column == self.STATUS:
+            return status_icon(run.status.value)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return _tooltip(run)
+        if role == self.RUN_ROLE:
+            return run
+        if role == self.FILTER_ROLE:
+            return f"{run.status.value} {run.goal} {run.model} {run.id}"
+        return None
+
+
+class HistoryFilter(QSortFilterProxyModel):
+    """Keeps the runs whose status, goal, model or id contain every word of the filter text."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._words: list[str] = []
+
+    def set_text(self, text: str) -> None:
+        self.beginFilterChange()
+        self._words = text.casefold().split()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:  # noqa: N802
+        if not self._words:
+            return True
+        model = self.sourceModel()
+        haystack = str(
+            model.data(model.index(source_row, 0, source_parent), HistoryModel.FILTER_ROLE)
+        ).casefold()
+        return all(word in haystack for word in self._words)
+
+
+class HistoryPanel(QWidget):
+    """The run history with a filter box; choosing a run asks the window to show it.
+
+    Signals:
+        run_selected(str): the id of the run the user picked.
+
+    Attributes:
+        model: every run known (newest first).
+        proxy: the runs the filter lets through.
+        filter_edit: the filter box.
+        view: the table.
+    """
+
+    run_selected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = HistoryModel(self)
+        self.proxy = HistoryFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setObjectName("historyFilter")
+        self.filter_edit.setPlaceholderText("Filter runs (status, goal, model)…")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setAccessibleName("Filter the run history")
+        self.view = QTableView(self)
+        self.view.setObjectName("history")
+        self.view.setAccessibleName("Run history")
+        self.view.setModel(self.proxy)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(HistoryModel.STATUS, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(HistoryModel.GOAL, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(HistoryModel.TIME, QHeaderView.ResizeMode.ResizeToContents)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.view)
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self.filter_edit.textChanged.connect(self.on_filter_changed)
+        self.view.activated.connect(self.on_activated)
+        self.view.clicked.connect(self.on_activated)
+
+    def on_filter_changed(self, text: str) -> None:
+        self.proxy.set_text(text)
+
+    def on_activated(self, index: QModelIndex) -> None:
+        run = index.data(HistoryModel.RUN_ROLE)
+        if isinstance(run, RunView):
+            self.run_selected.emit(run.id)
+
+    def visible_runs(self) -> list[RunView]:
+        """The runs the filter lets through, top to bottom."""
+        return [
+            self.proxy.index(row, 0).data(HistoryModel.RUN_ROLE)
+            for row in range(self.proxy.rowCount())
+        ]
+
+    def select_run(self, run_id: str) -> None:
+        """Highlight a run's row without emitting run_selected (e.g. the run just started)."""
+        row = self.model.row_of(run_id)
+        if row < 0:
+            return
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if index.isValid():
+            blocked = self.view.blockSignals(True)
+            self.view.selectRow(index.row())
+            self.view.blockSignals(blocked)
+
+
+def format_time(value: datetime | None) -> str:
+    if value is None:
+        return ""
+    local = value.astimezone()
+    today = datetime.now().astimezone().date()
+    return f"{local:%H:%M:%S}" if local.date() == today else f"{local:%Y-%m-%d %H:%M}"
+
+
+def _tooltip(run: RunView) -> str:
+    status = run.status.value + (f" ({run.stop_reason.value})" if run.stop_reason else "")
+    lines = [run.goal, status]
+    lines.append(f"{run.step_count} of {run.max_steps} turns · {run.model}")
+    if run.message:
+        lines.append(run.message)
+    lines.append(f"id {run.id}")
+    return "\n".join(lines)

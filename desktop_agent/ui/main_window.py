@@ -1,0 +1,578 @@
+"""The main window: task panel, live step timeline, step detail, run history and status bar."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent
+from PySide6.QtWidgets import (
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.models import RunStatus, RunView, StepView
+from desktop_agent.ui.history import HistoryPanel
+from desktop_agent.ui.icons import app_icon
+from desktop_agent.ui.step_detail import StepDetail
+from desktop_agent.ui.task_panel import TaskPanel
+from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
+from desktop_agent.ui.worker import RunWorker
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent
+
+log = logging.getLogger(__name__)
+
+TITLE = "Desktop Agent"
+
+
+class MainWindow(QMainWindow):
+    """The app's window. It gets the Agent (the only service) once it is open, so the
+    window can paint before the store and the desktop adapters are loaded.
+
+    One run is on show at a time, live or replayed, through one RunWorker; the
+    timeline and the status bar follow that worker's signals only.
+
+    Signals:
+        first_painted: the window painted for the first time (start-up figure).
+        showing_run(RunView): a run is on show (started live or replayed).
+        stop_all_requested: Stop all was asked (button, menu); the app stops every run.
+        settings_requested: Settings… was chosen.
+        quit_requested: Quit was chosen, or the window was closed while it should quit.
+        hidden_to_tray: the window was closed but the app goes on in the tray.
+
+    Attributes:
+        agent: the services, None until `bind`.
+        worker: the RunWorker of the run on show, None before the first.
+        hide_on_close: closing hides the window instead of quitting (a tray is there).
+        panel, timeline_model, timeline, detail, history: the parts.
+        status_label, turn_label, elapsed_label: the status bar's fields.
+    """
+
+    first_painted = Signal()
+    showing_run = Signal(object)
+    stop_all_requested = Signal()
+    settings_requested = Signal()
+    quit_requested = Signal()
+    hidden_to_tray = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(TITLE)
+        self.setWindowIcon(app_icon())
+        self.setObjectName("mainWindow")
+        self.agent: Agent | None = None
+        self.worker: RunWorker | None = None
+        self.hide_on_close = False
+        self._quitting = False
+        self._painted = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._starting: asyncio.Task[Any] | None = None
+        self._run: RunView | None = None
+        self._turn = 0
+        self._clock_started: float | None = None
+
+        self.loader = ImageLoader(parent=self)
+        self.panel = TaskPanel(self)
+        self.history = HistoryPanel(self)
+        self.timeline_model = TimelineModel(self.loader, self)
+        self.timeline = TimelineView(self.timeline_model, self)
+        self.detail = StepDetail(self.loader, self)
+        self.run_title = QLabel("No run on show. Type a goal and press Start, or pick a run.", self)
+        self.run_title.setObjectName("runTitle")
+        self.run_title.setWordWrap(True)
+        self._build_layout()
+        self._build_status_bar()
+        self._build_actions()
+        self._elapsed_timer = QTimer(self)
+        self._elapsed_timer.setInterval(1000)
+        self.panel.set_ready(False)
+        self.resize(1280, 800)
+        self._connect_signals()
+
+    # ── construction ─────────────────────────────────────────────────────────
+
+    def _build_layout(self) -> None:
+        task_host = QWidget(self)
+        task_layout = QVBoxLayout(task_host)
+        task_layout.setContentsMargins(0, 0, 0, 0)
+        task_layout.addWidget(self.panel)
+        task_layout.addStretch(1)
+        left_splitter = QSplitter(Qt.Orientation.Vertical, self)
+        left_splitter.addWidget(task_host)
+        left_splitter.addWidget(self.history)
+        left_splitter.setStretchFactor(1, 1)
+
+        centre = QWidget(self)
+        centre_layout = QVBoxLayout(centre)
+        centre_layout.setContentsMargins(0, 0, 0, 0)
+        centre_layout.addWidget(self.run_title)
+        centre_layout.addWidget(self.timeline)
+
+        right = QSplitter(Qt.Orientation.Vertical, self)
+        right.addWidget(centre)
+        right.addWidget(self.detail)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 2)
+
+        main = QSplitter(Qt.Orientation.Horizontal, self)
+        main.addWidget(left_splitter)
+        main.addWidget(right)
+        main.setStretchFactor(0, 0)
+        main.setStretchFactor(1, 1)
+        main.setSizes([400, 880])
+        self.setCentralWidget(main)
+
+    def _build_status_bar(self) -> None:
+        self.status_label = QLabel("Opening the history…", self)
+        self.status_label.setObjectName("status")
+        self.turn_label = QLabel("", self)
+        self.turn_label.setObjectName("turn")
+        self.elapsed_label = QLabel("", self)
+        self.elapsed_label.setObjectName("elapsed")
+        bar = self.statusBar()
+        bar.addWidget(self.status_label, 1)
+        bar.addPermanentWidget(self.turn_label)
+        bar.addPermanentWidget(self.elapsed_label)
+
+    def _build_actions(self) -> None:
+        def action(text: str, *keys: QKeySequence | str) -> QAction:
+            made = QAction(text, self)
+            made.setShortcuts([QKeySequence(key) for key in keys])
+            made.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            self.addAction(made)
+            return made
+
+        self.start_action = action("&Start", "Ctrl+Return", "Ctrl+Enter")
+        self.pause_action = action("&Pause / Resume", "Ctrl+P")
+        self.stop_action = action("St&op", "Esc", "Ctrl+.")
+        self.stop_all_action = action("Stop &all runs", "Ctrl+Shift+.")
+        self.refresh_action = action("&Refresh history", QKeySequence.StandardKey.Refresh)
+        self.settings_action = action("&Settings…", "Ctrl+,")
+        self.quit_action = action("&Quit", QKeySequence.StandardKey.Quit)
+        menus = self.menuBar()
+        app_menu = menus.addMenu("&App")
+        app_menu.addAction(self.settings_action)
+        app_menu.addSeparator()
+        app_menu.addAction(self.quit_action)
+        run_menu = menus.addMenu("&Run")
+        for made in (self.start_action, self.pause_action, self.stop_action):
+            run_menu.addAction(made)
+        run_menu.addSeparator()
+        run_menu.addAction(self.stop_all_action)
+        run_menu.addAction(self.refresh_action)
+
+    def _connect_signals(self) -> None:
+        panel = self.panel
+        panel.start_requested.connect(self.on_start_requested)
+        panel.pause_requested.connect(self.on_pause_requested)
+        panel.stop_requested.connect(self.on_stop_requested)
+        panel.stop_all_requested.connect(self.stop_all_requested)
+        self.history.run_selected.connect(self.on_run_selected)
+        self.timeline.selectionModel().selectionChanged.connect(self.on_step_selection_changed)
+        self.timeline_model.dataChanged.connect(self.on_timeline_data_changed)
+        self.start_action.triggered.connect(panel.on_start_clicked)
+        self.pause_action.triggered.connect(panel.on_pause_clicked)
+        self.stop_action.triggered.connect(panel.on_stop_clicked)
+        self.stop_all_action.triggered.connect(self.stop_all_requested)
+        self.refresh_action.triggered.connect(self.on_refresh_requested)
+        self.settings_action.triggered.connect(self.settings_requested)
+        self.quit_action.triggered.connect(self.on_quit_chosen)
+        self._elapsed_timer.timeout.connect(self.on_elapsed_tick)
+
+    # ── the agent ────────────────────────────────────────────────────────────
+
+    def bind(self, agent: Agent) -> None:
+        """Use `agent` from now on: tools, model, history, and the vision check."""
+        self.agent = agent
+        self.loader.data_dir = agent.data_dir
+        settings = agent.settings
+        self.panel.set_tools(agent.registry.specs())
+        self.panel.max_steps.setValue(settings.max_steps)
+        self.panel.set_ready(True)
+        self.apply_settings()
+        self.set_status("Ready.")
+        self.spawn(self.refresh_history())
+
+    def apply_settings(self) -> None:
+        """Show the model of the current settings and check again whether it can see."""
+        if self.agent is None:
+            return
+        settings = self.agent.settings
+        self.panel.set_model(settings.model, settings.base_url)
+        self.spawn(self.check_vision())
+
+    async def check_vision(self) -> None:
+        """Resolve (without a chat request) whether the configured model can see."""
+        agent = self.agent
+        if agent is None:
+            return
+        settings = agent.settings
+        if not agent.check_model:
+            self.panel.set_vision("unknown", "model checks are off")
+            return
+        self.panel.set_vision("checking")
+        from desktop_agent.planner import resolve_vision
+
+        try:
+            verdict = await resolve_vision(
+                base_url=settings.base_url,
+                model=settings.model,
+                api_key=await asyncio.to_thread(agent.api_key),
+                setting=settings.vision,
+            )
+        except Exception as error:  # noqa: BLE001 - shown, never fatal
+            log.info("vision check failed: %s", error)
+            self.panel.set_vision("unknown", _one_line(error))
+            return
+        if self.agent is agent and agent.settings is settings:
+            self.panel.set_vision("yes" if verdict.can_see else "no", verdict.detail)
+
+    async def refresh_history(self) -> None:
+        if self.agent is None:
+            return
+        try:
+            runs = await self.agent.repo.list_runs(limit=500)
+        except DesktopAgentError as error:
+            self.set_status(f"The history cannot be read: {error}")
+            return
+        self.history.model.set_runs(runs)
+        if self._run is not None:
+            self.history.select_run(self._run.id)
+
+    # ── starting, stopping, replaying ────────────────────────────────────────
+
+    def on_start_requested(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
+        if self.agent is None or self.live_running:
+            return
+        self._starting = self.spawn(self._start(goal, max_steps, tools))
+
+    async def _start(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
+        agent = self.agent
+        assert agent is not None
+        self.panel.set_state("starting")
+        self.set_status("Checking the model…")
+        try:
+            run = await agent.create_run(goal, max_steps=max_steps, allowed_tools=tools)
+            self.history.model.upsert(run)
+            events = await agent.start(run)
+        except asyncio.CancelledError:
+            self.panel.set_state("idle")
+            self.set_status("Not started: stopped by the user.")
+            raise
+        except DesktopAgentError as error:
+            self.panel.set_state("idle")
+            self.panel.show_error(_one_line(error))
+            self.set_status(f"Not started: {_one_line(error)}")
+            return
+        finally:
+            self._starting = None
+        self.show_worker(RunWorker(events, live=True, parent=self))
+
+    def on_pause_requested(self, pause: bool) -> None:
+        if self.agent is None or self._run is None or not self.live_running:
+            return
+        runner = self.agent.runner
+        if pause:
+            runner.pause(self._run.id)
+            self.set_status("Pausing at the next safe point…")
+        else:
+            runner.resume(self._run.id)
+
+    def on_stop_requested(self) -> None:
+        if self._starting is not None:
+            self._starting.cancel()
+            return
+        if self.agent is None or self._run is None or not self.live_running:
+            return
+        self.agent.runner.stop(self._run.id)
+        self.panel.set_state("stopping")
+        self.set_status("Stopping…")
+
+    def on_run_selected(self, run_id: str) -> None:
+        if self.agent is None:
+            return
+        if self.live_running or self._starting is not None:
+            if self._run is None or self._run.id != run_id:
+                self.set_status("A run is on; its history can be replayed when it ends.")
+            return
+        row = self.history.model.row_of(run_id)
+        run = self.history.model.runs()[row] if row >= 0 else None
+        if run is not None and not run.status.is_terminal:
+            where = "in another window or client" if run.status.is_active else "yet"
+            self.set_status(f"That run has not ended {where}; it can be replayed when it has.")
+            return
+        self.show_worker(RunWorker(self.agent.replay(run_id), live=False, parent=self))
+
+    def show_worker(self, worker: RunWorker) -> None:
+        """Put `worker`'s run on show: clear the timeline and follow its signals."""
+        previous = self.worker
+        if previous is not None:
+            if previous.live and previous.running:
+                raise RuntimeError("a live run is on show; it must end first")
+            previous.cancel()
+            self._disconnect_worker(previous)
+        self.worker = worker
+        self._run = None
+        self._turn = 0
+        self.timeline_model.clear()
+        self.detail.show_step(None)
+        worker.run_started.connect(self.on_run_started)
+        worker.step_started.connect(self.on_step)
+        worker.step_finished.connect(self.on_step)
+        worker.run_paused.connect(self.on_run_paused)
+        worker.run_resumed.connect(self.on_run_resumed)
+        worker.run_finished.connect(self.on_run_finished)
+        worker.failed.connect(self.on_worker_failed)
+        worker.done.connect(self.on_worker_done)
+        worker.start()
+
+    def _disconnect_worker(self, worker: RunWorker) -> None:
+        for signal in (
+            worker.run_started,
+            worker.step_started,
+            worker.step_finished,
+            worker.run_paused,
+            worker.run_resumed,
+            worker.run_finished,
+            worker.failed,
+            worker.done,
+        ):
+            signal.disconnect()
+
+    @property
+    def live_running(self) -> bool:
+        worker = self.worker
+        return worker is not None and worker.live and worker.running
+
+    @property
+    def run(self) -> RunView | None:
+        """The run on show (its latest view)."""
+        return self._run
+
+    # ── worker signals ───────────────────────────────────────────────────────
+
+    def on_run_started(self, run: RunView) -> None:
+        live = self.worker is not None and self.worker.live
+        self._run = run
+        self.run_title.setText(("" if live else "Replay: ") + " ".join(run.goal.split()))
+        self.run_title.setToolTip(f"{run.goal}\nrun {run.id} · {run.model}")
+        if live:
+            self.history.model.upsert(run)
+            self.history.select_run(run.id)
+            self.panel.set_state("running")
+            self.set_status("Running.")
+            self._clock_started = time.monotonic()
+            self._elapsed_timer.start()
+        else:
+            self.set_status("Replaying a stored run.")
+        self._show_turn()
+        self.on_elapsed_tick()
+        self.showing_run.emit(run)
+
+    def on_step(self, step: StepView) -> None:
+        self.timeline_model.upsert(step)
+        if step.index != self._turn:
+            self._turn = step.index
+            self._show_turn()
+
+    def on_run_paused(self, run: RunView) -> None:
+        self._run = run
+        self.history.model.upsert(run)
+        self.panel.set_state("paused")
+        self.set_status("Paused. Resume with Ctrl+P.")
+
+    def on_run_resumed(self, run: RunView) -> None:
+        self._run = run
+        self.history.model.upsert(run)
+        self.panel.set_state("running")
+        self.set_status("Running.")
+
+    def on_run_finished(self, run: RunView) -> None:
+        live = self.worker is not None and self.worker.live
+        self._run = run
+        self._elapsed_timer.stop()
+        self.history.model.upsert(run)
+        self.panel.set_state("idle")
+        self._turn = max(self._turn, run.step_count)
+        self._show_turn()
+        self.on_elapsed_tick()
+        outcome = describe_outcome(run)
+        self.set_status(outcome if live else f"Replayed: {outcome}")
+
+    def on_worker_failed(self, message: str) -> None:
+        self.set_status(f"Could not show the run: {message}")
+
+    def on_worker_done(self) -> None:
+        self._elapsed_timer.stop()
+        if self.panel.state != "idle":
+            self.panel.set_state("idle")
+
+    # ── the timeline's selection ─────────────────────────────────────────────
+
+    def on_step_selection_changed(self, selected: QItemSelection, _: QItemSelection) -> None:
+        self._show_selected_step()
+
+    def on_timeline_data_changed(self, top_left: Any, bottom_right: Any, *_: Any) -> None:
+        rows = self.timeline.selectionModel().selectedRows()
+        if (
+            rows
+            and top_left.row() <= rows[0].row() <= bottom_right.row()
+            and top_left.column() != TimelineModel.SCREEN
+        ):
+            self._show_selected_step()
+
+    def _show_selected_step(self) -> None:
+        rows = self.timeline.selectionModel().selectedRows()
+        step = self.timeline_model.step_at(rows[0].row()) if rows else None
+        if step is None:
+            self.detail.show_step(None)
+            return
+        model = self.timeline_model
+        self.detail.show_step(
+            step,
+            screenshot=model.screenshot_of(step),
+            target=model.target_of(step),
+            reason=model.reason_of(step),
+        )
+
+    # ── status bar ───────────────────────────────────────────────────────────
+
+    def show_notice(self, text: str, timeout_ms: int = 30_000) -> None:
+        """A one-off message in the status bar (no tray, no hotkey, bad settings file, ...)."""
+        log.info("notice: %s", text)
+        self.statusBar().showMessage(text, timeout_ms)
+
+    def set_status(self, text: str) -> None:
+        self.status_label.setText(text)
+        self.status_label.setToolTip(text)
+
+    def _show_turn(self) -> None:
+        run = self._run
+        if run is None:
+            self.turn_label.setText("")
+            return
+        self.turn_label.setText(f"Turn {self._turn} of {run.max_steps}")
+
+    def on_elapsed_tick(self) -> None:
+        run = self._run
+        if run is None or run.started_at is None:
+            self.elapsed_label.setText("")
+            return
+        if run.finished_at is not None:
+            seconds = (run.finished_at - run.started_at).total_seconds()
+        elif self._clock_started is not None and self.worker is not None and self.worker.live:
+            # the monotonic clock since run_started: wall-clock jumps do not show
+            seconds = time.monotonic() - self._clock_started
+        else:
+            seconds = (datetime.now(UTC) - run.started_at).total_seconds()
+        self.elapsed_label.setText(format_elapsed(seconds))
+
+    # ── window behaviour ─────────────────────────────────────────────────────
+
+    def bring_to_front(self) -> None:
+        """Show the window normal (not minimised, not hidden) and give it the focus."""
+        if self.isMinimized() or not self.isVisible():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
+    def get_out_of_the_way(self) -> None:
+        """Minimise while a run acts, so its screenshots show the desktop, not this window."""
+        self.showMinimized()
+
+    def on_refresh_requested(self) -> None:
+        self.spawn(self.refresh_history())
+
+    def on_quit_chosen(self) -> None:
+        self._quitting = True
+        self.quit_requested.emit()
+
+    def allow_close(self) -> None:
+        """The app is quitting: the next close really closes."""
+        self._quitting = True
+
+    @property
+    def painted(self) -> bool:
+        return self._painted
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        super().paintEvent(event)
+        if not self._painted:
+            self._painted = True
+            self.first_painted.emit()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self._quitting:
+            event.accept()
+            return
+        event.ignore()
+        if self.hide_on_close:
+            self.hide()
+            self.hidden_to_tray.emit()
+        else:
+            self._quitting = True
+            self.quit_requested.emit()
+
+    async def shutdown(self) -> None:
+        """End the run on show (a live one is stored stopped / user_stop) and the loader."""
+        if self._starting is not None:
+            self._starting.cancel()
+        worker = self.worker
+        if worker is not None:
+            worker.cancel()
+            await worker.wait()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.loader.shutdown()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run `coro` on the loop, keeping a reference and logging what it raises."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            error = task.exception()
+            log.error("window task failed", exc_info=error)
+            self.set_status(f"Error: {_one_line(error)}")
+
+
+def describe_outcome(run: RunView) -> str:
+    """One line: how a run ended, e.g. "Completed: Saved the file." or "Stopped (max steps)"."""
+    words = {
+        RunStatus.COMPLETED: "Completed",
+        RunStatus.FAILED: "Failed",
+        RunStatus.STOPPED: "Stopped",
+        RunStatus.INTERRUPTED: "Interrupted",
+    }
+    head = words.get(run.status, run.status.value.capitalize())
+    if run.stop_reason is not None and run.stop_reason.value not in ("done", "user_stop"):
+        head += f" ({run.stop_reason.value.replace('_', ' ')})"
+    return f"{head}: {run.message}" if run.message else head
+
+
+def format_elapsed(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _one_line(error: BaseException | None) -> str:
+    text = " ".join(str(error).split()) if error is not None else ""
+    return text or type(error).__name__

@@ -1,0 +1,156 @@
+"""The detail of the selected step: its full screenshot with the target marked, reason, result."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.models import StepStatus, StepView
+from desktop_agent.ui.timeline import ImageLoader, format_duration
+from desktop_agent.ui.widgets import ScreenshotView
+
+
+class StepDetail(QWidget):
+    """Shows one step: the screenshot it was decided or done on, with the clicked point or
+    element marked, the model's reason, the arguments, and the result or the error.
+
+    The screenshot is read by the ImageLoader off the GUI thread; until it arrives the
+    view says so.
+
+    Attributes:
+        step: the step on show, or None.
+        screenshot: the step's screenshot view (image + target).
+        labels: the text fields by name: title, status, args, reason, result, timing.
+    """
+
+    def __init__(self, loader: ImageLoader, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("stepDetail")
+        self.step: StepView | None = None
+        self._loader = loader
+        self._screenshot_key: str | None = None
+        self._target: tuple[int, int] | None = None
+
+        self.screenshot = ScreenshotView(self)
+        self.screenshot.placeholder = "Select a step to see its screenshot"
+        self.labels: dict[str, QLabel] = {}
+        form_host = QWidget(self)
+        form = QFormLayout(form_host)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        for name, title in (
+            ("title", "Step"),
+            ("status", "Status"),
+            ("args", "Arguments"),
+            ("reason", "Model's reason"),
+            ("result", "Result"),
+            ("timing", "Timing"),
+        ):
+            label = QLabel(form_host)
+            label.setObjectName(f"detail_{name}")
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+            self.labels[name] = label
+            form.addRow(f"{title}:", label)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(form_host)
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.screenshot)
+        splitter.addWidget(scroll)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self._loader.loaded.connect(self.on_image_loaded)
+
+    def show_step(
+        self,
+        step: StepView | None,
+        *,
+        screenshot: str | None = None,
+        target: tuple[int, int] | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Show `step` (None clears); the screenshot/target/reason of its turn come from the
+        timeline, since only the observe row holds the screenshot and the decide row the reason.
+        """
+        self.step = step
+        if step is None:
+            self._screenshot_key = None
+            self.screenshot.placeholder = "Select a step to see its screenshot"
+            self.screenshot.set_image(None)
+            for label in self.labels.values():
+                label.clear()
+            return
+        labels = self.labels
+        what = step.kind.value + (f" · {step.tool}" if step.tool else "")
+        labels["title"].setText(f"Turn {step.index} · {what}")
+        labels["status"].setText(step.status.value)
+        labels["args"].setText(
+            json.dumps(step.args, ensure_ascii=False, indent=1) if step.args else "—"
+        )
+        labels["reason"].setText(reason or "—")
+        if step.error:
+            labels["result"].setText(f"Error: {step.error}")
+        elif step.status is StepStatus.RUNNING:
+            labels["result"].setText("running…")
+        else:
+            labels["result"].setText(step.summary or "—")
+        labels["timing"].setText(_timing(step))
+        self._show_screenshot(screenshot, target)
+
+    def _show_screenshot(self, relative: str | None, target: tuple[int, int] | None) -> None:
+        self._target = target
+        if not relative:
+            self._screenshot_key = None
+            self.screenshot.placeholder = "No screenshot for this step"
+            self.screenshot.set_image(None)
+            return
+        image = self._loader.cached(relative)
+        if isinstance(image, QImage):
+            self._screenshot_key = relative
+            self.screenshot.set_image(image, target)
+            return
+        self._screenshot_key = self._loader.request(relative)
+        self.screenshot.placeholder = (
+            "The screenshot file is missing"
+            if self._loader.missing(self._screenshot_key)
+            else "Loading the screenshot…"
+        )
+        self.screenshot.set_image(None)
+
+    def on_image_loaded(self, key: str) -> None:
+        if key != self._screenshot_key:
+            return
+        image = self._loader.cached(key)
+        if isinstance(image, QImage):
+            self.screenshot.set_image(image, self._target)
+        elif self._loader.missing(key):
+            self.screenshot.placeholder = "The screenshot file is missing"
+            self.screenshot.set_image(None)
+
+
+def _timing(step: StepView) -> str:
+    parts = [f"started {step.started_at.astimezone():%H:%M:%S}"]
+    if step.duration_ms is not None:
+        parts.append(f"took {format_duration(step.duration_ms)}")
+    if step.latency_ms is not None:
+        parts.append(f"model {format_duration(step.latency_ms)}")
+    if step.prompt_tokens is not None or step.completion_tokens is not None:
+        parts.append(f"tokens {step.prompt_tokens or 0} in / {step.completion_tokens or 0} out")
+    return " · ".join(parts)

@@ -1,0 +1,235 @@
+"""The task panel: the goal, the model and whether it can see, limits, allowed tools, controls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.tools import ToolSpec
+
+#: the panel's states; the buttons follow them
+STATES = ("idle", "starting", "running", "paused", "stopping")
+
+
+class GoalEdit(QPlainTextEdit):
+    """A few lines of goal text; Ctrl+Return is left to the window's Start shortcut."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and (
+            event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
+            event.ignore()
+            return
+        super().keyPressEvent(event)
+
+
+class TaskPanel(QWidget):
+    """What to do and with which limits, and the run's controls.
+
+    The panel only asks (signals); the window decides and tells it the state back.
+
+    Signals:
+        start_requested(str, int, object): goal, max steps, allowed tool names (tuple).
+        pause_requested(bool): True to pause the run, False to resume it.
+        stop_requested: stop the run on show.
+        stop_all_requested: stop every run (this app and any `desktop-agent run`).
+
+    Attributes:
+        state: one of STATES.
+        goal_edit, max_steps, tools_list: the inputs.
+        start_button, pause_button, stop_button, stop_all_button: the controls.
+        model_label, vision_label, error_label: the model in use, whether it can see,
+            and the last refusal or error (one line).
+    """
+
+    start_requested = Signal(str, int, object)
+    pause_requested = Signal(bool)
+    stop_requested = Signal()
+    stop_all_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("taskPanel")
+        self.state = "idle"
+        self._ready = False
+
+        self.goal_edit = GoalEdit(self)
+        self.goal_edit.setObjectName("goal")
+        self.goal_edit.setAccessibleName("Goal")
+        self.goal_edit.setPlaceholderText(
+            "What should be done? e.g. Open the text editor, write “hello”, "
+            "and save it as ~/hello.txt"
+        )
+        self.goal_edit.setTabChangesFocus(True)
+        self.goal_edit.setFixedHeight(self.goal_edit.fontMetrics().lineSpacing() * 4 + 12)
+
+        self.model_label = QLabel("Model: …", self)
+        self.model_label.setObjectName("model")
+        self.model_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.vision_label = QLabel("", self)
+        self.vision_label.setObjectName("vision")
+        self.vision_label.setWordWrap(True)
+
+        self.max_steps = QSpinBox(self)
+        self.max_steps.setObjectName("maxSteps")
+        self.max_steps.setRange(1, 500)
+        self.max_steps.setValue(20)
+        self.max_steps.setAccessibleName("Maximum number of turns")
+
+        self.tools_list = QListWidget(self)
+        self.tools_list.setObjectName("tools")
+        self.tools_list.setAccessibleName("Allowed tools")
+        self.tools_list.setMaximumHeight(150)
+
+        self.start_button = QPushButton("&Start", self)
+        self.start_button.setToolTip("Start the task (Ctrl+Return)")
+        self.pause_button = QPushButton("&Pause", self)
+        self.pause_button.setToolTip("Pause or resume the run (Ctrl+P)")
+        self.stop_button = QPushButton("St&op", self)
+        self.stop_button.setToolTip("Stop the run (Esc or Ctrl+.)")
+        self.stop_all_button = QPushButton("Stop &all", self)
+        self.stop_all_button.setToolTip(
+            "Stop every run of this app and of any `desktop-agent run` on this data dir"
+        )
+
+        self.error_label = QLabel("", self)
+        self.error_label.setObjectName("error")
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #c0392b;")
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.hide()
+
+        form = QFormLayout()
+        form.addRow("Max turns:", self.max_steps)
+        form.addRow("Allowed tools:", self.tools_list)
+        buttons = QHBoxLayout()
+        for button in (self.start_button, self.pause_button, self.stop_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.stop_all_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.goal_edit)
+        layout.addWidget(self.model_label)
+        layout.addWidget(self.vision_label)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.error_label)
+        self._connect_signals()
+        self.set_state("idle")
+
+    def _connect_signals(self) -> None:
+        self.start_button.clicked.connect(self.on_start_clicked)
+        self.pause_button.clicked.connect(self.on_pause_clicked)
+        self.stop_button.clicked.connect(self.on_stop_clicked)
+        self.stop_all_button.clicked.connect(self.on_stop_all_clicked)
+
+    # ── what the window tells the panel ──────────────────────────────────────
+
+    def set_ready(self, ready: bool) -> None:
+        """Whether runs can start at all (the history store is open)."""
+        self._ready = ready
+        self.set_state(self.state)
+
+    def set_state(self, state: str) -> None:
+        if state not in STATES:
+            raise ValueError(f"unknown panel state {state!r}; the states are: {', '.join(STATES)}")
+        self.state = state
+        active = state in ("running", "paused")
+        self.start_button.setEnabled(self._ready and state == "idle")
+        self.pause_button.setEnabled(active)
+        self.pause_button.setText("&Resume" if state == "paused" else "&Pause")
+        self.stop_button.setEnabled(active or state == "starting")
+        self.goal_edit.setReadOnly(state != "idle")
+        self.max_steps.setEnabled(state == "idle")
+        self.tools_list.setEnabled(state == "idle")
+
+    def set_tools(self, specs: Iterable[ToolSpec], allowed: Iterable[str] | None = None) -> None:
+        """The tools the model may be offered; the `allowed` ones (default: all) are checked."""
+        chosen = None if allowed is None else set(allowed)
+        self.tools_list.clear()
+        for spec in specs:
+            if not spec.offered:
+                continue
+            item = QListWidgetItem(f"{spec.name}  ({spec.risk.value})", self.tools_list)
+            item.setData(Qt.ItemDataRole.UserRole, spec.name)
+            item.setToolTip(spec.description)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = chosen is None or spec.name in chosen
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+
+    def allowed_tools(self) -> tuple[str, ...]:
+        return tuple(
+            str(item.data(Qt.ItemDataRole.UserRole))
+            for item in (self.tools_list.item(row) for row in range(self.tools_list.count()))
+            if item.checkState() == Qt.CheckState.Checked
+        )
+
+    def set_model(self, model: str, base_url: str) -> None:
+        self.model_label.setText(f"Model: <b>{_html(model)}</b> at {_html(base_url)}")
+        self.model_label.setToolTip(f"{model} at {base_url}")
+
+    def set_vision(self, state: str, reason: str = "") -> None:
+        """checking | yes | no | unknown, with the reason shown when the model cannot see."""
+        texts = {
+            "checking": ("Checking whether the model can see…", "#7f8c8d"),
+            "yes": ("✓ can see screenshots" + (f" ({reason})" if reason else ""), "#2a9d4a"),
+            "no": ("✗ cannot see screenshots: " + (reason or "no vision"), "#c0392b"),
+            "unknown": ("? vision not checked" + (f": {reason}" if reason else ""), "#b7791f"),
+        }
+        text, color = texts.get(state, texts["unknown"])
+        self.vision_label.setText(text)
+        self.vision_label.setStyleSheet(f"color: {color};")
+        self.vision_label.setProperty("vision", state)
+
+    def show_error(self, text: str) -> None:
+        self.error_label.setText(text)
+        self.error_label.setVisible(bool(text))
+
+    def goal(self) -> str:
+        return self.goal_edit.toPlainText().strip()
+
+    # ── slots ────────────────────────────────────────────────────────────────
+
+    def on_start_clicked(self) -> None:
+        if not self.start_button.isEnabled():
+            return
+        goal = self.goal()
+        if not goal:
+            self.show_error("Type a goal first.")
+            self.goal_edit.setFocus()
+            return
+        tools = self.allowed_tools()
+        if not tools:
+            self.show_error("Allow at least one tool.")
+            return
+        self.show_error("")
+        self.start_requested.emit(goal, self.max_steps.value(), tools)
+
+    def on_pause_clicked(self) -> None:
+        if self.pause_button.isEnabled():
+            self.pause_requested.emit(self.state != "paused")
+
+    def on_stop_clicked(self) -> None:
+        if self.stop_button.isEnabled():
+            self.stop_requested.emit()
+
+    def on_stop_all_clicked(self) -> None:
+        self.stop_all_requested.emit()
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

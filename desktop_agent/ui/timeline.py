@@ -1,0 +1,396 @@
+"""The step timeline: a table model of StepViews, its view, and the off-thread image loader."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSize,
+    Qt,
+    QThreadPool,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QImage, QImageReader, QPixmap
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from desktop_agent.core.models import StepKind, StepStatus, StepView
+from desktop_agent.ui.icons import status_color, status_icon
+
+log = logging.getLogger(__name__)
+
+THUMB_SIZE = QSize(96, 54)
+ROW_HEIGHT = THUMB_SIZE.height() + 6
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ImageLoader(QObject):
+    """Reads screenshots from the data dir on a thread pool and keeps the recent ones.
+
+    The GUI thread never decodes a file: `request` queues the work and returns at once,
+    `loaded` fires (queued onto the GUI thread) when the image is ready, and `cached`
+    answers from memory afterwards. Thumbnails are decoded at their small size
+    (QImageReader.setScaledSize), which for JPEG skips most of the work.
+
+    Signals:
+        loaded(str): the image with this key is in the cache now, or could not be read
+            (then `missing(key)` is True).
+
+    Attributes:
+        data_dir: the directory screenshot paths are relative to.
+    """
+
+    loaded = Signal(str)
+    _decoded = Signal(str, object)
+
+    def __init__(
+        self, data_dir: Path | None = None, *, capacity: int = 400, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.data_dir = data_dir
+        self._capacity = capacity
+        self._cache: OrderedDict[str, QImage | QPixmap] = OrderedDict()
+        self._pending: set[str] = set()
+        self._missing: set[str] = set()
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(2)
+        self._closed = False
+        self._decoded.connect(self.on_decoded)
+
+    @staticmethod
+    def key(relative: str, size: QSize | None) -> str:
+        return f"{relative}@{size.width()}x{size.height()}" if size else relative
+
+    def cached(self, relative: str, size: QSize | None = None) -> QImage | QPixmap | None:
+        """The image if it is in memory (a QPixmap for thumbnails, a QImage at full size)."""
+        key = self.key(relative, size)
+        image = self._cache.get(key)
+        if image is not None:
+            self._cache.move_to_end(key)
+        return image
+
+    def missing(self, key: str) -> bool:
+        return key in self._missing
+
+    def request(self, relative: str, size: QSize | None = None) -> str:
+        """Load `relative` (scaled to fit `size`, or at full size) off the GUI thread; its key."""
+        key = self.key(relative, size)
+        if (
+            self._closed
+            or self.data_dir is None
+            or key in self._cache
+            or key in self._pending
+            or key in self._missing
+        ):
+            return key
+        self._pending.add(key)
+        path = str(self.data_dir / relative)
+        self._pool.start(lambda: self._decode(key, path, size))
+        return key
+
+    def _decode(self, key: str, path: str, size: QSize | None) -> None:
+        # runs on a pool thread: no widgets, no QPixmap here
+        reader = QImageReader(path)
+        if size is not None and reader.size().isValid():
+            reader.setScaledSize(reader.size().scaled(size, Qt.AspectRatioMode.KeepAspectRatio))
+        image = reader.read()
+        with contextlib.suppress(RuntimeError):  # the loader was deleted while this ran
+            self._decoded.emit(key, None if image.isNull() else image)
+
+    def on_decoded(self, key: str, image: QImage | None) -> None:
+        self._pending.discard(key)
+        if self._closed:
+            return
+        if image is None:
+            self._missing.add(key)
+            log.info("image %s is missing or unreadable", key)
+            self.loaded.emit(key)
+            return
+        # thumbnails are drawn often and small: keep them as pixmaps, ready to paint
+        self._cache[key] = QPixmap.fromImage(image) if "@" in key else image
+        while len(self._cache) > self._capacity:
+            self._cache.popitem(last=False)
+        self.loaded.emit(key)
+
+    def clear(self) -> None:
+        self._cache.clear()
+        self._missing.clear()
+
+    def shutdown(self) -> None:
+        """Drop queued work and wait for the jobs running now (they are short)."""
+        self._closed = True
+        self._pool.clear()
+        self._pool.waitForDone()
+
+
+class TimelineModel(QAbstractTableModel):
+    """The steps of the run on show, one row per stored step row, in `seq` order.
+
+    `upsert` adds a row for a new `seq` and updates the row of a known one, so
+    step_started + step_finished (live) and step_finished alone (replay) give the
+    same rows.
+
+    Attributes:
+        loader: where thumbnails come from (None: no thumbnails).
+    """
+
+    STATUS, TURN, KIND, TOOL, ARGS, RESULT, DURATION, SCREEN = range(8)
+    HEADERS = ("", "Turn", "Kind", "Tool", "Arguments", "Result", "Time", "Screen")
+    STEP_ROLE = Qt.ItemDataRole.UserRole + 1
+
+    def __init__(self, loader: ImageLoader | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.loader = loader
+        self._steps: list[StepView] = []
+        self._row_of_seq: dict[int, int] = {}
+        self._screens: dict[int, str] = {}  # turn → its observation's screenshot
+        self._thumb_rows: dict[str, list[int]] = {}  # loader key → rows showing it
+        if loader is not None:
+            loader.loaded.connect(self.on_image_loaded)
+
+    # ── content ──────────────────────────────────────────────────────────────
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._steps.clear()
+        self._row_of_seq.clear()
+        self._screens.clear()
+        self._thumb_rows.clear()
+        self.endResetModel()
+
+    def upsert(self, step: StepView) -> int:
+        """Show `step`: a new row, or the existing row of its `seq` updated; the row."""
+        if step.screenshot:
+            self._screens[step.index] = step.screenshot
+        row = self._row_of_seq.get(step.seq)
+        if row is not None:
+            self._steps[row] = step
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+            return row
+        row = len(self._steps)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._steps.append(step)
+        self._row_of_seq[step.seq] = row
+        self.endInsertRows()
+        return row
+
+    def steps(self) -> list[StepView]:
+        return list(self._steps)
+
+    def step_at(self, row: int) -> StepView | None:
+        return self._steps[row] if 0 <= row < len(self._steps) else None
+
+    def screenshot_of(self, step: StepView) -> str | None:
+        """The screenshot a step was decided or done on: its own, else its turn's observation."""
+        return step.screenshot or self._screens.get(step.index)
+
+    def turn_steps(self, turn: int) -> list[StepView]:
+        """The rows of one turn (observe, decide, action), in order."""
+        return [step for step in self._steps if step.index == turn]
+
+    def reason_of(self, step: StepView) -> str | None:
+        """The model's reason for a step's turn (kept on the turn's decide row)."""
+        if step.reason:
+            return step.reason
+        for other in self.turn_steps(step.index):
+            if other.kind is StepKind.DECIDE and other.reason:
+                return other.reason
+        return None
+
+    def target_of(self, step: StepView) -> tuple[int, int] | None:
+        """The point the turn's action aimed at, for any row of that turn."""
+        if step.target is not None:
+            return step.target
+        for other in self.turn_steps(step.index):
+            if other.target is not None:
+                return other.target
+        return None
+
+    # ── Qt model interface ───────────────────────────────────────────────────
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._steps)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(  # noqa: N802
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return "Status" if section == self.STATUS else None
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        step = self._steps[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(step, column)
+        if role == Qt.ItemDataRole.DecorationRole:
+            if column == self.STATUS:
+                return status_icon(step.status.value)
+            if column == self.SCREEN:
+                return self._thumbnail(index.row(), step)
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(step, column)
+        if role == Qt.ItemDataRole.ForegroundRole and column == self.RESULT and step.error:
+            return status_color(step.status.value)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (self.TURN, self.DURATION):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.AccessibleTextRole and column == self.STATUS:
+            return step.status.value
+        if role == self.STEP_ROLE:
+            return step
+        return None
+
+    def _display(self, step: StepView, column: int) -> str | None:
+        if column == self.TURN:
+            return str(step.index)
+        if column == self.KIND:
+            return step.kind.value
+        if column == self.TOOL:
+            return step.tool or ""
+        if column == self.ARGS:
+            return step.short_args(48)
+        if column == self.RESULT:
+            return result_text(step)
+        if column == self.DURATION:
+            if step.status is StepStatus.RUNNING:
+                return "…"
+            return format_duration(step.duration_ms)
+        return None
+
+    def _tooltip(self, step: StepView, column: int) -> str | None:
+        if column == self.STATUS:
+            return step.status.value
+        if column == self.ARGS and step.args:
+            return step.short_args(2000)
+        if column == self.RESULT:
+            return result_text(step) or None
+        if column == self.TOOL and step.kind is StepKind.DECIDE and step.reason:
+            return step.reason
+        return None
+
+    def _thumbnail(self, row: int, step: StepView) -> QPixmap | None:
+        relative = step.thumbnail or step.screenshot
+        if self.loader is None or not relative:
+            return None
+        image = self.loader.cached(relative, THUMB_SIZE)
+        if isinstance(image, QPixmap):
+            return image
+        key = self.loader.request(relative, THUMB_SIZE)
+        if self.loader.missing(key):
+            return None
+        rows = self._thumb_rows.setdefault(key, [])
+        if row not in rows:
+            rows.append(row)
+        return None
+
+    def on_image_loaded(self, key: str) -> None:
+        for row in self._thumb_rows.pop(key, []):
+            if row < len(self._steps):
+                cell = self.index(row, self.SCREEN)
+                self.dataChanged.emit(cell, cell, [Qt.ItemDataRole.DecorationRole])
+
+
+def result_text(step: StepView) -> str:
+    if step.error:
+        return step.error
+    if step.kind is StepKind.DECIDE and step.reason:
+        return f"{step.summary} — {step.reason}" if step.summary else step.reason
+    return step.summary
+
+
+def format_duration(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(int(ms / 1000), 60)
+    return f"{minutes}:{seconds:02d} min"
+
+
+class TimelineView(QTableView):
+    """The timeline table: fixed-height rows (so thousands of rows lay out in O(1)),
+    whole-row selection, and following the newest row while the user is at the bottom.
+
+    Attributes:
+        follow: whether new rows scroll into view (True while the view is at its bottom).
+    """
+
+    def __init__(self, model: TimelineModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.follow = True
+        self._scroll_pending = False
+        self.setModel(model)
+        self.setObjectName("timeline")
+        self.setAccessibleName("Step timeline")
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setWordWrap(False)
+        self.setAlternatingRowColors(True)
+        self.setIconSize(THUMB_SIZE)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        vertical = self.verticalHeader()
+        vertical.setVisible(False)
+        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vertical.setDefaultSectionSize(ROW_HEIGHT)
+        header = self.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        widths = {
+            TimelineModel.STATUS: 28,
+            TimelineModel.TURN: 44,
+            TimelineModel.KIND: 64,
+            TimelineModel.TOOL: 100,
+            TimelineModel.ARGS: 220,
+            TimelineModel.DURATION: 70,
+            TimelineModel.SCREEN: THUMB_SIZE.width() + 8,
+        }
+        for column, width in widths.items():
+            self.setColumnWidth(column, width)
+        header.setSectionResizeMode(TimelineModel.RESULT, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(TimelineModel.STATUS, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(TimelineModel.SCREEN, QHeaderView.ResizeMode.Fixed)
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        model = self.model()
+        model.rowsAboutToBeInserted.connect(self.on_rows_about_to_be_inserted)
+        model.rowsInserted.connect(self.on_rows_inserted)
+        model.modelReset.connect(self.on_model_reset)
+
+    def on_rows_about_to_be_inserted(self, *_: object) -> None:
+        bar = self.verticalScrollBar()
+        self.follow = bar.value() >= bar.maximum() - 2
+
+    def on_rows_inserted(self, *_: object) -> None:
+        # one scroll per event-loop pass, however many rows a replay adds in it
+        if self.follow and not self._scroll_pending:
+            self._scroll_pending = True
+            QTimer.singleShot(0, self.on_scroll_due)
+
+    def on_scroll_due(self) -> None:
+        self._scroll_pending = False
+        if self.follow:
+            self.scrollToBottom()
+
+    def on_model_reset(self) -> None:
+        self.follow = True

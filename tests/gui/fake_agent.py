@@ -1,0 +1,148 @@
+"""An Agent over the fakes for GUI tests and benchmarks, and helpers to drive a qasync loop."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from desktop_agent.agent import Agent
+from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.models import Element, Observation, Policy
+from desktop_agent.core.permissions import ApprovalBroker, Permissions
+from desktop_agent.core.runner import RunnerServices, TaskRunnerService
+from desktop_agent.settings import Settings
+from tests.fakes import FakeExecutor, FakeObserver, MemoryRepository, ScriptedPlanner, Script
+
+T = TypeVar("T")
+
+#: every offered tool allowed without asking, unless a test asks for approvals
+ALLOW_ALL = {spec.name: Policy.ALLOW for spec in builtin_registry().specs()}
+
+
+class FileRepository(MemoryRepository):
+    """MemoryRepository that also writes artifacts under the data dir (off the loop), like the store."""
+
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+
+    async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
+        path = await super().save_artifact(run_id, name, data)
+        target = self.data_dir / path
+        await asyncio.to_thread(_write, target, data)
+        return path
+
+    def close(self) -> None:
+        pass
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def jpeg(width: int, height: int, color: tuple[int, int, int] = (40, 90, 160)) -> bytes:
+    """A real JPEG of one colour with a white box in it (Pillow, no Qt needed)."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (width, height), color)
+    ImageDraw.Draw(image).rectangle(
+        (width // 3, height // 3, width // 2, height // 2), fill=(255, 255, 255)
+    )
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=70)
+    return out.getvalue()
+
+
+def real_observation(elements: Iterable[Element] = ()) -> Observation:
+    return Observation(
+        image=jpeg(640, 360),
+        mime="image/jpeg",
+        width=640,
+        height=360,
+        elements=tuple(elements),
+        thumbnail=jpeg(160, 90),
+    )
+
+
+def make_agent(
+    data_dir: Path,
+    *,
+    policies: Mapping[str, Policy] | None = None,
+    approval_timeout_s: float = 30.0,
+    script: Iterable[Script] = (),
+    settings: Settings | None = None,
+) -> Agent:
+    """An Agent over the fakes; `agent.planner_factory` answers from `script` by default."""
+    repo = FileRepository(data_dir)
+    approvals = ApprovalBroker()
+    permissions = Permissions(ALLOW_ALL if policies is None else policies)
+    registry = builtin_registry()
+    runner = TaskRunnerService(
+        RunnerServices(
+            repo=repo,
+            observer=FakeObserver(real_observation()),
+            executor=FakeExecutor(),
+            gate=approvals,
+            registry=registry,
+            breakers=BreakerBoard(),
+            permissions=permissions,
+            approval_timeout_s=approval_timeout_s,
+        )
+    )
+    answers = list(script)
+    return Agent(
+        data_dir=data_dir,
+        settings=settings or Settings(),
+        repo=repo,  # type: ignore[arg-type]
+        runner=runner,
+        approvals=approvals,
+        permissions=permissions,
+        registry=registry,
+        planner_factory=lambda run: ScriptedPlanner(list(answers)),
+        check_model=False,
+    )
+
+
+# ── driving a qasync loop from a synchronous test ───────────────────────────
+
+
+def open_loop(qapp: Any) -> asyncio.AbstractEventLoop:
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    return loop
+
+
+def close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+def drive(loop: asyncio.AbstractEventLoop, work: Awaitable[T], timeout: float = 10.0) -> T:
+    """Run `work` on the qasync loop (Qt events flow meanwhile) and return its result."""
+    return loop.run_until_complete(asyncio.wait_for(work, timeout))
+
+
+async def until(condition: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
+    """Wait (letting Qt and asyncio run) until `condition()` is truthy; that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout} s waiting for {what or condition}")
+        await asyncio.sleep(0.005)

@@ -1,0 +1,228 @@
+"""The main window over a scripted Agent: signal order, timeline rows, replay, detail, controls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QPixmap
+
+from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StopReason
+from desktop_agent.ui.main_window import MainWindow
+from desktop_agent.ui.timeline import TimelineModel
+from desktop_agent.ui.worker import RunWorker
+from tests.fakes import ScriptedPlanner, done, tool
+from tests.gui.fake_agent import drive, until
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+
+@pytest.fixture
+def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator[MainWindow]:
+    made = MainWindow()
+    qtbot.addWidget(made)
+    made.show()
+
+    async def bind() -> None:
+        made.bind(agent)
+        await until(lambda: made.history.model.rowCount() >= 0 and not made._tasks)
+
+    drive(qloop, bind())
+    yield made
+    drive(qloop, made.shutdown())
+
+
+def script(agent: Any, *answers: Any) -> None:
+    agent.planner_factory = lambda run: ScriptedPlanner(list(answers))
+
+
+def start(window: MainWindow, goal: str) -> None:
+    window.panel.goal_edit.setPlainText(goal)
+    window.panel.start_button.click()
+
+
+def row_shapes(model: TimelineModel) -> list[tuple[Any, ...]]:
+    return [
+        (s.seq, s.index, s.kind, s.tool, s.args, s.status, s.summary, s.error, s.screenshot)
+        for s in model.steps()
+    ]
+
+
+def test_a_run_emits_its_signals_in_order(qtbot: Any, qloop: Any, agent: Any) -> None:
+    script(agent, tool("wait", seconds=0), done("all done"))
+
+    async def make_worker() -> RunWorker:
+        run = await agent.create_run("wait, then finish")
+        return RunWorker(await agent.start(run), live=True)
+
+    worker = drive(qloop, make_worker())
+    turn = [worker.step_started, worker.step_finished]  # one step row: opened, closed
+    expected = [
+        worker.run_started,
+        *turn * 3,  # turn 1: observe, decide, action
+        *turn * 2,  # turn 2: observe, decide (done)
+        worker.run_finished,
+        worker.done,
+    ]
+    with qtbot.waitSignals(expected, order="strict", timeout=5000):
+
+        async def consume() -> None:
+            worker.start()
+            await worker.wait()
+
+        drive(qloop, consume())
+    assert worker.run is not None and worker.run.status is RunStatus.COMPLETED
+
+
+def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, qloop: Any) -> None:
+    script(window.agent, tool("click", x=100, y=50, reason="the OK button"), done("clicked"))
+
+    async def scenario() -> None:
+        start(window, "click OK")
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
+
+    drive(qloop, scenario())
+    rows = window.timeline_model.steps()
+    assert [(s.index, s.kind, s.tool, s.status) for s in rows] == [
+        (1, StepKind.OBSERVE, "screen_snapshot", StepStatus.OK),
+        (1, StepKind.DECIDE, "click", StepStatus.OK),
+        (1, StepKind.ACTION, "click", StepStatus.OK),
+        (2, StepKind.OBSERVE, "screen_snapshot", StepStatus.OK),
+        (2, StepKind.DECIDE, None, StepStatus.OK),
+    ]
+    model = window.timeline_model
+    assert model.index(2, TimelineModel.ARGS).data() == '{"x":100,"y":50}'
+    assert model.index(2, TimelineModel.TOOL).data() == "click"
+    assert window.run is not None and window.run.status is RunStatus.COMPLETED
+    assert window.turn_label.text() == "Turn 2 of 20"
+    assert window.status_label.text() == "Completed: clicked"
+    assert window.panel.state == "idle"
+
+
+def test_thumbnails_load_off_the_gui_thread_into_the_timeline(
+    window: MainWindow, qloop: Any
+) -> None:
+    script(window.agent, done("nothing to do"))
+
+    async def scenario() -> QPixmap:
+        start(window, "look only")
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
+        cell = window.timeline_model.index(0, TimelineModel.SCREEN)
+        cell.data(1)  # DecorationRole: asks the loader, answers None until it is loaded
+        return await until(lambda: cell.data(1), what="the thumbnail")
+
+    pixmap = drive(qloop, scenario())
+    assert isinstance(pixmap, QPixmap)
+    assert pixmap.width() <= 96 and pixmap.height() <= 54 and not pixmap.isNull()
+
+
+def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
+    window: MainWindow, qloop: Any
+) -> None:
+    script(window.agent, tool("type_text", text="hello"), tool("wait", seconds=0), done("typed"))
+
+    async def live() -> str:
+        start(window, "type hello")
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
+        assert window.run is not None
+        return window.run.id
+
+    run_id = drive(qloop, live())
+    live_rows = row_shapes(window.timeline_model)
+    live_status = window.status_label.text()
+
+    async def replay() -> None:
+        window.timeline_model.clear()
+        window.on_run_selected(run_id)
+        assert window.worker is not None and not window.worker.live
+        await window.worker.wait()
+
+    drive(qloop, replay())
+    assert row_shapes(window.timeline_model) == live_rows
+    assert len(live_rows) == 8
+    assert window.run_title.text().startswith("Replay: ")
+    assert window.status_label.text() == f"Replayed: {live_status}"
+    assert window.turn_label.text() == "Turn 3 of 20"
+
+
+def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason(
+    window: MainWindow, qloop: Any
+) -> None:
+    script(window.agent, tool("click", x=320, y=180, reason="the Save button is there"), done())
+
+    async def scenario() -> None:
+        start(window, "save")
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
+        window.timeline.selectRow(2)  # turn 1's action
+        await until(lambda: window.detail.screenshot.image is not None, what="the screenshot")
+
+    drive(qloop, scenario())
+    detail = window.detail
+    assert detail.step is not None and detail.step.kind is StepKind.ACTION
+    assert detail.screenshot.target == (320, 180)
+    assert detail.screenshot.image is not None and detail.screenshot.image.width() == 640
+    assert detail.labels["reason"].text() == "the Save button is there"
+    assert detail.labels["result"].text() == "click ok"
+    assert detail.labels["title"].text() == "Turn 1 · action · click"
+
+
+def test_pause_resume_and_stop_buttons_drive_the_runner(window: MainWindow, qloop: Any) -> None:
+    agent = window.agent
+    release = asyncio.Event()
+
+    async def slow_decision(request: Any) -> Any:
+        await release.wait()
+        return tool("wait", seconds=0)
+
+    agent.planner_factory = lambda run: ScriptedPlanner(
+        [slow_decision], then=tool("wait", seconds=0)
+    )
+    panel = window.panel
+
+    async def scenario() -> None:
+        start(window, "keep waiting")
+        await until(lambda: panel.state == "running", what="running")
+        assert panel.pause_button.text() == "&Pause"
+        panel.pause_button.click()  # asked while the model thinks: takes effect before acting
+        release.set()
+        await until(lambda: panel.state == "paused", what="paused")
+        assert window.run is not None and window.run.status is RunStatus.PAUSED
+        assert agent.runner.is_active(window.run.id)
+        assert panel.pause_button.text() == "&Resume"
+        panel.pause_button.click()
+        await until(lambda: panel.state == "running", what="resumed")
+        panel.stop_button.click()
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
+
+    drive(qloop, scenario())
+    run = window.run
+    assert run is not None
+    assert (run.status, run.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert agent.runner.active_ids == ()
+    assert agent.repo.runs[run.id].status is RunStatus.STOPPED
+    assert panel.state == "idle" and panel.start_button.isEnabled()
+
+
+def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
+    window: MainWindow, qloop: Any
+) -> None:
+    from desktop_agent.core.errors import VisionRequired
+
+    async def refuse(run: Any) -> Any:
+        raise VisionRequired("model 'blind' at http://x cannot see screenshots")
+
+    window.agent.start = refuse  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        start(window, "anything")
+        await until(lambda: window.panel.error_label.isVisible(), what="the error")
+
+    drive(qloop, scenario())
+    assert window.panel.error_label.text() == "model 'blind' at http://x cannot see screenshots"
+    assert window.panel.state == "idle"
+    assert window.worker is None
