@@ -239,6 +239,9 @@ class OpenAIPlanner:
                 api_key=self._api_key or NO_KEY,
                 max_retries=0,
                 timeout=openai.Timeout(self.read_timeout_s, connect=self.connect_timeout_s),
+                # No socket outlives a turn: a planner nobody closes (a run that ends at
+                # max_steps) leaks nothing. One connect per turn is small beside the model.
+                default_headers={"Connection": "close"},
             )
         return self._openai
 

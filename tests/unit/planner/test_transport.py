@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from datetime import UTC, datetime
 
 import pytest
@@ -177,3 +178,15 @@ def test_retry_after_reads_seconds_milliseconds_and_http_dates() -> None:
     assert retry_after_s({"retry-after": "Thu, 01 Jan 2026 11:00:00 GMT"}, now) == 0.0
     assert retry_after_s({"retry-after": "soon"}, now) is None
     assert retry_after_s({}, now) is None
+
+
+async def test_a_planner_nobody_closes_leaves_no_socket_open() -> None:
+    # The composition root does not close a run's planner; an open keep-alive socket
+    # would then be collected unclosed (a ResourceWarning, an error under pytest).
+    async with ModelServer([DONE, DONE]) as server:
+        planner = make_planner(server.base_url)
+        await planner.decide(make_request())
+        await planner.decide(make_request())
+        del planner
+        gc.collect()
+    assert len(server.requests) == 2
