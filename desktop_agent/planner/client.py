@@ -227,7 +227,6 @@ class OpenAIPlanner:
             self.formats.remember(self.base_url, self.model, level)
             return completion
 
-
     # ── transport ────────────────────────────────────────────────────────────
 
     def _client(self) -> AsyncOpenAI:
