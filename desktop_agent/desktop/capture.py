@@ -1,0 +1,192 @@
+"""Screen capture: mss grab of one monitor, a fast downscale, JPEG/PNG encoding, thumbnails.
+
+The resize dominates the cost (ENVIRONMENT.md), so the scaler is Qt's SIMD smooth scaling of
+the raw BGRA buffer when PySide6 is importable (QImage needs no QApplication and is safe in a
+worker thread) and Pillow's bilinear resize otherwise; benchmarks/observe.py measures both.
+A ScreenCapture is not thread-safe: one worker thread owns it (mss handles are per thread).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from desktop_agent.core.errors import ObservationError
+from desktop_agent.desktop.geometry import Monitor, image_size, order_monitors, pick_monitor
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+log = logging.getLogger(__name__)
+
+Scaler = Literal["auto", "qt", "pillow"]
+THUMB_WIDTH = 240
+
+
+@dataclass(frozen=True, slots=True)
+class Shot:
+    """A grabbed monitor, downscaled: a Pillow RGB image and where it came from."""
+
+    image: Image.Image
+    monitor: Monitor
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.image.size
+
+
+def open_mss() -> Any:
+    """An mss instance (mss >= 10.2 names it MSS; older versions only have the factory)."""
+    try:
+        import mss
+    except ImportError as error:
+        raise ObservationError(f"screen capture needs mss: {error}") from None
+    if sys.platform.startswith("linux") and not _has_display():
+        raise ObservationError("no X display: DISPLAY is not set (Wayland alone is not supported)")
+    factory = getattr(mss, "MSS", None) or mss.mss
+    try:
+        return factory()
+    except Exception as error:  # noqa: BLE001 - mss raises its own and ctypes errors
+        raise ObservationError(f"cannot open the screen for capture: {error}") from None
+
+
+def _has_display() -> bool:
+    import os
+
+    return bool(os.environ.get("DISPLAY"))
+
+
+class ScreenCapture:
+    """Grabs the chosen monitor and turns it into the images the model and the timeline see."""
+
+    def __init__(
+        self,
+        *,
+        width: int = 1280,
+        monitor: int = 1,
+        scaler: Scaler = "auto",
+    ) -> None:
+        if width < 16:
+            raise ValueError(f"screenshot width must be at least 16 px, not {width}")
+        if monitor < 0:
+            raise ValueError(f"monitor must be 0 (all) or a monitor number, not {monitor}")
+        self.width = width
+        self.monitor_index = monitor
+        self.scaler: Scaler = scaler
+        self._mss: Any = None
+
+    def monitors(self) -> list[Monitor]:
+        """[0] all monitors, [1] the primary, then the others (physical pixels)."""
+        if self._mss is None:
+            self._mss = open_mss()
+        return order_monitors(self._mss.monitors)
+
+    def grab(self) -> Shot:
+        """Grab the monitor and downscale it to the configured width."""
+        monitor = pick_monitor(self.monitors(), self.monitor_index)
+        try:
+            raw = self._mss.grab(monitor.as_mss())
+        except Exception as error:  # noqa: BLE001 - mss raises ScreenShotError and ctypes errors
+            raise ObservationError(f"screen capture failed: {error}") from None
+        size = image_size(monitor, self.width)
+        image = scale_bgra(raw.bgra, (raw.width, raw.height), size, self._pick_scaler())
+        return Shot(image, monitor)
+
+    def _pick_scaler(self) -> Scaler:
+        if self.scaler == "auto":
+            self.scaler = "qt" if _qt_available() else "pillow"
+            log.debug("screenshot scaler: %s", self.scaler)
+        return self.scaler
+
+    def close(self) -> None:
+        if self._mss is not None:
+            try:
+                self._mss.close()
+            finally:
+                self._mss = None
+
+
+def _qt_available() -> bool:
+    try:
+        from PySide6 import QtGui  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def scale_bgra(
+    bgra: bytes, source: tuple[int, int], size: tuple[int, int], scaler: Scaler = "pillow"
+) -> Image.Image:
+    """BGRA (BGRX) pixels of `source` size as an RGB image of `size`."""
+    from PIL import Image
+
+    if scaler == "qt" and size != source:
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QImage
+
+        width, height = source
+        qimage = QImage(bgra, width, height, width * 4, QImage.Format.Format_RGB32).scaled(
+            size[0],
+            size[1],
+            Qt.AspectRatioMode.IgnoreAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+        # Format_RGB32 is 0xffRRGGBB, i.e. B, G, R, X bytes in memory on little-endian machines
+        return Image.frombuffer(
+            "RGB", size, bytes(qimage.constBits()), "raw", "BGRX", qimage.bytesPerLine(), 1
+        )
+    # frombuffer in RGBX is zero-copy; resizing before the channel swap swaps far fewer pixels
+    image = Image.frombuffer("RGBX", source, bgra, "raw", "RGBX", 0, 1)
+    if size != source:
+        image = image.resize(size, Image.Resampling.BILINEAR)
+    return Image.frombuffer("RGB", image.size, image.tobytes(), "raw", "BGRX", 0, 1)
+
+
+def encode(image: Image.Image, fmt: Literal["jpeg", "png"], quality: int = 80) -> bytes:
+    buffer = io.BytesIO()
+    if fmt == "jpeg":
+        image.save(buffer, "JPEG", quality=quality)
+    else:
+        # level 1: a third of the time of the default level 6 for 15 % more bytes
+        image.save(buffer, "PNG", compress_level=1)
+    return buffer.getvalue()
+
+
+def thumbnail(image: Image.Image, width: int = THUMB_WIDTH) -> bytes:
+    """A small JPEG of the screenshot for the timeline."""
+    from PIL import Image
+
+    if image.width > width:
+        height = max(1, round(image.height * width / image.width))
+        image = image.resize((width, height), Image.Resampling.BILINEAR, reducing_gap=2.0)
+    return encode(image, "jpeg", 70)
+
+
+def draw_marks(image: Image.Image, marks: Sequence[tuple[int, tuple[int, int, int, int]]]) -> None:
+    """Draw numbered boxes (set-of-mark) on `image` in place: (id, (left, top, width, height))."""
+    from PIL import ImageDraw, ImageFont
+
+    if not marks:
+        return
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default()
+    for number, (left, top, width, height) in marks:
+        right, bottom = left + width - 1, top + height - 1
+        draw.rectangle((left, top, right, bottom), outline=MARK_COLOUR, width=2)
+        label = str(number)
+        text_box = draw.textbbox((0, 0), label, font=font)
+        text_w, text_h = text_box[2] - text_box[0], text_box[3] - text_box[1]
+        label_top = top - text_h - 4 if top >= text_h + 4 else top
+        draw.rectangle(
+            (left, label_top, left + text_w + 4, label_top + text_h + 4), fill=MARK_COLOUR
+        )
+        draw.text(
+            (left + 2 - text_box[0], label_top + 2 - text_box[1]), label, fill="white", font=font
+        )
+
+
+MARK_COLOUR = (230, 20, 120)

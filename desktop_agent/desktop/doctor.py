@@ -1,0 +1,203 @@
+"""`desktop-agent doctor`, desktop part: display, capture, input, clipboard, inventory, hotkey."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from desktop_agent.core.errors import ObservationError
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorItem:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def run_doctor(*, hotkey: str = "ctrl+alt+esc", monitor: int = 1) -> list[DoctorItem]:
+    """Check what the desktop adapters need; each failing item says how to fix it."""
+    display = check_display()
+    items = [display]
+    if not display.ok:
+        skipped = "skipped: no display"
+        items += [
+            DoctorItem(name, False, skipped, display.fix)
+            for name in ("capture", "input", "clipboard", "inventory", "hotkey")
+        ]
+        return items
+    checks: list[tuple[str, Callable[[], DoctorItem]]] = [
+        ("capture", lambda: check_capture(monitor)),
+        ("input", check_input),
+        ("clipboard", check_clipboard),
+        ("inventory", check_inventory),
+        ("hotkey", lambda: check_hotkey(hotkey)),
+    ]
+    items.extend(_guarded(name, check) for name, check in checks)
+    return items
+
+
+def _guarded(name: str, check: Callable[[], DoctorItem]) -> DoctorItem:
+    try:
+        return check()
+    except Exception as error:  # noqa: BLE001 - a check must report, never crash the doctor
+        return DoctorItem(name, False, f"unexpected error: {error}", "report this as a bug")
+
+
+def check_display() -> DoctorItem:
+    if sys.platform == "win32":
+        from desktop_agent.desktop.win32 import enable_dpi_awareness
+
+        return DoctorItem(
+            "display", True, f"Windows desktop, DPI awareness: {enable_dpi_awareness()}"
+        )
+    name = os.environ.get("DISPLAY")
+    if not name:
+        wayland = (
+            " (a Wayland session without XWayland)" if os.environ.get("WAYLAND_DISPLAY") else ""
+        )
+        return DoctorItem(
+            "display",
+            False,
+            f"no X display: DISPLAY is not set{wayland}",
+            "run inside an X11 session (or XWayland), or start Xvfb and export DISPLAY",
+        )
+    try:
+        from Xlib import display
+
+        connection = display.Display(name)
+    except Exception as error:  # noqa: BLE001 - Xlib raises several kinds
+        return DoctorItem(
+            "display",
+            False,
+            f"cannot open X display {name}: {error}",
+            "check DISPLAY and XAUTHORITY",
+        )
+    try:
+        screen = connection.screen()
+        detail = f"X11 display {name}, {screen.width_in_pixels}x{screen.height_in_pixels}"
+    finally:
+        connection.close()
+    return DoctorItem("display", True, detail)
+
+
+def check_capture(monitor: int = 1, runs: int = 5) -> DoctorItem:
+    from desktop_agent.desktop.capture import ScreenCapture, encode, thumbnail
+
+    capture = ScreenCapture(monitor=monitor)
+    try:
+        monitors = capture.monitors()
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            shot = capture.grab()
+            encode(shot.image, "jpeg", 80)
+            thumbnail(shot.image)
+            times.append((time.perf_counter() - started) * 1000)
+    except ObservationError as error:
+        return DoctorItem("capture", False, str(error), "check the display and the monitor setting")
+    finally:
+        capture.close()
+    chosen = monitors[monitor]
+    detail = (
+        f"monitor {monitor} of {len(monitors) - 1} ({chosen.width}x{chosen.height} at "
+        f"{chosen.left},{chosen.top}) → {shot.size[0]}x{shot.size[1]} JPEG "
+        f"in {statistics.median(times):.1f} ms (median of {runs}, {capture.scaler} scaler)"
+    )
+    return DoctorItem("capture", True, detail)
+
+
+def check_input() -> DoctorItem:
+    from desktop_agent.desktop.input import PyAutoGuiDriver
+
+    fix = "pip install pyautogui, then pip install --force-reinstall --no-deps python-xlib==0.33"
+    if sys.platform.startswith("linux"):
+        from Xlib import display
+
+        connection = display.Display()
+        try:
+            xtest = connection.has_extension("XTEST")
+        finally:
+            connection.close()
+        if not xtest:
+            return DoctorItem(
+                "input",
+                False,
+                "the X server has no XTEST extension",
+                "enable XTEST in the X server",
+            )
+    try:
+        position = PyAutoGuiDriver().position()
+    except Exception as error:  # noqa: BLE001 - import or Xauth problems of pyautogui
+        return DoctorItem("input", False, f"pyautogui does not work: {error}", fix)
+    return DoctorItem("input", True, f"pyautogui, fail-safe on, pointer at {position}")
+
+
+def check_clipboard() -> DoctorItem:
+    if sys.platform == "win32":
+        return DoctorItem("clipboard", True, "Windows clipboard (user32)")
+    if shutil.which("xclip") is None:
+        return DoctorItem(
+            "clipboard",
+            False,
+            "xclip not found: non-ASCII text cannot be typed",
+            "apt install xclip",
+        )
+    return DoctorItem("clipboard", True, "xclip (non-ASCII text is pasted, then restored)")
+
+
+def check_inventory() -> DoctorItem:
+    from desktop_agent.desktop.inventory import WalkLimits, choose_backend
+
+    backend = choose_backend()
+    why_not = getattr(backend, "reason", "")
+    try:
+        backend.thread_init()
+        started = time.perf_counter()
+        elements, used = backend.snapshot(WalkLimits(deadline=time.monotonic() + 1.0))
+        took = (time.perf_counter() - started) * 1000
+    finally:
+        backend.close()
+    detail = f"{used}: {len(elements)} elements in {took:.0f} ms"
+    if backend.name == "x11":
+        return DoctorItem(
+            "inventory",
+            True,
+            f"{detail}; AT-SPI not used: {why_not}",
+            "for the controls inside windows: install at-spi2-core python3-pyatspi and run "
+            "at-spi-bus-launcher in the session",
+        )
+    if backend.name == "none":
+        return DoctorItem("inventory", False, why_not, "the model will see screenshots only")
+    if not elements:
+        detail += " (no windows open)"
+    elif used != backend.name:
+        detail += " (the active window is not accessible; listed the windows)"
+    return DoctorItem("inventory", True, detail)
+
+
+def check_hotkey(combo: str) -> DoctorItem:
+    import asyncio
+
+    from desktop_agent.desktop.hotkey import HotkeyUnavailable, hotkey_backend, start_global_hotkey
+
+    loop = asyncio.new_event_loop()
+    try:
+        handle = start_global_hotkey(combo, lambda: None, loop)
+    except HotkeyUnavailable as error:
+        return DoctorItem(
+            "hotkey",
+            False,
+            str(error),
+            "choose another stop hotkey, or close the program holding it",
+        )
+    finally:
+        loop.close()
+    handle.stop()
+    return DoctorItem("hotkey", True, f"{combo} is free ({hotkey_backend()})")

@@ -1,0 +1,312 @@
+"""DesktopExecutor: the built-in tools of DESIGN §3 acting on the real desktop."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from desktop_agent.core import builtin_tools as tools
+from desktop_agent.core.errors import StopRequested, ToolError, UnknownTool
+from desktop_agent.core.models import Element, Observation, ToolResult
+from desktop_agent.core.ports import ToolContext
+from desktop_agent.core.tools import ToolSpec
+from desktop_agent.desktop.clipboard import Paster, default_paster
+from desktop_agent.desktop.geometry import point_to_screen
+from desktop_agent.desktop.input import (
+    KEY_FOR_CHAR,
+    InputDriver,
+    PyAutoGuiDriver,
+    normalize_newlines,
+    typeable,
+)
+from desktop_agent.desktop.inventory import InventoryRunner
+from desktop_agent.desktop.launch import Launcher
+from desktop_agent.desktop.observer import DesktopObserver
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]
+
+DRAG_STEPS = 12
+DRAG_STEP_S = 0.02
+WAIT_TICK_S = 0.01
+
+
+class DesktopExecutor:
+    """Runs the built-in tools. Input runs on one worker thread, checking `context.cancelled`
+    between atomic events; invoke / set_value / focus go through the observer's inventory
+    thread (AT-SPI or UI Automation), so pass the observer whose observations the model sees.
+    """
+
+    def __init__(
+        self,
+        *,
+        observer: DesktopObserver | None = None,
+        driver: InputDriver | None = None,
+        paster: Paster | None = None,
+        launcher: Launcher | None = None,
+        key_interval_s: float = 0.005,
+    ) -> None:
+        if sys.platform == "win32":
+            from desktop_agent.desktop.win32 import enable_dpi_awareness
+
+            enable_dpi_awareness()
+        self.observer = observer
+        self.driver: InputDriver = driver or PyAutoGuiDriver()
+        self.paster = paster or default_paster()
+        self.launcher = launcher or Launcher()
+        self.key_interval_s = key_interval_s
+        self._own_inventory: InventoryRunner | None = None
+        self._input = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="input")
+        self._handlers: dict[str, Handler] = {
+            "click": self._click,
+            "move_mouse": self._move_mouse,
+            "drag": self._drag,
+            "scroll": self._scroll,
+            "type_text": self._type_text,
+            "hotkey": self._hotkey,
+            "launch_app": self._launch_app,
+            "wait": self._wait,
+            "focus_window": self._focus_window,
+            "invoke": self._invoke,
+            "set_value": self._set_value,
+        }
+
+    async def execute(self, spec: ToolSpec, args: BaseModel, context: ToolContext) -> ToolResult:
+        handler = self._handlers.get(spec.name)
+        if handler is None:
+            raise UnknownTool(f"the desktop has no tool {spec.name!r}")
+        if context.cancelled.is_set():
+            raise StopRequested("stopped before the action")
+        return await handler(args, context)
+
+    def close(self) -> None:
+        self._input.shutdown(wait=False)
+        if self._own_inventory is not None:
+            self._own_inventory.close()
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    async def _on_input_thread(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._input, work)
+
+    def _inventory(self) -> InventoryRunner:
+        if self.observer is not None and self.observer.inventory is not None:
+            return self.observer.inventory
+        if self._own_inventory is None:
+            self._own_inventory = InventoryRunner()
+        return self._own_inventory
+
+    def _element(self, context: ToolContext, element_id: int) -> tuple[Observation, Element]:
+        observation = context.observation
+        if observation is None:
+            raise ToolError(f"element {element_id}: there is no observation to look it up in")
+        element = observation.element(element_id)
+        if element is None:
+            ids = [e.id for e in observation.elements]
+            known = f"ids {ids[0]}-{ids[-1]}" if ids else "no elements"
+            raise ToolError(f"no element {element_id} in the last observation ({known})")
+        return observation, element
+
+    def _point(
+        self, context: ToolContext, x: int | None, y: int | None, element_id: int | None
+    ) -> tuple[tuple[int, int], tuple[int, int], str]:
+        """(screenshot point, screen point, words naming the target)."""
+        if element_id is not None:
+            observation, element = self._element(context, element_id)
+            point = element.center
+            where = f'[{element.id}] {element.role} "{element.name}"'
+        else:
+            assert x is not None and y is not None
+            if context.observation is None:
+                raise ToolError("no observation: cannot map screenshot coordinates to the screen")
+            observation = context.observation
+            point, where = (x, y), f"({x}, {y})"
+        try:
+            screen = point_to_screen(
+                point[0], point[1], observation.mapping, (observation.width, observation.height)
+            )
+        except ValueError as error:
+            raise ToolError(str(error)) from None
+        return point, screen, where
+
+    # -- pointer ---------------------------------------------------------------------------
+
+    async def _click(self, args: tools.ClickArgs, context: ToolContext) -> ToolResult:
+        point, screen, where = self._point(context, args.x, args.y, args.element)
+
+        def work() -> None:
+            x, y = self.driver.safe_point(*screen)
+            self.driver.click(x, y, args.button, args.clicks)
+
+        await self._on_input_thread(work)
+        times = {1: "", 2: " twice", 3: " three times"}[args.clicks]
+        button = "" if args.button == "left" else f"{args.button}-"
+        return ToolResult.success(f"{button}clicked {where}{times}", target=point)
+
+    async def _move_mouse(self, args: tools.MoveMouseArgs, context: ToolContext) -> ToolResult:
+        point, screen, where = self._point(context, args.x, args.y, args.element)
+        await self._on_input_thread(lambda: self.driver.move(*self.driver.safe_point(*screen)))
+        return ToolResult.success(f"moved the pointer to {where}", target=point)
+
+    async def _drag(self, args: tools.DragArgs, context: ToolContext) -> ToolResult:
+        start, start_screen, _ = self._point(context, args.x, args.y, None)
+        end, end_screen, _ = self._point(context, args.to_x, args.to_y, None)
+        cancelled = context.cancelled
+
+        def work() -> bool:
+            x0, y0 = self.driver.safe_point(*start_screen)
+            x1, y1 = self.driver.safe_point(*end_screen)
+            self.driver.move(x0, y0)
+            self.driver.mouse_down(x0, y0, "left")
+            x, y = x0, y0
+            try:
+                for step in range(1, DRAG_STEPS + 1):
+                    if cancelled.wait(DRAG_STEP_S):
+                        return False
+                    x = x0 + (x1 - x0) * step // DRAG_STEPS
+                    y = y0 + (y1 - y0) * step // DRAG_STEPS
+                    self.driver.move(x, y)
+            finally:
+                # never leave the button held, also when stopped half-way
+                self.driver.mouse_up(x, y, "left")
+            return True
+
+        if not await self._on_input_thread(work):
+            raise StopRequested("stopped during drag")
+        return ToolResult.success(
+            f"dragged from ({args.x}, {args.y}) to ({args.to_x}, {args.to_y})", target=end
+        )
+
+    async def _scroll(self, args: tools.ScrollArgs, context: ToolContext) -> ToolResult:
+        point: tuple[int, int] | None = None
+        screen: tuple[int, int] | None = None
+        where = ""
+        if args.x is not None or args.y is not None:
+            if args.x is None or args.y is None:
+                raise ToolError("scroll needs both x and y, or neither")
+            point, screen, where = self._point(context, args.x, args.y, None)
+            where = f" at {where}"
+        amount = args.amount
+
+        def work() -> None:
+            if screen is None:
+                self.driver.scroll(amount, None, None)
+            else:
+                self.driver.scroll(amount, *self.driver.safe_point(*screen))
+
+        await self._on_input_thread(work)
+        direction = "up" if amount > 0 else "down"
+        return ToolResult.success(f"scrolled {direction} {abs(amount)}{where}", target=point)
+
+    # -- keyboard --------------------------------------------------------------------------
+
+    async def _type_text(self, args: tools.TypeTextArgs, context: ToolContext) -> ToolResult:
+        text = normalize_newlines(args.text)
+        cancelled = context.cancelled
+        if typeable(text):
+            typed = await self._on_input_thread(lambda: self._type_keys(text, cancelled))
+            if typed < len(text):
+                raise StopRequested(f"stopped during type_text after {typed} of {len(text)} keys")
+            how = ""
+        else:
+            await self._on_input_thread(
+                lambda: self.paster.paste(text, lambda: self.driver.hotkey(["ctrl", "v"]))
+            )
+            how = " (pasted through the clipboard)"
+        if args.enter:
+            if cancelled.is_set():
+                raise StopRequested("stopped before pressing enter")
+            await self._on_input_thread(lambda: self.driver.press("enter"))
+        enter = " and pressed enter" if args.enter else ""
+        return ToolResult.success(f"typed {len(text)} characters{how}{enter}")
+
+    def _type_keys(self, text: str, cancelled: threading.Event) -> int:
+        """Press one key per character, checking for a stop before each; how many were typed."""
+        for index, char in enumerate(text):
+            if cancelled.is_set():
+                return index
+            self.driver.press(KEY_FOR_CHAR.get(char, char))
+            if self.key_interval_s and index + 1 < len(text):
+                cancelled.wait(self.key_interval_s)
+        return len(text)
+
+    async def _hotkey(self, args: tools.HotkeyArgs, context: ToolContext) -> ToolResult:
+        keys = list(args.keys)
+        await self._on_input_thread(lambda: self.driver.hotkey(keys))
+        return ToolResult.success(f"pressed {'+'.join(keys)}")
+
+    # -- programs, time, windows -------------------------------------------------------------
+
+    async def _launch_app(self, args: tools.LaunchAppArgs, context: ToolContext) -> ToolResult:
+        summary = await asyncio.to_thread(self.launcher.launch, args.command, context.cancelled)
+        return ToolResult.success(summary)
+
+    async def _wait(self, args: tools.WaitArgs, context: ToolContext) -> ToolResult:
+        """Sleeps on the loop (no thread), looking at the stop flag every 10 ms."""
+        deadline = time.monotonic() + args.seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            if context.cancelled.is_set():
+                raise StopRequested("stopped during wait")
+            await asyncio.sleep(min(WAIT_TICK_S, remaining))
+        if context.cancelled.is_set():
+            raise StopRequested("stopped during wait")
+        return ToolResult.success(f"waited {args.seconds:g} s")
+
+    async def _focus_window(self, args: tools.FocusWindowArgs, context: ToolContext) -> ToolResult:
+        if args.title is not None:
+            title = args.title
+            summary = await self._native_call(lambda backend: backend.activate_window(title))
+            return ToolResult.success(summary)
+        assert args.element is not None
+        observation, element = self._element(context, args.element)
+        native = self._native(observation, element)
+        summary = await self._native_call(lambda backend: backend.focus(native))
+        return ToolResult.success(summary, target=element.center)
+
+    async def _invoke(self, args: tools.InvokeArgs, context: ToolContext) -> ToolResult:
+        observation, element = self._element(context, args.element)
+        native = self._native(observation, element)
+        how = await self._native_call(lambda backend: backend.invoke(native))
+        return ToolResult.success(
+            f'invoked [{element.id}] {element.role} "{element.name}" ({how})',
+            target=element.center,
+        )
+
+    async def _set_value(self, args: tools.SetValueArgs, context: ToolContext) -> ToolResult:
+        observation, element = self._element(context, args.element)
+        native = self._native(observation, element)
+        value = args.value
+        how = await self._native_call(lambda backend: backend.set_value(native, value))
+        return ToolResult.success(
+            f'set [{element.id}] {element.role} "{element.name}" to {len(value)} characters '
+            f"({how})",
+            target=element.center,
+        )
+
+    def _native(self, observation: Observation, element: Element) -> Any:
+        native = self.observer.native(observation, element.id) if self.observer else None
+        if native is None:
+            raise ToolError(
+                f'element {element.id} ({element.role} "{element.name}") has no accessibility '
+                "object behind it; use click or type_text"
+            )
+        return native
+
+    async def _native_call(self, call: Callable[[Any], str]) -> str:
+        try:
+            return await self._inventory().run(call)
+        except LookupError as error:
+            raise ToolError(str(error.args[0] if error.args else error)) from None
+        except ToolError:
+            raise
+        except Exception as error:  # noqa: BLE001 - AT-SPI/COM faults: one clear line
+            raise ToolError(f"the accessibility call failed: {error}") from None

@@ -1,0 +1,137 @@
+"""Monitor layouts and the exact mapping between screenshot pixels and physical screen pixels."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from desktop_agent.core.errors import ObservationError
+from desktop_agent.core.models import ScreenMapping
+
+
+@dataclass(frozen=True, slots=True)
+class Monitor:
+    """A monitor in physical pixels of the virtual screen (origins may be negative)."""
+
+    left: int
+    top: int
+    width: int
+    height: int
+    primary: bool = False
+
+    @property
+    def right(self) -> int:
+        return self.left + self.width
+
+    @property
+    def bottom(self) -> int:
+        return self.top + self.height
+
+    def as_mss(self) -> dict[str, int]:
+        return {"left": self.left, "top": self.top, "width": self.width, "height": self.height}
+
+    @classmethod
+    def from_mss(cls, raw: Mapping[str, Any]) -> Monitor:
+        return cls(
+            left=int(raw["left"]),
+            top=int(raw["top"]),
+            width=int(raw["width"]),
+            height=int(raw["height"]),
+            primary=bool(raw.get("is_primary", False)),
+        )
+
+
+def order_monitors(raw: Sequence[Mapping[str, Any]]) -> list[Monitor]:
+    """mss's monitor list renumbered: [0] all monitors, [1] the primary, then the others.
+
+    mss lists the union first and then the monitors in the platform's order, which does not
+    always put the primary first; numbering the primary 1 makes `monitor=1` mean "primary".
+    When no monitor says it is primary, the one at the origin (Windows' rule) is, else mss's
+    first.
+    """
+    if len(raw) < 2:
+        raise ObservationError("the screen reports no monitor")
+    union = Monitor.from_mss(raw[0])
+    monitors = [Monitor.from_mss(item) for item in raw[1:]]
+    primary = next((m for m in monitors if m.primary), None)
+    if primary is None:
+        primary = next((m for m in monitors if (m.left, m.top) == (0, 0)), monitors[0])
+    rest = [m for m in monitors if m is not primary]
+    return [union, primary, *rest]
+
+
+def pick_monitor(monitors: Sequence[Monitor], index: int) -> Monitor:
+    """Monitor `index` of an ordered list (0 = all), or ObservationError naming the choices."""
+    if not 0 <= index < len(monitors):
+        raise ObservationError(
+            f"monitor {index} does not exist: this screen has {len(monitors) - 1} "
+            f"(1 = primary, up to {len(monitors) - 1}; 0 = all as one image)"
+        )
+    return monitors[index]
+
+
+def image_size(monitor: Monitor, width: int) -> tuple[int, int]:
+    """The screenshot size for a target width: never upscaled, aspect kept, at least 1x1."""
+    if width <= 0:
+        raise ValueError(f"screenshot width must be positive, not {width}")
+    if monitor.width <= width:
+        return monitor.width, monitor.height
+    height = max(1, round(monitor.height * width / monitor.width))
+    return width, height
+
+
+def mapping_for(
+    monitor: Monitor, size: tuple[int, int], *, input_scale: float = 1.0
+) -> ScreenMapping:
+    """Screenshot px → input-coordinate px for a screenshot of `monitor` at `size`.
+
+    Capture is in physical pixels. `input_scale` is physical px per input-API unit: 1.0 when
+    the process is DPI aware (Windows per-monitor awareness, X11 always); 1.5 for a DPI-unaware
+    process on a 150 % monitor, whose mouse coordinates Windows scales down.
+    """
+    if input_scale <= 0:
+        raise ValueError(f"input scale must be positive, not {input_scale}")
+    width, height = size
+    return ScreenMapping(
+        scale_x=monitor.width / width / input_scale,
+        scale_y=monitor.height / height / input_scale,
+        offset_x=round(monitor.left / input_scale),
+        offset_y=round(monitor.top / input_scale),
+    )
+
+
+def rect_to_image(
+    rect: tuple[int, int, int, int], mapping: ScreenMapping, size: tuple[int, int]
+) -> tuple[int, int, int, int] | None:
+    """A screen rectangle (left, top, width, height) in screenshot px, clipped to the image.
+
+    None when nothing of it is on the screenshot.
+    """
+    left, top, width, height = rect
+    if width <= 0 or height <= 0:
+        return None
+    x0 = (left - mapping.offset_x) / mapping.scale_x
+    y0 = (top - mapping.offset_y) / mapping.scale_y
+    x1 = (left + width - mapping.offset_x) / mapping.scale_x
+    y1 = (top + height - mapping.offset_y) / mapping.scale_y
+    image_w, image_h = size
+    x0, y0 = max(0.0, x0), max(0.0, y0)
+    x1, y1 = min(float(image_w), x1), min(float(image_h), y1)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    ix0, iy0 = math.floor(x0), math.floor(y0)
+    return ix0, iy0, max(1, math.ceil(x1) - ix0), max(1, math.ceil(y1) - iy0)
+
+
+def point_to_screen(
+    x: float, y: float, mapping: ScreenMapping, size: tuple[int, int] | None = None
+) -> tuple[int, int]:
+    """A screenshot point in input coordinates; ValueError when it is outside the screenshot."""
+    if size is not None:
+        width, height = size
+        if not (0 <= x < width and 0 <= y < height):
+            raise ValueError(f"point ({x:g}, {y:g}) is outside the {width}x{height} screenshot")
+    # aim at the centre of the screen pixels one screenshot pixel covers
+    return mapping.to_screen(x + 0.5 - 0.5 / mapping.scale_x, y + 0.5 - 0.5 / mapping.scale_y)

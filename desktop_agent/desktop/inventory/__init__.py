@@ -1,0 +1,139 @@
+"""Element inventory: the backend for this machine and the one thread every backend call runs on."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from desktop_agent.desktop.inventory.base import (
+    InventoryBackend,
+    NoInventory,
+    RawElement,
+    WalkLimits,
+    inventory_text,
+    to_elements,
+)
+
+__all__ = [
+    "InventoryBackend",
+    "InventoryRunner",
+    "NoInventory",
+    "RawElement",
+    "WalkLimits",
+    "choose_backend",
+    "inventory_text",
+    "to_elements",
+]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def choose_backend() -> InventoryBackend:
+    """UI Automation on Windows; AT-SPI on Linux when reachable, else the X11 window list."""
+    if sys.platform == "win32":
+        try:
+            import uiautomation  # noqa: F401
+        except ImportError as error:
+            return NoInventory(
+                f"uiautomation is not importable ({error}): pip install uiautomation"
+            )
+        from desktop_agent.desktop.inventory.uia import UiaInventory
+
+        return UiaInventory()
+    if not os.environ.get("DISPLAY"):
+        return NoInventory("no X display: DISPLAY is not set")
+    from desktop_agent.desktop.inventory.atspi import AtspiInventory, atspi_status
+    from desktop_agent.desktop.inventory.x11 import X11Inventory
+
+    usable, why = atspi_status()
+    if usable:
+        return AtspiInventory()
+    log.info("element inventory: X11 window list (AT-SPI not used: %s)", why)
+    return X11Inventory(reason=why)
+
+
+class InventoryRunner:
+    """Owns a backend and the single thread all its calls run on (COM and D-Bus proxies are
+    tied to a thread). The backend is chosen on that thread at first use, not at construction.
+    """
+
+    def __init__(
+        self,
+        backend: InventoryBackend | None = None,
+        *,
+        factory: Callable[[], InventoryBackend] = choose_backend,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._backend = backend
+        self._factory = factory
+        self._ready = False
+        self._clock = clock
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inventory")
+        self._running: concurrent.futures.Future[Any] | None = None
+
+    def _ensure(self) -> InventoryBackend:
+        if self._backend is None:
+            self._backend = self._factory()
+        if not self._ready:
+            try:
+                self._backend.thread_init()
+            except Exception as error:  # noqa: BLE001 - a backend that cannot start: none
+                log.warning("inventory backend %s failed to start: %s", self._backend.name, error)
+                self._backend = NoInventory(f"{self._backend.name} failed to start: {error}")
+            self._ready = True
+        return self._backend
+
+    @property
+    def backend(self) -> InventoryBackend | None:
+        """The backend, once chosen (None before the first call)."""
+        return self._backend
+
+    def submit(self, call: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        """Run call(backend, *args) on the inventory thread."""
+        return self._pool.submit(lambda: call(self._ensure(), *args))
+
+    async def run(self, call: Callable[..., T], *args: Any) -> T:
+        return await asyncio.wrap_future(self.submit(call, *args))
+
+    async def snapshot(
+        self, budget_s: float, limits: WalkLimits | None = None
+    ) -> tuple[list[RawElement], str]:
+        """The elements within `budget_s`: the walk stops at its deadline and returns what it
+        has; a backend call that blocks past the budget (+50 ms) gives no elements. While such
+        a call is still running no new walk is queued behind it.
+        """
+        if self._running is not None and not self._running.done():
+            log.warning("inventory skipped: the previous walk is still blocked")
+            return [], "none"
+        base = limits or WalkLimits()
+        deadline = self._clock() + budget_s
+        limits = WalkLimits(
+            max_depth=base.max_depth,
+            max_elements=base.max_elements,
+            max_nodes=base.max_nodes,
+            deadline=deadline,
+            clock=self._clock,
+        )
+        future = self.submit(lambda backend: backend.snapshot(limits))
+        self._running = future
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), budget_s + 0.05)
+        except TimeoutError:
+            log.warning("inventory took longer than %.0f ms; no elements this turn", budget_s * 1e3)
+            return [], "none"
+        except Exception as error:  # noqa: BLE001 - an inventory fault must not fail the turn
+            log.warning("inventory failed: %s", error)
+            return [], "none"
+
+    def close(self) -> None:
+        if self._backend is not None:
+            backend = self._backend
+            self._pool.submit(backend.close)
+        self._pool.shutdown(wait=False, cancel_futures=False)

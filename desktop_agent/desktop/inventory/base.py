@@ -1,0 +1,143 @@
+"""What every inventory backend returns, the walk limits, and the conversion to core Elements."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from desktop_agent.core.models import Element, ScreenMapping
+from desktop_agent.desktop.geometry import rect_to_image
+
+NAME_LIMIT = 80
+
+
+@dataclass(frozen=True, slots=True)
+class RawElement:
+    """An element as a backend sees it: rectangle in physical screen px, plus its native handle."""
+
+    role: str
+    name: str
+    rect: tuple[int, int, int, int]
+    enabled: bool = True
+    focused: bool = False
+    password: bool = False
+    native: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkLimits:
+    """Bounds of one inventory walk: depth, element count, and a deadline on `clock`."""
+
+    max_depth: int = 30
+    max_elements: int = 150
+    max_nodes: int = 2000
+    deadline: float = float("inf")
+    clock: Callable[[], float] = time.monotonic
+
+    def expired(self) -> bool:
+        return self.clock() >= self.deadline
+
+
+class InventoryBackend(Protocol):
+    """Lists the elements of the screen. Every method runs on the backend's own thread."""
+
+    name: str
+
+    def thread_init(self) -> None:
+        """Called once on the backend's thread before anything else (COM on Windows)."""
+
+    def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
+        """The elements (active window first where possible) and the backend that listed them."""
+        ...
+
+    def invoke(self, native: Any) -> str:
+        """Press the element through the accessibility API; a one-line summary."""
+        ...
+
+    def set_value(self, native: Any, value: str) -> str: ...
+
+    def focus(self, native: Any) -> str: ...
+
+    def activate_window(self, title: str) -> str:
+        """Bring the window whose title contains `title` to the front; LookupError if none."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class NoInventory:
+    """The backend when none is available: no elements, and actions say why."""
+
+    name = "none"
+
+    def __init__(self, reason: str = "no accessibility backend is available") -> None:
+        self.reason = reason
+
+    def thread_init(self) -> None:
+        return None
+
+    def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
+        return [], "none"
+
+    def invoke(self, native: Any) -> str:
+        raise LookupError(self.reason)
+
+    def set_value(self, native: Any, value: str) -> str:
+        raise LookupError(self.reason)
+
+    def focus(self, native: Any) -> str:
+        raise LookupError(self.reason)
+
+    def activate_window(self, title: str) -> str:
+        raise LookupError(self.reason)
+
+    def close(self) -> None:
+        return None
+
+
+def clean_name(name: str | None, limit: int = NAME_LIMIT) -> str:
+    """One line, no control characters, at most `limit` characters."""
+    text = " ".join((name or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def to_elements(
+    raw: Iterable[RawElement], mapping: ScreenMapping, size: tuple[int, int]
+) -> tuple[tuple[Element, ...], dict[int, Any]]:
+    """Core Elements with ids 1.. in order, boxes in screenshot px; and id → native handle.
+
+    Elements entirely off the screenshot are dropped; duplicates (same role, name and box)
+    keep the first.
+    """
+    elements: list[Element] = []
+    natives: dict[int, Any] = {}
+    seen: set[tuple[str, str, tuple[int, int, int, int]]] = set()
+    for item in raw:
+        box = rect_to_image(item.rect, mapping, size)
+        if box is None:
+            continue
+        name = clean_name(item.name)
+        key = (item.role, name, box)
+        if key in seen:
+            continue
+        seen.add(key)
+        element = Element(
+            id=len(elements) + 1,
+            role=item.role,
+            name=name,
+            box=box,
+            enabled=item.enabled,
+            focused=item.focused,
+            password=item.password,
+        )
+        elements.append(element)
+        if item.native is not None:
+            natives[element.id] = item.native
+    return tuple(elements), natives
+
+
+def inventory_text(elements: Sequence[Element]) -> str:
+    """The text form of DESIGN §3, one element a line."""
+    return "\n".join(element.line() for element in elements)

@@ -1,0 +1,239 @@
+"""The X11 window list through EWMH (python-xlib): titles, classes, frames, the active window."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
+
+_SKIPPED_TYPES = ("_NET_WM_WINDOW_TYPE_DOCK", "_NET_WM_WINDOW_TYPE_DESKTOP")
+
+
+@dataclass(frozen=True, slots=True)
+class WindowInfo:
+    id: int
+    title: str
+    wm_class: str
+    rect: tuple[int, int, int, int]
+    active: bool
+
+    @property
+    def label(self) -> str:
+        """The title, with the program's class when the title does not name it."""
+        if not self.title:
+            return self.wm_class
+        if self.wm_class and self.wm_class.lower() not in self.title.lower():
+            return f"{self.title} — {self.wm_class}"
+        return self.title
+
+
+class X11Windows:
+    """EWMH queries and window activation on one X connection (use it from one thread)."""
+
+    def __init__(self, display_name: str | None = None) -> None:
+        self._display_name = display_name
+        self._display: Any = None
+        self._atoms: dict[str, int] = {}
+
+    def _dpy(self) -> Any:
+        if self._display is None:
+            name = self._display_name or os.environ.get("DISPLAY")
+            if not name:
+                raise LookupError("no X display: DISPLAY is not set")
+            from Xlib import display
+
+            self._display = display.Display(name)
+        return self._display
+
+    def _atom(self, name: str) -> int:
+        if name not in self._atoms:
+            self._atoms[name] = self._dpy().intern_atom(name)
+        return self._atoms[name]
+
+    def _prop(self, window: Any, name: str) -> Any:
+        from Xlib import X, error
+
+        try:
+            prop = window.get_full_property(self._atom(name), X.AnyPropertyType)
+        except (error.BadWindow, error.BadMatch):
+            return None
+        return prop.value if prop is not None else None
+
+    def active_id(self) -> int | None:
+        value = self._prop(self._dpy().screen().root, "_NET_ACTIVE_WINDOW")
+        return int(value[0]) if value is not None and len(value) and value[0] else None
+
+    def client_ids(self) -> list[int]:
+        """Managed windows, topmost first."""
+        root = self._dpy().screen().root
+        stacking = self._prop(root, "_NET_CLIENT_LIST_STACKING")
+        if stacking is not None:
+            return [int(w) for w in reversed(stacking)]
+        clients = self._prop(root, "_NET_CLIENT_LIST")
+        return [int(w) for w in clients] if clients is not None else []
+
+    def info(self, window_id: int, active: int | None = None) -> WindowInfo | None:
+        """Title, class and frame rectangle of a visible window; None if hidden or gone."""
+        from Xlib import X, error
+
+        dpy = self._dpy()
+        window = dpy.create_resource_object("window", window_id)
+        try:
+            attributes = window.get_attributes()
+            if attributes.map_state != X.IsViewable:
+                return None
+            types = self._prop(window, "_NET_WM_WINDOW_TYPE")
+            if types is not None and any(self._atom(t) in types for t in _SKIPPED_TYPES):
+                return None
+            state = self._prop(window, "_NET_WM_STATE")
+            if state is not None and self._atom("_NET_WM_STATE_HIDDEN") in state:
+                return None
+            geometry = window.get_geometry()
+            origin = dpy.screen().root.translate_coords(window, 0, 0)
+            title = self._prop(window, "_NET_WM_NAME")
+            if title is None:
+                title = self._prop(window, "WM_NAME")
+            wm_class = window.get_wm_class()
+        except (error.BadWindow, error.BadDrawable, error.BadMatch):
+            return None
+        if isinstance(title, bytes):
+            title = title.decode("utf-8", "replace")
+        left, right, top, bottom = self._prop(window, "_NET_FRAME_EXTENTS") or (0, 0, 0, 0)
+        rect = (
+            origin.x - left,
+            origin.y - top,
+            geometry.width + left + right,
+            geometry.height + top + bottom,
+        )
+        return WindowInfo(
+            id=window_id,
+            title=clean_name(title or ""),
+            wm_class=wm_class[1] if wm_class else "",
+            rect=rect,
+            active=window_id == active,
+        )
+
+    def windows(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
+        active = self.active_id()
+        found = []
+        for window_id in self.client_ids():
+            if limits is not None and limits.expired():
+                break
+            info = self.info(window_id, active)
+            if info is not None:
+                found.append(info)
+        return found
+
+    def find(self, title: str) -> WindowInfo | None:
+        """The topmost visible window whose title (or class) contains `title`, any case."""
+        wanted = title.casefold()
+        for window in self.windows():
+            if wanted in window.title.casefold() or wanted == window.wm_class.casefold():
+                return window
+        return None
+
+    def activate(self, window_id: int, *, timeout: float = 1.0) -> bool:
+        """Ask the window manager to raise and focus the window; True once it is active."""
+        from Xlib import X, protocol
+
+        dpy = self._dpy()
+        root = dpy.screen().root
+        window = dpy.create_resource_object("window", window_id)
+        if not self._prop(root, "_NET_SUPPORTING_WM_CHECK"):
+            # no EWMH window manager: focus it ourselves
+            window.raise_window()
+            window.set_input_focus(X.RevertToParent, X.CurrentTime)
+            dpy.sync()
+            return True
+        event = protocol.event.ClientMessage(
+            window=window,
+            client_type=self._atom("_NET_ACTIVE_WINDOW"),
+            data=(32, [2, X.CurrentTime, 0, 0, 0]),  # 2: asked for by a pager-like tool
+        )
+        root.send_event(event, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
+        dpy.flush()
+        return _wait(lambda: self.active_id() == window_id, timeout)
+
+    def close(self) -> None:
+        if self._display is not None:
+            self._display.close()
+            self._display = None
+
+
+def _wait(condition: Callable[[], bool], timeout: float, interval: float = 0.01) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+    return True
+
+
+def window_elements(windows: list[WindowInfo]) -> list[RawElement]:
+    return [
+        RawElement(
+            role="window",
+            name=window.label,
+            rect=window.rect,
+            focused=window.active,
+            native=("x11", window.id),
+        )
+        for window in windows
+    ]
+
+
+class X11Inventory:
+    """The window list alone: what the model gets when AT-SPI is not available."""
+
+    name = "x11"
+
+    def __init__(self, reason: str = "") -> None:
+        #: why a richer backend is not used (shown by the doctor)
+        self.reason = reason
+        self.windows = X11Windows()
+
+    def thread_init(self) -> None:
+        return None
+
+    def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
+        return window_elements(self.windows.windows(limits))[: limits.max_elements], "x11"
+
+    def invoke(self, native: Any) -> str:
+        raise LookupError("invoke needs the accessibility tree (AT-SPI); X11 lists windows only")
+
+    def set_value(self, native: Any, value: str) -> str:
+        raise LookupError("set_value needs the accessibility tree (AT-SPI); X11 lists windows only")
+
+    def focus(self, native: Any) -> str:
+        return focus_x11(self.windows, native)
+
+    def activate_window(self, title: str) -> str:
+        return activate_by_title(self.windows, title)
+
+    def close(self) -> None:
+        self.windows.close()
+
+
+def focus_x11(windows: X11Windows, native: Any) -> str:
+    if not (isinstance(native, tuple) and native[0] == "x11"):
+        raise LookupError("that element is not a window")
+    info = windows.info(native[1])
+    if info is None:
+        raise LookupError("that window is gone or hidden")
+    if not windows.activate(info.id):
+        raise LookupError(f'the window manager did not activate "{info.label}"')
+    return f'focused window "{info.label}"'
+
+
+def activate_by_title(windows: X11Windows, title: str) -> str:
+    info = windows.find(title)
+    if info is None:
+        titles = ", ".join(f'"{w.label}"' for w in windows.windows()[:8]) or "none"
+        raise LookupError(f"no window titled {title!r}; open windows: {titles}")
+    if not windows.activate(info.id):
+        raise LookupError(f'the window manager did not activate "{info.label}"')
+    return f'focused window "{info.label}"'

@@ -1,0 +1,144 @@
+"""DesktopObserver: the ScreenObserver of a real desktop (capture + element inventory)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import sys
+from collections import deque
+from typing import Any, Literal
+
+from desktop_agent.core.errors import ConfigError, ObservationError
+from desktop_agent.core.models import Element, Observation
+from desktop_agent.desktop.capture import (
+    ScreenCapture,
+    Shot,
+    draw_marks,
+    encode,
+    thumbnail,
+)
+from desktop_agent.desktop.geometry import mapping_for
+from desktop_agent.desktop.inventory import InventoryBackend, InventoryRunner, to_elements
+
+log = logging.getLogger(__name__)
+
+#: how many recent observations keep their elements' native handles (for invoke & co.)
+NATIVE_HISTORY = 4
+
+
+class DesktopObserver:
+    """Captures the chosen monitor and lists its elements, off the event loop.
+
+    Capture (grab + downscale) and the inventory walk run at the same time on two worker
+    threads; the walk has a hard budget. The elements' native handles (AT-SPI or UIA objects)
+    of the last few observations stay here for DesktopExecutor's invoke / set_value / focus.
+    `backend` and `capture` replace the machine's own (tests, benchmarks).
+    """
+
+    def __init__(
+        self,
+        *,
+        width: int = 1280,
+        fmt: Literal["jpeg", "png"] = "jpeg",
+        quality: int = 80,
+        monitor: int = 1,
+        inventory: bool = True,
+        set_of_mark: bool = False,
+        inventory_budget_s: float = 0.1,
+        backend: InventoryBackend | None = None,
+        capture: ScreenCapture | None = None,
+    ) -> None:
+        if fmt not in ("jpeg", "png"):
+            raise ConfigError(f"screenshot format must be 'jpeg' or 'png', not {fmt!r}")
+        if not 1 <= quality <= 100:
+            raise ConfigError(f"JPEG quality must be 1-100, not {quality}")
+        if width < 16:
+            raise ConfigError(f"screenshot width must be at least 16 px, not {width}")
+        if monitor < 0:
+            raise ConfigError(f"monitor must be 0 (all) or a monitor number, not {monitor}")
+        if inventory_budget_s <= 0:
+            raise ConfigError(f"inventory budget must be positive, not {inventory_budget_s}")
+        if sys.platform == "win32":
+            from desktop_agent.desktop.win32 import enable_dpi_awareness
+
+            enable_dpi_awareness()
+        self.fmt = fmt
+        self.quality = quality
+        self.set_of_mark = set_of_mark
+        self.inventory_budget_s = inventory_budget_s
+        self._capture = capture or ScreenCapture(width=width, monitor=monitor)
+        self._capture_thread = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="capture"
+        )
+        self.inventory: InventoryRunner | None = InventoryRunner(backend) if inventory else None
+        self._natives: deque[tuple[Observation, dict[int, Any]]] = deque(maxlen=NATIVE_HISTORY)
+
+    async def observe(self) -> Observation:
+        loop = asyncio.get_running_loop()
+        grab = loop.run_in_executor(self._capture_thread, self._capture.grab)
+        listing = (
+            asyncio.ensure_future(self.inventory.snapshot(self.inventory_budget_s))
+            if self.inventory is not None
+            else None
+        )
+        try:
+            shot = await grab
+        except ObservationError:
+            raise
+        except Exception as error:  # noqa: BLE001 - anything from mss/Pillow/Qt: one line
+            raise ObservationError(f"screen capture failed: {error}") from None
+        finally:
+            if listing is not None and not listing.done():
+                # an exception above must not leave the walk's task unawaited
+                listing.add_done_callback(lambda task: task.exception())
+        raw, backend = await listing if listing is not None else ([], "none")
+        mapping = mapping_for(shot.monitor, shot.size)
+        elements, natives = to_elements(raw, mapping, shot.size)
+        try:
+            image, thumb = await loop.run_in_executor(
+                self._capture_thread, self._encode, shot, elements
+            )
+        except Exception as error:  # noqa: BLE001 - encoder faults: one line
+            raise ObservationError(f"screenshot encoding failed: {error}") from None
+        observation = Observation(
+            image=image,
+            mime="image/jpeg" if self.fmt == "jpeg" else "image/png",
+            width=shot.size[0],
+            height=shot.size[1],
+            elements=elements,
+            mapping=mapping,
+            thumbnail=thumb,
+            inventory_backend=backend,
+        )
+        self._natives.append((observation, natives))
+        return observation
+
+    def _encode(self, shot: Shot, elements: tuple[Element, ...]) -> tuple[bytes, bytes]:
+        thumb = thumbnail(shot.image)
+        image = shot.image
+        if self.set_of_mark and elements:
+            image = image.copy()
+            draw_marks(image, [(element.id, element.box) for element in elements])
+        return encode(image, self.fmt, self.quality), thumb
+
+    def native(self, observation: Observation, element_id: int) -> Any | None:
+        """The accessibility object behind an element of a recent observation, if any.
+
+        The loop hands tools a copy of the observation (with its screenshot path), so it is
+        matched by its image bytes object, else by equal elements.
+        """
+        for seen, natives in reversed(self._natives):
+            if seen.image is observation.image:
+                return natives.get(element_id)
+        for seen, natives in reversed(self._natives):
+            if seen.elements and seen.elements == observation.elements:
+                return natives.get(element_id)
+        return None
+
+    def close(self) -> None:
+        """Release the capture and inventory threads (the observer cannot be used after)."""
+        self._capture_thread.submit(self._capture.close)
+        self._capture_thread.shutdown(wait=False)
+        if self.inventory is not None:
+            self.inventory.close()
