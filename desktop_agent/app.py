@@ -240,6 +240,7 @@ class DesktopApp(QObject):
         window.stop_all_requested.connect(self.on_stop_all_requested)
         window.settings_requested.connect(self.on_settings_requested)
         window.hidden_to_tray.connect(self.on_hidden_to_tray)
+        window.quit_requested.connect(self.on_quit_requested)
         tray.show_requested.connect(window.bring_to_front)
         tray.pause_toggled.connect(self.on_pause_toggled)
         tray.stop_all_requested.connect(self.on_stop_all_requested)
@@ -562,6 +563,7 @@ class InstanceGuard(QObject):
         digest = hashlib.sha256(f"{owner}:{data_dir.resolve()}".encode()).hexdigest()[:16]
         self.name = f"desktop-agent-{digest}"
         self._server: QLocalServer | None = None
+        self._sockets: set[QLocalSocket] = set()
 
     def signal_running(self) -> bool:
         """True when another instance took our "raise" message."""
@@ -591,17 +593,29 @@ class InstanceGuard(QObject):
         server = self._server
         while server is not None and server.hasPendingConnections():
             socket = server.nextPendingConnection()
-            socket.readyRead.connect(lambda s=socket: self.on_message(s))
-            socket.disconnected.connect(socket.deleteLater)
+            self._sockets.add(socket)
+            socket.readyRead.connect(self.on_ready_read)
+            socket.disconnected.connect(self.on_socket_disconnected)
 
-    def on_message(self, socket: QLocalSocket) -> None:
-        if b"raise" in bytes(socket.readAll().data()):
+    def on_ready_read(self) -> None:
+        socket = self.sender()
+        if isinstance(socket, QLocalSocket) and b"raise" in bytes(socket.readAll().data()):
             self.raise_requested.emit()
 
+    def on_socket_disconnected(self) -> None:
+        socket = self.sender()
+        if isinstance(socket, QLocalSocket):
+            self._sockets.discard(socket)
+
     def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            self._server = None
+        server, self._server = self._server, None
+        for socket in self._sockets:
+            socket.readyRead.disconnect(self.on_ready_read)
+            socket.disconnected.disconnect(self.on_socket_disconnected)
+            socket.abort()
+        self._sockets.clear()
+        if server is not None:
+            server.close()
 
 
 def _log_first_paint() -> None:

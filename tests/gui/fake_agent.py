@@ -16,7 +16,7 @@ from desktop_agent.core.models import Element, Observation, Policy
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.runner import RunnerServices, TaskRunnerService
 from desktop_agent.settings import Settings
-from tests.fakes import FakeExecutor, FakeObserver, MemoryRepository, ScriptedPlanner, Script
+from tests.fakes import FakeExecutor, FakeObserver, MemoryRepository, Script, ScriptedPlanner
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ ALLOW_ALL = {spec.name: Policy.ALLOW for spec in builtin_registry().specs()}
 
 
 class FileRepository(MemoryRepository):
-    """MemoryRepository that also writes artifacts under the data dir (off the loop), like the store."""
+    """A MemoryRepository that also writes artifacts under the data dir, off the loop."""
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__()
@@ -136,7 +136,7 @@ def drive(loop: asyncio.AbstractEventLoop, work: Awaitable[T], timeout: float = 
     return loop.run_until_complete(asyncio.wait_for(work, timeout))
 
 
-async def until(condition: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
+async def until(condition: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:  # noqa: ASYNC109
     """Wait (letting Qt and asyncio run) until `condition()` is truthy; that value."""
     deadline = time.monotonic() + timeout
     while True:

@@ -1,0 +1,288 @@
+"""DesktopApp's wiring: approvals, the acting panel, the tray's state, Stop all, one instance."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from desktop_agent.app import DesktopApp, InstanceGuard
+from desktop_agent.core.models import Policy, RunStatus, StepKind, StepStatus, StopReason
+from desktop_agent.settings import Settings
+from desktop_agent.ui.acting_panel import ActingPanel
+from desktop_agent.ui.approval import ApprovalDialog
+from desktop_agent.ui.main_window import MainWindow
+from desktop_agent.ui.tray import TrayController
+from tests.fakes import ScriptedPlanner, done, tool
+from tests.gui.fake_agent import ALLOW_ALL, drive, make_agent, until
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+
+class Harness:
+    """A main window and a DesktopApp (no tray, no API, no hotkey) over a scripted Agent."""
+
+    def __init__(self, qtbot: Any, agent: Any) -> None:
+        self.agent = agent
+        self.quits = 0
+        self.window = MainWindow()
+        qtbot.addWidget(self.window)
+        self.window.show()
+        panel = ActingPanel()
+        qtbot.addWidget(panel)
+        self.app = DesktopApp(
+            self.window,
+            agent,
+            quit_app=self.on_quit,
+            tray=TrayController(available=False),
+            acting_panel=panel,
+        )
+
+    def on_quit(self) -> None:
+        self.quits += 1
+
+    def start(self, goal: str) -> None:
+        self.window.panel.goal_edit.setPlainText(goal)
+        self.window.panel.start_button.click()
+
+    async def finished(self) -> None:
+        window = self.window
+        await until(lambda: window.run is not None and window.run.status.is_terminal, 10)
+
+
+def build(qtbot: Any, qloop: Any, agent: Any) -> Harness:
+    harness = Harness(qtbot, agent)
+
+    async def bind() -> None:
+        harness.window.bind(agent)
+        await until(lambda: not harness.window._tasks)
+
+    drive(qloop, bind())
+    return harness
+
+
+@pytest.fixture
+def harness(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Harness]:
+    made = build(qtbot, qloop, agent)
+    yield made
+    drive(qloop, made.app.close())
+
+
+def blocking_planner(release: asyncio.Event, *then: Any) -> Any:
+    async def wait_for_release(request: Any) -> Any:
+        await release.wait()
+        return tool("wait", seconds=0)
+
+    return lambda run: ScriptedPlanner([wait_for_release, *then], then=done("finished"))
+
+
+def test_while_a_run_acts_the_window_is_minimised_and_the_panel_shown_then_restored(
+    harness: Harness, qloop: Any
+) -> None:
+    release = asyncio.Event()
+    harness.agent.planner_factory = blocking_planner(release)
+    window, panel = harness.window, harness.app.acting_panel
+
+    async def scenario() -> None:
+        harness.start("act for a while")
+        await until(lambda: panel.isVisible(), what="the acting panel")
+        assert window.isMinimized()
+        assert panel.goal == "act for a while"
+        await until(lambda: "Turn 1/20" in panel.step_label.toolTip(), what="the step line")
+        release.set()
+        await harness.finished()
+
+    drive(qloop, scenario())
+    assert not panel.isVisible()
+    assert not window.isMinimized() and window.isVisible()
+
+
+def test_the_window_stays_put_when_minimising_is_turned_off(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, settings=Settings(minimize_while_acting=False))
+    harness = build(qtbot, qloop, agent)
+    release = asyncio.Event()
+    agent.planner_factory = blocking_planner(release)
+
+    async def scenario() -> None:
+        harness.start("act")
+        await until(lambda: harness.app.acting_panel.isVisible())
+        assert not harness.window.isMinimized()
+        release.set()
+        await harness.finished()
+
+    try:
+        drive(qloop, scenario())
+    finally:
+        drive(qloop, harness.app.close())
+
+
+def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, policies={**ALLOW_ALL, "click": Policy.ASK})
+    harness = build(qtbot, qloop, agent)
+    agent.planner_factory = lambda run: ScriptedPlanner(
+        [tool("click", x=10, y=20, reason="press it"), done("pressed")]
+    )
+    window = harness.window
+
+    async def scenario() -> ApprovalDialog:
+        harness.start("press the button")
+        dialog = await until(lambda: window.findChild(ApprovalDialog), what="the approval dialog")
+        assert not window.isMinimized()
+        assert harness.app.acting_panel.step_label.toolTip() == "Waiting for your approval: click"
+        dialog.once_button.click()
+        await harness.finished()
+        return dialog
+
+    try:
+        drive(qloop, scenario())
+    finally:
+        drive(qloop, harness.app.close())
+    action = [s for s in window.timeline_model.steps() if s.kind is StepKind.ACTION]
+    assert [(s.tool, s.status) for s in action] == [("click", StepStatus.OK)]
+    assert window.run is not None and window.run.status is RunStatus.COMPLETED
+    assert not window.isMinimized()
+
+
+def test_an_approval_answered_elsewhere_closes_the_dialog(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, policies={**ALLOW_ALL, "click": Policy.ASK})
+    harness = build(qtbot, qloop, agent)
+    agent.planner_factory = lambda run: ScriptedPlanner([tool("click", x=1, y=2), done()])
+    window = harness.window
+
+    async def scenario() -> None:
+        harness.start("press")
+        await until(lambda: window.findChild(ApprovalDialog), what="the approval dialog")
+        (pending,) = agent.approvals.pending
+        from desktop_agent.core.models import ApprovalDecision
+
+        agent.approvals.resolve(pending.id, ApprovalDecision.DENY)  # e.g. through the API
+        await harness.finished()
+        await until(lambda: not harness.app._dialogs, what="the dialog task to end")
+
+    try:
+        drive(qloop, scenario())
+    finally:
+        drive(qloop, harness.app.close())
+    dialogs = [d for d in window.findChildren(ApprovalDialog) if d.isVisible()]
+    assert dialogs == []
+    action = [s for s in window.timeline_model.steps() if s.kind is StepKind.ACTION]
+    assert [(s.status, s.error) for s in action] == [(StepStatus.DENIED, "denied by the user")]
+
+
+def test_the_tray_state_follows_the_run_and_a_failed_run_leaves_it_failed(
+    harness: Harness, qloop: Any
+) -> None:
+    release = asyncio.Event()
+    from tests.fakes import fail
+
+    async def gated(request: Any) -> Any:
+        await release.wait()
+        return fail("the app is not installed")
+
+    harness.agent.planner_factory = lambda run: ScriptedPlanner([gated])
+    tray = harness.app.tray
+
+    async def scenario() -> None:
+        harness.start("do the impossible")
+        await until(lambda: tray.state == "running", what="running")
+        release.set()
+        await harness.finished()
+
+    drive(qloop, scenario())
+    assert tray.state == "failed"
+    assert harness.window.run is not None and harness.window.run.status is RunStatus.FAILED
+
+
+def test_tray_pause_and_resume_reach_every_active_run(harness: Harness, qloop: Any) -> None:
+    release = asyncio.Event()
+    harness.agent.planner_factory = blocking_planner(release)
+    tray, runner = harness.app.tray, harness.agent.runner
+
+    async def scenario() -> None:
+        harness.start("long task")
+        await until(lambda: tray.state == "running")
+        tray.pause_action.trigger()
+        release.set()
+        await until(lambda: tray.state == "paused", what="paused")
+        assert harness.window.panel.state == "paused"
+        tray.pause_action.trigger()
+        await until(lambda: tray.state in ("running", "idle"), what="resumed")
+        await harness.finished()
+
+    drive(qloop, scenario())
+    assert runner.active_ids == ()
+    assert tray.state == "idle"
+
+
+def test_stop_all_from_the_window_stops_the_run_and_revokes_task_grants(
+    harness: Harness, qloop: Any
+) -> None:
+    release = asyncio.Event()
+    harness.agent.planner_factory = blocking_planner(release)
+    agent = harness.agent
+
+    async def scenario() -> None:
+        harness.start("long task")
+        await until(lambda: agent.runner.active_ids, what="an active run")
+        agent.permissions.grant_for_run(agent.runner.active_ids[0], "click")
+        harness.window.panel.stop_all_button.click()
+        await harness.finished()
+
+    drive(qloop, scenario())
+    run = harness.window.run
+    assert run is not None and (run.status, run.stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+    assert agent.permissions.task_grants(run.id) == frozenset()
+
+
+def test_the_acting_panels_stop_button_stops_the_run(harness: Harness, qloop: Any) -> None:
+    release = asyncio.Event()
+    harness.agent.planner_factory = blocking_planner(release)
+    panel = harness.app.acting_panel
+
+    async def scenario() -> None:
+        harness.start("long task")
+        await until(lambda: panel.isVisible())
+        panel.stop_button.click()
+        await harness.finished()
+
+    drive(qloop, scenario())
+    run = harness.window.run
+    assert run is not None and run.stop_reason is StopReason.USER_STOP
+    assert not panel.isVisible()
+
+
+def test_closing_the_window_without_a_tray_quits(harness: Harness, qloop: Any) -> None:
+    assert harness.window.hide_on_close is False
+    harness.window.close()
+    assert harness.quits == 1
+
+
+def test_a_second_launch_on_the_same_data_dir_raises_the_first(
+    qtbot: Any, qapp: QApplication, tmp_path: Path
+) -> None:
+    first = InstanceGuard(tmp_path / "a")
+    assert first.signal_running() is False
+    assert first.listen()
+    try:
+        with qtbot.waitSignal(first.raise_requested, timeout=3000):
+            assert InstanceGuard(tmp_path / "a").signal_running() is True
+        assert InstanceGuard(tmp_path / "b").signal_running() is False
+    finally:
+        first.close()
+    assert InstanceGuard(tmp_path / "a").signal_running() is False
