@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.util
 import logging
 import os
 import signal
@@ -57,6 +56,14 @@ APP_NAME = "desktop-agent"
 INSTANCE_TIMEOUT_MS = 500
 #: how long the app waits for its first paint before loading the rest anyway
 FIRST_PAINT_TIMEOUT_S = 2.0
+#: what the app needs after its first paint (openai is left to the first run)
+HEAVY_MODULES = (
+    "desktop_agent.agent",
+    "desktop_agent.store",
+    "desktop_agent.desktop",
+    "desktop_agent.planner",
+    "desktop_agent.api.server",
+)
 
 
 def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
@@ -116,6 +123,8 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
     guard.raise_requested.connect(window.bring_to_front)
 
     await _first_paint(window)
+    # import the heavy parts on a worker thread: the window keeps painting meanwhile
+    await asyncio.to_thread(_preload, HEAVY_MODULES)
     agent = await _open_agent(window, data_dir)
     if agent is None:
         code = await shutdown
@@ -223,7 +232,6 @@ class DesktopApp(QObject):
         self.notices: list[str] = []
         self._quit_app = quit_app
         self._hotkey: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._told: set[str] = set()
         self._acting: dict[str, RunView] = {}
         self._minimised_by_us = False
@@ -279,14 +287,10 @@ class DesktopApp(QObject):
 
     def _start_hotkey(self) -> None:
         combo = self.agent.settings.stop_hotkey
-        if importlib.util.find_spec("desktop_agent.desktop.hotkey") is None:
-            self.notices.append(f"Stop hotkey {combo} unavailable: no hotkey support installed")
-            return
         from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
 
-        self._loop = asyncio.get_running_loop()
         try:
-            self._hotkey = start_global_hotkey(combo, self.on_hotkey, self._loop)
+            self._hotkey = start_global_hotkey(combo, self.on_hotkey, asyncio.get_running_loop())
         except HotkeyUnavailable as error:
             self.notices.append(f"Stop hotkey {combo} unavailable: {' '.join(str(error).split())}")
             log.warning("stop hotkey %s unavailable: %s", combo, error)
@@ -395,9 +399,9 @@ class DesktopApp(QObject):
         self.stop_everything()
 
     def on_hotkey(self) -> None:
-        """The global stop hotkey; it may fire on the hotkey's own thread, so only schedule."""
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self.stop_everything)
+        """The global stop hotkey (delivered on the asyncio loop by the hotkey listener)."""
+        log.info("stop hotkey pressed")
+        self.stop_everything()
 
     def stop_everything(self) -> None:
         """Stop every run of this app and of every other instance on the data dir."""
@@ -616,6 +620,16 @@ class InstanceGuard(QObject):
         self._sockets.clear()
         if server is not None:
             server.close()
+
+
+def _preload(modules: tuple[str, ...]) -> None:
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the real import later says what is wrong
+            log.exception("preloading %s failed", name)
 
 
 def _log_first_paint() -> None:
