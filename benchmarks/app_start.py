@@ -1,0 +1,152 @@
+"""App start: process start → first window painted; also → local API up, and a second launch.
+
+    python benchmarks/app_start.py [--repeat 5] [--platform xvfb|offscreen|both]
+
+Each launch is `python -m desktop_agent --data-dir <fresh dir>` (the README's app
+command without the wrapper script), with DESKTOP_AGENT_HOME pointing at the same
+fresh dir so no user settings are read. The app logs "first window painted at
+<epoch>" from the main window's first paintEvent; the figure is that time minus the
+time just before the process was spawned (interpreter start, imports, QApplication,
+window construction, first paint). "API up" is when the app registered its local API
+(instances/<pid>.json appears), i.e. the store, settings and adapters are loaded. A
+second launch on the same data dir must hand over to the first and exit 0; its wall
+time is printed too. Each app is ended with SIGTERM and must exit 0.
+
+Target (DESIGN §7): first window <= 0.8 s. `xvfb` runs a private Xvfb + openbox
+(tests/support/xdisplay.py); `offscreen` needs no display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PAINTED = re.compile(r"first window painted at (\d+\.\d+)")
+
+
+def wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {what} within {timeout} s")
+        time.sleep(0.002)
+
+
+def painted_at(log: Path) -> float | None:
+    try:
+        match = PAINTED.search(log.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return float(match.group(1)) if match else None
+
+
+def launch_once(env: dict[str, str]) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="app-start-") as tmp:
+        data_dir = Path(tmp)
+        child_env = {**env, "DESKTOP_AGENT_HOME": str(data_dir)}
+        argv = [sys.executable, "-m", "desktop_agent", "--data-dir", str(data_dir)]
+        spawned = time.time()
+        process = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            painted = wait_for(lambda: painted_at(data_dir / "desktop-agent.log"), 20, "paint")
+            instance = data_dir / "instances" / f"{process.pid}.json"
+            wait_for(instance.exists, 20, "API registration")
+            api_up = time.time()
+            second_started = time.monotonic()
+            second = subprocess.run(
+                argv, cwd=ROOT, env=child_env, capture_output=True, timeout=20, check=False
+            )
+            second_s = time.monotonic() - second_started
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+        if code != 0 or second.returncode != 0:
+            raise RuntimeError(
+                f"app exit {code}, second launch exit {second.returncode}\n{stderr[-2000:]}"
+            )
+        if instance.exists():
+            raise RuntimeError("the app left its instance file behind")
+        return {
+            "paint": painted - spawned,
+            "api": api_up - spawned,
+            "second": second_s,
+        }
+
+
+def measure(platform: str, repeat: int) -> list[dict[str, float]]:
+    env = dict(os.environ)
+    session = None
+    if platform == "offscreen":
+        env["QT_QPA_PLATFORM"] = "offscreen"
+        env.pop("DISPLAY", None)
+    else:
+        from tests.support.xdisplay import start_xsession
+
+        session = start_xsession(1920, 1080, atspi=False)
+        env = session.child_env({"QT_QPA_PLATFORM": "xcb"})
+    try:
+        launch_once(env)  # warm the OS file cache; not counted
+        return [launch_once(env) for _ in range(repeat)]
+    finally:
+        if session is not None:
+            session.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--platform", choices=("xvfb", "offscreen", "both"), default="both")
+    args = parser.parse_args()
+    platforms = ["offscreen", "xvfb"] if args.platform == "both" else [args.platform]
+    if "xvfb" in platforms and shutil.which("Xvfb") is None:
+        print("app_start: Xvfb not installed; measuring offscreen only")
+        platforms = ["offscreen"]
+    for platform in platforms:
+        runs = measure(platform, args.repeat)
+        paint = [r["paint"] * 1000 for r in runs]
+        api = [r["api"] * 1000 for r in runs]
+        second = [r["second"] * 1000 for r in runs]
+        print(f"app_start ({platform}, {args.repeat} launches after one warm-up):")
+        print(
+            f"  process start → first window painted: median {statistics.median(paint):.0f} ms, "
+            f"max {max(paint):.0f} ms (target <= 800)  [{', '.join(f'{t:.0f}' for t in paint)}]"
+        )
+        print(
+            f"  process start → store, adapters and local API up: median "
+            f"{statistics.median(api):.0f} ms, max {max(api):.0f} ms"
+        )
+        print(
+            f"  second launch on the same data dir (hands over, exits 0): median "
+            f"{statistics.median(second):.0f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The GUI thread's longest stall while a 200-turn scripted run streams into the main window.
+
+    python benchmarks/gui_stall.py [--turns 200] [--tick-ms 4] [--store sqlite|memory] [--repeat 3]
+
+The real main window (timeline, thumbnails, step detail, history, status bar) shows a
+run of `--turns` turns: an instant scripted model (`wait 0` each turn, then done), a
+no-op tool, a real 640x360 JPEG screenshot and thumbnail written for every turn, and
+the real SQLite store (its writes run on a worker thread). The run is started from
+the Start button, on qasync's loop, exactly as in the app; the last row is selected
+throughout so the step detail follows too.
+
+A QTimer heartbeat (`--tick-ms`, precise) records when the GUI thread got to it; a
+gap between two beats is the time the thread was busy (or the interval). Printed:
+the longest gap and the p99 / median gap, per repetition. Targets (DESIGN §7): the
+longest stall <= 50 ms, p99 <= 16 ms.
+
+Runs offscreen unless QT_QPA_PLATFORM or DISPLAY says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not os.environ.get("DISPLAY"):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync  # noqa: E402
+from PySide6.QtCore import Qt, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from desktop_agent.ui.main_window import MainWindow  # noqa: E402
+from tests.fakes import ScriptedPlanner, done, tool  # noqa: E402
+from tests.gui.fake_agent import make_agent, until  # noqa: E402
+
+
+class Heartbeat:
+    """Beats every `tick_ms` on the GUI thread; the gaps between beats, in ms."""
+
+    def __init__(self, tick_ms: int) -> None:
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(tick_ms)
+        self.timer.timeout.connect(self.on_beat)
+        self.beats: list[float] = []
+
+    def on_beat(self) -> None:
+        self.beats.append(time.perf_counter())
+
+    def start(self) -> None:
+        self.beats.clear()
+        self.beats.append(time.perf_counter())
+        self.timer.start()
+
+    def stop(self) -> list[float]:
+        self.timer.stop()
+        self.on_beat()
+        return [(b - a) * 1000 for a, b in zip(self.beats, self.beats[1:], strict=False)]
+
+
+def use_sqlite(agent: Any, data_dir: Path) -> None:
+    """Swap the fake repository for the real SQLite store (same data dir)."""
+    from desktop_agent.store import SqliteRunRepository
+
+    repo = SqliteRunRepository.open(data_dir)
+    agent.repo = repo
+    agent.runner.services.repo = repo
+
+
+async def one_run(window: MainWindow, agent: Any, turns: int, heartbeat: Heartbeat) -> dict:
+    script = [tool("wait", seconds=0, reason=f"turn {n}") for n in range(1, turns)]
+    agent.planner_factory = lambda run: ScriptedPlanner([*script, done("all turns done")])
+    window.panel.max_steps.setValue(turns)
+    window.panel.goal_edit.setPlainText(f"a {turns}-turn scripted run")
+    follow = window.timeline_model.rowsInserted.connect(
+        lambda *_: window.timeline.selectRow(window.timeline_model.rowCount() - 1)
+    )
+    previous = window.worker
+    heartbeat.start()
+    started = time.perf_counter()
+    window.panel.start_button.click()
+    await until(lambda: window.worker is not previous, timeout=10)
+    await until(lambda: window.run is not None and window.run.status.is_terminal, timeout=120)
+    assert window.worker is not None
+    await window.worker.wait()
+    took = time.perf_counter() - started
+    # let the thumbnails that were asked for arrive and paint, still under the heartbeat
+    await asyncio.sleep(0.3)
+    gaps = heartbeat.stop()
+    window.timeline_model.rowsInserted.disconnect(follow)
+    run = window.run
+    assert run is not None and run.step_count == turns, run
+    return {
+        "rows": window.timeline_model.rowCount(),
+        "run_s": took,
+        "max": max(gaps),
+        "p99": statistics.quantiles(gaps, n=100)[98],
+        "median": statistics.median(gaps),
+        "beats": len(gaps),
+    }
+
+
+async def main_async(args: argparse.Namespace, data_dir: Path) -> list[dict]:
+    agent = make_agent(data_dir)
+    if args.store == "sqlite":
+        use_sqlite(agent, data_dir)
+    window = MainWindow()
+    window.show()
+    window.bind(agent)
+    await until(lambda: not window._tasks)
+    await asyncio.sleep(0.2)  # first paint, history loaded
+    heartbeat = Heartbeat(args.tick_ms)
+    results = []
+    try:
+        for _ in range(args.repeat):
+            results.append(await one_run(window, agent, args.turns, heartbeat))
+    finally:
+        await window.shutdown()
+        window.allow_close()
+        window.close()
+        agent.repo.close()
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--tick-ms", type=int, default=4)
+    parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    app = QApplication([sys.argv[0]])
+    with (
+        tempfile.TemporaryDirectory(prefix="gui-stall-") as tmp,
+        asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner,
+    ):
+        results = runner.run(main_async(args, Path(tmp)))
+    platform = app.platformName()
+    print(
+        f"gui_stall: {args.turns}-turn scripted run into the main window "
+        f"({args.store} store, {platform}, heartbeat {args.tick_ms} ms)"
+    )
+    for n, r in enumerate(results, 1):
+        print(
+            f"  run {n}: {r['rows']} rows in {r['run_s'] * 1000:.0f} ms; GUI gaps: "
+            f"longest {r['max']:.1f} ms, p99 {r['p99']:.1f} ms, median {r['median']:.1f} ms "
+            f"({r['beats']} beats)"
+        )
+    worst = max(r["max"] for r in results)
+    p99 = max(r["p99"] for r in results)
+    print(
+        f"  worst of {len(results)}: longest stall {worst:.1f} ms (target <= 50), "
+        f"p99 {p99:.1f} ms (target <= 16)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
