@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from collections import deque
 from typing import Any
 
@@ -59,13 +60,23 @@ def _session_bus_address() -> str | None:
     return None
 
 
-def atspi_status() -> tuple[bool, str]:
-    """(usable, why): can this process reach the AT-SPI bus? Never starts a daemon."""
-    try:
+def _import_atspi() -> tuple[Any, Any, Any, Any]:
+    """(pyatspi, Atspi, Gio, GLib). Debian's PyGObject warns (ImportWarning) on Python 3.11
+    that its importer lacks exec_module; harmless, so it is not passed on."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ImportWarning)
         import gi
 
         gi.require_version("Atspi", "2.0")
-        import pyatspi  # noqa: F401
+        import pyatspi
+        from gi.repository import Atspi, Gio, GLib
+    return pyatspi, Atspi, Gio, GLib
+
+
+def atspi_status() -> tuple[bool, str]:
+    """(usable, why): can this process reach the AT-SPI bus? Never starts a daemon."""
+    try:
+        _, _, Gio, GLib = _import_atspi()  # noqa: N806 - GObject module names
     except (ImportError, ValueError) as error:
         return False, (
             f"pyatspi is not importable ({error}); install python3-pyatspi gir1.2-atspi-2.0 "
@@ -76,8 +87,6 @@ def atspi_status() -> tuple[bool, str]:
     address = _session_bus_address()
     if address is None:
         return False, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
-    from gi.repository import Gio, GLib
-
     try:
         flags = (
             Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT
@@ -118,9 +127,7 @@ class AtspiInventory:
         self._pyatspi: Any = None
 
     def thread_init(self) -> None:
-        import pyatspi
-        from gi.repository import Atspi
-
+        pyatspi, Atspi, _, _ = _import_atspi()  # noqa: N806 - GObject module name
         Atspi.set_timeout(CALL_TIMEOUT_MS, 15000)
         self._pyatspi = pyatspi
 

@@ -187,10 +187,11 @@ class UiaInventory:
         names = []
         for control in self._auto.GetRootControl().GetChildren():
             name = control.Name or ""
-            if name:
-                names.append(name)
-            if name and wanted in name.casefold() and not control.IsOffscreen:
+            if not name or control.IsOffscreen:
+                continue
+            if wanted in name.casefold():
                 return self.focus(control)
+            names.append(name)
         listed = ", ".join(f'"{clean_name(n)}"' for n in names[:8]) or "none"
         raise LookupError(f"no window titled {title!r}; open windows: {listed}")
 

@@ -1,0 +1,253 @@
+"""The Windows UI Automation backend against a fake `uiautomation` fed with control trees."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.errors import ToolError
+from desktop_agent.core.ports import ToolContext
+from desktop_agent.desktop.geometry import Monitor, mapping_for
+from desktop_agent.desktop.inventory import InventoryRunner, WalkLimits, to_elements
+from desktop_agent.desktop.inventory.uia import UiaInventory
+from desktop_agent.desktop.observer import DesktopObserver
+from tests.unit.desktop import fake_uiautomation
+from tests.unit.desktop.fakes import FakeCapture, FakeDriver, executor_with
+
+PRIMARY = Monitor(0, 0, 1920, 1080, primary=True)
+NO_PAINT = (
+    "no window titled 'Paint'; open windows: "
+    '"Untitled - Notepad", "Documents - File Explorer", "Taskbar"$'
+)
+
+
+@pytest.fixture
+def notepad(monkeypatch: pytest.MonkeyPatch) -> fake_uiautomation.Log:
+    module, log = fake_uiautomation.load("uia_notepad.json")
+    monkeypatch.setitem(sys.modules, "uiautomation", module)
+    return log
+
+
+@pytest.fixture
+def login(monkeypatch: pytest.MonkeyPatch) -> fake_uiautomation.Log:
+    module, log = fake_uiautomation.load("uia_login.json")
+    monkeypatch.setitem(sys.modules, "uiautomation", module)
+    return log
+
+
+def snapshot(limits: WalkLimits | None = None) -> tuple[UiaInventory, list[Any], str]:
+    backend = UiaInventory()
+    backend.thread_init()
+    raw, used = backend.snapshot(limits or WalkLimits())
+    return backend, raw, used
+
+
+def test_notepad_lists_visible_windows_then_its_interactive_controls(
+    notepad: fake_uiautomation.Log,
+) -> None:
+    _, raw, used = snapshot()
+
+    assert used == "uia"
+    assert [(e.role, e.name, e.focused) for e in raw] == [
+        ("window", "Untitled - Notepad", True),
+        ("window", "Documents - File Explorer", False),
+        ("window", "Taskbar", False),
+        # breadth first: the window's children, then grandchildren, ...
+        ("edit", "Text Editor", True),
+        ("button", "Minimize", False),
+        ("button", "Maximize", False),
+        ("button", "Close", False),
+        ("menuitem", "File", False),
+        ("menuitem", "Edit", False),
+        ("menuitem", "Format", False),
+        ("menuitem", "View", False),
+        ("menuitem", "Help", False),
+        ("menuitem", "System", False),
+    ]
+    edit = next(e for e in raw if e.role == "edit")
+    assert edit.rect == (208, 151, 944, 619)  # right/bottom turned into width/height
+
+
+def test_notepad_inventory_text_in_screenshot_pixels(notepad: fake_uiautomation.Log) -> None:
+    _, raw, _ = snapshot()
+
+    elements, natives = to_elements(raw, mapping_for(PRIMARY, (1280, 720)), (1280, 720))
+
+    text = "\n".join(element.line() for element in elements)
+    # (200, 100)-(1160, 800) / 1.5 = (133.3, 66.7)-(773.3, 533.3), widened to whole pixels
+    assert text.splitlines()[:4] == [
+        '[1] window "Untitled - Notepad" @ 133,66 641x468 focused',
+        '[2] window "Taskbar" @ 0,693 1280x27',
+        '[3] edit "Text Editor" @ 138,100 630x414 focused',
+        '[4] button "Minimize" @ 676,67 31x21',
+    ]
+    # the Explorer window on the monitor left of the primary is not on this screenshot
+    assert "File Explorer" not in text
+    assert set(natives) == {element.id for element in elements}
+
+
+def test_sign_in_dialog_marks_password_disabled_and_skips_offscreen(
+    login: fake_uiautomation.Log,
+) -> None:
+    _, raw, _ = snapshot()
+
+    flags = {(e.role, e.name): (e.enabled, e.focused, e.password) for e in raw}
+    assert flags[("edit", "Password")] == (True, True, True)
+    assert flags[("button", "Sign in")] == (False, False, False)
+    assert ("listitem", "old") not in flags
+    assert ("listitem", "lab") in flags
+    # static text and images are structure, not elements
+    assert not any(e.name == "Logo" for e in raw)
+    assert [e.name for e in raw if e.role == "edit"] == ["User name", "Password", "Server"]
+
+
+def test_walk_stops_at_the_element_and_depth_limits(notepad: fake_uiautomation.Log) -> None:
+    _, raw, _ = snapshot(WalkLimits(max_elements=5))
+    assert len(raw) == 5
+
+    _, shallow, _ = snapshot(WalkLimits(max_depth=1))
+    assert [e.name for e in shallow if e.role != "window"] == ["Text Editor"]
+
+
+def test_walk_returns_what_it_has_when_the_deadline_passes(
+    notepad: fake_uiautomation.Log,
+) -> None:
+    # the clock advances one "millisecond" per property read: a 30-read budget
+    limits = WalkLimits(deadline=30, clock=lambda: notepad.reads)
+
+    _, raw, _ = snapshot(limits)
+
+    _, full, _ = snapshot()
+    assert 0 < len(raw) < len(full)
+    assert [e.name for e in raw] == [e.name for e in full[: len(raw)]]
+
+
+def test_invoke_uses_invoke_then_toggle_select_and_default_action(
+    login: fake_uiautomation.Log,
+) -> None:
+    backend, raw, _ = snapshot()
+    by_name = {e.name: e.native for e in raw}
+
+    assert backend.invoke(by_name["Cancel"]) == "UIA Invoke"
+    assert backend.invoke(by_name["Remember me"]) == "UIA Toggle"
+    assert backend.invoke(by_name["lab"]) == "UIA Select"
+    assert backend.invoke(by_name["Forgot password?"]) == "UIA default action 'Jump'"
+    assert [call[:2] for call in login.calls] == [
+        ("Invoke", "Cancel"),
+        ("Toggle", "Remember me"),
+        ("Select", "lab"),
+        ("DoDefaultAction", "Forgot password?"),
+    ]
+
+
+def test_invoke_without_a_pattern_says_to_click(notepad: fake_uiautomation.Log) -> None:
+    backend, raw, _ = snapshot()
+    text_editor = next(e.native for e in raw if e.name == "Text Editor")
+
+    with pytest.raises(LookupError, match="no UIA invoke, toggle or select pattern; use click"):
+        backend.invoke(text_editor)
+
+
+def test_set_value_through_the_value_pattern_and_refused_when_read_only(
+    login: fake_uiautomation.Log,
+) -> None:
+    backend, raw, _ = snapshot()
+    by_name = {e.name: e.native for e in raw}
+
+    assert backend.set_value(by_name["User name"], "grace") == "UIA SetValue"
+    assert login.calls[-1] == ("SetValue", "User name", "grace")
+    with pytest.raises(LookupError, match="read-only"):
+        backend.set_value(by_name["Server"], "other")
+    with pytest.raises(LookupError, match="no UIA value pattern"):
+        backend.set_value(by_name["Cancel"], "x")
+
+
+def test_focus_window_by_title_activates_the_top_level_window(
+    notepad: fake_uiautomation.Log,
+) -> None:
+    backend, _, _ = snapshot()
+
+    assert backend.activate_window("file explorer") == 'focused window "Documents - File Explorer"'
+    assert notepad.calls[-1][:2] == ("SetActive", "Documents - File Explorer")
+    with pytest.raises(
+        LookupError,
+        match=NO_PAINT,
+    ):
+        backend.activate_window("Paint")
+
+
+async def test_invoke_tool_runs_on_the_thread_that_initialised_com(
+    login: fake_uiautomation.Log,
+) -> None:
+    observer = DesktopObserver(backend=UiaInventory(), capture=FakeCapture(PRIMARY, (1280, 720)))
+    executor = executor_with(FakeDriver(), observer=observer)
+    try:
+        observation = await observer.observe()
+        cancel = next(e for e in observation.elements if e.name == "Cancel")
+        spec, args = builtin_registry().validate("invoke", {"element": cancel.id})
+
+        result = await executor.execute(
+            spec,
+            args,
+            ToolContext("run", observation.with_(screenshot_path="x.jpg"), threading.Event()),
+        )
+    finally:
+        observer.close()
+        executor.close()
+
+    assert result.ok
+    assert result.summary == f'invoked [{cancel.id}] button "Cancel" (UIA Invoke)'
+    assert observation.inventory_backend == "uia"
+    assert len(login.com_threads) == 1
+    assert login.threads == {login.com_threads[0]}
+    assert login.com_threads[0] != threading.get_ident()
+
+
+async def test_set_value_on_an_element_without_a_value_pattern_is_a_clear_tool_error(
+    login: fake_uiautomation.Log,
+) -> None:
+    observer = DesktopObserver(backend=UiaInventory(), capture=FakeCapture(PRIMARY, (1280, 720)))
+    executor = executor_with(FakeDriver(), observer=observer)
+    try:
+        observation = await observer.observe()
+        box = next(e for e in observation.elements if e.name == "Remember me")
+        spec, args = builtin_registry().validate("set_value", {"element": box.id, "value": "x"})
+        with pytest.raises(ToolError, match="no UIA value pattern; use click and type_text"):
+            await executor.execute(spec, args, ToolContext("run", observation, threading.Event()))
+    finally:
+        observer.close()
+        executor.close()
+
+
+def test_runner_picks_no_backend_on_windows_without_uiautomation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from desktop_agent.desktop.inventory import choose_backend
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setitem(sys.modules, "uiautomation", None)
+
+    backend = choose_backend()
+
+    assert backend.name == "none"
+    assert "pip install uiautomation" in getattr(backend, "reason", "")
+
+
+def test_runner_picks_uia_on_windows(
+    monkeypatch: pytest.MonkeyPatch, notepad: fake_uiautomation.Log
+) -> None:
+    from desktop_agent.desktop.inventory import choose_backend
+
+    monkeypatch.setattr(sys, "platform", "win32")
+
+    runner = InventoryRunner()
+    try:
+        raw, used = runner.submit(lambda backend: backend.snapshot(WalkLimits())).result(5)
+    finally:
+        runner.close()
+    assert choose_backend().name == "uia"
+    assert used == "uia" and raw
