@@ -85,7 +85,8 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication([sys.argv[0], *argv])
+    # argv[0] names the X11 WM_CLASS instance: "desktop-agent", not "__main__.py"
+    app = QApplication.instance() or QApplication([APP_NAME, *argv])
     assert isinstance(app, QApplication)
     app.setApplicationName(APP_NAME)
     app.setDesktopFileName(APP_NAME)
@@ -604,6 +605,7 @@ class InstanceGuard(QObject):
     def on_ready_read(self) -> None:
         socket = self.sender()
         if isinstance(socket, QLocalSocket) and b"raise" in bytes(socket.readAll().data()):
+            log.info("another launch on this data dir asked for the window")
             self.raise_requested.emit()
 
     def on_socket_disconnected(self) -> None:

@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self._elapsed_timer = QTimer(self)
         self._elapsed_timer.setInterval(1000)
         self.panel.set_ready(False)
+        self.panel.goal_edit.setFocus()
         self.resize(1280, 800)
         self._connect_signals()
 

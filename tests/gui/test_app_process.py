@@ -1,0 +1,75 @@
+"""The real `desktop-agent` app process: it serves the API, keeps one instance, quits on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.support.xdisplay import wait_until
+
+pytestmark = pytest.mark.gui
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def app_env(data_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    env.update(QT_QPA_PLATFORM="offscreen", DESKTOP_AGENT_HOME=str(data_dir))
+    return env
+
+
+def test_the_app_serves_the_api_hands_a_second_launch_over_and_quits_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    argv = [sys.executable, "-m", "desktop_agent", "--data-dir", str(tmp_path)]
+    env = app_env(tmp_path)
+    app = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    instance = tmp_path / "instances" / f"{app.pid}.json"
+    log = tmp_path / "desktop-agent.log"
+    try:
+        wait_until(instance.exists, timeout=20, what="the app's API registration")
+        port = json.loads(instance.read_text())["port"]
+        token = (tmp_path / "api-token").read_text().strip()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/tasks", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 200
+            assert json.loads(response.read()) == []
+
+        second = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, timeout=20)
+        assert second.returncode == 0, second.stderr
+        wait_until(
+            lambda: "another launch on this data dir asked for the window" in log.read_text(),
+            timeout=5,
+            what="the first instance to hear the second",
+        )
+        assert app.poll() is None
+
+        app.send_signal(signal.SIGTERM)
+        assert app.wait(timeout=15) == 0
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+        stderr = app.stderr.read().decode(errors="replace") if app.stderr else ""
+        if app.stderr:
+            app.stderr.close()
+    assert not instance.exists(), "the app left its instance file behind"
+    assert "Traceback" not in stderr, stderr
+    assert "first window painted at" in log.read_text()

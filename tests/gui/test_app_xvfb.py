@@ -1,0 +1,179 @@
+"""The real app on a real X desktop (Xvfb + openbox) with a scripted model server:
+typed goal → approval from the keyboard → completed; the global hotkey stops a run;
+the window gets out of the way while acting and comes back; closing it quits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.model_server import Hang, ModelServer, Reply, serve_in_thread
+from tests.support.xdisplay import XSession, start_xsession, wait_until
+
+pytestmark = [pytest.mark.gui, pytest.mark.desktop]
+
+ROOT = Path(__file__).resolve().parents[2]
+MAIN_TITLE = "^Desktop Agent$"
+
+
+@dataclass
+class RunningApp:
+    session: XSession
+    server: ModelServer
+    process: subprocess.Popen[Any]
+    data_dir: Path
+
+    def xdotool(self, *args: str, timeout: float = 20) -> str:
+        done = subprocess.run(
+            ["xdotool", *args],
+            env=self.session.child_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    def window(self, title: str = MAIN_TITLE) -> str:
+        return self.xdotool("search", "--sync", "--onlyvisible", "--name", title).split()[0]
+
+    def hidden(self, window: str) -> bool:
+        state = subprocess.run(
+            ["xprop", "-id", window, "_NET_WM_STATE", "WM_STATE"],
+            env=self.session.child_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return "_NET_WM_STATE_HIDDEN" in state or "Iconic" in state
+
+    def api(self, path: str) -> Any:
+        instance = self.data_dir / "instances" / f"{self.process.pid}.json"
+        port = json.loads(instance.read_text())["port"]
+        token = (self.data_dir / "api-token").read_text().strip()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.loads(response.read())
+
+    def newest_run(self) -> dict[str, Any] | None:
+        runs = self.api("/api/tasks")
+        return runs[0] if runs else None
+
+    def type_goal_and_start(self, goal: str) -> None:
+        window = self.window()
+        self.xdotool("windowactivate", "--sync", window)
+        self.xdotool("key", "--clearmodifiers", "ctrl+a")
+        self.xdotool("type", "--delay", "2", goal)
+        self.xdotool("key", "--clearmodifiers", "ctrl+Return")
+
+
+def tool_reply(tool: str, reason: str, **args: Any) -> Reply:
+    return Reply({"action": "tool", "tool": tool, "args": args, "reason": reason})
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
+    data_dir = tmp_path_factory.mktemp("app-xvfb")
+    session = start_xsession(1280, 800, atspi=False)
+    try:
+        with serve_in_thread(ModelServer()) as server:
+            process = session.spawn(
+                [sys.executable, "-m", "desktop_agent", "--data-dir", str(data_dir)],
+                extra_env={
+                    "DESKTOP_AGENT_HOME": str(data_dir),
+                    "DESKTOP_AGENT_BASE_URL": server.base_url,
+                    "DESKTOP_AGENT_MODEL": "qwen2.5vl",
+                    "QT_QPA_PLATFORM": "xcb",
+                },
+                cwd=ROOT,
+            )
+            running = RunningApp(session, server, process, data_dir)
+            instance = data_dir / "instances" / f"{process.pid}.json"
+            wait_until(instance.exists, timeout=20, what="the app's API")
+            yield running
+    finally:
+        session.close()
+
+
+def test_the_main_window_is_titled_and_classed_desktop_agent(app: RunningApp) -> None:
+    window = app.window()
+    assert app.xdotool("getwindowname", window) == "Desktop Agent"
+    classes = app.xdotool("search", "--classname", "^desktop-agent$").split()
+    assert window in classes
+
+
+def test_a_typed_goal_runs_and_the_approval_is_given_from_the_keyboard(app: RunningApp) -> None:
+    app.server.add(
+        tool_reply("click", "the corner is empty", x=3, y=3),
+        Reply({"action": "done", "message": "clicked the corner"}),
+    )
+    main = app.window()
+    app.type_goal_and_start("click the empty corner")
+    dialog = app.window("allow click")
+    assert not app.hidden(main), "the window comes back while an approval waits"
+    app.xdotool("windowactivate", "--sync", dialog)
+    app.xdotool("key", "--clearmodifiers", "alt+o")
+    run = wait_until(
+        lambda: (r := app.newest_run()) and r["status"] not in ("queued", "running") and r,
+        timeout=20,
+        what="the run to end",
+    )
+    assert (run["goal"], run["status"], run["stop_reason"]) == (
+        "click the empty corner",
+        "completed",
+        "done",
+    )
+    steps = app.api(f"/api/tasks/{run['id']}")["steps"]
+    actions = [(s["tool"], s["status"], s["target"]) for s in steps if s["kind"] == "action"]
+    assert actions == [("click", "ok", [3, 3])]
+    wait_until(lambda: not app.hidden(main), timeout=5, what="the window to come back")
+
+
+def test_the_global_stop_hotkey_stops_a_run_while_the_model_thinks(app: RunningApp) -> None:
+    app.server.add(Hang())
+    main = app.window()
+    asked = len(app.server.requests)
+    app.type_goal_and_start("wait for a model that never answers")
+    wait_until(lambda: len(app.server.requests) > asked, timeout=20, what="the model request")
+    wait_until(lambda: app.hidden(main), timeout=5, what="the window out of the way")
+    panel = app.window("Desktop Agent — acting")
+    assert panel
+    app.xdotool("key", "--clearmodifiers", "ctrl+alt+Escape")
+    run = wait_until(
+        lambda: (r := app.newest_run()) and r["status"] == "stopped" and r,
+        timeout=10,
+        what="the hotkey to stop the run",
+    )
+    assert run["stop_reason"] == "user_stop"
+    assert run["goal"] == "wait for a model that never answers"
+    wait_until(lambda: not app.hidden(main), timeout=5, what="the window to come back")
+
+
+def test_closing_the_window_quits_the_app_when_there_is_no_tray(app: RunningApp) -> None:
+    from Xlib import X, display, protocol
+
+    main = int(app.window())
+    connection = display.Display(app.session.display)
+    try:
+        window = connection.create_resource_object("window", main)
+        protocols = connection.intern_atom("WM_PROTOCOLS")
+        delete = connection.intern_atom("WM_DELETE_WINDOW")
+        event = protocol.event.ClientMessage(
+            window=window, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])
+        )
+        window.send_event(event, event_mask=X.NoEventMask)
+        connection.flush()
+    finally:
+        connection.close()
+    assert app.process.wait(timeout=15) == 0
+    assert not (app.data_dir / "instances" / f"{app.process.pid}.json").exists()
