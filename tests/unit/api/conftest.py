@@ -77,13 +77,19 @@ class Gate:
 class ApiAgent(Agent):
     """The real Agent with the model check simulated: vision "no" cannot see (VisionRequired).
 
-    It records the vision setting every start asked for.
+    It records the vision setting every start asked for; while `checking` is set, the
+    model check waits until the test clears it (a slow model server).
     """
 
     visions: list[VisionSetting | None] = field(default_factory=list)
+    checking: asyncio.Event | None = None
+    check_begun: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def prepare(self, run: RunView, vision: VisionSetting | None = None) -> Planner:
         self.visions.append(vision)
+        self.check_begun.set()
+        if self.checking is not None:
+            await self.checking.wait()
         if (vision or self.settings.vision) == "no":
             raise VisionRequired(
                 f"the model {run.model!r} cannot see screenshots; pick a vision model"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+
+import aiohttp
+import pytest
 
 from desktop_agent.core.events import event_to_json
 from tests.fakes import done, tool
@@ -176,7 +180,10 @@ async def test_the_vision_of_the_post_is_used_when_the_run_starts(api: Api) -> N
     assert api.server._routes.vision == {}
 
 
-async def test_a_client_that_disconnects_ends_its_run_stopped_user_stop(api: Api) -> None:
+async def test_a_client_that_disconnects_ends_its_run_stopped_user_stop(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     hang = Hang()
     api.planners.scripts["hang"] = [hang]
     run = await api.create("hang")
@@ -198,6 +205,7 @@ async def test_a_client_that_disconnects_ends_its_run_stopped_user_stop(api: Api
     steps = await api.agent.repo.list_steps(run["id"])
     assert [s.status.value for s in steps][-1] == "skipped"
     assert all(s.status.value != "running" for s in steps)
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
 
 
 async def test_stop_ends_a_run_whose_model_request_is_in_flight(api: Api) -> None:
@@ -278,3 +286,60 @@ async def test_stop_all_through_the_api_stops_every_active_run(api: Api) -> None
     assert [d["run"]["stop_reason"] for _, d in ends] == ["user_stop", "user_stop"]
     status, body = await api.call("POST", "/api/tasks/stop-all")
     assert (status, body) == (200, {"stopped": 0})
+
+
+async def test_a_client_that_leaves_while_the_model_is_checked_starts_nothing(
+    api: Api,
+) -> None:
+    api.agent.checking = asyncio.Event()
+    run = await api.create("slow model")
+    client = asyncio.ensure_future(api.stream(run["id"]))
+    await api.agent.check_begun.wait()
+
+    client.cancel()  # the client hangs up before the run started
+
+    await until(lambda: not api.server._routes._starting, what="the start was abandoned")
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None and stored.status.value == "queued"
+    assert api.agent.runner.active_ids == ()
+    assert api.planners.made == {}
+    with pytest.raises(asyncio.CancelledError):
+        await client
+
+
+async def test_a_run_stopped_while_its_model_is_checked_ends_as_soon_as_it_starts(
+    api: Api,
+) -> None:
+    api.agent.checking = asyncio.Event()
+    run = await api.create("slow model")
+    client = asyncio.ensure_future(api.stream(run["id"]))
+    await api.agent.check_begun.wait()
+    status, body = await api.call("GET", f"/api/tasks/{run['id']}/events")
+    assert (status, body["error"]) == (409, f"run {run['id']} is running already")
+
+    status, _ = await api.call("POST", f"/api/tasks/{run['id']}/stop")
+    assert status == 200
+    api.agent.checking.set()
+    stream = await client
+
+    assert [name for name, _ in stream] == ["run_started", "run_finished"]
+    assert stream[-1][1]["run"]["stop_reason"] == "user_stop"
+    assert api.planners.made[run["id"]].requests == []
+
+
+async def test_closing_the_server_ends_the_runs_it_streams(api: Api) -> None:
+    hang = Hang()
+    api.planners.scripts["hang"] = [hang]
+    run = await api.create("hang")
+    response = await api.events(run["id"])
+    stream = frames(response)
+    await next_frame(stream, "step_started", kind="decide")
+
+    await api.server.close()
+
+    _, finished = await next_frame(stream, "run_finished")
+    assert finished["run"]["stop_reason"] == "user_stop"
+    assert api.agent.runner.active_ids == ()
+    response.release()
+    with pytest.raises(aiohttp.ClientConnectionError):
+        await api.call("GET", "/api/tasks")
