@@ -56,6 +56,10 @@ APP_NAME = "desktop-agent"
 INSTANCE_TIMEOUT_MS = 500
 #: how long the app waits for its first paint before loading the rest anyway
 FIRST_PAINT_TIMEOUT_S = 2.0
+#: how long to wait for the window manager to take the minimised window off the screen
+OFF_SCREEN_TIMEOUT_S = 1.0
+#: and then for its iconify animation and the compositor to catch up
+OFF_SCREEN_SETTLE_S = 0.05
 #: what the app needs after its first paint (openai is left to the first run)
 HEAVY_MODULES = (
     "desktop_agent.agent",
@@ -242,6 +246,7 @@ class DesktopApp(QObject):
         self._unsubscribe: list[Callable[[], None]] = []
         self._settings_dialog: Any = None
         self.window.hide_on_close = self.tray.available
+        self.window.before_run = self.prepare_to_act
         self._connect_signals()
 
     def _connect_signals(self) -> None:
@@ -374,6 +379,28 @@ class DesktopApp(QObject):
         if self.tray.state != state:
             self.tray.set_state(state)
 
+    async def prepare_to_act(self) -> None:
+        """Before a run of this window acts: minimise (setting), and wait until it is gone."""
+        if self.agent.settings.minimize_while_acting:
+            self._get_out_of_the_way()
+            await self._until_off_screen()
+
+    async def _until_off_screen(self) -> None:
+        """Until the window manager has taken the window off the screen (at most 1 s), so
+        the next screenshot shows the desktop and the keyboard focus is back on the app the
+        user was in."""
+        from PySide6.QtGui import QGuiApplication
+
+        handle = self.window.windowHandle()
+        if handle is None or QGuiApplication.platformName() in ("offscreen", "minimal"):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OFF_SCREEN_TIMEOUT_S
+        # QWindow has no signal for losing its exposure: poll, briefly
+        while handle.isExposed() and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(OFF_SCREEN_SETTLE_S)
+
     def _get_out_of_the_way(self) -> None:
         if self.window.isVisible() and not self.window.isMinimized():
             self.window.get_out_of_the_way()
@@ -437,6 +464,9 @@ class DesktopApp(QObject):
 
         try:
             decision = await ask_approval(self.window, request, self.agent.data_dir)
+            if request.run_id in self._acting and len(self._dialogs) == 1:
+                # the run acts again right after the answer: be gone before it does
+                await self.prepare_to_act()
         finally:
             self._dialogs.pop(request.id, None)
         self.agent.approvals.resolve(request.id, decision)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,8 @@ class MainWindow(QMainWindow):
         agent: the services, None until `bind`.
         worker: the RunWorker of the run on show, None before the first.
         hide_on_close: closing hides the window instead of quitting (a tray is there).
+        before_run: awaited after a run is admitted and before its first step (the app
+            gets the window out of the way there).
         panel, timeline_model, timeline, detail, history: the parts.
         status_label, turn_label, elapsed_label: the status bar's fields.
     """
@@ -74,6 +76,7 @@ class MainWindow(QMainWindow):
         self.agent: Agent | None = None
         self.worker: RunWorker | None = None
         self.hide_on_close = False
+        self.before_run: Callable[[], Awaitable[None]] | None = None
         self._quitting = False
         self._painted = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -268,14 +271,25 @@ class MainWindow(QMainWindow):
             self.history.model.upsert(run)
             events = await agent.start(run)
         except asyncio.CancelledError:
+            self._starting = None
             self.panel.set_state("idle")
             self.set_status("Not started: stopped by the user.")
             raise
         except DesktopAgentError as error:
+            self._starting = None
             self.panel.set_state("idle")
             self.panel.show_error(_one_line(error))
             self.set_status(f"Not started: {_one_line(error)}")
             return
+        try:
+            if self.before_run is not None:
+                # e.g. get out of the way, so the first screenshot shows the desktop
+                await self.before_run()
+        except BaseException:
+            await events.aclose()  # never iterated: frees the run id, nothing ran
+            self.panel.set_state("idle")
+            self.set_status("Not started: stopped by the user.")
+            raise
         finally:
             self._starting = None
         self.show_worker(RunWorker(events, live=True, parent=self))

@@ -27,7 +27,7 @@ from desktop_agent.ui.icons import status_color, status_icon
 
 log = logging.getLogger(__name__)
 
-THUMB_SIZE = QSize(96, 54)
+THUMB_SIZE = QSize(72, 40)
 ROW_HEIGHT = THUMB_SIZE.height() + 6
 
 Index = QModelIndex | QPersistentModelIndex

@@ -286,3 +286,37 @@ def test_a_second_launch_on_the_same_data_dir_raises_the_first(
     finally:
         first.close()
     assert InstanceGuard(tmp_path / "a").signal_running() is False
+
+
+def test_settings_saved_in_the_dialog_are_written_and_applied(
+    harness: Harness, qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QLineEdit
+
+    from desktop_agent.core.models import Risk
+    from desktop_agent.settings import load_settings
+    from desktop_agent.ui.settings_dialog import SettingsDialog
+
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path))
+    for name in ("DESKTOP_AGENT_MODEL", "DESKTOP_AGENT_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    window, agent = harness.window, harness.agent
+
+    async def scenario() -> None:
+        window.settings_action.trigger()
+        dialog = await until(lambda: window.findChild(SettingsDialog), what="the settings dialog")
+        assert dialog.isVisible()
+        model = dialog.fields["model"]
+        assert isinstance(model, QLineEdit)
+        model.setText("llava:13b")
+        box = dialog.policy_boxes["click"]
+        box.setCurrentIndex(box.findData("deny"))
+        dialog.save_button.click()
+        await until(lambda: agent.settings.model == "llava:13b", what="the settings applied")
+        await until(lambda: not harness.app._tasks, what="the save to finish")
+
+    drive(qloop, scenario())
+    assert load_settings().model == "llava:13b"
+    assert load_settings().policies["click"] is Policy.DENY
+    assert agent.permissions.policy("click", Risk.INPUT) is Policy.DENY
+    assert "llava:13b" in window.panel.model_label.text()

@@ -11,7 +11,7 @@ from PySide6.QtGui import QPixmap
 
 from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StopReason
 from desktop_agent.ui.main_window import MainWindow
-from desktop_agent.ui.timeline import TimelineModel
+from desktop_agent.ui.timeline import THUMB_SIZE, TimelineModel
 from desktop_agent.ui.worker import RunWorker
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import drive, until
@@ -118,7 +118,9 @@ def test_thumbnails_load_off_the_gui_thread_into_the_timeline(
 
     pixmap = drive(qloop, scenario())
     assert isinstance(pixmap, QPixmap)
-    assert pixmap.width() <= 96 and pixmap.height() <= 54 and not pixmap.isNull()
+    assert not pixmap.isNull()
+    assert pixmap.width() == THUMB_SIZE.width() or pixmap.height() == THUMB_SIZE.height()
+    assert pixmap.width() <= THUMB_SIZE.width() and pixmap.height() <= THUMB_SIZE.height()
 
 
 def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
