@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -21,6 +21,7 @@ MAX_GOAL_CHARS = 10_000
 MAX_MODEL_CHARS = 200
 MAX_URL_CHARS = 2_000
 MAX_TOOLS = 100
+MAX_TOOL_CHARS = 64
 #: run and approval ids in paths: what the store and the broker make, nothing else
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
@@ -58,7 +59,9 @@ class CreateTask(_Body):
     model: str | None = Field(default=None, max_length=MAX_MODEL_CHARS)
     max_steps: int | None = Field(default=None, ge=1, le=500)
     max_failures: int | None = Field(default=None, ge=1, le=50)
-    allowed_tools: list[str] | None = Field(default=None, min_length=1, max_length=MAX_TOOLS)
+    allowed_tools: list[Annotated[str, Field(max_length=MAX_TOOL_CHARS)]] | None = Field(
+        default=None, min_length=1, max_length=MAX_TOOLS
+    )
     vision: Literal["auto", "yes", "no"] | None = None
 
     @field_validator("goal")

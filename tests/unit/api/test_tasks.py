@@ -122,6 +122,12 @@ async def test_unknown_routes_and_methods_answer_json_errors(api: Api) -> None:
     status, body = await api.call("DELETE", "/api/tasks")
     assert status == 405
     assert body == {"error": "DELETE is not allowed on /api/tasks"}
+    run = await api.create("not by HEAD")
+    async with api.session.head(
+        f"{api.base}/api/tasks/{run['id']}/events", headers=api.headers()
+    ) as response:
+        assert response.status == 405
+    assert api.planners.made == {}
 
 
 async def test_events_of_an_active_run_are_409(api: Api) -> None:

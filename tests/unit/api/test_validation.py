@@ -83,6 +83,10 @@ BAD_BODIES: list[tuple[bytes, str]] = [
     ),
     (b'{"goal": "x", "colour": "red"}', 'unknown field "colour"'),
     (
+        b'{"goal": "x", "allowed_tools": ["' + b"w" * 65 + b'"]}',
+        "allowed_tools.0: string should have at most 64 characters",
+    ),
+    (
         b'{"goal": "\\ud800"}',
         "goal: input should be a valid string, unable to parse raw data as a unicode string",
     ),
