@@ -150,8 +150,7 @@ class Agent:
         api_key = self.api_key()
         setting = vision or self.settings.vision
         if self.check_model:
-            if setting != "yes":
-                await check_reachable(run.base_url, api_key)
+            await check_reachable(run.base_url, api_key)
             await ensure_vision(
                 base_url=run.base_url, model=run.model, api_key=api_key, setting=setting
             )

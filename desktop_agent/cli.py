@@ -268,6 +268,7 @@ def _stop_on_hotkey(agent: Agent, settings: Settings, stack: AsyncExitStack) -> 
     except Exception as error:  # noqa: BLE001 - the run goes on without a hotkey
         log.warning("global stop hotkey %s unavailable: %s", settings.stop_hotkey, error)
         return
+    log.info("global stop hotkey %s is on", settings.stop_hotkey)
     stack.callback(handle.stop)
 
 

@@ -29,7 +29,8 @@ The ``Authorization`` header of each chat request is kept in ``authorizations``.
 ``Disconnect()``
     drops the connection without an answer. JSON: ``{"disconnect": true}``.
 
-When the script runs out, ``then`` answers (a Reply, HttpError, ...); without ``then``
+When the script runs out, ``respond(body)`` answers when set (a model that reacts to
+the request it is shown), else ``then`` (a Reply, HttpError, ...); without ``then``
 it answers 500 "script exhausted".
 
 ``reject_formats`` makes the server refuse (400, before the script is consumed) a
@@ -71,7 +72,7 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,9 @@ class ModelServer:
     host: str = "127.0.0.1"
     port: int = 0
     requests_file: Path | None = None
+    #: when the script is empty, called with each request body for the reply (before `then`):
+    #: a model that reacts to what it is shown, for end-to-end scenarios
+    respond: Callable[[dict[str, Any]], ScriptItem] | None = None
 
     requests: list[dict[str, Any]] = field(default_factory=list, init=False)
     #: the Authorization header of each chat request (None when absent)
@@ -227,7 +231,12 @@ class ModelServer:
         kind = (body.get("response_format") or {}).get("type")
         if kind in self.reject_formats:
             return _error(400, f"response_format type {kind!r} is not supported by this server")
-        item = self._queue.pop(0) if self._queue else self.then
+        if self._queue:
+            item: ScriptItem | None = self._queue.pop(0)
+        elif self.respond is not None:
+            item = self.respond(body)
+        else:
+            item = self.then
         if item is None:
             return _error(500, "script exhausted")
         if isinstance(item, HttpError):

@@ -1,0 +1,151 @@
+"""End-to-end fixtures: the real CLI in a subprocess, on the test desktop, with a scripted model."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.model_server import ModelServer, ScriptItem, serve_in_thread
+from tests.support.xdisplay import XSession, wait_until, xsession
+
+__all__ = ["xsession"]
+
+ROOT = Path(__file__).resolve().parents[2]
+_INVENTORY = re.compile(r"```text\n(.*?)\n```", re.S)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/e2e/" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.desktop)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        return "\n".join(part.get("text", "") for part in content if part.get("type") == "text")
+    return ""
+
+
+def inventory_of(body: dict[str, Any]) -> str:
+    """The element list the model was shown (what is on the screen), or ''."""
+    found = _INVENTORY.search(last_user_text(body))
+    return found.group(1) if found else ""
+
+
+def display_clients(display: str) -> list[int]:
+    """Pids of processes (not ours) whose DISPLAY is `display`: the apps a run launched."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"DISPLAY={display}".encode() in environ and b"DESKTOP_AGENT_E2E=1" in environ:
+            pids.append(int(entry))
+    return pids
+
+
+@dataclass
+class Cli:
+    """`desktop-agent` run as a user would, against the test desktop and a data dir."""
+
+    session: XSession
+    data_dir: Path
+    started: list[subprocess.Popen[str]] = field(default_factory=list)
+
+    def env(self) -> dict[str, str]:
+        return self.session.child_env(
+            {
+                "DESKTOP_AGENT_HOME": str(self.data_dir),
+                "DESKTOP_AGENT_E2E": "1",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "desktop_agent", *args, "--data-dir", str(self.data_dir)]
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            self.command(*args),
+            cwd=ROOT,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.started.append(process)
+        return process
+
+    def call(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(*args),
+            cwd=ROOT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def close(self) -> None:
+        for process in self.started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+        for pid in display_clients(self.session.display):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        wait_until(
+            lambda: not display_clients(self.session.display),
+            timeout=10,
+            what="launched apps to end",
+        )
+
+
+@pytest.fixture
+def cli(xsession: XSession, tmp_path: Path) -> Iterator[Cli]:
+    runner = Cli(xsession, tmp_path / "data")
+    yield runner
+    runner.close()
+
+
+@pytest.fixture
+def model() -> Iterator[Callable[..., ModelServer]]:
+    """Start a scripted model server in a thread: model(respond=..., script=[...])."""
+    servers: list[Any] = []
+
+    def start(
+        respond: Callable[[dict[str, Any]], ScriptItem] | None = None,
+        script: list[ScriptItem] | None = None,
+    ) -> ModelServer:
+        context = serve_in_thread(ModelServer(script or [], respond=respond))
+        servers.append(context)
+        return context.__enter__()
+
+    yield start
+    for context in reversed(servers):
+        context.__exit__(None, None, None)
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

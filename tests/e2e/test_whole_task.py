@@ -1,0 +1,106 @@
+"""A whole task on a real desktop: the CLI, the real openai client, l3afpad on Xvfb."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import Cli, inventory_of, json_lines
+from tests.support.model_server import Reply
+
+LINE = "hello from desktop-agent 42"
+
+
+class EditorModel:
+    """A model that looks at the element list it is shown and saves a line in l3afpad.
+
+    It acts only on what the screen shows (a window appearing, the Save As dialog
+    opening and closing), so it never races the desktop.
+    """
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.done: set[str] = set()
+
+    def _once(self, name: str) -> bool:
+        if name in self.done:
+            return False
+        self.done.add(name)
+        return True
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        return Reply(self.decide(inventory_of(body)))
+
+    def decide(self, screen: str) -> dict[str, Any]:
+        def use(tool: str, why: str, **args: Any) -> dict[str, Any]:
+            return {"action": "tool", "tool": tool, "args": args, "reason": why}
+
+        settle = use("wait", "the screen is still changing", seconds=0.2)
+        if 'window "Save As' in screen:
+            if self._once("type path"):
+                return use("type_text", "type the file name", text=str(self.target))
+            if self._once("let completion settle"):
+                return use("wait", "path completion swallows an early Enter", seconds=0.4)
+            if self._once("confirm"):
+                return use("hotkey", "confirm the file name", keys=["enter"])
+            return settle
+        if "L3afpad" in screen:
+            if self._once("type line"):
+                return use("type_text", "write the line", text=LINE)
+            if self._once("save"):
+                return use("hotkey", "open the save dialog", keys=["ctrl", "s"])
+            if "confirm" in self.done and self.target.name in screen:
+                return {"action": "done", "message": f"saved {self.target}", "reason": "title"}
+            return settle
+        if self._once("launch"):
+            return use("launch_app", "start the editor", command="l3afpad")
+        return settle
+
+
+def test_a_whole_task_saves_the_file_exactly_and_show_replays_the_same_steps(
+    cli: Cli, model: Any, tmp_path: Path
+) -> None:
+    target = tmp_path / "agent-notes.txt"
+    server = model(respond=EditorModel(target))
+
+    process = cli.start(
+        "run",
+        f"write a line in the editor and keep it in {target.name}",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "qwen2.5vl",
+        "--vision",
+        "yes",
+        "--approve",
+        "all",
+        "--max-steps",
+        "30",
+        "--json",
+    )
+    out, err = process.communicate(timeout=120)
+
+    assert process.returncode == 0, err
+    events = json_lines(out)
+    final = events[-1]
+    assert final["type"] == "run_finished"
+    assert (final["run"]["status"], final["run"]["stop_reason"]) == ("completed", "done")
+    assert target.read_bytes() == LINE.encode()
+    actions = [
+        e["step"]["tool"]
+        for e in events
+        if e["type"] == "step_finished" and e["step"]["kind"] == "action"
+    ]
+    assert actions[:3] == ["launch_app", "type_text", "hotkey"]
+    assert len(server.requests) == final["run"]["step_count"]
+
+    shown = cli.call("show", final["run_id"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    replayed = json_lines(shown.stdout)
+    live_steps = [e["step"] for e in events if e["type"] == "step_finished"]
+    assert [e["step"] for e in replayed if e["type"] == "step_finished"] == live_steps
+    assert replayed[-1] == final
+
+    listed = cli.call("runs", "--json")
+    assert json.loads(listed.stdout)[0]["id"] == final["run_id"]
