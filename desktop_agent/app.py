@@ -242,7 +242,7 @@ class DesktopApp(QObject):
         self._minimised_by_us = False
         self._last_failed = False
         self._dialogs: dict[str, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
         self._settings_dialog: Any = None
         self.window.hide_on_close = self.tray.available
@@ -319,8 +319,8 @@ class DesktopApp(QObject):
             await self.api.close()
             self.api = None
         self._stop_hotkey()
-        for task in list(self._tasks):
-            task.cancel()
+        for pending in list(self._tasks):
+            pending.cancel()
         await asyncio.gather(*self._tasks, *self._dialogs.values(), return_exceptions=True)
         self.acting_panel.hide()
         self.tray.dispose()
@@ -557,7 +557,7 @@ class DesktopApp(QObject):
         task.add_done_callback(self._task_done)
 
     def _task_done(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)  # type: ignore[arg-type]
+        self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("app task failed", exc_info=task.exception())
             self.window.set_status(f"Error: {' '.join(str(task.exception()).split())}")

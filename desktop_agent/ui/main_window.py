@@ -150,7 +150,7 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.elapsed_label)
 
     def _build_actions(self) -> None:
-        def action(text: str, *keys: QKeySequence | str) -> QAction:
+        def action(text: str, *keys: QKeySequence | QKeySequence.StandardKey | str) -> QAction:
             made = QAction(text, self)
             made.setShortcuts([QKeySequence(key) for key in keys])
             made.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -576,7 +576,7 @@ def describe_outcome(run: RunView) -> str:
         RunStatus.INTERRUPTED: "Interrupted",
     }
     head = words.get(run.status, run.status.value.capitalize())
-    if run.stop_reason is not None and run.stop_reason.value not in ("done", "user_stop"):
+    if run.stop_reason is not None and run.stop_reason.value not in ("done", "user_stop", "error"):
         head += f" ({run.stop_reason.value.replace('_', ' ')})"
     return f"{head}: {run.message}" if run.message else head
 

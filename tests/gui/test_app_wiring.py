@@ -29,7 +29,7 @@ pytestmark = [
 class Harness:
     """A main window and a DesktopApp (no tray, no API, no hotkey) over a scripted Agent."""
 
-    def __init__(self, qtbot: Any, agent: Any) -> None:
+    def __init__(self, qtbot: Any, agent: Any, tray: TrayController | None = None) -> None:
         self.agent = agent
         self.quits = 0
         self.window = MainWindow()
@@ -41,7 +41,7 @@ class Harness:
             self.window,
             agent,
             quit_app=self.on_quit,
-            tray=TrayController(available=False),
+            tray=tray or TrayController(available=False),
             acting_panel=panel,
         )
 
@@ -89,6 +89,16 @@ def test_while_a_run_acts_the_window_is_minimised_and_the_panel_shown_then_resto
     release = asyncio.Event()
     harness.agent.planner_factory = blocking_planner(release)
     window, panel = harness.window, harness.app.acting_panel
+    observer = harness.agent.runner.services.observer
+    seen_before_first_step: list[tuple[bool, int]] = []
+    prepare = window.before_run
+    assert prepare is not None
+
+    async def recording_prepare() -> None:
+        await prepare()
+        seen_before_first_step.append((window.isMinimized(), observer.calls))
+
+    window.before_run = recording_prepare
 
     async def scenario() -> None:
         harness.start("act for a while")
@@ -100,6 +110,7 @@ def test_while_a_run_acts_the_window_is_minimised_and_the_panel_shown_then_resto
         await harness.finished()
 
     drive(qloop, scenario())
+    assert seen_before_first_step == [(True, 0)], "minimised before the first screenshot"
     assert not panel.isVisible()
     assert not window.isMinimized() and window.isVisible()
 
@@ -134,6 +145,14 @@ def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
         [tool("click", x=10, y=20, reason="press it"), done("pressed")]
     )
     window = harness.window
+    resolve = agent.approvals.resolve
+    minimised_when_answered: list[bool] = []
+
+    def recording_resolve(approval_id: str, decision: Any) -> bool:
+        minimised_when_answered.append(window.isMinimized())
+        return resolve(approval_id, decision)
+
+    agent.approvals.resolve = recording_resolve
 
     async def scenario() -> ApprovalDialog:
         harness.start("press the button")
@@ -151,6 +170,7 @@ def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
     action = [s for s in window.timeline_model.steps() if s.kind is StepKind.ACTION]
     assert [(s.tool, s.status) for s in action] == [("click", StepStatus.OK)]
     assert window.run is not None and window.run.status is RunStatus.COMPLETED
+    assert minimised_when_answered == [True], "out of the way again before the run acts"
     assert not window.isMinimized()
 
 

@@ -1,0 +1,198 @@
+"""The app's services on the qasync loop: local API, notices, Stop all across instances,
+the vision check, run-end notifications, and runs a crash left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.settings import Settings
+from desktop_agent.ui.tray import TrayController
+from tests.fakes import ScriptedPlanner, done, fail, tool
+from tests.gui.fake_agent import drive, make_agent, until
+from tests.gui.test_app_wiring import Harness, build
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+
+class RecordingTray(TrayController):
+    """The tray's menu and state without a tray, keeping what it was asked to say."""
+
+    def __init__(self) -> None:
+        super().__init__(available=False)
+        self.notes: list[tuple[str, str]] = []
+
+    def notify(self, title: str, text: str) -> None:
+        self.notes.append((title, text))
+
+
+def blocked(release: asyncio.Event) -> Any:
+    async def decide(request: Any) -> Any:
+        await release.wait()
+        return tool("wait", seconds=0)
+
+    return decide
+
+
+def test_services_serve_the_api_and_say_once_what_is_missing(
+    qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    harness = build(qtbot, qloop, agent)
+    try:
+        drive(qloop, harness.app.start_services())
+        message = harness.window.statusBar().currentMessage()
+        assert "No system tray here: closing the window quits the app." in message
+        assert "Stop hotkey ctrl+alt+esc unavailable" in message
+        assert harness.app.api is not None and harness.app.api.port
+        assert (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
+    finally:
+        drive(qloop, harness.app.close())
+    assert not (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
+
+
+def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
+    qtbot: Any, qloop: Any, agent: Any
+) -> None:
+    from desktop_agent.api.server import ApiServer
+
+    harness = build(qtbot, qloop, agent)
+    release = asyncio.Event()
+    other = make_agent(agent.data_dir)  # another process's agent on the same data dir
+    other.planner_factory = lambda run: ScriptedPlanner([blocked(release)], then=done())
+    # it registers as a live process that is not this one (our parent)
+    server = ApiServer(other, pid=os.getppid())
+
+    async def scenario() -> Any:
+        await server.start()
+        run = await other.create_run("a run in the other instance")
+        finished = asyncio.ensure_future(other.runner.run(run, other.planner_factory(run)))
+        await until(lambda: other.runner.active_ids, what="the other run to start")
+        harness.app.stop_everything()
+        final = await asyncio.wait_for(finished, 10)
+        await until(lambda: "in other instances" in harness.window.status_label.text())
+        return final
+
+    try:
+        final = drive(qloop, scenario())
+    finally:
+        drive(qloop, server.close())
+        drive(qloop, harness.app.close())
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert harness.window.status_label.text() == ("Stop all: 0 run(s) here, 1 in other instances.")
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "state", "reason"),
+    [
+        (["completion", "vision"], "yes", "Ollama lists its capabilities: completion, vision"),
+        (["completion"], "no", "Ollama lists its capabilities: completion"),
+    ],
+)
+def test_the_task_panel_says_whether_the_model_can_see_and_why(
+    qtbot: Any, qloop: Any, tmp_path: Path, capabilities: list[str], state: str, reason: str
+) -> None:
+    from desktop_agent.ui.main_window import MainWindow
+    from tests.support.model_server import ModelServer
+
+    server = drive(
+        qloop, ModelServer(ollama={"somemodel": capabilities}, models=["somemodel"]).start()
+    )
+    try:
+        agent = make_agent(tmp_path, settings=Settings(base_url=server.base_url, model="somemodel"))
+        agent.check_model = True
+        window = MainWindow()
+        qtbot.addWidget(window)
+
+        async def bind() -> None:
+            window.bind(agent)
+            await until(lambda: window.panel.vision_label.property("vision") in ("yes", "no"))
+
+        drive(qloop, bind())
+    finally:
+        drive(qloop, server.close())
+    label = window.panel.vision_label
+    assert label.property("vision") == state
+    assert reason in label.text()
+    assert "somemodel" in window.panel.model_label.text()
+    assert len(server.requests) == 0  # no chat completion was sent to find out
+
+
+def test_the_end_of_a_run_is_notified_and_the_tray_follows(
+    qtbot: Any, qloop: Any, agent: Any
+) -> None:
+    tray = RecordingTray()
+    harness = Harness(qtbot, agent, tray=tray)
+    agent.planner_factory = lambda run: ScriptedPlanner([fail("the app is not installed")])
+
+    async def scenario() -> None:
+        harness.window.bind(agent)
+        harness.start("open the missing app")
+        await harness.finished()
+
+    try:
+        drive(qloop, scenario())
+    finally:
+        drive(qloop, harness.app.close())
+    assert tray.state == "failed"
+    assert tray.notes == [("Run failed", "open the missing app\nFailed: the app is not installed")]
+
+
+def test_runs_a_crash_left_running_show_as_interrupted(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    from desktop_agent.agent import Agent
+    from desktop_agent.core.models import TaskSpec
+    from desktop_agent.store import ProcessIdentity, SqliteRunRepository
+    from desktop_agent.ui.main_window import MainWindow
+    from tests.fakes import FakeExecutor, FakeObserver
+
+    dead = subprocess.Popen(["true"])  # a process that has ended: its runs were orphaned
+    dead.wait()
+
+    async def crashed_run() -> str:
+        repo = SqliteRunRepository.open(tmp_path, owner=ProcessIdentity(dead.pid, "0"))
+        try:
+            run = await repo.create_run(TaskSpec(goal="left running by a crash"))
+            await repo.save_run(run.with_(status=RunStatus.RUNNING))
+            return run.id
+        finally:
+            repo.close()
+
+    run_id = drive(qloop, crashed_run())
+
+    async def open_app() -> Any:
+        agent = await Agent.open(
+            tmp_path,
+            Settings(),
+            observer=FakeObserver(),
+            executor=FakeExecutor(),
+            check_model=False,
+        )
+        window = MainWindow()
+        qtbot.addWidget(window)
+        window.bind(agent)
+        await until(lambda: window.history.model.rowCount() == 1, what="the history")
+        return agent, window
+
+    agent, window = drive(qloop, open_app())
+    try:
+        (run,) = window.history.visible_runs()
+        assert (run.id, run.status, run.stop_reason) == (
+            run_id,
+            RunStatus.INTERRUPTED,
+            StopReason.CRASH,
+        )
+        assert window.history.model.index(0, 0).data() == "interrupted"
+    finally:
+        drive(qloop, window.shutdown())
+        drive(qloop, agent.close())
