@@ -38,8 +38,9 @@ class ImageLoader(QObject):
 
     The GUI thread never decodes a file: `request` queues the work and returns at once,
     `loaded` fires (queued onto the GUI thread) when the image is ready, and `cached`
-    answers from memory afterwards. Thumbnails are decoded at their small size
-    (QImageReader.setScaledSize), which for JPEG skips most of the work.
+    answers from memory afterwards, within a memory budget (least recently used out).
+    Thumbnails are decoded at their small size (QImageReader.setScaledSize), which for
+    JPEG skips most of the work.
 
     Signals:
         loaded(str): the image with this key is in the cache now, or could not be read
@@ -53,11 +54,16 @@ class ImageLoader(QObject):
     _decoded = Signal(str, object)
 
     def __init__(
-        self, data_dir: Path | None = None, *, capacity: int = 400, parent: QObject | None = None
+        self,
+        data_dir: Path | None = None,
+        *,
+        budget_bytes: int = 96 * 1024 * 1024,
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.data_dir = data_dir
-        self._capacity = capacity
+        self._budget = budget_bytes
+        self._bytes = 0
         self._cache: OrderedDict[str, QImage | QPixmap] = OrderedDict()
         self._pending: set[str] = set()
         self._missing: set[str] = set()
@@ -116,13 +122,18 @@ class ImageLoader(QObject):
             self.loaded.emit(key)
             return
         # thumbnails are drawn often and small: keep them as pixmaps, ready to paint
-        self._cache[key] = QPixmap.fromImage(image) if "@" in key else image
-        while len(self._cache) > self._capacity:
-            self._cache.popitem(last=False)
+        kept = QPixmap.fromImage(image) if "@" in key else image
+        self._cache[key] = kept
+        self._bytes += _size(kept)
+        # the least recently used go first; a full screenshot is ~4 MB, a thumbnail ~12 kB
+        while self._bytes > self._budget and len(self._cache) > 1:
+            _, dropped = self._cache.popitem(last=False)
+            self._bytes -= _size(dropped)
         self.loaded.emit(key)
 
     def clear(self) -> None:
         self._cache.clear()
+        self._bytes = 0
         self._missing.clear()
 
     def shutdown(self) -> None:
@@ -130,6 +141,12 @@ class ImageLoader(QObject):
         self._closed = True
         self._pool.clear()
         self._pool.waitForDone()
+
+
+def _size(image: QImage | QPixmap) -> int:
+    if isinstance(image, QImage):
+        return image.sizeInBytes()
+    return image.width() * image.height() * max(image.depth(), 8) // 8
 
 
 class TimelineModel(QAbstractTableModel):

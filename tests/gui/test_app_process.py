@@ -73,3 +73,29 @@ def test_the_app_serves_the_api_hands_a_second_launch_over_and_quits_on_sigterm(
     assert not instance.exists(), "the app left its instance file behind"
     assert "Traceback" not in stderr, stderr
     assert "first window painted at" in log.read_text()
+
+
+def test_a_bad_settings_file_is_reported_and_the_app_opens_with_the_defaults(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "settings.toml").write_text("max_steps = 0\n", encoding="utf-8")
+    argv = [sys.executable, "-m", "desktop_agent", "--data-dir", str(tmp_path)]
+    app = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=app_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        instance = tmp_path / "instances" / f"{app.pid}.json"
+        wait_until(instance.exists, timeout=20, what="the app's API registration")
+        log = (tmp_path / "desktop-agent.log").read_text()
+        assert "Settings not loaded, using the defaults: max_steps:" in log
+        app.send_signal(signal.SIGTERM)
+        assert app.wait(timeout=15) == 0
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()

@@ -228,3 +228,40 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
     assert window.panel.error_label.text() == "model 'blind' at http://x cannot see screenshots"
     assert window.panel.state == "idle"
     assert window.worker is None
+
+
+def test_stop_while_the_model_is_being_checked_cancels_the_start(
+    window: MainWindow, qloop: Any
+) -> None:
+    agent = window.agent
+    checking = asyncio.Event()
+    real_start = agent.start
+
+    async def slow_start(run: Any) -> Any:
+        checking.set()
+        await asyncio.Event().wait()  # the model server never answers
+        return await real_start(run)
+
+    agent.start = slow_start  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        start(window, "anything")
+        await checking.wait()
+        assert window.panel.state == "starting" and window.panel.stop_button.isEnabled()
+        window.panel.stop_button.click()
+        await until(lambda: window.panel.state == "idle", what="the start to be cancelled")
+
+    drive(qloop, scenario())
+    assert window.status_label.text() == "Not started: stopped by the user."
+    assert window.worker is None and agent.runner.active_ids == ()
+
+
+def test_a_replay_that_cannot_be_read_says_why(window: MainWindow, qloop: Any) -> None:
+    async def scenario() -> None:
+        worker = RunWorker(window.agent.replay("no-such-run"), live=False, parent=window)
+        window.show_worker(worker)
+        await worker.wait()
+
+    drive(qloop, scenario())
+    assert window.status_label.text() == "Could not show the run: no run 'no-such-run'"
+    assert window.panel.state == "idle"

@@ -1,0 +1,92 @@
+"""The timeline model and the image loader on their own."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QImage
+
+from desktop_agent.core.models import StepKind, StepStatus, StepView
+from desktop_agent.ui.timeline import ImageLoader, TimelineModel, format_duration
+from tests.gui.fake_agent import jpeg
+
+pytestmark = pytest.mark.gui
+
+T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+
+
+def step(seq: int, turn: int, kind: StepKind, status: StepStatus, **fields: Any) -> StepView:
+    return StepView(
+        run_id="r1", seq=seq, index=turn, kind=kind, status=status, started_at=T0, **fields
+    )
+
+
+def test_a_started_then_finished_step_is_one_row_updated_in_place(qtbot: Any) -> None:
+    model = TimelineModel()
+    with qtbot.waitSignal(model.rowsInserted):
+        model.upsert(step(1, 1, StepKind.OBSERVE, StepStatus.RUNNING))
+    assert model.index(0, TimelineModel.DURATION).data() == "…"
+    with qtbot.waitSignal(model.dataChanged):
+        model.upsert(step(1, 1, StepKind.OBSERVE, StepStatus.OK, duration_ms=1500.0))
+    assert model.rowCount() == 1
+    assert model.index(0, TimelineModel.DURATION).data() == "1.5 s"
+    assert model.index(0, TimelineModel.STATUS).data(Qt.ItemDataRole.AccessibleTextRole) == "ok"
+
+
+def test_an_action_row_borrows_its_turns_screenshot_reason_and_target(qtbot: Any) -> None:
+    model = TimelineModel()
+    model.upsert(step(1, 1, StepKind.OBSERVE, StepStatus.OK, screenshot="runs/r1/0001.jpg"))
+    model.upsert(step(2, 1, StepKind.DECIDE, StepStatus.OK, tool="click", reason="the OK button"))
+    action = step(3, 1, StepKind.ACTION, StepStatus.OK, tool="click", target=(5, 6))
+    model.upsert(action)
+    decide = model.step_at(1)
+    assert decide is not None
+    assert model.screenshot_of(action) == "runs/r1/0001.jpg"
+    assert model.reason_of(action) == "the OK button"
+    assert model.target_of(decide) == (5, 6)
+    assert model.index(1, TimelineModel.RESULT).data() == "the OK button"
+
+
+def test_a_failed_step_shows_its_error_as_the_result(qtbot: Any) -> None:
+    model = TimelineModel()
+    model.upsert(
+        step(1, 1, StepKind.ACTION, StepStatus.DENIED, tool="click", error="denied by the user")
+    )
+    assert model.index(0, TimelineModel.RESULT).data() == "denied by the user"
+    assert model.index(0, TimelineModel.RESULT).data(Qt.ItemDataRole.ForegroundRole) is not None
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"), [(None, ""), (12.4, "12 ms"), (2345, "2.3 s"), (125_000, "2:05 min")]
+)
+def test_durations_read_naturally(ms: float | None, text: str) -> None:
+    assert format_duration(ms) == text
+
+
+def test_the_loader_decodes_off_thread_keeps_within_its_budget_and_knows_missing_files(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    for name in ("a.jpg", "b.jpg", "c.jpg"):
+        (tmp_path / name).write_bytes(jpeg(320, 200))
+    one_image = QImage(320, 200, QImage.Format.Format_RGB32).sizeInBytes()
+    loader = ImageLoader(tmp_path, budget_bytes=2 * one_image)
+    try:
+        for name in ("a.jpg", "b.jpg", "c.jpg"):
+            with qtbot.waitSignal(loader.loaded, timeout=5000) as blocker:
+                loader.request(name)
+            assert blocker.args == [name]
+        assert loader.cached("a.jpg") is None  # least recently used, dropped for c
+        assert isinstance(loader.cached("c.jpg"), QImage)
+        with qtbot.waitSignal(loader.loaded, timeout=5000):
+            key = loader.request("b.jpg", QSize(32, 20))
+        thumb = loader.cached("b.jpg", QSize(32, 20))
+        assert thumb is not None and (thumb.width(), thumb.height()) == (32, 20)
+        with qtbot.waitSignal(loader.loaded, timeout=5000):
+            key = loader.request("nope.jpg")
+        assert loader.missing(key) and loader.cached("nope.jpg") is None
+    finally:
+        loader.shutdown()
