@@ -125,7 +125,7 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
         except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
             log.debug("no handler for signal %s here", signum)
     window.quit_requested.connect(quit_app)
-    guard.raise_requested.connect(window.bring_to_front)
+    guard.raise_requested.connect(window.on_show_requested)
 
     await _first_paint(window)
     # import the heavy parts on a worker thread: the window keeps painting meanwhile
@@ -255,7 +255,7 @@ class DesktopApp(QObject):
         window.settings_requested.connect(self.on_settings_requested)
         window.hidden_to_tray.connect(self.on_hidden_to_tray)
         window.quit_requested.connect(self.on_quit_requested)
-        tray.show_requested.connect(window.bring_to_front)
+        tray.show_requested.connect(window.on_show_requested)
         tray.pause_toggled.connect(self.on_pause_toggled)
         tray.stop_all_requested.connect(self.on_stop_all_requested)
         tray.quit_requested.connect(self.on_quit_requested)

@@ -502,6 +502,10 @@ class MainWindow(QMainWindow):
         self.raise_()
         self.activateWindow()
 
+    def on_show_requested(self) -> None:
+        """The tray's Show, or another launch on this data dir, asked for the window."""
+        self.bring_to_front()
+
     def get_out_of_the_way(self) -> None:
         """Minimise while a run acts, so its screenshots show the desktop, not this window."""
         self.showMinimized()
