@@ -70,6 +70,55 @@ def _more_than(lines: _StderrLines, count: int) -> Callable[[list[str]], bool]:
     return lambda _: lines.served() > count
 
 
+class _ClipboardOwner:
+    """Who owns the CLIPBOARD selection (python-xlib). xclip prints that it waits for requests
+    before its XSetSelectionOwner leaves its output buffer, so ownership is checked here."""
+
+    def __init__(self) -> None:
+        from Xlib import display
+
+        self._display = display.Display()
+        self._atom = self._display.intern_atom("CLIPBOARD")
+
+    def current(self) -> int:
+        owner = self._display.get_selection_owner(self._atom)
+        return int(getattr(owner, "id", owner) or 0)
+
+    def wait_change(self, before: int, timeout: float = 2.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while self.current() == before:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
+        return True
+
+    def close(self) -> None:
+        self._display.close()
+
+
+def _xclip_in(data: bytes, watch: _ClipboardOwner) -> tuple[subprocess.Popen[bytes], _StderrLines]:
+    """A foreground xclip owning the clipboard with `data`, once it really owns it."""
+    before = watch.current()
+    process = subprocess.Popen(
+        ["xclip", "-selection", "clipboard", "-i", "-quiet", "-verbose"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdin is not None
+    process.stdin.write(data)
+    process.stdin.close()
+    lines = _StderrLines(process)
+    if not (
+        lines.read_until(lambda seen: any("number 1" in s for s in seen), 2.0)
+        and watch.wait_change(before)
+    ):
+        _end(process)
+        raise ToolError("xclip could not take the clipboard")
+    return process, lines
+
+
 class XclipPaster:
     """Clipboard paste on X11 through xclip (Debian package `xclip`)."""
 
@@ -94,51 +143,56 @@ class XclipPaster:
         if shutil.which("xclip") is None:
             raise ToolError("typing non-ASCII text needs xclip on X11 (apt install xclip)")
         previous = self.read()
-        owner = subprocess.Popen(
-            ["xclip", "-selection", "clipboard", "-i", "-quiet", "-verbose"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        watch = _ClipboardOwner()
         try:
-            assert owner.stdin is not None
-            owner.stdin.write(text.encode("utf-8"))
-            owner.stdin.close()
-            lines = _StderrLines(owner)
-            if not lines.read_until(lambda seen: any("number 1" in s for s in seen), 2.0):
-                raise ToolError("xclip could not take the clipboard")
-            press_paste()
-            if not lines.read_until(lambda _: lines.served() >= 1, self.request_timeout_s):
-                raise ToolError("the focused window did not take the paste (no clipboard request)")
-            # some programs ask twice (TARGETS, then the text): wait until the requests stop
-            while lines.read_until(_more_than(lines, lines.served()), self.settle_s):
-                pass
+            owner, lines = _xclip_in(text.encode("utf-8"), watch)
+            try:
+                press_paste()
+                if not lines.read_until(lambda _: lines.served() >= 1, self.request_timeout_s):
+                    raise ToolError(
+                        "the focused window did not take the paste (no clipboard request)"
+                    )
+                # some programs ask twice (TARGETS, then the text): wait until requests stop
+                while lines.read_until(_more_than(lines, lines.served()), self.settle_s):
+                    pass
+            finally:
+                self._restore(previous, watch)
+                _end(owner)
         finally:
-            self._restore(previous, owner)
+            watch.close()
 
-    def _restore(self, previous: str | None, owner: subprocess.Popen[bytes]) -> None:
-        if previous is not None and owner.poll() is None:
-            # a new background xclip takes the selection over; ours sees SelectionClear and exits
-            # no pipes: the forked background xclip would hold them open
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                subprocess.run(
-                    ["xclip", "-selection", "clipboard", "-i"],
-                    input=previous.encode("utf-8"),
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    timeout=2,
-                    check=False,
-                )
-        else:
-            owner.terminate()  # nobody owned text before: leave the clipboard empty again
-        try:
-            owner.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            owner.kill()
-            owner.wait()
-        if owner.stderr is not None:
-            owner.stderr.close()
+    def _restore(self, previous: str | None, watch: _ClipboardOwner) -> None:
+        """Put the previous text back. Some programs (l3afpad) take the clipboard over with
+        the pasted text, so this does not depend on our xclip still owning it."""
+        if previous is None:
+            # nobody owned text before: own the clipboard and let go, leaving no owner
+            with contextlib.suppress(ToolError):
+                _end(_xclip_in(b" ", watch)[0])
+            return
+        before = watch.current()
+        # a background xclip serves it from now on; no pipes, which it would hold open
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            subprocess.run(
+                ["xclip", "-selection", "clipboard", "-i"],
+                input=previous.encode("utf-8"),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=2,
+                check=False,
+            )
+        watch.wait_change(before)
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 class WindowsPaster:

@@ -164,7 +164,7 @@ def check_inventory() -> DoctorItem:
         took = (time.perf_counter() - started) * 1000
     finally:
         backend.close()
-    detail = f"{used}: {len(elements)} elements in {took:.0f} ms"
+    detail = f"{backend.name}: {len(elements)} elements in {took:.0f} ms"
     if backend.name == "x11":
         return DoctorItem(
             "inventory",
@@ -178,7 +178,7 @@ def check_inventory() -> DoctorItem:
     if not elements:
         detail += " (no windows open)"
     elif used != backend.name:
-        detail += " (the active window is not accessible; listed the windows)"
+        detail += f" (the active window is not accessible; {used} listed the windows)"
     return DoctorItem("inventory", True, detail)
 
 

@@ -89,6 +89,8 @@ class DesktopExecutor:
         return await handler(args, context)
 
     def close(self) -> None:
+        """Release the input thread; programs started by launch_app keep running."""
+        self.launcher.reap()
         self._input.shutdown(wait=False)
         if self._own_inventory is not None:
             self._own_inventory.close()

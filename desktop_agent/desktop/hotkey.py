@@ -204,9 +204,9 @@ class _X11Hotkey:
 
 def _grab(dpy: Any, combo: Combo) -> tuple[int, int, list[tuple[int, int]]]:
     """Grab the combination with every lock variant: (keycode, modifier mask, grabs)."""
-    from Xlib import XK, X, error
+    from Xlib import X, error
 
-    keysym = XK.string_to_keysym(_X_KEYSYMS.get(combo.key, combo.key))
+    keysym = _keysym(combo.key)
     keycode = dpy.keysym_to_keycode(keysym) if keysym else 0
     if not keycode:
         raise HotkeyUnavailable(f"the key {combo.key!r} is not on this keyboard")
@@ -226,6 +226,18 @@ def _grab(dpy: Any, combo: Combo) -> tuple[int, int, list[tuple[int, int]]]:
         f"the stop hotkey {combo} is taken by another program (X11 BadAccess); "
         "choose another combination in the settings"
     )
+
+
+def _keysym(key: str) -> int:
+    from Xlib import XK
+
+    if key in _X_KEYSYMS:
+        return int(XK.string_to_keysym(_X_KEYSYMS[key]))
+    if len(key) == 1:
+        return ord(key)  # Latin-1 keysyms are their code points
+    if key[0] == "f" and key[1:].isdigit():
+        return int(XK.string_to_keysym(key.upper()))
+    return int(XK.string_to_keysym(key))
 
 
 def _modifier_mask(dpy: Any, modifiers: frozenset[str]) -> int:

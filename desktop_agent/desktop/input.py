@@ -7,6 +7,7 @@ screen corner) is the user's emergency stop: it surfaces as StopRequested, never
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Any, Literal, Protocol
 
 from desktop_agent.core.errors import StopRequested, ToolError
@@ -61,7 +62,10 @@ class PyAutoGuiDriver:
     def _gui(self) -> Any:
         if self._module is None:
             try:
-                import pyautogui
+                with warnings.catch_warnings():
+                    # pyscreeze runs `which scrot` at import and drops the pipes unclosed
+                    warnings.simplefilter("ignore", ResourceWarning)
+                    import pyautogui
             except KeyError:
                 raise ToolError("no X display: DISPLAY is not set") from None
             except Exception as error:  # noqa: BLE001 - Xlib/Xauth errors at import

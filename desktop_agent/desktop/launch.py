@@ -53,41 +53,71 @@ def resolve(program: str) -> str | None:
 
 
 class Launcher:
-    """Starts programs; keeps their handles only to reap them (no zombies), never to end them."""
+    """Starts programs detached from us; keeps only their pids, to reap them (no zombies),
+    never to end them: a program the agent started is the user's to close.
+    """
 
     def __init__(self) -> None:
-        self._children: list[subprocess.Popen[bytes]] = []
+        self._pids: list[int] = []
 
     def launch(self, command: str, cancelled: threading.Event | None = None) -> str:
         argv = split_command(command)
         program = resolve(argv[0])
         if program is None:
             raise ToolError(f"program not found: {argv[0]!r} (not on PATH)")
-        self._reap()
-        kwargs: dict[str, object] = {}
-        if sys.platform == "win32":
-            flags = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS
-            kwargs["creationflags"] = flags
-        else:
-            kwargs["start_new_session"] = True
+        self.reap()
         try:
-            child = subprocess.Popen(
-                [program, *argv[1:]],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                close_fds=True,
-                **kwargs,  # type: ignore[call-overload]
+            pid = (
+                _spawn_windows(program, argv) if sys.platform == "win32" else _spawn(program, argv)
             )
         except OSError as error:
             raise ToolError(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
-        waiter = cancelled or threading.Event()
-        waiter.wait(EARLY_EXIT_S)
-        code = child.poll()
+        (cancelled or threading.Event()).wait(EARLY_EXIT_S)
+        code = self._exit_code(pid)
         if code not in (None, 0):
             raise ToolError(f"{argv[0]!r} exited at once with code {code}")
-        self._children.append(child)
-        return f"started {shlex.join(argv)} (pid {child.pid})"
+        if code is None:
+            self._pids.append(pid)
+        return f"started {shlex.join(argv)} (pid {pid})"
 
-    def _reap(self) -> None:
-        self._children = [child for child in self._children if child.poll() is None]
+    def _exit_code(self, pid: int) -> int | None:
+        if sys.platform == "win32":
+            return None  # Windows leaves no zombies; DETACHED_PROCESS children are not ours
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        return os.waitstatus_to_exitcode(status) if done else None
+
+    def reap(self) -> None:
+        """Collect the exit status of programs that ended (the others keep running)."""
+        self._pids = [pid for pid in self._pids if self._exit_code(pid) is None]
+
+
+def _spawn(program: str, argv: list[str]) -> int:
+    """posix_spawn in a new session with /dev/null for stdio: no Popen object to outlive."""
+    devnull = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    return os.posix_spawn(
+        program, [program, *argv[1:]], os.environ, file_actions=devnull, setsid=True
+    )
+
+
+def _spawn_windows(program: str, argv: list[str]) -> int:
+    flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
+        subprocess, "DETACHED_PROCESS", 0
+    )
+    child = subprocess.Popen(
+        [program, *argv[1:]],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+        creationflags=flags,
+    )
+    # a detached program is not waited for; mark it so Popen does not warn when dropped
+    child.returncode = 0
+    return child.pid

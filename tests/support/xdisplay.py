@@ -81,6 +81,15 @@ def _alive(pid: int) -> bool:
 
 def stop_process_group(process: subprocess.Popen[Any], *, timeout: float = 3.0) -> None:
     """End a process started with start_new_session=True, its group and its descendants."""
+    try:
+        _stop(process, timeout)
+    finally:
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _stop(process: subprocess.Popen[Any], timeout: float) -> None:
     pids = [process.pid, *descendants(process.pid)]
     groups = set()
     for pid in pids:
@@ -320,6 +329,28 @@ def use_xsession(session: XSession) -> _SavedEnv:
     return saved
 
 
+def release_pyautogui() -> None:
+    """Close the X connections pyautogui (and mouseinfo) opened at import, and the pipes
+    pyscreeze and mouseinfo left open, so the session ends without ResourceWarnings. pyautogui is
+    unusable in this process afterwards."""
+    for module_name, attribute in (
+        ("pyautogui._pyautogui_x11", "_display"),
+        ("mouseinfo", "_display"),
+    ):
+        module = sys.modules.get(module_name)
+        connection = getattr(module, attribute, None) if module else None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.close()
+    for module_name in ("pyscreeze", "mouseinfo"):
+        module = sys.modules.get(module_name)
+        which = getattr(module, "whichProc", None) if module else None
+        if which is not None:
+            for stream in (which.stdout, which.stderr):
+                if stream is not None:
+                    stream.close()
+
+
 @pytest.fixture(scope="session")
 def xsession() -> Iterator[XSession]:
     """One private 1920x1080 desktop (Xvfb + openbox + AT-SPI) for the whole test session."""
@@ -331,5 +362,6 @@ def xsession() -> Iterator[XSession]:
     try:
         yield session
     finally:
+        release_pyautogui()
         saved.restore()
         session.close()

@@ -1,0 +1,107 @@
+"""Real-desktop fixtures: one private Xvfb + openbox + AT-SPI per session, apps per test."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.models import Observation, ToolResult
+from desktop_agent.core.ports import ToolContext
+from desktop_agent.desktop.executor import DesktopExecutor
+from desktop_agent.desktop.inventory.x11 import WindowInfo, X11Windows
+from tests.support.xdisplay import XSession, wait_until, xsession
+
+__all__ = ["xsession"]
+
+REGISTRY = builtin_registry()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/desktop/" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.desktop)
+
+
+@pytest.fixture(autouse=True)
+def _on_the_test_desktop(xsession: XSession) -> XSession:
+    """Every real-desktop test runs with DISPLAY (and D-Bus) pointing at the test desktop."""
+    return xsession
+
+
+@pytest.fixture
+def windows(xsession: XSession) -> Iterator[X11Windows]:
+    connection = X11Windows(xsession.display)
+    yield connection
+    connection.close()
+
+
+def active_window(windows: X11Windows, wm_class: str = "", title: str = "") -> WindowInfo | None:
+    """The active window if it has that class (any case) and its title contains `title`."""
+    for window in windows.windows():
+        if (
+            window.active
+            and (not wm_class or window.wm_class.lower() == wm_class.lower())
+            and title.lower() in window.title.lower()
+        ):
+            return window
+    return None
+
+
+def wait_active(windows: X11Windows, wm_class: str = "", title: str = "") -> WindowInfo:
+    found: WindowInfo = wait_until(
+        lambda: active_window(windows, wm_class, title),
+        timeout=10,
+        what=f"an active {wm_class or 'window'} {title!r}",
+    )
+    return found
+
+
+@dataclass
+class Editor:
+    """A running l3afpad and its window."""
+
+    process: subprocess.Popen[Any]
+    window: WindowInfo
+
+
+@pytest.fixture
+def l3afpad(xsession: XSession, windows: X11Windows) -> Iterator[Editor]:
+    process = xsession.spawn(["l3afpad"])
+    try:
+        window = wait_active(windows, "l3afpad")
+        yield Editor(process, window)
+    finally:
+        xsession.stop(process)
+        wait_until(lambda: active_window(windows, "l3afpad") is None, what="l3afpad to close")
+
+
+async def act(
+    executor: DesktopExecutor,
+    tool: str,
+    observation: Observation,
+    cancelled: threading.Event | None = None,
+    **args: Any,
+) -> ToolResult:
+    spec, validated = REGISTRY.validate(tool, args)
+    context = ToolContext("run", observation, cancelled or threading.Event())
+    return await executor.execute(spec, validated, context)
+
+
+def client_rect(display_name: str, window_id: int) -> tuple[int, int, int, int]:
+    """A window's client area (without the window manager's frame) in root coordinates."""
+    from Xlib import display
+
+    connection = display.Display(display_name)
+    try:
+        window = connection.create_resource_object("window", window_id)
+        geometry = window.get_geometry()
+        origin = connection.screen().root.translate_coords(window, 0, 0)
+        return origin.x, origin.y, geometry.width, geometry.height
+    finally:
+        connection.close()
