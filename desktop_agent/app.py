@@ -85,6 +85,11 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
         sys.stderr.write(f"desktop-agent: data dir {directory} cannot be made: {error.strerror}\n")
         return 3
     _log_to_file(directory)
+    problem = _display_problem(os.environ)
+    if problem:
+        log.error("%s", problem)
+        sys.stderr.write(f"desktop-agent: {problem}\n")
+        return 3
 
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -652,6 +657,30 @@ class InstanceGuard(QObject):
         self._sockets.clear()
         if server is not None:
             server.close()
+
+
+def _display_problem(env: dict[str, str] | os._Environ[str]) -> str | None:
+    """Why Qt could not open a window here (it would abort the process), or None."""
+    if not sys.platform.startswith("linux") or env.get("WAYLAND_DISPLAY"):
+        return None
+    platform = env.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith("xcb"):
+        return None
+    name = env.get("DISPLAY")
+    hint = "run it in a desktop session, or use `desktop-agent run` for a run without a window"
+    if not name:
+        return f"no display to open the window on (DISPLAY is not set); {hint}"
+    from Xlib import display
+    from Xlib.error import DisplayError
+
+    try:
+        display.Display(name).close()
+    except DisplayError as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        return f"cannot open the display {name!r} ({reason}); {hint}"
+    except Exception:  # noqa: BLE001 - not sure it is fatal: let Qt try
+        log.debug("display %s pre-check inconclusive", name, exc_info=True)
+    return None
 
 
 def _preload(modules: tuple[str, ...]) -> None:

@@ -99,3 +99,41 @@ def test_a_bad_settings_file_is_reported_and_the_app_opens_with_the_defaults(
         if app.poll() is None:
             app.kill()
             app.wait()
+
+
+def unused_display() -> str:
+    for number in range(190, 290):
+        if not any(
+            Path(path).exists() for path in (f"/tmp/.X11-unix/X{number}", f"/tmp/.X{number}-lock")
+        ):
+            return f":{number}"
+    raise AssertionError("no unused X display number")
+
+
+@pytest.mark.parametrize(
+    ("display", "expected"),
+    [
+        (None, "desktop-agent: no display to open the window on (DISPLAY is not set); "),
+        ("unused", "desktop-agent: cannot open the display ':"),
+    ],
+)
+def test_without_a_display_the_app_says_so_in_one_line_and_exits_3(
+    tmp_path: Path, display: str | None, expected: str
+) -> None:
+    env = app_env(tmp_path)
+    env.pop("QT_QPA_PLATFORM")
+    env.pop("WAYLAND_DISPLAY", None)
+    if display:
+        env["DISPLAY"] = unused_display()
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "--data-dir", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert done.returncode == 3
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(expected), done.stderr
+    assert lines[0].endswith("use `desktop-agent run` for a run without a window")
