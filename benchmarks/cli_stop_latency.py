@@ -1,0 +1,115 @@
+"""Stop latency from outside the process, for each stop path of a `desktop-agent run`.
+
+A run's model request hangs (the loopback model server never answers); then the run is
+stopped by SIGINT, by the global hotkey (`xdotool key ctrl+alt+Escape` on Xvfb), or by
+`desktop-agent stop-all` from another process. Measured: from just before the stop is
+sent to the `run_finished` line arriving on the run's stdout (stored before it is printed).
+For stop-all, the time includes starting the stop-all process (Python start-up, ~0.25 s);
+for the hotkey, starting xdotool.
+
+    .venv/bin/python benchmarks/cli_stop_latency.py [--trials 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.model_server import Hang, ModelServer, serve_in_thread  # noqa: E402
+from tests.support.xdisplay import start_xsession, wait_until  # noqa: E402
+
+GRABBED = "stop hotkey ctrl+alt+esc is on"
+
+
+def one_trial(path: str, server: ModelServer, env: dict[str, str], data: Path) -> float:
+    before = len(server.requests)
+    log = data / "desktop-agent.log"
+    grabs = log.read_text().count(GRABBED) if log.exists() else 0
+    server.add(Hang())
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "desktop_agent",
+            "run",
+            "stop me",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "m",
+            "--vision",
+            "yes",
+            "--approve",
+            "all",
+            "--json",
+            "--data-dir",
+            str(data),
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    wait_until(lambda: len(server.requests) > before, timeout=30, what="the model request")
+    if path == "hotkey":
+        wait_until(
+            lambda: log.read_text().count(GRABBED) > grabs, timeout=10, what="the hotkey grab"
+        )
+    began = time.perf_counter()
+    if path == "sigint":
+        process.send_signal(2)
+    elif path == "hotkey":
+        subprocess.run(["xdotool", "key", "ctrl+alt+Escape"], env=env, check=True)
+    else:
+        subprocess.Popen(
+            [sys.executable, "-m", "desktop_agent", "stop-all", "--data-dir", str(data)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+        )
+    for line in process.stdout:
+        if json.loads(line)["type"] == "run_finished":
+            elapsed = (time.perf_counter() - began) * 1000
+            break
+    else:
+        raise RuntimeError("no run_finished")
+    process.communicate()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=20)
+    args = parser.parse_args()
+    session = start_xsession(atspi=False)
+    try:
+        with tempfile.TemporaryDirectory() as tmp, serve_in_thread(ModelServer()) as server:
+            data = Path(tmp)
+            env = session.child_env({"DESKTOP_AGENT_HOME": str(data)})
+            for path in ("sigint", "hotkey", "stop-all"):
+                times = sorted(one_trial(path, server, env, data) for _ in range(args.trials))
+                p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+                print(
+                    f"{path:<9} n={len(times)}  p50 {statistics.median(times):7.1f} ms  "
+                    f"p99 {p99:7.1f} ms  max {times[-1]:7.1f} ms"
+                )
+    finally:
+        session.close()
+    print("(stop-all includes starting its own Python process)", file=sys.stderr)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

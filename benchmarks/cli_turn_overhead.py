@@ -1,0 +1,97 @@
+"""Turn overhead end to end: `desktop-agent run` with an instant model and the `wait 0` tool.
+
+Real capture and inventory on Xvfb (1920x1080), the real SQLite store, the real openai
+client against a loopback model server that answers at once. A turn is measured between
+the start of consecutive observe steps as the CLI's --json events report them.
+Target (DESIGN §7): median <= 60 ms per turn.
+
+    .venv/bin/python benchmarks/cli_turn_overhead.py [--turns 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.model_server import ModelServer, Reply, serve_in_thread  # noqa: E402
+from tests.support.xdisplay import start_xsession  # noqa: E402
+
+WAIT_0 = {"action": "tool", "tool": "wait", "args": {"seconds": 0}, "reason": "benchmark"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=100)
+    args = parser.parse_args()
+    session = start_xsession()
+    try:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            serve_in_thread(ModelServer(then=Reply(WAIT_0, usage=None))) as server,
+        ):
+            data = Path(tmp)
+            env = session.child_env({"DESKTOP_AGENT_HOME": str(data)})
+            command = [
+                sys.executable,
+                "-m",
+                "desktop_agent",
+                "run",
+                "benchmark turns",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "qwen2.5vl",
+                "--vision",
+                "yes",
+                "--approve",
+                "all",
+                "--allow",
+                "wait",
+                "--max-steps",
+                str(args.turns),
+                "--json",
+                "--data-dir",
+                str(data),
+            ]
+            began = time.perf_counter()
+            result = subprocess.run(
+                command, env=env, cwd=ROOT, capture_output=True, text=True, check=False
+            )
+            wall = time.perf_counter() - began
+    finally:
+        session.close()
+    if result.returncode != 2:
+        sys.exit(f"run ended with exit {result.returncode}: {result.stderr.strip()}")
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    starts = [
+        datetime.fromisoformat(e["step"]["started_at"])
+        for e in events
+        if e["type"] == "step_finished" and e["step"]["kind"] == "observe"
+    ]
+    turns = [(b - a).total_seconds() * 1000 for a, b in zip(starts, starts[1:], strict=False)]
+    by_kind: dict[str, list[float]] = {}
+    for event in events:
+        if event["type"] == "step_finished":
+            by_kind.setdefault(event["step"]["kind"], []).append(event["step"]["duration_ms"])
+    turns.sort()
+    print(f"turns: {len(turns) + 1} (whole process incl. start-up: {wall:.2f} s)")
+    print(
+        f"per turn: median {statistics.median(turns):.1f} ms, "
+        f"p90 {turns[int(len(turns) * 0.9)]:.1f} ms, max {turns[-1]:.1f} ms (target median <= 60)"
+    )
+    for kind, values in by_kind.items():
+        print(f"  {kind:<8} step median {statistics.median(values):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
