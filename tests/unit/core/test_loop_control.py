@@ -8,6 +8,7 @@ import threading
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerState
+from desktop_agent.core.errors import StopRequested
 from desktop_agent.core.events import (
     ApprovalResolved,
     RunFinished,
@@ -120,6 +121,8 @@ async def test_stop_during_a_thread_tool_sets_its_cancelled_flag_and_it_stops_be
 
     async def threaded(_args: BaseModel, context: ToolContext) -> ToolResult:
         await asyncio.to_thread(type_slowly, context.cancelled)
+        if context.cancelled.is_set():  # as the desktop executor does when cut short
+            raise StopRequested("stopped during typing")
         return ToolResult.success("typed")
 
     harness.executor.handlers["wait"] = threaded
@@ -133,6 +136,10 @@ async def test_stop_during_a_thread_tool_sets_its_cancelled_flag_and_it_stops_be
     assert await asyncio.to_thread(exited.wait, 5)
     assert len(keystrokes) - keystrokes_at_stop[0] <= 1  # at most one input after the stop
     assert harness.executor.finished == []
+    action = (await harness.repo.list_steps(run.id))[-1]
+    assert (action.kind, action.status) == (StepKind.ACTION, StepStatus.SKIPPED)
+    breaker = harness.breakers["wait"]
+    assert (breaker.state, breaker.consecutive_failures) == (BreakerState.CLOSED, 0)
 
 
 async def test_stop_during_an_observation_ends_the_run_and_nothing_is_decided(
