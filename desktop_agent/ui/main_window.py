@@ -537,9 +537,11 @@ class MainWindow(QMainWindow):
             return
         event.ignore()
         if self.hide_on_close:
+            log.info("window closed: hidden to the tray")
             self.hide()
             self.hidden_to_tray.emit()
         else:
+            log.info("window closed: quitting")
             self._quitting = True
             self.quit_requested.emit()
 

@@ -65,6 +65,13 @@ class RunningApp:
         with urllib.request.urlopen(request, timeout=5) as response:
             return json.loads(response.read())
 
+    def diagnostics(self) -> str:
+        texts = []
+        for name in ("desktop-agent.log", "stderr.txt"):
+            path = self.data_dir / name
+            texts.append(f"--- {name}\n" + (path.read_text()[-3000:] if path.exists() else ""))
+        return "\n".join(texts)
+
     def newest_run(self) -> dict[str, Any] | None:
         runs = self.api("/api/tasks")
         return runs[0] if runs else None
@@ -85,6 +92,7 @@ def tool_reply(tool: str, reason: str, **args: Any) -> Reply:
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
     data_dir = tmp_path_factory.mktemp("app-xvfb")
     session = start_xsession(1280, 800, atspi=False)
+    stderr = (data_dir / "stderr.txt").open("wb")
     try:
         with serve_in_thread(ModelServer()) as server:
             process = session.spawn(
@@ -96,6 +104,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
                     "QT_QPA_PLATFORM": "xcb",
                 },
                 cwd=ROOT,
+                stderr=stderr,
             )
             running = RunningApp(session, server, process, data_dir)
             instance = data_dir / "instances" / f"{process.pid}.json"
@@ -103,6 +112,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
             yield running
     finally:
         session.close()
+        stderr.close()
 
 
 def test_the_main_window_is_titled_and_classed_desktop_agent(app: RunningApp) -> None:
@@ -160,20 +170,13 @@ def test_the_global_stop_hotkey_stops_a_run_while_the_model_thinks(app: RunningA
 
 
 def test_closing_the_window_quits_the_app_when_there_is_no_tray(app: RunningApp) -> None:
-    from Xlib import X, display, protocol
-
-    main = int(app.window())
-    connection = display.Display(app.session.display)
+    main = app.window()
+    app.xdotool("windowactivate", "--sync", main)
+    app.xdotool("key", "--clearmodifiers", "alt+F4")  # openbox's Close: WM_DELETE_WINDOW
     try:
-        window = connection.create_resource_object("window", main)
-        protocols = connection.intern_atom("WM_PROTOCOLS")
-        delete = connection.intern_atom("WM_DELETE_WINDOW")
-        event = protocol.event.ClientMessage(
-            window=window, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])
-        )
-        window.send_event(event, event_mask=X.NoEventMask)
-        connection.flush()
-    finally:
-        connection.close()
-    assert app.process.wait(timeout=15) == 0
+        code = app.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the app did not quit after its window was closed\n{app.diagnostics()}")
+    assert code == 0, app.diagnostics()
     assert not (app.data_dir / "instances" / f"{app.process.pid}.json").exists()
+    assert "window closed: quitting" in (app.data_dir / "desktop-agent.log").read_text()
