@@ -84,7 +84,10 @@ class Agent:
                 monitor=settings.monitor,
                 set_of_mark=settings.set_of_mark,
             )
-            executor = executor or DesktopExecutor()
+            # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
+            executor = executor or DesktopExecutor(
+                observer=observer if isinstance(observer, DesktopObserver) else None
+            )
         runner = TaskRunnerService(
             RunnerServices(
                 repo=repo,
