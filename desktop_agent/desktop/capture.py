@@ -2,7 +2,7 @@
 
 The resize dominates the cost (ENVIRONMENT.md), so the scaler is Qt's SIMD smooth scaling of
 the raw BGRA buffer when PySide6 is importable (QImage needs no QApplication and is safe in a
-worker thread) and Pillow's bilinear resize otherwise; benchmarks/observe.py measures both.
+worker thread) and Pillow's BOX resize otherwise; benchmarks/observe.py measures both.
 A ScreenCapture is not thread-safe: one worker thread owns it (mss handles are per thread).
 """
 
@@ -139,10 +139,11 @@ def scale_bgra(
         return Image.frombuffer(
             "RGB", size, bytes(qimage.constBits()), "raw", "BGRX", qimage.bytesPerLine(), 1
         )
-    # frombuffer in RGBX is zero-copy; resizing before the channel swap swaps far fewer pixels
+    # frombuffer in RGBX is zero-copy; resizing before the channel swap swaps far fewer
+    # pixels; BOX (area average) is Pillow's fastest filter that does not alias
     image = Image.frombuffer("RGBX", source, bgra, "raw", "RGBX", 0, 1)
     if size != source:
-        image = image.resize(size, Image.Resampling.BILINEAR)
+        image = image.resize(size, Image.Resampling.BOX)
     return Image.frombuffer("RGB", image.size, image.tobytes(), "raw", "BGRX", 0, 1)
 
 

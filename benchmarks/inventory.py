@@ -1,0 +1,141 @@
+"""Element inventory time for l3afpad (AT-SPI), within the observer's hard budget.
+
+Starts its own Xvfb + openbox + AT-SPI bus (tests/support/xdisplay.py) and l3afpad, then
+measures over --runs:
+  * the inventory as the observer runs it (InventoryRunner.snapshot with the 100 ms budget,
+    on its own thread), with how many walks the deadline cut short;
+  * the same walk without a deadline (what the whole tree costs);
+  * the X11 window list alone (the fallback backend);
+  * a whole observation with the inventory (capture and walk run side by side).
+Target (DESIGN §7): median <= 100 ms, never past the budget.
+
+    .venv/bin/python benchmarks/inventory.py [--runs 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.xdisplay import (  # noqa: E402
+    release_pyautogui,
+    start_xsession,
+    use_xsession,
+    wait_until,
+)
+
+BUDGET_S = 0.1
+
+
+def summary(name: str, times: list[float], extra: str = "") -> str:
+    ordered = sorted(times)
+    p90 = ordered[int(len(ordered) * 0.9) - 1]
+    return (
+        f"  {name:<40} median {statistics.median(times):6.1f} ms  p90 {p90:6.1f}  "
+        f"max {ordered[-1]:6.1f}{extra}"
+    )
+
+
+async def measure(runs: int) -> None:
+    from desktop_agent.desktop import DesktopObserver
+    from desktop_agent.desktop.inventory import InventoryRunner, WalkLimits
+    from desktop_agent.desktop.inventory.atspi import AtspiInventory
+    from desktop_agent.desktop.inventory.x11 import X11Inventory
+
+    runner = InventoryRunner(AtspiInventory())
+    try:
+        for _ in range(100):  # l3afpad registers on the bus a moment after its window maps
+            raw, used = await runner.snapshot(1.0)
+            if used == "atspi" and any(e.role == "edit" for e in raw):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise SystemExit("l3afpad never showed up on the AT-SPI bus")
+        print(f"l3afpad: {len(raw)} elements through AT-SPI ({', '.join(e.role for e in raw)})\n")
+
+        budgeted, cut = [], 0
+        for _ in range(runs):
+            started = time.perf_counter()
+            raw, used = await runner.snapshot(BUDGET_S)
+            budgeted.append((time.perf_counter() - started) * 1000)
+            cut += used != "atspi" or not any(e.role == "edit" for e in raw)
+        unbounded = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            await runner.run(lambda backend: backend.snapshot(WalkLimits()))
+            unbounded.append((time.perf_counter() - started) * 1000)
+    finally:
+        runner.close()
+
+    x11 = InventoryRunner(X11Inventory())
+    try:
+        await x11.snapshot(1.0)
+        windows = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            await x11.snapshot(BUDGET_S)
+            windows.append((time.perf_counter() - started) * 1000)
+    finally:
+        x11.close()
+
+    observer = DesktopObserver(backend=AtspiInventory(), inventory_budget_s=BUDGET_S)
+    try:
+        await observer.observe()
+        observed = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            observation = await observer.observe()
+            observed.append((time.perf_counter() - started) * 1000)
+    finally:
+        observer.close()
+
+    print(f"{runs} runs, budget {BUDGET_S * 1000:.0f} ms:")
+    print(summary("AT-SPI inventory (observer's path)", budgeted, f"  cut short {cut}/{runs}"))
+    print(summary("AT-SPI walk without a deadline", unbounded))
+    print(summary("X11 window list alone", windows))
+    print(
+        summary(
+            "observe() with AT-SPI inventory",
+            observed,
+            f"  ({len(observation.elements)} elements, {observation.inventory_backend})",
+        )
+    )
+    print("target: median <= 100 ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=50)
+    args = parser.parse_args()
+    session = start_xsession(1920, 1080, atspi=True)
+    saved = use_xsession(session)
+    try:
+        editor = session.spawn(["l3afpad"])
+        from desktop_agent.desktop.inventory.x11 import X11Windows
+
+        windows = X11Windows(session.display)
+        try:
+            wait_until(
+                lambda: any(w.active and w.wm_class.lower() == "l3afpad" for w in windows.windows()),
+                timeout=10,
+                what="l3afpad's window",
+            )
+        finally:
+            windows.close()
+        asyncio.run(measure(args.runs))
+        session.stop(editor)
+    finally:
+        release_pyautogui()
+        saved.restore()
+        session.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""Observation pipeline: capture + downscale + encode of a 1920x1080 screen, and the baseline.
+
+Starts its own Xvfb (tests/support/xdisplay.py) with a busy synthetic desktop on it, then
+measures (medians over --runs):
+  * the baseline, pyautogui.screenshot() + PNG (needs scrot; XDG_SESSION_TYPE=x11);
+  * downscale alternatives for 1920 -> 1280 on the grabbed frame: Pillow resize filters,
+    reduce() + resize, JPEG draft decoding, Qt's smooth and fast scaling;
+  * the pipeline as shipped: DesktopObserver(inventory=False).observe() (grab, scale,
+    JPEG q80, thumbnail) and the same with PNG.
+Targets (DESIGN §7): pipeline median <= 25 ms; >= 10x faster than the baseline.
+
+    .venv/bin/python benchmarks/observe.py [--runs 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.xdisplay import release_pyautogui, start_xsession, use_xsession  # noqa: E402
+
+WIDTH, HEIGHT, TARGET = 1920, 1080, (1280, 720)
+
+
+def busy_desktop() -> Any:
+    """A 1920x1080 picture with windows, text and gradients: JPEG has real work to do."""
+    from PIL import Image, ImageDraw
+
+    rng = random.Random(7)
+    image = Image.linear_gradient("L").resize((WIDTH, HEIGHT)).convert("RGB")
+    draw = ImageDraw.Draw(image)
+    for _ in range(40):
+        x, y = rng.randrange(WIDTH - 200), rng.randrange(HEIGHT - 150)
+        w, h = rng.randrange(200, 700), rng.randrange(150, 450)
+        colour = tuple(rng.randrange(256) for _ in range(3))
+        draw.rectangle((x, y, x + w, y + h), fill=colour, outline=(0, 0, 0), width=2)
+        draw.rectangle((x, y, x + w, y + 24), fill=(60, 90, 160))
+        for line in range(y + 30, y + h - 12, 16):
+            draw.text((x + 8, line), f"Lorem ipsum dolor sit amet {rng.random():.6f}", fill=0)
+    return image
+
+
+def paint(display_name: str, image: Any) -> Any:
+    """Cover the screen with `image` in an override-redirect window; returns the connection."""
+    from Xlib import X, display
+
+    connection = display.Display(display_name)
+    screen = connection.screen()
+    window = screen.root.create_window(
+        0, 0, WIDTH, HEIGHT, 0, screen.root_depth, override_redirect=True
+    )
+    window.map()
+    gc = window.create_gc()
+    raw = image.tobytes("raw", "BGRX")
+    rows = 30  # one PutImage request must stay under 256 KiB
+    for top in range(0, HEIGHT, rows):
+        count = min(rows, HEIGHT - top)
+        chunk = raw[top * WIDTH * 4 : (top + count) * WIDTH * 4]
+        window.put_image(gc, 0, top, WIDTH, count, X.ZPixmap, 24, 0, chunk)
+    connection.sync()
+    return connection
+
+
+def median_ms(work: Callable[[], Any], runs: int) -> float:
+    work()
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def downscale_alternatives(runs: int) -> dict[str, float]:
+    from PIL import Image
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QImage
+
+    from desktop_agent.desktop.capture import open_mss
+
+    grabber = open_mss()
+    try:
+        shot = grabber.grab({"left": 0, "top": 0, "width": WIDTH, "height": HEIGHT})
+    finally:
+        grabber.close()
+    bgra = shot.bgra
+    rgb = Image.frombuffer("RGB", (WIDTH, HEIGHT), bgra, "raw", "BGRX", 0, 1)
+    rgbx = Image.frombuffer("RGBX", (WIDTH, HEIGHT), bgra, "raw", "RGBX", 0, 1)
+
+    def swap(small: Any) -> Any:
+        return Image.frombuffer("RGB", small.size, small.tobytes(), "raw", "BGRX", 0, 1)
+
+    def draft() -> Any:
+        buffer = io.BytesIO()
+        rgb.save(buffer, "JPEG", quality=90)
+        decoded = Image.open(io.BytesIO(buffer.getvalue()))
+        decoded.draft("RGB", (WIDTH // 2, HEIGHT // 2))  # DCT scaling: 960x540
+        return decoded.convert("RGB").resize(TARGET, Image.Resampling.BILINEAR)
+
+    def qt(mode: Any) -> Any:
+        scaled = QImage(bgra, WIDTH, HEIGHT, WIDTH * 4, QImage.Format.Format_RGB32).scaled(
+            *TARGET, Qt.AspectRatioMode.IgnoreAspectRatio, mode
+        )
+        return Image.frombuffer(
+            "RGB", TARGET, bytes(scaled.constBits()), "raw", "BGRX", scaled.bytesPerLine(), 1
+        )
+
+    resample = Image.Resampling
+    return {
+        "BGRX->RGB conversion alone (full size)": median_ms(
+            lambda: Image.frombuffer("RGB", (WIDTH, HEIGHT), bgra, "raw", "BGRX", 0, 1).load(),
+            runs,
+        ),
+        "Pillow RGB resize BILINEAR": median_ms(lambda: rgb.resize(TARGET, resample.BILINEAR), runs),
+        "Pillow RGB resize LANCZOS": median_ms(lambda: rgb.resize(TARGET, resample.LANCZOS), runs),
+        "Pillow RGB resize BOX": median_ms(lambda: rgb.resize(TARGET, resample.BOX), runs),
+        "Pillow RGB resize NEAREST (ugly)": median_ms(
+            lambda: rgb.resize(TARGET, resample.NEAREST), runs
+        ),
+        "Pillow RGBX zero-copy resize BILINEAR + swap": median_ms(
+            lambda: swap(rgbx.resize(TARGET, resample.BILINEAR)), runs
+        ),
+        "Pillow RGBX zero-copy resize BOX + swap (fallback)": median_ms(
+            lambda: swap(rgbx.resize(TARGET, resample.BOX)), runs
+        ),
+        "Pillow reduce(2) + resize up BILINEAR (blurry)": median_ms(
+            lambda: rgb.reduce(2).resize(TARGET, resample.BILINEAR), runs
+        ),
+        "Pillow resize BILINEAR reducing_gap=1.5": median_ms(
+            lambda: rgb.resize(TARGET, resample.BILINEAR, reducing_gap=1.5), runs
+        ),
+        "JPEG encode + draft decode 1/2 + resize": median_ms(draft, max(5, runs // 5)),
+        "Qt SmoothTransformation (+ to Pillow)": median_ms(
+            lambda: qt(Qt.TransformationMode.SmoothTransformation), runs
+        ),
+        "Qt FastTransformation (+ to Pillow, ugly)": median_ms(
+            lambda: qt(Qt.TransformationMode.FastTransformation), runs
+        ),
+    }
+
+
+def baseline(runs: int) -> float:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        import pyautogui
+
+    def shot() -> bytes:
+        buffer = io.BytesIO()
+        pyautogui.screenshot().save(buffer, "PNG")
+        return buffer.getvalue()
+
+    return median_ms(shot, runs)
+
+
+async def pipeline(runs: int, fmt: str) -> tuple[float, int, str]:
+    from desktop_agent.desktop import DesktopObserver
+
+    observer = DesktopObserver(inventory=False, fmt=fmt)  # type: ignore[arg-type]
+    try:
+        observation = await observer.observe()
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            observation = await observer.observe()
+            times.append((time.perf_counter() - started) * 1000)
+        scaler = observer._capture.scaler
+    finally:
+        observer.close()
+    return statistics.median(times), len(observation.image), scaler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=50)
+    args = parser.parse_args()
+    session = start_xsession(WIDTH, HEIGHT, atspi=False)
+    saved = use_xsession(session)
+    connection = None
+    try:
+        connection = paint(session.display, busy_desktop())
+        print(f"screen {WIDTH}x{HEIGHT} (Xvfb {session.display}), target {TARGET[0]} wide, "
+              f"{args.runs} runs, medians\n")
+        print("downscale 1920x1080 -> 1280x720 of the grabbed frame:")
+        for name, value in downscale_alternatives(args.runs).items():
+            print(f"  {name:<48} {value:7.2f} ms")
+        jpeg_ms, jpeg_bytes, scaler = asyncio.run(pipeline(args.runs, "jpeg"))
+        png_ms, png_bytes, _ = asyncio.run(pipeline(max(5, args.runs // 2), "png"))
+        base_ms = baseline(max(5, args.runs // 5))
+        print(f"\nchosen scaler: {scaler}")
+        print("\npipeline (DesktopObserver.observe, no inventory):")
+        print(f"  JPEG q80 + thumbnail     {jpeg_ms:7.2f} ms  ({jpeg_bytes // 1024} KB)  target <= 25")
+        print(f"  PNG level 1 + thumbnail  {png_ms:7.2f} ms  ({png_bytes // 1024} KB)")
+        print(f"baseline pyautogui.screenshot() + PNG  {base_ms:7.2f} ms")
+        print(f"ratio baseline / pipeline (JPEG)      {base_ms / jpeg_ms:7.1f}x  target >= 10")
+    finally:
+        if connection is not None:
+            connection.close()
+        release_pyautogui()
+        saved.restore()
+        session.close()
+
+
+if __name__ == "__main__":
+    main()
