@@ -113,8 +113,14 @@ def make_agent(
 
 
 def open_loop(qapp: Any) -> asyncio.AbstractEventLoop:
+    import gc
+
     import qasync
 
+    # Qt objects left by earlier tests are freed here, on the GUI thread: freed by a
+    # collection that happens to run on a worker thread, a QObject with live timers
+    # makes Qt warn ("Timers cannot be stopped from another thread")
+    gc.collect()
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
     return loop
@@ -129,6 +135,13 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
     asyncio.set_event_loop(None)
+    # qasync keeps a Qt timer per pending callback, cancelled ones too, until it fires:
+    # delete the loop's timer object now, on this thread, rather than whenever it is collected
+    import shiboken6
+
+    timer = getattr(loop, "_timer", None)
+    if timer is not None and shiboken6.isValid(timer):
+        shiboken6.delete(timer)
 
 
 def drive(loop: asyncio.AbstractEventLoop, work: Awaitable[T], timeout: float = 10.0) -> T:
