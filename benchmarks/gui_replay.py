@@ -1,6 +1,6 @@
 """Replay of a stored 1000-step run into the main window's timeline.
 
-    python benchmarks/gui_replay.py [--steps 1000] [--repeat 7] [--store sqlite|memory]
+    python benchmarks/gui_replay.py [--steps 1000] [--repeat 7] [--store sqlite|memory] [--xvfb]
 
 A terminal run of `--steps` step rows (observe / decide / action per turn, with a
 real screenshot and thumbnail file per turn) is written to the real SQLite store.
@@ -10,7 +10,8 @@ done ("rows in"), and until the timeline has painted them ("painted", a forced
 repaint of the view). Reading the steps from SQLite is part of the figure.
 Target (DESIGN §7): <= 300 ms.
 
-Runs offscreen unless QT_QPA_PLATFORM or DISPLAY says otherwise.
+Runs offscreen unless QT_QPA_PLATFORM or DISPLAY says otherwise; `--xvfb` runs it on a
+private Xvfb 1920x1080 + openbox desktop (tests/support/xdisplay.py) with Qt's xcb platform.
 """
 
 from __future__ import annotations
@@ -136,7 +137,10 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
+    parser.add_argument("--xvfb", action="store_true", help="on a private Xvfb desktop")
     args = parser.parse_args()
+    if args.xvfb:
+        return on_xvfb()
     app = QApplication([sys.argv[0]])
     with (
         tempfile.TemporaryDirectory(prefix="gui-replay-") as tmp,
@@ -156,6 +160,21 @@ def main() -> int:
         f"to painted (target <= 300 ms); first replay {painted[0]:.0f} ms"
     )
     return 0
+
+
+def on_xvfb() -> int:
+    """Run this script again on a private Xvfb + openbox desktop."""
+    import subprocess
+
+    from tests.support.xdisplay import start_xsession
+
+    session = start_xsession(1920, 1080, atspi=False)
+    try:
+        argv = [a for a in sys.argv if a != "--xvfb"]
+        env = session.child_env({"QT_QPA_PLATFORM": "xcb"})
+        return subprocess.run([sys.executable, *argv], env=env, check=False).returncode
+    finally:
+        session.close()
 
 
 if __name__ == "__main__":
