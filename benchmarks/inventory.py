@@ -110,6 +110,21 @@ async def measure(runs: int) -> None:
     print("target: median <= 100 ms")
 
 
+def plain_background(display_name: str) -> None:
+    """A flat desktop colour instead of Xvfb's stippled root, which is JPEG's worst case and
+    would make the observe() line measure the encoder, not the inventory."""
+    from Xlib import display
+
+    connection = display.Display(display_name)
+    try:
+        root = connection.screen().root
+        root.change_attributes(background_pixel=0x3C5A80)
+        root.clear_area()
+        connection.sync()
+    finally:
+        connection.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -117,13 +132,16 @@ def main() -> None:
     session = start_xsession(1920, 1080, atspi=True)
     saved = use_xsession(session)
     try:
+        plain_background(session.display)
         editor = session.spawn(["l3afpad"])
         from desktop_agent.desktop.inventory.x11 import X11Windows
 
         windows = X11Windows(session.display)
         try:
             wait_until(
-                lambda: any(w.active and w.wm_class.lower() == "l3afpad" for w in windows.windows()),
+                lambda: any(
+                    w.active and w.wm_class.lower() == "l3afpad" for w in windows.windows()
+                ),
                 timeout=10,
                 what="l3afpad's window",
             )

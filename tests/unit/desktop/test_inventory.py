@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 import time
 
 import pytest
@@ -215,3 +216,25 @@ async def test_observer_without_inventory_lists_nothing() -> None:
         observer.close()
     assert observation.elements == () and observation.inventory_backend == "none"
     assert observer.inventory is None
+
+
+async def test_the_walk_starts_once_the_grab_is_done() -> None:
+    events: list[str] = []
+
+    class Capture(FakeCapture):
+        def grab(self) -> Any:
+            events.append("grab")
+            return super().grab()
+
+    class Backend(FakeBackend):
+        def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
+            events.append("walk")
+            return [], "atspi"
+
+    observer = DesktopObserver(backend=Backend(), capture=Capture(Monitor(0, 0, 1920, 1080), SIZE))
+    try:
+        await observer.observe()
+    finally:
+        observer.close()
+
+    assert events == ["grab", "walk"]
