@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
 import time
+from typing import Any
 
 import pytest
 
