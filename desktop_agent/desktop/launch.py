@@ -66,23 +66,30 @@ class Launcher:
         if program is None:
             raise ToolError(f"program not found: {argv[0]!r} (not on PATH)")
         self.reap()
+        windows_child = None
         try:
-            pid = (
-                _spawn_windows(program, argv) if sys.platform == "win32" else _spawn(program, argv)
-            )
+            if sys.platform == "win32":
+                windows_child = _spawn_windows(program, argv)
+                pid = windows_child.pid
+            else:
+                pid = _spawn(program, argv)
         except OSError as error:
             raise ToolError(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
         (cancelled or threading.Event()).wait(EARLY_EXIT_S)
-        code = self._exit_code(pid)
+        if windows_child is not None:
+            code = windows_child.poll()
+            # Windows leaves no zombies: let go of it, marked done so Popen does not warn
+            windows_child.returncode = 0
+        else:
+            code = self._exit_code(pid)
+            if code is None:
+                self._pids.append(pid)
         if code not in (None, 0):
             raise ToolError(f"{argv[0]!r} exited at once with code {code}")
-        if code is None:
-            self._pids.append(pid)
-        return f"started {shlex.join(argv)} (pid {pid})"
+        shown = subprocess.list2cmdline(argv) if windows_child is not None else shlex.join(argv)
+        return f"started {shown} (pid {pid})"
 
     def _exit_code(self, pid: int) -> int | None:
-        if sys.platform == "win32":
-            return None  # Windows leaves no zombies; DETACHED_PROCESS children are not ours
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
@@ -106,11 +113,11 @@ def _spawn(program: str, argv: list[str]) -> int:
     )
 
 
-def _spawn_windows(program: str, argv: list[str]) -> int:
+def _spawn_windows(program: str, argv: list[str]) -> subprocess.Popen[bytes]:
     flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
         subprocess, "DETACHED_PROCESS", 0
     )
-    child = subprocess.Popen(
+    return subprocess.Popen(
         [program, *argv[1:]],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -118,6 +125,3 @@ def _spawn_windows(program: str, argv: list[str]) -> int:
         close_fds=True,
         creationflags=flags,
     )
-    # a detached program is not waited for; mark it so Popen does not warn when dropped
-    child.returncode = 0
-    return child.pid

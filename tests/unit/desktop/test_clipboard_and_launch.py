@@ -95,3 +95,44 @@ def test_a_file_that_is_not_a_program_fails_clearly(tmp_path: Path) -> None:
         launch.Launcher().launch(str(text))
     with pytest.raises(ToolError, match=f"cannot start '{script}': Exec format error"):
         launch.Launcher().launch(str(script))
+
+
+class FakeWindowsChild:
+    def __init__(self, code: int | None) -> None:
+        self.pid = 4242
+        self.code = code
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.code
+
+
+@pytest.mark.parametrize(("code", "fails"), [(None, False), (0, False), (5, True)])
+def test_windows_program_names_start_detached_and_an_early_exit_fails(
+    monkeypatch: pytest.MonkeyPatch, code: int | None, fails: bool
+) -> None:
+    started: list[tuple[str, list[str]]] = []
+    child = FakeWindowsChild(code)
+
+    def spawn(program: str, argv: list[str]) -> FakeWindowsChild:
+        started.append((program, argv))
+        return child
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(
+        "desktop_agent.desktop.win32.resolve_program",
+        lambda name: r"C:\Windows\system32\notepad.exe" if name == "notepad" else None,
+    )
+    monkeypatch.setattr(launch, "_spawn_windows", spawn)
+    monkeypatch.setattr(launch, "EARLY_EXIT_S", 0.0)
+
+    if fails:
+        with pytest.raises(ToolError, match="'notepad' exited at once with code 5"):
+            launch.Launcher().launch(r'notepad "C:\Users\Ada\notes.txt"')
+    else:
+        summary = launch.Launcher().launch(r'notepad "C:\Users\Ada\notes.txt"')
+        assert summary == 'started notepad "C:\\Users\\Ada\\notes.txt" (pid 4242)'
+    assert started == [(r"C:\Windows\system32\notepad.exe", ["notepad", r"C:\Users\Ada\notes.txt"])]
+    assert child.returncode == 0  # let go of, so Popen does not warn about it
+    with pytest.raises(ToolError, match="program not found: 'wordpad'"):
+        launch.Launcher().launch("wordpad")
