@@ -131,7 +131,7 @@ def test_windows_program_names_start_detached_and_an_early_exit_fails(
             launch.Launcher().launch(r'notepad "C:\Users\Ada\notes.txt"')
     else:
         summary = launch.Launcher().launch(r'notepad "C:\Users\Ada\notes.txt"')
-        assert summary == 'started notepad "C:\\Users\\Ada\\notes.txt" (pid 4242)'
+        assert summary == r"started notepad C:\Users\Ada\notes.txt (pid 4242)"
     assert started == [(r"C:\Windows\system32\notepad.exe", ["notepad", r"C:\Users\Ada\notes.txt"])]
     assert child.returncode == 0  # let go of, so Popen does not warn about it
     with pytest.raises(ToolError, match="program not found: 'wordpad'"):
