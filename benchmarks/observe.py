@@ -122,7 +122,9 @@ def downscale_alternatives(runs: int) -> dict[str, float]:
             lambda: Image.frombuffer("RGB", (WIDTH, HEIGHT), bgra, "raw", "BGRX", 0, 1).load(),
             runs,
         ),
-        "Pillow RGB resize BILINEAR": median_ms(lambda: rgb.resize(TARGET, resample.BILINEAR), runs),
+        "Pillow RGB resize BILINEAR": median_ms(
+            lambda: rgb.resize(TARGET, resample.BILINEAR), runs
+        ),
         "Pillow RGB resize LANCZOS": median_ms(lambda: rgb.resize(TARGET, resample.LANCZOS), runs),
         "Pillow RGB resize BOX": median_ms(lambda: rgb.resize(TARGET, resample.BOX), runs),
         "Pillow RGB resize NEAREST (ugly)": median_ms(
@@ -191,8 +193,10 @@ def main() -> None:
     connection = None
     try:
         connection = paint(session.display, busy_desktop())
-        print(f"screen {WIDTH}x{HEIGHT} (Xvfb {session.display}), target {TARGET[0]} wide, "
-              f"{args.runs} runs, medians\n")
+        print(
+            f"screen {WIDTH}x{HEIGHT} (Xvfb {session.display}), target {TARGET[0]} wide, "
+            f"{args.runs} runs, medians\n"
+        )
         print("downscale 1920x1080 -> 1280x720 of the grabbed frame:")
         for name, value in downscale_alternatives(args.runs).items():
             print(f"  {name:<48} {value:7.2f} ms")
@@ -201,7 +205,9 @@ def main() -> None:
         base_ms = baseline(max(5, args.runs // 5))
         print(f"\nchosen scaler: {scaler}")
         print("\npipeline (DesktopObserver.observe, no inventory):")
-        print(f"  JPEG q80 + thumbnail     {jpeg_ms:7.2f} ms  ({jpeg_bytes // 1024} KB)  target <= 25")
+        print(
+            f"  JPEG q80 + thumbnail     {jpeg_ms:7.2f} ms  ({jpeg_bytes // 1024} KB)  target <= 25"
+        )
         print(f"  PNG level 1 + thumbnail  {png_ms:7.2f} ms  ({png_bytes // 1024} KB)")
         print(f"baseline pyautogui.screenshot() + PNG  {base_ms:7.2f} ms")
         print(f"ratio baseline / pipeline (JPEG)      {base_ms / jpeg_ms:7.1f}x  target >= 10")

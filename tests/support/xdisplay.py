@@ -351,17 +351,37 @@ def release_pyautogui() -> None:
                     stream.close()
 
 
+@dataclass
+class _Shared:
+    """The one desktop of this test process, shared by every conftest that imports the
+    fixture (pytest makes a separate session fixture per conftest that imports it)."""
+
+    session: XSession | None = None
+    saved: _SavedEnv | None = None
+    users: int = 0
+
+
+_SHARED = _Shared()
+
+
 @pytest.fixture(scope="session")
 def xsession() -> Iterator[XSession]:
-    """One private 1920x1080 desktop (Xvfb + openbox + AT-SPI) for the whole test session."""
+    """One private 1920x1080 desktop (Xvfb + openbox + AT-SPI) for the whole test session;
+    DISPLAY and DBUS_SESSION_BUS_ADDRESS point at it until the session ends."""
+    if _SHARED.session is None:
+        try:
+            _SHARED.session = start_xsession()
+        except (XSessionError, TimeoutError) as error:
+            pytest.fail(f"the real-desktop tests need a private X desktop: {error}", pytrace=False)
+        _SHARED.saved = use_xsession(_SHARED.session)
+    _SHARED.users += 1
     try:
-        session = start_xsession()
-    except (XSessionError, TimeoutError) as error:
-        pytest.fail(f"the real-desktop tests need a private X desktop: {error}", pytrace=False)
-    saved = use_xsession(session)
-    try:
-        yield session
+        yield _SHARED.session
     finally:
-        release_pyautogui()
-        saved.restore()
-        session.close()
+        _SHARED.users -= 1
+        if _SHARED.users == 0:
+            release_pyautogui()
+            if _SHARED.saved is not None:
+                _SHARED.saved.restore()
+            _SHARED.session.close()
+            _SHARED.session = _SHARED.saved = None
