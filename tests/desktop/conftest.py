@@ -15,9 +15,9 @@ from desktop_agent.core.models import Observation, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.inventory.x11 import WindowInfo, X11Windows
-from tests.support.xdisplay import XSession, wait_until, xsession
+from tests.support.xdisplay import XSession, wait_until, xsession, xsession_env
 
-__all__ = ["xsession"]
+__all__ = ["xsession", "xsession_env"]
 
 REGISTRY = builtin_registry()
 
@@ -29,9 +29,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _on_the_test_desktop(xsession: XSession) -> XSession:
+def _on_the_test_desktop(xsession_env: XSession) -> XSession:
     """Every real-desktop test runs with DISPLAY (and D-Bus) pointing at the test desktop."""
-    return xsession
+    return xsession_env
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 `start_xsession()` starts everything in its own process groups, waits on conditions (the
 display number Xvfb writes when it accepts clients, the window manager's EWMH check window,
 the AT-SPI bus answering), and `XSession.close()` ends it all by process group. The pytest
-fixture `xsession` shares one such desktop per test session and points DISPLAY and
-DBUS_SESSION_BUS_ADDRESS at it; when Xvfb is missing the tests fail with the fix, never skip.
+fixture `xsession` shares one such desktop per test session; `xsession_env` points one test's
+DISPLAY and DBUS_SESSION_BUS_ADDRESS at it. When Xvfb is missing the tests fail with the fix,
+never skip.
 """
 
 from __future__ import annotations
@@ -357,7 +358,6 @@ class _Shared:
     fixture (pytest makes a separate session fixture per conftest that imports it)."""
 
     session: XSession | None = None
-    saved: _SavedEnv | None = None
     users: int = 0
 
 
@@ -366,14 +366,16 @@ _SHARED = _Shared()
 
 @pytest.fixture(scope="session")
 def xsession() -> Iterator[XSession]:
-    """One private 1920x1080 desktop (Xvfb + openbox + AT-SPI) for the whole test session;
-    DISPLAY and DBUS_SESSION_BUS_ADDRESS point at it until the session ends."""
+    """One private 1920x1080 desktop (Xvfb + openbox + AT-SPI) for the whole test session.
+
+    It leaves this process's environment alone (tests outside the desktop suites must not
+    find a DISPLAY or an accessibility bus); `xsession_env` points a test at it.
+    """
     if _SHARED.session is None:
         try:
             _SHARED.session = start_xsession()
         except (XSessionError, TimeoutError) as error:
             pytest.fail(f"the real-desktop tests need a private X desktop: {error}", pytrace=False)
-        _SHARED.saved = use_xsession(_SHARED.session)
     _SHARED.users += 1
     try:
         yield _SHARED.session
@@ -381,7 +383,16 @@ def xsession() -> Iterator[XSession]:
         _SHARED.users -= 1
         if _SHARED.users == 0:
             release_pyautogui()
-            if _SHARED.saved is not None:
-                _SHARED.saved.restore()
             _SHARED.session.close()
-            _SHARED.session = _SHARED.saved = None
+            _SHARED.session = None
+
+
+@pytest.fixture
+def xsession_env(xsession: XSession) -> Iterator[XSession]:
+    """DISPLAY, DBUS_SESSION_BUS_ADDRESS and XDG_SESSION_TYPE of the test desktop, for one
+    test; restored after it."""
+    saved = use_xsession(xsession)
+    try:
+        yield xsession
+    finally:
+        saved.restore()
