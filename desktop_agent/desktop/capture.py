@@ -1,8 +1,9 @@
 """Screen capture: mss grab of one monitor, a fast downscale, JPEG/PNG encoding, thumbnails.
 
 The resize dominates the cost (ENVIRONMENT.md), so the scaler is Qt's SIMD smooth scaling of
-the raw BGRA buffer when PySide6 is importable (QImage needs no QApplication and is safe in a
-worker thread) and Pillow's BOX resize otherwise; benchmarks/observe.py measures both.
+the raw BGRA buffer when PySide6 is importable (QImage needs no QApplication and works in a
+worker thread, once Qt knows its main thread: see choose_scaler) and Pillow's BOX resize
+otherwise; benchmarks/observe.py measures both.
 A ScreenCapture is not thread-safe: one worker thread owns it (mss handles are per thread).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -96,11 +98,21 @@ class ScreenCapture:
         image = scale_bgra(raw.bgra, (raw.width, raw.height), size, self._pick_scaler())
         return Shot(image, monitor)
 
-    def _pick_scaler(self) -> Scaler:
+    def choose_scaler(self) -> Scaler:
+        """Settle "auto": Qt when it is safe to use from the capture thread, else Pillow.
+
+        Qt takes the first thread that touches it (QImage.scaled starts a thread pool) for
+        its main thread; were that the capture thread, a QApplication made later on the real
+        main thread would have no event dispatcher. So Qt is first touched here, on the main
+        thread, or used only when a QCoreApplication exists already.
+        """
         if self.scaler == "auto":
-            self.scaler = "qt" if _qt_available() else "pillow"
+            self.scaler = "qt" if _qt_is_safe_here() else "pillow"
             log.debug("screenshot scaler: %s", self.scaler)
         return self.scaler
+
+    def _pick_scaler(self) -> Scaler:
+        return self.choose_scaler()
 
     def close(self) -> None:
         if self._mss is not None:
@@ -110,11 +122,16 @@ class ScreenCapture:
                 self._mss = None
 
 
-def _qt_available() -> bool:
+def _qt_is_safe_here() -> bool:
+    if threading.current_thread() is not threading.main_thread():
+        core = sys.modules.get("PySide6.QtCore")
+        return core is not None and core.QCoreApplication.instance() is not None
     try:
         from PySide6 import QtGui  # noqa: F401
+        from PySide6.QtCore import QThread
     except ImportError:
         return False
+    QThread.currentThread()  # Qt now knows the main thread is this one
     return True
 
 

@@ -77,6 +77,8 @@ class DesktopObserver:
 
     async def observe(self) -> Observation:
         loop = asyncio.get_running_loop()
+        # on the loop's thread, normally the main thread: see ScreenCapture.choose_scaler
+        self._capture.choose_scaler()
         try:
             shot = await loop.run_in_executor(self._capture_thread, self._capture.grab)
         except ObservationError:
