@@ -199,7 +199,7 @@ def main() -> None:
         )
         print("downscale 1920x1080 -> 1280x720 of the grabbed frame:")
         for name, value in downscale_alternatives(args.runs).items():
-            print(f"  {name:<48} {value:7.2f} ms")
+            print(f"  {name:<52} {value:7.2f} ms")
         jpeg_ms, jpeg_bytes, scaler = asyncio.run(pipeline(args.runs, "jpeg"))
         png_ms, png_bytes, _ = asyncio.run(pipeline(max(5, args.runs // 2), "png"))
         base_ms = baseline(max(5, args.runs // 5))
