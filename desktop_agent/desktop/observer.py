@@ -85,8 +85,8 @@ class DesktopObserver:
             raise
         except Exception as error:  # noqa: BLE001 - anything from mss/Pillow/Qt: one line
             raise ObservationError(f"screen capture failed: {error}") from None
-        # the walk starts after the grab, not beside it: on two cores a grab running at the
-        # same time starves the D-Bus round trips the walk is made of (6 ms became 23 ms)
+        # the walk starts after the grab, so its budget is not spent waiting for a CPU the
+        # grab holds (two cores here); the total time measured the same either way
         raw: list[Any] = []
         backend = "none"
         encoding = None
