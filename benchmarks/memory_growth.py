@@ -85,8 +85,10 @@ async def main(turns: int) -> None:
         repo.close()
     assert baseline is not None
     print(f"{turns} turns, image {len(Observer().observation.image) // 1024} KB per turn")
-    print(f"RSS after 50 turns {baseline:.1f} MB, after {turns}: {final:.1f} MB, "
-          f"growth {final - baseline:.1f} MB (target <= 50 MB)")
+    print(
+        f"RSS after 50 turns {baseline:.1f} MB, after {turns}: {final:.1f} MB, "
+        f"growth {final - baseline:.1f} MB (target <= 50 MB)"
+    )
 
 
 if __name__ == "__main__":

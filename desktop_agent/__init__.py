@@ -1,1 +1,1 @@
-"""desktop_agent: a desktop app that carries out tasks on your computer with a vision-language model."""
+"""desktop_agent: carries out tasks on your computer with a vision-language model."""

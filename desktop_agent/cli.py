@@ -255,20 +255,39 @@ def _stop_on_signals(agent: Agent, run_id: str | None, stack: AsyncExitStack) ->
 
 
 def _stop_on_hotkey(agent: Agent, settings: Settings, stack: AsyncExitStack) -> None:
-    """The global stop hotkey stops this process's runs; a hotkey that cannot be had is a notice."""
+    """The global stop hotkey stops every run here and in every other instance on the data dir.
+
+    A hotkey another program (or instance) holds is a notice in the log, not an error:
+    the instance that holds it stops this one through the local API.
+    """
     if not os.environ.get("DISPLAY") and sys.platform != "win32":
         log.info("no display: the global stop hotkey is off")
         return
+    loop = asyncio.get_running_loop()
+    reaching_others: set[asyncio.Task[int]] = set()
+
+    def on_hotkey() -> None:
+        log.info("stop hotkey pressed")
+        agent.stop_all()
+        from desktop_agent.api.instances import stop_all_instances
+
+        task = loop.create_task(stop_all_instances(agent.data_dir, exclude_pid=os.getpid()))
+        reaching_others.add(task)
+        task.add_done_callback(reaching_others.discard)
+
+    async def finish_reaching_others() -> None:
+        if reaching_others:
+            await asyncio.gather(*reaching_others, return_exceptions=True)
+
     try:
         from desktop_agent.desktop.hotkey import start_global_hotkey
 
-        handle = start_global_hotkey(
-            settings.stop_hotkey, agent.stop_all, asyncio.get_running_loop()
-        )
+        handle = start_global_hotkey(settings.stop_hotkey, on_hotkey, loop)
     except Exception as error:  # noqa: BLE001 - the run goes on without a hotkey
         log.warning("global stop hotkey %s unavailable: %s", settings.stop_hotkey, error)
         return
     log.info("global stop hotkey %s is on", settings.stop_hotkey)
+    stack.push_async_callback(finish_reaching_others)
     stack.callback(handle.stop)
 
 

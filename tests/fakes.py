@@ -58,7 +58,9 @@ class MemoryRepository:
     async def get_run(self, run_id: str) -> RunView | None:
         return self.runs.get(run_id)
 
-    async def list_runs(self, *, limit: int = 100, status: RunStatus | None = None) -> list[RunView]:
+    async def list_runs(
+        self, *, limit: int = 100, status: RunStatus | None = None
+    ) -> list[RunView]:
         runs = [r for r in self.runs.values() if status is None or r.status is status]
         return sorted(runs, key=lambda r: r.created_at, reverse=True)[:limit]
 
@@ -87,8 +89,14 @@ class MemoryRepository:
 
 
 def make_observation(elements: Iterable[Element] = ()) -> Observation:
-    return Observation(image=b"\xff\xd8fake-jpeg", mime="image/jpeg", width=1280, height=720,
-                       elements=tuple(elements), thumbnail=b"thumb")
+    return Observation(
+        image=b"\xff\xd8fake-jpeg",
+        mime="image/jpeg",
+        width=1280,
+        height=720,
+        elements=tuple(elements),
+        thumbnail=b"thumb",
+    )
 
 
 class FakeObserver:
@@ -117,8 +125,13 @@ Script = Decision | Exception | Callable[[DecideRequest], Awaitable[Decision]]
 
 
 def tool(name: str, reason: str = "", **args: Any) -> Decision:
-    return Decision(action="tool", tool=name, args=args, reason=reason or f"use {name}",
-                    raw=f'{{"action":"tool","tool":"{name}"}}')
+    return Decision(
+        action="tool",
+        tool=name,
+        args=args,
+        reason=reason or f"use {name}",
+        raw=f'{{"action":"tool","tool":"{name}"}}',
+    )
 
 
 def done(message: str = "done") -> Decision:
