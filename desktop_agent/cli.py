@@ -327,7 +327,8 @@ def _human(event: TaskLoopEvent) -> str:
     if isinstance(event, ApprovalRequested):
         return f"     approval asked: {event.approval.tool} {json.dumps(event.approval.args)}"
     if isinstance(event, ApprovalResolved):
-        return f"     approval {event.decision.value} ({event.by})"
+        timed_out = " (timed out)" if event.by == "timeout" else ""
+        return f"     approval: {event.decision.value}{timed_out}"
     if isinstance(event, RunFinished):
         return _summary(event.run)
     return ""
