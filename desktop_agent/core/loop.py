@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -66,12 +66,11 @@ REDACTED = "•••"
 _TEXT_TOOLS = {"type_text": "text", "set_value": "value"}
 
 
-@dataclass
-class LoopDeps:
-    """What one run needs; the runner builds it from the process's shared services."""
+@dataclass(kw_only=True)
+class RunnerServices:
+    """The process-wide parts every run shares."""
 
     repo: RunRepository
-    planner: Planner
     observer: ScreenObserver
     executor: ToolExecutor
     gate: PermissionGate
@@ -79,9 +78,23 @@ class LoopDeps:
     breakers: BreakerBoard
     permissions: Permissions
     approval_timeout_s: float = 60.0
+
+
+@dataclass(kw_only=True)
+class LoopDeps(RunnerServices):
+    """What one run needs: the shared services, its planner, and the clocks."""
+
+    planner: Planner
     approval_ids: Callable[[], str] = field(default=lambda: "approval")
     now: Callable[[], datetime] = utcnow
     perf: Callable[[], float] = time.perf_counter
+
+    @classmethod
+    def for_run(
+        cls, services: RunnerServices, planner: Planner, approval_ids: Callable[[], str]
+    ) -> LoopDeps:
+        shared = {f.name: getattr(services, f.name) for f in fields(RunnerServices)}
+        return cls(**shared, planner=planner, approval_ids=approval_ids)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,38 +5,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
 from desktop_agent.core.events import RunFinished, TaskLoopEvent
-from desktop_agent.core.loop import LoopDeps, run_task_loop
+from desktop_agent.core.loop import LoopDeps, RunnerServices, run_task_loop
 from desktop_agent.core.models import RunView, TaskSpec
-from desktop_agent.core.permissions import Permissions
-from desktop_agent.core.ports import (
-    PermissionGate,
-    Planner,
-    RunRepository,
-    ScreenObserver,
-    ToolExecutor,
-)
-from desktop_agent.core.tools import ToolRegistry
+from desktop_agent.core.ports import Planner
 
-
-@dataclass
-class RunnerServices:
-    """The process-wide parts every run shares."""
-
-    repo: RunRepository
-    observer: ScreenObserver
-    executor: ToolExecutor
-    gate: PermissionGate
-    registry: ToolRegistry
-    breakers: BreakerBoard
-    permissions: Permissions
-    approval_timeout_s: float = 60.0
+__all__ = ["RunnerServices", "TaskRunnerService"]
 
 
 class TaskRunnerService:
@@ -94,18 +73,8 @@ class TaskRunnerService:
     async def _events(
         self, run: RunView, planner: Planner, control: RunControl
     ) -> AsyncGenerator[TaskLoopEvent, None]:
-        services = self.services
-        deps = LoopDeps(
-            repo=services.repo,
-            planner=planner,
-            observer=services.observer,
-            executor=services.executor,
-            gate=services.gate,
-            registry=services.registry,
-            breakers=services.breakers,
-            permissions=services.permissions,
-            approval_timeout_s=services.approval_timeout_s,
-            approval_ids=lambda: f"{run.id}-{next(self._approval_ids)}",
+        deps = LoopDeps.for_run(
+            self.services, planner, lambda: f"{run.id}-{next(self._approval_ids)}"
         )
         try:
             async with aclosing(run_task_loop(run, deps, control)) as events:
