@@ -109,9 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=_positive_int(0, 65535), default=0)
 
     commands.add_parser("stop-all", help="stop every run of every instance on this data dir")
-    commands.add_parser("doctor", help="check display, capture, input, hotkey, model")
+    doctor = commands.add_parser("doctor", help="check display, capture, input, hotkey, model")
+    doctor.add_argument("--base-url", help="the model server to check")
+    doctor.add_argument("--model", help="the model to check")
+    doctor.add_argument("--vision", choices=("auto", "yes", "no"))
     # every sub-command takes --data-dir, before or after its name
-    for sub in (run, runs, show, serve, *commands.choices.values()):
+    for sub in commands.choices.values():
         if not any(action.dest == "data_dir" for action in sub._actions):
             sub.add_argument("--data-dir", default=argparse.SUPPRESS)
     return parser

@@ -71,23 +71,24 @@ class Cli:
     data_dir: Path
     started: list[subprocess.Popen[str]] = field(default_factory=list)
 
-    def env(self) -> dict[str, str]:
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         return self.session.child_env(
             {
                 "DESKTOP_AGENT_HOME": str(self.data_dir),
                 "DESKTOP_AGENT_E2E": "1",
                 "PYTHONUNBUFFERED": "1",
+                **(extra or {}),
             }
         )
 
     def command(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "desktop_agent", *args, "--data-dir", str(self.data_dir)]
 
-    def start(self, *args: str) -> subprocess.Popen[str]:
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         process = subprocess.Popen(
             self.command(*args),
             cwd=ROOT,
-            env=self.env(),
+            env=self.env(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

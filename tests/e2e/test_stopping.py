@@ -49,6 +49,10 @@ def stop_by_sigint(cli: Cli, process: Any) -> None:
     process.send_signal(signal.SIGINT)
 
 
+def stop_by_sigterm(cli: Cli, process: Any) -> None:
+    process.send_signal(signal.SIGTERM)
+
+
 def stop_by_hotkey(cli: Cli, process: Any) -> None:
     subprocess.run(["xdotool", "key", "ctrl+alt+Escape"], env=cli.env(), check=True)
 
@@ -60,7 +64,9 @@ def stop_by_stop_all(cli: Cli, process: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "stop", [stop_by_sigint, stop_by_hotkey, stop_by_stop_all], ids=["sigint", "hotkey", "stop-all"]
+    "stop",
+    [stop_by_sigint, stop_by_sigterm, stop_by_hotkey, stop_by_stop_all],
+    ids=["sigint", "sigterm", "hotkey", "stop-all"],
 )
 def test_a_stop_during_the_model_request_ends_the_run_user_stop_with_nothing_after(
     cli: Cli, model: Callable[..., ModelServer], stop: Callable[[Cli, Any], None]

@@ -104,3 +104,31 @@ def test_a_whole_task_saves_the_file_exactly_and_show_replays_the_same_steps(
 
     listed = cli.call("runs", "--json")
     assert json.loads(listed.stdout)[0]["id"] == final["run_id"]
+
+
+def test_the_api_key_reaches_the_model_server_and_nowhere_else(cli: Cli, model: Any) -> None:
+    secret = "sk-e2e-do-not-leak-7f3a9c"
+    server = model(script=[Reply({"action": "done", "message": "nothing to do", "reason": "-"})])
+    process = cli.start(
+        "run",
+        "check the screen",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "qwen2.5vl",
+        "--vision",
+        "yes",
+        "--api-key-env",
+        "E2E_KEY",
+        "--json",
+        env={"E2E_KEY": secret},
+    )
+    out, err = process.communicate(timeout=60)
+
+    assert process.returncode == 0, err
+    assert server.authorizations == [f"Bearer {secret}"]
+    assert secret not in out + err
+    written = [p for p in cli.data_dir.rglob("*") if p.is_file()]
+    assert any(p.name == "history.db" for p in written)
+    for path in written:
+        assert secret.encode() not in path.read_bytes(), path

@@ -1,0 +1,81 @@
+"""`--approve ask`: the question on the terminal, denied without a terminal or on timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from desktop_agent.cli import TerminalGate
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+
+
+def approval(*, offer_run_grant: bool = True) -> ApprovalRequest:
+    return ApprovalRequest(
+        id="a1",
+        run_id="r1",
+        index=1,
+        tool="click",
+        args={"x": 1, "y": 2},
+        reason="press OK",
+        risk=Risk.INPUT,
+        offer_run_grant=offer_run_grant,
+        timeout_s=5,
+    )
+
+
+@pytest.fixture
+def terminal() -> Iterator[tuple[io.TextIOWrapper, int]]:
+    """A pseudo-terminal: (the gate's stdin, the fd the 'user' types into)."""
+    user, gate_side = os.openpty()
+    stdin = open(gate_side, encoding="utf-8", closefd=True)  # noqa: SIM115
+    yield stdin, user
+    stdin.close()
+    os.close(user)
+
+
+async def test_without_a_terminal_the_gate_denies_without_asking() -> None:
+    prompts = io.StringIO()
+    gate = TerminalGate(stdin=io.StringIO("o\n"), prompt_out=prompts)
+
+    assert await gate.request(approval()) is ApprovalDecision.DENY
+    assert prompts.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("typed", "offered", "expected"),
+    [
+        ("o\n", True, ApprovalDecision.ONCE),
+        ("r\n", True, ApprovalDecision.RUN),
+        ("r\n", False, ApprovalDecision.DENY),
+        ("d\n", True, ApprovalDecision.DENY),
+        ("\n", True, ApprovalDecision.DENY),
+        ("yes please\n", True, ApprovalDecision.DENY),
+    ],
+)
+async def test_the_answer_typed_on_the_terminal_decides(
+    terminal: tuple[io.TextIOWrapper, int], typed: str, offered: bool, expected: ApprovalDecision
+) -> None:
+    stdin, user = terminal
+    prompts = io.StringIO()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    os.write(user, typed.encode())  # the terminal holds the line until the gate reads it
+
+    assert await gate.request(approval(offer_run_grant=offered)) is expected
+    assert "allow click" in prompts.getvalue()
+    assert ("[r]un" in prompts.getvalue()) is offered
+
+
+async def test_a_timeout_cancels_the_question_and_stops_reading_the_terminal(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, _ = terminal
+    gate = TerminalGate(stdin=stdin, prompt_out=io.StringIO())
+
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(gate.request(approval()), 0.05)
+    loop = asyncio.get_running_loop()
+    assert not loop.remove_reader(stdin.fileno())  # nothing is left listening
