@@ -146,24 +146,34 @@ class Agent:
 
         Raises ModelUnreachable or VisionRequired (both RefusedToStart).
         """
-        if self.planner_factory is not None and not self.check_model:
-            return self.planner_factory(run)
-        from desktop_agent.planner import OpenAIPlanner, check_reachable, ensure_vision
-
-        api_key = self.api_key()
-        setting = vision or self.settings.vision
-        if self.check_model:
-            await check_reachable(run.base_url, api_key)
-            await ensure_vision(
-                base_url=run.base_url, model=run.model, api_key=api_key, setting=setting
-            )
+        await self.ensure_model(run.base_url, run.model, vision)
         if self.planner_factory is not None:
             return self.planner_factory(run)
+        from desktop_agent.planner import OpenAIPlanner
+
         return OpenAIPlanner(
             base_url=run.base_url,
             model=run.model,
-            api_key=api_key,
+            api_key=self.api_key(),
             read_timeout_s=self.settings.read_timeout_s,
+        )
+
+    async def ensure_model(
+        self, base_url: str, model: str, vision: VisionSetting | None = None
+    ) -> None:
+        """ModelUnreachable or VisionRequired unless the server answers and the model can see.
+
+        Checking vision never sends a chat completion; the verdict is cached per server and
+        model, so checking again before the start costs one small request.
+        """
+        if not self.check_model:
+            return
+        from desktop_agent.planner import check_reachable, ensure_vision
+
+        api_key = self.api_key()
+        await check_reachable(base_url, api_key)
+        await ensure_vision(
+            base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision
         )
 
     async def start(

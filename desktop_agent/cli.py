@@ -217,6 +217,8 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
         stack.push_async_callback(agent.close)
         await _serve_api(agent, stack)
         try:
+            # refused before a run is recorded: history holds only runs that started
+            await agent.ensure_model(settings.base_url, settings.model, args.vision)
             run = await agent.create_run(
                 args.goal,
                 max_steps=args.max_steps,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.cli import EXIT_REFUSED, main
+from tests.support.model_server import ModelServer, serve_in_thread
 
 
 @pytest.fixture(autouse=True)
@@ -112,3 +113,29 @@ def test_model_server_down_is_refused_naming_the_url(
     line = _one_line_error(capsys)
     assert url in line
     assert "not reachable" in line
+    assert main(["runs", "--json", "--data-dir", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out) == [], "a refused run is not recorded"
+
+
+def test_a_model_that_cannot_see_is_refused_naming_it_and_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blind = ModelServer(ollama={"llama3": ["completion"]}, models=("llama3",))
+    with serve_in_thread(blind) as server:
+        code = main(
+            [
+                "run",
+                "open the editor",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "llama3",
+                "--data-dir",
+                str(tmp_path),
+            ]
+        )
+
+    assert code == EXIT_REFUSED
+    line = _one_line_error(capsys)
+    assert "llama3" in line and "--vision yes" in line
+    assert server.requests == [], "checking vision sends no chat completion"
