@@ -140,7 +140,9 @@ def main() -> int:
     parser.add_argument("--xvfb", action="store_true", help="on a private Xvfb desktop")
     args = parser.parse_args()
     if args.xvfb:
-        return on_xvfb()
+        from tests.support.xdisplay import rerun_on_xvfb
+
+        return rerun_on_xvfb()
     app = QApplication([sys.argv[0]])
     with (
         tempfile.TemporaryDirectory(prefix="gui-replay-") as tmp,
@@ -160,21 +162,6 @@ def main() -> int:
         f"to painted (target <= 300 ms); first replay {painted[0]:.0f} ms"
     )
     return 0
-
-
-def on_xvfb() -> int:
-    """Run this script again on a private Xvfb + openbox desktop."""
-    import subprocess
-
-    from tests.support.xdisplay import start_xsession
-
-    session = start_xsession(1920, 1080, atspi=False)
-    try:
-        argv = [a for a in sys.argv if a != "--xvfb"]
-        env = session.child_env({"QT_QPA_PLATFORM": "xcb"})
-        return subprocess.run([sys.executable, *argv], env=env, check=False).returncode
-    finally:
-        session.close()
 
 
 if __name__ == "__main__":

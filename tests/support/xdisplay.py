@@ -298,6 +298,17 @@ def start_xsession(width: int = 1920, height: int = 1080, *, atspi: bool = True)
     return session
 
 
+def rerun_on_xvfb(flag: str = "--xvfb") -> int:
+    """Run this script again (without `flag`) as a Qt app on a private Xvfb + openbox desktop."""
+    session = start_xsession(1920, 1080, atspi=False)
+    try:
+        argv = [arg for arg in sys.argv if arg != flag]
+        env = session.child_env({"QT_QPA_PLATFORM": "xcb"})
+        return subprocess.run([sys.executable, *argv], env=env, check=False).returncode
+    finally:
+        session.close()
+
+
 @dataclass
 class _SavedEnv:
     values: dict[str, str | None]
