@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from desktop_agent.core.errors import InvalidArguments, StopRequested, ToolError
 from desktop_agent.core.models import Element, Observation, ScreenMapping, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.tools import ToolSpec
-from desktop_agent.desktop.executor import DesktopExecutor
+from desktop_agent.desktop import executor as executor_module
+from desktop_agent.desktop.executor import WAIT_TICK_S, DesktopExecutor
 from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import DesktopObserver
@@ -220,23 +222,48 @@ async def test_scroll_at_a_point_and_without_one() -> None:
     assert down.summary == "scrolled down 2"
 
 
-async def test_wait_ends_at_once_when_the_run_is_stopped() -> None:
+class LoopClock:
+    """The executor's clock and its `asyncio.sleep`, moved by the sleeps it asks for: the wait
+    tool's timing is checked against the time it reads, not the machine's."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+        self.on_sleep: Any = None
+        real_sleep = asyncio.sleep
+
+        async def sleep(seconds: float) -> None:
+            self.slept.append(seconds)
+            self.now += seconds
+            if self.on_sleep is not None:
+                self.on_sleep(self.now)
+            await real_sleep(0)
+
+        monkeypatch.setattr(executor_module, "time", SimpleNamespace(monotonic=lambda: self.now))
+        monkeypatch.setattr(
+            executor_module, "asyncio", SimpleNamespace(**{**vars(asyncio), "sleep": sleep})
+        )
+
+
+async def test_wait_ends_at_once_when_the_run_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = LoopClock(monkeypatch)
     cancelled = threading.Event()
-    asyncio.get_running_loop().call_later(0.05, cancelled.set)
-    started = time.monotonic()
+    clock.on_sleep = lambda now: cancelled.set() if now >= 1.0 else None
 
     with pytest.raises(StopRequested, match="during wait"):
         await run(executor_with(FakeDriver()), "wait", context(cancelled=cancelled), seconds=30)
 
-    assert time.monotonic() - started < 1.0
+    # the stop flag went up 1 s into a 30 s wait; it was seen before the next tick was slept
+    assert 1.0 <= clock.now < 1.0 + WAIT_TICK_S + 1e-9
+    assert max(clock.slept) <= WAIT_TICK_S
 
 
-async def test_wait_waits_the_seconds_asked() -> None:
-    started = time.monotonic()
+async def test_wait_waits_the_seconds_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = LoopClock(monkeypatch)
 
     result = await run(executor_with(FakeDriver()), "wait", seconds=0.05)
 
-    assert time.monotonic() - started >= 0.05
+    assert clock.now == pytest.approx(0.05)
     assert result.summary == "waited 0.05 s"
 
 
