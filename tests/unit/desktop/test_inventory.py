@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -84,8 +85,12 @@ def test_window_label_names_the_program_when_the_title_does_not() -> None:
     assert window("", "XTerm").label == "XTerm"
 
 
-async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements() -> None:
+async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     release = threading.Event()
+    # the fake walk blocks for up to 5 s, then lists its button: had the observation waited
+    # for it instead of giving up at the budget, it would carry that button
     backend = FakeBackend([RawElement("button", "OK", (0, 0, 10, 10))], block=release)
     observer = DesktopObserver(
         inventory_budget_s=0.05,
@@ -93,18 +98,20 @@ async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements() -> None:
         capture=FakeCapture(Monitor(0, 0, 1920, 1080), SIZE),
     )
     try:
-        started = time.monotonic()
-        blocked = await observer.observe()
-        took = time.monotonic() - started
-        # the walk is still stuck: the next observation does not queue behind it
-        again = await observer.observe()
-        release.set()
+        with caplog.at_level(logging.WARNING, logger="desktop_agent.desktop.inventory"):
+            blocked = await asyncio.wait_for(observer.observe(), 10)
+            # the walk is still stuck: the next observation does not queue behind it
+            again = await asyncio.wait_for(observer.observe(), 10)
     finally:
+        release.set()
         observer.close()
 
     assert blocked.elements == () and blocked.inventory_backend == "none"
-    assert again.elements == ()
-    assert took < 1.0
+    assert again.elements == () and again.inventory_backend == "none"
+    assert [r.getMessage() for r in caplog.records] == [
+        "inventory took longer than 50 ms; no elements this turn",
+        "inventory skipped: the previous walk is still blocked",
+    ]
     assert blocked.width == 1280
 
 
