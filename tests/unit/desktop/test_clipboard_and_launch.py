@@ -35,11 +35,14 @@ def test_requests_served_are_counted_from_xclips_verbose_lines() -> None:
 
 def test_a_silent_child_times_out_instead_of_blocking() -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(5)"], stderr=subprocess.PIPE
+        [sys.executable, "-c", "import time; time.sleep(30)"], stderr=subprocess.PIPE
     )
     try:
         reader = _StderrLines(child)
         assert not reader.read_until(lambda seen: bool(seen), timeout=0.05)
+        # still running and silent: the read gave up at its deadline, not at the child's end
+        assert child.poll() is None
+        assert reader.lines == []
     finally:
         child.kill()
         child.wait()
