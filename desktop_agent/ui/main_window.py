@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self._run: RunView | None = None
         self._turn = 0
         self._clock_started: float | None = None
+        self._max_steps_setting: int | None = None
 
         self.loader = ImageLoader(parent=self)
         self.panel = TaskPanel(self)
@@ -200,20 +201,22 @@ class MainWindow(QMainWindow):
         """Use `agent` from now on: tools, model, history, and the vision check."""
         self.agent = agent
         self.loader.data_dir = agent.data_dir
-        settings = agent.settings
         self.panel.set_tools(agent.registry.specs())
-        self.panel.max_steps.setValue(settings.max_steps)
         self.panel.set_ready(True)
         self.apply_settings()
         self.set_status("Ready.")
         self.spawn(self.refresh_history())
 
     def apply_settings(self) -> None:
-        """Show the model of the current settings and check again whether it can see."""
+        """Show the model and the step limit of the current settings; check the model's vision."""
         if self.agent is None:
             return
         settings = self.agent.settings
         self.panel.set_model(settings.model, settings.base_url)
+        if settings.max_steps != self._max_steps_setting:
+            # the panel's limit is what a start uses: a new default must reach it
+            self._max_steps_setting = settings.max_steps
+            self.panel.max_steps.setValue(settings.max_steps)
         self.spawn(self.check_vision())
 
     async def check_vision(self) -> None:
@@ -267,6 +270,9 @@ class MainWindow(QMainWindow):
         self.panel.set_state("starting")
         self.set_status("Checking the model…")
         try:
+            # checked before the run is recorded: a refused start leaves no queued run behind
+            settings = agent.settings
+            await agent.ensure_model(settings.base_url, settings.model)
             run = await agent.create_run(goal, max_steps=max_steps, allowed_tools=tools)
             self.history.model.upsert(run)
             events = await agent.start(run)
@@ -275,7 +281,9 @@ class MainWindow(QMainWindow):
             self.panel.set_state("idle")
             self.set_status("Not started: stopped by the user.")
             raise
-        except DesktopAgentError as error:
+        except Exception as error:  # noqa: BLE001 - said in one line; the window stays usable
+            if not isinstance(error, DesktopAgentError):
+                log.exception("starting a run failed")
             self._starting = None
             self.panel.set_state("idle")
             self.panel.show_error(_one_line(error))

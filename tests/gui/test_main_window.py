@@ -230,6 +230,79 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
     assert window.worker is None
 
 
+def test_a_start_the_model_server_refuses_leaves_no_queued_run(
+    window: MainWindow, qloop: Any
+) -> None:
+    from desktop_agent.core.errors import ModelUnreachable
+
+    agent = window.agent
+
+    async def unreachable(base_url: str, model: str, vision: Any = None) -> None:
+        raise ModelUnreachable(f"the model server at {base_url} does not answer")
+
+    agent.ensure_model = unreachable  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        start(window, "anything")
+        await until(lambda: window.panel.error_label.isVisible(), what="the error")
+
+    drive(qloop, scenario())
+    assert window.panel.error_label.text().startswith("the model server at ")
+    assert agent.repo.runs == {}
+    assert window.history.model.rowCount() == 0
+    assert window.panel.state == "idle"
+
+
+def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usable(
+    window: MainWindow, qloop: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = window.agent
+    real_start = agent.start
+
+    async def broken(run: Any) -> Any:
+        raise RuntimeError("socket went away\nsecond line")
+
+    agent.start = broken  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        start(window, "anything")
+        await until(lambda: window.panel.error_label.isVisible(), what="the error")
+
+    drive(qloop, scenario())
+    assert window.panel.error_label.text() == "socket went away second line"
+    assert window.status_label.text() == "Not started: socket went away second line"
+    assert window.panel.state == "idle"
+    assert "starting a run failed" in caplog.text  # logged with its traceback
+    script(agent, done("ok"))
+    agent.start = real_start  # type: ignore[method-assign]
+
+    async def again() -> None:
+        start(window, "anything, again")
+        await until(lambda: window.worker is not None, what="the second start")
+        await window.worker.wait()
+
+    drive(qloop, again())
+    assert window.run is not None and window.run.status is RunStatus.COMPLETED
+
+
+def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
+    window: MainWindow, qloop: Any
+) -> None:
+    agent = window.agent
+    script(agent, done("ok"))
+
+    async def scenario() -> None:
+        agent.settings = agent.settings.model_copy(update={"max_steps": 7})
+        window.apply_settings()
+        assert window.panel.max_steps.value() == 7
+        start(window, "anything")
+        await until(lambda: window.worker is not None, what="the start")
+        await window.worker.wait()
+
+    drive(qloop, scenario())
+    assert window.run is not None and window.run.max_steps == 7
+
+
 def test_stop_while_the_model_is_being_checked_cancels_the_start(
     window: MainWindow, qloop: Any
 ) -> None:
