@@ -18,6 +18,22 @@ async def press(xsession: XSession, combo: str) -> None:
     assert await process.wait() == 0
 
 
+def num_lock_on(xsession: XSession) -> bool:
+    """Whether the server's keyboard state has the modifier Num_Lock is mapped to."""
+    from Xlib import XK, display
+
+    connection = display.Display(xsession.display)
+    try:
+        code = connection.keysym_to_keycode(XK.string_to_keysym("Num_Lock"))
+        masks = [
+            1 << i for i, codes in enumerate(connection.get_modifier_mapping()) if code in codes
+        ]
+        state = connection.screen().root.query_pointer().mask
+        return any(state & mask for mask in masks)
+    finally:
+        connection.close()
+
+
 async def test_hotkey_fires_on_ctrl_alt_escape_while_an_editor_has_the_focus(
     xsession: XSession, l3afpad: Editor
 ) -> None:
@@ -40,15 +56,19 @@ async def test_hotkey_fires_on_ctrl_alt_escape_while_an_editor_has_the_focus(
 
 
 async def test_hotkey_fires_with_num_lock_on(xsession: XSession) -> None:
+    assert not num_lock_on(xsession)
     fired = asyncio.Event()
     handle = start_global_hotkey("ctrl+alt+esc", fired.set, asyncio.get_running_loop())
     try:
         await press(xsession, "Num_Lock")
+        assert num_lock_on(xsession)  # else this would be the plain case again
         await press(xsession, "ctrl+alt+Escape")
         await asyncio.wait_for(fired.wait(), 5)
     finally:
         await press(xsession, "Num_Lock")
         handle.stop()
+
+    assert not num_lock_on(xsession)  # left as found for the other tests
 
 
 async def test_other_keys_do_not_fire_it(xsession: XSession) -> None:
