@@ -30,7 +30,7 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator
 
     async def bind() -> None:
         made.bind(agent)
-        await until(lambda: made.history.model.rowCount() >= 0 and not made._tasks)
+        await until(lambda: not made._tasks, what="the history and the vision check")
 
     drive(qloop, bind())
     yield made
