@@ -11,7 +11,7 @@ from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont
+from PySide6.QtGui import QCloseEvent, QFont, QImage
 from PySide6.QtWidgets import (
     QDialog,
     QFormLayout,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.ui.timeline import ImageLoader
 from desktop_agent.ui.widgets import ScreenshotView
 
 Clock = Callable[[], float]
@@ -72,6 +73,7 @@ class ApprovalDialog(QDialog):
         *,
         clock: Clock = time.monotonic,
         tick_ms: int = TICK_MS,
+        loader: ImageLoader | None = None,
     ) -> None:
         super().__init__(parent)
         self.request = request
@@ -104,7 +106,9 @@ class ApprovalDialog(QDialog):
         details.addRow("Risk:", self.risk_label)
 
         self.screenshot_view = ScreenshotView(self)
-        self.screenshot_view.set_screenshot(data_dir, request.screenshot, request.target)
+        # read off the GUI thread: the window's loader (it may have the image already), or our own
+        self._loader = loader if loader is not None else ImageLoader(data_dir, parent=self)
+        self._screenshot_key: str | None = None
 
         self.countdown_label = QLabel(self)
         self.countdown_bar = QProgressBar(self)
@@ -139,12 +143,14 @@ class ApprovalDialog(QDialog):
         self._timer.setInterval(tick_ms)
         self._connect_signals()
         self._show_remaining(request.timeout_s)
+        self._show_screenshot()
 
     def _connect_signals(self) -> None:
         self.once_button.clicked.connect(self.on_once_clicked)
         self.run_button.clicked.connect(self.on_run_clicked)
         self.deny_button.clicked.connect(self.on_deny_clicked)
         self._timer.timeout.connect(self.on_tick)
+        self._loader.loaded.connect(self.on_image_loaded)
 
     # ── public API ────────────────────────────────────────────────────────────
 
@@ -189,6 +195,10 @@ class ApprovalDialog(QDialog):
     def on_deny_clicked(self) -> None:
         self._finish(ApprovalDecision.DENY)
 
+    def on_image_loaded(self, key: str) -> None:
+        if key == self._screenshot_key:
+            self._show_screenshot()
+
     def on_tick(self) -> None:
         left = self.remaining_s()
         self._show_remaining(left)
@@ -197,6 +207,22 @@ class ApprovalDialog(QDialog):
             self._finish(ApprovalDecision.DENY)
 
     # ── internals ─────────────────────────────────────────────────────────────
+
+    def _show_screenshot(self) -> None:
+        relative, view = self.request.screenshot, self.screenshot_view
+        if not relative:
+            return
+        image = self._loader.cached(relative)
+        if isinstance(image, QImage):
+            self._screenshot_key = None
+            view.set_image(image, self.request.target)
+            return
+        self._screenshot_key = self._loader.request(relative)
+        if self._loader.missing(self._screenshot_key):
+            view.placeholder = "The screenshot file is missing"
+        else:
+            view.placeholder = "Loading the screenshot…"
+        view.set_image(None)
 
     def _show_remaining(self, left: float) -> None:
         seconds = math.ceil(left)
@@ -222,6 +248,7 @@ async def ask_approval(
     *,
     clock: Clock = time.monotonic,
     tick_ms: int = TICK_MS,
+    loader: ImageLoader | None = None,
 ) -> ApprovalDecision:
     """Open an ApprovalDialog and await its answer (needs asyncio running on Qt: qasync).
 
@@ -230,7 +257,7 @@ async def ask_approval(
     (its parent window was deleted) counts as DENY.
     """
     future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-    dialog = ApprovalDialog(parent, request, data_dir, clock=clock, tick_ms=tick_ms)
+    dialog = ApprovalDialog(parent, request, data_dir, clock=clock, tick_ms=tick_ms, loader=loader)
 
     def on_decided(decision: object) -> None:
         if not future.done() and isinstance(decision, ApprovalDecision):

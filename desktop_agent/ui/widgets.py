@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
-
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-log = logging.getLogger(__name__)
-
 #: the marker's colour: red with a white halo reads on light and dark screens alike
 MARKER_COLOR = QColor(230, 30, 30)
 _HALO_COLOR = QColor(255, 255, 255, 220)
-
-
-def load_screenshot(data_dir: Path, relative: str | None) -> QImage | None:
-    """The screenshot at `data_dir / relative`, or None when there is none or it cannot be read."""
-    if not relative:
-        return None
-    path = data_dir / relative
-    image = QImage(str(path))
-    if image.isNull():
-        log.info("screenshot %s is missing or unreadable", path)
-        return None
-    return image
 
 
 def fit_rect(image_size: QSize, bounds: QRectF) -> QRectF:
@@ -99,7 +82,8 @@ def render_marked(image: QImage, target: tuple[int, int] | None, size: QSize) ->
 class ScreenshotView(QWidget):
     """A screenshot scaled to fit the widget, aspect kept, with the acted-on point marked.
 
-    Used by the approval dialog and usable for a step's detail view.
+    Used by the approval dialog and the step detail; both have the image read off the GUI
+    thread (ImageLoader) and hand it over with `set_image`.
 
     Attributes:
         image: the screenshot shown, or None (then `placeholder` is drawn instead).
@@ -124,13 +108,6 @@ class ScreenshotView(QWidget):
             else ("screenshot" if image is not None else self.placeholder)
         )
         self.update()
-
-    def set_screenshot(
-        self, data_dir: Path, relative: str | None, target: tuple[int, int] | None = None
-    ) -> bool:
-        """Show the screenshot at `data_dir / relative`; False when it is missing."""
-        self.set_image(load_screenshot(data_dir, relative), target)
-        return self.image is not None
 
     def image_rect(self) -> QRectF:
         """Where the image is drawn, in widget coordinates (empty without an image)."""

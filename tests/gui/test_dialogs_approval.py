@@ -317,9 +317,20 @@ def test_screenshot_is_shown_with_the_target_marked(qtbot, tmp_path) -> None:
     )
     qtbot.addWidget(dialog)
     view = dialog.screenshot_view
+    assert view.image is None  # read off the GUI thread: not there yet
+    assert view.placeholder == "Loading the screenshot…"
+    qtbot.waitUntil(lambda: view.image is not None, timeout=3000)
     assert view.image is not None and view.image.size() == QSize(200, 100)
     assert view.target == (150, 25)
     marked = render_marked(view.image, view.target, QSize(400, 200))  # 2x, as on screen
     centre = marked.pixelColor(301, 51)
     assert centre.red() > 200 and centre.green() < 80, centre.name()
     assert marked.pixelColor(50, 150).name() == "#ffffff"  # far from the target: untouched
+
+
+def test_a_missing_screenshot_file_is_said_in_the_dialog(qtbot, tmp_path) -> None:
+    dialog = ApprovalDialog(None, request(screenshot="runs/run1/0009.png"), tmp_path)
+    qtbot.addWidget(dialog)
+    view = dialog.screenshot_view
+    qtbot.waitUntil(lambda: view.placeholder == "The screenshot file is missing", timeout=3000)
+    assert view.image is None
