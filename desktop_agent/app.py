@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
+from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -171,20 +172,19 @@ async def _first_paint(window: MainWindow) -> None:
 async def _open_agent(window: MainWindow, data_dir: Path) -> Agent | None:
     """Settings (defaults when the file is bad, said in the window) and the Agent."""
     from desktop_agent.agent import Agent
-    from desktop_agent.core.errors import DesktopAgentError
     from desktop_agent.settings import Settings, load_settings
 
     notice = ""
     try:
-        settings = load_settings()
+        settings = await asyncio.to_thread(load_settings)
     except DesktopAgentError as error:
         settings = Settings()
-        notice = f"Settings not loaded, using the defaults: {' '.join(str(error).split())}"
+        notice = f"Settings not loaded, using the defaults: {_one_line(error)}"
         log.warning("%s", notice)
     try:
         agent = await Agent.open(data_dir, settings)
     except Exception as error:  # noqa: BLE001 - the window stays up and says what is wrong
-        what = " ".join(str(error).split()) or type(error).__name__
+        what = _one_line(error)
         if not isinstance(error, DesktopAgentError):
             log.exception("the agent could not be opened")
         message = f"Cannot open the agent on {data_dir}: {what}"
@@ -251,6 +251,7 @@ class DesktopApp(QObject):
         self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
         self._settings_dialog: Any = None
+        self._services_started = False
         self.window.hide_on_close = self.tray.available
         self.window.before_run = self.prepare_to_act
         self._connect_signals()
@@ -273,44 +274,46 @@ class DesktopApp(QObject):
 
     async def start_services(self) -> None:
         """The tray icon, the local API and the global stop hotkey; what fails is said once."""
+        self._services_started = True
         if self.tray.available:
             self.tray.show()
         else:
             self.notices.append("No system tray here: closing the window quits the app.")
         await self._start_api()
-        self._start_hotkey()
+        await self._start_hotkey()
         if self.notices:
             self.window.show_notice(" · ".join(self.notices))
 
     async def _start_api(self) -> None:
-        from desktop_agent.core.errors import DesktopAgentError
-
         try:
             from desktop_agent.api.server import ApiServer
 
             server = ApiServer(self.agent)
             port = await server.start()
         except (DesktopAgentError, OSError) as error:
-            self.notices.append(f"Local API not served: {' '.join(str(error).split())}")
+            self.notices.append(f"Local API not served: {_one_line(error)}")
             log.warning("local API not served: %s", error)
             return
         self.api = server
         log.info("app serves the local API on port %d", port)
 
-    def _start_hotkey(self) -> None:
+    async def _start_hotkey(self) -> None:
         combo = self.agent.settings.stop_hotkey
         from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
 
+        loop = asyncio.get_running_loop()
         try:
-            self._hotkey = start_global_hotkey(combo, self.on_hotkey, asyncio.get_running_loop())
+            # opening an X connection and grabbing keys are round trips: not on the GUI thread
+            self._hotkey = await asyncio.to_thread(start_global_hotkey, combo, self.on_hotkey, loop)
         except HotkeyUnavailable as error:
-            self.notices.append(f"Stop hotkey {combo} unavailable: {' '.join(str(error).split())}")
+            self.notices.append(f"Stop hotkey {combo} unavailable: {_one_line(error)}")
             log.warning("stop hotkey %s unavailable: %s", combo, error)
 
-    def _stop_hotkey(self) -> None:
+    async def _stop_hotkey(self) -> None:
         hotkey, self._hotkey = self._hotkey, None
         if hotkey is not None:
-            hotkey.stop()
+            # joins the listener thread (up to 2 s): not on the GUI thread
+            await asyncio.to_thread(hotkey.stop)
 
     async def close(self) -> None:
         """Stop every run of this app (stored stopped / user_stop), then everything else."""
@@ -324,7 +327,7 @@ class DesktopApp(QObject):
         if self.api is not None:
             await self.api.close()
             self.api = None
-        self._stop_hotkey()
+        await self._stop_hotkey()
         for pending in list(self._tasks):
             pending.cancel()
         await asyncio.gather(*self._tasks, *self._dialogs.values(), return_exceptions=True)
@@ -464,12 +467,22 @@ class DesktopApp(QObject):
         self.window.bring_to_front()
         task = asyncio.get_running_loop().create_task(self._ask(request))
         self._dialogs[request.id] = task
+        task.add_done_callback(self._task_done)
 
     async def _ask(self, request: ApprovalRequest) -> None:
         from desktop_agent.ui.approval import ask_approval
 
         try:
-            decision = await ask_approval(self.window, request, self.agent.data_dir)
+            try:
+                decision = await ask_approval(
+                    self.window, request, self.agent.data_dir, loader=self.window.loader
+                )
+            except Exception as error:  # noqa: BLE001 - the run must not wait for the timeout
+                log.exception("the approval dialog for %s failed", request.tool)
+                self.window.show_notice(
+                    f"{request.tool} denied: the approval dialog failed: {_one_line(error)}"
+                )
+                decision = ApprovalDecision.DENY
             if request.run_id in self._acting and len(self._dialogs) == 1:
                 # the run acts again right after the answer: be gone before it does
                 await self.prepare_to_act()
@@ -519,23 +532,33 @@ class DesktopApp(QObject):
         from desktop_agent.settings import save_settings
 
         previous = self.agent.settings
+        unsaved = ""
         if save:
-            path = await asyncio.to_thread(save_settings, settings)
-            log.info("settings saved to %s", path)
+            try:
+                path = await asyncio.to_thread(save_settings, settings)
+            except (DesktopAgentError, OSError) as error:
+                # used anyway for this session: what the user chose is not lost on a full disk
+                unsaved = f"Settings used until the app quits, but not saved: {_one_line(error)}"
+                log.error("%s", unsaved)
+            else:
+                log.info("settings saved to %s", path)
         self.agent.settings = settings
         for spec in self.agent.registry.specs():
             policy = settings.policies.get(spec.name, DEFAULT_POLICY[spec.risk])
             self.agent.permissions.set_policy(spec.name, policy)
         self.agent.runner.services.approval_timeout_s = settings.approval_timeout_s
-        if settings.stop_hotkey != previous.stop_hotkey and self._hotkey is not None:
-            self._stop_hotkey()
+        notices = [unsaved] if unsaved else []
+        if settings.stop_hotkey != previous.stop_hotkey and self._services_started:
+            # also when the old combination could not be grabbed: the new one may be free
+            await self._stop_hotkey()
             self.notices.clear()
-            self._start_hotkey()
-            if self.notices:
-                self.window.show_notice(" · ".join(self.notices))
+            await self._start_hotkey()
+            notices += self.notices
         capture = ("capture_width", "capture_format", "jpeg_quality", "monitor", "set_of_mark")
         if any(getattr(settings, name) != getattr(previous, name) for name in capture):
-            self.window.show_notice("Capture settings take effect when the app is started again.")
+            notices.append("Capture settings take effect when the app is started again.")
+        if notices:
+            self.window.show_notice(" · ".join(notices))
         self.window.apply_settings()
 
     async def test_connection(self, settings: Settings) -> str:
@@ -566,7 +589,7 @@ class DesktopApp(QObject):
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("app task failed", exc_info=task.exception())
-            self.window.set_status(f"Error: {' '.join(str(task.exception()).split())}")
+            self.window.set_status(f"Error: {_one_line(task.exception())}")
 
 
 def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
@@ -729,6 +752,11 @@ def _log_to_file(data_dir: Path) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     package.addHandler(handler)
     package.setLevel(logging.INFO)
+
+
+def _one_line(error: BaseException | None) -> str:
+    text = " ".join(str(error).split()) if error is not None else ""
+    return text or type(error).__name__
 
 
 def _short(text: str, width: int) -> str:

@@ -202,6 +202,43 @@ def test_an_approval_answered_elsewhere_closes_the_dialog(
     assert [(s.status, s.error) for s in action] == [(StepStatus.DENIED, "denied by the user")]
 
 
+def test_an_approval_dialog_that_fails_denies_at_once_and_says_why(
+    qtbot: Any,
+    qloop: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import desktop_agent.ui.approval
+
+    agent = make_agent(tmp_path, policies={**ALLOW_ALL, "click": Policy.ASK})
+    harness = build(qtbot, qloop, agent)
+    agent.planner_factory = lambda run: ScriptedPlanner([tool("click", x=1, y=2), done()])
+    window = harness.window
+
+    async def broken_dialog(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no screen\nfor the dialog")
+
+    monkeypatch.setattr(desktop_agent.ui.approval, "ask_approval", broken_dialog)
+
+    async def scenario() -> None:
+        harness.start("press")
+        await harness.finished()  # the approval timeout is 30 s: this denial is the dialog's
+        await until(lambda: not harness.app._dialogs, what="the dialog task to end")
+
+    try:
+        drive(qloop, scenario())
+    finally:
+        drive(qloop, harness.app.close())
+    action = [s for s in window.timeline_model.steps() if s.kind is StepKind.ACTION]
+    assert [(s.status, s.error) for s in action] == [(StepStatus.DENIED, "denied by the user")]
+    assert (
+        window.statusBar().currentMessage()
+        == "click denied: the approval dialog failed: no screen for the dialog"
+    )
+    assert "the approval dialog for click failed" in caplog.text
+
+
 def test_the_tray_state_follows_the_run_and_a_failed_run_leaves_it_failed(
     harness: Harness, qloop: Any
 ) -> None:
@@ -339,4 +376,21 @@ def test_settings_saved_in_the_dialog_are_written_and_applied(
     assert load_settings().model == "llava:13b"
     assert load_settings().policies["click"] is Policy.DENY
     assert agent.permissions.policy("click", Risk.INPUT) is Policy.DENY
+    assert "llava:13b" in window.panel.model_label.text()
+
+
+def test_settings_that_cannot_be_written_are_used_anyway_and_it_is_said(
+    harness: Harness, qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the settings directory should be")
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(blocker / "home"))
+    agent, window = harness.agent, harness.window
+    chosen = agent.settings.model_copy(update={"model": "llava:13b", "max_failures": 9})
+
+    drive(qloop, harness.app.apply_settings(chosen))
+    assert agent.settings is chosen
+    notice = window.statusBar().currentMessage()
+    assert notice.startswith("Settings used until the app quits, but not saved: "), notice
+    assert "\n" not in notice
     assert "llava:13b" in window.panel.model_label.text()
