@@ -89,6 +89,7 @@ class SettingsDialog(QDialog):
         self.result_settings: Settings | None = None
         self._test_connection = test_connection
         self._test_task: asyncio.Task[str] | None = None
+        self._save_task: asyncio.Task[None] | None = None
         self._candidate: Settings | None = settings
         self.fields: dict[str, QWidget] = {}
         self.errors: dict[str, QLabel] = {}
@@ -329,7 +330,7 @@ class SettingsDialog(QDialog):
         self.summary.setText("\n".join(lines))
         self.summary.setVisible(bool(lines))
         self._candidate = candidate
-        self.save_button.setEnabled(candidate is not None)
+        self.save_button.setEnabled(candidate is not None and not self._saving)
         testing = self._test_task is not None and not self._test_task.done()
         self.test_button.setEnabled(candidate is not None and not testing)
         return candidate
@@ -387,11 +388,50 @@ class SettingsDialog(QDialog):
 
     def on_save_clicked(self) -> None:
         candidate = self.validate()
-        if candidate is None:
+        if candidate is None or self._saving:
             return
-        key_ok = self._store_api_key(candidate)
-        self.result_settings = candidate
-        self.saved.emit(candidate)
+        key = self.api_key_edit.text().strip()
+        if not key:
+            self._finish_save(candidate, key_ok=True)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.key_note.setText("cannot store the key: asyncio is not running on the Qt loop")
+            return
+        # the keyring is a D-Bus round trip that may wait for an unlock prompt: off the GUI thread
+        self.key_note.setText("Storing the API key in the OS keyring…")
+        self.key_note.setStyleSheet("")
+        self._save_task = loop.create_task(self._store_key_then_save(candidate, key))
+        self.validate()
+
+    # ── internals ─────────────────────────────────────────────────────────────
+
+    @property
+    def _saving(self) -> bool:
+        return self._save_task is not None and not self._save_task.done()
+
+    async def _store_key_then_save(self, settings: Settings, key: str) -> None:
+        try:
+            await asyncio.to_thread(set_api_key, key)
+        except Exception as error:  # noqa: BLE001 - ConfigError, or a keyring backend's own
+            if not isinstance(error, ConfigError):
+                log.exception("storing the API key failed")
+            text = " ".join(str(error).split()) or type(error).__name__
+            self.key_note.setText(f"{text}. The API key comes from ${settings.api_key_env}.")
+            self.key_note.setStyleSheet(_ERROR_STYLE)
+            key_ok = False
+        else:
+            self.key_note.setText("The API key is stored in the OS keyring.")
+            key_ok = True
+        self.api_key_edit.clear()
+        self._save_task = None
+        self._finish_save(settings, key_ok=key_ok)
+
+    def _finish_save(self, settings: Settings, *, key_ok: bool) -> None:
+        self.result_settings = settings
+        self.saved.emit(settings)
+        self.validate()
         if key_ok:
             self.accept()
         else:
@@ -400,29 +440,12 @@ class SettingsDialog(QDialog):
             if cancel is not None:
                 cancel.setText("Close")
 
-    # ── internals ─────────────────────────────────────────────────────────────
-
-    def _store_api_key(self, settings: Settings) -> bool:
-        key = self.api_key_edit.text().strip()
-        if not key:
-            return True
-        try:
-            set_api_key(key)
-        except ConfigError as error:
-            self.key_note.setText(f"{error}. The API key comes from ${settings.api_key_env}.")
-            self.key_note.setStyleSheet(_ERROR_STYLE)
-            self.api_key_edit.clear()
-            return False
-        self.api_key_edit.clear()
-        self.key_note.setText("The API key is stored in the OS keyring.")
-        self.key_note.setStyleSheet("")
-        return True
-
     def _show_preset_note(self) -> None:
         preset = PRESETS.get(self.provider_box.currentData())
         self.provider_note.setText(preset.note if preset else "Any OpenAI-compatible server.")
 
     def _cancel_test(self) -> None:
+        # a save under way is left to finish: the key may be stored already
         if self._test_task is not None and not self._test_task.done():
             self._test_task.cancel()
         self._test_task = None

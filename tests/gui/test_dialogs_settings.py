@@ -377,16 +377,28 @@ async def until(predicate: Callable[[], object]) -> None:
 # ── API key ─────────────────────────────────────────────────────────────────
 
 
+def saved_after_save_click(qloop: Any, dialog: SettingsDialog) -> Settings:
+    """Press Save and await `saved` on the loop (a typed key is stored off the GUI thread)."""
+    got: list[Settings] = []
+    dialog.saved.connect(got.append)
+
+    async def scenario() -> None:
+        dialog.on_save_clicked()
+        while not got:  # noqa: ASYNC110 - the signal, delivered on the loop's thread
+            await asyncio.sleep(0.005)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 10))
+    return got[0]
+
+
 def test_api_key_is_stored_in_the_keyring_never_in_the_settings(
-    make_dialog, qtbot, memory_keyring
+    make_dialog, qloop, memory_keyring
 ) -> None:
     dialog = make_dialog()
     assert dialog.api_key_edit.echoMode() == QLineEdit.EchoMode.Password
-    qtbot.keyClicks(dialog.api_key_edit, "sk-secret-123")
-    with qtbot.waitSignal(dialog.saved, timeout=1000) as saved:
-        dialog.on_save_clicked()
+    dialog.api_key_edit.setText("sk-secret-123")
+    new = saved_after_save_click(qloop, dialog)
     assert memory_keyring.store == {(KEYRING_SERVICE, KEYRING_USER): "sk-secret-123"}
-    new = saved.args[0]
     assert "sk-secret-123" not in new.model_dump_json()
     assert "sk-secret-123" not in to_toml(new)
     assert dialog.api_key_edit.text() == ""
@@ -399,14 +411,42 @@ def test_an_empty_key_field_keeps_the_stored_key(make_dialog, memory_keyring) ->
     assert memory_keyring.store == {(KEYRING_SERVICE, KEYRING_USER): "sk-old"}
 
 
+def test_the_keyring_is_written_off_the_gui_thread_and_save_waits_for_it(
+    make_dialog, qloop, memory_keyring
+) -> None:
+    import threading
+
+    writers: list[threading.Thread] = []
+    store = memory_keyring.set_password
+
+    def recording(service: str, username: str, password: str) -> None:
+        writers.append(threading.current_thread())
+        store(service, username, password)
+
+    memory_keyring.set_password = recording  # type: ignore[method-assign]
+    dialog = make_dialog()
+    dialog.api_key_edit.setText("sk-secret-123")
+    got: list[Settings] = []
+    dialog.saved.connect(got.append)
+
+    async def scenario() -> None:
+        dialog.on_save_clicked()
+        assert got == [] and not dialog.save_button.isEnabled()  # storing the key meanwhile
+        while not got:  # noqa: ASYNC110 - the signal, delivered on the loop's thread
+            await asyncio.sleep(0.005)
+
+    qloop.run_until_complete(asyncio.wait_for(scenario(), 10))
+    assert len(writers) == 1 and writers[0] is not threading.main_thread()
+    assert dialog.key_note.text() == "The API key is stored in the OS keyring."
+
+
 def test_without_a_keyring_the_dialog_says_so_and_that_the_env_var_is_used(
-    make_dialog, qtbot, no_keyring
+    make_dialog, qloop, no_keyring
 ) -> None:
     dialog = make_dialog()
     dialog.open()
-    qtbot.keyClicks(dialog.api_key_edit, "sk-secret-123")
-    with qtbot.waitSignal(dialog.saved, timeout=1000):
-        dialog.on_save_clicked()
+    dialog.api_key_edit.setText("sk-secret-123")
+    saved_after_save_click(qloop, dialog)
     note = dialog.key_note.text()
     assert "no OS keyring is available" in note
     assert note.endswith("The API key comes from $OPENAI_API_KEY.")
