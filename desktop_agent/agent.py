@@ -6,6 +6,7 @@ them builds a store, a planner or a desktop adapter itself.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
@@ -70,7 +71,8 @@ class Agent:
         """Open the store (recovering crashed runs) and build the services."""
         from desktop_agent.store import SqliteRunRepository
 
-        repo = SqliteRunRepository.open(data_dir)
+        # opening migrates and recovers (and may wait on a locked file): not on the loop's thread
+        repo = await asyncio.to_thread(SqliteRunRepository.open, data_dir)
         registry = builtin_registry()
         permissions = Permissions(settings.policies, await repo.list_grants())
         approvals = ApprovalBroker()
@@ -154,7 +156,7 @@ class Agent:
         return OpenAIPlanner(
             base_url=run.base_url,
             model=run.model,
-            api_key=self.api_key(),
+            api_key=await asyncio.to_thread(self.api_key),  # the keyring: D-Bus, maybe a prompt
             read_timeout_s=self.settings.read_timeout_s,
         )
 
@@ -170,7 +172,7 @@ class Agent:
             return
         from desktop_agent.planner import check_reachable, ensure_vision
 
-        api_key = self.api_key()
+        api_key = await asyncio.to_thread(self.api_key)  # the keyring: D-Bus, maybe a prompt
         await check_reachable(base_url, api_key)
         await ensure_vision(
             base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision

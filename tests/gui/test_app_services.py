@@ -196,3 +196,48 @@ def test_runs_a_crash_left_running_show_as_interrupted(
     finally:
         drive(qloop, window.shutdown())
         drive(qloop, agent.close())
+
+
+def test_the_agent_opens_its_store_and_reads_the_api_key_off_the_gui_thread(
+    qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import desktop_agent.planner
+    import desktop_agent.settings
+    from desktop_agent.agent import Agent
+    from desktop_agent.store import SqliteRunRepository
+    from tests.fakes import FakeExecutor, FakeObserver
+    from tests.gui.fake_agent import real_observation
+
+    threads: dict[str, threading.Thread] = {}
+    real_open = SqliteRunRepository.open.__func__  # type: ignore[attr-defined]
+
+    def recording_open(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        threads["store"] = threading.current_thread()
+        return real_open(cls, *args, **kwargs)
+
+    def recording_key(settings: Any, *args: Any) -> str:
+        threads["keyring"] = threading.current_thread()
+        return "sk-test"
+
+    async def answers(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    monkeypatch.setattr(SqliteRunRepository, "open", classmethod(recording_open))
+    monkeypatch.setattr(desktop_agent.settings, "get_api_key", recording_key)
+    monkeypatch.setattr(desktop_agent.planner, "check_reachable", answers)
+    monkeypatch.setattr(desktop_agent.planner, "ensure_vision", answers)
+
+    async def scenario() -> None:
+        agent = await Agent.open(
+            tmp_path, Settings(), observer=FakeObserver(real_observation()), executor=FakeExecutor()
+        )
+        try:
+            await agent.ensure_model("http://127.0.0.1:9/v1", "llava")
+        finally:
+            await agent.close()
+
+    drive(qloop, scenario())
+    assert set(threads) == {"store", "keyring"}
+    assert all(thread is not threading.main_thread() for thread in threads.values()), threads
