@@ -16,8 +16,10 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
@@ -113,8 +115,14 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     window = MainWindow()
     window.first_painted.connect(_log_first_paint)
     window.show()
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        return runner.run(_serve(window, guard, directory))
+    report = ErrorReporter(window)
+    previous_hook, sys.excepthook = sys.excepthook, report.on_uncaught  # a slot's exception
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            runner.get_loop().set_exception_handler(report.on_loop_error)
+            return runner.run(_serve(window, guard, directory))
+    finally:
+        sys.excepthook = previous_hook
 
 
 async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> int:
@@ -592,6 +600,39 @@ class DesktopApp(QObject):
             self.window.set_status(f"Error: {_one_line(task.exception())}")
 
 
+class ErrorReporter:
+    """What nothing else caught — an exception in a Qt slot (PySide hands it to
+    sys.excepthook) or in a callback or unretrieved task of the loop — is logged with its
+    traceback and said in one line in the status bar, never only printed to stderr.
+
+    Attributes:
+        window: where the line is shown.
+    """
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    def on_uncaught(
+        self, kind: type[BaseException], error: BaseException, trace: TracebackType | None
+    ) -> None:
+        log.error("uncaught exception in a slot", exc_info=(kind, error, trace))
+        self._show(error)
+
+    def on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        message = context.get("message", "asyncio error")
+        if isinstance(error, BaseException):
+            log.error("%s", message, exc_info=(type(error), error, error.__traceback__))
+            self._show(error)
+        else:
+            log.error("%s", message)
+            self._show(message)
+
+    def _show(self, what: BaseException | str) -> None:
+        if shiboken6.isValid(self.window):  # gone once the app has quit
+            self.window.set_status(f"Error: {_one_line(what)}")
+
+
 def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
     """The acting panel's line, e.g. "Turn 3/20 · click {"x":640,"y":512}"."""
     run = runs.get(step.run_id)
@@ -754,7 +795,7 @@ def _log_to_file(data_dir: Path) -> None:
     package.setLevel(logging.INFO)
 
 
-def _one_line(error: BaseException | None) -> str:
+def _one_line(error: BaseException | str | None) -> str:
     text = " ".join(str(error).split()) if error is not None else ""
     return text or type(error).__name__
 
