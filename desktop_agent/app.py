@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ from desktop_agent.core.models import (
     StepView,
 )
 from desktop_agent.core.permissions import DEFAULT_POLICY
+from desktop_agent.ui.text import one_line, shorten
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
@@ -187,12 +188,12 @@ async def _open_agent(window: MainWindow, data_dir: Path) -> Agent | None:
         settings = await asyncio.to_thread(load_settings)
     except DesktopAgentError as error:
         settings = Settings()
-        notice = f"Settings not loaded, using the defaults: {_one_line(error)}"
+        notice = f"Settings not loaded, using the defaults: {one_line(error)}"
         log.warning("%s", notice)
     try:
         agent = await Agent.open(data_dir, settings)
     except Exception as error:  # noqa: BLE001 - the window stays up and says what is wrong
-        what = _one_line(error)
+        what = one_line(error)
         if not isinstance(error, DesktopAgentError):
             log.exception("the agent could not be opened")
         message = f"Cannot open the agent on {data_dir}: {what}"
@@ -256,7 +257,6 @@ class DesktopApp(QObject):
         self._minimised_by_us = False
         self._last_failed = False
         self._dialogs: dict[str, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Future[Any]] = set()
         self._unsubscribe: list[Callable[[], None]] = []
         self._settings_dialog: Any = None
         self._services_started = False
@@ -299,7 +299,7 @@ class DesktopApp(QObject):
             server = ApiServer(self.agent)
             port = await server.start()
         except (DesktopAgentError, OSError) as error:
-            self.notices.append(f"Local API not served: {_one_line(error)}")
+            self.notices.append(f"Local API not served: {one_line(error)}")
             log.warning("local API not served: %s", error)
             return
         self.api = server
@@ -314,7 +314,7 @@ class DesktopApp(QObject):
             # opening an X connection and grabbing keys are round trips: not on the GUI thread
             self._hotkey = await asyncio.to_thread(start_global_hotkey, combo, self.on_hotkey, loop)
         except HotkeyUnavailable as error:
-            self.notices.append(f"Stop hotkey {combo} unavailable: {_one_line(error)}")
+            self.notices.append(f"Stop hotkey {combo} unavailable: {one_line(error)}")
             log.warning("stop hotkey %s unavailable: %s", combo, error)
 
     async def _stop_hotkey(self) -> None:
@@ -330,15 +330,12 @@ class DesktopApp(QObject):
         self._unsubscribe.clear()
         for task in self._dialogs.values():
             task.cancel()
-        await self.window.shutdown()
+        await self.window.shutdown()  # also ends what the app spawned on it: dialogs, saves
         self.agent.stop_all()
         if self.api is not None:
             await self.api.close()
             self.api = None
         await self._stop_hotkey()
-        for pending in list(self._tasks):
-            pending.cancel()
-        await asyncio.gather(*self._tasks, *self._dialogs.values(), return_exceptions=True)
         self.acting_panel.hide()
         self.tray.dispose()
         await self.agent.close()
@@ -379,7 +376,7 @@ class DesktopApp(QObject):
         self.window.history.model.upsert(run)
         from desktop_agent.ui.main_window import describe_outcome
 
-        text = f"{_short(run.goal, 80)}\n{describe_outcome(run)}"
+        text = f"{shorten(run.goal, 80)}\n{describe_outcome(run)}"
         self.tray.notify(f"Run {run.status.value}", text)
         if not self._acting:
             self.acting_panel.hide()
@@ -452,7 +449,7 @@ class DesktopApp(QObject):
         """Stop every run of this app and of every other instance on the data dir."""
         stopped = self.agent.stop_all()
         self.window.set_status(f"Stopping {stopped} run(s) here; telling other instances…")
-        self._spawn(self._stop_other_instances(stopped))
+        self.window.spawn(self._stop_other_instances(stopped))
 
     async def _stop_other_instances(self, here: int) -> None:
         from desktop_agent.api.instances import stop_all_instances
@@ -473,9 +470,7 @@ class DesktopApp(QObject):
     def on_approval_requested(self, request: ApprovalRequest) -> None:
         """A run waits for a human: bring the window back and open the approval dialog."""
         self.window.bring_to_front()
-        task = asyncio.get_running_loop().create_task(self._ask(request))
-        self._dialogs[request.id] = task
-        task.add_done_callback(self._task_done)
+        self._dialogs[request.id] = self.window.spawn(self._ask(request))
 
     async def _ask(self, request: ApprovalRequest) -> None:
         from desktop_agent.ui.approval import ask_approval
@@ -488,7 +483,7 @@ class DesktopApp(QObject):
             except Exception as error:  # noqa: BLE001 - the run must not wait for the timeout
                 log.exception("the approval dialog for %s failed", request.tool)
                 self.window.show_notice(
-                    f"{request.tool} denied: the approval dialog failed: {_one_line(error)}"
+                    f"{request.tool} denied: the approval dialog failed: {one_line(error)}"
                 )
                 decision = ApprovalDecision.DENY
             if request.run_id in self._acting and len(self._dialogs) == 1:
@@ -533,7 +528,7 @@ class DesktopApp(QObject):
         dialog.open()
 
     def on_settings_saved(self, settings: Settings) -> None:
-        self._spawn(self.apply_settings(settings))
+        self.window.spawn(self.apply_settings(settings))
 
     async def apply_settings(self, settings: Settings, *, save: bool = True) -> None:
         """Save the settings and use them from the next run on."""
@@ -546,7 +541,7 @@ class DesktopApp(QObject):
                 path = await asyncio.to_thread(save_settings, settings)
             except (DesktopAgentError, OSError) as error:
                 # used anyway for this session: what the user chose is not lost on a full disk
-                unsaved = f"Settings used until the app quits, but not saved: {_one_line(error)}"
+                unsaved = f"Settings used until the app quits, but not saved: {one_line(error)}"
                 log.error("%s", unsaved)
             else:
                 log.info("settings saved to %s", path)
@@ -586,19 +581,6 @@ class DesktopApp(QObject):
         sees = "can see screenshots" if verdict.can_see else "cannot see screenshots"
         return f"The server answers; {settings.model} {sees} ({verdict.detail})."
 
-    # ── plumbing ─────────────────────────────────────────────────────────────
-
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("app task failed", exc_info=task.exception())
-            self.window.set_status(f"Error: {_one_line(task.exception())}")
-
 
 class ErrorReporter:
     """What nothing else caught — an exception in a Qt slot (PySide hands it to
@@ -630,7 +612,7 @@ class ErrorReporter:
 
     def _show(self, what: BaseException | str) -> None:
         if shiboken6.isValid(self.window):  # gone once the app has quit
-            self.window.set_status(f"Error: {_one_line(what)}")
+            self.window.set_status(f"Error: {one_line(what)}")
 
 
 def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
@@ -793,13 +775,3 @@ def _log_to_file(data_dir: Path) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     package.addHandler(handler)
     package.setLevel(logging.INFO)
-
-
-def _one_line(error: BaseException | str | None) -> str:
-    text = " ".join(str(error).split()) if error is not None else ""
-    return text or type(error).__name__
-
-
-def _short(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"

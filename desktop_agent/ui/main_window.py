@@ -25,6 +25,7 @@ from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.step_detail import StepDetail
 from desktop_agent.ui.task_panel import TaskPanel
+from desktop_agent.ui.text import one_line
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.worker import RunWorker
 
@@ -240,7 +241,7 @@ class MainWindow(QMainWindow):
             )
         except Exception as error:  # noqa: BLE001 - shown, never fatal
             log.info("vision check failed: %s", error)
-            self.panel.set_vision("unknown", _one_line(error))
+            self.panel.set_vision("unknown", one_line(error))
             return
         if self.agent is agent and agent.settings is settings:
             self.panel.set_vision("yes" if verdict.can_see else "no", verdict.detail)
@@ -277,17 +278,13 @@ class MainWindow(QMainWindow):
             self.history.model.upsert(run)
             events = await agent.start(run)
         except asyncio.CancelledError:
-            self._starting = None
-            self.panel.set_state("idle")
-            self.set_status("Not started: stopped by the user.")
+            self._not_started("stopped by the user.")
             raise
         except Exception as error:  # noqa: BLE001 - said in one line; the window stays usable
             if not isinstance(error, DesktopAgentError):
                 log.exception("starting a run failed")
-            self._starting = None
-            self.panel.set_state("idle")
-            self.panel.show_error(_one_line(error))
-            self.set_status(f"Not started: {_one_line(error)}")
+            self._not_started(one_line(error))
+            self.panel.show_error(one_line(error))
             return
         try:
             if self.before_run is not None:
@@ -295,12 +292,15 @@ class MainWindow(QMainWindow):
                 await self.before_run()
         except BaseException:
             await events.aclose()  # never iterated: frees the run id, nothing ran
-            self.panel.set_state("idle")
-            self.set_status("Not started: stopped by the user.")
+            self._not_started("stopped by the user.")
             raise
-        finally:
-            self._starting = None
+        self._starting = None
         self.show_worker(RunWorker(events, live=True, parent=self))
+
+    def _not_started(self, why: str) -> None:
+        self._starting = None
+        self.panel.set_state("idle")
+        self.set_status(f"Not started: {why}")
 
     def on_pause_requested(self, pause: bool) -> None:
         if self.agent is None or self._run is None or not self.live_running:
@@ -578,7 +578,7 @@ class MainWindow(QMainWindow):
         if not task.cancelled() and task.exception() is not None:
             error = task.exception()
             log.error("window task failed", exc_info=error)
-            self.set_status(f"Error: {_one_line(error)}")
+            self.set_status(f"Error: {one_line(error)}")
 
 
 def describe_outcome(run: RunView) -> str:
@@ -600,8 +600,3 @@ def format_elapsed(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def _one_line(error: BaseException | None) -> str:
-    text = " ".join(str(error).split()) if error is not None else ""
-    return text or type(error).__name__

@@ -37,6 +37,7 @@ from desktop_agent.settings import (
     set_api_key,
     validation_messages,
 )
+from desktop_agent.ui.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -381,7 +382,7 @@ class SettingsDialog(QDialog):
         except Exception as error:  # noqa: BLE001 - any failure is the test's one-line answer
             log.info("connection test failed: %s", error, exc_info=True)
             result = f"failed: {str(error).splitlines()[0] if str(error) else type(error).__name__}"
-        self.test_result.setText(" ".join(str(result).split()))
+        self.test_result.setText(one_line(result))
         self._test_task = None
         self.validate()
         return result
@@ -417,8 +418,8 @@ class SettingsDialog(QDialog):
         except Exception as error:  # noqa: BLE001 - ConfigError, or a keyring backend's own
             if not isinstance(error, ConfigError):
                 log.exception("storing the API key failed")
-            text = " ".join(str(error).split()) or type(error).__name__
-            self.key_note.setText(f"{text}. The API key comes from ${settings.api_key_env}.")
+            where = f"The API key comes from ${settings.api_key_env}."
+            self.key_note.setText(f"{one_line(error)}. {where}")
             self.key_note.setStyleSheet(_ERROR_STYLE)
             key_ok = False
         else:

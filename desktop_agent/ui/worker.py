@@ -20,6 +20,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
 )
 from desktop_agent.core.models import RunView
+from desktop_agent.ui.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class RunWorker(QObject):
                         await asyncio.sleep(0)
         except Exception as error:  # noqa: BLE001 - shown to the user as one line
             log.exception("reading the run's events failed")
-            self.failed.emit(_one_line(error))
+            self.failed.emit(one_line(error))
         finally:
             await _close(self._events)
             self.done.emit()
@@ -141,8 +142,3 @@ async def _close(events: AsyncIterator[TaskLoopEvent]) -> None:
             await events.aclose()
         except Exception:  # noqa: BLE001 - closing must not hide the real outcome
             log.exception("closing the run's events failed")
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return text or type(error).__name__

@@ -370,7 +370,7 @@ def test_settings_saved_in_the_dialog_are_written_and_applied(
         box.setCurrentIndex(box.findData("deny"))
         dialog.save_button.click()
         await until(lambda: agent.settings.model == "llava:13b", what="the settings applied")
-        await until(lambda: not harness.app._tasks, what="the save to finish")
+        await until(lambda: not window._tasks, what="the save to finish")
 
     drive(qloop, scenario())
     assert load_settings().model == "llava:13b"

@@ -1,0 +1,16 @@
+"""How the app says an error or a long text in one line (no Qt: the app's root imports it)."""
+
+from __future__ import annotations
+
+
+def one_line(what: BaseException | str | None) -> str:
+    """`what` with its whitespace runs (newlines too) made single spaces; an exception
+    without a message is named by its type."""
+    text = " ".join(str(what).split()) if what is not None else ""
+    return text or type(what).__name__
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` in one line of at most `width` characters, an ellipsis marking a cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
