@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.xdisplay import start_xsession, wait_until
+from tests.support.xdisplay import close_window, start_xsession, wait_until
 
 pytestmark = [pytest.mark.gui, pytest.mark.desktop]
 
@@ -53,12 +53,7 @@ def test_with_a_tray_closing_hides_the_window_and_a_second_launch_brings_it_back
 
         wait_until(lambda: (tmp_path / "instances" / f"{app.pid}.json").exists(), timeout=20)
         (window,) = wait_until(visible_windows, timeout=10, what="the window")
-        subprocess.run(
-            ["xdotool", "windowactivate", "--sync", window, "key", "--clearmodifiers", "alt+F4"],
-            env=env,
-            check=True,
-            timeout=10,
-        )
+        close_window(session.display, window)
         wait_until(lambda: "window closed: hidden to the tray" in log.read_text(), timeout=10)
         wait_until(lambda: not visible_windows(), timeout=10, what="the window hidden")
         assert app.poll() is None, "the app quit though a tray is there"

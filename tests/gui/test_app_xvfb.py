@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.model_server import Hang, ModelServer, Reply, serve_in_thread
-from tests.support.xdisplay import XSession, start_xsession, wait_until
+from tests.support.xdisplay import XSession, close_window, start_xsession, wait_until
 
 pytestmark = [pytest.mark.gui, pytest.mark.desktop]
 
@@ -171,8 +171,7 @@ def test_the_global_stop_hotkey_stops_a_run_while_the_model_thinks(app: RunningA
 
 def test_closing_the_window_quits_the_app_when_there_is_no_tray(app: RunningApp) -> None:
     main = app.window()
-    app.xdotool("windowactivate", "--sync", main)
-    app.xdotool("key", "--clearmodifiers", "alt+F4")  # openbox's Close: WM_DELETE_WINDOW
+    close_window(app.session.display, main)  # openbox's Close: WM_DELETE_WINDOW
     try:
         code = app.process.wait(timeout=15)
     except subprocess.TimeoutExpired:

@@ -298,6 +298,30 @@ def start_xsession(width: int = 1920, height: int = 1080, *, atspi: bool = True)
     return session
 
 
+def close_window(display_name: str, window: int | str) -> None:
+    """Ask the window manager to close `window`, as its title bar's close button does.
+
+    A `_NET_CLOSE_WINDOW` request to the root window: openbox answers it with
+    WM_DELETE_WINDOW to the client. Unlike a typed alt+F4 it does not depend on which
+    window has the keyboard focus at that instant (which, under load, it sometimes had not).
+    """
+    from Xlib import X, display, protocol
+
+    connection = display.Display(display_name)
+    try:
+        target = connection.create_resource_object("window", int(window))
+        request = protocol.event.ClientMessage(
+            window=target,
+            client_type=connection.intern_atom("_NET_CLOSE_WINDOW"),
+            data=(32, [X.CurrentTime, 2, 0, 0, 0]),  # 2: sent by a pager / the user
+        )
+        mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
+        connection.screen().root.send_event(request, event_mask=mask)
+        connection.sync()
+    finally:
+        connection.close()
+
+
 def rerun_on_xvfb(flag: str = "--xvfb") -> int:
     """Run this script again (without `flag`) as a Qt app on a private Xvfb + openbox desktop."""
     session = start_xsession(1920, 1080, atspi=False)
