@@ -188,7 +188,10 @@ class _X11Hotkey:
         except Exception as problem:  # noqa: BLE001 - the display may be gone already
             log.debug("releasing the hotkey grab: %s", problem)
         finally:
-            self._display.close()
+            try:
+                self._display.close()
+            except Exception as problem:  # noqa: BLE001 - closing a dead connection raises
+                log.debug("closing the hotkey's X connection: %s", problem)
             os.close(self._wake_r)
 
     def stop(self) -> None:
