@@ -11,7 +11,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
@@ -73,9 +73,6 @@ class Agent:
 
         # opening migrates and recovers (and may wait on a locked file): not on the loop's thread
         repo = await asyncio.to_thread(SqliteRunRepository.open, data_dir)
-        registry = builtin_registry()
-        permissions = Permissions(settings.policies, await repo.list_grants())
-        approvals = ApprovalBroker()
         if observer is None or executor is None:
             from desktop_agent.desktop import DesktopExecutor, DesktopObserver
 
@@ -90,6 +87,40 @@ class Agent:
             executor = executor or DesktopExecutor(
                 observer=observer if isinstance(observer, DesktopObserver) else None
             )
+        return cls.assemble(
+            data_dir,
+            settings,
+            repo,
+            observer=observer,
+            executor=executor,
+            gate=gate,
+            permissions=Permissions(settings.policies, await repo.list_grants()),
+            planner_factory=planner_factory,
+            check_model=check_model,
+        )
+
+    @classmethod
+    def assemble(
+        cls,
+        data_dir: Path,
+        settings: Settings,
+        repo: SqliteRunRepository,
+        *,
+        observer: ScreenObserver,
+        executor: ToolExecutor,
+        gate: PermissionGate | None = None,
+        permissions: Permissions | None = None,
+        planner_factory: PlannerFactory | None = None,
+        check_model: bool = True,
+        **extra: Any,
+    ) -> Self:
+        """Build the services around an open store (no I/O); `open` is the usual way in.
+
+        `extra` goes to a subclass's own fields (tests' agents).
+        """
+        registry = builtin_registry()
+        permissions = permissions or Permissions(settings.policies)
+        approvals = ApprovalBroker()
         runner = TaskRunnerService(
             RunnerServices(
                 repo=repo,
@@ -112,6 +143,7 @@ class Agent:
             registry=registry,
             planner_factory=planner_factory,
             check_model=check_model,
+            **extra,
         )
 
     async def create_run(

@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from desktop_agent.agent import Agent
-from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.models import Element, Observation, Policy
-from desktop_agent.core.permissions import ApprovalBroker, Permissions
-from desktop_agent.core.runner import RunnerServices, TaskRunnerService
+from desktop_agent.core.permissions import Permissions
 from desktop_agent.settings import Settings
 from tests.fakes import FakeExecutor, FakeObserver, MemoryRepository, Script, ScriptedPlanner
 
@@ -74,36 +72,18 @@ def make_agent(
     data_dir: Path,
     *,
     policies: Mapping[str, Policy] | None = None,
-    approval_timeout_s: float = 30.0,
     script: Iterable[Script] = (),
     settings: Settings | None = None,
 ) -> Agent:
     """An Agent over the fakes; `agent.planner_factory` answers from `script` by default."""
-    repo = FileRepository(data_dir)
-    approvals = ApprovalBroker()
-    permissions = Permissions(ALLOW_ALL if policies is None else policies)
-    registry = builtin_registry()
-    runner = TaskRunnerService(
-        RunnerServices(
-            repo=repo,
-            observer=FakeObserver(real_observation()),
-            executor=FakeExecutor(),
-            gate=approvals,
-            registry=registry,
-            breakers=BreakerBoard(),
-            permissions=permissions,
-            approval_timeout_s=approval_timeout_s,
-        )
-    )
     answers = list(script)
-    return Agent(
-        data_dir=data_dir,
-        settings=settings or Settings(),
-        repo=repo,  # type: ignore[arg-type]
-        runner=runner,
-        approvals=approvals,
-        permissions=permissions,
-        registry=registry,
+    return Agent.assemble(
+        data_dir,
+        settings or Settings(approval_timeout_s=30.0),
+        FileRepository(data_dir),  # type: ignore[arg-type]
+        observer=FakeObserver(real_observation()),
+        executor=FakeExecutor(),
+        permissions=Permissions(ALLOW_ALL if policies is None else policies),
         planner_factory=lambda run: ScriptedPlanner(list(answers)),
         check_model=False,
     )

@@ -15,13 +15,9 @@ import pytest
 
 from desktop_agent.agent import Agent, VisionSetting
 from desktop_agent.api.server import ApiServer
-from desktop_agent.core.breaker import BreakerBoard
-from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import VisionRequired
 from desktop_agent.core.models import Decision, Policy, RunView
-from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import DecideRequest, Planner
-from desktop_agent.core.runner import RunnerServices, TaskRunnerService
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, Script, ScriptedPlanner, done, tool
@@ -105,30 +101,12 @@ def make_agent(data_dir: Path, policies: Mapping[str, Policy] | None = None) -> 
         policies=dict(policies or {}),
         approval_timeout_s=30,
     )
-    repo = SqliteRunRepository.open(data_dir)
-    registry = builtin_registry()
-    permissions = Permissions(settings.policies)
-    approvals = ApprovalBroker()
-    runner = TaskRunnerService(
-        RunnerServices(
-            repo=repo,
-            observer=FakeObserver(),
-            executor=FakeExecutor(),
-            gate=approvals,
-            registry=registry,
-            breakers=BreakerBoard(),
-            permissions=permissions,
-            approval_timeout_s=settings.approval_timeout_s,
-        )
-    )
-    return ApiAgent(
-        data_dir=data_dir,
-        settings=settings,
-        repo=repo,
-        runner=runner,
-        approvals=approvals,
-        permissions=permissions,
-        registry=registry,
+    return ApiAgent.assemble(
+        data_dir,
+        settings,
+        SqliteRunRepository.open(data_dir),
+        observer=FakeObserver(),
+        executor=FakeExecutor(),
         planner_factory=Planners(),
         check_model=False,
     )
