@@ -29,14 +29,21 @@ def collect_qt_garbage_on_the_gui_thread() -> None:
 
 @pytest.fixture
 def qloop(qapp: Any) -> Iterator[Any]:
-    """A qasync loop on the test's QApplication; drive coroutines with run_until_complete."""
+    """A qasync loop on the test's QApplication; drive coroutines with run_until_complete.
+
+    Closing the last visible window would quit the app, and with it the loop: not while
+    a test drives it.
+    """
     from tests.gui.fake_agent import close_loop, open_loop
 
+    quit_on_close = qapp.quitOnLastWindowClosed()
+    qapp.setQuitOnLastWindowClosed(False)
     loop = open_loop(qapp)
     try:
         yield loop
     finally:
         close_loop(loop)
+        qapp.setQuitOnLastWindowClosed(quit_on_close)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,7 +12,7 @@ import qasync
 import shiboken6
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.ui.approval import ApprovalDialog, ask_approval
@@ -43,19 +43,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
-    # closing the last visible window would quit the app and with it the loop
-    quit_on_close = qapp.quitOnLastWindowClosed()
-    qapp.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(qapp)
-    try:
-        yield loop
-    finally:
-        loop.close()
-        qapp.setQuitOnLastWindowClosed(quit_on_close)
 
 
 @pytest.fixture

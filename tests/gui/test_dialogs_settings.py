@@ -10,9 +10,8 @@ import keyring
 import keyring.backend
 import keyring.backends.fail
 import pytest
-import qasync
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QSpinBox
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox
 
 from desktop_agent.core.models import Policy
 from desktop_agent.settings import (
@@ -74,19 +73,6 @@ def no_keyring() -> Iterator[None]:
         yield
     finally:
         keyring.set_keyring(previous)
-
-
-@pytest.fixture
-def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
-    # closing the last visible window would quit the app and with it the loop
-    quit_on_close = qapp.quitOnLastWindowClosed()
-    qapp.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(qapp)
-    try:
-        yield loop
-    finally:
-        loop.close()
-        qapp.setQuitOnLastWindowClosed(quit_on_close)
 
 
 @pytest.fixture
