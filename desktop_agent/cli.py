@@ -409,7 +409,7 @@ async def _read_line(stream: TextIO) -> str:
         loop.remove_reader(fd)
 
 
-def _gate_for(mode: str) -> Any:
+def _gate_for(mode: str) -> AutoGate | TerminalGate:
     if mode == "all":
         return AutoGate(ApprovalDecision.ONCE)
     if mode == "none":

@@ -97,6 +97,15 @@ class Cli:
         self.started.append(process)
         return process
 
+    def start_run(
+        self, goal: str, server: ModelServer, *options: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
+        """`desktop-agent run GOAL --json` against `server`, a model that can see (checked)."""
+        return self.start(
+            "run", goal, "--base-url", server.base_url, "--model", "qwen2.5vl",
+            "--vision", "yes", "--json", *options, env=env,
+        )  # fmt: skip
+
     def call(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             self.command(*args),

@@ -19,19 +19,7 @@ from tests.support.xdisplay import wait_until
 def start_hanging_run(cli: Cli, model: Callable[..., ModelServer]) -> tuple[Any, ModelServer]:
     """A run whose first model request never gets an answer."""
     server = model(script=[Hang()])
-    process = cli.start(
-        "run",
-        "open the editor",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "qwen2.5vl",
-        "--vision",
-        "yes",
-        "--approve",
-        "all",
-        "--json",
-    )
+    process = cli.start_run("open the editor", server, "--approve", "all")
     wait_until(
         lambda: server.requests or process.poll() is not None, timeout=30, what="the model request"
     )

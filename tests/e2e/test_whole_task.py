@@ -64,20 +64,13 @@ def test_a_whole_task_saves_the_file_exactly_and_show_replays_the_same_steps(
     target = tmp_path / "agent-notes.txt"
     server = model(respond=EditorModel(target))
 
-    process = cli.start(
-        "run",
+    process = cli.start_run(
         f"write a line in the editor and keep it in {target.name}",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "qwen2.5vl",
-        "--vision",
-        "yes",
+        server,
         "--approve",
         "all",
         "--max-steps",
         "30",
-        "--json",
     )
     out, err = process.communicate(timeout=120)
 
@@ -109,19 +102,8 @@ def test_a_whole_task_saves_the_file_exactly_and_show_replays_the_same_steps(
 def test_the_api_key_reaches_the_model_server_and_nowhere_else(cli: Cli, model: Any) -> None:
     secret = "sk-e2e-do-not-leak-7f3a9c"
     server = model(script=[Reply({"action": "done", "message": "nothing to do", "reason": "-"})])
-    process = cli.start(
-        "run",
-        "check the screen",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "qwen2.5vl",
-        "--vision",
-        "yes",
-        "--api-key-env",
-        "E2E_KEY",
-        "--json",
-        env={"E2E_KEY": secret},
+    process = cli.start_run(
+        "check the screen", server, "--api-key-env", "E2E_KEY", env={"E2E_KEY": secret}
     )
     out, err = process.communicate(timeout=60)
 
