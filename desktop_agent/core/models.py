@@ -272,6 +272,9 @@ class Observation:
     thumbnail: bytes | None = None
     inventory_backend: str = ""
     screenshot_path: str | None = None
+    #: a small grey image of the screen (the observer's choice of size), for comparing two
+    #: observations cheaply (did the last action change anything?); empty when not made
+    signature: bytes = b""
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)
