@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -21,7 +21,12 @@ from desktop_agent.core.models import RunView, TaskSpec
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
 from desktop_agent.core.replay import replay_run
-from desktop_agent.core.runner import RunnerServices, TaskRunnerService
+from desktop_agent.core.runner import (
+    RunHandle,
+    RunnerServices,
+    TaskRunnerService,
+    close_planner,
+)
 from desktop_agent.core.tools import ToolRegistry
 
 if TYPE_CHECKING:
@@ -210,14 +215,52 @@ class Agent:
             base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision
         )
 
-    async def start(
-        self, run: RunView, vision: VisionSetting | None = None
-    ) -> AsyncGenerator[TaskLoopEvent, None]:
-        """Check the model, then start the run; iterate the events to run it."""
-        if self.runner.is_active(run.id):
-            return self.runner.start(run, _never_planner())  # raises AlreadyRunning
-        planner = await self.prepare(run, vision)
-        return self.runner.start(run, planner)
+    def admit(
+        self,
+        run: RunView,
+        vision: VisionSetting | None = None,
+        *,
+        forget_if_refused: bool = False,
+        before_run: Callable[[], Awaitable[None]] | None = None,
+    ) -> RunHandle:
+        """The one way a run starts (CLI, API, app): admitted now, so a stop reaches it at once.
+
+        The model and vision checks and the planner are made inside the run (a stop during
+        them ends it stopped / user_stop, before any model request or input); a refusal is
+        raised from the handle's events, and the run is forgotten when `forget_if_refused`
+        (the CLI and the app: a refused start leaves nothing queued) or stays queued (the
+        API, whose POST made it). `before_run` is awaited last (the app gets out of the way).
+        """
+
+        async def prepare(admitted: RunView) -> Planner:
+            try:
+                planner = await self.prepare(admitted, vision)
+            except RefusedToStart:
+                if forget_if_refused:
+                    await self.repo.delete_run(admitted.id)
+                raise
+            if before_run is not None:
+                try:
+                    await before_run()
+                except BaseException:
+                    await close_planner(planner)
+                    raise
+            return planner
+
+        return self.runner.admit(run, prepare)
+
+    async def launch(
+        self,
+        goal: str,
+        *,
+        vision: VisionSetting | None = None,
+        before_run: Callable[[], Awaitable[None]] | None = None,
+        **options: Any,
+    ) -> RunHandle:
+        """Record a run for `goal` and admit it (a refused start forgets it); `options` are
+        `create_run`'s."""
+        run = await self.create_run(goal, **options)
+        return self.admit(run, vision, forget_if_refused=True, before_run=before_run)
 
     def replay(self, run_id: str) -> AsyncGenerator[TaskLoopEvent, None]:
         return replay_run(self.repo, run_id)
@@ -236,12 +279,3 @@ class Agent:
             except Exception:  # noqa: BLE001 - closing must go on
                 log.exception("while closing")
         self.repo.close()
-
-
-class _NeverPlanner:
-    async def decide(self, request: object) -> object:  # pragma: no cover - never reached
-        raise AssertionError("never called")
-
-
-def _never_planner() -> Planner:
-    return _NeverPlanner()  # type: ignore[return-value]

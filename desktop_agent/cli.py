@@ -215,23 +215,32 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
     agent = await Agent.open(data_dir, settings, gate=gate)
     async with AsyncExitStack() as stack:
         stack.push_async_callback(agent.close)
+        # every stop (signal, hotkey, API) is a stop_all here; one that comes before the run
+        # exists still keeps the run from acting
+        stops_before = agent.runner.stop_all_count
+        _stop_on_signals(agent, stack)
         await _serve_api(agent, stack)
+        _stop_on_hotkey(agent, settings, stack)
         try:
-            # refused before a run is recorded: history holds only runs that started
-            await agent.ensure_model(settings.base_url, settings.model, args.vision)
-            run = await agent.create_run(
+            # admitted at once (stop reaches it); the model is checked inside the run, and a
+            # refused run is forgotten: history holds only runs that started
+            handle = await agent.launch(
                 args.goal,
+                vision=args.vision,
                 max_steps=args.max_steps,
                 max_failures=args.max_failures,
                 allowed_tools=args.allow,
             )
-            events = await agent.start(run, args.vision)
         except RefusedToStart as error:
             print(f"desktop-agent: {error}", file=sys.stderr)
             return EXIT_REFUSED
-        _stop_on_signals(agent, run.id, stack)
-        _stop_on_hotkey(agent, settings, stack)
-        final = await _print_events(events, out, as_json=args.json)
+        if agent.runner.stop_all_count != stops_before:
+            agent.runner.stop(handle.run_id)
+        try:
+            final = await _print_events(handle.events, out, as_json=args.json)
+        except RefusedToStart as error:
+            print(f"desktop-agent: {error}", file=sys.stderr)
+            return EXIT_REFUSED
     return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
 
 
@@ -245,17 +254,11 @@ async def _serve_api(agent: Agent, stack: AsyncExitStack) -> int:
     return port
 
 
-def _stop_on_signals(agent: Agent, run_id: str | None, stack: AsyncExitStack) -> None:
+def _stop_on_signals(agent: Agent, stack: AsyncExitStack) -> None:
+    """SIGINT / SIGTERM stop every run of this process."""
     loop = asyncio.get_running_loop()
-
-    def stop() -> None:
-        if run_id is None:
-            agent.stop_all()
-        else:
-            agent.runner.stop(run_id)
-
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop)
+        loop.add_signal_handler(signum, agent.stop_all)
         stack.callback(loop.remove_signal_handler, signum)
 
 

@@ -78,6 +78,10 @@ class MemoryRepository:
         self.artifacts[path] = data
         return path
 
+    async def delete_run(self, run_id: str) -> bool:
+        self.steps.pop(run_id, None)
+        return self.runs.pop(run_id, None) is not None
+
     async def list_grants(self) -> set[str]:
         return set(self.grants)
 

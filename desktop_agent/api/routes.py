@@ -87,8 +87,6 @@ class Routes:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self.vision: dict[str, VisionSetting] = {}
-        self._starting: set[str] = set()
-        self._stop_on_start: set[str] = set()
         self._streaming: set[str] = set()
 
     def install(self, app: web.Application) -> None:
@@ -106,7 +104,6 @@ class Routes:
         """Stop every run an SSE client of this server is watching (the server is closing)."""
         for run_id in list(self._streaming):
             self.agent.runner.stop(run_id)
-        self._stop_on_start.update(self._starting)
 
     # ── tasks ────────────────────────────────────────────────────────────────
 
@@ -156,38 +153,29 @@ class Routes:
         return web.json_response({"run_id": run_id, "requested": action})
 
     async def _stop(self, request: web.Request, run_id: str) -> None:
-        if self._stop_active(run_id):
+        runner = self.agent.runner
+        if runner.stop(run_id):  # running, paused, or still being prepared
             return
         run = await self._load(request)
-        if self._stop_active(run_id):  # it started while the store answered
+        if runner.stop(run_id):  # it was admitted while the store answered
             return
-        if run.status is RunStatus.QUEUED:
-            # A queued run that is stopped never starts: no client can own it any more.
-            self.vision.pop(run_id, None)
-            await self.agent.repo.save_run(
-                run.with_(
-                    status=RunStatus.STOPPED,
-                    stop_reason=StopReason.USER_STOP,
-                    finished_at=utcnow(),
-                    message="stopped before it started",
-                )
+        if run.status is not RunStatus.QUEUED:
+            raise Conflict(f"run {run_id} is not running ({run.status.value}); nothing to stop")
+        # A queued run that is stopped never starts: no client can own it any more.
+        self.vision.pop(run_id, None)
+        await self.agent.repo.save_run(
+            run.with_(
+                status=RunStatus.STOPPED,
+                stop_reason=StopReason.USER_STOP,
+                finished_at=utcnow(),
+                message="stopped before it started",
             )
-            return
-        raise Conflict(f"run {run_id} is not running ({run.status.value}); nothing to stop")
-
-    def _stop_active(self, run_id: str) -> bool:
-        if self.agent.runner.stop(run_id):
-            return True
-        if run_id in self._starting:
-            self._stop_on_start.add(run_id)
-            return True
-        return False
+        )
+        runner.stop(run_id)  # admitted while it was being stored: it ends stopped too
 
     async def stop_all(self, request: web.Request) -> web.StreamResponse:
         parse_body(await request.read(), NoBody)
-        stopped = self.agent.stop_all() + len(self._starting - self._stop_on_start)
-        self._stop_on_start.update(self._starting)
-        return web.json_response({"stopped": stopped})
+        return web.json_response({"stopped": self.agent.stop_all()})
 
     # ── events ───────────────────────────────────────────────────────────────
 
@@ -195,21 +183,15 @@ class Routes:
         run = await self._load(request)
         if run.status.is_terminal:
             return await self._stream(request, self.agent.replay(run.id), run.id)
-        if self.agent.runner.is_active(run.id) or run.id in self._starting:
+        if self.agent.runner.is_active(run.id):
             raise Conflict(f"run {run.id} is running already")
         if run.status is not RunStatus.QUEUED:
             raise Conflict(f"run {run.id} is {run.status.value} in another process")
-        self._starting.add(run.id)
-        try:
-            events = await self.agent.start(run, self.vision.get(run.id))
-        finally:
-            self._starting.discard(run.id)
-            stop_now = run.id in self._stop_on_start
-            self._stop_on_start.discard(run.id)
-        self.vision.pop(run.id, None)
-        if stop_now:
-            self.agent.runner.stop(run.id)
-        return await self._stream(request, events, run.id)
+        # admitted before the model is checked: a stop during the check reaches it
+        handle = self.agent.admit(run, self.vision.get(run.id))
+        response = await self._stream(request, handle.events, run.id)
+        self.vision.pop(run.id, None)  # kept when the start is refused: the client may retry
+        return response
 
     async def _stream(
         self,

@@ -85,6 +85,10 @@ class RunRepository(Protocol):
 
     async def list_steps(self, run_id: str) -> list[StepView]: ...
 
+    async def delete_run(self, run_id: str) -> bool:
+        """Forget a run and its steps (a start that was refused); True when it existed."""
+        ...
+
     async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
         """Write runs/<run id>/<name> off the event loop; the path relative to the data dir."""
         ...

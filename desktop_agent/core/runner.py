@@ -2,20 +2,46 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-from collections.abc import AsyncGenerator, Callable
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop_agent.core.control import RunControl
-from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
-from desktop_agent.core.events import RunFinished, TaskLoopEvent
+from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound, StopRequested
+from desktop_agent.core.events import RunFinished, RunStarted, TaskLoopEvent
 from desktop_agent.core.loop import LoopDeps, RunnerServices, run_task_loop
-from desktop_agent.core.models import RunView, TaskSpec
+from desktop_agent.core.models import RunStatus, RunView, StopReason, TaskSpec, utcnow
 from desktop_agent.core.ports import Planner
 
-__all__ = ["RunnerServices", "TaskRunnerService"]
+__all__ = ["Prepare", "RunHandle", "RunnerServices", "TaskRunnerService", "close_planner"]
+
+log = logging.getLogger(__name__)
+
+#: what a run needs before its first turn: the model checked, its planner made
+Prepare = Callable[[RunView], Awaitable[Planner]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunHandle:
+    """A run the runner has admitted: active (stoppable) from its first instant.
+
+    Attributes:
+        run: the run as admitted (queued).
+        control: its pause / resume / stop.
+        events: iterate to run it; closing them ends it stopped / user_stop.
+    """
+
+    run: RunView
+    control: RunControl
+    events: AsyncGenerator[TaskLoopEvent, None]
+
+    @property
+    def run_id(self) -> str:
+        return self.run.id
 
 
 class TaskRunnerService:
@@ -31,6 +57,9 @@ class TaskRunnerService:
         self._active: dict[str, RunControl] = {}
         self._approval_ids = itertools.count(1)
         self._listeners: list[Callable[[TaskLoopEvent], None]] = []
+        #: how many times stop_all was asked; a front end that compares it before and after
+        #: admitting a run knows whether a stop came while nothing was there to stop
+        self.stop_all_count = 0
 
     @property
     def active_ids(self) -> tuple[str, ...]:
@@ -58,34 +87,82 @@ class TaskRunnerService:
             raise RunNotFound(f"no run {run_id!r}")
         return run
 
-    def start(self, run: RunView, planner: Planner) -> AsyncGenerator[TaskLoopEvent, None]:
-        """Register the run as active now and return its events; iterate them to run it."""
+    def admit(self, run: RunView, prepare: Prepare) -> RunHandle:
+        """Register `run` as active now and return its handle; iterate its events to run it.
+
+        From this instant `stop`, `stop_all`, `pause` and `resume` reach the run. `prepare`
+        (the model and vision checks, the planner) is awaited inside the run, raced against
+        a stop like every await of the loop: a run stopped while it is being prepared ends
+        stopped / user_stop and never asks the model nor sends input. A `RefusedToStart`
+        from `prepare` is raised from the events (the run stays as it was: queued).
+        """
         if run.id in self._active:
             raise AlreadyRunning(f"run {run.id} is running already")
         if run.status.is_terminal:
             raise RefusedToStart(f"run {run.id} has ended ({run.status.value}); start a new one")
         control = RunControl()
         self._active[run.id] = control
-        return _RunEvents(
-            self._events(run, planner, control), lambda: self._release(run.id, control)
+        events = _RunEvents(
+            self._events(run, prepare, control), lambda: self._release(run.id, control)
         )
+        return RunHandle(run, control, events)
+
+    def start(self, run: RunView, planner: Planner) -> AsyncGenerator[TaskLoopEvent, None]:
+        """`admit` with a planner at hand; the run's events."""
+
+        async def ready(_: RunView) -> Planner:
+            return planner
+
+        return self.admit(run, ready).events
 
     async def _events(
-        self, run: RunView, planner: Planner, control: RunControl
+        self, run: RunView, prepare: Prepare, control: RunControl
     ) -> AsyncGenerator[TaskLoopEvent, None]:
-        deps = LoopDeps.for_run(
-            self.services, planner, lambda: f"{run.id}-{next(self._approval_ids)}"
-        )
         try:
-            async with aclosing(run_task_loop(run, deps, control)) as events:
-                async for event in events:
-                    if isinstance(event, RunFinished):
-                        self._release(run.id, control)
-                    for listener in list(self._listeners):
-                        listener(event)
+            try:
+                planner = await control.guard(prepare(run))
+            except StopRequested:
+                # the same shape as every run (and its replay): run_started, run_finished
+                final = await self._never_started(run, "stopped before it started")
+                self._release(run.id, control)
+                bracket: tuple[TaskLoopEvent, ...] = (RunStarted(run), RunFinished(final))
+                for event in bracket:
+                    self._tell(event)
                     yield event
+                return
+            except asyncio.CancelledError:
+                await self._never_started(run, "the viewer went away before it started")
+                raise
+            deps = LoopDeps.for_run(
+                self.services, planner, lambda: f"{run.id}-{next(self._approval_ids)}"
+            )
+            try:
+                async with aclosing(run_task_loop(run, deps, control)) as events:
+                    async for event in events:
+                        if isinstance(event, RunFinished):
+                            self._release(run.id, control)
+                        self._tell(event)
+                        yield event
+            finally:
+                await close_planner(planner)
         finally:
             self._release(run.id, control)
+
+    async def _never_started(self, run: RunView, why: str) -> RunView:
+        """Store a run stopped while it was being prepared: it never acted."""
+        self.services.permissions.revoke_run(run.id)
+        final = run.with_(
+            status=RunStatus.STOPPED,
+            stop_reason=StopReason.USER_STOP,
+            message=why,
+            finished_at=utcnow(),
+        )
+        await self.services.repo.save_run(final)
+        return final
+
+    def _tell(self, event: TaskLoopEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
 
     def _release(self, run_id: str, control: RunControl) -> None:
         if self._active.get(run_id) is control:
@@ -123,11 +200,23 @@ class TaskRunnerService:
 
     def stop_all(self) -> int:
         """Stop every active run and revoke every task-level grant; how many runs were stopped."""
+        self.stop_all_count += 1
         controls = list(self._active.values())
         for control in controls:
             control.stop()
         self.services.permissions.revoke_all_task_grants()
         return len(controls)
+
+
+async def close_planner(planner: Planner) -> None:
+    """A planner with a client of its own (connections, a thread) lets it go with the run."""
+    aclose = getattr(planner, "aclose", None)
+    if aclose is None:
+        return
+    try:
+        await aclose()
+    except Exception:  # noqa: BLE001 - the run's outcome stands; the leak is logged
+        log.exception("closing the planner failed")
 
 
 class _RunEvents(AsyncGenerator[TaskLoopEvent, None]):

@@ -243,6 +243,12 @@ class SqliteRunRepository:
         artifacts.write_file(self.data_dir / relative, data)
         return relative
 
+    def _delete_run(self, run_id: str) -> bool:
+        runs, steps = self._tables.runs, self._tables.steps
+        with self._db.atomic():
+            steps.delete().where(steps.c.run_id == run_id).execute()
+            return bool(runs.delete().where(runs.c.id == run_id).execute())
+
     def _list_grants(self) -> set[str]:
         grants = self._tables.grants
         return {row["tool"] for row in grants.select(grants.c.tool)}
@@ -291,6 +297,10 @@ class SqliteRunRepository:
     async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
         """Write runs/<run id>/<name> off the event loop; the path relative to the data dir."""
         return await self._call(self._save_artifact, run_id, name, data)
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Forget a run and its steps (a start that was refused); True when it existed."""
+        return await self._call(self._delete_run, run_id)
 
     async def list_grants(self) -> set[str]:
         return await self._call(self._list_grants)
