@@ -78,21 +78,26 @@ class Agent:
 
         # opening migrates and recovers (and may wait on a locked file): not on the loop's thread
         repo = await asyncio.to_thread(SqliteRunRepository.open, data_dir)
+        made: list[Any] = []  # what this Agent builds, it closes (their threads end with it)
         if observer is None or executor is None:
             from desktop_agent.desktop import DesktopExecutor, DesktopObserver
 
-            observer = observer or DesktopObserver(
-                width=settings.capture_width,
-                fmt=settings.capture_format,
-                quality=settings.jpeg_quality,
-                monitor=settings.monitor,
-                set_of_mark=settings.set_of_mark,
-            )
-            # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
-            executor = executor or DesktopExecutor(
-                observer=observer if isinstance(observer, DesktopObserver) else None
-            )
-        return cls.assemble(
+            if observer is None:
+                observer = DesktopObserver(
+                    width=settings.capture_width,
+                    fmt=settings.capture_format,
+                    quality=settings.jpeg_quality,
+                    monitor=settings.monitor,
+                    set_of_mark=settings.set_of_mark,
+                )
+                made.append(observer)
+            if executor is None:
+                # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
+                executor = DesktopExecutor(
+                    observer=observer if isinstance(observer, DesktopObserver) else None
+                )
+                made.append(executor)
+        agent = cls.assemble(
             data_dir,
             settings,
             repo,
@@ -103,6 +108,9 @@ class Agent:
             planner_factory=planner_factory,
             check_model=check_model,
         )
+        for part in made:
+            agent.on_close(part.close)
+        return agent
 
     @classmethod
     def assemble(
@@ -272,7 +280,12 @@ class Agent:
         self._closers.append(closer)
 
     async def close(self) -> None:
+        """Stop every run, then close the desktop adapters and the store (off this loop: the
+        store finishes the writes already asked for)."""
         self.runner.stop_all()
+        await asyncio.to_thread(self._close_parts)
+
+    def _close_parts(self) -> None:
         for closer in reversed(self._closers):
             try:
                 closer()

@@ -25,31 +25,15 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
-    ApprovalRequested,
-    ApprovalResolved,
     RunFinished,
-    RunPaused,
-    RunResumed,
-    RunStarted,
-    StepFinished,
-    StepStarted,
     TaskLoopEvent,
 )
-from desktop_agent.core.models import (
-    ApprovalDecision,
-    ApprovalRequest,
-    RunStatus,
-    RunView,
-    StepKind,
-    StepView,
-)
-from desktop_agent.core.permissions import DEFAULT_POLICY
 from desktop_agent.ui.text import one_line, shorten
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent
-    from desktop_agent.settings import Settings
+    from desktop_agent.engine import Engine
     from desktop_agent.ui.acting_panel import ActingPanel
+    from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.main_window import MainWindow
     from desktop_agent.ui.tray import TrayController
 
@@ -60,10 +44,6 @@ APP_NAME = "desktop-agent"
 INSTANCE_TIMEOUT_MS = 500
 #: how long the app waits for its first paint before loading the rest anyway
 FIRST_PAINT_TIMEOUT_S = 2.0
-#: how long to wait for the window manager to take the minimised window off the screen
-OFF_SCREEN_TIMEOUT_S = 1.0
-#: and then for its iconify animation and the compositor to catch up
-OFF_SCREEN_SETTLE_S = 0.05
 #: what the app needs after its first paint (openai is left to the first run)
 HEAVY_MODULES = (
     "desktop_agent.agent",
@@ -146,20 +126,25 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
     await _first_paint(window)
     # import the heavy parts on a worker thread: the window keeps painting meanwhile
     await asyncio.to_thread(_preload, HEAVY_MODULES)
-    agent = await _open_agent(window, data_dir)
-    if agent is None:
-        code = await shutdown
-        await _close_window(window)
-        guard.close()
-        return code
-    desktop = DesktopApp(window, agent, quit_app=quit_app)
+    from desktop_agent.engine import Engine
+
+    engine = Engine().start()
     try:
-        await desktop.start_services()
-        code = await shutdown
+        client = await _open_client(window, engine, data_dir)
+        if client is None:
+            code = await shutdown
+            await _close_window(window)
+            return code
+        desktop = DesktopApp(window, client, quit_app=quit_app)
+        try:
+            await desktop.start_services()
+            code = await shutdown
+        finally:
+            await desktop.close()
+        return code
     finally:
-        await desktop.close()
+        await asyncio.to_thread(engine.close)  # idempotent: the client closed it already
         guard.close()
-    return code
 
 
 async def _first_paint(window: MainWindow) -> None:
@@ -178,10 +163,12 @@ async def _first_paint(window: MainWindow) -> None:
         log.info("no paint within %.1f s (minimised?); going on", FIRST_PAINT_TIMEOUT_S)
 
 
-async def _open_agent(window: MainWindow, data_dir: Path) -> Agent | None:
-    """Settings (defaults when the file is bad, said in the window) and the Agent."""
+async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> EngineClient | None:
+    """Settings (defaults when the file is bad, said in the window) and the Agent, opened on
+    the engine; the GUI's client of it."""
     from desktop_agent.agent import Agent
     from desktop_agent.settings import Settings, load_settings
+    from desktop_agent.ui.engine_client import EngineClient
 
     notice = ""
     try:
@@ -191,7 +178,7 @@ async def _open_agent(window: MainWindow, data_dir: Path) -> Agent | None:
         notice = f"Settings not loaded, using the defaults: {one_line(error)}"
         log.warning("%s", notice)
     try:
-        agent = await Agent.open(data_dir, settings)
+        agent = await engine.run(Agent.open(data_dir, settings))
     except Exception as error:  # noqa: BLE001 - the window stays up and says what is wrong
         what = one_line(error)
         if not isinstance(error, DesktopAgentError):
@@ -201,10 +188,10 @@ async def _open_agent(window: MainWindow, data_dir: Path) -> Agent | None:
         window.set_status(message)
         window.panel.show_error(message)
         return None
-    window.bind(agent)
+    client = EngineClient(engine, agent, parent=window)
     if notice:
         window.show_notice(notice)
-    return agent
+    return client
 
 
 async def _close_window(window: MainWindow) -> None:
@@ -214,69 +201,78 @@ async def _close_window(window: MainWindow) -> None:
 
 
 class DesktopApp(QObject):
-    """Wires the Agent to what the user sees beyond the main window.
+    """The app's parts around the engine, each with one job, wired once.
 
-    Approvals open the approval dialog (the window comes to the front meanwhile); a run
-    that starts acting minimises the window (setting `minimize_while_acting`) and shows
-    the acting panel until it ends; the tray follows the runs' state and says when a run
-    ends; Stop all (window, tray, hotkey) stops every run here and in every other
-    instance on the data dir; Settings… opens the settings dialog and applies what it saves.
+    - RunsState: the one channel of run events (the client's), that every view follows;
+    - the main window: layout and the user's intents;
+    - ActingController: the window out of the way while acting, the acting panel;
+    - ApprovalController: the approval dialogs;
+    - SettingsController: the settings dialog and applying what it saves;
+    - the tray, which follows RunsState and says when a run ends;
+    - the services' lifetime: the local API and the global stop hotkey (on the engine).
+
+    Stop all (window, tray, hotkey) stops every run here and in every other instance on
+    the data dir.
 
     Attributes:
-        window: the main window.
-        agent: the services.
-        tray: the tray icon (or its menu only, where there is no tray).
-        acting_panel: the small always-on-top panel shown while acting.
-        api: the local API server, once started (None when it could not start).
+        window, client, runs, tray, acting_panel, acting, approvals, settings: the parts.
         notices: what the user was told once at start-up (no tray, no hotkey, ...).
     """
 
     def __init__(
         self,
         window: MainWindow,
-        agent: Agent,
+        client: EngineClient,
         *,
         quit_app: Callable[[], None],
         tray: TrayController | None = None,
         acting_panel: ActingPanel | None = None,
     ) -> None:
         super().__init__(window)
+        from desktop_agent.ui.acting import ActingController
         from desktop_agent.ui.acting_panel import ActingPanel
+        from desktop_agent.ui.approval_flow import ApprovalController
+        from desktop_agent.ui.runs_state import RunsState
+        from desktop_agent.ui.settings_flow import SettingsController
         from desktop_agent.ui.tray import TrayController
 
         self.window = window
-        self.agent = agent
+        self.client = client
+        self.runs = RunsState()
         self.tray = tray if tray is not None else TrayController(self)
         self.acting_panel = acting_panel if acting_panel is not None else ActingPanel()
-        self.api: Any = None
+        self.acting = ActingController(
+            window,
+            self.acting_panel,
+            self.runs,
+            minimize=lambda: client.settings.minimize_while_acting,
+        )
+        self.approvals = ApprovalController(window, client, self.runs, self.acting)
+        self.settings = SettingsController(window, client, self._restart_hotkey)
         self.notices: list[str] = []
         self._quit_app = quit_app
-        self._hotkey: Any = None
         self._told: set[str] = set()
-        self._acting: dict[str, RunView] = {}
-        self._minimised_by_us = False
-        self._last_failed = False
-        self._dialogs: dict[str, asyncio.Task[None]] = {}
-        self._unsubscribe: list[Callable[[], None]] = []
-        self._settings_dialog: Any = None
         self._services_started = False
-        self.window.hide_on_close = self.tray.available
-        self.window.before_run = self.prepare_to_act
+        self._closed = False
+        window.hide_on_close = self.tray.available
+        window.before_run = self.acting.prepare_to_act
+        window.bind(client, self.runs)
+        self.runs.subscribe(self.on_run_event)
         self._connect_signals()
 
     def _connect_signals(self) -> None:
-        window, tray = self.window, self.tray
-        window.stop_all_requested.connect(self.on_stop_all_requested)
-        window.settings_requested.connect(self.on_settings_requested)
+        window, tray, client = self.window, self.tray, self.client
+        client.run_event.connect(self.runs.apply)
+        client.stopped_everything.connect(self.on_stopped_everything)
+        window.stop_all_requested.connect(self.stop_everything)
+        window.settings_requested.connect(self.settings.on_settings_requested)
         window.hidden_to_tray.connect(self.on_hidden_to_tray)
         window.quit_requested.connect(self.on_quit_requested)
         tray.show_requested.connect(window.on_show_requested)
-        tray.pause_toggled.connect(self.on_pause_toggled)
-        tray.stop_all_requested.connect(self.on_stop_all_requested)
+        tray.pause_toggled.connect(client.pause_all)
+        tray.stop_all_requested.connect(self.stop_everything)
         tray.quit_requested.connect(self.on_quit_requested)
         self.acting_panel.stop_requested.connect(self.on_acting_stop_requested)
-        self._unsubscribe.append(self.agent.runner.subscribe(self.on_run_event))
-        self._unsubscribe.append(self.agent.approvals.subscribe(self.on_approval_requested))
 
     # ── services ─────────────────────────────────────────────────────────────
 
@@ -287,174 +283,69 @@ class DesktopApp(QObject):
             self.tray.show()
         else:
             self.notices.append("No system tray here: closing the window quits the app.")
-        await self._start_api()
-        await self._start_hotkey()
-        if self.notices:
-            self.window.show_notice(" · ".join(self.notices))
-
-    async def _start_api(self) -> None:
         try:
-            from desktop_agent.api.server import ApiServer
-
-            server = ApiServer(self.agent)
-            port = await server.start()
+            await self.client.start_api()
         except (DesktopAgentError, OSError) as error:
             self.notices.append(f"Local API not served: {one_line(error)}")
             log.warning("local API not served: %s", error)
-            return
-        self.api = server
-        log.info("app serves the local API on port %d", port)
+        self.notices += await self._start_hotkey()
+        if self.notices:
+            self.window.show_notice(" · ".join(self.notices))
 
-    async def _start_hotkey(self) -> None:
-        combo = self.agent.settings.stop_hotkey
-        from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
+    async def _start_hotkey(self) -> list[str]:
+        combo = self.client.settings.stop_hotkey
+        if await self.client.start_hotkey(combo):
+            return []
+        return [f"Stop hotkey {combo} unavailable: {self.client.hotkey_problem}"]
 
-        loop = asyncio.get_running_loop()
-        try:
-            # opening an X connection and grabbing keys are round trips: not on the GUI thread
-            self._hotkey = await asyncio.to_thread(start_global_hotkey, combo, self.on_hotkey, loop)
-        except HotkeyUnavailable as error:
-            self.notices.append(f"Stop hotkey {combo} unavailable: {one_line(error)}")
-            log.warning("stop hotkey %s unavailable: %s", combo, error)
-
-    async def _stop_hotkey(self) -> None:
-        hotkey, self._hotkey = self._hotkey, None
-        if hotkey is not None:
-            # joins the listener thread (up to 2 s): not on the GUI thread
-            await asyncio.to_thread(hotkey.stop)
+    async def _restart_hotkey(self) -> list[str]:
+        if not self._services_started:
+            return []
+        return await self._start_hotkey()
 
     async def close(self) -> None:
         """Stop every run of this app (stored stopped / user_stop), then everything else."""
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe.clear()
-        for task in self._dialogs.values():
-            task.cancel()
-        await self.window.shutdown()  # also ends what the app spawned on it: dialogs, saves
-        self.agent.stop_all()
-        if self.api is not None:
-            await self.api.close()
-            self.api = None
-        await self._stop_hotkey()
-        self.acting_panel.hide()
+        if self._closed:
+            return
+        self._closed = True
+        window, panel = self.window, self.acting_panel
+        self.approvals.close()
+        panel.hide()
         self.tray.dispose()
-        await self.agent.close()
-        self.window.allow_close()
-        self.window.close()
-        self.acting_panel.close()
+        await window.shutdown()  # also ends what the app spawned on it: dialogs, saves
+        await self.client.close()  # runs, API, hotkey, store, desktop adapters, the engine
+        # the widgets may be gone by now (a test's, or the process ending): close what is left
+        if shiboken6.isValid(window):
+            window.allow_close()
+            window.close()
+        if shiboken6.isValid(panel):
+            panel.close()
 
     # ── runs ─────────────────────────────────────────────────────────────────
 
     def on_run_event(self, event: TaskLoopEvent) -> None:
-        """Every event of every run in this process (window, API), as it happens."""
-        if isinstance(event, StepStarted | StepFinished):
-            if event.step.run_id in self._acting:
-                self.acting_panel.set_step(describe_step(event.step, self._acting))
-        elif isinstance(event, RunStarted):
-            self._acting[event.run.id] = event.run
-            self._last_failed = False
-            self.window.history.model.upsert(event.run)
-            if self.agent.settings.minimize_while_acting and not self._waiting_for_approval():
-                self._get_out_of_the_way()
-            self.acting_panel.show_for(event.run.goal)
-        elif isinstance(event, RunPaused | RunResumed):
-            self._acting[event.run.id] = event.run
-            self.window.history.model.upsert(event.run)
-            if isinstance(event, RunPaused):
-                self.acting_panel.set_step("Paused — resume from the tray or the window")
-        elif isinstance(event, ApprovalRequested):
-            self.acting_panel.set_step(f"Waiting for your approval: {event.approval.tool}")
-        elif isinstance(event, ApprovalResolved):
-            self._approval_resolved(event.approval, event.decision, event.by)
-        elif isinstance(event, RunFinished):
-            self._run_finished(event.run)
-        self._update_tray()
+        """The tray follows every run of this process (window, API)."""
+        if isinstance(event, RunFinished):
+            run = event.run
+            from desktop_agent.ui.main_window import describe_outcome
 
-    def _run_finished(self, run: RunView) -> None:
-        self._acting.pop(run.id, None)
-        self._last_failed = run.status is RunStatus.FAILED
-        self.window.history.model.upsert(run)
-        from desktop_agent.ui.main_window import describe_outcome
-
-        text = f"{shorten(run.goal, 80)}\n{describe_outcome(run)}"
-        self.tray.notify(f"Run {run.status.value}", text)
-        if not self._acting:
-            self.acting_panel.hide()
-            self._come_back()
-
-    def _update_tray(self) -> None:
-        runs = self._acting.values()
-        if any(run.status is RunStatus.RUNNING for run in runs):
-            state = "running"
-        elif runs:
-            state = "paused"
-        else:
-            state = "failed" if self._last_failed else "idle"
+            self.tray.notify(
+                f"Run {run.status.value}", f"{shorten(run.goal, 80)}\n{describe_outcome(run)}"
+            )
+        state = self.runs.tray_state
         if self.tray.state != state:
             self.tray.set_state(state)
 
-    async def prepare_to_act(self) -> None:
-        """Before a run of this window acts: minimise (setting), and wait until it is gone."""
-        if self.agent.settings.minimize_while_acting:
-            self._get_out_of_the_way()
-            await self._until_off_screen()
-
-    async def _until_off_screen(self) -> None:
-        """Until the window manager has taken the window off the screen (at most 1 s), so
-        the next screenshot shows the desktop and the keyboard focus is back on the app the
-        user was in."""
-        from PySide6.QtGui import QGuiApplication
-
-        handle = self.window.windowHandle()
-        if handle is None or QGuiApplication.platformName() in ("offscreen", "minimal"):
-            return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + OFF_SCREEN_TIMEOUT_S
-        # QWindow has no signal for losing its exposure: poll, briefly
-        while handle.isExposed() and loop.time() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(OFF_SCREEN_SETTLE_S)
-
-    def _get_out_of_the_way(self) -> None:
-        if self.window.isVisible() and not self.window.isMinimized():
-            self.window.get_out_of_the_way()
-            self._minimised_by_us = True
-
-    def _come_back(self) -> None:
-        if self._minimised_by_us:
-            self._minimised_by_us = False
-            self.window.bring_to_front()
-
-    def on_pause_toggled(self, pause: bool) -> None:
-        runner = self.agent.runner
-        for run_id in runner.active_ids:
-            if pause:
-                runner.pause(run_id)
-            else:
-                runner.resume(run_id)
-
     def on_acting_stop_requested(self) -> None:
-        for run_id in list(self._acting):
-            self.agent.runner.stop(run_id)
-
-    def on_stop_all_requested(self) -> None:
-        self.stop_everything()
-
-    def on_hotkey(self) -> None:
-        """The global stop hotkey (delivered on the asyncio loop by the hotkey listener)."""
-        log.info("stop hotkey pressed")
-        self.stop_everything()
+        for run_id in list(self.runs.active):
+            self.client.stop(run_id)
 
     def stop_everything(self) -> None:
         """Stop every run of this app and of every other instance on the data dir."""
-        stopped = self.agent.stop_all()
-        self.window.set_status(f"Stopping {stopped} run(s) here; telling other instances…")
-        self.window.spawn(self._stop_other_instances(stopped))
+        self.client.stop_everything()
+        self.window.set_status("Stopping every run here; telling other instances…")
 
-    async def _stop_other_instances(self, here: int) -> None:
-        from desktop_agent.api.instances import stop_all_instances
-
-        elsewhere = await stop_all_instances(self.agent.data_dir, exclude_pid=os.getpid())
+    def on_stopped_everything(self, here: int, elsewhere: int) -> None:
         self.window.set_status(f"Stop all: {here} run(s) here, {elsewhere} in other instances.")
 
     def on_hidden_to_tray(self) -> None:
@@ -464,122 +355,6 @@ class DesktopApp(QObject):
 
     def on_quit_requested(self) -> None:
         self._quit_app()
-
-    # ── approvals ────────────────────────────────────────────────────────────
-
-    def on_approval_requested(self, request: ApprovalRequest) -> None:
-        """A run waits for a human: bring the window back and open the approval dialog."""
-        self.window.bring_to_front()
-        self._dialogs[request.id] = self.window.spawn(self._ask(request))
-
-    async def _ask(self, request: ApprovalRequest) -> None:
-        from desktop_agent.ui.approval import ask_approval
-
-        try:
-            try:
-                decision = await ask_approval(
-                    self.window, request, self.agent.data_dir, loader=self.window.loader
-                )
-            except Exception as error:  # noqa: BLE001 - the run must not wait for the timeout
-                log.exception("the approval dialog for %s failed", request.tool)
-                self.window.show_notice(
-                    f"{request.tool} denied: the approval dialog failed: {one_line(error)}"
-                )
-                decision = ApprovalDecision.DENY
-            if request.run_id in self._acting and len(self._dialogs) == 1:
-                # the run acts again right after the answer: be gone before it does
-                await self.prepare_to_act()
-        finally:
-            self._dialogs.pop(request.id, None)
-        self.agent.approvals.resolve(request.id, decision)
-
-    def _approval_resolved(
-        self, request: ApprovalRequest, decision: ApprovalDecision, by: str
-    ) -> None:
-        task = self._dialogs.pop(request.id, None)
-        if task is not None:  # answered elsewhere (API, timeout): close our dialog
-            task.cancel()
-        if request.run_id in self._acting:
-            what = {"once": "allowed", "run": "allowed for this run", "deny": "denied"}
-            self.acting_panel.set_step(f"{request.tool} {what[decision.value]} ({by})")
-        if (
-            self._acting
-            and not self._waiting_for_approval()
-            and self.agent.settings.minimize_while_acting
-        ):
-            self._get_out_of_the_way()
-
-    def _waiting_for_approval(self) -> bool:
-        return bool(self._dialogs)
-
-    # ── settings ─────────────────────────────────────────────────────────────
-
-    def on_settings_requested(self) -> None:
-        from desktop_agent.ui.settings_dialog import SettingsDialog
-
-        if self._settings_dialog is not None and self._settings_dialog.isVisible():
-            self._settings_dialog.raise_()
-            return
-        dialog = SettingsDialog(
-            self.window, self.agent.settings, test_connection=self.test_connection
-        )
-        dialog.saved.connect(self.on_settings_saved)
-        self._settings_dialog = dialog
-        dialog.open()
-
-    def on_settings_saved(self, settings: Settings) -> None:
-        self.window.spawn(self.apply_settings(settings))
-
-    async def apply_settings(self, settings: Settings, *, save: bool = True) -> None:
-        """Save the settings and use them from the next run on."""
-        from desktop_agent.settings import save_settings
-
-        previous = self.agent.settings
-        unsaved = ""
-        if save:
-            try:
-                path = await asyncio.to_thread(save_settings, settings)
-            except (DesktopAgentError, OSError) as error:
-                # used anyway for this session: what the user chose is not lost on a full disk
-                unsaved = f"Settings used until the app quits, but not saved: {one_line(error)}"
-                log.error("%s", unsaved)
-            else:
-                log.info("settings saved to %s", path)
-        self.agent.settings = settings
-        for spec in self.agent.registry.specs():
-            policy = settings.policies.get(spec.name, DEFAULT_POLICY[spec.risk])
-            self.agent.permissions.set_policy(spec.name, policy)
-        self.agent.runner.services.approval_timeout_s = settings.approval_timeout_s
-        notices = [unsaved] if unsaved else []
-        if settings.stop_hotkey != previous.stop_hotkey and self._services_started:
-            # also when the old combination could not be grabbed: the new one may be free
-            await self._stop_hotkey()
-            self.notices.clear()
-            await self._start_hotkey()
-            notices += self.notices
-        capture = ("capture_width", "capture_format", "jpeg_quality", "monitor", "set_of_mark")
-        if any(getattr(settings, name) != getattr(previous, name) for name in capture):
-            notices.append("Capture settings take effect when the app is started again.")
-        if notices:
-            self.window.show_notice(" · ".join(notices))
-        self.window.apply_settings()
-
-    async def test_connection(self, settings: Settings) -> str:
-        """Reachability and vision of the model the dialog shows (no chat request)."""
-        from desktop_agent.planner import VisionCache, check_reachable, resolve_vision
-        from desktop_agent.settings import get_api_key
-
-        api_key = await asyncio.to_thread(get_api_key, settings)
-        await check_reachable(settings.base_url, api_key)
-        verdict = await resolve_vision(
-            base_url=settings.base_url,
-            model=settings.model,
-            api_key=api_key,
-            setting=settings.vision,
-            cache=VisionCache(),
-        )
-        sees = "can see screenshots" if verdict.can_see else "cannot see screenshots"
-        return f"The server answers; {settings.model} {sees} ({verdict.detail})."
 
 
 class ErrorReporter:
@@ -613,21 +388,6 @@ class ErrorReporter:
     def _show(self, what: BaseException | str) -> None:
         if shiboken6.isValid(self.window):  # gone once the app has quit
             self.window.set_status(f"Error: {one_line(what)}")
-
-
-def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
-    """The acting panel's line, e.g. "Turn 3/20 · click {"x":640,"y":512}"."""
-    run = runs.get(step.run_id)
-    limit = f"/{run.max_steps}" if run is not None else ""
-    if step.kind is StepKind.OBSERVE:
-        what = "looking at the screen"
-    elif step.kind is StepKind.DECIDE:
-        what = "deciding" if step.tool is None else f"chose {step.tool}"
-    else:
-        what = f"{step.tool} {step.short_args(36)}".strip()
-    if step.error:
-        what += f" — {step.error}"
-    return f"Turn {step.index}{limit} · {what}"
 
 
 class InstanceGuard(QObject):

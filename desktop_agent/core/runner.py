@@ -119,20 +119,28 @@ class TaskRunnerService:
         self, run: RunView, prepare: Prepare, control: RunControl
     ) -> AsyncGenerator[TaskLoopEvent, None]:
         try:
+            ended: RunView | None = None
             try:
                 planner = await control.guard(prepare(run))
             except StopRequested:
+                ended = await self._never_started(run, "stopped before it started")
+            except asyncio.CancelledError:
+                await self._never_started(run, "the viewer went away before it started")
+                raise
+            except RefusedToStart:
+                raise
+            except Exception as error:  # noqa: BLE001 - a fault ends the run, said in one line
+                log.exception("preparing run %s failed", run.id)
+                why = f"unexpected fault before it started: {_describe(error)}"
+                ended = await self._never_started(run, why, failed=True)
+            if ended is not None:
                 # the same shape as every run (and its replay): run_started, run_finished
-                final = await self._never_started(run, "stopped before it started")
                 self._release(run.id, control)
-                bracket: tuple[TaskLoopEvent, ...] = (RunStarted(run), RunFinished(final))
+                bracket: tuple[TaskLoopEvent, ...] = (RunStarted(run), RunFinished(ended))
                 for event in bracket:
                     self._tell(event)
                     yield event
                 return
-            except asyncio.CancelledError:
-                await self._never_started(run, "the viewer went away before it started")
-                raise
             deps = LoopDeps.for_run(
                 self.services, planner, lambda: f"{run.id}-{next(self._approval_ids)}"
             )
@@ -148,12 +156,12 @@ class TaskRunnerService:
         finally:
             self._release(run.id, control)
 
-    async def _never_started(self, run: RunView, why: str) -> RunView:
-        """Store a run stopped while it was being prepared: it never acted."""
+    async def _never_started(self, run: RunView, why: str, *, failed: bool = False) -> RunView:
+        """Store a run that ended while it was being prepared: it never acted."""
         self.services.permissions.revoke_run(run.id)
         final = run.with_(
-            status=RunStatus.STOPPED,
-            stop_reason=StopReason.USER_STOP,
+            status=RunStatus.FAILED if failed else RunStatus.STOPPED,
+            stop_reason=StopReason.ERROR if failed else StopReason.USER_STOP,
             message=why,
             finished_at=utcnow(),
         )
@@ -217,6 +225,11 @@ async def close_planner(planner: Planner) -> None:
         await aclose()
     except Exception:  # noqa: BLE001 - the run's outcome stands; the leak is logged
         log.exception("closing the planner failed")
+
+
+def _describe(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class _RunEvents(AsyncGenerator[TaskLoopEvent, None]):

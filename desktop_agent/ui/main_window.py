@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,16 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.events import (
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    TaskLoopEvent,
+    event_run_id,
+)
 from desktop_agent.core.models import RunStatus, RunView, StepView
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
@@ -30,7 +40,8 @@ from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.worker import RunWorker
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent
+    from desktop_agent.ui.engine_client import EngineClient
+    from desktop_agent.ui.runs_state import RunsState
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +49,13 @@ TITLE = "Desktop Agent"
 
 
 class MainWindow(QMainWindow):
-    """The app's window. It gets the Agent (the only service) once it is open, so the
-    window can paint before the store and the desktop adapters are loaded.
+    """The app's window: layout and the user's intents. It gets the EngineClient (its one
+    door to the Agent, which runs on the engine thread) once that is open, so the window
+    can paint before the store and the desktop adapters are loaded.
 
-    One run is on show at a time, live or replayed, through one RunWorker; the
-    timeline and the status bar follow that worker's signals only.
+    One run is on show at a time. A live run is followed through the app's RunsState
+    (`follow`), the one channel every view hears; a replay through a RunWorker reading
+    the stored events. Both land in the same handlers, so the timeline has one code path.
 
     Signals:
         first_painted: the window painted for the first time (start-up figure).
@@ -53,8 +66,9 @@ class MainWindow(QMainWindow):
         hidden_to_tray: the window was closed but the app goes on in the tray.
 
     Attributes:
-        agent: the services, None until `bind`.
-        worker: the RunWorker of the run on show, None before the first.
+        client: the engine's client, None until `bind`.
+        runs: the app's runs state the window follows, None until `bind`.
+        worker: the RunWorker of the replay on show, None when none is.
         hide_on_close: closing hides the window instead of quitting (a tray is there).
         before_run: awaited after a run is admitted and before its first step (the app
             gets the window out of the way there).
@@ -74,14 +88,21 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(TITLE)
         self.setWindowIcon(app_icon())
         self.setObjectName("mainWindow")
-        self.agent: Agent | None = None
+        self.client: EngineClient | None = None
+        self.runs: RunsState | None = None
         self.worker: RunWorker | None = None
         self.hide_on_close = False
-        self.before_run: Callable[[], Awaitable[None]] | None = None
+        self.before_run: Callable[[], Coroutine[Any, Any, None]] | None = None
         self._quitting = False
         self._painted = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._starting: asyncio.Task[Any] | None = None
+        self._stop_when_admitted = False
+        # what came for a run before `launch` returned its id: events, a refusal
+        self._early: list[TaskLoopEvent] = []
+        self._early_refusals: dict[str, str] = {}
+        self._live_id: str | None = None
+        self._live = False
         self._run: RunView | None = None
         self._turn = 0
         self._clock_started: float | None = None
@@ -196,23 +217,27 @@ class MainWindow(QMainWindow):
         self.quit_action.triggered.connect(self.on_quit_chosen)
         self._elapsed_timer.timeout.connect(self.on_elapsed_tick)
 
-    # ── the agent ────────────────────────────────────────────────────────────
+    # ── the engine ───────────────────────────────────────────────────────────
 
-    def bind(self, agent: Agent) -> None:
-        """Use `agent` from now on: tools, model, history, and the vision check."""
-        self.agent = agent
-        self.loader.data_dir = agent.data_dir
-        self.panel.set_tools(agent.registry.specs())
+    def bind(self, client: EngineClient, runs: RunsState) -> None:
+        """Use `client` from now on (tools, model, history, the vision check) and follow
+        `runs`, the app's one channel of run events."""
+        self.client = client
+        self.runs = runs
+        self.loader.data_dir = client.data_dir
+        self.panel.set_tools(client.agent.registry.specs())
         self.panel.set_ready(True)
+        runs.subscribe(self.on_run_event)
+        client.start_refused.connect(self.on_start_refused)
         self.apply_settings()
         self.set_status("Ready.")
         self.spawn(self.refresh_history())
 
     def apply_settings(self) -> None:
         """Show the model and the step limit of the current settings; check the model's vision."""
-        if self.agent is None:
+        if self.client is None:
             return
-        settings = self.agent.settings
+        settings = self.client.settings
         self.panel.set_model(settings.model, settings.base_url)
         if settings.max_steps != self._max_steps_setting:
             # the panel's limit is what a start uses: a new default must reach it
@@ -222,35 +247,28 @@ class MainWindow(QMainWindow):
 
     async def check_vision(self) -> None:
         """Resolve (without a chat request) whether the configured model can see."""
-        agent = self.agent
-        if agent is None:
+        client = self.client
+        if client is None:
             return
-        settings = agent.settings
-        if not agent.check_model:
+        settings = client.settings
+        if not client.check_model:
             self.panel.set_vision("unknown", "model checks are off")
             return
         self.panel.set_vision("checking")
-        from desktop_agent.planner import resolve_vision
-
         try:
-            verdict = await resolve_vision(
-                base_url=settings.base_url,
-                model=settings.model,
-                api_key=await asyncio.to_thread(agent.api_key),
-                setting=settings.vision,
-            )
+            verdict = await client.check_vision(settings)
         except Exception as error:  # noqa: BLE001 - shown, never fatal
             log.info("vision check failed: %s", error)
             self.panel.set_vision("unknown", one_line(error))
             return
-        if self.agent is agent and agent.settings is settings:
+        if client.settings is settings:
             self.panel.set_vision("yes" if verdict.can_see else "no", verdict.detail)
 
     async def refresh_history(self) -> None:
-        if self.agent is None:
+        if self.client is None:
             return
         try:
-            runs = await self.agent.repo.list_runs(limit=500)
+            runs = await self.client.list_runs(limit=500)
         except DesktopAgentError as error:
             self.set_status(f"The history cannot be read: {error}")
             return
@@ -261,71 +279,94 @@ class MainWindow(QMainWindow):
     # ── starting, stopping, replaying ────────────────────────────────────────
 
     def on_start_requested(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
-        if self.agent is None or self.live_running:
+        if self.client is None or self.live_running:
             return
         self._starting = self.spawn(self._start(goal, max_steps, tools))
 
     async def _start(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
-        agent = self.agent
-        assert agent is not None
+        client = self.client
+        assert client is not None
+        self._show_live(None)
         self.panel.set_state("starting")
         self.set_status("Checking the model…")
+        self._stop_when_admitted = False
         try:
-            # checked before the run is recorded: a refused start leaves no queued run behind
-            settings = agent.settings
-            await agent.ensure_model(settings.base_url, settings.model)
-            run = await agent.create_run(goal, max_steps=max_steps, allowed_tools=tools)
-            self.history.model.upsert(run)
-            events = await agent.start(run)
-        except asyncio.CancelledError:
-            self._not_started("stopped by the user.")
-            raise
+            # admitted at once (a stop reaches it while the model is checked); a refusal
+            # comes back as the client's start_refused
+            run = await client.launch(
+                goal, max_steps=max_steps, allowed_tools=tools, before_run=self.before_run
+            )
         except Exception as error:  # noqa: BLE001 - said in one line; the window stays usable
             if not isinstance(error, DesktopAgentError):
                 log.exception("starting a run failed")
             self._not_started(one_line(error))
             self.panel.show_error(one_line(error))
             return
-        try:
-            if self.before_run is not None:
-                # e.g. get out of the way, so the first screenshot shows the desktop
-                await self.before_run()
-        except BaseException:
-            await events.aclose()  # never iterated: frees the run id, nothing ran
-            self._not_started("stopped by the user.")
-            raise
-        self._starting = None
-        self.show_worker(RunWorker(events, live=True, parent=self))
+        finally:
+            self._starting = None
+        self._show_live(run.id)
+        if run.id in self._early_refusals:
+            self.on_start_refused(run.id, self._early_refusals[run.id])
+        elif self._stop_when_admitted:
+            client.stop(run.id)
+
+    def on_start_refused(self, run_id: str, why: str) -> None:
+        """The run of this window was refused before it started (and forgotten)."""
+        if self._starting is not None and self._live_id is None:
+            self._early_refusals[run_id] = why  # maybe ours: `launch` has not returned yet
+            return
+        if run_id != self._live_id:
+            return
+        self._live_id = None
+        self._not_started(why)
+        self.panel.show_error(why)
 
     def _not_started(self, why: str) -> None:
-        self._starting = None
         self.panel.set_state("idle")
         self.set_status(f"Not started: {why}")
 
+    def _show_live(self, run_id: str | None) -> None:
+        """Put the live run `run_id` on show (None: one is being admitted)."""
+        previous = self.worker
+        if previous is not None:
+            previous.cancel()
+            self._disconnect_worker(previous)
+            self.worker = None
+        self._live_id = run_id
+        self._live = True
+        self._reset_view()
+        if run_id is None:
+            self._early_refusals.clear()
+        early, self._early = self._early, []
+        for event in early:
+            self.on_run_event(event)
+
     def on_pause_requested(self, pause: bool) -> None:
-        if self.agent is None or self._run is None or not self.live_running:
+        if self.client is None or self._run is None or not self.live_running:
             return
-        runner = self.agent.runner
         if pause:
-            runner.pause(self._run.id)
+            self.client.pause(self._run.id)
             self.set_status("Pausing at the next safe point…")
         else:
-            runner.resume(self._run.id)
+            self.client.resume(self._run.id)
 
     def on_stop_requested(self) -> None:
+        if self.client is None:
+            return
         if self._starting is not None:
-            self._starting.cancel()
+            self._stop_when_admitted = True  # the run is being recorded: stop it once admitted
+            self.set_status("Stopping…")
             return
-        if self.agent is None or self._run is None or not self.live_running:
+        if not self.live_running or self._live_id is None:
             return
-        self.agent.runner.stop(self._run.id)
+        self.client.stop(self._live_id)
         self.panel.set_state("stopping")
         self.set_status("Stopping…")
 
     def on_run_selected(self, run_id: str) -> None:
-        if self.agent is None:
+        if self.client is None:
             return
-        if self.live_running or self._starting is not None:
+        if self.live_running:
             if self._run is None or self._run.id != run_id:
                 self.set_status("A run is on; its history can be replayed when it ends.")
             return
@@ -335,21 +376,20 @@ class MainWindow(QMainWindow):
             where = "in another window or client" if run.status.is_active else "yet"
             self.set_status(f"That run has not ended {where}; it can be replayed when it has.")
             return
-        self.show_worker(RunWorker(self.agent.replay(run_id), live=False, parent=self))
+        self.show_worker(RunWorker(self.client.replay(run_id), live=False, parent=self))
 
     def show_worker(self, worker: RunWorker) -> None:
-        """Put `worker`'s run on show: clear the timeline and follow its signals."""
+        """Put `worker`'s (replayed) run on show: clear the timeline and follow its signals."""
+        if self.live_running:
+            raise RuntimeError("a live run is on show; it must end first")
         previous = self.worker
         if previous is not None:
-            if previous.live and previous.running:
-                raise RuntimeError("a live run is on show; it must end first")
             previous.cancel()
             self._disconnect_worker(previous)
         self.worker = worker
-        self._run = None
-        self._turn = 0
-        self.timeline_model.clear()
-        self.detail.show_step(None)
+        self._live_id = None
+        self._live = worker.live
+        self._reset_view()
         worker.run_started.connect(self.on_run_started)
         worker.step_started.connect(self.on_step)
         worker.step_finished.connect(self.on_step)
@@ -359,6 +399,13 @@ class MainWindow(QMainWindow):
         worker.failed.connect(self.on_worker_failed)
         worker.done.connect(self.on_worker_done)
         worker.start()
+
+    def _reset_view(self) -> None:
+        self._run = None
+        self._turn = 0
+        self._elapsed_timer.stop()
+        self.timeline_model.clear()
+        self.detail.show_step(None)
 
     def _disconnect_worker(self, worker: RunWorker) -> None:
         for signal in (
@@ -375,23 +422,49 @@ class MainWindow(QMainWindow):
 
     @property
     def live_running(self) -> bool:
-        worker = self.worker
-        return worker is not None and worker.live and worker.running
+        """A live run of this window is being admitted or has not ended."""
+        if self._starting is not None:
+            return True
+        return (
+            self._live
+            and self._live_id is not None
+            and (self._run is None or not self._run.status.is_terminal)
+        )
 
     @property
     def run(self) -> RunView | None:
         """The run on show (its latest view)."""
         return self._run
 
-    # ── worker signals ───────────────────────────────────────────────────────
+    # ── run events (live, every run) and the replay worker's signals ─────────
+
+    def on_run_event(self, event: TaskLoopEvent) -> None:
+        """Every event of every run of this process: the history follows them all, the
+        timeline the live run on show."""
+        if isinstance(event, RunStarted | RunPaused | RunResumed | RunFinished):
+            self.history.model.upsert(event.run)
+        if self._starting is not None and self._live_id is None:
+            self._early.append(event)  # maybe ours: `launch` has not returned yet
+            return
+        if self._live_id is None or event_run_id(event) != self._live_id:
+            return
+        if isinstance(event, StepStarted | StepFinished):
+            self.on_step(event.step)
+        elif isinstance(event, RunStarted):
+            self.on_run_started(event.run)
+        elif isinstance(event, RunPaused):
+            self.on_run_paused(event.run)
+        elif isinstance(event, RunResumed):
+            self.on_run_resumed(event.run)
+        elif isinstance(event, RunFinished):
+            self.on_run_finished(event.run)
 
     def on_run_started(self, run: RunView) -> None:
-        live = self.worker is not None and self.worker.live
+        live = self._live
         self._run = run
         self.run_title.setText(("" if live else "Replay: ") + " ".join(run.goal.split()))
         self.run_title.setToolTip(f"{run.goal}\nrun {run.id} · {run.model}")
         if live:
-            self.history.model.upsert(run)
             self.history.select_run(run.id)
             self.panel.set_state("running")
             self.set_status("Running.")
@@ -411,21 +484,18 @@ class MainWindow(QMainWindow):
 
     def on_run_paused(self, run: RunView) -> None:
         self._run = run
-        self.history.model.upsert(run)
         self.panel.set_state("paused")
         self.set_status("Paused. Resume with Ctrl+P.")
 
     def on_run_resumed(self, run: RunView) -> None:
         self._run = run
-        self.history.model.upsert(run)
         self.panel.set_state("running")
         self.set_status("Running.")
 
     def on_run_finished(self, run: RunView) -> None:
-        live = self.worker is not None and self.worker.live
+        live = self._live
         self._run = run
         self._elapsed_timer.stop()
-        self.history.model.upsert(run)
         self.panel.set_state("idle")
         self._turn = max(self._turn, run.step_count)
         self._show_turn()
@@ -494,7 +564,7 @@ class MainWindow(QMainWindow):
             return
         if run.finished_at is not None:
             seconds = (run.finished_at - run.started_at).total_seconds()
-        elif self._clock_started is not None and self.worker is not None and self.worker.live:
+        elif self._clock_started is not None and self._live:
             # the monotonic clock since run_started: wall-clock jumps do not show
             seconds = time.monotonic() - self._clock_started
         else:
@@ -554,7 +624,8 @@ class MainWindow(QMainWindow):
             self.quit_requested.emit()
 
     async def shutdown(self) -> None:
-        """End the run on show (a live one is stored stopped / user_stop) and the loader."""
+        """End the replay on show, what the window spawned, and the loader (the engine stops
+        the live runs)."""
         if self._starting is not None:
             self._starting.cancel()
         worker = self.worker

@@ -147,8 +147,9 @@ def model() -> Iterator[Callable[..., ModelServer]]:
     def start(
         respond: Callable[[dict[str, Any]], ScriptItem] | None = None,
         script: list[ScriptItem] | None = None,
+        **options: Any,
     ) -> ModelServer:
-        context = serve_in_thread(ModelServer(script or [], respond=respond))
+        context = serve_in_thread(ModelServer(script or [], respond=respond, **options))
         servers.append(context)
         return context.__enter__()
 

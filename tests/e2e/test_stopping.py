@@ -83,6 +83,43 @@ def test_a_stop_during_the_model_request_ends_the_run_user_stop_with_nothing_aft
     assert not list((cli.data_dir / "instances").glob("*.json"))
 
 
+@pytest.mark.parametrize(
+    "stop",
+    [stop_by_sigint, stop_by_sigterm, stop_by_hotkey, stop_by_stop_all],
+    ids=["sigint", "sigterm", "hotkey", "stop-all"],
+)
+def test_a_stop_while_the_model_is_checked_ends_the_run_before_any_model_request_or_input(
+    cli: Cli, model: Callable[..., ModelServer], stop: Callable[[Cli, Any], None]
+) -> None:
+    # the model server never answers its listing: the run is still being checked
+    server = model(script=[], hang_checks=True)
+    process = cli.start_run("open the editor", server, "--approve", "all")
+    wait_until(
+        lambda: server.models_requests or process.poll() is not None,
+        timeout=30,
+        what="the model check",
+    )
+    assert process.poll() is None, process.communicate()
+    wait_until(
+        lambda: list((cli.data_dir / "instances").glob("*.json")), timeout=10, what="the instance"
+    )
+    if stop is stop_by_hotkey:
+        wait_until(lambda: "stop hotkey ctrl+alt+esc is on" in _log(cli), timeout=10)
+
+    stop(cli, process)
+    out, err = process.communicate(timeout=30)
+
+    assert process.returncode == 2, err
+    events = json_lines(out)
+    assert [e["type"] for e in events] == ["run_started", "run_finished"]
+    final = events[-1]["run"]
+    assert (final["status"], final["stop_reason"]) == ("stopped", "user_stop")
+    assert final["step_count"] == 0  # no screenshot, no decision, no input
+    assert server.requests == [], "no chat request after the stop"
+    stored = json.loads(cli.call("show", final["id"], "--json").stdout.splitlines()[-1])
+    assert stored["run"]["status"] == "stopped"
+
+
 def test_a_run_killed_mid_run_shows_as_interrupted_crash(
     cli: Cli, model: Callable[..., ModelServer]
 ) -> None:

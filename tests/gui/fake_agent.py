@@ -89,6 +89,49 @@ def make_agent(
     )
 
 
+# ── the engine thread ────────────────────────────────────────────────────────
+
+
+def make_client(agent: Agent) -> Any:
+    """An EngineClient over `agent`, on an engine thread of its own (close it with
+    `client.close()`, which ends the thread)."""
+    from desktop_agent.engine import Engine
+    from desktop_agent.ui.engine_client import EngineClient
+
+    return EngineClient(Engine().start(), agent)
+
+
+def bind_window(window: Any, agent: Agent) -> Any:
+    """Bind `window` to `agent` through an engine, as the app does; the client."""
+    from desktop_agent.ui.runs_state import RunsState
+
+    client = make_client(agent)
+    runs = RunsState()
+    client.run_event.connect(runs.apply)
+    window.bind(client, runs)
+    return client
+
+
+class CrossEvent:
+    """An asyncio.Event that a test on the GUI thread may set while the engine's loop waits
+    on it (asyncio's own Event must be set on the loop that waits)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def wait(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        await self._event.wait()
+
+    def set(self) -> None:
+        loop = self._loop
+        if loop is None:
+            self._event.set()
+        else:
+            loop.call_soon_threadsafe(self._event.set)
+
+
 # ── driving a qasync loop from a synchronous test ───────────────────────────
 
 

@@ -15,7 +15,7 @@ from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.settings import Settings
 from desktop_agent.ui.tray import TrayController
 from tests.fakes import ScriptedPlanner, done, fail, tool
-from tests.gui.fake_agent import drive, make_agent, until
+from tests.gui.fake_agent import bind_window, drive, make_agent, until
 from tests.gui.test_app_wiring import Harness, build
 
 pytestmark = [
@@ -53,7 +53,7 @@ def test_services_serve_the_api_and_say_once_what_is_missing(
         message = harness.window.statusBar().currentMessage()
         assert "No system tray here: closing the window quits the app." in message
         assert "Stop hotkey ctrl+alt+esc unavailable" in message
-        assert harness.app.api is not None and harness.app.api.port
+        assert harness.client.api_port
         assert (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
     finally:
         drive(qloop, harness.app.close())
@@ -113,11 +113,13 @@ def test_the_task_panel_says_whether_the_model_can_see_and_why(
         window = MainWindow()
         qtbot.addWidget(window)
 
-        async def bind() -> None:
-            window.bind(agent)
+        async def bind() -> Any:
+            client = bind_window(window, agent)
             await until(lambda: window.panel.vision_label.property("vision") in ("yes", "no"))
+            return client
 
-        drive(qloop, bind())
+        client = drive(qloop, bind())
+        drive(qloop, client.close())
     finally:
         drive(qloop, server.close())
     label = window.panel.vision_label
@@ -131,14 +133,16 @@ def test_the_end_of_a_run_is_notified_and_the_tray_follows(
     qtbot: Any, qloop: Any, agent: Any
 ) -> None:
     tray = RecordingTray()
-    harness = Harness(qtbot, agent, tray=tray)
     agent.planner_factory = lambda run: ScriptedPlanner([fail("the app is not installed")])
 
     async def scenario() -> None:
-        harness.window.bind(agent)
         harness.start("open the missing app")
         await harness.finished()
 
+    async def make() -> Harness:
+        return Harness(qtbot, agent, tray=tray)
+
+    harness = drive(qloop, make())
     try:
         drive(qloop, scenario())
     finally:
@@ -180,11 +184,11 @@ def test_runs_a_crash_left_running_show_as_interrupted(
         )
         window = MainWindow()
         qtbot.addWidget(window)
-        window.bind(agent)
+        client = bind_window(window, agent)
         await until(lambda: window.history.model.rowCount() == 1, what="the history")
-        return agent, window
+        return client, window
 
-    agent, window = drive(qloop, open_app())
+    client, window = drive(qloop, open_app())
     try:
         (run,) = window.history.visible_runs()
         assert (run.id, run.status, run.stop_reason) == (
@@ -195,7 +199,7 @@ def test_runs_a_crash_left_running_show_as_interrupted(
         assert window.history.model.index(0, 0).data() == "interrupted"
     finally:
         drive(qloop, window.shutdown())
-        drive(qloop, agent.close())
+        drive(qloop, client.close())
 
 
 def test_the_agent_opens_its_store_and_reads_the_api_key_off_the_gui_thread(

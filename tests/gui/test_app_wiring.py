@@ -18,7 +18,7 @@ from desktop_agent.ui.approval import ApprovalDialog
 from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.tray import TrayController
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import ALLOW_ALL, drive, make_agent, until
+from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, make_client, until
 
 pytestmark = [
     pytest.mark.gui,
@@ -31,6 +31,7 @@ class Harness:
 
     def __init__(self, qtbot: Any, agent: Any, tray: TrayController | None = None) -> None:
         self.agent = agent
+        self.client = make_client(agent)
         self.quits = 0
         self.window = MainWindow()
         qtbot.addWidget(self.window)
@@ -39,7 +40,7 @@ class Harness:
         qtbot.addWidget(panel)
         self.app = DesktopApp(
             self.window,
-            agent,
+            self.client,
             quit_app=self.on_quit,
             tray=tray or TrayController(available=False),
             acting_panel=panel,
@@ -58,14 +59,12 @@ class Harness:
 
 
 def build(qtbot: Any, qloop: Any, agent: Any) -> Harness:
-    harness = Harness(qtbot, agent)
-
-    async def bind() -> None:
-        harness.window.bind(agent)
+    async def make() -> Harness:
+        harness = Harness(qtbot, agent)  # binding the window spawns its first tasks
         await until(lambda: not harness.window._tasks)
+        return harness
 
-    drive(qloop, bind())
-    return harness
+    return drive(qloop, make())
 
 
 @pytest.fixture
@@ -75,7 +74,7 @@ def harness(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Harness]:
     drive(qloop, made.app.close())
 
 
-def blocking_planner(release: asyncio.Event, *then: Any) -> Any:
+def blocking_planner(release: CrossEvent, *then: Any) -> Any:
     async def wait_for_release(request: Any) -> Any:
         await release.wait()
         return tool("wait", seconds=0)
@@ -86,7 +85,7 @@ def blocking_planner(release: asyncio.Event, *then: Any) -> Any:
 def test_while_a_run_acts_the_window_is_minimised_and_the_panel_shown_then_restored(
     harness: Harness, qloop: Any
 ) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
     harness.agent.planner_factory = blocking_planner(release)
     window, panel = harness.window, harness.app.acting_panel
     observer = harness.agent.runner.services.observer
@@ -120,7 +119,7 @@ def test_the_window_stays_put_when_minimising_is_turned_off(
 ) -> None:
     agent = make_agent(tmp_path, settings=Settings(minimize_while_acting=False))
     harness = build(qtbot, qloop, agent)
-    release = asyncio.Event()
+    release = CrossEvent()
     agent.planner_factory = blocking_planner(release)
 
     async def scenario() -> None:
@@ -188,9 +187,10 @@ def test_an_approval_answered_elsewhere_closes_the_dialog(
         (pending,) = agent.approvals.pending
         from desktop_agent.core.models import ApprovalDecision
 
-        agent.approvals.resolve(pending.id, ApprovalDecision.DENY)  # e.g. through the API
+        # e.g. through the API
+        harness.client.engine.call(agent.approvals.resolve, pending.id, ApprovalDecision.DENY)
         await harness.finished()
-        await until(lambda: not harness.app._dialogs, what="the dialog task to end")
+        await until(lambda: not harness.app.approvals.open_dialogs, what="the dialog task to end")
 
     try:
         drive(qloop, scenario())
@@ -224,7 +224,7 @@ def test_an_approval_dialog_that_fails_denies_at_once_and_says_why(
     async def scenario() -> None:
         harness.start("press")
         await harness.finished()  # the approval timeout is 30 s: this denial is the dialog's
-        await until(lambda: not harness.app._dialogs, what="the dialog task to end")
+        await until(lambda: not harness.app.approvals.open_dialogs, what="the dialog task to end")
 
     try:
         drive(qloop, scenario())
@@ -242,7 +242,7 @@ def test_an_approval_dialog_that_fails_denies_at_once_and_says_why(
 def test_the_tray_state_follows_the_run_and_a_failed_run_leaves_it_failed(
     harness: Harness, qloop: Any
 ) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
     from tests.fakes import fail
 
     async def gated(request: Any) -> Any:
@@ -264,7 +264,7 @@ def test_the_tray_state_follows_the_run_and_a_failed_run_leaves_it_failed(
 
 
 def test_tray_pause_and_resume_reach_every_active_run(harness: Harness, qloop: Any) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
     harness.agent.planner_factory = blocking_planner(release)
     tray, runner = harness.app.tray, harness.agent.runner
 
@@ -287,14 +287,15 @@ def test_tray_pause_and_resume_reach_every_active_run(harness: Harness, qloop: A
 def test_stop_all_from_the_window_stops_the_run_and_revokes_task_grants(
     harness: Harness, qloop: Any
 ) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
     harness.agent.planner_factory = blocking_planner(release)
     agent = harness.agent
 
     async def scenario() -> None:
         harness.start("long task")
         await until(lambda: agent.runner.active_ids, what="an active run")
-        agent.permissions.grant_for_run(agent.runner.active_ids[0], "click")
+        run_id = agent.runner.active_ids[0]
+        harness.client.engine.call(agent.permissions.grant_for_run, run_id, "click")
         harness.window.panel.stop_all_button.click()
         await harness.finished()
 
@@ -308,7 +309,7 @@ def test_stop_all_from_the_window_stops_the_run_and_revokes_task_grants(
 
 
 def test_the_acting_panels_stop_button_stops_the_run(harness: Harness, qloop: Any) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
     harness.agent.planner_factory = blocking_planner(release)
     panel = harness.app.acting_panel
 
@@ -388,8 +389,8 @@ def test_settings_that_cannot_be_written_are_used_anyway_and_it_is_said(
     agent, window = harness.agent, harness.window
     chosen = agent.settings.model_copy(update={"model": "llava:13b", "max_failures": 9})
 
-    drive(qloop, harness.app.apply_settings(chosen))
-    assert agent.settings is chosen
+    drive(qloop, harness.app.settings.apply_settings(chosen))
+    assert agent.settings is chosen and harness.client.settings is chosen
     notice = window.statusBar().currentMessage()
     assert notice.startswith("Settings used until the app quits, but not saved: "), notice
     assert "\n" not in notice

@@ -14,7 +14,7 @@ from desktop_agent.core.models import RunStatus, RunView, StopReason
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.main_window import MainWindow
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import drive, until
+from tests.gui.fake_agent import CrossEvent, bind_window, drive, until
 
 pytestmark = [
     pytest.mark.gui,
@@ -112,13 +112,15 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator
     made.show()
     made.activateWindow()
 
-    async def bind() -> None:
-        made.bind(agent)
+    async def bind() -> Any:
+        client = bind_window(made, agent)
         await until(lambda: not made._tasks)
+        return client
 
-    drive(qloop, bind())
+    client = drive(qloop, bind())
     yield made
     drive(qloop, made.shutdown())
+    drive(qloop, client.close())
 
 
 def test_interrupted_runs_of_the_store_show_in_the_history_on_bind(
@@ -128,26 +130,28 @@ def test_interrupted_runs_of_the_store_show_in_the_history_on_bind(
     made = MainWindow()
     qtbot.addWidget(made)
 
-    async def bind() -> None:
-        made.bind(agent)
+    async def bind() -> Any:
+        client = bind_window(made, agent)
         await until(lambda: made.history.model.rowCount() == 4)
+        return client
 
-    drive(qloop, bind())
+    client = drive(qloop, bind())
     statuses = {run.id: run.status for run in made.history.visible_runs()}
     assert statuses["r3"] is RunStatus.INTERRUPTED
     drive(qloop, made.shutdown())
+    drive(qloop, client.close())
 
 
 def test_ctrl_return_in_the_goal_starts_and_escape_stops(
     window: MainWindow, qtbot: Any, qloop: Any
 ) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
 
     async def slow(request: Any) -> Any:
         await release.wait()
         return tool("wait", seconds=0)
 
-    window.agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
+    window.client.agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
     goal = window.panel.goal_edit
 
     async def scenario() -> None:
@@ -164,13 +168,13 @@ def test_ctrl_return_in_the_goal_starts_and_escape_stops(
 
 
 def test_ctrl_p_pauses_and_resumes(window: MainWindow, qtbot: Any, qloop: Any) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
 
     async def slow(request: Any) -> Any:
         await release.wait()
         return tool("wait", seconds=0)
 
-    window.agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
+    window.client.agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
 
     async def scenario() -> None:
         window.panel.goal_edit.setPlainText("wait")
@@ -187,22 +191,22 @@ def test_ctrl_p_pauses_and_resumes(window: MainWindow, qtbot: Any, qloop: Any) -
 
 
 def test_replay_is_refused_while_a_live_run_is_on_show(window: MainWindow, qloop: Any) -> None:
-    release = asyncio.Event()
+    release = CrossEvent()
 
     async def slow(request: Any) -> Any:
         await release.wait()
         return done()
 
-    window.agent.planner_factory = lambda run: ScriptedPlanner([slow])
-    window.agent.repo.runs.update({run.id: run for run in RUNS})
+    window.client.agent.planner_factory = lambda run: ScriptedPlanner([slow])
+    window.client.agent.repo.runs.update({run.id: run for run in RUNS})
 
     async def scenario() -> None:
         window.panel.goal_edit.setPlainText("wait")
         window.start_action.trigger()
         await until(lambda: window.panel.state == "running")
-        worker = window.worker
+        live = window.run
         window.on_run_selected("r1")
-        assert window.worker is worker and worker is not None and worker.live
+        assert window.worker is None and window.run is live and window.live_running
         assert "replayed when it ends" in window.status_label.text()
         release.set()
         await until(lambda: window.run is not None and window.run.status.is_terminal)

@@ -14,7 +14,7 @@ from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.timeline import THUMB_SIZE, TimelineModel
 from desktop_agent.ui.worker import RunWorker
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import drive, until
+from tests.gui.fake_agent import CrossEvent, bind_window, drive, until
 
 pytestmark = [
     pytest.mark.gui,
@@ -28,13 +28,15 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator
     qtbot.addWidget(made)
     made.show()
 
-    async def bind() -> None:
-        made.bind(agent)
+    async def bind() -> Any:
+        client = bind_window(made, agent)
         await until(lambda: not made._tasks, what="the history and the vision check")
+        return client
 
-    drive(qloop, bind())
+    client = drive(qloop, bind())
     yield made
     drive(qloop, made.shutdown())
+    drive(qloop, client.close())
 
 
 def script(agent: Any, *answers: Any) -> None:
@@ -58,7 +60,7 @@ def test_a_run_emits_its_signals_in_order(qtbot: Any, qloop: Any, agent: Any) ->
 
     async def make_worker() -> RunWorker:
         run = await agent.create_run("wait, then finish")
-        return RunWorker(await agent.start(run), live=True)
+        return RunWorker(agent.runner.start(run, agent.planner_factory(run)), live=True)
 
     worker = drive(qloop, make_worker())
     turn = [worker.step_started, worker.step_finished]  # one step row: opened, closed
@@ -80,7 +82,7 @@ def test_a_run_emits_its_signals_in_order(qtbot: Any, qloop: Any, agent: Any) ->
 
 
 def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, qloop: Any) -> None:
-    script(window.agent, tool("click", x=100, y=50, reason="the OK button"), done("clicked"))
+    script(window.client.agent, tool("click", x=100, y=50, reason="the OK button"), done("clicked"))
 
     async def scenario() -> None:
         start(window, "click OK")
@@ -107,7 +109,7 @@ def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, q
 def test_thumbnails_load_off_the_gui_thread_into_the_timeline(
     window: MainWindow, qloop: Any
 ) -> None:
-    script(window.agent, done("nothing to do"))
+    script(window.client.agent, done("nothing to do"))
 
     async def scenario() -> QPixmap:
         start(window, "look only")
@@ -126,7 +128,9 @@ def test_thumbnails_load_off_the_gui_thread_into_the_timeline(
 def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
     window: MainWindow, qloop: Any
 ) -> None:
-    script(window.agent, tool("type_text", text="hello"), tool("wait", seconds=0), done("typed"))
+    script(
+        window.client.agent, tool("type_text", text="hello"), tool("wait", seconds=0), done("typed")
+    )
 
     async def live() -> str:
         start(window, "type hello")
@@ -155,7 +159,9 @@ def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
 def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason(
     window: MainWindow, qloop: Any
 ) -> None:
-    script(window.agent, tool("click", x=320, y=180, reason="the Save button is there"), done())
+    script(
+        window.client.agent, tool("click", x=320, y=180, reason="the Save button is there"), done()
+    )
 
     async def scenario() -> None:
         start(window, "save")
@@ -174,8 +180,8 @@ def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason
 
 
 def test_pause_resume_and_stop_buttons_drive_the_runner(window: MainWindow, qloop: Any) -> None:
-    agent = window.agent
-    release = asyncio.Event()
+    agent = window.client.agent
+    release = CrossEvent()
 
     async def slow_decision(request: Any) -> Any:
         await release.wait()
@@ -215,10 +221,12 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
 ) -> None:
     from desktop_agent.core.errors import VisionRequired
 
-    async def refuse(run: Any) -> Any:
+    agent = window.client.agent
+
+    async def refuse(run: Any, vision: Any = None) -> Any:
         raise VisionRequired("model 'blind' at http://x cannot see screenshots")
 
-    window.agent.start = refuse  # type: ignore[method-assign]
+    agent.prepare = refuse  # type: ignore[method-assign]
 
     async def scenario() -> None:
         start(window, "anything")
@@ -227,7 +235,8 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
     drive(qloop, scenario())
     assert window.panel.error_label.text() == "model 'blind' at http://x cannot see screenshots"
     assert window.panel.state == "idle"
-    assert window.worker is None
+    assert window.run is None and not window.live_running
+    assert agent.repo.runs == {}, "a refused start is forgotten"
 
 
 def test_a_start_the_model_server_refuses_leaves_no_queued_run(
@@ -235,7 +244,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 ) -> None:
     from desktop_agent.core.errors import ModelUnreachable
 
-    agent = window.agent
+    agent = window.client.agent
 
     async def unreachable(base_url: str, model: str, vision: Any = None) -> None:
         raise ModelUnreachable(f"the model server at {base_url} does not answer")
@@ -256,13 +265,13 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usable(
     window: MainWindow, qloop: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent = window.agent
-    real_start = agent.start
+    agent = window.client.agent
+    real_launch = agent.launch
 
-    async def broken(run: Any) -> Any:
+    async def broken(goal: str, **options: Any) -> Any:
         raise RuntimeError("socket went away\nsecond line")
 
-    agent.start = broken  # type: ignore[method-assign]
+    agent.launch = broken  # type: ignore[method-assign]
 
     async def scenario() -> None:
         start(window, "anything")
@@ -274,64 +283,97 @@ def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usa
     assert window.panel.state == "idle"
     assert "starting a run failed" in caplog.text  # logged with its traceback
     script(agent, done("ok"))
-    agent.start = real_start  # type: ignore[method-assign]
+    agent.launch = real_launch  # type: ignore[method-assign]
 
     async def again() -> None:
         start(window, "anything, again")
-        await until(lambda: window.worker is not None, what="the second start")
-        await window.worker.wait()
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
 
     drive(qloop, again())
     assert window.run is not None and window.run.status is RunStatus.COMPLETED
 
 
+def test_a_fault_while_the_run_is_prepared_ends_it_failed_in_one_line(
+    window: MainWindow, qloop: Any
+) -> None:
+    agent = window.client.agent
+
+    async def broken(run: Any, vision: Any = None) -> Any:
+        raise RuntimeError("keyring exploded\nbadly")
+
+    agent.prepare = broken  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        start(window, "anything")
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
+
+    drive(qloop, scenario())
+    run = window.run
+    assert run is not None and (run.status, run.stop_reason) == (
+        RunStatus.FAILED,
+        StopReason.ERROR,
+    )
+    assert run.message == "unexpected fault before it started: RuntimeError: keyring exploded badly"
+    assert agent.repo.runs[run.id].status is RunStatus.FAILED
+    assert window.panel.state == "idle"
+
+
 def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.agent
+    agent = window.client.agent
     script(agent, done("ok"))
 
     async def scenario() -> None:
-        agent.settings = agent.settings.model_copy(update={"max_steps": 7})
+        await window.client.apply_settings(agent.settings.model_copy(update={"max_steps": 7}))
         window.apply_settings()
         assert window.panel.max_steps.value() == 7
         start(window, "anything")
-        await until(lambda: window.worker is not None, what="the start")
-        await window.worker.wait()
+        await until(lambda: window.run is not None and window.run.status.is_terminal)
 
     drive(qloop, scenario())
     assert window.run is not None and window.run.max_steps == 7
 
 
-def test_stop_while_the_model_is_being_checked_cancels_the_start(
+def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.agent
-    checking = asyncio.Event()
-    real_start = agent.start
+    agent = window.client.agent
+    checking = CrossEvent()
+    never = CrossEvent()
+    asked: list[Any] = []
+    agent.planner_factory = lambda run: asked.append(run) or ScriptedPlanner([done()])
+    real_prepare = agent.prepare
 
-    async def slow_start(run: Any) -> Any:
+    async def slow_prepare(run: Any, vision: Any = None) -> Any:
         checking.set()
-        await asyncio.Event().wait()  # the model server never answers
-        return await real_start(run)
+        await never.wait()  # the model server never answers
+        return await real_prepare(run, vision)
 
-    agent.start = slow_start  # type: ignore[method-assign]
+    agent.prepare = slow_prepare  # type: ignore[method-assign]
 
     async def scenario() -> None:
         start(window, "anything")
-        await checking.wait()
-        assert window.panel.state == "starting" and window.panel.stop_button.isEnabled()
+        await until(lambda: checking._event.is_set(), what="the model check")
+        await until(lambda: window.panel.state == "starting" and window._live_id is not None)
+        assert window.panel.stop_button.isEnabled()
         window.panel.stop_button.click()
-        await until(lambda: window.panel.state == "idle", what="the start to be cancelled")
+        await until(lambda: window.panel.state == "idle", what="the run to end")
 
     drive(qloop, scenario())
-    assert window.status_label.text() == "Not started: stopped by the user."
-    assert window.worker is None and agent.runner.active_ids == ()
+    run = window.run
+    assert run is not None and (run.status, run.stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+    assert window.status_label.text() == "Stopped: stopped before it started"
+    assert agent.runner.active_ids == ()
+    assert asked == [] and agent.runner.services.observer.calls == 0
 
 
 def test_a_replay_that_cannot_be_read_says_why(window: MainWindow, qloop: Any) -> None:
     async def scenario() -> None:
-        worker = RunWorker(window.agent.replay("no-such-run"), live=False, parent=window)
+        worker = RunWorker(window.client.replay("no-such-run"), live=False, parent=window)
         window.show_worker(worker)
         await worker.wait()
 

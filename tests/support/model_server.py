@@ -144,6 +144,8 @@ class ModelServer:
     lmstudio: Sequence[Mapping[str, Any]] | None = None
     #: names listed by GET /v1/models
     models: Sequence[str] = ("qwen2.5vl",)
+    #: GET /v1/models and /api/show never answer: a server still checking, as slow as it gets
+    hang_checks: bool = False
     host: str = "127.0.0.1"
     port: int = 0
     requests_file: Path | None = None
@@ -257,12 +259,16 @@ class ModelServer:
 
     async def _models(self, request: web.Request) -> web.Response:
         self.models_requests += 1
+        if self.hang_checks:
+            await asyncio.Event().wait()
         data = [{"id": name, "object": "model", "owned_by": "test"} for name in self.models]
         return web.json_response({"object": "list", "data": data})
 
     async def _show(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.show_requests.append(body)
+        if self.hang_checks:
+            await asyncio.Event().wait()
         if self.ollama is None:
             return web.Response(status=404, text="404 page not found")
         name = body.get("model") or body.get("name") or ""

@@ -1,0 +1,120 @@
+"""Engine: an asyncio loop on a thread of its own, where the app's Agent lives and runs.
+
+The app's GUI thread keeps the widgets; everything that talks to the store, the model, the
+desktop or the local API runs here. Other threads cross over only through `submit` (a
+coroutine, its result as a future) and `call` (a plain function, soon). A stop from the
+global hotkey is delivered straight to this loop, so it never waits for the GUI thread.
+
+    GUI thread (Qt, qasync)            engine thread (asyncio)          worker threads
+    ───────────────────────            ───────────────────────          ──────────────
+    widgets, dialogs        ─submit→   Agent: runner, runs, store  ───→  capture, input,
+    RunsState / views       ←signal─   API server, planners              inventory, SQLite
+                                       ↑ hotkey listener thread (stop)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: how long `close` waits for the loop's last tasks before it gives up on them
+CLOSE_TIMEOUT_S = 10.0
+
+
+class EngineClosed(RuntimeError):
+    """The engine's loop has ended; nothing more can be run on it."""
+
+
+class Engine:
+    """An asyncio loop running on its own (non-daemon) thread until `close`.
+
+    Attributes:
+        loop: the engine's event loop (use it only through `submit` / `call` from
+            other threads).
+        thread: the thread the loop runs on.
+    """
+
+    def __init__(self, name: str = "desktop-agent-engine") -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._main, name=name)
+        self._started = threading.Event()
+        self._closed = False
+
+    def start(self) -> Engine:
+        self.thread.start()
+        self._started.wait()
+        return self
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(self._started.set)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                self._cancel_leftovers()
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+                self.loop.run_until_complete(self.loop.shutdown_default_executor())
+            finally:
+                asyncio.set_event_loop(None)
+                self.loop.close()
+
+    def _cancel_leftovers(self) -> None:
+        pending = [task for task in asyncio.all_tasks(self.loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            log.info("engine: %d task(s) cancelled at close", len(pending))
+            self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+    @property
+    def running(self) -> bool:
+        return self.thread.is_alive() and not self._closed
+
+    def in_engine(self) -> bool:
+        """True on the engine's own thread."""
+        return threading.current_thread() is self.thread
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run `coro` on the engine; its outcome as a thread-safe future."""
+        if self._closed:
+            coro.close()
+            raise EngineClosed("the engine has stopped")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await `coro` run on the engine, from another thread's asyncio loop.
+
+        Cancelling the awaiting task cancels the work on the engine too.
+        """
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Call `fn(*args)` on the engine's loop as soon as it is free (from any thread)."""
+        if self._closed:
+            raise EngineClosed("the engine has stopped")
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """End the loop (its tasks left are cancelled) and join its thread. Idempotent.
+
+        Blocks up to `timeout`: call it off the GUI thread (e.g. through asyncio.to_thread).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout)
+            if self.thread.is_alive():
+                log.error("engine: the thread did not end within %.0f s", timeout)
+        elif not self.loop.is_closed():
+            self.loop.close()

@@ -1,0 +1,130 @@
+"""ActingController: the window gets out of the way while a run acts; the acting panel shows
+the step, and the window comes back when the last run ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+
+from desktop_agent.core.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    RunFinished,
+    RunPaused,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    TaskLoopEvent,
+)
+from desktop_agent.core.models import RunView, StepKind, StepView
+
+if TYPE_CHECKING:
+    from desktop_agent.ui.acting_panel import ActingPanel
+    from desktop_agent.ui.main_window import MainWindow
+    from desktop_agent.ui.runs_state import RunsState
+
+#: how long to wait for the window manager to take the minimised window off the screen
+OFF_SCREEN_TIMEOUT_S = 1.0
+#: and then for its iconify animation and the compositor to catch up
+OFF_SCREEN_SETTLE_S = 0.05
+
+
+class ActingController(QObject):
+    """Minimises the window while a run acts (setting `minimize_while_acting`), shows the
+    acting panel with the current step, and brings the window back when no run is left.
+
+    Attributes:
+        window, panel: what it moves and fills.
+        runs: the state it follows.
+        approvals_open: how many approval dialogs are open (the window stays up meanwhile).
+    """
+
+    def __init__(
+        self,
+        window: MainWindow,
+        panel: ActingPanel,
+        runs: RunsState,
+        minimize: Callable[[], bool],
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.panel = panel
+        self.runs = runs
+        self.approvals_open: Callable[[], int] = lambda: 0
+        self._minimize = minimize
+        self._minimised_by_us = False
+        runs.subscribe(self.on_run_event)
+
+    def on_run_event(self, event: TaskLoopEvent) -> None:
+        active = self.runs.active
+        if isinstance(event, StepStarted | StepFinished):
+            if event.step.run_id in active:
+                self.panel.set_step(describe_step(event.step, active))
+        elif isinstance(event, RunStarted):
+            if self._minimize() and not self.approvals_open():
+                self.get_out_of_the_way()
+            self.panel.show_for(event.run.goal)
+        elif isinstance(event, RunPaused):
+            self.panel.set_step("Paused — resume from the tray or the window")
+        elif isinstance(event, ApprovalRequested):
+            self.panel.set_step(f"Waiting for your approval: {event.approval.tool}")
+        elif isinstance(event, ApprovalResolved):
+            request = event.approval
+            if request.run_id in active:
+                what = {"once": "allowed", "run": "allowed for this run", "deny": "denied"}
+                self.panel.set_step(f"{request.tool} {what[event.decision.value]} ({event.by})")
+            if active and not self.approvals_open() and self._minimize():
+                self.get_out_of_the_way()
+        elif isinstance(event, RunFinished) and not active:
+            self.panel.hide()
+            self.come_back()
+
+    async def prepare_to_act(self) -> None:
+        """Before a run of this window acts: minimise (setting), and wait until it is gone."""
+        if self._minimize():
+            self.get_out_of_the_way()
+            await self._until_off_screen()
+
+    async def _until_off_screen(self) -> None:
+        """Until the window manager has taken the window off the screen (at most 1 s), so
+        the next screenshot shows the desktop and the keyboard focus is back on the app the
+        user was in."""
+        from PySide6.QtGui import QGuiApplication
+
+        handle = self.window.windowHandle()
+        if handle is None or QGuiApplication.platformName() in ("offscreen", "minimal"):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OFF_SCREEN_TIMEOUT_S
+        # QWindow has no signal for losing its exposure: poll, briefly
+        while handle.isExposed() and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(OFF_SCREEN_SETTLE_S)
+
+    def get_out_of_the_way(self) -> None:
+        if self.window.isVisible() and not self.window.isMinimized():
+            self.window.get_out_of_the_way()
+            self._minimised_by_us = True
+
+    def come_back(self) -> None:
+        if self._minimised_by_us:
+            self._minimised_by_us = False
+            self.window.bring_to_front()
+
+
+def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
+    """The acting panel's line, e.g. "Turn 3/20 · click {"x":640,"y":512}"."""
+    run = runs.get(step.run_id)
+    limit = f"/{run.max_steps}" if run is not None else ""
+    if step.kind is StepKind.OBSERVE:
+        what = "looking at the screen"
+    elif step.kind is StepKind.DECIDE:
+        what = "deciding" if step.tool is None else f"chose {step.tool}"
+    else:
+        what = f"{step.tool} {step.short_args(36)}".strip()
+    if step.error:
+        what += f" — {step.error}"
+    return f"Turn {step.index}{limit} · {what}"

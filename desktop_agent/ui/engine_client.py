@@ -1,0 +1,345 @@
+"""EngineClient: the GUI thread's one door to the Agent, which lives on the engine thread.
+
+Calls cross to the engine (`Engine.submit` / `call`); the engine's events come back as Qt
+signals, queued to the GUI thread. The engine owns every run it starts (a task there reads
+the run's events to the end), so no run depends on the GUI thread to go on or to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
+from desktop_agent.core.events import TaskLoopEvent
+from desktop_agent.core.models import ApprovalDecision, RunView
+from desktop_agent.core.permissions import DEFAULT_POLICY
+from desktop_agent.ui.text import one_line
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent
+    from desktop_agent.core.runner import RunHandle
+    from desktop_agent.engine import Engine
+    from desktop_agent.planner import VisionVerdict
+    from desktop_agent.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: a replay crosses to the GUI thread this many events at a time
+REPLAY_BATCH = 200
+_END = object()
+
+
+class EngineClient(QObject):
+    """The Agent's services as calls from the GUI thread, its events as signals.
+
+    Signals:
+        run_event(object): every TaskLoopEvent of every run of this process, in order.
+        start_refused(str, str): a run (id) was refused before it started, and why
+            (the model does not answer or cannot see, ...); it was forgotten.
+        stopped_everything(int, int): Stop all (hotkey, tray, window) was carried out:
+            runs stopped here, runs stopped in other instances on the data dir.
+
+    Attributes:
+        engine: the thread the Agent runs on.
+        agent: the services; only its fixed parts (data_dir, registry, check_model) are
+            read from the GUI thread, everything else goes through the engine.
+        settings: the settings in use (the GUI's copy; `apply_settings` changes both).
+        api_port: the local API's port once served, else None.
+        hotkey_problem: why the stop hotkey is not on (one line), else "".
+    """
+
+    run_event = Signal(object)
+    start_refused = Signal(str, str)
+    stopped_everything = Signal(int, int)
+    # The engine thread emits these; connected to this object's own signals, they are
+    # queued to its (the GUI) thread, where the public signals' slots then run.
+    _event_from_engine = Signal(object)
+    _refused_from_engine = Signal(str, str)
+    _stopped_from_engine = Signal(int, int)
+
+    def __init__(self, engine: Engine, agent: Agent, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.engine = engine
+        self.agent = agent
+        self.settings: Settings = agent.settings
+        self.api_port: int | None = None
+        self.hotkey_problem = ""
+        self._api: Any = None
+        self._hotkey: Any = None
+        self._owned: set[asyncio.Task[None]] = set()  # engine-side: the runs' readers
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._closed = False
+        self._event_from_engine.connect(self.run_event)
+        self._refused_from_engine.connect(self.start_refused)
+        self._stopped_from_engine.connect(self.stopped_everything)
+        engine.call(self._subscribe)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.agent.data_dir
+
+    @property
+    def check_model(self) -> bool:
+        return self.agent.check_model
+
+    # ── on the engine thread ─────────────────────────────────────────────────
+
+    def _subscribe(self) -> None:
+        self._unsubscribe = [
+            self.agent.runner.subscribe(self._event_from_engine.emit),
+        ]
+
+    def _own(self, handle: RunHandle) -> None:
+        task = asyncio.get_running_loop().create_task(self._read_to_end(handle))
+        self._owned.add(task)
+        task.add_done_callback(self._owned.discard)
+
+    async def _read_to_end(self, handle: RunHandle) -> None:
+        """The run's owner: reads its events to the end (the views hear them as signals)."""
+        try:
+            async for _ in handle.events:
+                pass
+        except RefusedToStart as error:
+            self._refused_from_engine.emit(handle.run_id, one_line(error))
+        except Exception as error:  # noqa: BLE001 - said in one line; the app goes on
+            log.exception("run %s failed to start", handle.run_id)
+            self._refused_from_engine.emit(handle.run_id, one_line(error))
+
+    def _stop_everything(self) -> int:
+        """Stop every run here, then tell the other instances on the data dir (a task)."""
+        here = self.agent.stop_all()
+        task = asyncio.get_running_loop().create_task(self._stop_other_instances(here))
+        self._owned.add(task)
+        task.add_done_callback(self._owned.discard)
+        return here
+
+    async def _stop_other_instances(self, here: int) -> None:
+        from desktop_agent.api.instances import stop_all_instances
+
+        try:
+            elsewhere = await stop_all_instances(self.agent.data_dir, exclude_pid=os.getpid())
+        except Exception:  # noqa: BLE001 - this instance's runs are stopped either way
+            log.exception("telling the other instances to stop failed")
+            elsewhere = 0
+        self._stopped_from_engine.emit(here, elsewhere)
+
+    def on_hotkey(self) -> None:
+        """The global stop hotkey, delivered on the engine's loop: no GUI thread involved."""
+        log.info("stop hotkey pressed")
+        self._stop_everything()
+
+    # ── runs ─────────────────────────────────────────────────────────────────
+
+    async def launch(
+        self,
+        goal: str,
+        *,
+        max_steps: int | None = None,
+        allowed_tools: tuple[str, ...] | None = None,
+        before_run: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    ) -> RunView:
+        """Record and admit a run (a stop reaches it from now on); the engine owns it.
+
+        The model is checked inside the run: a refusal comes as `start_refused`. The
+        coroutine `before_run` is run on the caller's (GUI) loop just before the first turn.
+        """
+        gui_loop = asyncio.get_running_loop()
+        hook = None
+        if before_run is not None:
+            gui_hook = before_run
+
+            async def hook() -> None:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(gui_hook(), gui_loop))
+
+        async def go() -> RunView:
+            handle = await self.agent.launch(
+                goal, max_steps=max_steps, allowed_tools=allowed_tools, before_run=hook
+            )
+            self._own(handle)
+            return handle.run
+
+        return await self.engine.run(go())
+
+    def stop(self, run_id: str) -> None:
+        self.engine.call(self.agent.runner.stop, run_id)
+
+    def pause(self, run_id: str) -> None:
+        self.engine.call(self.agent.runner.pause, run_id)
+
+    def resume(self, run_id: str) -> None:
+        self.engine.call(self.agent.runner.resume, run_id)
+
+    def pause_all(self, pause: bool) -> None:
+        def toggle() -> None:
+            runner = self.agent.runner
+            for run_id in runner.active_ids:
+                (runner.pause if pause else runner.resume)(run_id)
+
+        self.engine.call(toggle)
+
+    def stop_everything(self) -> None:
+        """Stop every run here and in every other instance on the data dir (as the hotkey)."""
+        self.engine.call(self._stop_everything)
+
+    def resolve_approval(self, approval_id: str, decision: ApprovalDecision) -> None:
+        self.engine.call(self.agent.approvals.resolve, approval_id, decision)
+
+    async def list_runs(self, limit: int = 500) -> list[RunView]:
+        return await self.engine.run(self.agent.repo.list_runs(limit=limit))
+
+    async def replay(self, run_id: str) -> AsyncIterator[TaskLoopEvent]:
+        """A stored run's events, read on the engine and handed over in batches."""
+        gui_loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        def hand_over(item: Any) -> None:
+            gui_loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        async def pump() -> None:
+            batch: list[TaskLoopEvent] = []
+            try:
+                async for event in self.agent.replay(run_id):
+                    batch.append(event)
+                    if len(batch) >= REPLAY_BATCH:
+                        hand_over(batch)
+                        batch = []
+                hand_over(batch)
+                hand_over(_END)
+            except Exception as error:  # noqa: BLE001 - raised again on the reader's side
+                hand_over(batch)
+                hand_over(error)
+
+        pumping = self.engine.submit(pump())
+        try:
+            while (item := await queue.get()) is not _END:
+                if isinstance(item, BaseException):
+                    raise item
+                for event in item:
+                    yield event
+        finally:
+            pumping.cancel()
+
+    # ── model and settings ───────────────────────────────────────────────────
+
+    async def check_vision(self, settings: Settings) -> VisionVerdict:
+        """Whether the model of `settings` can see (no chat request), checked on the engine."""
+        from desktop_agent.planner import resolve_vision
+        from desktop_agent.settings import get_api_key
+
+        async def go() -> VisionVerdict:
+            return await resolve_vision(
+                base_url=settings.base_url,
+                model=settings.model,
+                api_key=await asyncio.to_thread(get_api_key, settings),
+                setting=settings.vision,
+            )
+
+        return await self.engine.run(go())
+
+    async def test_connection(self, settings: Settings) -> str:
+        """Reachability and vision of the model the settings dialog shows (no chat request)."""
+        from desktop_agent.planner import VisionCache, check_reachable, resolve_vision
+        from desktop_agent.settings import get_api_key
+
+        async def go() -> str:
+            api_key = await asyncio.to_thread(get_api_key, settings)
+            await check_reachable(settings.base_url, api_key)
+            verdict = await resolve_vision(
+                base_url=settings.base_url,
+                model=settings.model,
+                api_key=api_key,
+                setting=settings.vision,
+                cache=VisionCache(),
+            )
+            sees = "can see screenshots" if verdict.can_see else "cannot see screenshots"
+            return f"The server answers; {settings.model} {sees} ({verdict.detail})."
+
+        return await self.engine.run(go())
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Use `settings` from the next run on (policies and the approval timeout at once)."""
+
+        async def go() -> None:
+            agent = self.agent
+            agent.settings = settings
+            for spec in agent.registry.specs():
+                policy = settings.policies.get(spec.name, DEFAULT_POLICY[spec.risk])
+                agent.permissions.set_policy(spec.name, policy)
+            agent.runner.services.approval_timeout_s = settings.approval_timeout_s
+
+        await self.engine.run(go())
+        self.settings = settings
+
+    # ── services ─────────────────────────────────────────────────────────────
+
+    async def start_api(self) -> int:
+        """Serve the local API (on the engine); its port. Raises DesktopAgentError/OSError."""
+        from desktop_agent.api.server import ApiServer
+
+        async def go() -> int:
+            server = ApiServer(self.agent)
+            port = await server.start()
+            self._api = server
+            return port
+
+        self.api_port = await self.engine.run(go())
+        log.info("app serves the local API on port %d", self.api_port)
+        return self.api_port
+
+    async def start_hotkey(self, combo: str) -> bool:
+        """Grab the global stop hotkey; it stops runs on the engine's loop directly.
+
+        False (and `hotkey_problem` says why) when it cannot be grabbed.
+        """
+        from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
+
+        await self.stop_hotkey()
+        try:
+            # opening an X connection and grabbing keys are round trips: not on the GUI thread
+            self._hotkey = await asyncio.to_thread(
+                start_global_hotkey, combo, self.on_hotkey, self.engine.loop
+            )
+        except HotkeyUnavailable as error:
+            self.hotkey_problem = one_line(error)
+            log.warning("stop hotkey %s unavailable: %s", combo, error)
+            return False
+        self.hotkey_problem = ""
+        return True
+
+    async def stop_hotkey(self) -> None:
+        hotkey, self._hotkey = self._hotkey, None
+        if hotkey is not None:
+            await asyncio.to_thread(hotkey.stop)  # joins the listener thread (up to 2 s)
+
+    async def close(self) -> None:
+        """Stop every run (stored stopped / user_stop), then close the API, the hotkey, the
+        Agent (store, desktop adapters) and end the engine's thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self.stop_hotkey()
+        if self.engine.running:
+            try:
+                await self.engine.run(self._close_on_engine())
+            except (DesktopAgentError, OSError, RuntimeError) as error:
+                log.error("closing the engine's services: %s", one_line(error))
+        await asyncio.to_thread(self.engine.close)
+
+    async def _close_on_engine(self) -> None:
+        self.agent.stop_all()
+        if self._owned:
+            await asyncio.gather(*self._owned, return_exceptions=True)
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        await self.agent.close()

@@ -1,0 +1,81 @@
+"""RunsState: what the app's views know of this process's runs, fed by one event channel.
+
+Qt-free: the engine's events (every TaskLoopEvent of every run) come in through `apply`,
+and the views — the history, the tray, the acting panel, the window — follow it through
+`subscribe`, each redrawing itself from the state and the event. No view writes rows of its
+own from another source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from desktop_agent.core.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    TaskLoopEvent,
+)
+from desktop_agent.core.models import ApprovalRequest, RunStatus, RunView
+
+Listener = Callable[[TaskLoopEvent], None]
+
+
+@dataclass
+class RunsState:
+    """The runs of this process that have not ended, the approvals they wait for, and how
+    the last one ended.
+
+    Attributes:
+        active: run id → latest view of each run that has not ended (running or paused).
+        approvals: approval id → the request, while it waits for an answer.
+        last_failed: the most recent run that ended, failed.
+    """
+
+    active: dict[str, RunView] = field(default_factory=dict)
+    approvals: dict[str, ApprovalRequest] = field(default_factory=dict)
+    last_failed: bool = False
+    _listeners: list[Listener] = field(default_factory=list)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Hear every event after the state took it in; returns the unsubscribe call."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def apply(self, event: TaskLoopEvent) -> None:
+        if isinstance(event, ApprovalRequested):
+            self.approvals[event.approval.id] = event.approval
+        elif isinstance(event, ApprovalResolved):
+            self.approvals.pop(event.approval.id, None)
+        elif isinstance(event, RunFinished):
+            self.active.pop(event.run.id, None)
+            self.approvals = {
+                key: request
+                for key, request in self.approvals.items()
+                if request.run_id != event.run.id
+            }
+            self.last_failed = event.run.status is RunStatus.FAILED
+        elif isinstance(event, RunStarted):
+            self.active[event.run.id] = event.run
+            self.last_failed = False
+        elif isinstance(event, RunPaused | RunResumed):
+            self.active[event.run.id] = event.run
+        for listener in list(self._listeners):
+            listener(event)
+
+    @property
+    def tray_state(self) -> str:
+        """idle | running | paused | failed, for the tray icon."""
+        runs = self.active.values()
+        if any(run.status is not RunStatus.PAUSED for run in runs):
+            return "running"
+        if runs:
+            return "paused"
+        return "failed" if self.last_failed else "idle"
+
+    def is_active(self, run_id: str) -> bool:
+        return run_id in self.active

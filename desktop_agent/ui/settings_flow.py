@@ -1,0 +1,86 @@
+"""SettingsController: Settings… opens the settings dialog; what it saves is written (off the
+GUI thread) and applied: at once, for the next run, or at the next start."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+
+from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.ui.text import one_line
+
+if TYPE_CHECKING:
+    from desktop_agent.settings import Settings
+    from desktop_agent.ui.engine_client import EngineClient
+    from desktop_agent.ui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+CAPTURE_SETTINGS = ("capture_width", "capture_format", "jpeg_quality", "monitor", "set_of_mark")
+
+
+class SettingsController(QObject):
+    """The settings dialog and applying what it saves.
+
+    Attributes:
+        dialog: the open settings dialog, if any.
+        restart_hotkey: awaited when the stop hotkey changed; returns what to tell the user.
+    """
+
+    def __init__(
+        self,
+        window: MainWindow,
+        client: EngineClient,
+        restart_hotkey: Callable[[], Awaitable[list[str]]],
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.client = client
+        self.restart_hotkey = restart_hotkey
+        self.dialog: Any = None
+
+    def on_settings_requested(self) -> None:
+        from desktop_agent.ui.settings_dialog import SettingsDialog
+
+        if self.dialog is not None and self.dialog.isVisible():
+            self.dialog.raise_()
+            return
+        dialog = SettingsDialog(
+            self.window, self.client.settings, test_connection=self.client.test_connection
+        )
+        dialog.saved.connect(self.on_settings_saved)
+        self.dialog = dialog
+        dialog.open()
+
+    def on_settings_saved(self, settings: Settings) -> None:
+        self.window.spawn(self.apply_settings(settings))
+
+    async def apply_settings(self, settings: Settings, *, save: bool = True) -> None:
+        """Save the settings and use them from the next run on."""
+        from desktop_agent.settings import save_settings
+
+        previous = self.client.settings
+        notices = []
+        if save:
+            try:
+                path = await asyncio.to_thread(save_settings, settings)
+            except (DesktopAgentError, OSError) as error:
+                # used anyway for this session: what the user chose is not lost on a full disk
+                unsaved = f"Settings used until the app quits, but not saved: {one_line(error)}"
+                log.error("%s", unsaved)
+                notices.append(unsaved)
+            else:
+                log.info("settings saved to %s", path)
+        await self.client.apply_settings(settings)
+        if settings.stop_hotkey != previous.stop_hotkey:
+            # also when the old combination could not be grabbed: the new one may be free
+            notices += await self.restart_hotkey()
+        if any(getattr(settings, name) != getattr(previous, name) for name in CAPTURE_SETTINGS):
+            notices.append("Capture settings take effect when the app is started again.")
+        if notices:
+            self.window.show_notice(" · ".join(notices))
+        self.window.apply_settings()
