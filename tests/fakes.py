@@ -216,3 +216,18 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class FakeFocusProbe:
+    """A FocusProbe answering `role`; with `hang` set it never answers (a hung AT-SPI call)."""
+
+    def __init__(self, role: str | None = None, *, hang: bool = False) -> None:
+        self.role = role
+        self.hang = hang
+        self.calls = 0
+
+    async def focused_role(self) -> str | None:
+        self.calls += 1
+        if self.hang:
+            await asyncio.Event().wait()
+        return self.role

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.call_risk import TEXT_TOOLS, CallRisk, Sensitivity, assess_call
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import (
     BreakerOpen,
@@ -51,6 +52,7 @@ from desktop_agent.core.models import (
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
+    FocusProbe,
     PermissionGate,
     Planner,
     RunRepository,
@@ -60,10 +62,15 @@ from desktop_agent.core.ports import (
 )
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 
+T = TypeVar("T")
 OBSERVE_TOOL = "screen_snapshot"
 REDACTED = "•••"
-#: tools whose text goes into a control; typing into a password field always asks
-_TEXT_TOOLS = {"type_text": "text", "set_value": "value"}
+#: tools whose call risk depends on the focused control (password fields, terminals)
+_FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
+#: deadlines (s): a hung capture, input or accessibility call fails its step, not the run
+OBSERVE_TIMEOUT_S = 30.0
+TOOL_TIMEOUT_S = 60.0
+FOCUS_TIMEOUT_S = 0.5
 
 
 @dataclass(kw_only=True)
@@ -78,6 +85,13 @@ class RunnerServices:
     breakers: BreakerBoard
     permissions: Permissions
     approval_timeout_s: float = 60.0
+    #: asked at action time for the focused control's role; None: the executor when it is
+    #: a FocusProbe (the desktop's is), else the role is unknown
+    focus: FocusProbe | None = None
+    focus_timeout_s: float = FOCUS_TIMEOUT_S
+    observe_timeout_s: float = OBSERVE_TIMEOUT_S
+    #: for `wait`, its seconds come on top
+    tool_timeout_s: float = TOOL_TIMEOUT_S
 
 
 @dataclass(kw_only=True)
@@ -185,10 +199,10 @@ class _TaskLoop:
         turn = self.run.step_count + 1
         observation = await self._observe(turn)
         if observation is not None:
-            decision = await self._decide(turn, observation)
-            if decision is not None and decision.action == "tool":
+            decided = await self._decide(turn, observation)
+            if decided is not None and decided.decision.action == "tool":
                 await self._pause_point()
-                await self._act(turn, decision, observation)
+                await self._act(turn, decided, observation)
         self.run = self.run.with_(step_count=turn)
         await self.deps.repo.save_run(self.run)
         if self.outcome is None:
@@ -225,7 +239,13 @@ class _TaskLoop:
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return None
         try:
-            observation = await self.control.guard(deps.observer.observe())
+            observation = await self.control.guard(
+                _within(
+                    deps.observe_timeout_s,
+                    "the observation did not finish",
+                    deps.observer.observe(),
+                )
+            )
         except (StopRequested, asyncio.CancelledError):
             breaker.release()
             raise
@@ -249,7 +269,7 @@ class _TaskLoop:
         await self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
         return observation
 
-    async def _decide(self, turn: int, observation: Observation) -> Decision | None:
+    async def _decide(self, turn: int, observation: Observation) -> _Decided | None:
         deps = self.deps
         step = await self._begin(turn, StepKind.DECIDE, None, {})
         request = DecideRequest(
@@ -271,17 +291,20 @@ class _TaskLoop:
             return None
         usage = decision.usage
         is_tool = decision.action == "tool"
-        stored_args = (
-            self._stored_args(decision.tool, decision.args, observation) if is_tool else {}
-        )
+        decided = _Decided(decision, {}, ())
+        if is_tool:
+            risk = assess_call(
+                decision.tool or "", decision.args, observation, await self._focused_role(decision)
+            )
+            decided = _Decided.redacted(decision, risk.sensitivity)
         await self._end(
             step,
             StepStatus.OK,
             tool=decision.tool if is_tool else None,
-            args=stored_args,
+            args=decided.stored_args,
             summary=_decision_summary(decision),
-            reason=decision.reason,
-            raw_output=_redact_raw(decision.raw, decision.args, stored_args),
+            reason=decided.redact(decision.reason),
+            raw_output=decided.redact(decision.raw),
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
             latency_ms=decision.latency_ms,
@@ -294,19 +317,41 @@ class _TaskLoop:
             self.outcome = _Outcome(
                 RunStatus.FAILED, StopReason.ERROR, decision.reason or decision.message
             )
-        return decision
+        return decided
 
-    async def _act(self, turn: int, decision: Decision, observation: Observation) -> None:
+    async def _focused_role(self, decision: Decision) -> str | None:
+        """The focused control's role, for the tools whose risk depends on it; None if unknown."""
+        probe = self.deps.focus
+        if probe is None and isinstance(self.deps.executor, FocusProbe):
+            probe = self.deps.executor
+        if probe is None or decision.tool not in _FOCUS_TOOLS:
+            return None
+        try:
+            async with asyncio.timeout(self.deps.focus_timeout_s):
+                return await self.control.guard(probe.focused_role())
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - a probe that fails or is late: the role is unknown
+            return None
+
+    async def _act(self, turn: int, decided: _Decided, observation: Observation) -> None:
         deps = self.deps
+        decision = decided.decision
         tool = decision.tool or ""
-        stored_args = self._stored_args(tool, decision.args, observation)
-        step = await self._begin(turn, StepKind.ACTION, tool, stored_args)
+        step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         try:
             spec, args = deps.registry.validate(tool, decision.args, self.run.allowed_tools)
         except ToolError as error:
             status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
             await self._fail(step, status, str(error))
             return
+        # asked again now: the focus may have moved since the decision (a pause, the user)
+        risk = assess_call(
+            spec.name, args.model_dump(), observation, await self._focused_role(decision)
+        )
+        if risk.sensitivity.redact and not decided.secrets:
+            decided = _Decided.redacted(decision, risk.sensitivity)
+            step = await self._restate(step, args=decided.stored_args)
         breaker = deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())
@@ -315,7 +360,7 @@ class _TaskLoop:
             return
         target = _target_of(args, observation)
         try:
-            refusal = await self._gate(turn, spec, stored_args, decision, observation, target)
+            refusal = await self._gate(turn, spec, decided, risk, observation, target)
         except BaseException:
             breaker.release()
             raise
@@ -324,25 +369,29 @@ class _TaskLoop:
             await self._fail(step, StepStatus.DENIED, refusal)
             return
         context = ToolContext(self.run.id, observation, self.control.cancelled)
+        deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
         try:
-            result = await self.control.guard(deps.executor.execute(spec, args, context))
+            result = await self.control.guard(
+                _within(
+                    deadline, f"{tool} did not finish", deps.executor.execute(spec, args, context)
+                )
+            )
         except (StopRequested, asyncio.CancelledError):
             breaker.release()
             raise
         except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
             result = ToolResult.failure(_describe(error))
         breaker.record(result.ok)
+        summary = decided.redact(result.summary)
         if result.ok:
             self.failures = 0
-            await self._end(
-                step, StepStatus.OK, summary=result.summary, target=result.target or target
-            )
+            await self._end(step, StepStatus.OK, summary=summary, target=result.target or target)
         else:
             await self._fail(
                 step,
                 StepStatus.FAILED,
-                result.error or "failed",
-                summary=result.summary,
+                decided.redact(result.error or "failed"),
+                summary=summary,
                 target=result.target or target,
             )
 
@@ -350,14 +399,14 @@ class _TaskLoop:
         self,
         turn: int,
         spec: ToolSpec,
-        stored_args: dict[str, Any],
-        decision: Decision,
+        decided: _Decided,
+        risk: CallRisk,
         observation: Observation,
         target: tuple[int, int] | None,
     ) -> str | None:
         """Policy, grants and the human: None when the tool may run, else why not."""
         deps = self.deps
-        sensitive = _into_password_field(spec.name, decision.args, observation)
+        sensitive = risk.asks_every_call
         policy = deps.permissions.decide(self.run.id, spec.name, spec.risk, sensitive=sensitive)
         if policy is Policy.ALLOW:
             return None
@@ -368,9 +417,10 @@ class _TaskLoop:
             run_id=self.run.id,
             index=turn,
             tool=spec.name,
-            args=stored_args,
-            reason=decision.reason,
+            args=decided.stored_args,
+            reason=decided.redact(decided.decision.reason),
             risk=spec.risk,
+            caution=risk.always_ask,
             offer_run_grant=spec.risk is not Risk.DANGEROUS and not sensitive,
             timeout_s=deps.approval_timeout_s,
             screenshot=observation.screenshot_path,
@@ -439,27 +489,42 @@ class _TaskLoop:
         if self.open_step is not None:
             await self._end(self.open_step, StepStatus.SKIPPED, error=error)
 
-    def _stored_args(
-        self, tool: str | None, args: dict[str, Any], observation: Observation
-    ) -> dict[str, Any]:
-        field_name = _TEXT_TOOLS.get(tool or "")
-        if (
-            field_name
-            and field_name in args
-            and _into_password_field(tool or "", args, observation)
-        ):
-            return {**args, field_name: REDACTED}
-        return dict(args)
-
-
-@dataclass(frozen=True, slots=True)
-class _Observed:
-    observation: Observation
+    async def _restate(self, step: StepView, **fields: Any) -> StepView:
+        """Store changed fields of a step that is still running."""
+        step = step.with_(**fields)
+        self.steps[step.seq - 1] = step
+        if self.open_step is not None and self.open_step.seq == step.seq:
+            self.open_step = step
+        await self.deps.repo.save_step(step)
+        return step
 
 
 @dataclass(frozen=True, slots=True)
 class _Decided:
+    """A tool decision with what may be stored of it: arguments with secrets hidden."""
+
     decision: Decision
+    stored_args: dict[str, Any]
+    #: the texts hidden from storage, in every form they may take in the raw output
+    secrets: tuple[str, ...]
+
+    @classmethod
+    def redacted(cls, decision: Decision, sensitivity: Sensitivity) -> _Decided:
+        args = dict(decision.args)
+        field_name = TEXT_TOOLS.get(decision.tool or "", "")
+        secret = args.get(field_name)
+        if not sensitivity.redact or not isinstance(secret, str) or not secret:
+            return cls(decision, args, ())
+        forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+        # longest first, so a form is not left half-replaced by a shorter one inside it
+        return cls(
+            decision, {**args, field_name: REDACTED}, tuple(sorted(forms, key=len, reverse=True))
+        )
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        return text
 
 
 def _describe(error: BaseException) -> str:
@@ -497,28 +562,13 @@ def _target_of(args: BaseModel, observation: Observation) -> tuple[int, int] | N
     return None
 
 
-def _redact_raw(raw: str, args: dict[str, Any], stored_args: dict[str, Any]) -> str:
-    """The planner's raw output without the secrets that were redacted from its arguments."""
-    for name, value in stored_args.items():
-        secret = args.get(name)
-        if value == REDACTED and isinstance(secret, str) and secret:
-            for form in {
-                secret,
-                json.dumps(secret)[1:-1],
-                json.dumps(secret, ensure_ascii=False)[1:-1],
-            }:
-                raw = raw.replace(form, REDACTED)
-    return raw
-
-
-def _into_password_field(tool: str, args: dict[str, Any], observation: Observation) -> bool:
-    if tool not in _TEXT_TOOLS:
-        return False
-    element_id = args.get("element")
-    if isinstance(element_id, int):
-        element = observation.element(element_id)
-        return bool(element and element.password)
-    return any(element.focused and element.password for element in observation.elements)
+async def _within(seconds: float, what: str, work: Awaitable[T]) -> T:
+    """`work`, or TimeoutError saying `what` did not finish in `seconds`."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await work
+    except TimeoutError:
+        raise TimeoutError(f"{what} in {seconds:g} s") from None
 
 
 _END = object()

@@ -337,6 +337,9 @@ class ApprovalRequest:
     screenshot: str | None = None
     target: tuple[int, int] | None = None
     created_at: datetime = field(default_factory=utcnow)
+    #: why this call asks every time and offers no run grant (a launcher key, a password
+    #: field, a line into a terminal); "" for an ordinary question
+    caution: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -352,4 +355,5 @@ class ApprovalRequest:
             "screenshot": self.screenshot,
             "target": list(self.target) if self.target else None,
             "created_at": _iso(self.created_at),
+            "caution": self.caution,
         }

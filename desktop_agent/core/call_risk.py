@@ -1,0 +1,220 @@
+"""Per-call risk: which single calls of an input tool ask every time, whatever the grants.
+
+A run grant and a per-tool `allow` policy are per tool, so they cannot tell `hotkey ctrl+s`
+from `hotkey super+r`. `assess_call` looks at one call's arguments and the focused window:
+a call that can start a program, reach the system, paste the user's clipboard, run a line in
+a terminal or type into a password field is asked at every call, with no run grant offered.
+The rules and the reasons for them are in docs/architecture.md ("Gate").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from desktop_agent.core.keys import ALIASES
+from desktop_agent.core.models import Element, Observation
+
+#: the accessibility role names (AT-SPI; the Windows probe maps IsPassword to the first)
+PASSWORD_ROLES = frozenset({"password text", "password"})
+TERMINAL_ROLES = frozenset({"terminal"})
+
+#: tools whose text goes into a control, and the argument holding the text
+TEXT_TOOLS: Mapping[str, str] = {"type_text": "text", "set_value": "value"}
+
+_MODIFIER_FAMILY = {
+    "ctrl": "ctrl",
+    "ctrlleft": "ctrl",
+    "ctrlright": "ctrl",
+    "alt": "alt",
+    "altleft": "alt",
+    "altright": "alt",
+    "shift": "shift",
+    "shiftleft": "shift",
+    "shiftright": "shift",
+    "win": "win",
+    "winleft": "win",
+    "winright": "win",
+}
+
+#: combinations (modifier families + one key) that start programs or reach the system
+_SYSTEM_COMBOS: dict[frozenset[str], str] = {
+    frozenset({"alt", "f1"}): "alt+f1 opens the application menu",
+    frozenset({"alt", "f2"}): "alt+f2 opens the run-a-command dialog",
+    frozenset({"ctrl", "alt", "t"}): "ctrl+alt+t opens a terminal",
+    frozenset({"ctrl", "alt", "delete"}): "ctrl+alt+delete opens the system menu",
+    frozenset({"ctrl", "alt", "backspace"}): "ctrl+alt+backspace can end the X session",
+    frozenset({"ctrl", "shift", "esc"}): "ctrl+shift+esc opens the task manager",
+    frozenset({"ctrl", "esc"}): "ctrl+esc opens the start menu",
+}
+_PASTE_COMBOS = (
+    frozenset({"ctrl", "v"}),
+    frozenset({"shift", "insert"}),
+    frozenset({"ctrl", "shift", "v"}),
+)
+#: keys that end a line in a terminal: enter, and ctrl+j / ctrl+m (line feed, carriage return)
+_LINE_END_COMBOS = (frozenset({"enter"}), frozenset({"ctrl", "j"}), frozenset({"ctrl", "m"}))
+
+#: window titles and classes of terminals and shells (matched in the lowercased window label)
+_TERMINAL_WINDOW = re.compile(
+    r"terminal|terminator|\b(?:x|u|rx|urx|a|e|l|q|mate-|xfce4-)?term\b|konsole|alacritty|kitty"
+    r"|wezterm|tilix|guake|yakuake|st-256color|\bfoot\b|cmd\.exe|command prompt|powershell"
+    r"|\bpwsh\b|conhost|windowsterminal|\bbash\b|\bzsh\b|\bfish\b"
+    # the title a shell gives its terminal: user@host: ~/dir
+    r"|^[\w.-]+@[\w.-]+:"
+)
+#: the desktop itself, where alt+f4 asks to shut down (Windows) or log out
+_DESKTOP_WINDOW = re.compile(r"^(?:program manager|desktop)\b|\bprogman\b|\bworkerw\b|xfdesktop")
+
+
+class Sensitivity(StrEnum):
+    """Whether the text of a call goes into a password field, as far as can be told."""
+
+    PLAIN = "plain"
+    PASSWORD = "password"  # noqa: S105 - a category name, not a secret
+    UNKNOWN = "unknown"
+
+    @property
+    def redact(self) -> bool:
+        """Stored text is hidden unless the field is known not to be a password field."""
+        return self is not Sensitivity.PLAIN
+
+
+@dataclass(frozen=True, slots=True)
+class CallRisk:
+    """What the gate must know about one call beyond its tool's risk."""
+
+    #: why this call asks every time (no grant or allow policy covers it); "" when it does not
+    always_ask: str = ""
+    sensitivity: Sensitivity = Sensitivity.PLAIN
+
+    @property
+    def asks_every_call(self) -> bool:
+        return bool(self.always_ask)
+
+
+def key_family(key: str) -> str:
+    """The canonical name of a key, with left/right modifiers folded into one family."""
+    name = key.strip().lower()
+    name = ALIASES.get(name, name)
+    return _MODIFIER_FAMILY.get(name, name)
+
+
+def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool, terminal: bool) -> str:
+    """Why this key combination asks every call, or ""."""
+    combo = frozenset(key_family(key) for key in keys)
+    label = "+".join(key_family(key) for key in keys)
+    if "win" in combo:
+        return f"{label} uses the system key, which opens launchers and system menus"
+    if reason := _SYSTEM_COMBOS.get(combo):
+        return reason
+    if "ctrl" in combo and "alt" in combo and combo & {f"f{n}" for n in range(1, 13)}:
+        return f"{label} switches to a text console"
+    if combo == frozenset({"alt", "f4"}) and desktop_focused:
+        return "alt+f4 on the desktop opens the shut-down dialog"
+    if combo in _PASTE_COMBOS:
+        return f"{label} pastes the user's clipboard"
+    if terminal and combo in _LINE_END_COMBOS:
+        return f"{label} runs the typed line in a terminal"
+    return ""
+
+
+def is_terminal_window(label: str) -> bool:
+    return bool(_TERMINAL_WINDOW.search(label.casefold()))
+
+
+def focused_window(observation: Observation) -> Element | None:
+    """The focused top-level window of the observation, when the inventory lists windows."""
+    return next(
+        (
+            element
+            for element in observation.elements
+            if element.role == "window" and element.focused
+        ),
+        None,
+    )
+
+
+def _focused_control(observation: Observation) -> Element | None:
+    return next(
+        (
+            element
+            for element in observation.elements
+            if element.focused and element.role != "window"
+        ),
+        None,
+    )
+
+
+def in_terminal(observation: Observation, focused_role: str | None) -> bool:
+    """Whether input goes to a terminal: the focused control is one, or its window looks so."""
+    if focused_role in TERMINAL_ROLES:
+        return True
+    control = _focused_control(observation)
+    if control is not None and control.role in TERMINAL_ROLES:
+        return True
+    window = focused_window(observation)
+    return window is not None and is_terminal_window(window.name)
+
+
+def desktop_focused(observation: Observation) -> bool:
+    """Whether the desktop itself has the focus: no window is focused, or the desktop window is."""
+    windows = [element for element in observation.elements if element.role == "window"]
+    if not windows:
+        return False  # no window list at all: nothing known, alt+f4 stays ordinary input
+    window = focused_window(observation)
+    return window is None or bool(_DESKTOP_WINDOW.search(window.name.casefold()))
+
+
+def text_sensitivity(
+    tool: str, args: Mapping[str, Any], observation: Observation, focused_role: str | None
+) -> Sensitivity:
+    """Where a text tool's text goes: a password field, a plain field, or nobody knows."""
+    if tool not in TEXT_TOOLS:
+        return Sensitivity.PLAIN
+    element_id = args.get("element")
+    if isinstance(element_id, int):
+        element = observation.element(element_id)
+        if element is None:
+            return Sensitivity.UNKNOWN
+        return Sensitivity.PASSWORD if element.password else Sensitivity.PLAIN
+    control = _focused_control(observation)
+    if (control is not None and control.password) or focused_role in PASSWORD_ROLES:
+        return Sensitivity.PASSWORD
+    if focused_role is not None or control is not None:
+        return Sensitivity.PLAIN
+    return Sensitivity.UNKNOWN
+
+
+def assess_call(
+    tool: str, args: Mapping[str, Any], observation: Observation, focused_role: str | None = None
+) -> CallRisk:
+    """The per-call risk of `tool(args)` given what is on the screen and what has the focus.
+
+    `focused_role` is the accessibility role of the focused control at action time (a
+    FocusProbe's answer), None when it cannot be known.
+    """
+    sensitivity = text_sensitivity(tool, args, observation, focused_role)
+    if sensitivity is Sensitivity.PASSWORD:
+        return CallRisk("typing into a password field", sensitivity)
+    reason = ""
+    if tool == "hotkey":
+        keys = args.get("keys")
+        if isinstance(keys, list) and all(isinstance(key, str) for key in keys):
+            reason = hotkey_risk(
+                keys,
+                desktop_focused=desktop_focused(observation),
+                terminal=in_terminal(observation, focused_role),
+            )
+    elif tool == "type_text":
+        text = args.get("text")
+        # any line break runs the line before it, not only a final one
+        ends_line = args.get("enter") is True or (
+            isinstance(text, str) and ("\n" in text or "\r" in text)
+        )
+        if ends_line and in_terminal(observation, focused_role):
+            reason = "typing a line that ends with Enter into a terminal runs it"
+    return CallRisk(reason, sensitivity)
