@@ -145,7 +145,12 @@ class _TaskLoop:
         self.run = self.run.with_(
             status=RunStatus.RUNNING, started_at=self.run.started_at or deps.now()
         )
-        await deps.repo.save_run(self.run)
+        try:
+            await deps.repo.save_run(self.run)
+        except Exception as error:  # noqa: BLE001 - a store that fails now: the run ends
+            self.outcome = _Outcome(
+                RunStatus.FAILED, StopReason.ERROR, f"cannot store the run: {_describe(error)}"
+            )
         self.emit(RunStarted(self.run))
         try:
             while self.outcome is None:
@@ -171,6 +176,10 @@ class _TaskLoop:
         return final
 
     async def _finish(self, outcome: _Outcome) -> RunView:
+        """Revoke the run's grants and store its end. A store that fails now (disk full,
+        database locked) does not keep the run from ending: its row stays active, and the
+        store's recovery marks it interrupted when this process opens the store again or
+        another one does after this process has ended (store/recovery.py)."""
         self.deps.permissions.revoke_run(self.run.id)
         self.run = self.run.with_(
             status=outcome.status,
@@ -178,7 +187,12 @@ class _TaskLoop:
             message=outcome.message,
             finished_at=self.deps.now(),
         )
-        await self.deps.repo.save_run(self.run)
+        try:
+            await self.deps.repo.save_run(self.run)
+        except Exception as error:  # noqa: BLE001 - the end must be told even if not stored
+            self.run = self.run.with_(
+                message=f"{outcome.message} (the end was not stored: {_describe(error)})".lstrip()
+            )
         return self.run
 
     async def _pause_point(self) -> None:
@@ -487,7 +501,10 @@ class _TaskLoop:
 
     async def _close_open_step(self, error: str) -> None:
         if self.open_step is not None:
-            await self._end(self.open_step, StepStatus.SKIPPED, error=error)
+            try:
+                await self._end(self.open_step, StepStatus.SKIPPED, error=error)
+            except Exception:  # noqa: BLE001 - the store failing is often why the run ends
+                self.open_step = None
 
     async def _restate(self, step: StepView, **fields: Any) -> StepView:
         """Store changed fields of a step that is still running."""
