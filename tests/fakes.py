@@ -92,7 +92,7 @@ class MemoryRepository:
         self.grants.discard(tool)
 
 
-def make_observation(elements: Iterable[Element] = ()) -> Observation:
+def make_observation(elements: Iterable[Element] = (), *, signature: bytes = b"") -> Observation:
     return Observation(
         image=b"\xff\xd8fake-jpeg",
         mime="image/jpeg",
@@ -100,7 +100,13 @@ def make_observation(elements: Iterable[Element] = ()) -> Observation:
         height=720,
         elements=tuple(elements),
         thumbnail=b"thumb",
+        signature=signature,
     )
+
+
+def grey_signature(level: int, size: int = 64 * 36) -> bytes:
+    """A flat grey signature (the observer's small grey image of the screen)."""
+    return bytes([level]) * size
 
 
 class FakeObserver:

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.call_risk import TEXT_TOOLS, CallRisk, Sensitivity, assess_call
 from desktop_agent.core.control import RunControl
+from desktop_agent.core.effect import STUCK_AT, WARN_AT, StuckDetector, call_key, compare
 from desktop_agent.core.errors import (
     BreakerOpen,
     PlannerError,
@@ -37,6 +38,7 @@ from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
     Decision,
+    Effect,
     Observation,
     Policy,
     Risk,
@@ -137,6 +139,9 @@ class _TaskLoop:
         self.outcome: _Outcome | None = None
         self.open_step: StepView | None = None
         self._open_since = 0.0
+        self.stuck = StuckDetector()
+        #: the observation taken after the last action, for the next turn
+        self._ready: Observation | None = None
 
     # ── the run ──────────────────────────────────────────────────────────────
 
@@ -195,28 +200,34 @@ class _TaskLoop:
             )
         return self.run
 
-    async def _pause_point(self) -> None:
+    async def _pause_point(self) -> bool:
+        """Honour a stop or a pause; True when the run was paused here."""
         self.control.check()
         if not self.control.pause_requested:
-            return
+            return False
         self.run = self.run.with_(status=RunStatus.PAUSED)
         await self.deps.repo.save_run(self.run)
         self.emit(RunPaused(self.run))
         await self.control.wait_resumed()
+        self._ready = None  # the user may have changed the screen: observe it afresh
         self.run = self.run.with_(status=RunStatus.RUNNING)
         await self.deps.repo.save_run(self.run)
         self.emit(RunResumed(self.run))
+        return True
 
     # ── one turn ─────────────────────────────────────────────────────────────
 
     async def _turn(self) -> None:
         turn = self.run.step_count + 1
         observation = await self._observe(turn)
-        if observation is not None:
+        if observation is not None and self.outcome is None:
             decided = await self._decide(turn, observation)
             if decided is not None and decided.decision.action == "tool":
-                await self._pause_point()
-                await self._act(turn, decided, observation)
+                if await self._pause_point():
+                    # the user may have changed the screen meanwhile: the decision is stale
+                    await self._skip_stale(turn, decided)
+                else:
+                    await self._act(turn, decided, observation)
         self.run = self.run.with_(step_count=turn)
         await self.deps.repo.save_run(self.run)
         if self.outcome is None:
@@ -246,6 +257,31 @@ class _TaskLoop:
     async def _observe(self, turn: int) -> Observation | None:
         deps = self.deps
         step = await self._begin(turn, StepKind.OBSERVE, OBSERVE_TOOL, {})
+        # the screen as the last action left it, taken for its effect check: not taken twice
+        observation, self._ready = self._ready, None
+        if observation is None:
+            observation = await self._capture(step)
+            if observation is None:
+                return None
+        ext = "png" if observation.mime == "image/png" else "jpg"
+        path = await deps.repo.save_artifact(self.run.id, f"{turn:04d}.{ext}", observation.image)
+        thumb = None
+        if observation.thumbnail:
+            thumb = await deps.repo.save_artifact(
+                self.run.id, f"{turn:04d}.thumb.jpg", observation.thumbnail
+            )
+        observation = observation.with_(screenshot_path=path)
+        summary = (
+            f"screenshot {observation.width}x{observation.height}, "
+            f"{len(observation.elements)} elements"
+        )
+        await self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
+        return observation
+
+    async def _capture(self, step: StepView) -> Observation | None:
+        """One observation through the observer's breaker and deadline; None (the step
+        failed) when it cannot be had."""
+        deps = self.deps
         breaker = deps.breakers[OBSERVE_TOOL]
         if not breaker.acquire():
             message = _breaker_message(OBSERVE_TOOL, breaker.retry_in_s())
@@ -268,20 +304,40 @@ class _TaskLoop:
             await self._fail(step, StepStatus.FAILED, _describe(error))
             return None
         breaker.record(True)
-        ext = "png" if observation.mime == "image/png" else "jpg"
-        path = await deps.repo.save_artifact(self.run.id, f"{turn:04d}.{ext}", observation.image)
-        thumb = None
-        if observation.thumbnail:
-            thumb = await deps.repo.save_artifact(
-                self.run.id, f"{turn:04d}.thumb.jpg", observation.thumbnail
-            )
-        observation = observation.with_(screenshot_path=path)
-        summary = (
-            f"screenshot {observation.width}x{observation.height}, "
-            f"{len(observation.elements)} elements"
-        )
-        await self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
         return observation
+
+    async def _effect_of(
+        self, tool: str, args: dict[str, Any], before: Observation
+    ) -> tuple[Effect, str]:
+        """Observe the screen the action left (the next turn starts from this observation),
+        compare it with the one it acted on, and count a call that keeps changing nothing.
+        (effect, a note for the model: "" or "no visible change…")."""
+        try:
+            after = await self.control.guard(
+                _within(self.deps.observe_timeout_s, "", self.deps.observer.observe())
+            )
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - the next turn observes (and fails) on its own
+            return Effect.UNKNOWN, ""
+        self._ready = after
+        effect = compare(before, after)
+        repeats = self.stuck.record(tool, args, effect)
+        if repeats >= STUCK_AT:
+            self.outcome = _Outcome(
+                RunStatus.FAILED,
+                StopReason.STUCK,
+                f"{call_key(tool, args)} changed nothing on the screen {repeats} times",
+            )
+        return effect, _effect_note(effect, repeats)
+
+    async def _skip_stale(self, turn: int, decided: _Decided) -> None:
+        step = await self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
+        await self._end(
+            step,
+            StepStatus.SKIPPED,
+            error="paused before acting: the next turn decides on a fresh screenshot",
+        )
 
     async def _decide(self, turn: int, observation: Observation) -> _Decided | None:
         deps = self.deps
@@ -399,7 +455,21 @@ class _TaskLoop:
         summary = decided.redact(result.summary)
         if result.ok:
             self.failures = 0
-            await self._end(step, StepStatus.OK, summary=summary, target=result.target or target)
+            try:
+                effect, note = await self._effect_of(tool, args.model_dump(), observation)
+            except (StopRequested, asyncio.CancelledError):
+                # the action did run: its row says so, then the stop ends the run
+                await self._end(
+                    step, StepStatus.OK, summary=summary, target=result.target or target
+                )
+                raise
+            await self._end(
+                step,
+                StepStatus.OK,
+                summary=f"{summary} [{note}]" if note else summary,
+                target=result.target or target,
+                effect=effect,
+            )
         else:
             await self._fail(
                 step,
@@ -558,6 +628,17 @@ def _breaker_message(tool: str, retry_in_s: float) -> str:
             f"it will be tried again in {retry_in_s:.0f} s"
         )
     )
+
+
+def _effect_note(effect: Effect, repeats: int) -> str:
+    if effect is not Effect.NO_CHANGE:
+        return ""
+    if repeats >= WARN_AT:
+        return (
+            f"no visible change, {repeats} times for this same action: "
+            "it does not work, try something else"
+        )
+    return "no visible change"
 
 
 def _decision_summary(decision: Decision) -> str:

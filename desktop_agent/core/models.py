@@ -40,12 +40,16 @@ class StopReason(StrEnum):
     USER_STOP = "user_stop"
     MAX_STEPS = "max_steps"
     CRASH = "crash"
+    #: the same action with the same arguments changed nothing on the screen 3 times
+    STUCK = "stuck"
 
 
 #: Which stop reasons each terminal status admits (DESIGN §1).
 STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
     RunStatus.COMPLETED: frozenset({StopReason.DONE}),
-    RunStatus.FAILED: frozenset({StopReason.ERROR, StopReason.MAX_FAILURES, StopReason.BREAKER}),
+    RunStatus.FAILED: frozenset(
+        {StopReason.ERROR, StopReason.MAX_FAILURES, StopReason.BREAKER, StopReason.STUCK}
+    ),
     RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS}),
     RunStatus.INTERRUPTED: frozenset({StopReason.CRASH}),
 }
@@ -63,6 +67,14 @@ class StepStatus(StrEnum):
     FAILED = "failed"
     DENIED = "denied"
     SKIPPED = "skipped"
+
+
+class Effect(StrEnum):
+    """What an action did to the screen, judged by the next observation (core/effect.py)."""
+
+    CHANGED = "changed"
+    NO_CHANGE = "no_change"
+    UNKNOWN = "unknown"
 
 
 class Risk(StrEnum):
@@ -172,6 +184,8 @@ class StepView:
     completion_tokens: int | None = None
     latency_ms: float | None = None
     target: tuple[int, int] | None = None
+    #: action rows: what the action did to the screen, known at the next observation
+    effect: Effect | None = None
 
     def with_(self, **changes: Any) -> StepView:
         return replace(self, **changes)
@@ -202,6 +216,7 @@ class StepView:
             "completion_tokens": self.completion_tokens,
             "latency_ms": self.latency_ms,
             "target": list(self.target) if self.target else None,
+            "effect": self.effect.value if self.effect else None,
         }
 
 

@@ -103,8 +103,13 @@ def _v1_initial(db: peewee.SqliteDatabase) -> None:
     )
 
 
+def _v2_step_effect(db: peewee.SqliteDatabase) -> None:
+    """Action rows record what the action did to the screen (changed / no_change / unknown)."""
+    execute(db, "ALTER TABLE steps ADD COLUMN effect TEXT")
+
+
 #: Migration i (0-based) takes the schema from version i to i + 1. Append only; never edit.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_step_effect)
 
 
 def connect(path: Path) -> peewee.SqliteDatabase:

@@ -10,6 +10,7 @@ from typing import Any
 import peewee
 
 from desktop_agent.core.models import (
+    Effect,
     RunStatus,
     RunView,
     StepKind,
@@ -60,6 +61,7 @@ STEP_COLUMNS = (
     "latency_ms",
     "target_x",
     "target_y",
+    "effect",
 )
 
 
@@ -190,6 +192,7 @@ def step_to_row(step: StepView) -> dict[str, Any]:
         "latency_ms": step.latency_ms,
         "target_x": target[0] if target else None,
         "target_y": target[1] if target else None,
+        "effect": step.effect.value if step.effect else None,
     }
 
 
@@ -218,4 +221,5 @@ def step_from_row(row: dict[str, Any]) -> StepView:
         completion_tokens=row["completion_tokens"],
         latency_ms=row["latency_ms"],
         target=(row["target_x"], row["target_y"]) if has_target else None,
+        effect=Effect(row["effect"]) if row["effect"] else None,
     )

@@ -14,7 +14,6 @@ from desktop_agent.core.events import (
     RunFinished,
     RunPaused,
     StepFinished,
-    StepStarted,
     TaskLoopEvent,
 )
 from desktop_agent.core.models import (
@@ -278,9 +277,11 @@ async def test_pause_emits_run_paused_takes_no_turn_and_resume_emits_run_resumed
     planner.assert_complete()
 
 
-async def test_a_pause_asked_during_the_planner_call_holds_the_action_until_resume(
+async def test_a_pause_between_decision_and_action_drops_the_stale_decision(
     harness: Harness,
 ) -> None:
+    """The user paused (or took over) while the model was thinking: the screen may have
+    changed, so the decision is not acted on; the next turn observes afresh and decides."""
     blocker = Blocker()
 
     async def slow(_request: DecideRequest) -> Decision:
@@ -288,7 +289,8 @@ async def test_a_pause_asked_during_the_planner_call_holds_the_action_until_resu
         return tool("wait", seconds=0)
 
     run = await harness.create()
-    consumer = Consumer(harness.runner.start(run, ScriptedPlanner([slow], then=done())))
+    planner = ScriptedPlanner([slow], then=done())
+    consumer = Consumer(harness.runner.start(run, planner))
     await blocker.entered.wait()
     harness.runner.pause(run.id)
     blocker.release.set()
@@ -297,16 +299,27 @@ async def test_a_pause_asked_during_the_planner_call_holds_the_action_until_resu
     assert harness.executor.calls == []  # the decision is in hand, but paused: not acted on
     events_while_paused = consumer.types()
     assert events_while_paused[-1] == "run_paused"
+    observed_before = harness.observer.calls
 
     harness.runner.resume(run.id)
     events = await consumer.finished()
-    assert [name for name, _ in harness.executor.calls] == ["wait"]
-    started_after_resume = [
-        event.step.kind
+    assert harness.executor.calls == []  # the stale decision never ran
+    after_resume = [
+        (event.step.kind, event.step.status)
         for event in events[len(events_while_paused) :]
-        if isinstance(event, StepStarted)
+        if isinstance(event, StepFinished)
     ]
-    assert started_after_resume[0] is StepKind.ACTION
+    assert after_resume == [
+        (StepKind.ACTION, StepStatus.SKIPPED),
+        (StepKind.OBSERVE, StepStatus.OK),
+        (StepKind.DECIDE, StepStatus.OK),
+    ]
+    assert harness.observer.calls == observed_before + 1  # a fresh observation
+    skipped = next(s for s in await harness.repo.list_steps(run.id) if s.kind is StepKind.ACTION)
+    assert skipped.error is not None and skipped.error.startswith("paused before acting")
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.run.status is RunStatus.COMPLETED
+    assert len(planner.requests) == 2
 
 
 async def test_pause_resume_and_stop_of_an_unknown_run_say_false(harness: Harness) -> None:

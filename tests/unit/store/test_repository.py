@@ -11,6 +11,7 @@ import pytest
 
 from desktop_agent.core.errors import StoreError
 from desktop_agent.core.models import (
+    Effect,
     RunStatus,
     RunView,
     StepKind,
@@ -50,6 +51,7 @@ def full_step(run_id: str, seq: int = 1, **changes: object) -> StepView:
         completion_tokens=56,
         latency_ms=812.5,
         target=(640, 512),
+        effect=Effect.NO_CHANGE,
     )
     return step.with_(**changes)
 
