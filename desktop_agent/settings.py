@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.call_risk import DEFAULT_SENSITIVE_TARGETS
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.models import Policy
@@ -106,6 +107,11 @@ class Settings(BaseModel):
     monitor: int = Field(default=1, ge=1, le=16)
     set_of_mark: bool = False
     minimize_while_acting: bool = True
+    # ── the gate (core/call_risk.py, loop.py) ──
+    #: words whose click / invoke targets ask every time, whatever the grants
+    sensitive_targets: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_SENSITIVE_TARGETS), max_length=500
+    )
 
     @field_validator("provider")
     @classmethod
@@ -153,6 +159,14 @@ class Settings(BaseModel):
                 names = ", ".join(repr(name) for name in unknown)
                 raise ValueError(f"unknown tool {names} (the tools are: {', '.join(_TOOL_NAMES)})")
         return value
+
+    @field_validator("sensitive_targets")
+    @classmethod
+    def _target_words(cls, words: list[str]) -> list[str]:
+        cleaned = [word.strip() for word in words]
+        if not all(cleaned):
+            raise ValueError("an empty word would match nothing; remove it")
+        return list(dict.fromkeys(cleaned))
 
     @field_validator("stop_hotkey")
     @classmethod
@@ -237,7 +251,7 @@ def settings_path(env: Mapping[str, str] = os.environ) -> Path:
 
 #: the settings an environment variable may override, DESKTOP_AGENT_<NAME upper>
 ENV_OVERRIDES: tuple[str, ...] = tuple(
-    name for name in Settings.model_fields if name not in ("policies",)
+    name for name in Settings.model_fields if name not in ("policies", "sensitive_targets")
 )
 
 
@@ -279,6 +293,8 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     # A JSON string is a valid TOML basic string (the same escapes).
     return json.dumps(str(value), ensure_ascii=False)
 

@@ -66,6 +66,27 @@ _TERMINAL_WINDOW = re.compile(
     # the title a shell gives its terminal: user@host: ~/dir
     r"|^[\w.-]+@[\w.-]+:"
 )
+#: names of targets whose click or invoke asks every time (whole words, any case); the user
+#: edits the list in the settings (`sensitive_targets`). English, then German, French,
+#: Spanish, Italian, Portuguese, Dutch.
+DEFAULT_SENSITIVE_TARGETS: tuple[str, ...] = (
+    "delete", "send", "pay", "buy", "submit", "confirm", "transfer", "remove", "format",
+    "install", "purchase", "checkout", "uninstall", "erase",
+    "löschen", "senden", "absenden", "bezahlen", "kaufen", "bestätigen", "überweisen",
+    "entfernen", "formatieren", "installieren",
+    "supprimer", "envoyer", "payer", "acheter", "valider", "confirmer", "transférer",
+    "virement", "retirer", "formater", "installer",
+    "eliminar", "borrar", "enviar", "pagar", "comprar", "confirmar", "transferir", "quitar",
+    "formatear", "instalar",
+    "elimina", "cancella", "invia", "paga", "acquista", "conferma", "trasferisci", "rimuovi",
+    "formatta", "installa",
+    "excluir", "apagar", "remover", "transferência",
+    "verwijderen", "verzenden", "versturen", "betalen", "kopen", "bevestigen", "overmaken",
+    "installeren",
+)  # fmt: skip
+#: tools that press their target
+_PRESSING_TOOLS = frozenset({"click", "invoke"})
+
 #: the desktop itself, where alt+f4 asks to shut down (Windows) or log out
 _DESKTOP_WINDOW = re.compile(r"^(?:program manager|desktop)\b|\bprogman\b|\bworkerw\b|xfdesktop")
 
@@ -169,6 +190,34 @@ def desktop_focused(observation: Observation) -> bool:
     return window is None or bool(_DESKTOP_WINDOW.search(window.name.casefold()))
 
 
+def target_element(args: Mapping[str, Any], observation: Observation) -> Element | None:
+    """The element a pointer call lands on: the one it names, else the smallest listed control
+    (not a window) whose box holds its point."""
+    element_id = args.get("element")
+    if isinstance(element_id, int):
+        return observation.element(element_id)
+    x, y = args.get("x"), args.get("y")
+    if not isinstance(x, int) or not isinstance(y, int):
+        return None
+    hits = [
+        element
+        for element in observation.elements
+        if element.role != "window"
+        and element.box[0] <= x < element.box[0] + element.box[2]
+        and element.box[1] <= y < element.box[1] + element.box[3]
+    ]
+    return min(hits, key=lambda e: e.box[2] * e.box[3], default=None)
+
+
+def sensitive_name(name: str, words: Iterable[str]) -> str | None:
+    """The listed word that `name` contains as a whole word (any case), or None."""
+    folded = name.casefold()
+    for word in words:
+        if word and re.search(rf"(?<!\w){re.escape(word.casefold())}(?!\w)", folded):
+            return word
+    return None
+
+
 def text_sensitivity(
     tool: str, args: Mapping[str, Any], observation: Observation, focused_role: str | None
 ) -> Sensitivity:
@@ -190,18 +239,28 @@ def text_sensitivity(
 
 
 def assess_call(
-    tool: str, args: Mapping[str, Any], observation: Observation, focused_role: str | None = None
+    tool: str,
+    args: Mapping[str, Any],
+    observation: Observation,
+    focused_role: str | None = None,
+    sensitive_targets: Iterable[str] = DEFAULT_SENSITIVE_TARGETS,
 ) -> CallRisk:
     """The per-call risk of `tool(args)` given what is on the screen and what has the focus.
 
     `focused_role` is the accessibility role of the focused control at action time (a
-    FocusProbe's answer), None when it cannot be known.
+    FocusProbe's answer), None when it cannot be known; `sensitive_targets` the words
+    whose targets ask every time.
     """
     sensitivity = text_sensitivity(tool, args, observation, focused_role)
     if sensitivity is Sensitivity.PASSWORD:
         return CallRisk("typing into a password field", sensitivity)
     reason = ""
-    if tool == "hotkey":
+    if tool in _PRESSING_TOOLS:
+        target = target_element(args, observation)
+        word = sensitive_name(target.name, sensitive_targets) if target else None
+        if target is not None and word is not None:
+            reason = f'the target {target.role} "{target.name}" is sensitive ("{word}")'
+    elif tool == "hotkey":
         keys = args.get("keys")
         if isinstance(keys, list) and all(isinstance(key, str) for key in keys):
             reason = hotkey_risk(

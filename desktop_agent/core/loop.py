@@ -13,7 +13,13 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
-from desktop_agent.core.call_risk import TEXT_TOOLS, CallRisk, Sensitivity, assess_call
+from desktop_agent.core.call_risk import (
+    DEFAULT_SENSITIVE_TARGETS,
+    TEXT_TOOLS,
+    CallRisk,
+    Sensitivity,
+    assess_call,
+)
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.effect import STUCK_AT, WARN_AT, StuckDetector, call_key, compare
 from desktop_agent.core.errors import (
@@ -94,6 +100,8 @@ class RunnerServices:
     observe_timeout_s: float = OBSERVE_TIMEOUT_S
     #: for `wait`, its seconds come on top
     tool_timeout_s: float = TOOL_TIMEOUT_S
+    #: words whose click / invoke targets ask every time (settings: sensitive_targets)
+    sensitive_targets: tuple[str, ...] = DEFAULT_SENSITIVE_TARGETS
 
 
 @dataclass(kw_only=True)
@@ -417,7 +425,11 @@ class _TaskLoop:
             return
         # asked again now: the focus may have moved since the decision (a pause, the user)
         risk = assess_call(
-            spec.name, args.model_dump(), observation, await self._focused_role(decision)
+            spec.name,
+            args.model_dump(),
+            observation,
+            await self._focused_role(decision),
+            deps.sensitive_targets,
         )
         if risk.sensitivity.redact and not decided.secrets:
             decided = _Decided.redacted(decision, risk.sensitivity)

@@ -152,3 +152,38 @@ def test_set_value_judges_the_element_it_names() -> None:
 def test_tools_without_text_or_keys_carry_no_per_call_risk() -> None:
     risk = assess_call("click", {"x": 1, "y": 2}, TERMINAL, "password text")
     assert (risk.always_ask, risk.sensitivity) == ("", Sensitivity.PLAIN)
+
+
+# ── sensitive targets (issue #12) ────────────────────────────────────────────
+
+FORM = make_observation(
+    [
+        Element(1, "window", "Delete account — Browser", (0, 0, 1280, 720), focused=True),
+        Element(2, "button", "Delete account", (100, 100, 120, 30)),
+        Element(3, "button", "Cancel", (240, 100, 80, 30)),
+        Element(4, "link", "Deleted items", (100, 200, 100, 20)),
+        Element(5, "button", "Jetzt kaufen", (100, 300, 120, 30)),
+    ]
+)
+
+
+def click(**args: object) -> str:
+    return assess_call("click", args, FORM).always_ask
+
+
+def test_clicking_or_invoking_a_sensitive_target_asks_every_call() -> None:
+    assert click(element=2) == 'the target button "Delete account" is sensitive ("delete")'
+    assert click(x=150, y=110)  # the point lands on the same button
+    assert assess_call("invoke", {"element": 5}, FORM).always_ask.endswith('("kaufen")')
+
+
+def test_other_targets_and_words_inside_words_do_not() -> None:
+    assert click(element=3) == ""
+    assert click(element=4) == ""  # "Deleted" is not the word "delete"
+    assert click(x=600, y=600) == ""  # only the window is there: its title does not count
+    assert assess_call("move_mouse", {"element": 2}, FORM).always_ask == ""
+
+
+def test_the_list_is_the_users() -> None:
+    assert assess_call("click", {"element": 3}, FORM, None, ["cancel"]).always_ask
+    assert assess_call("click", {"element": 2}, FORM, None, []).always_ask == ""

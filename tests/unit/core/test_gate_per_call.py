@@ -208,3 +208,45 @@ async def test_text_into_a_known_plain_field_is_stored_as_typed() -> None:
     await h.collect(run, ScriptedPlanner([tool("type_text", text="hello"), done()]))
     typed = [s for s in await h.repo.list_steps(run.id) if s.tool == "type_text"]
     assert [s.args for s in typed] == [{"text": "hello"}, {"text": "hello"}]
+
+
+# ── sensitive targets (issue #12) ────────────────────────────────────────────
+
+
+async def test_a_sensitive_target_asks_every_time_with_the_target_marked() -> None:
+    shop = make_observation(
+        [
+            Element(1, "button", "Add to cart", (100, 100, 100, 30)),
+            Element(2, "button", "Pay now", (300, 100, 100, 30)),
+        ]
+    )
+    h = make_harness(
+        answers=[ApprovalDecision.RUN, ApprovalDecision.RUN, ApprovalDecision.DENY],
+        policies={"invoke": Policy.ALLOW},
+    )
+    h.observer.observation = shop
+    run = await h.create(allowed_tools=("click", "invoke"))
+    planner = ScriptedPlanner(
+        [
+            tool("click", element=1),  # granted for the run
+            tool("click", x=350, y=110),  # on "Pay now": asks anyway, "run" counts once
+            tool("invoke", element=2),  # allowed by policy: asks anyway, denied
+            done(),
+        ]
+    )
+    await h.collect(run, planner)
+    assert [(r.tool, r.target, r.offer_run_grant) for r in h.gate.requests] == [
+        ("click", (150, 115), True),
+        ("click", (350, 110), False),
+        ("invoke", (350, 115), False),
+    ]
+    assert h.gate.requests[1].caution == 'the target button "Pay now" is sensitive ("pay")'
+    assert len(h.executor.calls) == 2
+
+
+async def test_the_sensitive_list_comes_from_the_services() -> None:
+    h = make_harness(answers=[ApprovalDecision.RUN], sensitive_targets=("open",))
+    h.observer.observation = make_observation([Element(1, "button", "Open", (0, 0, 50, 20))])
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", element=1)] * 2, then=done()))
+    assert len(h.gate.requests) == 2
