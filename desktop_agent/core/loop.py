@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.budget import Budget, usage_of
 from desktop_agent.core.call_risk import (
     DEFAULT_SENSITIVE_TARGETS,
     TEXT_TOOLS,
@@ -102,6 +103,8 @@ class RunnerServices:
     tool_timeout_s: float = TOOL_TIMEOUT_S
     #: words whose click / invoke targets ask every time (settings: sensitive_targets)
     sensitive_targets: tuple[str, ...] = DEFAULT_SENSITIVE_TARGETS
+    #: each run's wall-time and token limits, and the price table of its cost estimate
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(kw_only=True)
@@ -150,6 +153,7 @@ class _TaskLoop:
         self.stuck = StuckDetector()
         #: the observation taken after the last action, for the next turn
         self._ready: Observation | None = None
+        self._since = 0.0
 
     # ── the run ──────────────────────────────────────────────────────────────
 
@@ -158,6 +162,7 @@ class _TaskLoop:
         self.run = self.run.with_(
             status=RunStatus.RUNNING, started_at=self.run.started_at or deps.now()
         )
+        self._since = deps.perf()
         try:
             await deps.repo.save_run(self.run)
         except Exception as error:  # noqa: BLE001 - a store that fails now: the run ends
@@ -248,6 +253,12 @@ class _TaskLoop:
                 StopReason.MAX_FAILURES,
                 f"{self.failures} consecutive failures; last: {self._last_error()}",
             )
+        run = self.run
+        over = self.deps.budget.exceeded(
+            self.deps.perf() - self._since, run.prompt_tokens + run.completion_tokens
+        )
+        if over:
+            return _Outcome(RunStatus.STOPPED, StopReason.BUDGET, over)
         if self.run.step_count >= self.run.max_steps:
             return _Outcome(
                 RunStatus.STOPPED,
@@ -368,6 +379,7 @@ class _TaskLoop:
             await self._fail(step, StepStatus.FAILED, str(error), raw_output=error.raw or None)
             return None
         usage = decision.usage
+        self._count_tokens(request, decision)
         is_tool = decision.action == "tool"
         decided = _Decided(decision, {}, ())
         if is_tool:
@@ -396,6 +408,19 @@ class _TaskLoop:
                 RunStatus.FAILED, StopReason.ERROR, decision.reason or decision.message
             )
         return decided
+
+    def _count_tokens(self, request: DecideRequest, decision: Decision) -> None:
+        """Add the turn's tokens (reported, else estimated) and the cost to the run's totals;
+        stored with the turn's end."""
+        usage, estimated = usage_of(request, decision)
+        prompt = self.run.prompt_tokens + (usage.prompt_tokens or 0)
+        completion = self.run.completion_tokens + (usage.completion_tokens or 0)
+        self.run = self.run.with_(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            tokens_estimated=self.run.tokens_estimated or estimated,
+            cost=self.deps.budget.cost(self.run.model, prompt, completion),
+        )
 
     async def _focused_role(self, decision: Decision) -> str | None:
         """The focused control's role, for the tools whose risk depends on it; None if unknown."""

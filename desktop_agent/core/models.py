@@ -42,6 +42,8 @@ class StopReason(StrEnum):
     CRASH = "crash"
     #: the same action with the same arguments changed nothing on the screen 3 times
     STUCK = "stuck"
+    #: the run's wall time or model tokens passed their limit
+    BUDGET = "budget"
 
 
 #: Which stop reasons each terminal status admits (DESIGN §1).
@@ -50,7 +52,7 @@ STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
     RunStatus.FAILED: frozenset(
         {StopReason.ERROR, StopReason.MAX_FAILURES, StopReason.BREAKER, StopReason.STUCK}
     ),
-    RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS}),
+    RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS, StopReason.BUDGET}),
     RunStatus.INTERRUPTED: frozenset({StopReason.CRASH}),
 }
 
@@ -131,6 +133,12 @@ class RunView:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     message: str = ""
+    #: model tokens so far (the server's usage; estimated where it gave none) and their cost
+    #: by the price table (None: the model has no price)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = False
+    cost: float | None = None
 
     def with_(self, **changes: Any) -> RunView:
         return replace(self, **changes)
@@ -151,6 +159,10 @@ class RunView:
             "started_at": _iso(self.started_at),
             "finished_at": _iso(self.finished_at),
             "message": self.message,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "tokens_estimated": self.tokens_estimated,
+            "cost": self.cost,
         }
 
 

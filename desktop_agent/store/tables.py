@@ -37,6 +37,10 @@ RUN_COLUMNS = (
     "message",
     "owner_pid",
     "owner_started",
+    "prompt_tokens",
+    "completion_tokens",
+    "tokens_estimated",
+    "cost",
 )
 
 STEP_COLUMNS = (
@@ -144,6 +148,10 @@ def run_to_row(run: RunView, owner: ProcessIdentity | None) -> dict[str, Any]:
         "message": run.message,
         "owner_pid": owner.pid if active and owner else None,
         "owner_started": owner.started if active and owner else None,
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "tokens_estimated": int(run.tokens_estimated),
+        "cost": run.cost,
     }
 
 
@@ -165,6 +173,10 @@ def run_from_row(row: dict[str, Any]) -> RunView:
         started_at=time_from_db(row["started_at"]),
         finished_at=time_from_db(row["finished_at"]),
         message=row["message"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        tokens_estimated=bool(row["tokens_estimated"]),
+        cost=row["cost"],
     )
 
 

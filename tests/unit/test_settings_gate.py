@@ -31,3 +31,21 @@ def test_the_list_round_trips_through_the_settings_file(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
     save_settings(Settings(sensitive_targets=["Pay", 'say "yes"', "überweisen"]), path)
     assert load_settings(path, env={}).sensitive_targets == ["Pay", 'say "yes"', "überweisen"]
+
+
+def test_budgets_and_prices_round_trip_and_become_the_loops_budget(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    chosen = Settings(
+        max_run_seconds=600, max_run_tokens=0, prices={"gpt-4o*": (2.5, 10.0), "my model": (1, 2)}
+    )
+    save_settings(chosen, path)
+    loaded = load_settings(path, env={})
+    assert loaded == chosen
+    budget = loaded.budget()
+    assert (budget.max_seconds, budget.max_tokens) == (600, None)  # 0: no limit
+    assert budget.cost("GPT-4o", 1_000_000, 0) == 2.5
+    with pytest.raises(ValidationError) as caught:
+        Settings(prices={"x": (-1, 2)})
+    assert validation_messages(caught.value) == [
+        "prices: 'x': a price is a pattern and two amounts >= 0"
+    ]

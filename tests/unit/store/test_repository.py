@@ -94,6 +94,10 @@ async def test_save_run_stores_the_whole_view(repo: SqliteRunRepository) -> None
         message="reached the limit of 20 steps",
         allowed_tools=("wait", "click"),
         goal="goal, edited",
+        prompt_tokens=12345,
+        completion_tokens=678,
+        tokens_estimated=True,
+        cost=0.0375,
     )
     await repo.save_run(final)
 
