@@ -196,9 +196,13 @@ class FakeExecutor:
 
 
 class ScriptedGate:
-    """A PermissionGate answering from a script; None in the script means never answer."""
+    """A PermissionGate answering from a script; None in the script means never answer, a
+    future means answer when the test resolves it."""
 
-    def __init__(self, answers: Iterable[ApprovalDecision | None] = ()) -> None:
+    def __init__(
+        self,
+        answers: Iterable[ApprovalDecision | None | asyncio.Future[ApprovalDecision]] = (),
+    ) -> None:
         self.answers = list(answers)
         self.requests: list[ApprovalRequest] = []
 
@@ -207,6 +211,8 @@ class ScriptedGate:
         answer = self.answers.pop(0) if self.answers else ApprovalDecision.ONCE
         if answer is None:
             await asyncio.Event().wait()
+        if isinstance(answer, asyncio.Future):
+            return await answer
         assert answer is not None
         return answer
 

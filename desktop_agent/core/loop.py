@@ -80,6 +80,7 @@ _FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
 OBSERVE_TIMEOUT_S = 30.0
 TOOL_TIMEOUT_S = 60.0
 FOCUS_TIMEOUT_S = 0.5
+STALE_DECISION = "paused before acting: the next turn decides on a fresh screenshot"
 
 
 @dataclass(kw_only=True)
@@ -352,11 +353,7 @@ class _TaskLoop:
 
     async def _skip_stale(self, turn: int, decided: _Decided) -> None:
         step = await self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
-        await self._end(
-            step,
-            StepStatus.SKIPPED,
-            error="paused before acting: the next turn decides on a fresh screenshot",
-        )
+        await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
 
     async def _decide(self, turn: int, observation: Observation) -> _Decided | None:
         deps = self.deps
@@ -474,6 +471,15 @@ class _TaskLoop:
         if refusal is not None:
             breaker.release()
             await self._fail(step, StepStatus.DENIED, refusal)
+            return
+        try:
+            paused = await self._pause_point()  # a pause (a take-over) while the human was asked
+        except BaseException:
+            breaker.release()
+            raise
+        if paused:
+            breaker.release()
+            await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
             return
         context = ToolContext(self.run.id, observation, self.control.cancelled)
         deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)

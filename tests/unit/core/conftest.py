@@ -65,7 +65,7 @@ class Harness:
 
 def make_harness(
     *,
-    answers: Iterable[ApprovalDecision | None] = (),
+    answers: Iterable[ApprovalDecision | None | asyncio.Future[ApprovalDecision]] = (),
     policies: Mapping[str, Policy] | None = None,
     approval_timeout_s: float = 5.0,
     **services: Any,

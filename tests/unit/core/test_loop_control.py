@@ -17,6 +17,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
 )
 from desktop_agent.core.models import (
+    ApprovalDecision,
     Decision,
     RunStatus,
     StepKind,
@@ -326,3 +327,31 @@ async def test_pause_resume_and_stop_of_an_unknown_run_say_false(harness: Harnes
     assert harness.runner.pause("nope") is False
     assert harness.runner.resume("nope") is False
     assert harness.runner.stop("nope") is False
+
+
+async def test_a_pause_while_the_human_is_asked_drops_the_approved_decision_too() -> None:
+    """The user took over while the question was open: the approved action is not run on a
+    screen that may have changed; the next turn decides (and asks) again."""
+    first_answer: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+    h = make_harness(answers=[first_answer, ApprovalDecision.ONCE])
+    run = await h.create()
+    planner = ScriptedPlanner([tool("click", x=3, y=4)] * 2, then=done())
+    consumer = Consumer(h.runner.start(run, planner))
+    await consumer.wait_type("approval_requested")
+    h.runner.pause(run.id)  # the take-over, while the question is open
+    first_answer.set_result(ApprovalDecision.ONCE)
+    await consumer.wait_type("run_paused")
+    await yield_to_the_loop()
+    assert h.executor.calls == []
+    h.runner.resume(run.id)
+    events = await consumer.finished()
+    actions = [
+        e.step for e in events if isinstance(e, StepFinished) and e.step.kind is StepKind.ACTION
+    ]
+    assert [(a.status, a.error) for a in actions] == [
+        (StepStatus.SKIPPED, "paused before acting: the next turn decides on a fresh screenshot"),
+        (StepStatus.OK, None),
+    ]
+    assert len(h.gate.requests) == 2
+    assert len(h.executor.calls) == 1
+    assert h.breakers["click"].consecutive_failures == 0
