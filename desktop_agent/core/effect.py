@@ -1,10 +1,11 @@
 """Did the last action change the screen? Two observations compared, and the repeats counted.
 
 The screenshot part compares `Observation.signature` (a small grey image the observer makes,
-same size each time): the mean absolute difference of its bytes, or one pixel that moved a
-lot, means a visible change. The element list part: any element that appeared, went, moved,
-or changed name or state. `StuckDetector` counts the same call (tool + arguments) that
-changed nothing; see docs/architecture.md ("Effect check").
+same size each time): a mean absolute difference of its bytes over a threshold, a few
+pixels that moved, or one that moved a lot, is a visible change; one pixel that moved a
+little is not (a blinking caret). The element list part: any element that appeared, went,
+moved, or changed name or state. `StuckDetector` counts the same call (tool + arguments)
+that changed nothing. Figures and choices: docs/architecture.md ("Effect check").
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ from desktop_agent.core.models import Effect, Element, Observation
 
 #: mean |a - b| over the signature's grey bytes (0–255) above which the screen changed
 MEAN_THRESHOLD = 0.5
-#: a single pixel of the signature that moved this much is a change too (a small dialog)
+#: CHANGED_PIXELS pixels of the signature that moved PIXEL_STEP or more are a change (typed
+#: text); one alone is not (a caret blinking moves one pixel of a 160×90 signature by ≤ 19)
+PIXEL_STEP = 16
+CHANGED_PIXELS = 2
+#: a single pixel of the signature that moved this much is a change by itself
 PIXEL_THRESHOLD = 48
 #: the n-th no-change repeat of one call that warns the model, and the one that ends the run
 WARN_AT = 2
@@ -27,19 +32,36 @@ STUCK_AT = 3
 PASSIVE_TOOLS = frozenset({"wait", "screen_snapshot"})
 
 
-def signature_difference(before: bytes, after: bytes) -> tuple[float, int] | None:
-    """(mean absolute difference, largest difference) of two signatures; None when either
-    is missing or their sizes differ (nothing can be said)."""
+@dataclass(frozen=True, slots=True)
+class SignatureDifference:
+    mean: float
+    largest: int
+    #: pixels that moved PIXEL_STEP or more
+    moved: int
+
+    @property
+    def visible(self) -> bool:
+        return (
+            self.mean > MEAN_THRESHOLD
+            or self.largest >= PIXEL_THRESHOLD
+            or self.moved >= CHANGED_PIXELS
+        )
+
+
+def signature_difference(before: bytes, after: bytes) -> SignatureDifference | None:
+    """How two signatures differ; None when either is missing or their sizes differ
+    (nothing can be said)."""
     if not before or not after or len(before) != len(after):
         return None
-    total = 0
-    largest = 0
+    total = largest = moved = 0
     for a, b in zip(before, after, strict=True):
         delta = a - b if a > b else b - a
         total += delta
+        if delta >= PIXEL_STEP:
+            moved += 1
         if delta > largest:
             largest = delta
-    return total / len(before), largest
+    return SignatureDifference(total / len(before), largest, moved)
 
 
 def _element_key(element: Element) -> tuple[Any, ...]:
@@ -58,10 +80,7 @@ def compare(before: Observation, after: Observation) -> Effect:
     difference = signature_difference(before.signature, after.signature)
     if difference is None:
         return Effect.UNKNOWN
-    mean, largest = difference
-    if mean > MEAN_THRESHOLD or largest >= PIXEL_THRESHOLD:
-        return Effect.CHANGED
-    return Effect.NO_CHANGE
+    return Effect.CHANGED if difference.visible else Effect.NO_CHANGE
 
 
 def call_key(tool: str, args: Mapping[str, Any]) -> str:

@@ -43,6 +43,15 @@ WAIT_TICK_S = 0.01
 #: hung and a new one takes the next call. Below the loop's TOOL_TIMEOUT_S, so this clearer
 #: error comes first.
 CALL_TIMEOUT_S = 45.0
+#: after input, the time an app gets to repaint before the action counts as done, so the
+#: observation after it (the effect check's, the next turn's) shows what it did: on Xvfb
+#: l3afpad had often not drawn a typed key 50 ms after it
+SETTLE_S = 0.1
+#: the tools that settle: those that send input or act on a control
+_SETTLING_TOOLS = frozenset(
+    {"click", "move_mouse", "drag", "scroll", "type_text", "hotkey", "focus_window", "invoke",
+     "set_value"}
+)  # fmt: skip
 
 
 class DesktopExecutor:
@@ -62,6 +71,8 @@ class DesktopExecutor:
         launcher: Launcher | None = None,
         key_interval_s: float = 0.005,
         call_timeout_s: float = CALL_TIMEOUT_S,
+        settle_s: float = SETTLE_S,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if sys.platform == "win32":
             from desktop_agent.desktop.win32 import enable_dpi_awareness
@@ -73,6 +84,8 @@ class DesktopExecutor:
         self.launcher = launcher or Launcher()
         self.key_interval_s = key_interval_s
         self.call_timeout_s = call_timeout_s
+        self.settle_s = settle_s
+        self._sleep = sleep
         #: input threads left to a hung call and replaced
         self.abandoned_input_threads = 0
         self._own_inventory: InventoryRunner | None = None
@@ -97,7 +110,10 @@ class DesktopExecutor:
             raise UnknownTool(f"the desktop has no tool {spec.name!r}")
         if context.cancelled.is_set():
             raise StopRequested("stopped before the action")
-        return await handler(args, context)
+        result = await handler(args, context)
+        if self.settle_s and spec.name in _SETTLING_TOOLS:
+            await self._sleep(self.settle_s)  # a stop cancels this like any await
+        return result
 
     def close(self) -> None:
         """Release the input thread; programs started by launch_app keep running."""

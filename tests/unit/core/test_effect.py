@@ -15,27 +15,36 @@ from tests.fakes import grey_signature, make_observation
 OK = Element(1, "button", "OK", (10, 10, 40, 20))
 
 
-def test_signature_difference_is_the_mean_and_the_largest_byte_difference() -> None:
-    assert signature_difference(bytes([0, 10, 20, 30]), bytes([0, 10, 20, 70])) == (10.0, 40)
+def test_signature_difference_has_the_mean_the_largest_and_the_pixels_that_moved() -> None:
+    difference = signature_difference(bytes([0, 10, 20, 30]), bytes([0, 10, 36, 70]))
+    assert difference is not None
+    assert (difference.mean, difference.largest, difference.moved) == (14.0, 40, 2)
     assert signature_difference(b"", b"\x00") is None
     assert signature_difference(b"\x00\x00", b"\x00") is None  # sizes differ
 
 
+def with_pixels(level: int, changes: dict[int, int]) -> bytes:
+    pixels = bytearray(grey_signature(level, 160 * 90))
+    for index, value in changes.items():
+        pixels[index] = value
+    return bytes(pixels)
+
+
 def test_a_screen_that_changed_over_the_threshold_is_changed() -> None:
-    before = make_observation(signature=grey_signature(100))
-    assert compare(before, make_observation(signature=grey_signature(100))) is Effect.NO_CHANGE
-    assert compare(before, make_observation(signature=grey_signature(102))) is Effect.CHANGED
-    # a small dialog: few pixels, but each moved a lot
-    dialog = bytearray(grey_signature(100))
-    dialog[5:9] = bytes([250]) * 4
-    assert compare(before, make_observation(signature=bytes(dialog))) is Effect.CHANGED
+    before = make_observation(signature=with_pixels(100, {}))
+
+    def effect(after: bytes) -> Effect:
+        return compare(before, make_observation(signature=after))
+
+    assert effect(with_pixels(100, {})) is Effect.NO_CHANGE
+    assert effect(grey_signature(102, 160 * 90)) is Effect.CHANGED  # the mean moved
+    assert effect(with_pixels(100, {5: 250})) is Effect.CHANGED  # one pixel, a lot: a dialog
+    assert effect(with_pixels(100, {5: 125, 900: 80})) is Effect.CHANGED  # a few: typed text
     # a caret blinking: one pixel moved a little; the mean stays under the threshold
-    caret = bytearray(grey_signature(100))
-    caret[7] = 120
-    changed = make_observation(signature=bytes(caret))
-    mean, _ = signature_difference(before.signature, changed.signature) or (0, 0)
-    assert mean < MEAN_THRESHOLD
-    assert compare(before, changed) is Effect.NO_CHANGE
+    caret = with_pixels(100, {7: 119})
+    difference = signature_difference(before.signature, caret)
+    assert difference is not None and difference.mean < MEAN_THRESHOLD
+    assert effect(caret) is Effect.NO_CHANGE
 
 
 def test_the_element_list_tells_a_change_the_picture_may_miss() -> None:

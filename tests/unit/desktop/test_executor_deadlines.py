@@ -129,3 +129,25 @@ async def test_the_focus_probe_of_a_window_list_backend_knows_no_role() -> None:
         assert await DesktopFocusProbe(runner).focused_role() is None
     finally:
         runner.close()
+
+
+async def test_input_tools_give_the_app_time_to_repaint_before_they_count_as_done() -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    executor = DesktopExecutor(
+        driver=FakeDriver(),  # type: ignore[arg-type]
+        paster=FakePaster(),
+        settle_s=0.1,
+        sleep=sleep,
+    )
+    try:
+        await act(executor, "click", x=5, y=5)
+        await act(executor, "hotkey", keys=["ctrl", "s"])
+        assert slept == [0.1, 0.1]
+        await act(executor, "wait", seconds=0)  # waiting is not input: no settle after it
+        assert slept == [0.1, 0.1]
+    finally:
+        executor.close()
