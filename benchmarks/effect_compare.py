@@ -27,8 +27,7 @@ def main() -> None:
     options = parser.parse_args()
     rng = random.Random(7)
     elements = tuple(
-        Element(i, "button", f"Button {i}", (i * 7 % 1200, i * 5 % 700, 80, 24))
-        for i in range(150)
+        Element(i, "button", f"Button {i}", (i * 7 % 1200, i * 5 % 700, 80, 24)) for i in range(150)
     )
     print("effect check: compare() of two observations, 150 elements each")
     for width, height in ((64, 36), (128, 72), (160, 90), (320, 180)):
