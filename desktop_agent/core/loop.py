@@ -438,6 +438,14 @@ class _TaskLoop:
         deps = self.deps
         decision = decided.decision
         tool = decision.tool or ""
+        # asked again now, before anything of the call is told: the focus may have moved
+        # since the decision (the user, a window that popped up)
+        risk = assess_call(
+            tool, decision.args, observation, await self._focused_role(decision),
+            deps.sensitive_targets,
+        )  # fmt: skip
+        if risk.sensitivity.redact and not decided.secrets:
+            decided = _Decided.redacted(decision, risk.sensitivity)
         step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         try:
             spec, args = deps.registry.validate(tool, decision.args, self.run.allowed_tools)
@@ -445,17 +453,6 @@ class _TaskLoop:
             status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
             await self._fail(step, status, str(error))
             return
-        # asked again now: the focus may have moved since the decision (a pause, the user)
-        risk = assess_call(
-            spec.name,
-            args.model_dump(),
-            observation,
-            await self._focused_role(decision),
-            deps.sensitive_targets,
-        )
-        if risk.sensitivity.redact and not decided.secrets:
-            decided = _Decided.redacted(decision, risk.sensitivity)
-            step = await self._restate(step, args=decided.stored_args)
         breaker = deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())
@@ -618,15 +615,6 @@ class _TaskLoop:
                 await self._end(self.open_step, StepStatus.SKIPPED, error=error)
             except Exception:  # noqa: BLE001 - the store failing is often why the run ends
                 self.open_step = None
-
-    async def _restate(self, step: StepView, **fields: Any) -> StepView:
-        """Store changed fields of a step that is still running."""
-        step = step.with_(**fields)
-        self.steps[step.seq - 1] = step
-        if self.open_step is not None and self.open_step.seq == step.seq:
-            self.open_step = step
-        await self.deps.repo.save_step(step)
-        return step
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ clipboard, a line into a terminal or a password field (issue #10 items 2 and 4).
 
 from __future__ import annotations
 
-from desktop_agent.core.events import ApprovalRequested, StepFinished
+from desktop_agent.core.events import ApprovalRequested, StepFinished, StepStarted
 from desktop_agent.core.models import (
     ApprovalDecision,
     Decision,
@@ -250,3 +250,27 @@ async def test_the_sensitive_list_comes_from_the_services() -> None:
     run = await h.create()
     await h.collect(run, ScriptedPlanner([tool("click", element=1)] * 2, then=done()))
     assert len(h.gate.requests) == 2
+
+
+async def test_the_focus_is_asked_again_at_action_time() -> None:
+    """A password field that took the focus after the decision (a login dialog popped up):
+    the call asks, and nothing of the action row or its events shows the text."""
+
+    class MovingFocus(FakeFocusProbe):
+        async def focused_role(self) -> str | None:
+            self.calls += 1
+            return "text" if self.calls == 1 else "password text"
+
+    probe = MovingFocus()
+    h = make_harness(answers=[ApprovalDecision.ONCE], focus=probe)
+    h.permissions.grant_persistent("type_text")
+    h.observer.observation = EDITOR
+    run = await h.create()
+    events = await h.collect(run, ScriptedPlanner([tool("type_text", text="hunter2"), done()]))
+    assert [r.caution for r in h.gate.requests] == ["typing into a password field"]
+    action_events = [
+        e
+        for e in events
+        if isinstance(e, StepFinished | StepStarted) and e.step.kind is StepKind.ACTION
+    ]
+    assert action_events and all(e.step.args == {"text": "•••"} for e in action_events)
