@@ -349,7 +349,7 @@ class _TaskLoop:
                 StopReason.STUCK,
                 f"{call_key(tool, args)} changed nothing on the screen {repeats} times",
             )
-        return effect, _effect_note(effect, repeats)
+        return effect, _effect_note(tool, effect, repeats)
 
     async def _skip_stale(self, turn: int, decided: _Decided) -> None:
         step = await self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
@@ -661,9 +661,12 @@ def _breaker_message(tool: str, retry_in_s: float) -> str:
     )
 
 
-def _effect_note(effect: Effect, repeats: int) -> str:
+def _effect_note(tool: str, effect: Effect, repeats: int) -> str:
     if effect is not Effect.NO_CHANGE:
         return ""
+    if tool == "launch_app" and repeats < WARN_AT:
+        # a window shows some time after its program starts: starting it again makes two
+        return "no visible change yet: a program takes a moment to start; wait for its window"
     if repeats >= WARN_AT:
         return (
             f"no visible change, {repeats} times for this same action: "

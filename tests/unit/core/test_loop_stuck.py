@@ -82,3 +82,14 @@ async def test_without_signatures_the_effect_is_unknown_and_never_stuck() -> Non
     assert isinstance(final, RunFinished) and final.run.stop_reason is StopReason.DONE
     effects = {s.effect for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION}
     assert effects == {Effect.UNKNOWN}
+
+
+async def test_a_program_that_shows_nothing_yet_is_waited_for_not_started_again() -> None:
+    h = still_screen()
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("launch_app", command="l3afpad"), done()]))
+    action = next(s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION)
+    assert action.effect is Effect.NO_CHANGE
+    assert action.summary.endswith(
+        "[no visible change yet: a program takes a moment to start; wait for its window]"
+    )
