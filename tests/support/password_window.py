@@ -1,6 +1,7 @@
 """A Qt window with a user name field and a focused password field, for accessibility tests.
 
-Run as a program under the test desktop: `python -m tests.support.password_window`.
+Run as a program under the test desktop:
+`python -m tests.support.password_window [password|user] [window title]`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ def main() -> int:
 
     app = QApplication(sys.argv)
     window = QWidget()
-    window.setWindowTitle("Log in — password-window")
+    window.setWindowTitle(sys.argv[2] if len(sys.argv) > 2 else "Log in — password-window")
     layout = QVBoxLayout(window)
     user = QLineEdit(window)
     user.setAccessibleName("User")
