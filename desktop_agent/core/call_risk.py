@@ -84,8 +84,9 @@ DEFAULT_SENSITIVE_TARGETS: tuple[str, ...] = (
     "verwijderen", "verzenden", "versturen", "betalen", "kopen", "bevestigen", "overmaken",
     "installeren",
 )  # fmt: skip
-#: tools that press their target
+#: tools that press their target, and the keys that press the focused control
 _PRESSING_TOOLS = frozenset({"click", "invoke"})
+_PRESS_FOCUSED_COMBOS = (frozenset({"enter"}), frozenset({"space"}))
 
 #: the desktop itself, where alt+f4 asks to shut down (Windows) or log out
 _DESKTOP_WINDOW = re.compile(r"^(?:program manager|desktop)\b|\bprogman\b|\bworkerw\b|xfdesktop")
@@ -256,10 +257,7 @@ def assess_call(
         return CallRisk("typing into a password field", sensitivity)
     reason = ""
     if tool in _PRESSING_TOOLS:
-        target = target_element(args, observation)
-        word = sensitive_name(target.name, sensitive_targets) if target else None
-        if target is not None and word is not None:
-            reason = f'the target {target.role} "{target.name}" is sensitive ("{word}")'
+        reason = _sensitive_target(target_element(args, observation), sensitive_targets)
     elif tool == "hotkey":
         keys = args.get("keys")
         if isinstance(keys, list) and all(isinstance(key, str) for key in keys):
@@ -268,6 +266,10 @@ def assess_call(
                 desktop_focused=desktop_focused(observation),
                 terminal=in_terminal(observation, focused_role),
             )
+            if not reason and frozenset(map(key_family, keys)) in _PRESS_FOCUSED_COMBOS:
+                # enter / space press the focused button: the same as clicking it
+                target = _focused_control(observation)
+                reason = _sensitive_target(target, sensitive_targets)
     elif tool == "type_text":
         text = args.get("text")
         # any line break runs the line before it, not only a final one
@@ -276,4 +278,13 @@ def assess_call(
         )
         if ends_line and in_terminal(observation, focused_role):
             reason = "typing a line that ends with Enter into a terminal runs it"
+        elif ends_line:
+            reason = _sensitive_target(_focused_control(observation), sensitive_targets)
     return CallRisk(reason, sensitivity)
+
+
+def _sensitive_target(target: Element | None, words: Iterable[str]) -> str:
+    word = sensitive_name(target.name, words) if target is not None else None
+    if target is None or word is None:
+        return ""
+    return f'the target {target.role} "{target.name}" is sensitive ("{word}")'

@@ -187,3 +187,18 @@ def test_other_targets_and_words_inside_words_do_not() -> None:
 def test_the_list_is_the_users() -> None:
     assert assess_call("click", {"element": 3}, FORM, None, ["cancel"]).always_ask
     assert assess_call("click", {"element": 2}, FORM, None, []).always_ask == ""
+
+
+def test_enter_or_space_on_a_focused_sensitive_button_is_the_same_as_clicking_it() -> None:
+    focused_pay = make_observation(
+        [
+            Element(1, "window", "Shop — Browser", (0, 0, 1280, 720), focused=True),
+            Element(2, "button", "Pay now", (100, 100, 100, 30), focused=True),
+        ]
+    )
+    assert hotkey("enter", observation=focused_pay).endswith('("pay")')
+    assert hotkey("space", observation=focused_pay).endswith('("pay")')
+    assert hotkey("tab", observation=focused_pay) == ""
+    assert type_text("ok", focused_pay, enter=True).endswith('("pay")')
+    assert type_text("ok", focused_pay) == ""
+    assert hotkey("enter", observation=EDITOR) == ""
