@@ -58,13 +58,16 @@ _PASTE_COMBOS = (
 #: keys that end a line in a terminal: enter, and ctrl+j / ctrl+m (line feed, carriage return)
 _LINE_END_COMBOS = (frozenset({"enter"}), frozenset({"ctrl", "j"}), frozenset({"ctrl", "m"}))
 
-#: window titles and classes of terminals and shells (matched in the lowercased window label)
+#: window titles and classes of terminals, shells and run-a-command dialogs (matched in the
+#: lowercased window label)
 _TERMINAL_WINDOW = re.compile(
     r"terminal|terminator|\b(?:x|u|rx|urx|a|e|l|q|mate-|xfce4-)?term\b|konsole|alacritty|kitty"
     r"|wezterm|tilix|guake|yakuake|st-256color|\bfoot\b|cmd\.exe|command prompt|powershell"
     r"|\bpwsh\b|conhost|windowsterminal|\bbash\b|\bzsh\b|\bfish\b"
     # the title a shell gives its terminal: user@host: ~/dir
     r"|^[\w.-]+@[\w.-]+:"
+    # run-a-command dialogs run the typed line as well (Windows, GNOME, KDE, Xfce)
+    r"|^run(?: —|$)|run a command|enter a command|krunner|appfinder|application finder"
 )
 #: names of targets whose click or invoke asks every time (whole words, any case); the user
 #: edits the list in the settings (`sensitive_targets`). English, then German, French,

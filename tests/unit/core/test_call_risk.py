@@ -108,6 +108,11 @@ def test_typing_a_line_into_a_terminal_asks_every_call() -> None:
         "~ — kitty",
         "xterm",
         "root@server:/etc",
+        "Run",  # Windows' win+r dialog
+        "Run — #32770",
+        "Enter a Command — gnome-shell",
+        "KRunner",
+        "Application Finder — Xfce4-appfinder",
     ],
 )
 def test_terminal_windows_are_recognised_by_title_or_class(label: str) -> None:
@@ -115,7 +120,15 @@ def test_terminal_windows_are_recognised_by_title_or_class(label: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "label", ["notes.txt — L3afpad", "Inbox - Mail", "Save As", "Settings — desktop-agent"]
+    "label",
+    [
+        "notes.txt — L3afpad",
+        "Inbox - Mail",
+        "Save As",
+        "Settings — desktop-agent",
+        "Running shoes — Shop",
+        "Run report — Calc",
+    ],
 )
 def test_other_windows_are_not_terminals(label: str) -> None:
     assert not is_terminal_window(label)
