@@ -17,7 +17,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from desktop_agent.core.budget import DEFAULT_PRICES, Budget
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.call_risk import DEFAULT_SENSITIVE_TARGETS
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.models import Policy
@@ -106,6 +108,16 @@ class Settings(BaseModel):
     monitor: int = Field(default=1, ge=1, le=16)
     set_of_mark: bool = False
     minimize_while_acting: bool = True
+    # ── the gate (core/call_risk.py, loop.py) ──
+    #: words whose click / invoke targets ask every time, whatever the grants
+    sensitive_targets: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_SENSITIVE_TARGETS), max_length=500
+    )
+    #: per-run limits (0: none); past one the run ends stopped / budget
+    max_run_seconds: float = Field(default=1800.0, ge=0, le=7 * 24 * 3600)
+    max_run_tokens: int = Field(default=1_000_000, ge=0)
+    #: USD per million (input, output) tokens by model-name pattern, for the cost estimate
+    prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
 
     @field_validator("provider")
     @classmethod
@@ -153,6 +165,30 @@ class Settings(BaseModel):
                 names = ", ".join(repr(name) for name in unknown)
                 raise ValueError(f"unknown tool {names} (the tools are: {', '.join(_TOOL_NAMES)})")
         return value
+
+    @field_validator("sensitive_targets")
+    @classmethod
+    def _target_words(cls, words: list[str]) -> list[str]:
+        cleaned = [word.strip() for word in words]
+        if not all(cleaned):
+            raise ValueError("an empty word would match nothing; remove it")
+        return list(dict.fromkeys(cleaned))
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, prices: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        for pattern, (prompt, completion) in prices.items():
+            if not pattern.strip() or prompt < 0 or completion < 0:
+                raise ValueError(f"{pattern!r}: a price is a pattern and two amounts >= 0")
+        return prices
+
+    def budget(self) -> Budget:
+        """The per-run limits and price table for the loop (RunnerServices.budget)."""
+        return Budget(
+            max_seconds=self.max_run_seconds or None,
+            max_tokens=self.max_run_tokens or None,
+            prices=dict(self.prices),
+        )
 
     @field_validator("stop_hotkey")
     @classmethod
@@ -237,7 +273,9 @@ def settings_path(env: Mapping[str, str] = os.environ) -> Path:
 
 #: the settings an environment variable may override, DESKTOP_AGENT_<NAME upper>
 ENV_OVERRIDES: tuple[str, ...] = tuple(
-    name for name in Settings.model_fields if name not in ("policies",)
+    name
+    for name in Settings.model_fields
+    if name not in ("policies", "sensitive_targets", "prices")
 )
 
 
@@ -279,6 +317,8 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     # A JSON string is a valid TOML basic string (the same escapes).
     return json.dumps(str(value), ensure_ascii=False)
 
@@ -291,6 +331,7 @@ def to_toml(settings: Settings) -> str:
     """The settings as TOML text; the API key is never part of it."""
     data = settings.model_dump(mode="json")
     policies = data.pop("policies")
+    prices = data.pop("prices")
     lines = [
         "# desktop-agent settings. The API key is not kept here: it lives in the OS keyring,",
         f"# or in the environment variable named by api_key_env ({settings.api_key_env}).",
@@ -300,6 +341,12 @@ def to_toml(settings: Settings) -> str:
     lines.append("# per tool: allow | ask | deny (tools not listed follow their risk)")
     lines.append("[policies]")
     lines.extend(f"{_toml_key(tool)} = {_toml_value(policy)}" for tool, policy in policies.items())
+    lines.append("")
+    lines.append("# USD per million [input, output] tokens, by model-name pattern (first match)")
+    lines.append("[prices]")
+    lines.extend(
+        f"{_toml_key(pattern)} = {_toml_value(list(price))}" for pattern, price in prices.items()
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -92,7 +92,7 @@ class MemoryRepository:
         self.grants.discard(tool)
 
 
-def make_observation(elements: Iterable[Element] = ()) -> Observation:
+def make_observation(elements: Iterable[Element] = (), *, signature: bytes = b"") -> Observation:
     return Observation(
         image=b"\xff\xd8fake-jpeg",
         mime="image/jpeg",
@@ -100,7 +100,13 @@ def make_observation(elements: Iterable[Element] = ()) -> Observation:
         height=720,
         elements=tuple(elements),
         thumbnail=b"thumb",
+        signature=signature,
     )
+
+
+def grey_signature(level: int, size: int = 64 * 36) -> bytes:
+    """A flat grey signature (the observer's small grey image of the screen)."""
+    return bytes([level]) * size
 
 
 class FakeObserver:
@@ -190,9 +196,13 @@ class FakeExecutor:
 
 
 class ScriptedGate:
-    """A PermissionGate answering from a script; None in the script means never answer."""
+    """A PermissionGate answering from a script; None in the script means never answer, a
+    future means answer when the test resolves it."""
 
-    def __init__(self, answers: Iterable[ApprovalDecision | None] = ()) -> None:
+    def __init__(
+        self,
+        answers: Iterable[ApprovalDecision | None | asyncio.Future[ApprovalDecision]] = (),
+    ) -> None:
         self.answers = list(answers)
         self.requests: list[ApprovalRequest] = []
 
@@ -201,6 +211,8 @@ class ScriptedGate:
         answer = self.answers.pop(0) if self.answers else ApprovalDecision.ONCE
         if answer is None:
             await asyncio.Event().wait()
+        if isinstance(answer, asyncio.Future):
+            return await answer
         assert answer is not None
         return answer
 
@@ -216,3 +228,18 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class FakeFocusProbe:
+    """A FocusProbe answering `role`; with `hang` set it never answers (a hung AT-SPI call)."""
+
+    def __init__(self, role: str | None = None, *, hang: bool = False) -> None:
+        self.role = role
+        self.hang = hang
+        self.calls = 0
+
+    async def focused_role(self) -> str | None:
+        self.calls += 1
+        if self.hang:
+            await asyncio.Event().wait()
+        return self.role

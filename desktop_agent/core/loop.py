@@ -5,15 +5,24 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.budget import Budget, usage_of
+from desktop_agent.core.call_risk import (
+    DEFAULT_SENSITIVE_TARGETS,
+    TEXT_TOOLS,
+    CallRisk,
+    Sensitivity,
+    assess_call,
+)
 from desktop_agent.core.control import RunControl
+from desktop_agent.core.effect import STUCK_AT, WARN_AT, StuckDetector, call_key, compare
 from desktop_agent.core.errors import (
     BreakerOpen,
     PlannerError,
@@ -36,6 +45,7 @@ from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
     Decision,
+    Effect,
     Observation,
     Policy,
     Risk,
@@ -51,6 +61,7 @@ from desktop_agent.core.models import (
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
+    FocusProbe,
     PermissionGate,
     Planner,
     RunRepository,
@@ -60,10 +71,16 @@ from desktop_agent.core.ports import (
 )
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 
+T = TypeVar("T")
 OBSERVE_TOOL = "screen_snapshot"
 REDACTED = "•••"
-#: tools whose text goes into a control; typing into a password field always asks
-_TEXT_TOOLS = {"type_text": "text", "set_value": "value"}
+#: tools whose call risk depends on the focused control (password fields, terminals)
+_FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
+#: deadlines (s): a hung capture, input or accessibility call fails its step, not the run
+OBSERVE_TIMEOUT_S = 30.0
+TOOL_TIMEOUT_S = 60.0
+FOCUS_TIMEOUT_S = 0.5
+STALE_DECISION = "paused before acting: the next turn decides on a fresh screenshot"
 
 
 @dataclass(kw_only=True)
@@ -78,6 +95,17 @@ class RunnerServices:
     breakers: BreakerBoard
     permissions: Permissions
     approval_timeout_s: float = 60.0
+    #: asked at action time for the focused control's role; None: the executor when it is
+    #: a FocusProbe (the desktop's is), else the role is unknown
+    focus: FocusProbe | None = None
+    focus_timeout_s: float = FOCUS_TIMEOUT_S
+    observe_timeout_s: float = OBSERVE_TIMEOUT_S
+    #: for `wait`, its seconds come on top
+    tool_timeout_s: float = TOOL_TIMEOUT_S
+    #: words whose click / invoke targets ask every time (settings: sensitive_targets)
+    sensitive_targets: tuple[str, ...] = DEFAULT_SENSITIVE_TARGETS
+    #: each run's wall-time and token limits, and the price table of its cost estimate
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(kw_only=True)
@@ -123,6 +151,10 @@ class _TaskLoop:
         self.outcome: _Outcome | None = None
         self.open_step: StepView | None = None
         self._open_since = 0.0
+        self.stuck = StuckDetector()
+        #: the observation taken after the last action, for the next turn
+        self._ready: Observation | None = None
+        self._since = 0.0
 
     # ── the run ──────────────────────────────────────────────────────────────
 
@@ -131,7 +163,13 @@ class _TaskLoop:
         self.run = self.run.with_(
             status=RunStatus.RUNNING, started_at=self.run.started_at or deps.now()
         )
-        await deps.repo.save_run(self.run)
+        self._since = deps.perf()
+        try:
+            await deps.repo.save_run(self.run)
+        except Exception as error:  # noqa: BLE001 - a store that fails now: the run ends
+            self.outcome = _Outcome(
+                RunStatus.FAILED, StopReason.ERROR, f"cannot store the run: {_describe(error)}"
+            )
         self.emit(RunStarted(self.run))
         try:
             while self.outcome is None:
@@ -157,6 +195,10 @@ class _TaskLoop:
         return final
 
     async def _finish(self, outcome: _Outcome) -> RunView:
+        """Revoke the run's grants and store its end. A store that fails now (disk full,
+        database locked) does not keep the run from ending: its row stays active, and the
+        store's recovery marks it interrupted when this process opens the store again or
+        another one does after this process has ended (store/recovery.py)."""
         self.deps.permissions.revoke_run(self.run.id)
         self.run = self.run.with_(
             status=outcome.status,
@@ -164,31 +206,42 @@ class _TaskLoop:
             message=outcome.message,
             finished_at=self.deps.now(),
         )
-        await self.deps.repo.save_run(self.run)
+        try:
+            await self.deps.repo.save_run(self.run)
+        except Exception as error:  # noqa: BLE001 - the end must be told even if not stored
+            self.run = self.run.with_(
+                message=f"{outcome.message} (the end was not stored: {_describe(error)})".lstrip()
+            )
         return self.run
 
-    async def _pause_point(self) -> None:
+    async def _pause_point(self) -> bool:
+        """Honour a stop or a pause; True when the run was paused here."""
         self.control.check()
         if not self.control.pause_requested:
-            return
+            return False
         self.run = self.run.with_(status=RunStatus.PAUSED)
         await self.deps.repo.save_run(self.run)
         self.emit(RunPaused(self.run))
         await self.control.wait_resumed()
+        self._ready = None  # the user may have changed the screen: observe it afresh
         self.run = self.run.with_(status=RunStatus.RUNNING)
         await self.deps.repo.save_run(self.run)
         self.emit(RunResumed(self.run))
+        return True
 
     # ── one turn ─────────────────────────────────────────────────────────────
 
     async def _turn(self) -> None:
         turn = self.run.step_count + 1
         observation = await self._observe(turn)
-        if observation is not None:
-            decision = await self._decide(turn, observation)
-            if decision is not None and decision.action == "tool":
-                await self._pause_point()
-                await self._act(turn, decision, observation)
+        if observation is not None and self.outcome is None:
+            decided = await self._decide(turn, observation)
+            if decided is not None and decided.decision.action == "tool":
+                if await self._pause_point():
+                    # the user may have changed the screen meanwhile: the decision is stale
+                    await self._skip_stale(turn, decided)
+                else:
+                    await self._act(turn, decided, observation)
         self.run = self.run.with_(step_count=turn)
         await self.deps.repo.save_run(self.run)
         if self.outcome is None:
@@ -201,6 +254,12 @@ class _TaskLoop:
                 StopReason.MAX_FAILURES,
                 f"{self.failures} consecutive failures; last: {self._last_error()}",
             )
+        run = self.run
+        over = self.deps.budget.exceeded(
+            self.deps.perf() - self._since, run.prompt_tokens + run.completion_tokens
+        )
+        if over:
+            return _Outcome(RunStatus.STOPPED, StopReason.BUDGET, over)
         if self.run.step_count >= self.run.max_steps:
             return _Outcome(
                 RunStatus.STOPPED,
@@ -218,22 +277,12 @@ class _TaskLoop:
     async def _observe(self, turn: int) -> Observation | None:
         deps = self.deps
         step = await self._begin(turn, StepKind.OBSERVE, OBSERVE_TOOL, {})
-        breaker = deps.breakers[OBSERVE_TOOL]
-        if not breaker.acquire():
-            message = _breaker_message(OBSERVE_TOOL, breaker.retry_in_s())
-            await self._fail(step, StepStatus.FAILED, message)
-            self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
-            return None
-        try:
-            observation = await self.control.guard(deps.observer.observe())
-        except (StopRequested, asyncio.CancelledError):
-            breaker.release()
-            raise
-        except Exception as error:  # noqa: BLE001 - any observer fault is a failed step
-            breaker.record(False)
-            await self._fail(step, StepStatus.FAILED, _describe(error))
-            return None
-        breaker.record(True)
+        # the screen as the last action left it, taken for its effect check: not taken twice
+        observation, self._ready = self._ready, None
+        if observation is None:
+            observation = await self._capture(step)
+            if observation is None:
+                return None
         ext = "png" if observation.mime == "image/png" else "jpg"
         path = await deps.repo.save_artifact(self.run.id, f"{turn:04d}.{ext}", observation.image)
         thumb = None
@@ -249,7 +298,64 @@ class _TaskLoop:
         await self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
         return observation
 
-    async def _decide(self, turn: int, observation: Observation) -> Decision | None:
+    async def _capture(self, step: StepView) -> Observation | None:
+        """One observation through the observer's breaker and deadline; None (the step
+        failed) when it cannot be had."""
+        deps = self.deps
+        breaker = deps.breakers[OBSERVE_TOOL]
+        if not breaker.acquire():
+            message = _breaker_message(OBSERVE_TOOL, breaker.retry_in_s())
+            await self._fail(step, StepStatus.FAILED, message)
+            self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
+            return None
+        try:
+            observation = await self.control.guard(
+                _within(
+                    deps.observe_timeout_s,
+                    "the observation did not finish",
+                    deps.observer.observe(),
+                )
+            )
+        except (StopRequested, asyncio.CancelledError):
+            breaker.release()
+            raise
+        except Exception as error:  # noqa: BLE001 - any observer fault is a failed step
+            breaker.record(False)
+            await self._fail(step, StepStatus.FAILED, _describe(error))
+            return None
+        breaker.record(True)
+        return observation
+
+    async def _effect_of(
+        self, tool: str, args: dict[str, Any], before: Observation
+    ) -> tuple[Effect, str]:
+        """Observe the screen the action left (the next turn starts from this observation),
+        compare it with the one it acted on, and count a call that keeps changing nothing.
+        (effect, a note for the model: "" or "no visible change…")."""
+        try:
+            after = await self.control.guard(
+                _within(self.deps.observe_timeout_s, "", self.deps.observer.observe())
+            )
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - the next turn observes (and fails) on its own
+            return Effect.UNKNOWN, ""
+        self._ready = after
+        effect = compare(before, after)
+        repeats = self.stuck.record(tool, args, effect)
+        if repeats >= STUCK_AT:
+            self.outcome = _Outcome(
+                RunStatus.FAILED,
+                StopReason.STUCK,
+                f"{call_key(tool, args)} changed nothing on the screen {repeats} times",
+            )
+        return effect, _effect_note(tool, effect, repeats)
+
+    async def _skip_stale(self, turn: int, decided: _Decided) -> None:
+        step = await self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
+        await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+
+    async def _decide(self, turn: int, observation: Observation) -> _Decided | None:
         deps = self.deps
         step = await self._begin(turn, StepKind.DECIDE, None, {})
         request = DecideRequest(
@@ -270,18 +376,22 @@ class _TaskLoop:
             await self._fail(step, StepStatus.FAILED, str(error), raw_output=error.raw or None)
             return None
         usage = decision.usage
+        self._count_tokens(request, decision)
         is_tool = decision.action == "tool"
-        stored_args = (
-            self._stored_args(decision.tool, decision.args, observation) if is_tool else {}
-        )
+        decided = _Decided(decision, {}, ())
+        if is_tool:
+            risk = assess_call(
+                decision.tool or "", decision.args, observation, await self._focused_role(decision)
+            )
+            decided = _Decided.redacted(decision, risk.sensitivity)
         await self._end(
             step,
             StepStatus.OK,
             tool=decision.tool if is_tool else None,
-            args=stored_args,
+            args=decided.stored_args,
             summary=_decision_summary(decision),
-            reason=decision.reason,
-            raw_output=_redact_raw(decision.raw, decision.args, stored_args),
+            reason=decided.redact(decision.reason),
+            raw_output=decided.redact(decision.raw),
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
             latency_ms=decision.latency_ms,
@@ -294,13 +404,49 @@ class _TaskLoop:
             self.outcome = _Outcome(
                 RunStatus.FAILED, StopReason.ERROR, decision.reason or decision.message
             )
-        return decision
+        return decided
 
-    async def _act(self, turn: int, decision: Decision, observation: Observation) -> None:
+    def _count_tokens(self, request: DecideRequest, decision: Decision) -> None:
+        """Add the turn's tokens (reported, else estimated) and the cost to the run's totals;
+        stored with the turn's end."""
+        usage, estimated = usage_of(request, decision)
+        prompt = self.run.prompt_tokens + (usage.prompt_tokens or 0)
+        completion = self.run.completion_tokens + (usage.completion_tokens or 0)
+        self.run = self.run.with_(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            tokens_estimated=self.run.tokens_estimated or estimated,
+            cost=self.deps.budget.cost(self.run.model, prompt, completion),
+        )
+
+    async def _focused_role(self, decision: Decision) -> str | None:
+        """The focused control's role, for the tools whose risk depends on it; None if unknown."""
+        probe = self.deps.focus
+        if probe is None and isinstance(self.deps.executor, FocusProbe):
+            probe = self.deps.executor
+        if probe is None or decision.tool not in _FOCUS_TOOLS:
+            return None
+        try:
+            async with asyncio.timeout(self.deps.focus_timeout_s):
+                return await self.control.guard(probe.focused_role())
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - a probe that fails or is late: the role is unknown
+            return None
+
+    async def _act(self, turn: int, decided: _Decided, observation: Observation) -> None:
         deps = self.deps
+        decision = decided.decision
         tool = decision.tool or ""
-        stored_args = self._stored_args(tool, decision.args, observation)
-        step = await self._begin(turn, StepKind.ACTION, tool, stored_args)
+        # asked again now, before anything of the call is told: the focus may have moved
+        # since the decision (the user, a window that popped up)
+        risk = assess_call(
+            tool, decision.args, observation, await self._focused_role(decision),
+            deps.sensitive_targets,
+        )  # fmt: skip
+        if risk.sensitivity.redact and not decided.secrets:
+            decided = _Decided.redacted(decision, risk.sensitivity)
+        step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         try:
             spec, args = deps.registry.validate(tool, decision.args, self.run.allowed_tools)
         except ToolError as error:
@@ -315,7 +461,7 @@ class _TaskLoop:
             return
         target = _target_of(args, observation)
         try:
-            refusal = await self._gate(turn, spec, stored_args, decision, observation, target)
+            refusal = await self._gate(turn, spec, decided, risk, observation, target)
         except BaseException:
             breaker.release()
             raise
@@ -323,26 +469,53 @@ class _TaskLoop:
             breaker.release()
             await self._fail(step, StepStatus.DENIED, refusal)
             return
-        context = ToolContext(self.run.id, observation, self.control.cancelled)
         try:
-            result = await self.control.guard(deps.executor.execute(spec, args, context))
+            paused = await self._pause_point()  # a pause (a take-over) while the human was asked
+        except BaseException:
+            breaker.release()
+            raise
+        if paused:
+            breaker.release()
+            await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+            return
+        context = ToolContext(self.run.id, observation, self.control.cancelled)
+        deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
+        try:
+            result = await self.control.guard(
+                _within(
+                    deadline, f"{tool} did not finish", deps.executor.execute(spec, args, context)
+                )
+            )
         except (StopRequested, asyncio.CancelledError):
             breaker.release()
             raise
         except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
             result = ToolResult.failure(_describe(error))
         breaker.record(result.ok)
+        summary = decided.redact(result.summary)
         if result.ok:
             self.failures = 0
+            try:
+                effect, note = await self._effect_of(tool, args.model_dump(), observation)
+            except (StopRequested, asyncio.CancelledError):
+                # the action did run: its row says so, then the stop ends the run
+                await self._end(
+                    step, StepStatus.OK, summary=summary, target=result.target or target
+                )
+                raise
             await self._end(
-                step, StepStatus.OK, summary=result.summary, target=result.target or target
+                step,
+                StepStatus.OK,
+                summary=f"{summary} [{note}]" if note else summary,
+                target=result.target or target,
+                effect=effect,
             )
         else:
             await self._fail(
                 step,
                 StepStatus.FAILED,
-                result.error or "failed",
-                summary=result.summary,
+                decided.redact(result.error or "failed"),
+                summary=summary,
                 target=result.target or target,
             )
 
@@ -350,14 +523,14 @@ class _TaskLoop:
         self,
         turn: int,
         spec: ToolSpec,
-        stored_args: dict[str, Any],
-        decision: Decision,
+        decided: _Decided,
+        risk: CallRisk,
         observation: Observation,
         target: tuple[int, int] | None,
     ) -> str | None:
         """Policy, grants and the human: None when the tool may run, else why not."""
         deps = self.deps
-        sensitive = _into_password_field(spec.name, decision.args, observation)
+        sensitive = risk.asks_every_call
         policy = deps.permissions.decide(self.run.id, spec.name, spec.risk, sensitive=sensitive)
         if policy is Policy.ALLOW:
             return None
@@ -368,9 +541,10 @@ class _TaskLoop:
             run_id=self.run.id,
             index=turn,
             tool=spec.name,
-            args=stored_args,
-            reason=decision.reason,
+            args=decided.stored_args,
+            reason=decided.redact(decided.decision.reason),
             risk=spec.risk,
+            caution=risk.always_ask,
             offer_run_grant=spec.risk is not Risk.DANGEROUS and not sensitive,
             timeout_s=deps.approval_timeout_s,
             screenshot=observation.screenshot_path,
@@ -437,29 +611,38 @@ class _TaskLoop:
 
     async def _close_open_step(self, error: str) -> None:
         if self.open_step is not None:
-            await self._end(self.open_step, StepStatus.SKIPPED, error=error)
-
-    def _stored_args(
-        self, tool: str | None, args: dict[str, Any], observation: Observation
-    ) -> dict[str, Any]:
-        field_name = _TEXT_TOOLS.get(tool or "")
-        if (
-            field_name
-            and field_name in args
-            and _into_password_field(tool or "", args, observation)
-        ):
-            return {**args, field_name: REDACTED}
-        return dict(args)
-
-
-@dataclass(frozen=True, slots=True)
-class _Observed:
-    observation: Observation
+            try:
+                await self._end(self.open_step, StepStatus.SKIPPED, error=error)
+            except Exception:  # noqa: BLE001 - the store failing is often why the run ends
+                self.open_step = None
 
 
 @dataclass(frozen=True, slots=True)
 class _Decided:
+    """A tool decision with what may be stored of it: arguments with secrets hidden."""
+
     decision: Decision
+    stored_args: dict[str, Any]
+    #: the texts hidden from storage, in every form they may take in the raw output
+    secrets: tuple[str, ...]
+
+    @classmethod
+    def redacted(cls, decision: Decision, sensitivity: Sensitivity) -> _Decided:
+        args = dict(decision.args)
+        field_name = TEXT_TOOLS.get(decision.tool or "", "")
+        secret = args.get(field_name)
+        if not sensitivity.redact or not isinstance(secret, str) or not secret:
+            return cls(decision, args, ())
+        forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+        # longest first, so a form is not left half-replaced by a shorter one inside it
+        return cls(
+            decision, {**args, field_name: REDACTED}, tuple(sorted(forms, key=len, reverse=True))
+        )
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        return text
 
 
 def _describe(error: BaseException) -> str:
@@ -476,6 +659,20 @@ def _breaker_message(tool: str, retry_in_s: float) -> str:
             f"it will be tried again in {retry_in_s:.0f} s"
         )
     )
+
+
+def _effect_note(tool: str, effect: Effect, repeats: int) -> str:
+    if effect is not Effect.NO_CHANGE:
+        return ""
+    if tool == "launch_app" and repeats < WARN_AT:
+        # a window shows some time after its program starts: starting it again makes two
+        return "no visible change yet: a program takes a moment to start; wait for its window"
+    if repeats >= WARN_AT:
+        return (
+            f"no visible change, {repeats} times for this same action: "
+            "it does not work, try something else"
+        )
+    return "no visible change"
 
 
 def _decision_summary(decision: Decision) -> str:
@@ -497,28 +694,13 @@ def _target_of(args: BaseModel, observation: Observation) -> tuple[int, int] | N
     return None
 
 
-def _redact_raw(raw: str, args: dict[str, Any], stored_args: dict[str, Any]) -> str:
-    """The planner's raw output without the secrets that were redacted from its arguments."""
-    for name, value in stored_args.items():
-        secret = args.get(name)
-        if value == REDACTED and isinstance(secret, str) and secret:
-            for form in {
-                secret,
-                json.dumps(secret)[1:-1],
-                json.dumps(secret, ensure_ascii=False)[1:-1],
-            }:
-                raw = raw.replace(form, REDACTED)
-    return raw
-
-
-def _into_password_field(tool: str, args: dict[str, Any], observation: Observation) -> bool:
-    if tool not in _TEXT_TOOLS:
-        return False
-    element_id = args.get("element")
-    if isinstance(element_id, int):
-        element = observation.element(element_id)
-        return bool(element and element.password)
-    return any(element.focused and element.password for element in observation.elements)
+async def _within(seconds: float, what: str, work: Awaitable[T]) -> T:
+    """`work`, or TimeoutError saying `what` did not finish in `seconds`."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await work
+    except TimeoutError:
+        raise TimeoutError(f"{what} in {seconds:g} s") from None
 
 
 _END = object()

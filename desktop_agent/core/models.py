@@ -40,13 +40,19 @@ class StopReason(StrEnum):
     USER_STOP = "user_stop"
     MAX_STEPS = "max_steps"
     CRASH = "crash"
+    #: the same action with the same arguments changed nothing on the screen 3 times
+    STUCK = "stuck"
+    #: the run's wall time or model tokens passed their limit
+    BUDGET = "budget"
 
 
 #: Which stop reasons each terminal status admits (DESIGN §1).
 STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
     RunStatus.COMPLETED: frozenset({StopReason.DONE}),
-    RunStatus.FAILED: frozenset({StopReason.ERROR, StopReason.MAX_FAILURES, StopReason.BREAKER}),
-    RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS}),
+    RunStatus.FAILED: frozenset(
+        {StopReason.ERROR, StopReason.MAX_FAILURES, StopReason.BREAKER, StopReason.STUCK}
+    ),
+    RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS, StopReason.BUDGET}),
     RunStatus.INTERRUPTED: frozenset({StopReason.CRASH}),
 }
 
@@ -63,6 +69,14 @@ class StepStatus(StrEnum):
     FAILED = "failed"
     DENIED = "denied"
     SKIPPED = "skipped"
+
+
+class Effect(StrEnum):
+    """What an action did to the screen, judged by the next observation (core/effect.py)."""
+
+    CHANGED = "changed"
+    NO_CHANGE = "no_change"
+    UNKNOWN = "unknown"
 
 
 class Risk(StrEnum):
@@ -119,6 +133,12 @@ class RunView:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     message: str = ""
+    #: model tokens so far (the server's usage; estimated where it gave none) and their cost
+    #: by the price table (None: the model has no price)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = False
+    cost: float | None = None
 
     def with_(self, **changes: Any) -> RunView:
         return replace(self, **changes)
@@ -139,6 +159,10 @@ class RunView:
             "started_at": _iso(self.started_at),
             "finished_at": _iso(self.finished_at),
             "message": self.message,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "tokens_estimated": self.tokens_estimated,
+            "cost": self.cost,
         }
 
 
@@ -172,6 +196,8 @@ class StepView:
     completion_tokens: int | None = None
     latency_ms: float | None = None
     target: tuple[int, int] | None = None
+    #: action rows: what the action did to the screen, known at the next observation
+    effect: Effect | None = None
 
     def with_(self, **changes: Any) -> StepView:
         return replace(self, **changes)
@@ -202,6 +228,7 @@ class StepView:
             "completion_tokens": self.completion_tokens,
             "latency_ms": self.latency_ms,
             "target": list(self.target) if self.target else None,
+            "effect": self.effect.value if self.effect else None,
         }
 
 
@@ -337,6 +364,9 @@ class ApprovalRequest:
     screenshot: str | None = None
     target: tuple[int, int] | None = None
     created_at: datetime = field(default_factory=utcnow)
+    #: why this call asks every time and offers no run grant (a launcher key, a password
+    #: field, a line into a terminal); "" for an ordinary question
+    caution: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -352,4 +382,5 @@ class ApprovalRequest:
             "screenshot": self.screenshot,
             "target": list(self.target) if self.target else None,
             "created_at": _iso(self.created_at),
+            "caution": self.caution,
         }

@@ -20,7 +20,8 @@ class Permissions:
 
     Task grants last for one run and are revoked by stop_all; persistent grants
     outlive the process (the caller stores them). A dangerous tool is never
-    covered by a grant: it asks at every call, as does typing into a password field.
+    covered by a grant: it asks at every call. A sensitive call (core/call_risk.py) asks
+    at every call even when its tool's policy is `allow`.
     """
 
     def __init__(
@@ -39,10 +40,17 @@ class Permissions:
         return self._policies.get(tool, DEFAULT_POLICY[risk])
 
     def decide(self, run_id: str, tool: str, risk: Risk, *, sensitive: bool = False) -> Policy:
+        """`sensitive` marks a call that asks every time (a password field, a launcher key,
+        a line into a terminal): it comes before an `allow` policy and every grant; only
+        `deny` is stronger."""
         policy = self.policy(tool, risk)
-        if policy is not Policy.ASK:
+        if policy is Policy.DENY:
             return policy
-        if sensitive or risk is Risk.DANGEROUS:
+        if sensitive:
+            return Policy.ASK
+        if policy is Policy.ALLOW:
+            return policy
+        if risk is Risk.DANGEROUS:
             return Policy.ASK
         if tool in self._persistent or tool in self._task_grants.get(run_id, set()):
             return Policy.ALLOW

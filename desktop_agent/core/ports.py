@@ -63,6 +63,17 @@ class ToolExecutor(Protocol):
 
 
 @runtime_checkable
+class FocusProbe(Protocol):
+    async def focused_role(self) -> str | None:
+        """The accessibility role of the control that has the keyboard focus now
+        ("password text", "terminal", "text", ...), or None when it cannot be known.
+
+        Asked at action time, with a deadline the loop sets (a late answer counts as None).
+        """
+        ...
+
+
+@runtime_checkable
 class PermissionGate(Protocol):
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
         """Ask a human; the loop awaits the answer with a timeout that denies."""

@@ -13,7 +13,15 @@ from desktop_agent.core.ports import RunRepository
 def started_view(final: RunView) -> RunView:
     """The run as its run_started event showed it live."""
     return final.with_(
-        status=RunStatus.RUNNING, stop_reason=None, finished_at=None, step_count=0, message=""
+        status=RunStatus.RUNNING,
+        stop_reason=None,
+        finished_at=None,
+        step_count=0,
+        message="",
+        prompt_tokens=0,
+        completion_tokens=0,
+        tokens_estimated=False,
+        cost=None,
     )
 
 

@@ -19,6 +19,7 @@ from desktop_agent.core.models import Element, Observation, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.desktop.clipboard import Paster, default_paster
+from desktop_agent.desktop.focus import DesktopFocusProbe
 from desktop_agent.desktop.geometry import point_to_screen
 from desktop_agent.desktop.input import (
     KEY_FOR_CHAR,
@@ -38,12 +39,27 @@ Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]
 DRAG_STEPS = 12
 DRAG_STEP_S = 0.02
 WAIT_TICK_S = 0.01
+#: one input or accessibility call (a whole type_text is one); past it the thread is left
+#: hung and a new one takes the next call. Below the loop's TOOL_TIMEOUT_S, so this clearer
+#: error comes first.
+CALL_TIMEOUT_S = 45.0
+#: after input, the time an app gets to repaint before the action counts as done, so the
+#: observation after it (the effect check's, the next turn's) shows what it did: on Xvfb
+#: l3afpad had often not drawn a typed key 50 ms after it
+SETTLE_S = 0.1
+#: the tools that settle: those that send input or act on a control
+_SETTLING_TOOLS = frozenset(
+    {"click", "move_mouse", "drag", "scroll", "type_text", "hotkey", "focus_window", "invoke",
+     "set_value"}
+)  # fmt: skip
 
 
 class DesktopExecutor:
     """Runs the built-in tools. Input runs on one worker thread, checking `context.cancelled`
     between atomic events; invoke / set_value / focus go through the observer's inventory
     thread (AT-SPI or UI Automation), so pass the observer whose observations the model sees.
+    A call that outlives `call_timeout_s` fails its step and its thread is replaced. It is the
+    core's FocusProbe too (`focused_role`), asked on the inventory thread.
     """
 
     def __init__(
@@ -54,6 +70,9 @@ class DesktopExecutor:
         paster: Paster | None = None,
         launcher: Launcher | None = None,
         key_interval_s: float = 0.005,
+        call_timeout_s: float = CALL_TIMEOUT_S,
+        settle_s: float = SETTLE_S,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if sys.platform == "win32":
             from desktop_agent.desktop.win32 import enable_dpi_awareness
@@ -64,6 +83,11 @@ class DesktopExecutor:
         self.paster = paster or default_paster()
         self.launcher = launcher or Launcher()
         self.key_interval_s = key_interval_s
+        self.call_timeout_s = call_timeout_s
+        self.settle_s = settle_s
+        self._sleep = sleep
+        #: input threads left to a hung call and replaced
+        self.abandoned_input_threads = 0
         self._own_inventory: InventoryRunner | None = None
         self._input = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="input")
         self._handlers: dict[str, Handler] = {
@@ -86,7 +110,10 @@ class DesktopExecutor:
             raise UnknownTool(f"the desktop has no tool {spec.name!r}")
         if context.cancelled.is_set():
             raise StopRequested("stopped before the action")
-        return await handler(args, context)
+        result = await handler(args, context)
+        if self.settle_s and spec.name in _SETTLING_TOOLS:
+            await self._sleep(self.settle_s)  # a stop cancels this like any await
+        return result
 
     def close(self) -> None:
         """Release the input thread; programs started by launch_app keep running."""
@@ -97,8 +124,33 @@ class DesktopExecutor:
 
     # -- plumbing --------------------------------------------------------------------------
 
+    async def focused_role(self) -> str | None:
+        """FocusProbe: the focused control's accessibility role, None when unknown."""
+        return await DesktopFocusProbe(self._inventory()).focused_role()
+
     async def _on_input_thread(self, work: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._input, work)
+        pool = self._input
+        future = pool.submit(work)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.call_timeout_s)
+        except TimeoutError:
+            self._abandon_input(pool, f"an input call took longer than {self.call_timeout_s:g} s")
+            raise ToolError(
+                f"the input call did not finish in {self.call_timeout_s:g} s "
+                "(the input thread is replaced)"
+            ) from None
+        except asyncio.CancelledError:
+            if future.running():
+                self._abandon_input(pool, "an input call was still running when it was cancelled")
+            raise
+
+    def _abandon_input(self, pool: concurrent.futures.ThreadPoolExecutor, why: str) -> None:
+        if pool is not self._input:
+            return
+        log.warning("input thread abandoned and replaced: %s", why)
+        self._input = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="input")
+        pool.shutdown(wait=False, cancel_futures=False)
+        self.abandoned_input_threads += 1
 
     def _inventory(self) -> InventoryRunner:
         if self.observer is not None and self.observer.inventory is not None:
@@ -305,7 +357,12 @@ class DesktopExecutor:
 
     async def _native_call(self, call: Callable[[Any], str]) -> str:
         try:
-            return await self._inventory().run(call)
+            return await self._inventory().run(call, timeout_s=self.call_timeout_s)
+        except TimeoutError:
+            raise ToolError(
+                f"the accessibility call did not finish in {self.call_timeout_s:g} s "
+                "(the inventory thread is replaced)"
+            ) from None
         except LookupError as error:
             raise ToolError(str(error.args[0] if error.args else error)) from None
         except ToolError:

@@ -103,8 +103,18 @@ def _v1_initial(db: peewee.SqliteDatabase) -> None:
     )
 
 
+def _v2_effect_and_usage(db: peewee.SqliteDatabase) -> None:
+    """Action rows record what the action did to the screen (changed / no_change / unknown);
+    runs keep their model tokens and cost so far."""
+    execute(db, "ALTER TABLE steps ADD COLUMN effect TEXT")
+    execute(db, "ALTER TABLE runs ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0")
+    execute(db, "ALTER TABLE runs ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0")
+    execute(db, "ALTER TABLE runs ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0")
+    execute(db, "ALTER TABLE runs ADD COLUMN cost REAL")
+
+
 #: Migration i (0-based) takes the schema from version i to i + 1. Append only; never edit.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_effect_and_usage)
 
 
 def connect(path: Path) -> peewee.SqliteDatabase:

@@ -12,7 +12,8 @@ the store marks an active run interrupted / crash when
 
 A run owned by another live process (the app while a CLI run lists the history,
 or the other way round) is left alone. Marked runs keep every stored step; steps
-still `running` become `skipped` with the error "interrupted".
+still `running` become `skipped` with the error "interrupted", as do the `running` steps
+of runs that ended (a store that failed mid-step stored the run's end but not the step's).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from desktop_agent.store.process import ProcessIdentity, is_alive
 from desktop_agent.store.tables import Tables, time_to_db
 
 CRASH_MESSAGE = "the process ended while the run was active"
+_ACTIVE_OR_QUEUED = (RunStatus.RUNNING.value, RunStatus.PAUSED.value, RunStatus.QUEUED.value)
 STEP_ERROR = "interrupted"
 
 
@@ -48,9 +50,10 @@ def recover_interrupted(
         gone = [
             row["id"] for row in rows if owner_is_gone(row["owner_pid"], row["owner_started"], me)
         ]
+        stamp = time_to_db(now)
+        _close_steps_of_ended_runs(tables, stamp)
         if not gone:
             return []
-        stamp = time_to_db(now)
         runs.update(
             {
                 runs.c.status: RunStatus.INTERRUPTED.value,
@@ -69,3 +72,17 @@ def recover_interrupted(
             }
         ).where(steps.c.run_id.in_(gone) & (steps.c.status == StepStatus.RUNNING.value)).execute()
     return gone
+
+
+def _close_steps_of_ended_runs(tables: Tables, stamp: str | None) -> None:
+    """A run whose end was stored while the store could not store its last step (the disk
+    filled up mid-step) leaves that step `running`; nothing drives it any more."""
+    runs, steps = tables.runs, tables.steps
+    ended = runs.select(runs.c.id).where(runs.c.status.not_in(_ACTIVE_OR_QUEUED))
+    steps.update(
+        {
+            steps.c.status: StepStatus.SKIPPED.value,
+            steps.c.error: STEP_ERROR,
+            steps.c.finished_at: peewee.fn.COALESCE(steps.c.finished_at, stamp),
+        }
+    ).where(steps.c.run_id.in_(ended) & (steps.c.status == StepStatus.RUNNING.value)).execute()

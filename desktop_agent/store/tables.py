@@ -10,6 +10,7 @@ from typing import Any
 import peewee
 
 from desktop_agent.core.models import (
+    Effect,
     RunStatus,
     RunView,
     StepKind,
@@ -36,6 +37,10 @@ RUN_COLUMNS = (
     "message",
     "owner_pid",
     "owner_started",
+    "prompt_tokens",
+    "completion_tokens",
+    "tokens_estimated",
+    "cost",
 )
 
 STEP_COLUMNS = (
@@ -60,6 +65,7 @@ STEP_COLUMNS = (
     "latency_ms",
     "target_x",
     "target_y",
+    "effect",
 )
 
 
@@ -142,6 +148,10 @@ def run_to_row(run: RunView, owner: ProcessIdentity | None) -> dict[str, Any]:
         "message": run.message,
         "owner_pid": owner.pid if active and owner else None,
         "owner_started": owner.started if active and owner else None,
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "tokens_estimated": int(run.tokens_estimated),
+        "cost": run.cost,
     }
 
 
@@ -163,6 +173,10 @@ def run_from_row(row: dict[str, Any]) -> RunView:
         started_at=time_from_db(row["started_at"]),
         finished_at=time_from_db(row["finished_at"]),
         message=row["message"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        tokens_estimated=bool(row["tokens_estimated"]),
+        cost=row["cost"],
     )
 
 
@@ -190,6 +204,7 @@ def step_to_row(step: StepView) -> dict[str, Any]:
         "latency_ms": step.latency_ms,
         "target_x": target[0] if target else None,
         "target_y": target[1] if target else None,
+        "effect": step.effect.value if step.effect else None,
     }
 
 
@@ -218,4 +233,5 @@ def step_from_row(row: dict[str, Any]) -> StepView:
         completion_tokens=row["completion_tokens"],
         latency_ms=row["latency_ms"],
         target=(row["target_x"], row["target_y"]) if has_target else None,
+        effect=Effect(row["effect"]) if row["effect"] else None,
     )

@@ -62,6 +62,10 @@ def choose_backend() -> InventoryBackend:
 class InventoryRunner:
     """Owns a backend and the single thread all its calls run on (COM and D-Bus proxies are
     tied to a thread). The backend is chosen on that thread at first use, not at construction.
+
+    A call that outlives its deadline has hung its thread: the thread is abandoned (it ends
+    when the call returns, if ever) and a new one, with a backend made anew on it, takes
+    the calls after it. `abandoned` counts such replacements.
     """
 
     def __init__(
@@ -72,7 +76,9 @@ class InventoryRunner:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._backend = backend
+        self._backend_given = backend is not None
         self._factory = factory
+        self.abandoned = 0
         self._ready = False
         self._clock = clock
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inventory")
@@ -99,8 +105,33 @@ class InventoryRunner:
         """Run call(backend, *args) on the inventory thread."""
         return self._pool.submit(lambda: call(self._ensure(), *args))
 
-    async def run(self, call: Callable[..., T], *args: Any) -> T:
-        return await asyncio.wrap_future(self.submit(call, *args))
+    async def run(self, call: Callable[..., T], *args: Any, timeout_s: float | None = None) -> T:
+        """call(backend, *args) on the inventory thread; past `timeout_s` TimeoutError, and
+        the hung thread is replaced."""
+        future = self.submit(call, *args)
+        if timeout_s is None:
+            return await asyncio.wrap_future(future)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+        except TimeoutError:
+            self.abandon_thread(f"a call took longer than {timeout_s:g} s")
+            raise
+        except asyncio.CancelledError:
+            if future.running():
+                self.abandon_thread("a call was still running when its caller gave up")
+            raise
+
+    def abandon_thread(self, why: str) -> None:
+        """Leave the current thread to its hung call; later calls go to a new thread."""
+        log.warning("inventory thread abandoned and replaced: %s", why)
+        old = self._pool
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inventory")
+        old.shutdown(wait=False, cancel_futures=False)
+        self._running = None
+        self._ready = False
+        if not self._backend_given:
+            self._backend = None  # its proxies belong to the old thread: make one anew
+        self.abandoned += 1
 
     async def snapshot(
         self, budget_s: float, limits: WalkLimits | None = None
@@ -110,8 +141,8 @@ class InventoryRunner:
         a call is still running no new walk is queued behind it.
         """
         if self._running is not None and not self._running.done():
-            log.warning("inventory skipped: the previous walk is still blocked")
-            return [], "none"
+            # the previous walk overran its budget and is still blocked a whole turn later
+            self.abandon_thread("the previous walk is still blocked")
         base = limits or WalkLimits()
         deadline = self._clock() + budget_s
         limits = WalkLimits(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -64,10 +65,12 @@ class Harness:
 
 def make_harness(
     *,
-    answers: Iterable[ApprovalDecision | None] = (),
+    answers: Iterable[ApprovalDecision | None | asyncio.Future[ApprovalDecision]] = (),
     policies: Mapping[str, Policy] | None = None,
     approval_timeout_s: float = 5.0,
+    **services: Any,
 ) -> Harness:
+    """`services`: more RunnerServices fields (focus, deadlines)."""
     repo = MemoryRepository()
     observer = FakeObserver()
     executor = FakeExecutor()
@@ -85,6 +88,7 @@ def make_harness(
             breakers=breakers,
             permissions=permissions,
             approval_timeout_s=approval_timeout_s,
+            **services,
         )
     )
     return Harness(repo, observer, executor, gate, clock, breakers, permissions, runner)

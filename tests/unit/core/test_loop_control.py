@@ -14,10 +14,10 @@ from desktop_agent.core.events import (
     RunFinished,
     RunPaused,
     StepFinished,
-    StepStarted,
     TaskLoopEvent,
 )
 from desktop_agent.core.models import (
+    ApprovalDecision,
     Decision,
     RunStatus,
     StepKind,
@@ -278,9 +278,11 @@ async def test_pause_emits_run_paused_takes_no_turn_and_resume_emits_run_resumed
     planner.assert_complete()
 
 
-async def test_a_pause_asked_during_the_planner_call_holds_the_action_until_resume(
+async def test_a_pause_between_decision_and_action_drops_the_stale_decision(
     harness: Harness,
 ) -> None:
+    """The user paused (or took over) while the model was thinking: the screen may have
+    changed, so the decision is not acted on; the next turn observes afresh and decides."""
     blocker = Blocker()
 
     async def slow(_request: DecideRequest) -> Decision:
@@ -288,7 +290,8 @@ async def test_a_pause_asked_during_the_planner_call_holds_the_action_until_resu
         return tool("wait", seconds=0)
 
     run = await harness.create()
-    consumer = Consumer(harness.runner.start(run, ScriptedPlanner([slow], then=done())))
+    planner = ScriptedPlanner([slow], then=done())
+    consumer = Consumer(harness.runner.start(run, planner))
     await blocker.entered.wait()
     harness.runner.pause(run.id)
     blocker.release.set()
@@ -297,19 +300,58 @@ async def test_a_pause_asked_during_the_planner_call_holds_the_action_until_resu
     assert harness.executor.calls == []  # the decision is in hand, but paused: not acted on
     events_while_paused = consumer.types()
     assert events_while_paused[-1] == "run_paused"
+    observed_before = harness.observer.calls
 
     harness.runner.resume(run.id)
     events = await consumer.finished()
-    assert [name for name, _ in harness.executor.calls] == ["wait"]
-    started_after_resume = [
-        event.step.kind
+    assert harness.executor.calls == []  # the stale decision never ran
+    after_resume = [
+        (event.step.kind, event.step.status)
         for event in events[len(events_while_paused) :]
-        if isinstance(event, StepStarted)
+        if isinstance(event, StepFinished)
     ]
-    assert started_after_resume[0] is StepKind.ACTION
+    assert after_resume == [
+        (StepKind.ACTION, StepStatus.SKIPPED),
+        (StepKind.OBSERVE, StepStatus.OK),
+        (StepKind.DECIDE, StepStatus.OK),
+    ]
+    assert harness.observer.calls == observed_before + 1  # a fresh observation
+    skipped = next(s for s in await harness.repo.list_steps(run.id) if s.kind is StepKind.ACTION)
+    assert skipped.error is not None and skipped.error.startswith("paused before acting")
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.run.status is RunStatus.COMPLETED
+    assert len(planner.requests) == 2
 
 
 async def test_pause_resume_and_stop_of_an_unknown_run_say_false(harness: Harness) -> None:
     assert harness.runner.pause("nope") is False
     assert harness.runner.resume("nope") is False
     assert harness.runner.stop("nope") is False
+
+
+async def test_a_pause_while_the_human_is_asked_drops_the_approved_decision_too() -> None:
+    """The user took over while the question was open: the approved action is not run on a
+    screen that may have changed; the next turn decides (and asks) again."""
+    first_answer: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+    h = make_harness(answers=[first_answer, ApprovalDecision.ONCE])
+    run = await h.create()
+    planner = ScriptedPlanner([tool("click", x=3, y=4)] * 2, then=done())
+    consumer = Consumer(h.runner.start(run, planner))
+    await consumer.wait_type("approval_requested")
+    h.runner.pause(run.id)  # the take-over, while the question is open
+    first_answer.set_result(ApprovalDecision.ONCE)
+    await consumer.wait_type("run_paused")
+    await yield_to_the_loop()
+    assert h.executor.calls == []
+    h.runner.resume(run.id)
+    events = await consumer.finished()
+    actions = [
+        e.step for e in events if isinstance(e, StepFinished) and e.step.kind is StepKind.ACTION
+    ]
+    assert [(a.status, a.error) for a in actions] == [
+        (StepStatus.SKIPPED, "paused before acting: the next turn decides on a fresh screenshot"),
+        (StepStatus.OK, None),
+    ]
+    assert len(h.gate.requests) == 2
+    assert len(h.executor.calls) == 1
+    assert h.breakers["click"].consecutive_failures == 0

@@ -188,7 +188,9 @@ async def test_max_steps_one_ends_the_run_after_its_first_turn_as_stopped_max_st
     assert (final.run.status, final.run.stop_reason) == (RunStatus.STOPPED, StopReason.MAX_STEPS)
     assert final.run.step_count == 1
     assert len(planner.requests) == 1
-    assert harness.observer.calls == 1
+    # the turn's observation, and the one that checks the action's effect (which the next
+    # turn would have started from; there is none)
+    assert harness.observer.calls == 2
     assert [name for name, _ in harness.executor.calls] == ["wait"]
     assert {step.index for step in await harness.repo.list_steps(run.id)} == {1}
 

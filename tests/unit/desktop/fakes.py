@@ -147,4 +147,5 @@ def executor_with(
         paster=paster or FakePaster(),
         launcher=launcher,
         key_interval_s=key_interval_s,
+        settle_s=0,
     )

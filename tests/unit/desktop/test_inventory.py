@@ -100,7 +100,8 @@ async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements(
     try:
         with caplog.at_level(logging.WARNING, logger="desktop_agent.desktop.inventory"):
             blocked = await asyncio.wait_for(observer.observe(), 10)
-            # the walk is still stuck: the next observation does not queue behind it
+            # the walk is still stuck: the next observation does not queue behind it, its
+            # walk runs on a new thread (which the fake blocks as well)
             again = await asyncio.wait_for(observer.observe(), 10)
     finally:
         release.set()
@@ -110,8 +111,10 @@ async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements(
     assert again.elements == () and again.inventory_backend == "none"
     assert [r.getMessage() for r in caplog.records] == [
         "inventory took longer than 50 ms; no elements this turn",
-        "inventory skipped: the previous walk is still blocked",
+        "inventory thread abandoned and replaced: the previous walk is still blocked",
+        "inventory took longer than 50 ms; no elements this turn",
     ]
+    assert observer.inventory is not None and observer.inventory.abandoned == 1
     assert blocked.width == 1280
 
 

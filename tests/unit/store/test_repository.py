@@ -11,6 +11,7 @@ import pytest
 
 from desktop_agent.core.errors import StoreError
 from desktop_agent.core.models import (
+    Effect,
     RunStatus,
     RunView,
     StepKind,
@@ -50,6 +51,7 @@ def full_step(run_id: str, seq: int = 1, **changes: object) -> StepView:
         completion_tokens=56,
         latency_ms=812.5,
         target=(640, 512),
+        effect=Effect.NO_CHANGE,
     )
     return step.with_(**changes)
 
@@ -92,6 +94,10 @@ async def test_save_run_stores_the_whole_view(repo: SqliteRunRepository) -> None
         message="reached the limit of 20 steps",
         allowed_tools=("wait", "click"),
         goal="goal, edited",
+        prompt_tokens=12345,
+        completion_tokens=678,
+        tokens_estimated=True,
+        cost=0.0375,
     )
     await repo.save_run(final)
 

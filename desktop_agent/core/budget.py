@@ -1,0 +1,91 @@
+"""Run budgets: wall time and model tokens per run, and a cost estimate from a price table.
+
+Tokens are the usage the server reports; a turn without it is estimated (text at 4
+characters a token, the image at one token per 28×28 patch, Qwen2.5-VL's rule, plus the
+system prompt) and the run's totals say they include estimates. Prices are per million
+tokens, matched on the model name by shell pattern, the first match winning; a model
+without a price has no cost (None), never a made-up one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from desktop_agent.core.models import Decision, TokenUsage
+from desktop_agent.core.ports import DecideRequest
+
+#: the fixed part of each request (system prompt with the tool list), in tokens
+SYSTEM_PROMPT_TOKENS = 1200
+CHARS_PER_TOKEN = 4
+PATCH_PX = 28
+#: the prompt shows the last turns in full (3 rows a turn) and folds the older ones
+HISTORY_STEPS = 24
+
+#: USD per million (input, output) tokens; an editable starting point (settings: `prices`).
+#: Local servers cost nothing. Check your provider's current prices.
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini*": (0.15, 0.60),
+    "gpt-4o*": (2.50, 10.00),
+    "gpt-4.1-nano*": (0.10, 0.40),
+    "gpt-4.1-mini*": (0.40, 1.60),
+    "gpt-4.1*": (2.00, 8.00),
+    "gpt-5-nano*": (0.05, 0.40),
+    "gpt-5-mini*": (0.25, 2.00),
+    "gpt-5*": (1.25, 10.00),
+    "o4-mini*": (1.10, 4.40),
+    "o3*": (2.00, 8.00),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Per-run limits (None: no limit) and the price table."""
+
+    max_seconds: float | None = None
+    max_tokens: int | None = None
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    def price_of(self, model: str) -> tuple[float, float] | None:
+        name = model.casefold()
+        for pattern, price in self.prices.items():
+            if fnmatchcase(name, pattern.casefold()):
+                return price
+        return None
+
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        price = self.price_of(model)
+        if price is None:
+            return None
+        return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+    def exceeded(self, elapsed_s: float, tokens: int) -> str:
+        """Which limit is passed, in words; "" when none."""
+        if self.max_seconds is not None and elapsed_s >= self.max_seconds:
+            return f"the run took {elapsed_s:.0f} s, its limit is {self.max_seconds:g} s"
+        if self.max_tokens is not None and tokens >= self.max_tokens:
+            return f"the run used {tokens} model tokens, its limit is {self.max_tokens}"
+        return ""
+
+
+def estimate_usage(request: DecideRequest, decision: Decision) -> TokenUsage:
+    """A turn's tokens when the server reports none: the request's text and image, the answer."""
+    observation = request.observation
+    text = len(request.goal) + len(observation.inventory_text())
+    for step in request.steps[-HISTORY_STEPS:]:
+        text += len(step.summary) + len(step.error or "") + 40
+    image = math.ceil(observation.width / PATCH_PX) * math.ceil(observation.height / PATCH_PX)
+    return TokenUsage(
+        prompt_tokens=SYSTEM_PROMPT_TOKENS + text // CHARS_PER_TOKEN + image,
+        completion_tokens=max(1, len(decision.raw) // CHARS_PER_TOKEN),
+    )
+
+
+def usage_of(request: DecideRequest, decision: Decision) -> tuple[TokenUsage, bool]:
+    """(usage, estimated): the server's numbers when it gave both, else an estimate."""
+    usage = decision.usage
+    if usage and usage.prompt_tokens is not None and usage.completion_tokens is not None:
+        return usage, False
+    return estimate_usage(request, decision), True

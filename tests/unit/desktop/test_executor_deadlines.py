@@ -1,0 +1,153 @@
+"""A hung input or accessibility call fails its step; its thread is replaced (issue #10 item 8)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.errors import ToolError
+from desktop_agent.core.models import Element, Observation, ToolResult
+from desktop_agent.core.ports import ToolContext
+from desktop_agent.desktop.executor import DesktopExecutor
+from desktop_agent.desktop.focus import DesktopFocusProbe
+from desktop_agent.desktop.geometry import Monitor
+from desktop_agent.desktop.inventory import InventoryRunner, RawElement
+from desktop_agent.desktop.observer import DesktopObserver
+from tests.unit.desktop.fakes import FakeBackend, FakeCapture, FakeDriver, FakePaster
+
+REGISTRY = builtin_registry()
+OBSERVATION = Observation(
+    image=b"jpeg",
+    mime="image/jpeg",
+    width=1280,
+    height=720,
+    elements=(Element(1, "button", "OK", (10, 10, 20, 20)),),
+)
+
+
+class HangingDriver(FakeDriver):
+    """A driver whose first click blocks (a stuck XTEST / SendInput call) until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.threads: list[int] = []
+
+    def click(self, x: int, y: int, button: str, clicks: int) -> None:
+        self.threads.append(threading.get_ident())
+        if len(self.threads) == 1:
+            self.release.wait(10)
+            return
+        super().click(x, y, button, clicks)
+
+
+async def act(executor: DesktopExecutor, tool: str, **args: Any) -> ToolResult:
+    spec, validated = REGISTRY.validate(tool, args)
+    return await executor.execute(
+        spec, validated, ToolContext("run", OBSERVATION, threading.Event())
+    )
+
+
+async def test_a_hung_input_call_fails_and_the_next_call_runs_on_a_new_thread() -> None:
+    driver = HangingDriver()
+    executor = DesktopExecutor(driver=driver, paster=FakePaster(), call_timeout_s=0.05)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(ToolError, match="did not finish in 0.05 s"):
+            await act(executor, "click", x=5, y=5)
+        # the next call is not queued behind the hung one
+        result = await act(executor, "click", x=6, y=6)
+    finally:
+        driver.release.set()
+        executor.close()
+    assert result.ok
+    assert driver.events == [("click", 6, 6, "left", 1)]
+    assert executor.abandoned_input_threads == 1
+    assert len(set(driver.threads)) == 2
+
+
+class HangingBackend(FakeBackend):
+    """An accessibility backend whose first invoke blocks until released."""
+
+    def __init__(self) -> None:
+        super().__init__([RawElement("button", "OK", (10, 10, 20, 20), native="ok")])
+        self.release = threading.Event()
+        self.invokes = 0
+
+    def invoke(self, native: Any) -> str:
+        self.invokes += 1
+        if self.invokes == 1:
+            self.release.wait(10)
+        return super().invoke(native)
+
+
+async def test_a_hung_accessibility_call_fails_and_the_inventory_thread_is_replaced() -> None:
+    backend = HangingBackend()
+    observer = DesktopObserver(
+        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), (1920, 1080))
+    )
+    executor = DesktopExecutor(
+        observer=observer,
+        driver=FakeDriver(),  # type: ignore[arg-type]
+        paster=FakePaster(),
+        call_timeout_s=0.05,
+    )
+    try:
+        observation = await observer.observe()
+        spec, args = REGISTRY.validate("invoke", {"element": 1})
+        context = ToolContext("run", observation, threading.Event())
+        with pytest.raises(ToolError, match="accessibility call did not finish"):
+            await executor.execute(spec, args, context)
+        result = await executor.execute(spec, args, context)
+    finally:
+        backend.release.set()
+        executor.close()
+        observer.close()
+    assert result.ok
+    assert backend.actions == [("invoke", "ok")]
+    assert observer.inventory is not None and observer.inventory.abandoned == 1
+    assert len(backend.threads) == 2  # the backend was set up again on the new thread
+
+
+async def test_the_focus_probe_answers_none_when_the_inventory_thread_is_stuck() -> None:
+    release = threading.Event()
+    runner = InventoryRunner(FakeBackend())
+    runner.submit(lambda _backend: release.wait(10))  # something else hangs the thread
+    try:
+        assert await DesktopFocusProbe(runner, timeout_s=0.05).focused_role() is None
+        assert runner.abandoned == 1
+    finally:
+        release.set()
+        runner.close()
+
+
+async def test_the_focus_probe_of_a_window_list_backend_knows_no_role() -> None:
+    runner = InventoryRunner(FakeBackend(name="x11"))
+    try:
+        assert await DesktopFocusProbe(runner).focused_role() is None
+    finally:
+        runner.close()
+
+
+async def test_input_tools_give_the_app_time_to_repaint_before_they_count_as_done() -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    executor = DesktopExecutor(
+        driver=FakeDriver(),  # type: ignore[arg-type]
+        paster=FakePaster(),
+        settle_s=0.1,
+        sleep=sleep,
+    )
+    try:
+        await act(executor, "click", x=5, y=5)
+        await act(executor, "hotkey", keys=["ctrl", "s"])
+        assert slept == [0.1, 0.1]
+        await act(executor, "wait", seconds=0)  # waiting is not input: no settle after it
+        assert slept == [0.1, 0.1]
+    finally:
+        executor.close()

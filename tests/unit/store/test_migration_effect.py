@@ -1,0 +1,55 @@
+"""Schema v2: steps get `effect`, runs their token totals and cost; a v1 store is migrated
+and keeps its rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from desktop_agent.core.models import Effect, StepKind, StepStatus, StepView
+from desktop_agent.store import SqliteRunRepository
+from desktop_agent.store.db import DB_NAME, MIGRATIONS
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+async def test_a_v1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:1]) as old:
+        assert old.schema_version_sync() == 1
+    # a run and a step as a v1 build wrote them
+    con = sqlite3.connect(tmp_path / DB_NAME)
+    with con:
+        con.execute(
+            "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
+            "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
+            "('r1', 'before the upgrade', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
+            (T0.isoformat(),),
+        )
+        con.execute(
+            "INSERT INTO steps (run_id, seq, turn, kind, status, tool, started_at) "
+            "VALUES ('r1', 1, 1, 'action', 'ok', 'click', ?)",
+            (T0.isoformat(),),
+        )
+    con.close()
+
+    with SqliteRunRepository.open(tmp_path) as new:
+        assert new.schema_version_sync() == len(MIGRATIONS) == 2
+        run = await new.get_run("r1")
+        assert run is not None
+        assert (run.prompt_tokens, run.completion_tokens, run.tokens_estimated, run.cost) == (
+            0,
+            0,
+            False,
+            None,
+        )
+        await new.save_run(run.with_(prompt_tokens=10, completion_tokens=2, cost=0.25))
+        step = StepView("r1", 2, 2, StepKind.ACTION, StepStatus.OK, T0, tool="click")
+        await new.save_step(step.with_(effect=Effect.NO_CHANGE))
+        stored = await new.list_steps("r1")
+        again = await new.get_run("r1")
+    assert [(s.seq, s.tool, s.effect) for s in stored] == [
+        (1, "click", None),
+        (2, "click", Effect.NO_CHANGE),
+    ]
+    assert again is not None and (again.prompt_tokens, again.cost) == (10, 0.25)
