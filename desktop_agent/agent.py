@@ -89,8 +89,12 @@ class Agent:
                 set_of_mark=settings.set_of_mark,
             )
             # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
+            from desktop_agent.desktop.launch import Launcher
+
             executor = executor or DesktopExecutor(
-                observer=observer if isinstance(observer, DesktopObserver) else None
+                observer=observer if isinstance(observer, DesktopObserver) else None,
+                # a program the model starts never sees the model's API key
+                launcher=Launcher(hidden_env=(settings.api_key_env,)),
             )
         return cls.assemble(
             data_dir,

@@ -144,11 +144,11 @@ def main(argv: Sequence[str]) -> int:
 
 def _prepare_data_dir(value: str | None) -> Path:
     from desktop_agent.core.errors import ConfigError
-    from desktop_agent.settings import resolve_data_dir
+    from desktop_agent.settings import make_data_dir, resolve_data_dir
 
     data_dir = resolve_data_dir(value)
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_data_dir(data_dir)
         probe = data_dir / f".write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -158,16 +158,10 @@ def _prepare_data_dir(value: str | None) -> Path:
 
 
 def _log_to_file(data_dir: Path) -> None:
-    """Notices go to <data dir>/desktop-agent.log, never to stderr (DESIGN §5)."""
-    root = logging.getLogger()
-    if any(isinstance(h, logging.FileHandler) for h in root.handlers):
-        return
-    handler = logging.FileHandler(data_dir / "desktop-agent.log", encoding="utf-8")
-    handler.setFormatter(
-        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-    )
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
+    """Notices go to <data dir>/desktop-agent.log (rotated, 0600), never to stderr (DESIGN §5)."""
+    from desktop_agent.logs import log_to_file
+
+    log_to_file(data_dir)
 
 
 def _settings_for(args: argparse.Namespace) -> Settings:

@@ -25,6 +25,7 @@ from typing import Any, TypeGuard
 
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.models import utcnow
+from desktop_agent.private_files import make_private_dir
 from desktop_agent.store.process import ProcessIdentity, is_alive, process_identity
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def ensure_token(data_dir: Path) -> str:
     data_dir = Path(data_dir)
     path = data_dir / TOKEN_FILE
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(data_dir)
         for _ in range(3):
             token = read_token(data_dir)
             if token is not None:
@@ -154,7 +155,7 @@ def register_instance(data_dir: Path, port: int, *, pid: int | None = None) -> P
         "process_started": identity.started if identity is not None else "",
     }
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(folder)
         temporary = folder / f".{pid}.{secrets.token_hex(4)}.tmp"
         temporary.write_text(json.dumps(body), encoding="utf-8")
         os.replace(temporary, path)
