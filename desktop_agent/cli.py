@@ -27,6 +27,7 @@ from desktop_agent.core.events import (
     event_to_json,
 )
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunStatus, RunView
+from desktop_agent.core.text import printable, printable_json
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
@@ -299,9 +300,7 @@ async def _print_events(
     final: RunView | None = None
     async with aclosing(events) as stream:  # type: ignore[type-var]
         async for event in stream:
-            line = (
-                json.dumps(event_to_json(event), ensure_ascii=False) if as_json else _human(event)
-            )
+            line = _json_line(event_to_json(event)) if as_json else _human(event)
             if line:
                 out.write(line + "\n")
                 out.flush()
@@ -310,7 +309,17 @@ async def _print_events(
     return final
 
 
+def _json_line(value: object) -> str:
+    """One JSON line; characters that would act on a terminal are \\u escapes (same value)."""
+    return printable_json(json.dumps(value, ensure_ascii=False))
+
+
 def _human(event: TaskLoopEvent) -> str:
+    """One line for a person: the screen's and the model's text cannot steer the terminal."""
+    return printable(_human_line(event))
+
+
+def _human_line(event: TaskLoopEvent) -> str:
     if isinstance(event, RunStarted):
         run = event.run
         return f"run {run.id}: {run.goal!r} with {run.model} (max {run.max_steps} steps)"
@@ -375,9 +384,11 @@ class TerminalGate:
         if not self._stdin.isatty():
             return ApprovalDecision.DENY
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
+        # the arguments and the reason are the model's: shown, never acted on by the terminal
+        arguments = printable(json.dumps(approval.args, ensure_ascii=False))
         self._out.write(
-            f"\nallow {approval.tool} {json.dumps(approval.args, ensure_ascii=False)}?\n"
-            f"  reason: {approval.reason}\n  {choices} "
+            f"\nallow {approval.tool} {arguments}?\n"
+            f"  reason: {printable(approval.reason)}\n  {choices} "
             f"(denies in {approval.timeout_s:.0f} s): "
         )
         self._out.flush()
@@ -429,13 +440,13 @@ def _cmd_runs(args: argparse.Namespace, data_dir: Path) -> int:
 
     runs = asyncio.run(go())
     if args.json:
-        print(json.dumps([run.to_json() for run in runs], ensure_ascii=False), flush=True)
+        print(_json_line([run.to_json() for run in runs]), flush=True)
         return 0
     for run in runs:
         created = run.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         reason = f"/{run.stop_reason.value}" if run.stop_reason else ""
         status = run.status.value + reason
-        print(f"{run.id}  {created}  {status:<24} {run.step_count:>3} turns  {run.goal}")
+        print(printable(f"{run.id}  {created}  {status:<24} {run.step_count:>3} turns  {run.goal}"))
     if not runs:
         print("no runs yet")
     return 0
