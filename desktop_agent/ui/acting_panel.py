@@ -9,6 +9,8 @@ from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop_agent.core.text import printable
+
 log = logging.getLogger(__name__)
 
 #: SetWindowDisplayAffinity's "leave this window out of every capture" (Windows 10 2004+)
@@ -71,6 +73,9 @@ class ActingPanel(QWidget):
         self.goal_label.setFont(font)
         self.step_label = QLabel("Starting…", frame)
         self.step_label.setObjectName("step")
+        # the goal may come from an API caller, the step quotes the model: never markup
+        self.goal_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.step_label.setTextFormat(Qt.TextFormat.PlainText)
         self.step_label.setWordWrap(True)
         self.stop_button = QPushButton("Stop", frame)
         self.stop_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -145,7 +150,7 @@ class ActingPanel(QWidget):
     def _set_elided(self, label: QLabel, text: str, *, lines: int) -> None:
         metrics = label.fontMetrics()
         width = self.WIDTH - 32
-        flat = " ".join(text.split())
+        flat = " ".join(printable(text).split())
         if lines == 1:
             label.setText(metrics.elidedText(flat, Qt.TextElideMode.ElideRight, width))
             return
