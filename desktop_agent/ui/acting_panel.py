@@ -10,6 +10,7 @@ from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop_agent.core.text import printable
+from desktop_agent.ui.text import plain_tooltip
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class ActingPanel(QWidget):
     def show_for(self, goal: str) -> None:
         """Show the panel for a run with this goal, in the top-right corner."""
         self._goal = goal
-        self.goal_label.setToolTip(goal)
+        self.goal_label.setToolTip(plain_tooltip(goal) or "")
         self._set_elided(self.goal_label, goal, lines=1)
         self.set_step("Starting…")
         self.stop_button.setEnabled(True)
@@ -112,7 +113,7 @@ class ActingPanel(QWidget):
 
     def set_step(self, text: str) -> None:
         """The current step, e.g. "3/20 click (640, 512)"; long text is elided."""
-        self.step_label.setToolTip(text)
+        self.step_label.setToolTip(plain_tooltip(text) or "")
         self._set_elided(self.step_label, text, lines=2)
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from desktop_agent.core.text import printable
 
 
@@ -18,3 +20,18 @@ def shorten(text: str, width: int) -> str:
     and bidi characters escaped."""
     flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def plain_tooltip(text: str | None) -> str | None:
+    """`text` as a tooltip that shows it literally, control and bidi characters escaped.
+
+    Qt takes a tooltip that starts like HTML for rich text; text with a `<` in it is
+    therefore escaped inside an explicit rich-text block (newlines kept as line breaks).
+    Text without one cannot be taken for markup and stays as it is."""
+    if not text:
+        return None
+    shown = printable(text, keep_newlines=True)
+    if "<" not in shown:
+        return shown
+    escaped = html.escape(shown, quote=False)
+    return "<qt>" + escaped.replace("\n", "<br>").replace("\t", " ") + "</qt>"
