@@ -313,8 +313,16 @@ async def _proves_identity(session: Any, instance: Instance, token: str) -> bool
     async with session.get(url, params={"nonce": nonce}, allow_redirects=False) as response:
         if response.status != 200:
             return False
-        # a stranger may answer with anything, of any size: read a bounded start only
-        body = json.loads(await response.content.read(PROOF_MAX_BYTES))
+        # a stranger may answer with anything, of any size: read at most a small bound
+        data = b""
+        while len(data) <= PROOF_MAX_BYTES:
+            chunk = await response.content.read(PROOF_MAX_BYTES + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    if len(data) > PROOF_MAX_BYTES:
+        return False
+    body = json.loads(data)
     proof = body.get("proof") if isinstance(body, dict) else None
     if not isinstance(proof, str):
         return False

@@ -165,10 +165,11 @@ class ForeignListener:
     hands back the real proof (a relay attack).
     """
 
-    def __init__(self, relay_to: int | None = None) -> None:
+    def __init__(self, relay_to: int | None = None, answer: bytes | None = None) -> None:
         self.received = bytearray()
         self.requests: list[str] = []
         self.relay_to = relay_to
+        self.answer = answer
         self.port = 0
         self._server: asyncio.Server | None = None
 
@@ -218,6 +219,8 @@ class ForeignListener:
                 url = f"http://127.0.0.1:{self.relay_to}{target}"
                 async with session.get(url) as response:
                     return await response.read()
+        if self.answer is not None:
+            return self.answer
         return json.dumps({"proof": "0" * 64, "stopped": 7}).encode()
 
 
@@ -307,3 +310,18 @@ async def test_the_identity_route_proves_the_token_without_it_and_checks_the_non
         response
     ):
         assert response.status == 403
+
+
+async def test_a_stranger_answering_the_challenge_with_a_flood_is_dropped(
+    api: Api, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    flood = b'{"proof": "' + b"0" * (8 * 1024 * 1024) + b'"}'
+    async with ForeignListener(answer=flood) as stranger:
+        (tmp_path / "instances" / f"{os.getpid()}.json").unlink()
+        register_instance(tmp_path, stranger.port)
+
+        assert await stop_all_instances(tmp_path) == 0
+
+    assert len(stranger.requests) == 1
+    assert api.token.encode() not in stranger.received
+    assert "did not prove it is ours" in caplog.text
