@@ -7,10 +7,13 @@ went through the entry point. On Windows the modes are left to the folder's ACL.
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 import sys
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -31,7 +34,9 @@ def make_private_dir(path: Path) -> Path:
     try:
         path.mkdir(mode=PRIVATE_DIR_MODE)
     except FileExistsError:
-        return path  # made by another process in the meantime
+        if path.is_dir():
+            return path  # made by another process in the meantime
+        raise
     _chmod(path, PRIVATE_DIR_MODE)  # mkdir's mode passes through the umask
     return path
 
@@ -60,5 +65,11 @@ def write_private(path: Path, data: bytes) -> None:
 
 
 def _chmod(path: Path, mode: int) -> None:
-    if sys.platform != "win32":
+    """Set the mode; a file system that cannot (FAT, some network shares) or a file of
+    another user is a warning, not a reason to refuse the history or the log."""
+    if sys.platform == "win32":
+        return
+    try:
         path.chmod(mode)
+    except OSError as error:
+        log.warning("cannot make %s private (%o): %s", path, mode, error.strerror or error)

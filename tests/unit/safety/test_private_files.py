@@ -176,3 +176,19 @@ def test_the_entry_point_sets_a_private_umask(tmp_path: Path) -> None:
     )
     assert done.stdout.splitlines()[-1] == "0o77 0"
     assert mode(tmp_path / "data") == 0o700
+
+
+def test_a_file_system_that_refuses_modes_still_opens_the_store_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "history.db"
+    sqlite3.connect(db).close()
+    db.chmod(0o644)
+
+    def refuse(self: Path, mode: int) -> None:  # what a FAT mount or a share answers
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(Path, "chmod", refuse)
+    SqliteRunRepository.open(tmp_path).close()
+
+    assert f"cannot make {db} private (600): Operation not permitted" in caplog.text
