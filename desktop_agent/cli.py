@@ -510,7 +510,8 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     items.extend(asyncio.run(_model_checks(settings)))
     for item in items:
         mark = "ok  " if item.ok else "FAIL"
-        print(f"{mark} {item.name:<10} {item.detail}")
+        # a detail may quote the model server's answer: shown, never acted on
+        print(printable(f"{mark} {item.name:<10} {item.detail}"))
         if not item.ok and item.fix:
             print(f"     {'':<10} fix: {item.fix}")
     return 0 if all(item.ok for item in items) else 1
