@@ -80,6 +80,7 @@ class Agent:
         repo = await asyncio.to_thread(SqliteRunRepository.open, data_dir)
         if observer is None or executor is None:
             from desktop_agent.desktop import DesktopExecutor, DesktopObserver
+            from desktop_agent.desktop.launch import Launcher
 
             observer = observer or DesktopObserver(
                 width=settings.capture_width,
@@ -89,8 +90,6 @@ class Agent:
                 set_of_mark=settings.set_of_mark,
             )
             # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
-            from desktop_agent.desktop.launch import Launcher
-
             executor = executor or DesktopExecutor(
                 observer=observer if isinstance(observer, DesktopObserver) else None,
                 # a program the model starts never sees the model's API key
