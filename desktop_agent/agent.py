@@ -81,6 +81,7 @@ class Agent:
         made: list[Any] = []  # what this Agent builds, it closes (their threads end with it)
         if observer is None or executor is None:
             from desktop_agent.desktop import DesktopExecutor, DesktopObserver
+            from desktop_agent.desktop.launch import Launcher
 
             if observer is None:
                 observer = DesktopObserver(
@@ -94,7 +95,9 @@ class Agent:
             if executor is None:
                 # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
                 executor = DesktopExecutor(
-                    observer=observer if isinstance(observer, DesktopObserver) else None
+                    observer=observer if isinstance(observer, DesktopObserver) else None,
+                    # a program the model starts never sees the model's API key
+                    launcher=Launcher(hidden_env=(settings.api_key_env,)),
                 )
                 made.append(executor)
         agent = cls.assemble(

@@ -60,11 +60,11 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     Returns the process's exit code; 0 also when another instance on the same data
     dir was asked to come to the front instead.
     """
-    from desktop_agent.settings import resolve_data_dir
+    from desktop_agent.settings import make_data_dir, resolve_data_dir
 
     directory = resolve_data_dir(data_dir)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_data_dir(directory)
     except OSError as error:
         sys.stderr.write(f"desktop-agent: data dir {directory} cannot be made: {error.strerror}\n")
         return 3
@@ -524,14 +524,6 @@ def _log_first_paint() -> None:
 
 
 def _log_to_file(data_dir: Path) -> None:
-    package = logging.getLogger("desktop_agent")
-    path = data_dir / "desktop-agent.log"
-    if any(getattr(h, "baseFilename", None) == str(path) for h in package.handlers):
-        return
-    try:
-        handler = logging.FileHandler(path, encoding="utf-8")
-    except OSError:
-        return
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    package.addHandler(handler)
-    package.setLevel(logging.INFO)
+    from desktop_agent.logs import log_to_file
+
+    log_to_file(data_dir, logger=logging.getLogger("desktop_agent"))

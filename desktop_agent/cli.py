@@ -27,6 +27,7 @@ from desktop_agent.core.events import (
     event_to_json,
 )
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunStatus, RunView
+from desktop_agent.core.text import printable, printable_json
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
@@ -144,11 +145,11 @@ def main(argv: Sequence[str]) -> int:
 
 def _prepare_data_dir(value: str | None) -> Path:
     from desktop_agent.core.errors import ConfigError
-    from desktop_agent.settings import resolve_data_dir
+    from desktop_agent.settings import make_data_dir, resolve_data_dir
 
     data_dir = resolve_data_dir(value)
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_data_dir(data_dir)
         probe = data_dir / f".write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -158,16 +159,10 @@ def _prepare_data_dir(value: str | None) -> Path:
 
 
 def _log_to_file(data_dir: Path) -> None:
-    """Notices go to <data dir>/desktop-agent.log, never to stderr (DESIGN §5)."""
-    root = logging.getLogger()
-    if any(isinstance(h, logging.FileHandler) for h in root.handlers):
-        return
-    handler = logging.FileHandler(data_dir / "desktop-agent.log", encoding="utf-8")
-    handler.setFormatter(
-        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-    )
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
+    """Notices go to <data dir>/desktop-agent.log (rotated, 0600), never to stderr (DESIGN §5)."""
+    from desktop_agent.logs import log_to_file
+
+    log_to_file(data_dir)
 
 
 def _settings_for(args: argparse.Namespace) -> Settings:
@@ -305,9 +300,7 @@ async def _print_events(
     final: RunView | None = None
     async with aclosing(events) as stream:  # type: ignore[type-var]
         async for event in stream:
-            line = (
-                json.dumps(event_to_json(event), ensure_ascii=False) if as_json else _human(event)
-            )
+            line = _json_line(event_to_json(event)) if as_json else _human(event)
             if line:
                 out.write(line + "\n")
                 out.flush()
@@ -316,7 +309,17 @@ async def _print_events(
     return final
 
 
+def _json_line(value: object) -> str:
+    """One JSON line; characters that would act on a terminal are \\u escapes (same value)."""
+    return printable_json(json.dumps(value, ensure_ascii=False))
+
+
 def _human(event: TaskLoopEvent) -> str:
+    """One line for a person: the screen's and the model's text cannot steer the terminal."""
+    return printable(_human_line(event))
+
+
+def _human_line(event: TaskLoopEvent) -> str:
     if isinstance(event, RunStarted):
         run = event.run
         return f"run {run.id}: {run.goal!r} with {run.model} (max {run.max_steps} steps)"
@@ -381,9 +384,11 @@ class TerminalGate:
         if not self._stdin.isatty():
             return ApprovalDecision.DENY
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
+        # the arguments and the reason are the model's: shown, never acted on by the terminal
+        arguments = printable(json.dumps(approval.args, ensure_ascii=False))
         self._out.write(
-            f"\nallow {approval.tool} {json.dumps(approval.args, ensure_ascii=False)}?\n"
-            f"  reason: {approval.reason}\n  {choices} "
+            f"\nallow {approval.tool} {arguments}?\n"
+            f"  reason: {printable(approval.reason)}\n  {choices} "
             f"(denies in {approval.timeout_s:.0f} s): "
         )
         self._out.flush()
@@ -435,13 +440,13 @@ def _cmd_runs(args: argparse.Namespace, data_dir: Path) -> int:
 
     runs = asyncio.run(go())
     if args.json:
-        print(json.dumps([run.to_json() for run in runs], ensure_ascii=False), flush=True)
+        print(_json_line([run.to_json() for run in runs]), flush=True)
         return 0
     for run in runs:
         created = run.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         reason = f"/{run.stop_reason.value}" if run.stop_reason else ""
         status = run.status.value + reason
-        print(f"{run.id}  {created}  {status:<24} {run.step_count:>3} turns  {run.goal}")
+        print(printable(f"{run.id}  {created}  {status:<24} {run.step_count:>3} turns  {run.goal}"))
     if not runs:
         print("no runs yet")
     return 0
@@ -505,7 +510,8 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     items.extend(asyncio.run(_model_checks(settings)))
     for item in items:
         mark = "ok  " if item.ok else "FAIL"
-        print(f"{mark} {item.name:<10} {item.detail}")
+        # a detail may quote the model server's answer: shown, never acted on
+        print(printable(f"{mark} {item.name:<10} {item.detail}"))
         if not item.ok and item.fix:
             print(f"     {'':<10} fix: {item.fix}")
     return 0 if all(item.ok for item in items) else 1

@@ -259,6 +259,14 @@ def resolve_data_dir(
     return platformdirs.user_data_path(APP_NAME, appauthor=False)
 
 
+def make_data_dir(path: Path) -> Path:
+    """Create the data dir 0700 (missing parents with the usual modes); an existing one is
+    left as it is (private_files.make_private_dir says why). OSError when it cannot be."""
+    from desktop_agent.private_files import make_private_dir
+
+    return make_private_dir(Path(path))
+
+
 def settings_path(env: Mapping[str, str] = os.environ) -> Path:
     """settings.toml in DESKTOP_AGENT_HOME when set, else in the platform's user config dir."""
     home = env.get(HOME_ENV)

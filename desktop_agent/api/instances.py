@@ -1,14 +1,18 @@
 """The API token and the registry of live instances in the data dir, and stop-all across them.
 
 Every process that serves the API writes `<data dir>/instances/<pid>.json`
-(`{"pid", "port", "started_at"}`) and removes it on exit; an entry whose process
-is gone is stale, ignored and removed by whoever lists the instances. aiohttp is
-imported only inside `stop_all_instances`.
+(`{"pid", "port", "started_at", "process_started"}`) and removes it on exit; an entry
+whose process is gone (or whose pid now belongs to a later process) is stale, ignored
+and removed by whoever lists the instances. Before stop-all sends the token to a
+listed port, the listener there must prove it holds the token (`identity_proof`).
+aiohttp is imported only inside `stop_all_instances`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -21,7 +25,8 @@ from typing import Any, TypeGuard
 
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.models import utcnow
-from desktop_agent.store.process import process_identity
+from desktop_agent.private_files import make_private_dir
+from desktop_agent.store.process import ProcessIdentity, is_alive, process_identity
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +34,10 @@ TOKEN_FILE = "api-token"
 INSTANCES_DIR = "instances"
 MIN_TOKEN_CHARS = 16
 STOP_ALL_TIMEOUT_S = 3.0
+#: the one route answered without the token: proves the listener holds it (see docs/api.md)
+IDENTITY_PATH = "/api/instance/identity"
+NONCE_HEX_CHARS = 64
+PROOF_MAX_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +48,8 @@ class Instance:
     port: int
     started_at: str
     path: Path
+    #: the OS start time of the process (ProcessIdentity.started); "" in files of older versions
+    process_started: str = ""
 
     @property
     def url(self) -> str:
@@ -74,7 +85,7 @@ def ensure_token(data_dir: Path) -> str:
     data_dir = Path(data_dir)
     path = data_dir / TOKEN_FILE
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(data_dir)
         for _ in range(3):
             token = read_token(data_dir)
             if token is not None:
@@ -136,9 +147,15 @@ def register_instance(data_dir: Path, port: int, *, pid: int | None = None) -> P
     pid = os.getpid() if pid is None else pid
     folder = Path(data_dir) / INSTANCES_DIR
     path = folder / f"{pid}.json"
-    body = {"pid": pid, "port": port, "started_at": utcnow().isoformat()}
+    identity = process_identity(pid)
+    body = {
+        "pid": pid,
+        "port": port,
+        "started_at": utcnow().isoformat(),
+        "process_started": identity.started if identity is not None else "",
+    }
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(folder)
         temporary = folder / f".{pid}.{secrets.token_hex(4)}.tmp"
         temporary.write_text(json.dumps(body), encoding="utf-8")
         os.replace(temporary, path)
@@ -159,7 +176,8 @@ def unregister_instance(path: Path, port: int) -> None:
 
 
 def live_instances(data_dir: Path) -> list[Instance]:
-    """The instances whose process lives, by pid; stale or unreadable entries are removed."""
+    """The instances whose process lives (pid and start time); stale or unreadable entries
+    are removed."""
     folder = Path(data_dir) / INSTANCES_DIR
     if not folder.is_dir():
         return []
@@ -168,7 +186,7 @@ def live_instances(data_dir: Path) -> list[Instance]:
         instance = _parse(path)
         if instance is None:
             log.info("removing the unreadable instance file %s", path)
-        elif process_identity(instance.pid) is None:
+        elif not is_alive(ProcessIdentity(instance.pid, instance.process_started)):
             log.info("removing the stale instance file %s (pid %d is gone)", path, instance.pid)
         else:
             live.append(instance)
@@ -190,11 +208,37 @@ def _parse(path: Path) -> Instance | None:
     pid, port, started_at = body.get("pid"), body.get("port"), body.get("started_at")
     if not (_is_int(pid) and _is_int(port)) or pid <= 0 or not 0 < port < 65536:
         return None
-    return Instance(pid=pid, port=port, started_at=str(started_at or ""), path=path)
+    process_started = body.get("process_started")
+    return Instance(
+        pid=pid,
+        port=port,
+        started_at=str(started_at or ""),
+        path=path,
+        process_started=process_started if isinstance(process_started, str) else "",
+    )
 
 
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+# ── proving a listener is ours ───────────────────────────────────────────────
+
+
+def identity_proof(token: str, nonce: str, port: int) -> str:
+    """HMAC-SHA256 under the token of a client's nonce and the port the server listens on.
+
+    Only a holder of the token can compute it, and it names the port: a stranger on
+    another port who relays the nonce to a real instance gets a proof for the real
+    instance's port, which the client (who asked on the stranger's port) rejects.
+    """
+    message = f"desktop-agent instance identity\n{port}\n{nonce}".encode("ascii")
+    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+def is_nonce(text: str) -> bool:
+    """A client's nonce: exactly NONCE_HEX_CHARS lowercase hex digits."""
+    return len(text) == NONCE_HEX_CHARS and all(char in "0123456789abcdef" for char in text)
 
 
 # ── stop-all ─────────────────────────────────────────────────────────────────
@@ -205,7 +249,9 @@ async def stop_all_instances(
 ) -> int:
     """Ask every live instance to stop all its runs; the total number of runs stopped.
 
-    An instance that does not answer (or answers with an error) is skipped with a log line.
+    The token goes only to a listener that first proved it holds the token (an HMAC of
+    a fresh nonce and its port); redirects are never followed. An instance that does not
+    answer, answers with an error or fails the proof is skipped with a log line.
     """
     instances = [i for i in live_instances(data_dir) if i.pid != exclude_pid]
     if not instances:
@@ -229,7 +275,16 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
 
     url = f"{instance.url}/api/tasks/stop-all"
     try:
-        async with session.post(url, headers={"Authorization": f"Bearer {token}"}) as response:
+        if not await _proves_identity(session, instance, token):
+            log.warning(
+                "the listener on port %d (instance file of pid %d) did not prove it is ours; "
+                "the token was not sent to it",
+                instance.port,
+                instance.pid,
+            )
+            return 0
+        headers = {"Authorization": f"Bearer {token}"}
+        async with session.post(url, headers=headers, allow_redirects=False) as response:
             if response.status != 200:
                 log.warning(
                     "instance pid %d on port %d answered stop-all with HTTP %d",
@@ -249,6 +304,30 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
         return 0
     stopped = body.get("stopped") if isinstance(body, dict) else None
     return stopped if _is_int(stopped) else 0
+
+
+async def _proves_identity(session: Any, instance: Instance, token: str) -> bool:
+    """Does the listener on the instance's port answer a fresh nonce with our proof?"""
+    nonce = secrets.token_hex(NONCE_HEX_CHARS // 2)
+    url = f"{instance.url}{IDENTITY_PATH}"
+    async with session.get(url, params={"nonce": nonce}, allow_redirects=False) as response:
+        if response.status != 200:
+            return False
+        # a stranger may answer with anything, of any size: read at most a small bound
+        data = b""
+        while len(data) <= PROOF_MAX_BYTES:
+            chunk = await response.content.read(PROOF_MAX_BYTES + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    if len(data) > PROOF_MAX_BYTES:
+        return False
+    body = json.loads(data)
+    proof = body.get("proof") if isinstance(body, dict) else None
+    if not isinstance(proof, str):
+        return False
+    expected = identity_proof(token, nonce, instance.port)
+    return hmac.compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii"))
 
 
 def _reason(error: BaseException) -> str:

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from desktop_agent.api.instances import ensure_token, register_instance, unregister_instance
+from desktop_agent.api.instances import (
+    IDENTITY_PATH,
+    ensure_token,
+    identity_proof,
+    is_nonce,
+    register_instance,
+    unregister_instance,
+)
 from desktop_agent.api.routes import Refusal, Routes, error_response
 from desktop_agent.api.schemas import BadRequest
 from desktop_agent.core.errors import (
@@ -110,6 +117,8 @@ class ApiServer:
         refusal = self._refusal(request)
         if refusal is not None:
             return error_response(403, refusal)
+        if request.path == IDENTITY_PATH:
+            return self._prove_identity(request)
         if not self._authorized(request):
             return error_response(
                 401,
@@ -129,6 +138,20 @@ class ApiServer:
         if origin is not None and origin.lower() not in self._own_origins():
             return f"Origin {origin[:80]!r} is not this API's own"
         return None
+
+    def _prove_identity(self, request: web.Request) -> web.StreamResponse:
+        """GET /api/instance/identity?nonce=<64 hex>: {"proof": HMAC(token, port, nonce)}.
+
+        Answered without the token: it lets stop-all check that a listed port is really one
+        of ours before it sends the token there (instances.identity_proof says why it is safe).
+        """
+        if request.method != "GET":
+            return error_response(405, f"{request.method} is not allowed on {IDENTITY_PATH}")
+        nonce = request.query.get("nonce", "")
+        if not is_nonce(nonce):
+            return error_response(400, "nonce: 64 lowercase hex digits are needed")
+        assert self.port is not None  # requests come only once the server listens
+        return web.json_response({"proof": identity_proof(self._token, nonce, self.port)})
 
     def _own_origins(self) -> frozenset[str]:
         return frozenset({f"http://127.0.0.1:{self.port}", f"http://localhost:{self.port}"})

@@ -7,11 +7,31 @@ import shlex
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 
 from desktop_agent.core.errors import ToolError
 
 #: how long a program may take to fail at once (bad arguments, missing library) and say so
 EARLY_EXIT_S = 0.15
+#: environment variables a launched program never sees: the model's API key
+SECRET_ENV = ("OPENAI_API_KEY",)
+
+
+def program_env(
+    hidden: tuple[str, ...] = (), env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment for a launched program: ours without SECRET_ENV and `hidden`.
+
+    A program the model starts may be anything the screen talked it into; it gets
+    nothing the user gave this app alone. Names are matched case-insensitively on
+    Windows, where the environment is.
+    """
+    source = os.environ if env is None else env
+    if sys.platform == "win32":
+        hidden_upper = {name.upper() for name in (*SECRET_ENV, *hidden)}
+        return {key: value for key, value in source.items() if key.upper() not in hidden_upper}
+    names = {*SECRET_ENV, *hidden}
+    return {key: value for key, value in source.items() if key not in names}
 
 
 def split_command(command: str) -> list[str]:
@@ -57,8 +77,11 @@ class Launcher:
     never to end them: a program the agent started is the user's to close.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, hidden_env: tuple[str, ...] = ()) -> None:
+        """`hidden_env`: more variables to keep from launched programs (the configured
+        api_key_env); SECRET_ENV are always kept from them."""
         self._pids: list[int] = []
+        self.hidden_env = tuple(name for name in hidden_env if name)
 
     def launch(self, command: str, cancelled: threading.Event | None = None) -> str:
         argv = split_command(command)
@@ -68,11 +91,12 @@ class Launcher:
         self.reap()
         windows_child = None
         try:
+            env = program_env(self.hidden_env)
             if sys.platform == "win32":
-                windows_child = _spawn_windows(program, argv)
+                windows_child = _spawn_windows(program, argv, env)
                 pid = windows_child.pid
             else:
-                pid = _spawn(program, argv)
+                pid = _spawn(program, argv, env)
         except OSError as error:
             raise ToolError(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
         (cancelled or threading.Event()).wait(EARLY_EXIT_S)
@@ -101,19 +125,17 @@ class Launcher:
         self._pids = [pid for pid in self._pids if self._exit_code(pid) is None]
 
 
-def _spawn(program: str, argv: list[str]) -> int:
+def _spawn(program: str, argv: list[str], env: dict[str, str]) -> int:
     """posix_spawn in a new session with /dev/null for stdio: no Popen object to outlive."""
     devnull = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]
-    return os.posix_spawn(
-        program, [program, *argv[1:]], os.environ, file_actions=devnull, setsid=True
-    )
+    return os.posix_spawn(program, [program, *argv[1:]], env, file_actions=devnull, setsid=True)
 
 
-def _spawn_windows(program: str, argv: list[str]) -> subprocess.Popen[bytes]:
+def _spawn_windows(program: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
         subprocess, "DETACHED_PROCESS", 0
     )
@@ -124,4 +146,5 @@ def _spawn_windows(program: str, argv: list[str]) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         close_fds=True,
         creationflags=flags,
+        env=env,
     )

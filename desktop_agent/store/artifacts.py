@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop_agent.core.errors import StoreError
+from desktop_agent.private_files import make_private_dir, write_private
 
 RUNS_DIR = "runs"
 
@@ -33,10 +34,12 @@ def write_file(path: Path, data: bytes) -> None:
 
     No temporary name and rename: the loop stores a path in a step row only after
     the file is written, so nobody is pointed at half a file, and the rename would
-    cost as much as the write.
+    cost as much as the write. Screenshots show the user's screen: the file is 0600,
+    `runs/` and the run's folder 0700.
     """
     try:
-        path.write_bytes(data)
+        write_private(path, data)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        make_private_dir(path.parent.parent)
+        make_private_dir(path.parent)
+        write_private(path, data)

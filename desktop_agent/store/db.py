@@ -10,10 +10,13 @@ from typing import Any
 import peewee
 
 from desktop_agent.core.errors import StoreError
+from desktop_agent.private_files import private_opener, restrict
 
 log = logging.getLogger(__name__)
 
 DB_NAME = "history.db"
+#: SQLite gives these the mode of the database file when it makes them
+SIDE_FILES = ("-wal", "-shm", "-journal")
 BUSY_TIMEOUT_MS = 5000
 
 #: Set on every connection. WAL + synchronous=NORMAL survives kill -9 without losing a
@@ -118,7 +121,18 @@ MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_effect_and_usage)
 
 
 def connect(path: Path) -> peewee.SqliteDatabase:
-    """A connected database with PRAGMAS set; StoreError naming the path if it cannot be."""
+    """A connected database with PRAGMAS set; StoreError naming the path if it cannot be.
+
+    The history holds goals, typed text and the model's reasons: the file is made 0600
+    before SQLite opens it (its -wal and -shm files inherit the mode), and an older,
+    wider file is narrowed.
+    """
+    try:
+        _make_private(path)
+    except OSError as error:
+        raise StoreError(
+            f"cannot open the history store {path}: {error.strerror or error}"
+        ) from None
     db = peewee.SqliteDatabase(
         str(path),
         pragmas=list(PRAGMAS),
@@ -133,6 +147,13 @@ def connect(path: Path) -> peewee.SqliteDatabase:
         db.close()
         raise StoreError(f"cannot open the history store {path}: {error}") from None
     return db
+
+
+def _make_private(path: Path) -> None:
+    with open(path, "ab", opener=private_opener):
+        pass
+    for suffix in ("", *SIDE_FILES):
+        restrict(Path(f"{path}{suffix}"))
 
 
 def schema_version(db: peewee.SqliteDatabase) -> int:

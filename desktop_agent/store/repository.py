@@ -16,6 +16,7 @@ import peewee
 
 from desktop_agent.core.errors import StoreError
 from desktop_agent.core.models import RunStatus, RunView, StepView, TaskSpec, utcnow
+from desktop_agent.private_files import make_private_dir
 from desktop_agent.store import artifacts
 from desktop_agent.store.db import (
     DB_NAME,
@@ -118,7 +119,7 @@ class SqliteRunRepository:
         """
         data_dir = Path(data_dir).expanduser()
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
+            make_private_dir(data_dir)
         except OSError as error:
             raise StoreError(
                 f"cannot create the data dir {data_dir}: {error.strerror or error}"

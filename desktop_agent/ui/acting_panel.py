@@ -9,6 +9,9 @@ from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop_agent.core.text import printable
+from desktop_agent.ui.text import plain_tooltip
+
 log = logging.getLogger(__name__)
 
 #: SetWindowDisplayAffinity's "leave this window out of every capture" (Windows 10 2004+)
@@ -71,6 +74,9 @@ class ActingPanel(QWidget):
         self.goal_label.setFont(font)
         self.step_label = QLabel("Starting…", frame)
         self.step_label.setObjectName("step")
+        # the goal may come from an API caller, the step quotes the model: never markup
+        self.goal_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.step_label.setTextFormat(Qt.TextFormat.PlainText)
         self.step_label.setWordWrap(True)
         self.stop_button = QPushButton("Stop", frame)
         self.stop_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -95,7 +101,7 @@ class ActingPanel(QWidget):
     def show_for(self, goal: str) -> None:
         """Show the panel for a run with this goal, in the top-right corner."""
         self._goal = goal
-        self.goal_label.setToolTip(goal)
+        self.goal_label.setToolTip(plain_tooltip(goal) or "")
         self._set_elided(self.goal_label, goal, lines=1)
         self.set_step("Starting…")
         self.stop_button.setEnabled(True)
@@ -107,7 +113,7 @@ class ActingPanel(QWidget):
 
     def set_step(self, text: str) -> None:
         """The current step, e.g. "3/20 click (640, 512)"; long text is elided."""
-        self.step_label.setToolTip(text)
+        self.step_label.setToolTip(plain_tooltip(text) or "")
         self._set_elided(self.step_label, text, lines=2)
 
     @property
@@ -145,7 +151,7 @@ class ActingPanel(QWidget):
     def _set_elided(self, label: QLabel, text: str, *, lines: int) -> None:
         metrics = label.fontMetrics()
         width = self.WIDTH - 32
-        flat = " ".join(text.split())
+        flat = " ".join(printable(text).split())
         if lines == 1:
             label.setText(metrics.elidedText(flat, Qt.TextElideMode.ElideRight, width))
             return

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.core.text import printable
 from desktop_agent.ui.timeline import ImageLoader
 from desktop_agent.ui.widgets import ScreenshotView
 
@@ -86,18 +87,24 @@ class ApprovalDialog(QDialog):
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setObjectName("ApprovalDialog")
 
-        heading = QLabel(f"The agent wants to run <b>{_escape(request.tool)}</b>", self)
+        heading = QLabel(f"The agent wants to run <b>{_escape(printable(request.tool))}</b>", self)
         heading.setTextFormat(Qt.TextFormat.RichText)
+        # Arguments and reason come from the model (and through it from the screen): shown
+        # as plain text, control and bidi characters escaped, so they cannot pass for
+        # markup, links or reversed text.
         self.args_view = QPlainTextEdit(_pretty(request.args), self)
         self.args_view.setReadOnly(True)
         self.args_view.setFont(QFont("monospace"))
         self.args_view.setMaximumHeight(110)
         self.args_view.setAccessibleName("Arguments")
         self.args_view.setTabChangesFocus(True)
-        self.reason_label = QLabel(request.reason or "(the model gave no reason)", self)
+        reason = printable(request.reason, keep_newlines=True) or "(the model gave no reason)"
+        self.reason_label = QLabel(reason, self)
+        self.reason_label.setTextFormat(Qt.TextFormat.PlainText)
         self.reason_label.setWordWrap(True)
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.risk_label = QLabel(_RISK_TEXT.get(request.risk, request.risk.value), self)
+        self.risk_label.setTextFormat(Qt.TextFormat.PlainText)
         if request.risk is Risk.DANGEROUS:
             self.risk_label.setStyleSheet("color: #c62828; font-weight: bold;")
         details = QFormLayout()
@@ -279,7 +286,9 @@ async def ask_approval(
 
 
 def _pretty(args: dict[str, object]) -> str:
-    return json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    # JSON escapes C0 controls; printable catches what it leaves (C1, bidi, separators)
+    text = json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    return printable(text, keep_newlines=True)
 
 
 def _escape(text: str) -> str:

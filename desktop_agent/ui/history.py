@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.models import RunView
 from desktop_agent.ui.icons import status_icon
+from desktop_agent.ui.text import one_line, plain_tooltip
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -91,12 +92,13 @@ class HistoryModel(QAbstractTableModel):
             if column == self.STATUS:
                 return run.status.value
             if column == self.GOAL:
-                return " ".join(run.goal.split())
+                return one_line(run.goal)
             return format_time(run.started_at or run.created_at)
         if role == Qt.ItemDataRole.DecorationRole and column == self.STATUS:
             return status_icon(run.status.value)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return _tooltip(run)
+            # the goal may come from an API caller, the message is the model's: text only
+            return plain_tooltip(_tooltip(run))
         if role == self.RUN_ROLE:
             return run
         if role == self.FILTER_ROLE:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.models import StepStatus, StepView
+from desktop_agent.core.text import printable
 from desktop_agent.ui.timeline import ImageLoader, format_duration
 from desktop_agent.ui.widgets import ScreenshotView
 
@@ -57,6 +58,8 @@ class StepDetail(QWidget):
         ):
             label = QLabel(form_host)
             label.setObjectName(f"detail_{name}")
+            # the model's reason and arguments, and results quoting the screen: never markup
+            label.setTextFormat(Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
@@ -102,16 +105,15 @@ class StepDetail(QWidget):
         what = step.kind.value + (f" · {step.tool}" if step.tool else "")
         labels["title"].setText(f"Turn {step.index} · {what}")
         labels["status"].setText(step.status.value)
-        labels["args"].setText(
-            json.dumps(step.args, ensure_ascii=False, indent=1) if step.args else "—"
-        )
-        labels["reason"].setText(reason or "—")
+        arguments = json.dumps(step.args, ensure_ascii=False, indent=1) if step.args else "—"
+        labels["args"].setText(printable(arguments, keep_newlines=True))
+        labels["reason"].setText(printable(reason or "—", keep_newlines=True))
         if step.error:
-            labels["result"].setText(f"Error: {step.error}")
+            labels["result"].setText(printable(f"Error: {step.error}", keep_newlines=True))
         elif step.status is StepStatus.RUNNING:
             labels["result"].setText("running…")
         else:
-            labels["result"].setText(step.summary or "—")
+            labels["result"].setText(printable(step.summary or "—", keep_newlines=True))
         labels["timing"].setText(_timing(step))
         self._show_screenshot(screenshot, target)
 

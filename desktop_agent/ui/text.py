@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import html
+
+from desktop_agent.core.text import printable
+
 
 def one_line(what: BaseException | str | None) -> str:
-    """`what` with its whitespace runs (newlines too) made single spaces; an exception
-    without a message is named by its type."""
-    text = " ".join(str(what).split()) if what is not None else ""
+    """`what` with its whitespace runs (newlines too) made single spaces and its control
+    and bidi characters escaped (core.text.printable); an exception without a message is
+    named by its type."""
+    text = " ".join(printable(str(what)).split()) if what is not None else ""
     return text or type(what).__name__
 
 
 def shorten(text: str, width: int) -> str:
-    """`text` in one line of at most `width` characters, an ellipsis marking a cut."""
-    flat = " ".join(text.split())
+    """`text` in one line of at most `width` characters, an ellipsis marking a cut; control
+    and bidi characters escaped."""
+    flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def plain_tooltip(text: str | None) -> str | None:
+    """`text` as a tooltip that shows it literally, control and bidi characters escaped.
+
+    Qt takes a tooltip that starts like HTML for rich text; text with a `<` in it is
+    therefore escaped inside an explicit rich-text block (newlines kept as line breaks).
+    Text without one cannot be taken for markup and stays as it is."""
+    if not text:
+        return None
+    shown = printable(text, keep_newlines=True)
+    if "<" not in shown:
+        return shown
+    escaped = html.escape(shown, quote=False)
+    return "<qt>" + escaped.replace("\n", "<br>").replace("\t", " ") + "</qt>"

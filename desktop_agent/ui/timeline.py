@@ -23,7 +23,9 @@ from PySide6.QtGui import QImage, QImageReader, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from desktop_agent.core.models import StepKind, StepStatus, StepView
+from desktop_agent.core.text import printable
 from desktop_agent.ui.icons import status_color, status_icon
+from desktop_agent.ui.text import plain_tooltip
 
 log = logging.getLogger(__name__)
 
@@ -254,8 +256,10 @@ class TimelineModel(QAbstractTableModel):
             return None
         step = self._steps[index.row()]
         column = index.column()
+        # args, reasons and results are the model's words and the screen's names: text only
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(step, column)
+            shown = self._display(step, column)
+            return printable(shown) if shown else shown
         if role == Qt.ItemDataRole.DecorationRole:
             if column == self.STATUS:
                 return status_icon(step.status.value)
@@ -263,7 +267,7 @@ class TimelineModel(QAbstractTableModel):
                 return self._thumbnail(index.row(), step)
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(step, column)
+            return plain_tooltip(self._tooltip(step, column))
         if role == Qt.ItemDataRole.ForegroundRole and column == self.RESULT and step.error:
             return status_color(step.status.value)
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (self.TURN, self.DURATION):

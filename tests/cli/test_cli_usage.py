@@ -139,3 +139,19 @@ def test_a_model_that_cannot_see_is_refused_naming_it_and_the_fix(
     line = _one_line_error(capsys)
     assert "llama3" in line and "--vision yes" in line
     assert server.requests == [], "checking vision sends no chat completion"
+
+
+def test_doctor_shows_what_the_model_server_says_without_acting_on_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a server whose capability list carries a clear-screen escape and a bidi override
+    server_side = ModelServer(ollama={"sly": ["completion\x1b[2J\u202e"]}, models=("sly",))
+    with serve_in_thread(server_side) as server:
+        code = main(
+            ["doctor", "--base-url", server.base_url, "--model", "sly", "--data-dir", str(tmp_path)]
+        )
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "Ollama lists its capabilities: completion\\x1b[2J\\u202e" in out
+    assert "\x1b" not in out and "\u202e" not in out

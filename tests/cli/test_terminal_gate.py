@@ -79,3 +79,30 @@ async def test_a_timeout_cancels_the_question_and_stops_reading_the_terminal(
         await asyncio.wait_for(gate.request(approval()), 0.05)
     loop = asyncio.get_running_loop()
     assert not loop.remove_reader(stdin.fileno())  # nothing is left listening
+
+
+async def test_the_models_reason_and_arguments_cannot_steer_the_terminal(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, user = terminal
+    prompts = io.StringIO()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    sneaky = ApprovalRequest(
+        id="a1",
+        run_id="r1",
+        index=1,
+        tool="type_text",
+        # a line rewritten by a carriage return, a cleared screen, reversed text
+        args={"text": "harmless\r\x1b[2Krm -rf ~", "note": "\u202egnp.exe\x9b"},
+        reason="press OK\x1b]0;pwned\x07\n\u2066hidden",
+        risk=Risk.INPUT,
+        offer_run_grant=True,
+        timeout_s=5,
+    )
+    os.write(user, b"d\n")
+
+    assert await gate.request(sneaky) is ApprovalDecision.DENY
+    shown = prompts.getvalue()
+    assert not any(char in shown for char in ("\x1b", "\r", "\u202e", "\u2066", "\x9b", "\x07"))
+    assert '"note": "\\u202egnp.exe\\x9b"' in shown
+    assert "  reason: press OK\\x1b]0;pwned\\x07 \\u2066hidden\n" in shown

@@ -323,3 +323,23 @@ def test_a_missing_screenshot_file_is_said_in_the_dialog(qtbot, tmp_path) -> Non
     view = dialog.screenshot_view
     qtbot.waitUntil(lambda: view.placeholder == "The screenshot file is missing", timeout=3000)
     assert view.image is None
+
+
+def test_reason_and_arguments_from_the_model_show_as_literal_text(qtbot, parent, tmp_path) -> None:
+    # rich text that would hide the real call behind a link, a bidi override that reverses
+    # "exe.txt" into "txt.exe" on screen, and a terminal escape
+    reason = '<b>Safe</b> <a href="https://evil.example">click me</a>\n\u202eexe.txt \x1b[31m'
+    args = {"text": "<img src=x>rm -rf ~\u2066\u202e\n", "note": "\x9b2J"}
+    dialog = ApprovalDialog(parent, request(reason=reason, args=args), tmp_path)
+    qtbot.addWidget(dialog)
+
+    label = dialog.reason_label
+    assert label.textFormat() == Qt.TextFormat.PlainText
+    assert label.text() == (
+        '<b>Safe</b> <a href="https://evil.example">click me</a>\n\\u202eexe.txt \\x1b[31m'
+    )
+    shown_args = dialog.args_view.toPlainText()
+    assert '"text": "<img src=x>rm -rf ~\\u2066\\u202e\\n"' in shown_args
+    assert '"note": "\\x9b2J"' in shown_args
+    hidden = ("\u202e", "\u2066", "\x1b", "\x9b")
+    assert not any(char in label.text() + shown_args for char in hidden)

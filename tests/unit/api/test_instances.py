@@ -14,7 +14,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from desktop_agent.api.instances import live_instances, register_instance, stop_all_instances
+from desktop_agent.api.instances import (
+    IDENTITY_PATH,
+    identity_proof,
+    live_instances,
+    register_instance,
+    stop_all_instances,
+)
+from desktop_agent.store.process import process_identity
 from tests.unit.api.conftest import Api, Hang, close_api, frames, next_frame, open_api
 
 
@@ -142,4 +149,179 @@ async def test_an_instance_with_another_token_is_skipped(
 
     assert await stop_all_instances(tmp_path) == 0
 
-    assert f"on port {api.server.port} answered stop-all with HTTP 401" in caplog.text
+    # the server holds the old token: it cannot prove itself, so the new token stays here
+    assert f"the listener on port {api.server.port} (instance file of pid" in caplog.text
+    assert "did not prove it is ours; the token was not sent to it" in caplog.text
+
+
+# ── the token goes only to a listener that proves it is ours ─────────────────
+
+
+class ForeignListener:
+    """A stranger's HTTP server on a loopback port: records every byte it is sent.
+
+    It answers every request 200 with a JSON body that claims everything (a proof, runs
+    stopped); with `relay_to` it forwards the identity challenge to a real instance and
+    hands back the real proof (a relay attack).
+    """
+
+    def __init__(self, relay_to: int | None = None, answer: bytes | None = None) -> None:
+        self.received = bytearray()
+        self.requests: list[str] = []
+        self.relay_to = relay_to
+        self.answer = answer
+        self.port = 0
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> ForeignListener:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.received += head
+                lines = head.decode("latin-1").split("\r\n")
+                self.requests.append(lines[0])
+                length = next(
+                    (
+                        int(line.split(":", 1)[1])
+                        for line in lines
+                        if line.lower().startswith("content-length:")
+                    ),
+                    0,
+                )
+                if length:
+                    self.received += await reader.readexactly(length)
+                body = await self._answer(lines[0])
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def _answer(self, request_line: str) -> bytes:
+        target = request_line.split(" ")[1]
+        if self.relay_to is not None and target.startswith(IDENTITY_PATH):
+            async with aiohttp.ClientSession() as session:
+                url = f"http://127.0.0.1:{self.relay_to}{target}"
+                async with session.get(url) as response:
+                    return await response.read()
+        if self.answer is not None:
+            return self.answer
+        return json.dumps({"proof": "0" * 64, "stopped": 7}).encode()
+
+
+def test_the_instance_file_records_the_process_start_time(tmp_path: Path) -> None:
+    path = register_instance(tmp_path, 4321)
+    identity = process_identity(os.getpid())
+    assert identity is not None and identity.started
+    assert json.loads(path.read_text())["process_started"] == identity.started
+
+
+def test_a_file_whose_pid_now_belongs_to_another_process_is_stale(tmp_path: Path) -> None:
+    # The pid lives (it is ours) but started at another time: a reused pid after a crash.
+    path = register_instance(tmp_path, 4321)
+    body = json.loads(path.read_text())
+    path.write_text(json.dumps({**body, "process_started": "1"}))
+
+    assert live_instances(tmp_path) == []
+    assert not path.exists()
+
+
+async def test_a_reused_pid_in_a_stale_file_never_reaches_the_foreign_port(
+    api: Api, tmp_path: Path
+) -> None:
+    async with ForeignListener() as stranger:
+        stale = register_instance(tmp_path, stranger.port, pid=os.getppid())
+        body = json.loads(stale.read_text())
+        stale.write_text(json.dumps({**body, "process_started": "1"}))
+
+        assert await stop_all_instances(tmp_path) == 0
+
+    assert stranger.requests == []
+    assert not stale.exists()
+
+
+async def test_a_foreign_listener_on_a_live_instances_port_never_gets_the_token(
+    api: Api, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A live pid with the right start time (our parent's), its port held by a stranger.
+    async with ForeignListener() as stranger:
+        register_instance(tmp_path, stranger.port, pid=os.getppid())
+        hang = Hang()
+        api.planners.scripts["hang"] = [hang]
+        run = await api.create("hang")
+        async with api.events(run["id"]):
+            await hang.asked.wait()
+
+            # the real instance is stopped; the stranger's claim of 7 runs is not believed
+            assert await stop_all_instances(tmp_path) == 1
+
+    assert [line.split("?")[0] for line in stranger.requests] == [f"GET {IDENTITY_PATH}"]
+    assert api.token.encode() not in stranger.received
+    assert b"Authorization" not in stranger.received
+    assert f"the listener on port {stranger.port} (instance file of pid {os.getppid()})" in (
+        caplog.text
+    )
+
+
+async def test_a_stranger_relaying_the_challenge_to_a_real_instance_gets_no_token(
+    api: Api, tmp_path: Path
+) -> None:
+    assert api.server.port is not None
+    async with ForeignListener(relay_to=api.server.port) as stranger:
+        (tmp_path / "instances" / f"{os.getpid()}.json").unlink()
+        register_instance(tmp_path, stranger.port)
+
+        assert await stop_all_instances(tmp_path) == 0
+
+    assert len(stranger.requests) == 1 and stranger.requests[0].startswith(f"GET {IDENTITY_PATH}")
+    assert api.token.encode() not in stranger.received
+
+
+async def test_the_identity_route_proves_the_token_without_it_and_checks_the_nonce(
+    api: Api,
+) -> None:
+    assert api.server.port is not None
+    nonce = "ab" * 32
+    url = f"{api.base}{IDENTITY_PATH}"
+    async with api.session.get(url, params={"nonce": nonce}) as response:
+        assert response.status == 200
+        proof = (await response.json())["proof"]
+    assert proof == identity_proof(api.token, nonce, api.server.port)
+    assert proof != identity_proof(api.token, nonce, api.server.port + 1)
+    for bad in ("", "ab", "AB" * 32, "zz" * 32):
+        async with api.session.get(url, params={"nonce": bad}) as response:
+            assert response.status == 400
+    async with api.session.get(url, params={"nonce": nonce}, headers={"Host": "evil.example"}) as (
+        response
+    ):
+        assert response.status == 403
+
+
+async def test_a_stranger_answering_the_challenge_with_a_flood_is_dropped(
+    api: Api, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    flood = b'{"proof": "' + b"0" * (8 * 1024 * 1024) + b'"}'
+    async with ForeignListener(answer=flood) as stranger:
+        (tmp_path / "instances" / f"{os.getpid()}.json").unlink()
+        register_instance(tmp_path, stranger.port)
+
+        assert await stop_all_instances(tmp_path) == 0
+
+    assert len(stranger.requests) == 1
+    assert api.token.encode() not in stranger.received
+    assert "did not prove it is ours" in caplog.text

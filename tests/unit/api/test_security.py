@@ -184,7 +184,7 @@ async def test_the_instance_file_is_written_on_start_and_removed_on_close(
         port = await server.start()
         path = tmp_path / "instances" / f"{os.getpid()}.json"
         entry = json.loads(path.read_text())
-        assert set(entry) == {"pid", "port", "started_at"}
+        assert set(entry) == {"pid", "port", "started_at", "process_started"}
         assert (entry["pid"], entry["port"]) == (os.getpid(), port)
         await server.close()
         assert not path.exists()

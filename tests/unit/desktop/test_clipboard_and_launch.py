@@ -117,7 +117,7 @@ def test_windows_program_names_start_detached_and_an_early_exit_fails(
     started: list[tuple[str, list[str]]] = []
     child = FakeWindowsChild(code)
 
-    def spawn(program: str, argv: list[str]) -> FakeWindowsChild:
+    def spawn(program: str, argv: list[str], env: dict[str, str]) -> FakeWindowsChild:
         started.append((program, argv))
         return child
 

@@ -1,0 +1,75 @@
+"""Files and folders only their owner may read: the data dir 0700, the files in it 0600.
+
+The process umask (077, set by `desktop-agent` at entry) covers everything the process
+makes; these helpers set the modes explicitly as well, for a library user who never
+went through the entry point. On Windows the modes are left to the folder's ACL.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+#: what the entry point sets: nothing it makes is readable by group or others
+PRIVATE_UMASK = 0o077
+
+
+def make_private_dir(path: Path) -> Path:
+    """Create `path` 0700 (its missing parents with the usual modes); `path`.
+
+    A folder that exists already is left as it is: the user may have chosen a shared
+    place on purpose, and the files in it are private anyway.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=PRIVATE_DIR_MODE)
+    except FileExistsError:
+        if path.is_dir():
+            return path  # made by another process in the meantime
+        raise
+    _chmod(path, PRIVATE_DIR_MODE)  # mkdir's mode passes through the umask
+    return path
+
+
+def restrict(path: Path) -> None:
+    """Make an existing file 0600 when group or others may read it; a missing file is fine."""
+    if sys.platform == "win32":
+        return
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return
+    if mode & ~PRIVATE_FILE_MODE:
+        _chmod(Path(path), PRIVATE_FILE_MODE)
+
+
+def private_opener(path: str, flags: int) -> int:
+    """An `opener` for open(): a file it creates is 0600 whatever the umask."""
+    return os.open(path, flags, PRIVATE_FILE_MODE)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write `data` to `path` (created 0600, or truncated); FileNotFoundError without its folder."""
+    with open(path, "wb", opener=private_opener) as file:
+        file.write(data)
+
+
+def _chmod(path: Path, mode: int) -> None:
+    """Set the mode; a file system that cannot (FAT, some network shares) or a file of
+    another user is a warning, not a reason to refuse the history or the log."""
+    if sys.platform == "win32":
+        return
+    try:
+        path.chmod(mode)
+    except OSError as error:
+        log.warning("cannot make %s private (%o): %s", path, mode, error.strerror or error)

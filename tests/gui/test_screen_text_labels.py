@@ -1,0 +1,113 @@
+"""The step detail, the timeline, the history and the acting panel show the model's and the
+screen's words as text, tooltips included (Qt takes a tooltip that looks like HTML for it)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop_agent.core.models import RunStatus, RunView, StepKind, StepStatus, StepView
+from desktop_agent.ui.acting_panel import ActingPanel
+from desktop_agent.ui.history import HistoryModel
+from desktop_agent.ui.step_detail import StepDetail
+from desktop_agent.ui.timeline import ImageLoader, TimelineModel
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread"),
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+RICH = '<h1>All clear</h1><a href="https://evil.example">ok</a>'
+ESCAPED = '&lt;h1&gt;All clear&lt;/h1&gt;&lt;a href="https://evil.example"&gt;ok&lt;/a&gt;'
+T0 = datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def test_the_step_detail_shows_reason_arguments_and_result_literally(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    loader = ImageLoader(tmp_path)
+    detail = StepDetail(loader)
+    qtbot.addWidget(detail)
+    step = StepView(
+        run_id="r1",
+        seq=3,
+        index=1,
+        kind=StepKind.ACTION,
+        status=StepStatus.OK,
+        started_at=datetime(2026, 5, 1, tzinfo=UTC),
+        tool="click",
+        args={"element": 4, "note": "\u202eevil"},
+        summary=f"clicked button {RICH!r}\x1b[31m",
+    )
+    try:
+        detail.show_step(step, reason=f"{RICH}\n\u2066next")
+
+        labels = detail.labels
+        assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels.values())
+        assert labels["reason"].text() == f"{RICH}\n\\u2066next"
+        assert labels["result"].text() == f"clicked button {RICH!r}\\x1b[31m"
+        assert '"note": "\\u202eevil"' in labels["args"].text()
+    finally:
+        loader.shutdown()
+
+
+def test_the_acting_panel_shows_goal_and_step_literally(qtbot: Any) -> None:
+    panel = ActingPanel()
+    qtbot.addWidget(panel)
+    panel.show_for(f"<b>{RICH}")
+    panel.set_step("1/20 type_text \u202e<i>x</i>")
+
+    assert panel.goal_label.textFormat() == Qt.TextFormat.PlainText
+    assert panel.step_label.textFormat() == Qt.TextFormat.PlainText
+    assert panel.goal_label.text().startswith("<b><h1>All")
+    assert panel.step_label.text() == "1/20 type_text \\u202e<i>x</i>"
+    assert panel.step_label.toolTip() == "<qt>1/20 type_text \\u202e&lt;i&gt;x&lt;/i&gt;</qt>"
+
+
+def test_timeline_cells_and_tooltips_show_the_models_reason_literally(qtbot: Any) -> None:
+    model = TimelineModel()
+    model.upsert(
+        StepView(
+            run_id="r1",
+            seq=2,
+            index=1,
+            kind=StepKind.DECIDE,
+            status=StepStatus.OK,
+            started_at=T0,
+            tool="click",
+            summary="click",
+            reason=f"{RICH}\n\u202eevil",
+        )
+    )
+    tool_tip = model.index(0, TimelineModel.TOOL).data(Qt.ItemDataRole.ToolTipRole)
+    assert tool_tip == f"<qt>{ESCAPED}<br>\\u202eevil</qt>"
+    result = model.index(0, TimelineModel.RESULT).data()
+    assert result == f"click — {RICH} \\u202eevil"
+
+
+def test_history_tooltips_show_goal_and_message_literally(qtbot: Any) -> None:
+    model = HistoryModel()
+    run = RunView(
+        id="r1",
+        goal=f"{RICH}\u2066",
+        status=RunStatus.COMPLETED,
+        stop_reason=None,
+        step_count=1,
+        max_steps=20,
+        max_failures=3,
+        allowed_tools=(),
+        model="m",
+        base_url="http://m/v1",
+        created_at=T0,
+        message="<b>done</b>",
+    )
+    model.set_runs([run])
+    tip = model.index(0, HistoryModel.GOAL).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith(f"<qt>{ESCAPED}\\u2066<br>completed<br>")
+    assert "&lt;b&gt;done&lt;/b&gt;" in tip
+    assert model.index(0, HistoryModel.GOAL).data() == f"{RICH}\\u2066"
