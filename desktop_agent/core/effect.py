@@ -32,9 +32,8 @@ def screen_change(before: bytes, after: bytes) -> float:
         return 1.0
     if before == after:
         return 0.0
-    changed = sum(
-        1 for delta in map(operator.sub, before, after) if delta > CELL_LEVELS or delta < -CELL_LEVELS
-    )
+    low, high = -CELL_LEVELS, CELL_LEVELS
+    changed = sum(1 for delta in map(operator.sub, before, after) if delta > high or delta < low)
     return changed / len(before)
 
 

@@ -123,9 +123,7 @@ class DesktopObserver:
         self._natives.append((observation, natives))
         return observation
 
-    def _encode(
-        self, shot: Shot, elements: tuple[Element, ...] = ()
-    ) -> tuple[bytes, bytes, bytes]:
+    def _encode(self, shot: Shot, elements: tuple[Element, ...] = ()) -> tuple[bytes, bytes, bytes]:
         """(encoded screenshot, thumbnail, signature), the signature of the unmarked screen."""
         thumb = thumbnail(shot.image)
         grey = signature(shot.image)
