@@ -4,6 +4,7 @@ Starts its own Xvfb (tests/support/xdisplay.py) at 1920x1080 and
   * on the busy synthetic desktop of benchmarks/observe.py, grabbed and scaled to 1280x720 as
     the observer does, measures capture.signature() and core.effect.screen_change() (medians
     and p95 over --runs; target: signature + compare <= 5 ms per turn);
+  * observe() with and without the signature, interleaved (what it adds to a turn);
   * with l3afpad, prints the changed cells and the score of a caret blink and scroll-bar fade
     (the worst pair over 3 s of idle frames), a clock-like tick, typed characters and words,
     and an opened menu, against CHANGE_THRESHOLD.
@@ -14,6 +15,8 @@ Starts its own Xvfb (tests/support/xdisplay.py) at 1920x1080 and
 from __future__ import annotations
 
 import argparse
+import asyncio
+import math
 import statistics
 import sys
 import time
@@ -74,6 +77,32 @@ def cost(capture: ScreenCapture, runs: int) -> None:
     )
 
 
+async def observe_with_and_without(runs: int) -> None:
+    """observe() (no inventory, JPEG) with the signature and with it stubbed out, interleaved
+    so that the load of the moment weighs on both alike."""
+    from desktop_agent.desktop import DesktopObserver
+    from desktop_agent.desktop import observer as observer_module
+
+    real = observer_module.signature
+    observer = DesktopObserver(inventory=False)
+    times: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        await observer.observe()
+        for index in range(2 * runs):
+            with_signature = index % 2 == 0
+            observer_module.signature = real if with_signature else (lambda image: b"")
+            started = time.perf_counter()
+            await observer.observe()
+            times[with_signature].append((time.perf_counter() - started) * 1000)
+    finally:
+        observer_module.signature = real
+        observer.close()
+    on, off = statistics.median(times[True]), statistics.median(times[False])
+    print(f"\nobserve() JPEG, no inventory, {runs} interleaved runs each:")
+    print(f"  with the signature      median {on:6.2f} ms")
+    print(f"  without (stubbed)       median {off:6.2f} ms   difference {on - off:+.2f} ms")
+
+
 class Scene:
     """l3afpad driven by pyautogui; each state's signature as the observer makes it."""
 
@@ -112,8 +141,8 @@ def scenes(session: XSession, capture: ScreenCapture) -> None:
         )
         scene = Scene(capture)
         gui = scene.gui
-        cells = CHANGE_THRESHOLD * 9216
-        print(f"\nl3afpad on Xvfb, threshold {CHANGE_THRESHOLD} ({cells:.1f} of 9216 cells):")
+        cells = math.ceil(CHANGE_THRESHOLD * 9216)
+        print(f"\nl3afpad on Xvfb, threshold {CHANGE_THRESHOLD} (from {cells} of 9216 cells):")
         report("typed line", *scene.after(lambda: gui.write("The quick brown fox at 12:59")))
         gui.moveTo(20, 20)  # GTK's caret does not blink under a resting pointer
         frames = []
@@ -152,6 +181,7 @@ def main() -> None:
     try:
         connection = paint(session.display, busy_desktop())
         cost(capture, args.runs)
+        asyncio.run(observe_with_and_without(args.runs // 2))
         connection.close()
         connection = None
         scenes(session, capture)

@@ -147,17 +147,24 @@ class _X11Fence:
         self.mark(END_ATOM)
 
     def mark(self, name: str) -> bool:
-        from Xlib import Xatom
+        from Xlib import Xatom, error
 
         with self._lock:
             if self._broken:
                 return False
+            refused = error.CatchError()  # BadWindow once the watch's connection is gone
             try:
-                self._window.change_property(self._atoms[name], Xatom.INTEGER, 32, [0])
+                self._window.change_property(
+                    self._atoms[name], Xatom.INTEGER, 32, [0], onerror=refused
+                )
                 self._display.sync()
             except Exception as problem:  # noqa: BLE001 - the X server went away
                 self._broken = True
                 log.warning("takeover fence failed, the watch is blind from now: %s", problem)
+                return False
+            if refused.get_error() is not None:
+                self._broken = True
+                log.debug("takeover fence refused: %s", refused.get_error())
                 return False
             return True
 
@@ -308,6 +315,8 @@ class _X11Watch:
         except Exception as problem:  # noqa: BLE001 - the X server went away
             log.warning("takeover watch ended: %s", problem)
         finally:
+            # before the window goes with the connection: no fence is sent to it after
+            self._injections.remove_fence(self._fence)
             try:
                 dpy.close()
             except Exception as problem:  # noqa: BLE001 - closing a dead connection raises

@@ -20,7 +20,7 @@ from desktop_agent.desktop.takeover import (
     start_takeover_watch,
 )
 from tests.desktop.conftest import Editor, act, client_rect, wait_active
-from tests.support.xdisplay import XSession
+from tests.support.xdisplay import XSession, start_xsession, wait_until
 
 
 @dataclass
@@ -216,3 +216,23 @@ def test_without_a_display_the_watch_is_unavailable_in_one_line(
     ) as raised:
         start_takeover_watch(lambda: None, InjectionWindows())
     assert "\n" not in str(raised.value)
+
+
+def test_the_x_server_going_away_ends_the_watch_and_leaves_the_agents_input_working(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = watch_threads()
+    doomed = start_xsession(640, 480, atspi=False)
+    try:
+        monkeypatch.setenv("DISPLAY", doomed.display)
+        injections = InjectionWindows()
+        watch = start_takeover_watch(lambda: None, injections)
+    finally:
+        doomed.close()  # Xvfb ends: both of the watch's connections drop
+
+    wait_until(lambda: watch_threads() == before, what="the watch thread to end")
+    with injections.injecting():  # the fence is gone: the driver's windows go on
+        pass
+    assert not watch.flush()
+    watch.stop()
+    assert "takeover watch ended" in caplog.text
