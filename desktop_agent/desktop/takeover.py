@@ -21,6 +21,7 @@ import os
 import select
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -100,6 +101,11 @@ class TakeoverWatch(Protocol):
         before the next observation."""
         ...
 
+    def user_idle_s(self) -> float:
+        """Seconds since the user's last input was reported (inf before any): resume only
+        once the user has let go, or the hand still on the mouse pauses the run again."""
+        ...
+
     def stop(self) -> None:
         """End the watch and its thread; safe to call twice."""
         ...
@@ -114,16 +120,33 @@ def start_takeover_watch(
     make it cheap, idempotent and thread-safe (e.g. loop.call_soon_threadsafe).
     TakeoverUnavailable with the reason when the input cannot be watched.
     """
+    inputs = UserInputs(on_user_input)
     if sys.platform == "win32":
-        return _WindowsHookWatch.start(on_user_input)
-    return _X11Watch.start(on_user_input, injections)
+        return _WindowsHookWatch.start(inputs)
+    return _X11Watch.start(inputs, injections)
 
 
-def _report(on_user_input: Callable[[], None]) -> None:
-    try:
-        on_user_input()
-    except Exception:  # noqa: BLE001 - the watch must outlive a faulty callback
-        log.exception("the takeover callback failed")
+class UserInputs:
+    """Calls the watch's callback, shielding the watch from its faults, and keeps the time
+    (monotonic) of the last call."""
+
+    def __init__(
+        self, on_user_input: Callable[[], None], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._on_user_input = on_user_input
+        self._clock = clock
+        self._last: float | None = None
+
+    def __call__(self) -> None:
+        self._last = self._clock()
+        try:
+            self._on_user_input()
+        except Exception:  # noqa: BLE001 - the watch must outlive a faulty callback
+            log.exception("the takeover callback failed")
+
+    def idle_s(self) -> float:
+        last = self._last
+        return float("inf") if last is None else self._clock() - last
 
 
 # -- X11 ---------------------------------------------------------------------------------------
@@ -220,8 +243,11 @@ class _X11Watch:
 
     backend = "XInput2 raw events (X11)"
 
-    def __init__(self, display: Any, fence: _X11Fence, injections: InjectionWindows) -> None:
+    def __init__(
+        self, display: Any, fence: _X11Fence, injections: InjectionWindows, inputs: UserInputs
+    ) -> None:
         self._display = display
+        self._inputs = inputs
         self._fence = fence
         self._injections = injections
         self._wake_r, self._wake_w = os.pipe()
@@ -232,7 +258,7 @@ class _X11Watch:
         self._flushes_seen = 0
 
     @classmethod
-    def start(cls, on_user_input: Callable[[], None], injections: InjectionWindows) -> _X11Watch:
+    def start(cls, inputs: UserInputs, injections: InjectionWindows) -> _X11Watch:
         name = os.environ.get("DISPLAY")
         if not name:
             raise TakeoverUnavailable("no X display to watch the user's input: DISPLAY is not set")
@@ -265,10 +291,10 @@ class _X11Watch:
                 fence.close()
             dpy.close()
             raise
-        watch = cls(dpy, fence, injections)
+        watch = cls(dpy, fence, injections, inputs)
         watch._thread = threading.Thread(
             target=watch._listen,
-            args=(on_user_input, window.id, atoms, opcode, depth),
+            args=(window.id, atoms, opcode, depth),
             name="takeover watch",
             daemon=True,
         )
@@ -277,7 +303,6 @@ class _X11Watch:
 
     def _listen(
         self,
-        on_user_input: Callable[[], None],
         window_id: int,
         atoms: dict[str, int],
         opcode: int,
@@ -304,7 +329,7 @@ class _X11Watch:
                     elif event.type == ge.GenericEventCode and event.extension == opcode:
                         user = user or depth == 0
                 if user:
-                    _report(on_user_input)
+                    self._inputs()
                 if flushed:  # after the report: a flush returns once the user is reported
                     with self._flushes:
                         self._flushes_seen += flushed
@@ -341,6 +366,9 @@ class _X11Watch:
                 )
                 and self._flushes_seen >= wanted
             )
+
+    def user_idle_s(self) -> float:
+        return self._inputs.idle_s()
 
     def stop(self) -> None:
         with self._flushes:
@@ -392,7 +420,8 @@ class MSLLHOOKSTRUCT(ctypes.Structure):
 
 
 class LowLevelHooks:
-    """The hook procedures' bodies, apart from the Win32 plumbing (tested on any OS)."""
+    """The hook procedures' bodies, apart from the Win32 plumbing (tested on any OS).
+    `on_user_input` must not raise (UserInputs does not)."""
 
     def __init__(
         self, on_user_input: Callable[[], None], call_next: Callable[[int, int, int], int]
@@ -402,12 +431,12 @@ class LowLevelHooks:
 
     def keyboard(self, n_code: int, w_param: int, l_param: int) -> int:
         if n_code == HC_ACTION and not KBDLLHOOKSTRUCT.from_address(l_param).flags & LLKHF_INJECTED:
-            _report(self._on_user_input)
+            self._on_user_input()
         return self._call_next(n_code, w_param, l_param)
 
     def mouse(self, n_code: int, w_param: int, l_param: int) -> int:
         if n_code == HC_ACTION and not MSLLHOOKSTRUCT.from_address(l_param).flags & LLMHF_INJECTED:
-            _report(self._on_user_input)
+            self._on_user_input()
         return self._call_next(n_code, w_param, l_param)
 
 
@@ -420,7 +449,8 @@ class _WindowsHookWatch:
 
     backend = "low-level hooks (Windows)"
 
-    def __init__(self) -> None:
+    def __init__(self, inputs: UserInputs) -> None:
+        self._inputs = inputs
         self._thread: threading.Thread | None = None
         self._thread_id = 0
         self._ready = threading.Event()
@@ -428,11 +458,9 @@ class _WindowsHookWatch:
         self._stopped = False
 
     @classmethod
-    def start(cls, on_user_input: Callable[[], None]) -> _WindowsHookWatch:
-        watch = cls()
-        watch._thread = threading.Thread(
-            target=watch._run, args=(on_user_input,), name="takeover hooks", daemon=True
-        )
+    def start(cls, inputs: UserInputs) -> _WindowsHookWatch:
+        watch = cls(inputs)
+        watch._thread = threading.Thread(target=watch._run, name="takeover hooks", daemon=True)
         watch._thread.start()
         watch._ready.wait(5.0)
         if watch._problem or not watch._ready.is_set():
@@ -440,7 +468,7 @@ class _WindowsHookWatch:
             raise TakeoverUnavailable(watch._problem or "the input hooks did not start")
         return watch
 
-    def _run(self, on_user_input: Callable[[], None]) -> None:
+    def _run(self) -> None:
         windll: Any = getattr(ctypes, "windll")  # noqa: B009 - Windows only
         user32, kernel32 = windll.user32, windll.kernel32
         proc_type = getattr(ctypes, "WINFUNCTYPE")(  # noqa: B009 - Windows only
@@ -463,7 +491,7 @@ class _WindowsHookWatch:
         user32.UnhookWindowsHookEx.argtypes = (ctypes.c_void_p,)
         kernel32.GetModuleHandleW.restype = ctypes.c_void_p
         hooks = LowLevelHooks(
-            on_user_input, lambda code, w, lp: int(user32.CallNextHookEx(None, code, w, lp))
+            self._inputs, lambda code, w, lp: int(user32.CallNextHookEx(None, code, w, lp))
         )
         keyboard, mouse = proc_type(hooks.keyboard), proc_type(hooks.mouse)
         module = kernel32.GetModuleHandleW(None)
@@ -489,6 +517,9 @@ class _WindowsHookWatch:
     def flush(self, timeout: float = 2.0) -> bool:
         """The hooks are called as Windows takes each event in: no queue of ours to wait on."""
         return True
+
+    def user_idle_s(self) -> float:
+        return self._inputs.idle_s()
 
     def stop(self) -> None:
         if self._stopped:

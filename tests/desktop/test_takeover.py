@@ -121,6 +121,7 @@ async def test_the_user_acting_between_the_agents_actions_is_reported_every_time
     reports = Reports()
     x, y = text_area_point(xsession, l3afpad)
     watch = watching(agent.injections, reports)
+    assert watch.user_idle_s() == float("inf")
     try:
         for step in range(3):
             before = reports.count
@@ -132,6 +133,7 @@ async def test_the_user_acting_between_the_agents_actions_is_reported_every_time
             await user(xsession, *gesture)
             assert await asyncio.to_thread(watch.flush)
             assert reports.count > before, f"the user's {gesture} after step {step} was missed"
+        assert watch.user_idle_s() < float("inf")
     finally:
         watch.stop()
 

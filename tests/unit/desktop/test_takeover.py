@@ -18,7 +18,9 @@ from desktop_agent.desktop.takeover import (
     MSLLHOOKSTRUCT,
     InjectionWindows,
     LowLevelHooks,
+    UserInputs,
 )
+from tests.fakes import ManualClock
 from tests.unit.desktop.test_input_driver import FakePyAutoGui
 
 
@@ -202,8 +204,22 @@ def test_a_failing_callback_does_not_break_the_hook(caplog: pytest.LogCaptureFix
     def broken() -> None:
         raise RuntimeError("the loop is closed")
 
-    hooks = LowLevelHooks(broken, NextHook())
+    hooks = LowLevelHooks(UserInputs(broken), NextHook())
     data = KBDLLHOOKSTRUCT(flags=0)
 
     assert hooks.keyboard(HC_ACTION, WM_KEYDOWN, ctypes.addressof(data)) == 7
     assert "the takeover callback failed" in caplog.text
+
+
+def test_user_inputs_keep_the_time_of_the_last_report() -> None:
+    clock = ManualClock()
+    reports: list[float] = []
+    inputs = UserInputs(lambda: reports.append(clock()), clock)
+
+    assert inputs.idle_s() == float("inf")  # no input yet
+    inputs()
+    clock.advance(1.5)
+    assert inputs.idle_s() == 1.5
+    inputs()
+    assert inputs.idle_s() == 0.0
+    assert reports == [1000.0, 1001.5]
