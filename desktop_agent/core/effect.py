@@ -8,8 +8,8 @@ The score counts cells whose grey level moved by more than CELL_LEVELS, not the 
 differences: a scroll bar fading out moves hundreds of cells by a few levels and a blinking
 caret one or two cells by more, and neither is an effect, while the strokes of a typed word
 move several cells by a lot. Measured on Xvfb with l3afpad (benchmarks/effect_check.py,
-docs/desktop.md): caret blink and scroll-bar fade <= 1 cell, a clock-like digit change 0-1,
-one typed character 1, a typed word 5-8, an opened menu about 90.
+docs/desktop.md): caret blink and scroll-bar fade 0-1 cells, a clock-like digit change 0-1,
+one typed character 1-3, a typed word 3-8, an opened menu 73-93.
 """
 
 from __future__ import annotations
