@@ -1,30 +1,35 @@
 """Did the last action change the screen? Two observations compared, and the repeats counted.
 
-The screenshot part compares `Observation.signature` (a small grey image the observer makes,
-same size each time): a mean absolute difference of its bytes over a threshold, a few
-pixels that moved, or one that moved a lot, is a visible change; one pixel that moved a
-little is not (a blinking caret). The element list part: any element that appeared, went,
-moved, or changed name or state. `StuckDetector` counts the same call (tool + arguments)
-that changed nothing. Figures and choices: docs/architecture.md ("Effect check").
+The screenshot part compares `Observation.signature`, a small grey image the observer makes
+of the screenshot the model sees: one byte per cell, row-major, the mean grey level of that
+cell (desktop/capture.py: 128 cells across, 10x10 screenshot pixels each at 1280x720).
+
+The score counts cells whose grey level moved by more than CELL_LEVELS, not the sum of all
+differences: a scroll bar fading out moves hundreds of cells by a few levels and a blinking
+caret one or two cells by more, and neither is an effect, while the strokes of a typed word
+move several cells by a lot. Measured on Xvfb with l3afpad (benchmarks/effect_check.py,
+docs/desktop.md): caret blink and scroll-bar fade 0-1 cells, a clock-like digit change 0-1,
+one typed character 1-3, a typed word 3-8, an opened menu 73-93.
+
+The element list part: any element that appeared, went, moved, or changed name or state.
+`StuckDetector` counts the same call (tool + arguments) that changed nothing. Choices:
+docs/architecture.md ("Effect check").
 """
 
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop_agent.core.models import Effect, Element, Observation
 
-#: mean |a - b| over the signature's grey bytes (0–255) above which the screen changed
-MEAN_THRESHOLD = 0.5
-#: CHANGED_PIXELS pixels of the signature that moved PIXEL_STEP or more are a change (typed
-#: text); one alone is not (a caret blinking moves one pixel of a 160×90 signature by ≤ 19)
-PIXEL_STEP = 16
-CHANGED_PIXELS = 2
-#: a single pixel of the signature that moved this much is a change by itself
-PIXEL_THRESHOLD = 48
+#: how far (of 255 grey levels) a cell must move to count as changed
+CELL_LEVELS = 8
+#: the share of changed cells from which a change is an effect: 3 of 128x72 cells
+CHANGE_THRESHOLD = 0.0003
 #: the n-th no-change repeat of one call that warns the model, and the one that ends the run
 WARN_AT = 2
 STUCK_AT = 3
@@ -32,36 +37,24 @@ STUCK_AT = 3
 PASSIVE_TOOLS = frozenset({"wait", "screen_snapshot"})
 
 
-@dataclass(frozen=True, slots=True)
-class SignatureDifference:
-    mean: float
-    largest: int
-    #: pixels that moved PIXEL_STEP or more
-    moved: int
+def screen_change(before: bytes, after: bytes) -> float:
+    """The share (0..1) of signature cells that changed by more than CELL_LEVELS.
 
-    @property
-    def visible(self) -> bool:
-        return (
-            self.mean > MEAN_THRESHOLD
-            or self.largest >= PIXEL_THRESHOLD
-            or self.moved >= CHANGED_PIXELS
-        )
-
-
-def signature_difference(before: bytes, after: bytes) -> SignatureDifference | None:
-    """How two signatures differ; None when either is missing or their sizes differ
-    (nothing can be said)."""
+    1.0 when either signature is missing or they differ in size (another screen geometry):
+    not knowing is never taken for "nothing happened".
+    """
     if not before or not after or len(before) != len(after):
-        return None
-    total = largest = moved = 0
-    for a, b in zip(before, after, strict=True):
-        delta = a - b if a > b else b - a
-        total += delta
-        if delta >= PIXEL_STEP:
-            moved += 1
-        if delta > largest:
-            largest = delta
-    return SignatureDifference(total / len(before), largest, moved)
+        return 1.0
+    if before == after:
+        return 0.0
+    low, high = -CELL_LEVELS, CELL_LEVELS
+    changed = sum(1 for delta in map(operator.sub, before, after) if delta > high or delta < low)
+    return changed / len(before)
+
+
+def visibly_changed(before: bytes, after: bytes, threshold: float = CHANGE_THRESHOLD) -> bool:
+    """Whether the screen changed more than a caret blink or a clock tick does."""
+    return screen_change(before, after) >= threshold
 
 
 def _element_key(element: Element) -> tuple[Any, ...]:
@@ -74,13 +67,14 @@ def elements_changed(before: Observation, after: Observation) -> bool:
 
 
 def compare(before: Observation, after: Observation) -> Effect:
-    """CHANGED, NO_CHANGE, or UNKNOWN when there are no signatures and no element changed."""
+    """CHANGED, NO_CHANGE, or UNKNOWN when signatures are missing (or differ in size) and no
+    element changed."""
     if elements_changed(before, after):
         return Effect.CHANGED
-    difference = signature_difference(before.signature, after.signature)
-    if difference is None:
+    a, b = before.signature, after.signature
+    if not a or not b or len(a) != len(b):
         return Effect.UNKNOWN
-    return Effect.CHANGED if difference.visible else Effect.NO_CHANGE
+    return Effect.CHANGED if visibly_changed(a, b) else Effect.NO_CHANGE
 
 
 def call_key(tool: str, args: Mapping[str, Any]) -> str:

@@ -11,6 +11,7 @@ import warnings
 from typing import Any, Literal, Protocol
 
 from desktop_agent.core.errors import StopRequested, ToolError
+from desktop_agent.desktop.takeover import InjectionWindows
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +55,12 @@ def normalize_newlines(text: str) -> str:
 
 class PyAutoGuiDriver:
     """InputDriver on pyautogui. Its X11 connection is made when pyautogui is first imported,
-    for the DISPLAY of that moment."""
+    for the DISPLAY of that moment. Every call that sends input runs inside an injection
+    window of `injections`, which the takeover watch (desktop/takeover.py) reads."""
 
-    def __init__(self) -> None:
+    def __init__(self, injections: InjectionWindows | None = None) -> None:
         self._module: Any = None
+        self.injections = injections or InjectionWindows()
 
     def _gui(self) -> Any:
         if self._module is None:
@@ -77,7 +80,10 @@ class PyAutoGuiDriver:
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         gui = self._gui()
         try:
-            return getattr(gui, name)(*args, _pause=False, **kwargs)
+            # pyautogui syncs its connection after each event: on leaving the window the
+            # server has seen them all
+            with self.injections.injecting():
+                return getattr(gui, name)(*args, _pause=False, **kwargs)
         except gui.FailSafeException:
             raise StopRequested("the pointer was moved into a screen corner (fail-safe)") from None
 

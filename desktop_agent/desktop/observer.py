@@ -16,6 +16,7 @@ from desktop_agent.desktop.capture import (
     Shot,
     draw_marks,
     encode,
+    signature,
     thumbnail,
 )
 from desktop_agent.desktop.geometry import mapping_for
@@ -105,7 +106,7 @@ class DesktopObserver:
         if encoding is None:
             encoding = loop.run_in_executor(self._capture_thread, self._encode, shot, elements)
         try:
-            image, thumb = await encoding
+            image, thumb, grey = await encoding
         except Exception as error:  # noqa: BLE001 - encoder faults: one line
             raise ObservationError(f"screenshot encoding failed: {error}") from None
         observation = Observation(
@@ -117,17 +118,20 @@ class DesktopObserver:
             mapping=mapping,
             thumbnail=thumb,
             inventory_backend=backend,
+            signature=grey,
         )
         self._natives.append((observation, natives))
         return observation
 
-    def _encode(self, shot: Shot, elements: tuple[Element, ...] = ()) -> tuple[bytes, bytes]:
+    def _encode(self, shot: Shot, elements: tuple[Element, ...] = ()) -> tuple[bytes, bytes, bytes]:
+        """(encoded screenshot, thumbnail, signature), the signature of the unmarked screen."""
         thumb = thumbnail(shot.image)
+        grey = signature(shot.image)
         image = shot.image
         if self.set_of_mark and elements:
             image = image.copy()
             draw_marks(image, [(element.id, element.box) for element in elements])
-        return encode(image, self.fmt, self.quality), thumb
+        return encode(image, self.fmt, self.quality), thumb, grey
 
     def native(self, observation: Observation, element_id: int) -> Any | None:
         """The accessibility object behind an element of a recent observation, if any.

@@ -4,11 +4,9 @@ same empty spot again and again does not, and the run ends stuck at the third ti
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import AsyncIterator
 
 import pytest
-from PIL import Image
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
@@ -17,7 +15,6 @@ from desktop_agent.core.events import RunFinished
 from desktop_agent.core.loop import LoopDeps, run_task_loop
 from desktop_agent.core.models import (
     Effect,
-    Observation,
     RunStatus,
     StepKind,
     StopReason,
@@ -30,23 +27,8 @@ from desktop_agent.desktop.observer import DesktopObserver
 from tests.desktop.conftest import Editor
 from tests.fakes import MemoryRepository, ScriptedGate, ScriptedPlanner, tool
 
-#: the signature the tests make (the observer's own is the take-over work's): 160×90 grey
-SIGNATURE_SIZE = (160, 90)
 #: GTK's default gtk-double-click-time
 DOUBLE_CLICK_S = 0.4
-
-
-class SigningObserver:
-    """The real observer, plus a small grey signature of each screenshot."""
-
-    def __init__(self, observer: DesktopObserver) -> None:
-        self.observer = observer
-
-    async def observe(self) -> Observation:
-        observation = await self.observer.observe()
-        grey = Image.open(io.BytesIO(observation.image)).convert("L")
-        small = grey.resize(SIGNATURE_SIZE, Image.Resampling.BOX)
-        return observation.with_(signature=small.tobytes())
 
 
 @pytest.fixture
@@ -83,7 +65,7 @@ async def test_typing_changes_the_screen_and_a_click_that_does_nothing_ends_stuc
     )
     deps = LoopDeps(
         repo=repo,
-        observer=SigningObserver(observer),
+        observer=observer,  # its own signature of each screenshot
         executor=executor,
         gate=ScriptedGate(),
         registry=builtin_registry(),
@@ -96,9 +78,9 @@ async def test_typing_changes_the_screen_and_a_click_that_does_nothing_ends_stuc
     assert isinstance(final, RunFinished)
     assert (final.run.status, final.run.stop_reason) == (RunStatus.FAILED, StopReason.STUCK)
     actions = [s for s in await repo.list_steps(run.id) if s.kind is StepKind.ACTION]
-    assert [(a.tool, a.effect) for a in actions] == [
-        ("type_text", Effect.CHANGED),
-        ("click", Effect.NO_CHANGE),
-        ("click", Effect.NO_CHANGE),
-        ("click", Effect.NO_CHANGE),
-    ]
+    effects = [(a.tool, a.effect) for a in actions]
+    assert effects[0] == ("type_text", Effect.CHANGED)
+    # the first click may still move the caret (a visible change, which resets the count);
+    # the run ends at the third click in a row that changed nothing
+    assert effects[-3:] == [("click", Effect.NO_CHANGE)] * 3
+    assert all(tool == "click" for tool, _ in effects[1:]) and len(effects) <= 6
