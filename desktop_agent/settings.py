@@ -106,6 +106,22 @@ class Settings(BaseModel):
     monitor: int = Field(default=1, ge=1, le=16)
     set_of_mark: bool = False
     minimize_while_acting: bool = True
+    #: the model family's profile (planner/profiles.py): "auto" picks it by the model name
+    model_profile: str = "auto"
+    #: the model's coordinate space when calibration found it differs from the profile's
+    model_coordinates: Literal["auto", "pixels", "normalized", "resized"] = "auto"
+
+    @field_validator("model_profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        from desktop_agent.planner.profiles import AUTO, PROFILE_NAMES
+
+        name = value.strip().lower()
+        if name != AUTO and name not in PROFILE_NAMES:
+            raise ValueError(
+                f"unknown model profile {value!r} (one of: {', '.join((AUTO, *PROFILE_NAMES))})"
+            )
+        return name
 
     @field_validator("provider")
     @classmethod
