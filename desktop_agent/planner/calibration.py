@@ -44,8 +44,6 @@ TARGET_SPOTS: tuple[tuple[str, float, float], ...] = (
 )
 TARGET_RADIUS = 28
 _CLICK = next(spec for spec in BUILTIN_TOOLS if spec.name == "click")
-#: an answer outside the image in some space counts as this far off there
-_MISS_PX = 1e6
 
 
 class ModelSpacePlanner(Protocol):
@@ -77,10 +75,26 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Fit:
-    """How far the answers land from the targets when read in one coordinate space."""
+    """How far the answers land from the targets when read in one coordinate space.
+
+    `errors_px` has one entry per answer (None: the point falls outside the image there).
+    """
 
     space: CoordinateSpace
-    errors_px: tuple[float, ...]
+    errors: tuple[float | None, ...]
+
+    @property
+    def errors_px(self) -> tuple[float, ...]:
+        return tuple(error for error in self.errors if error is not None)
+
+    @property
+    def outside(self) -> int:
+        return sum(1 for error in self.errors if error is None)
+
+    @property
+    def rank(self) -> tuple[int, float]:
+        """Fewer points outside the image first, then the smaller mean error."""
+        return self.outside, self.mean_px
 
     @property
     def mean_px(self) -> float:
@@ -104,7 +118,7 @@ class CalibrationReport:
 
     @property
     def best(self) -> Fit:
-        return min(self.fits, key=lambda fit: fit.mean_px)
+        return min(self.fits, key=lambda fit: fit.rank)
 
     @property
     def answered(self) -> int:
@@ -124,7 +138,7 @@ class CalibrationReport:
             f"(coordinates: {self.profile.coordinates}), screenshot {self.width}x{self.height}"
         ]
         best = self.best if self.answered else None
-        errors = iter(best.errors_px if best is not None else ())  # one per answered target
+        errors = iter(best.errors if best is not None else ())  # one per answered target
         for answer in self.answers:
             target = answer.target
             if answer.point is None or best is None:
@@ -132,14 +146,18 @@ class CalibrationReport:
                 continue
             x, y = answer.point
             error = next(errors)
+            off = "outside the image" if error is None else f"{error:.1f} px off"
             out.append(
                 f"  {target.label} at {target.x},{target.y}: model said {x:g},{y:g} "
-                f"→ {error:.1f} px off as {best.space}"
+                f"→ {off} as {best.space}"
             )
         for fit in self.fits:
             mean = "–" if math.isinf(fit.mean_px) else f"{fit.mean_px:.1f} px"
             worst = "–" if math.isinf(fit.max_px) else f"{fit.max_px:.1f} px"
-            out.append(f"  read as {fit.space:<10} mean error {mean}, worst {worst}")
+            line = f"  read as {fit.space:<10} mean error {mean}, worst {worst}"
+            if fit.outside:
+                line += f", {fit.outside} of {len(fit.errors)} outside the image"
+            out.append(line)
         if best is None:
             out.append("no target was answered: calibration cannot tell the coordinate space")
         elif self.suggested_coordinates == AUTO:
@@ -177,14 +195,14 @@ def fit_spaces(
     fits = []
     for space in COORDINATE_SPACES:
         candidate = space_profile(profile, space)
-        errors: list[float] = []
+        errors: list[float | None] = []
         for answer in answers:
             if answer.point is None:
                 continue
             try:
                 x, y = to_screenshot(candidate, *answer.point, width, height)
             except PlannerError:
-                errors.append(_MISS_PX)
+                errors.append(None)
                 continue
             errors.append(math.hypot(x - answer.target.x, y - answer.target.y))
         fits.append(Fit(space, tuple(errors)))
