@@ -66,6 +66,17 @@ def _positive_int(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def _profile_name(text: str) -> str:
+    from desktop_agent.planner.profiles import AUTO, PROFILE_NAMES
+
+    name = text.strip().lower()
+    if name != AUTO and name not in PROFILE_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"unknown model profile {text!r} (one of: {', '.join((AUTO, *PROFILE_NAMES))})"
+        )
+    return name
+
+
 def _tool_list(text: str) -> tuple[str, ...]:
     from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
 
@@ -96,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--allow", type=_tool_list, help="allowed tools, comma-separated")
     run.add_argument("--approve", choices=("ask", "all", "none"), default="ask")
     run.add_argument("--vision", choices=("auto", "yes", "no"))
+    run.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
     run.add_argument("--json", action="store_true", help="one JSON object per line per event")
 
     runs = commands.add_parser("runs", help="run history, newest first")
@@ -114,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--base-url", help="the model server to check")
     doctor.add_argument("--model", help="the model to check")
     doctor.add_argument("--vision", choices=("auto", "yes", "no"))
+    doctor.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
+    doctor.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="show targets on the screen, ask the model to click each, report the error in "
+        "pixels and the coordinate space that fits; offers to save it",
+    )
     # every sub-command takes --data-dir, before or after its name
     for sub in commands.choices.values():
         if not any(action.dest == "data_dir" for action in sub._actions):
@@ -505,8 +524,12 @@ def _cmd_stop_all(args: argparse.Namespace, data_dir: Path) -> int:
 def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     from desktop_agent.desktop.doctor import run_doctor
 
-    items = list(run_doctor())
     settings = _settings_for(args)
+    if getattr(args, "model_profile", None):
+        settings = settings.model_copy(update={"model_profile": args.model_profile})
+    if args.calibrate:
+        return _calibrate(settings)
+    items = list(run_doctor())
     items.extend(asyncio.run(_model_checks(settings)))
     for item in items:
         mark = "ok  " if item.ok else "FAIL"
@@ -530,8 +553,18 @@ async def _model_checks(settings: Settings) -> list[Any]:
     verdict = await resolve_vision(
         base_url=settings.base_url, model=settings.model, api_key=api_key, setting=settings.vision
     )
+    from desktop_agent.planner.profiles import resolve_profile
+
+    profile = resolve_profile(settings.model, settings.model_profile, settings.model_coordinates)
     return [
         DoctorItem("model", True, f"{settings.model} at {settings.base_url}", ""),
+        DoctorItem(
+            "profile",
+            True,
+            f"{profile.name} ({settings.model_profile}): {profile.note}; coordinates "
+            f"{profile.coordinates}, answers as {profile.grammar}",
+            "",
+        ),
         DoctorItem(
             "vision",
             verdict.can_see,
@@ -539,6 +572,46 @@ async def _model_checks(settings: Settings) -> list[Any]:
             'set vision = "yes" in settings.toml or pass --vision yes if the model can see',
         ),
     ]
+
+
+def _calibrate(settings: Settings) -> int:
+    """`doctor --calibrate`: the calibration window; the report on stdout; Save writes
+    `model_coordinates` into the settings file (the file's own values, not this command's
+    overrides)."""
+    from desktop_agent.app import _display_problem
+    from desktop_agent.settings import (
+        Settings,
+        get_api_key,
+        load_settings,
+        save_settings,
+        settings_path,
+    )
+
+    problem = _display_problem(os.environ)
+    if problem:
+        print(f"desktop-agent: {problem}", file=sys.stderr)
+        return EXIT_REFUSED
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_agent.ui.calibration import calibrate_in_window
+
+    def save(space: str) -> None:
+        path = settings_path()
+        stored = load_settings(path, env={})
+        data = {**stored.model_dump(), "model_coordinates": space}
+        written = save_settings(Settings.model_validate(data), path)
+        print(f'saved model_coordinates = "{space}" in {written}', flush=True)
+
+    def show(text: str) -> None:
+        print(text, flush=True)
+        print("press Save in the window to keep its finding; Close or Escape ends", flush=True)
+
+    app = QApplication.instance() or QApplication(["desktop-agent"])
+    api_key = get_api_key(settings)
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        report = runner.run(calibrate_in_window(settings, api_key, save=save, on_report=show))
+    return 0 if report is not None else 1
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {

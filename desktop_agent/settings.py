@@ -118,6 +118,22 @@ class Settings(BaseModel):
     max_run_tokens: int = Field(default=1_000_000, ge=0)
     #: USD per million (input, output) tokens by model-name pattern, for the cost estimate
     prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    #: the model family's profile (planner/profiles.py): "auto" picks it by the model name
+    model_profile: str = "auto"
+    #: the model's coordinate space when calibration found it differs from the profile's
+    model_coordinates: Literal["auto", "pixels", "normalized", "resized"] = "auto"
+
+    @field_validator("model_profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        from desktop_agent.planner.profiles import AUTO, PROFILE_NAMES
+
+        name = value.strip().lower()
+        if name != AUTO and name not in PROFILE_NAMES:
+            raise ValueError(
+                f"unknown model profile {value!r} (one of: {', '.join((AUTO, *PROFILE_NAMES))})"
+            )
+        return name
 
     @field_validator("provider")
     @classmethod

@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from desktop_agent.core.errors import PlannerError, PlannerTransportError
 from desktop_agent.core.models import Decision, TokenUsage
 from desktop_agent.core.ports import DecideRequest
+from desktop_agent.planner.grammars import parse_ui_tars
+from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.parsing import parse_decision
+from desktop_agent.planner.profiles import (
+    AUTO,
+    ModelProfile,
+    decision_to_screenshot,
+    describe_space,
+    is_identity,
+    resolve_profile,
+)
 from desktop_agent.planner.prompt import TRANSPORT_PREFIX, build_messages, decision_schema
+from desktop_agent.planner.ui_tars_prompt import ui_tars_messages
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -23,6 +35,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_TOKENS = 1024
+#: a whole answer must arrive within this (the client's read timeout is per read: a server
+#: trickling one byte a second never trips it)
+RESPONSE_DEADLINE_S = 180.0
+#: a chat completion is a few KB; anything near this is not an answer
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 FormatLevel = Literal["json_schema", "json_object", "text"]
 #: tried in this order; a server that rejects one (400/422) is asked with the next
 FORMAT_LEVELS: tuple[FormatLevel, ...] = ("json_schema", "json_object", "text")
@@ -30,14 +47,21 @@ FORMAT_LEVELS: tuple[FormatLevel, ...] = ("json_schema", "json_object", "text")
 NO_KEY = "not-needed"
 
 
+#: what to change when a server refuses a parameter (a 400 that names it)
+ParamFix = Literal["no_temperature", "max_completion_tokens", "max_tokens", "no_reasoning_effort"]
+
+
 class ResponseFormatMemory:
-    """The structured-output level each (base URL, model) accepted, so it is not re-tried.
+    """The structured-output level and parameter fixes each (base URL, model) needed.
+
+    Remembered so neither is re-tried.
 
     One is shared by every planner of the process unless a test passes its own.
     """
 
     def __init__(self) -> None:
         self._levels: dict[tuple[str, str], FormatLevel] = {}
+        self._fixes: dict[tuple[str, str], frozenset[ParamFix]] = {}
 
     def get(self, base_url: str, model: str) -> FormatLevel:
         return self._levels.get((base_url, model), FORMAT_LEVELS[0])
@@ -45,8 +69,16 @@ class ResponseFormatMemory:
     def remember(self, base_url: str, model: str, level: FormatLevel) -> None:
         self._levels[(base_url, model)] = level
 
+    def fixes(self, base_url: str, model: str) -> frozenset[ParamFix]:
+        """The request parameters this server refused for this model, fixed so (see `chat_body`)."""
+        return self._fixes.get((base_url, model), frozenset())
+
+    def add_fix(self, base_url: str, model: str, fix: ParamFix) -> None:
+        self._fixes[(base_url, model)] = self.fixes(base_url, model) | {fix}
+
     def clear(self) -> None:
         self._levels.clear()
+        self._fixes.clear()
 
 
 SHARED_FORMATS = ResponseFormatMemory()
@@ -101,15 +133,26 @@ def _cause_text(error: BaseException) -> str:
 
 
 def chat_body(
-    model: str, messages: list[dict[str, Any]], schema: dict[str, Any], level: FormatLevel
+    model: str,
+    messages: list[dict[str, Any]],
+    schema: dict[str, Any],
+    level: FormatLevel,
+    profile: ModelProfile | None = None,
+    fixes: frozenset[ParamFix] = frozenset(),
 ) -> dict[str, Any]:
     """The body of one chat-completions request (what the benchmark measures)."""
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": messages,
-        "temperature": 0,
-        "max_tokens": MAX_TOKENS,
-    }
+    profile = profile or resolve_profile(model)
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if profile.temperature and "no_temperature" not in fixes:
+        body["temperature"] = 0
+    token_param = profile.token_param
+    if "max_completion_tokens" in fixes:
+        token_param = "max_completion_tokens"
+    elif "max_tokens" in fixes:
+        token_param = "max_tokens"
+    body[token_param] = profile.max_output_tokens
+    if profile.reasoning_effort and "no_reasoning_effort" not in fixes:
+        body["reasoning_effort"] = profile.reasoning_effort
     if level == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
@@ -120,12 +163,75 @@ def chat_body(
     return body
 
 
+def param_fix(message: str, body: Mapping[str, Any]) -> ParamFix | None:
+    """The fix for a 400 that names a parameter the request sent, else None.
+
+    OpenAI's reasoning models answer e.g. "Unsupported parameter: 'max_tokens' is not supported
+    with this model. Use 'max_completion_tokens' instead." or "Unsupported value: 'temperature'
+    does not support 0 with this model": those are not a refused response_format.
+    """
+    text = message.lower()
+    if "max_tokens" in body and "max_tokens" in text.replace("max_completion_tokens", ""):
+        return "max_completion_tokens"
+    if "temperature" in body and "temperature" in text:
+        return "no_temperature"
+    if "reasoning_effort" in body and ("reasoning_effort" in text or "reasoning.effort" in text):
+        return "no_reasoning_effort"
+    if "max_completion_tokens" in body and "max_completion_tokens" in text:
+        return "max_tokens"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The parts of a chat completion the planner reads (parsed from the capped body)."""
+
+    text: str
+    refusal: str | None
+    finish_reason: str | None
+    usage: TokenUsage | None
+    has_choice: bool
+
+
+def completion_from_json(data: Any) -> Completion:
+    """A chat-completions response body → Completion (tolerant of missing fields)."""
+    if not isinstance(data, dict):
+        raise TypeError("the body is not a JSON object")
+    choices = data.get("choices") or []
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    message = message if isinstance(message, dict) else {}
+    content = message.get("content")
+    if isinstance(content, list):  # some servers send content parts
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    usage = data.get("usage")
+    token_usage = None
+    if isinstance(usage, dict):
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        token_usage = TokenUsage(
+            prompt_tokens=prompt if isinstance(prompt, int) else None,
+            completion_tokens=completion if isinstance(completion, int) else None,
+        )
+    refusal = message.get("refusal")
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    return Completion(
+        text=content if isinstance(content, str) else "",
+        refusal=refusal if isinstance(refusal, str) and refusal else None,
+        finish_reason=finish if isinstance(finish, str) else None,
+        usage=token_usage,
+        has_choice=choice is not None,
+    )
+
+
 class OpenAIPlanner:
     """Asks an OpenAI-compatible server for the next action, one chat completion per turn.
 
+    The model's profile (planner/profiles.py) decides the request parameters, the answer
+    grammar and the coordinate space; the Decision returned is always in screenshot pixels.
     Transport errors (429, 5xx, connection failures) are retried with backoff,
     honouring Retry-After, at most `max_attempts` times and `max_backoff_total_s`
-    seconds of waiting; a read timeout is not retried. A cancelled `decide` (a user
+    seconds of waiting; a read timeout is not retried. A response must arrive whole within
+    `response_deadline_s` and be at most `max_response_bytes`. A cancelled `decide` (a user
     stop) ends at once, during a request or a backoff.
     """
 
@@ -143,12 +249,22 @@ class OpenAIPlanner:
         formats: ResponseFormatMemory | None = None,
         backoff_base_s: float = 1.0,
         clock: Callable[[], float] = time.perf_counter,
+        profile: str = AUTO,
+        coordinates: str = AUTO,
+        response_deadline_s: float | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
+        self.profile = resolve_profile(model, profile, coordinates)
         self._api_key = api_key
         self.read_timeout_s = read_timeout_s
         self.connect_timeout_s = connect_timeout_s
+        if response_deadline_s is None:
+            # by default never shorter than a read: a slow model answering at once gets through
+            response_deadline_s = max(RESPONSE_DEADLINE_S, read_timeout_s * 1.5)
+        self.response_deadline_s = response_deadline_s
+        self.max_response_bytes = max_response_bytes
         self.max_attempts = max(1, max_attempts)
         self.max_backoff_total_s = max_backoff_total_s
         self.backoff_base_s = backoff_base_s
@@ -160,37 +276,44 @@ class OpenAIPlanner:
     # ── the port ─────────────────────────────────────────────────────────────
 
     async def decide(self, request: DecideRequest) -> Decision:
-        messages = build_messages(request)
+        decision = await self.decide_in_model_space(request)
+        observation = request.observation
+        return decision_to_screenshot(decision, self.profile, observation.width, observation.height)
+
+    async def decide_in_model_space(self, request: DecideRequest) -> Decision:
+        """The model's Decision with its points as the model gave them (calibration reads these)."""
+        observation = request.observation
+        image = await shown_image(observation, self.profile)
+        space = describe_space(self.profile, image.width, image.height)
+        if self.profile.grammar == "ui_tars":
+            messages = ui_tars_messages(request, image.url, space)
+        else:
+            pixels = is_identity(self.profile, observation.width, observation.height)
+            messages = build_messages(
+                request, image_url_=image.url, coordinates=None if pixels else space
+            )
         schema = decision_schema(request.tools)
         started = self._clock()
         completion = await self._complete(messages, schema)
         latency_ms = round((self._clock() - started) * 1000, 3)
-        choices = getattr(completion, "choices", None) or []
-        if not choices:
+        if not completion.has_choice:
             raise PlannerError(f"{TRANSPORT_PREFIX} at {self.base_url} sent no answer (no choices)")
-        choice = choices[0]
-        text = choice.message.content or ""
-        refusal = getattr(choice.message, "refusal", None)
-        if not text and refusal:
-            raise PlannerError(f"the model refused: {refusal}", raw=str(refusal))
+        text = completion.text
+        if not text and completion.refusal:
+            raise PlannerError(f"the model refused: {completion.refusal}", raw=completion.refusal)
         try:
-            decision = parse_decision(text, request.tools)
+            if self.profile.grammar == "ui_tars":
+                decision = parse_ui_tars(text, request.tools)
+            else:
+                decision = parse_decision(text, request.tools)
         except PlannerError as error:
-            if choice.finish_reason == "length":
+            if completion.finish_reason == "length":
+                limit = self.profile.max_output_tokens
                 raise PlannerError(
-                    f"{error} (the answer was cut off at {MAX_TOKENS} tokens)", raw=text
+                    f"{error} (the answer was cut off at {limit} tokens)", raw=text
                 ) from None
             raise
-        usage = getattr(completion, "usage", None)
-        token_usage = (
-            TokenUsage(
-                prompt_tokens=getattr(usage, "prompt_tokens", None),
-                completion_tokens=getattr(usage, "completion_tokens", None),
-            )
-            if usage is not None
-            else None
-        )
-        return replace(decision, usage=token_usage, latency_ms=latency_ms)
+        return replace(decision, usage=completion.usage, latency_ms=latency_ms)
 
     async def aclose(self) -> None:
         if self._openai is not None:
@@ -205,9 +328,12 @@ class OpenAIPlanner:
 
     # ── structured output ────────────────────────────────────────────────────
 
-    async def _complete(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> Any:
+    async def _complete(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> Completion:
         """One completion, stepping down the response formats a server rejects (remembered)."""
+        # an action-text grammar asks for no JSON at all
         level = self.formats.get(self.base_url, self.model)
+        if self.profile.grammar != "json":
+            level = "text"
         while True:
             try:
                 completion = await self._send(messages, schema, level)
@@ -224,7 +350,8 @@ class OpenAIPlanner:
                 )
                 level = FORMAT_LEVELS[index + 1]
                 continue
-            self.formats.remember(self.base_url, self.model, level)
+            if self.profile.grammar == "json":
+                self.formats.remember(self.base_url, self.model, level)
             return completion
 
     # ── transport ────────────────────────────────────────────────────────────
@@ -244,13 +371,56 @@ class OpenAIPlanner:
             )
         return self._openai
 
+    async def _read_capped(self, kwargs: dict[str, Any]) -> Completion:
+        """Send the request and read its body, at most `max_response_bytes` of it.
+
+        The body is streamed and counted, so a 100 MB answer is refused after the first
+        few MB instead of being held in memory whole.
+        """
+        client = self._client()
+        at = f"{TRANSPORT_PREFIX} at {self.base_url}"
+        cap = self.max_response_bytes
+        async with client.chat.completions.with_streaming_response.create(
+            **cast(Any, kwargs)
+        ) as response:
+            length = response.headers.get("content-length")
+            if length and length.isdigit() and int(length) > cap:
+                raise PlannerTransportError(
+                    f"{at} sent an answer of {int(length):,} bytes, more than the "
+                    f"{cap:,} bytes a turn may take"
+                )
+            chunks: list[bytes] = []
+            size = 0
+            try:
+                async for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > cap:
+                        break
+                    chunks.append(chunk)
+            except Exception as error:  # noqa: BLE001 - httpx or httpx2 read errors, by version
+                if "Timeout" in type(error).__name__:
+                    raise PlannerTransportError(
+                        f"{at} did not answer within {self.read_timeout_s:g} s"
+                    ) from None
+                raise PlannerTransportError(
+                    f"{at} broke off its answer ({type(error).__name__}: {error})"
+                ) from None
+            if size > cap:
+                raise PlannerTransportError(
+                    f"{at} sent more than the {cap:,} bytes a turn may take"
+                )
+        try:
+            return completion_from_json(json.loads(b"".join(chunks)))
+        except (ValueError, TypeError) as error:
+            raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
+
     async def _send(
         self, messages: list[dict[str, Any]], schema: dict[str, Any], level: FormatLevel
-    ) -> Any:
+    ) -> Completion:
         import openai
 
-        client = self._client()
-        kwargs = chat_body(self.model, messages, schema, level)
+        fixes = self.formats.fixes(self.base_url, self.model)
+        kwargs = chat_body(self.model, messages, schema, level, self.profile, fixes)
         at = f"{TRANSPORT_PREFIX} at {self.base_url}"
         waited = 0.0
         attempt = 0
@@ -258,11 +428,25 @@ class OpenAIPlanner:
             attempt += 1
             retry_after: float | None = None
             try:
-                return await client.chat.completions.create(**cast(Any, kwargs))
+                async with asyncio.timeout(self.response_deadline_s):
+                    return await self._read_capped(kwargs)
+            except TimeoutError:
+                raise PlannerTransportError(
+                    f"{at} did not finish its answer within {self.response_deadline_s:g} s"
+                ) from None
             except openai.APIStatusError as error:
                 status = error.status_code
                 message = _server_message(error)
-                if status in (400, 422) and level != "text":
+                fix = param_fix(message, kwargs) if status in (400, 422) else None
+                if fix is not None and fix not in fixes:
+                    # a refused parameter, not a refused response_format: fix it and ask again
+                    log.info("%s refused a parameter (%s); retrying with %s", at, message, fix)
+                    self.formats.add_fix(self.base_url, self.model, fix)
+                    fixes = self.formats.fixes(self.base_url, self.model)
+                    kwargs = chat_body(self.model, messages, schema, level, self.profile, fixes)
+                    attempt -= 1
+                    continue
+                if status in (400, 422) and level != "text" and fix is None:
                     raise _FormatRejected(
                         PlannerTransportError(f"{at} rejected the request ({status}): {message}")
                     ) from None

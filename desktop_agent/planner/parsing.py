@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from desktop_agent.core.errors import PlannerError
 from desktop_agent.core.models import Decision
 from desktop_agent.core.tools import ToolSpec, describe_validation_error
+from desktop_agent.planner.grammars import find_qwen_tool_call, parse_qwen_tool_call
 
 ACTIONS = ("tool", "done", "fail")
 #: an answer longer than this is not scanned for objects (max_tokens keeps real ones far below)
@@ -133,7 +134,12 @@ def decision_from_object(obj: dict[str, Any], tools: Sequence[ToolSpec], raw: st
 def parse_decision(text: str, tools: Sequence[ToolSpec]) -> Decision:
     """The Decision in a model's answer; PlannerError with a precise message when there is none.
 
-    Tolerated: strict JSON, a ```json fence, prose around exactly one JSON object, and a
-    leading <think> block. Never guessed: an action described in prose only.
+    Tolerated: strict JSON, a ```json fence, prose around exactly one JSON object, a
+    leading <think> block, and a Qwen-VL ``<tool_call>`` of its computer_use function (what
+    Qwen2.5-VL / Qwen3-VL were trained to answer). Never guessed: an action described in
+    prose only. Points stay in the model's coordinates (see profiles.decision_to_screenshot).
     """
+    call = find_qwen_tool_call(text)
+    if call is not None:
+        return parse_qwen_tool_call(call, tools, text)
     return decision_from_object(extract_object(text), tools, text)

@@ -23,10 +23,11 @@ _FENCE = "```"
 #: transport errors start so (see client.py); they are not the model's fault
 TRANSPORT_PREFIX = "model server"
 
-_RULES = """\
+_PIXEL_RULE = "Coordinates are pixels of the screenshot you are shown (0,0 is its top-left corner)."
+_RULES = f"""\
 Rules:
 - Choose exactly one action per turn. You will see the screen again after it.
-- Coordinates are pixels of the screenshot you are shown (0,0 is its top-left corner).
+- {_PIXEL_RULE}
   Instead of x and y you may give "element": the id of an element in the list.
 - Answer "done" only when the screenshot visibly shows that the goal is reached.
 - Answer "fail" when the goal cannot be reached (say why in "reason").
@@ -85,14 +86,18 @@ def tools_text(tools: Sequence[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def system_prompt(goal: str, tools: Sequence[ToolSpec]) -> str:
+def system_prompt(goal: str, tools: Sequence[ToolSpec], coordinates: str | None = None) -> str:
+    """The run's system message; `coordinates` (from the model's profile) replace the pixels."""
+    rules = _RULES
+    if coordinates is not None:
+        rules = rules.replace(_PIXEL_RULE, f"Coordinates are {coordinates} of the image.")
     return (
         "You operate a computer's desktop for its user, one action at a time, to reach a goal.\n"
         "Each turn you are shown the screen as an image, a list of UI elements, and the steps "
         "taken so far.\n\n"
         f"Goal: {goal}\n\n"
         f"Tools you may use (only these):\n{tools_text(tools)}\n\n"
-        f"{_FORMAT}\n\n{_RULES}"
+        f"{_FORMAT}\n\n{rules}"
     )
 
 
@@ -228,11 +233,18 @@ def inventory_text(observation: Observation) -> str:
     return "\n".join(lines)
 
 
-def observation_text(observation: Observation) -> str:
+def observation_text(observation: Observation, coordinates: str | None = None) -> str:
     head = (
         f"The image is the screen now, {observation.width}x{observation.height} pixels; "
         "coordinates are pixels of this image."
     )
+    if coordinates is not None:
+        # the model's own coordinate space (its profile): the element boxes stay screenshot pixels
+        head = (
+            f"The image is the screen now; give coordinates as {coordinates}. The element "
+            f"list's boxes are {observation.width}x{observation.height} screenshot pixels, not "
+            "these coordinates: to act on a listed element, give its id."
+        )
     if not observation.elements:
         return head + "\nNo UI element list is available this turn: use coordinates."
     return (
@@ -247,7 +259,7 @@ def image_url(observation: Observation) -> str:
     return f"data:{observation.mime};base64,{base64.b64encode(observation.image).decode('ascii')}"
 
 
-def user_text(request: DecideRequest) -> str:
+def user_text(request: DecideRequest, coordinates: str | None = None) -> str:
     parts = [f"Goal: {request.goal}", history_text(request.steps, request.turn)]
     error = last_answer_error(request.steps, request.turn)
     if error:
@@ -255,20 +267,28 @@ def user_text(request: DecideRequest) -> str:
             f"Your last answer was not valid: {_clip(error, 400)}\n"
             "Answer with exactly one JSON object in the format described."
         )
-    parts.append(observation_text(request.observation))
+    parts.append(observation_text(request.observation, coordinates))
     parts.append(f"Turn {request.turn}: choose the next action. Answer with one JSON object.")
     return "\n\n".join(parts)
 
 
-def build_messages(request: DecideRequest) -> list[dict[str, Any]]:
-    """The chat messages of one decision request."""
+def build_messages(
+    request: DecideRequest, *, image_url_: str | None = None, coordinates: str | None = None
+) -> list[dict[str, Any]]:
+    """The chat messages of one decision request.
+
+    The model's profile may send a scaled image (`image_url_`) and name its own coordinate
+    space (`coordinates`, e.g. "x and y from 0 to 1000, …"); without them: the observer's
+    image, screenshot pixels.
+    """
+    url = image_url_ if image_url_ is not None else image_url(request.observation)
     return [
-        {"role": "system", "content": system_prompt(request.goal, request.tools)},
+        {"role": "system", "content": system_prompt(request.goal, request.tools, coordinates)},
         {
             "role": "user",
             "content": [
-                {"type": "text", "text": user_text(request)},
-                {"type": "image_url", "image_url": {"url": image_url(request.observation)}},
+                {"type": "text", "text": user_text(request, coordinates)},
+                {"type": "image_url", "image_url": {"url": url}},
             ],
         },
     ]

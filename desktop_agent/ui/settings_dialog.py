@@ -42,6 +42,14 @@ from desktop_agent.ui.text import one_line
 log = logging.getLogger(__name__)
 
 TestConnection = Callable[[Settings], Awaitable[str]]
+#: runs a calibration for these settings; the coordinate space it suggests saving, or None
+Calibrate = Callable[[Settings], Awaitable[str | None]]
+_COORDINATES = (
+    ("auto", "As the profile says"),
+    ("pixels", "Screenshot pixels"),
+    ("normalized", "0–1000"),
+    ("resized", "Pixels of the model's resized image"),
+)
 
 #: spin boxes take any number: the Settings model says what is in range, inline
 _SPIN_MAX = 1_000_000
@@ -72,6 +80,8 @@ class SettingsDialog(QDialog):
         policy_boxes: the allow / ask / deny box of each offered built-in tool.
         save_button, test_button: Save, and Test connection (hidden without a tester).
         test_result: the one-line result of the last connection test.
+        calibrate_button, calibrate_result: Calibrate… (hidden without a calibrator), and
+            what the last calibration found.
         key_note: what happened to the API key (stored, or no keyring and the env var used).
         summary: every invalid value, one per line.
     """
@@ -84,11 +94,14 @@ class SettingsDialog(QDialog):
         settings: Settings,
         *,
         test_connection: TestConnection | None = None,
+        calibrate: Calibrate | None = None,
     ) -> None:
         super().__init__(parent)
         self.settings = settings
         self.result_settings: Settings | None = None
         self._test_connection = test_connection
+        self._calibrate = calibrate
+        self._calibrate_task: asyncio.Task[str | None] | None = None
         self._test_task: asyncio.Task[str] | None = None
         self._save_task: asyncio.Task[None] | None = None
         self._candidate: Settings | None = settings
@@ -183,7 +196,34 @@ class SettingsDialog(QDialog):
         test_row.addWidget(self.test_result, 1)
         form.addRow("", test_row)
         self.test_button.setVisible(self._test_connection is not None)
+        self._model_profile_rows(form)
         return page
+
+    def _model_profile_rows(self, form: QFormLayout) -> None:
+        """The model family's profile, its coordinate space, and Calibrate…"""
+        from desktop_agent.planner.profiles import AUTO, PROFILES
+
+        profile = QComboBox()
+        profile.addItem("Auto (by the model name)", AUTO)
+        for entry in PROFILES:
+            profile.addItem(f"{entry.name} — {entry.note}", entry.name)
+        self._row(form, "model_profile", "Model pro&file:", profile)
+        coordinates = QComboBox()
+        for value, text in _COORDINATES:
+            coordinates.addItem(text, value)
+        self._row(form, "model_coordinates", "Model coor&dinates:", coordinates)
+        self.calibrate_button = QPushButton("Cal&ibrate…")
+        self.calibrate_button.setToolTip(
+            "Shows targets on the screen and asks the model to click each: finds the "
+            "coordinates the model answers in"
+        )
+        self.calibrate_result = QLabel()
+        self.calibrate_result.setWordWrap(True)
+        calibrate_row = QHBoxLayout()
+        calibrate_row.addWidget(self.calibrate_button)
+        calibrate_row.addWidget(self.calibrate_result, 1)
+        form.addRow("", calibrate_row)
+        self.calibrate_button.setVisible(self._calibrate is not None)
 
     def _spin(self, suffix: str = "") -> QSpinBox:
         box = QSpinBox()
@@ -257,6 +297,7 @@ class SettingsDialog(QDialog):
             elif isinstance(widget, QCheckBox):
                 widget.toggled.connect(self.validate)
         self.test_button.clicked.connect(self.on_test_clicked)
+        self.calibrate_button.clicked.connect(self.on_calibrate_clicked)
         self.buttons.accepted.connect(self.on_save_clicked)
         self.buttons.rejected.connect(self.reject)
 
@@ -334,6 +375,8 @@ class SettingsDialog(QDialog):
         self.save_button.setEnabled(candidate is not None and not self._saving)
         testing = self._test_task is not None and not self._test_task.done()
         self.test_button.setEnabled(candidate is not None and not testing)
+        calibrating = self._calibrate_task is not None and not self._calibrate_task.done()
+        self.calibrate_button.setEnabled(candidate is not None and not calibrating)
         return candidate
 
     @property
@@ -386,6 +429,41 @@ class SettingsDialog(QDialog):
         self._test_task = None
         self.validate()
         return result
+
+    def on_calibrate_clicked(self) -> None:
+        candidate = self.validate()
+        if candidate is None or self._calibrate is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.calibrate_result.setText("cannot calibrate here: asyncio is not running")
+            return
+        self.calibrate_result.setText("Calibrating…")
+        self.calibrate_button.setEnabled(False)
+        self._calibrate_task = loop.create_task(self._run_calibration(self._calibrate, candidate))
+
+    async def _run_calibration(self, calibrate: Calibrate, settings: Settings) -> str | None:
+        try:
+            space = await calibrate(settings)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - any failure is the one-line answer
+            log.info("calibration failed: %s", error, exc_info=True)
+            self.calibrate_result.setText(f"failed: {one_line(error)}")
+            space = None
+        else:
+            box = self.fields["model_coordinates"]
+            assert isinstance(box, QComboBox)
+            if space is not None:
+                # the finding goes into the form; Save writes it
+                box.setCurrentIndex(max(0, box.findData(space)))
+                self.calibrate_result.setText(f"the model answers in {space} coordinates")
+            else:
+                self.calibrate_result.setText("calibration done; nothing to change")
+        self._calibrate_task = None
+        self.validate()
+        return space
 
     def on_save_clicked(self) -> None:
         candidate = self.validate()
@@ -450,6 +528,9 @@ class SettingsDialog(QDialog):
         if self._test_task is not None and not self._test_task.done():
             self._test_task.cancel()
         self._test_task = None
+        if self._calibrate_task is not None and not self._calibrate_task.done():
+            self._calibrate_task.cancel()
+        self._calibrate_task = None
 
     def done(self, result: int) -> None:
         self._cancel_test()

@@ -28,10 +28,23 @@ The ``Authorization`` header of each chat request is kept in ``authorizations``.
     JSON: ``{"hang": true}``.
 ``Disconnect()``
     drops the connection without an answer. JSON: ``{"disconnect": true}``.
+``Trickle(reply, interval_s=0.05, for_s=3.0)``
+    a 200 whose body arrives one space (JSON whitespace) every ``interval_s`` for ``for_s``
+    seconds, then the reply: every read is quick, the whole answer is slow.
+    JSON: ``{"trickle": {...reply...}, "interval_s": 0.05, "for_s": 3}``.
+``Oversized(reply, size=100 MB, chunked=False)``
+    a 200 whose body is ``size`` bytes: spaces (sent 1 MB at a time), then the reply. With
+    ``chunked`` there is no Content-Length, so only counting the bytes can stop it.
+    JSON: ``{"oversized": {...reply...}, "size": 104857600, "chunked": false}``.
 
 When the script runs out, ``respond(body)`` answers when set (a model that reacts to
 the request it is shown), else ``then`` (a Reply, HttpError, ...); without ``then``
 it answers 500 "script exhausted".
+
+``reject_params`` maps a body parameter to an error message: a request that carries it is
+refused with 400 and that message (before the script is consumed), as OpenAI's reasoning
+models refuse ``temperature`` and ``max_tokens``. ``OPENAI_REASONING_REJECTS`` holds
+OpenAI's own messages.
 
 ``reject_formats`` makes the server refuse (400, before the script is consumed) a
 request whose ``response_format.type`` is in it, as real servers do: ``{"json_schema"}``
@@ -105,7 +118,29 @@ class Disconnect:
     pass
 
 
-ScriptItem = Reply | HttpError | Hang | Disconnect
+@dataclass(frozen=True)
+class Trickle:
+    reply: Reply
+    interval_s: float = 0.05
+    for_s: float = 3.0
+
+
+@dataclass(frozen=True)
+class Oversized:
+    reply: Reply
+    size: int = 100 * 1024 * 1024
+    chunked: bool = False
+
+
+ScriptItem = Reply | HttpError | Hang | Disconnect | Trickle | Oversized
+
+#: what api.openai.com answers a reasoning model (gpt-5, o3, o4-mini) sent these parameters
+OPENAI_REASONING_REJECTS: dict[str, str] = {
+    "max_tokens": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+    "Use 'max_completion_tokens' instead.",
+    "temperature": "Unsupported value: 'temperature' does not support 0 with this model. "
+    "Only the default (1) value is supported.",
+}
 
 
 def item_from_json(data: Mapping[str, Any]) -> ScriptItem:
@@ -114,6 +149,14 @@ def item_from_json(data: Mapping[str, Any]) -> ScriptItem:
         return Hang()
     if data.get("disconnect"):
         return Disconnect()
+    if "trickle" in data:
+        inner = item_from_json(data["trickle"])
+        assert isinstance(inner, Reply)
+        return Trickle(inner, float(data.get("interval_s", 0.05)), float(data.get("for_s", 3.0)))
+    if "oversized" in data:
+        inner = item_from_json(data["oversized"])
+        assert isinstance(inner, Reply)
+        return Oversized(inner, int(data.get("size", 100 * 1024 * 1024)), bool(data.get("chunked")))
     if "status" in data:
         retry = data.get("retry_after")
         return HttpError(
@@ -138,6 +181,8 @@ class ModelServer:
     script: Iterable[ScriptItem] = ()
     then: ScriptItem | None = None
     reject_formats: frozenset[str] | set[str] = frozenset()
+    #: body parameter → the 400 message a request carrying it gets (see the module docstring)
+    reject_params: Mapping[str, str] = field(default_factory=dict)
     #: Ollama's /api/show: model name → capabilities; None: the route answers 404
     ollama: Mapping[str, Sequence[str]] | None = None
     #: LM Studio's /api/v0/models entries ({"id", "type", ...}); None: the route answers 404
@@ -230,6 +275,9 @@ class ModelServer:
         body = await request.json()
         self.authorizations.append(request.headers.get("Authorization"))
         await self._record(body)
+        for param, message in self.reject_params.items():
+            if param in body:
+                return _error(400, message)
         kind = (body.get("response_format") or {}).get("type")
         if kind in self.reject_formats:
             return _error(400, f"response_format type {kind!r} is not supported by this server")
@@ -252,6 +300,8 @@ class ModelServer:
             assert request.transport is not None
             request.transport.close()
             return web.Response(status=500)
+        if isinstance(item, Trickle | Oversized):
+            return await _padded(request, body.get("model", ""), item)
         assert isinstance(item, Reply)
         if item.delay_s:
             await asyncio.sleep(item.delay_s)
@@ -293,6 +343,32 @@ class ModelServer:
         assert self._changed is not None
         async with self._changed:
             self._changed.notify_all()
+
+
+async def _padded(
+    request: web.Request, model: str, item: Trickle | Oversized
+) -> web.StreamResponse:
+    """A 200 whose completion comes after a slow or a huge run of JSON whitespace."""
+    tail = json.dumps(_completion(model, item.reply)).encode()
+    response = web.StreamResponse(headers={"Content-Type": "application/json"})
+    if isinstance(item, Oversized) and not item.chunked:
+        response.content_length = item.size + len(tail)
+    await response.prepare(request)
+    if isinstance(item, Trickle):
+        loop = asyncio.get_running_loop()
+        until = loop.time() + item.for_s
+        while loop.time() < until:
+            await response.write(b" ")
+            await asyncio.sleep(item.interval_s)
+    else:
+        block = b" " * (1024 * 1024)
+        left = item.size
+        while left > 0:
+            await response.write(block[: min(left, len(block))])
+            left -= len(block)
+    await response.write(tail)
+    await response.write_eof()
+    return response
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -363,6 +439,7 @@ def server_from_script(data: Mapping[str, Any]) -> ModelServer:
         script=[item_from_json(item) for item in data.get("replies", [])],
         then=item_from_json(then) if then is not None else None,
         reject_formats=frozenset(data.get("reject_formats", [])),
+        reject_params=dict(data.get("reject_params", {})),
         ollama=data.get("ollama"),
         lmstudio=data.get("lmstudio"),
         models=tuple(data.get("models", ("qwen2.5vl",))),

@@ -109,6 +109,9 @@ def make_planner(
 ) -> OpenAIPlanner:
     options.setdefault("api_key", None)
     options.setdefault("model", "qwen2.5vl")
+    # these tests are about transport and prompt, not the model family: screenshot pixels
+    # (test_profiles.py covers each family's profile)
+    options.setdefault("profile", "generic")
     return OpenAIPlanner(
         base_url=base_url,
         sleep=sleep or RecordingSleep(),

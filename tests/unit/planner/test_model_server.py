@@ -115,3 +115,26 @@ def test_script_items_have_a_json_form() -> None:
         {"a": 1}, usage=None, delay_s=0.5
     )
     assert item_from_json({"content": "hi"}) == Reply("hi", usage=(100, 20))
+
+
+def test_trickle_oversized_and_refused_parameters_have_a_json_form() -> None:
+    from tests.support.model_server import Oversized, Trickle, server_from_script
+
+    assert item_from_json({"trickle": {"content": "x"}, "interval_s": 0.1, "for_s": 2}) == Trickle(
+        Reply("x"), 0.1, 2.0
+    )
+    assert item_from_json({"oversized": {"json": {"a": 1}}, "size": 10, "chunked": True}) == (
+        Oversized(Reply({"a": 1}), 10, True)
+    )
+    server = server_from_script({"reject_params": {"temperature": "no temperature"}})
+    assert server.reject_params == {"temperature": "no temperature"}
+
+
+def test_a_refused_parameter_answers_400_with_its_message() -> None:
+    with serve_in_thread(
+        ModelServer(then=Reply({"action": "done"}), reject_params={"max_tokens": "use the other"})
+    ) as server:
+        status, body, _ = _post(f"{server.base_url}/chat/completions", {"max_tokens": 5})
+        ok, _, _ = _post(f"{server.base_url}/chat/completions", {"max_completion_tokens": 5})
+    assert (status, body["error"]["message"]) == (400, "use the other")
+    assert ok == 200

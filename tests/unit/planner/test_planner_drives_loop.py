@@ -114,3 +114,31 @@ async def test_a_stop_while_the_model_request_is_in_flight_ends_the_run_stopped(
         final = await asyncio.wait_for(task, 5)
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert executor.calls == []
+
+
+async def test_a_ui_tars_model_drives_the_loop_in_its_own_grammar_and_coordinates() -> None:
+    """UI-TARS-1.5 answers action text in pixels of its 364x224 smart_resize of the 320x200
+    screenshot; the tools get screenshot pixels, `finished` ends the run done."""
+    script = [
+        Reply("Thought: Click the file name box.\nAction: click(start_box='(182,112)')"),
+        Reply("Thought: Type the name and submit.\nAction: type(content='notes.txt\\n')"),
+        Reply("Thought: The title shows notes.txt.\nAction: finished(content='Saved.')"),
+    ]
+    runner, _, executor = _runner()
+    run = await runner.create(
+        TaskSpec(goal="save as notes.txt", allowed_tools=("click", "type_text"))
+    )
+    async with (
+        ModelServer(script) as server,
+        make_planner(server.base_url, model="ui-tars-1.5-7b", profile="auto") as planner,
+    ):
+        final = await runner.run(run, planner)
+    assert (final.status, final.stop_reason) == (RunStatus.COMPLETED, StopReason.DONE)
+    assert final.message == "Saved."
+    (click_name, click), (type_name, typed) = executor.calls
+    assert (click_name, click.model_dump(exclude_none=True)) == (
+        "click",
+        {"x": 160, "y": 100, "button": "left", "clicks": 1},
+    )
+    assert (type_name, typed.model_dump()) == ("type_text", {"text": "notes.txt", "enter": True})
+    assert "response_format" not in server.requests[0]

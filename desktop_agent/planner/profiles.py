@@ -1,0 +1,253 @@
+"""Model profiles: per model family, the request parameters, coordinate space and answer grammar.
+
+The table is data (`PROFILES`, first match wins); `resolve_profile` picks one by the model id
+or by name, and `to_screenshot` turns the model's coordinates into screenshot pixels. Sources
+for every row are in docs/planner.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from desktop_agent.core.errors import ConfigError, PlannerError
+from desktop_agent.core.models import Decision
+
+#: pixels: of the image the model was sent; normalized: 0–`scale` on both axes;
+#: resized: pixels of the image after the model's own resize rule (Qwen2.5-VL's smart_resize)
+CoordinateSpace = Literal["pixels", "normalized", "resized"]
+COORDINATE_SPACES: tuple[CoordinateSpace, ...] = ("pixels", "normalized", "resized")
+#: json: our answer format (DESIGN §3); ui_tars: "Thought: … Action: click(start_box=…)"
+Grammar = Literal["json", "ui_tars"]
+TokenParam = Literal["max_tokens", "max_completion_tokens"]
+AUTO = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class ResizeRule:
+    """Qwen2-VL's smart_resize: both sides a multiple of `factor`, area within the bounds."""
+
+    factor: int = 28
+    min_pixels: int = 56 * 56
+    max_pixels: int = 16384 * 28 * 28
+
+    def size(self, width: int, height: int) -> tuple[int, int]:
+        """(width, height) of a width × height image as the model sees it."""
+        factor = self.factor
+        h_bar = max(factor, round(height / factor) * factor)
+        w_bar = max(factor, round(width / factor) * factor)
+        if h_bar * w_bar > self.max_pixels:
+            beta = math.sqrt(height * width / self.max_pixels)
+            h_bar = max(factor, math.floor(height / beta / factor) * factor)
+            w_bar = max(factor, math.floor(width / beta / factor) * factor)
+        elif h_bar * w_bar < self.min_pixels:
+            beta = math.sqrt(self.min_pixels / (height * width))
+            h_bar = math.ceil(height * beta / factor) * factor
+            w_bar = math.ceil(width * beta / factor) * factor
+        return w_bar, h_bar
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """What one model family needs from a request and how to read its answer."""
+
+    name: str
+    #: fnmatch patterns on the lower-cased model id, tried on the whole id and on its last
+    #: path part ("Qwen/Qwen2.5-VL-7B-Instruct" → "qwen2.5-vl-7b-instruct")
+    patterns: tuple[str, ...]
+    token_param: TokenParam = "max_tokens"
+    #: False: the model accepts only its default temperature (OpenAI reasoning models)
+    temperature: bool = True
+    reasoning_effort: str | None = None
+    coordinates: CoordinateSpace = "pixels"
+    #: the top of the normalized range ("normalized" only)
+    scale: int = 1000
+    #: the model's own resize ("resized" only)
+    resize: ResizeRule | None = None
+    grammar: Grammar = "json"
+    #: the image budget: a bigger screenshot is scaled down to this many pixels before sending
+    max_image_pixels: int | None = None
+    max_output_tokens: int = 1024
+    note: str = ""
+
+    def matches(self, model: str) -> bool:
+        name = model.strip().lower()
+        tail = name.rsplit("/", 1)[-1]
+        return any(fnmatchcase(name, p) or fnmatchcase(tail, p) for p in self.patterns)
+
+    def model_size(self, width: int, height: int) -> tuple[int, int]:
+        """The extent of the model's coordinates for an image of width × height pixels."""
+        if self.coordinates == "normalized":
+            return self.scale, self.scale
+        if self.coordinates == "resized" and self.resize is not None:
+            return self.resize.size(width, height)
+        return width, height
+
+
+_QWEN25 = ResizeRule(factor=28, min_pixels=56 * 56, max_pixels=16384 * 28 * 28)
+#: Ollama's qwen2.5vl caps the area at 2 MiB pixels (vision.max_pixels default 2<<20)
+_QWEN25_OLLAMA = ResizeRule(factor=28, min_pixels=56 * 56, max_pixels=2 << 20)
+#: UI-TARS-1.5's parser (codes/ui_tars/action_parser.py): min 100·28², max 16384·28²
+_UI_TARS_15 = ResizeRule(factor=28, min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28)
+
+PROFILES: tuple[ModelProfile, ...] = (
+    ModelProfile(
+        "openai-reasoning",
+        ("gpt-5*", "o1", "o1-*", "o3", "o3-*", "o4-*", "o4"),
+        token_param="max_completion_tokens",
+        temperature=False,
+        reasoning_effort="low",
+        # reasoning tokens count against the cap: 1024 leaves nothing for the answer
+        max_output_tokens=4096,
+        note="OpenAI reasoning models: no temperature, max_completion_tokens",
+    ),
+    ModelProfile("openai", ("gpt-4o*", "gpt-4.1*", "chatgpt-4o*"), note="OpenAI GPT-4o/4.1"),
+    ModelProfile(
+        "ui-tars-1.5",
+        ("*ui-tars-1.5*", "*ui-tars-1_5*", "*uitars-1.5*"),
+        coordinates="resized",
+        resize=_UI_TARS_15,
+        grammar="ui_tars",
+        note="UI-TARS-1.5: action text, pixels of its smart_resize input",
+    ),
+    ModelProfile(
+        "ui-tars",
+        ("*ui-tars*", "*uitars*"),
+        coordinates="normalized",
+        grammar="ui_tars",
+        note="UI-TARS (1.0, Doubao): action text, 0–1000",
+    ),
+    ModelProfile(
+        "qwen3-vl",
+        ("*qwen3-vl*", "*qwen3vl*", "*qwen3_vl*"),
+        coordinates="normalized",
+        note="Qwen3-VL: 0–1000 relative coordinates",
+    ),
+    ModelProfile(
+        "qwen2.5-vl-ollama",
+        ("qwen2.5vl*",),
+        coordinates="resized",
+        resize=_QWEN25_OLLAMA,
+        note="Qwen2.5-VL on Ollama: pixels of its smart_resize input (≤ 2 MiB pixels)",
+    ),
+    ModelProfile(
+        "qwen2.5-vl",
+        ("*qwen2.5-vl*", "*qwen2_5_vl*", "*qwen2.5vl*", "*qwen25vl*"),
+        coordinates="resized",
+        resize=_QWEN25,
+        note="Qwen2.5-VL: pixels of its smart_resize input (factor 28)",
+    ),
+    ModelProfile(
+        "llava",
+        ("llava*", "*llava*", "bakllava*"),
+        max_image_pixels=672 * 672,
+        note="LLaVA 1.6: at most 672×672 pixels reach the model",
+    ),
+    ModelProfile(
+        "gemma3",
+        ("gemma3*", "*gemma-3*"),
+        max_image_pixels=896 * 896,
+        note="Gemma 3: images are resized to 896×896",
+    ),
+    ModelProfile("generic", ("*",), note="anything else: screenshot pixels, our JSON"),
+)
+PROFILE_NAMES: tuple[str, ...] = tuple(profile.name for profile in PROFILES)
+
+
+def profile_named(name: str) -> ModelProfile:
+    for profile in PROFILES:
+        if profile.name == name:
+            return profile
+    raise ConfigError(
+        f"unknown model profile {name!r} (one of: {', '.join((AUTO, *PROFILE_NAMES))})"
+    )
+
+
+def resolve_profile(model: str, name: str = AUTO, coordinates: str = AUTO) -> ModelProfile:
+    """The profile `name`, or the first whose pattern matches `model` when "auto".
+
+    `coordinates` (a calibration's finding) overrides the profile's coordinate space.
+    """
+    profile = next(p for p in PROFILES if p.matches(model)) if name == AUTO else profile_named(name)
+    if coordinates == AUTO or coordinates == profile.coordinates:
+        return profile
+    if coordinates not in COORDINATE_SPACES:
+        raise ConfigError(
+            f"unknown coordinate space {coordinates!r} (one of: auto, "
+            f"{', '.join(COORDINATE_SPACES)})"
+        )
+    resize = profile.resize or (_QWEN25 if coordinates == "resized" else None)
+    return replace(profile, coordinates=coordinates, resize=resize)
+
+
+def sent_size(profile: ModelProfile, width: int, height: int) -> tuple[int, int]:
+    """The size of the image the model is sent for a width × height screenshot."""
+    budget = profile.max_image_pixels
+    if budget is None or width * height <= budget:
+        return width, height
+    factor = math.sqrt(budget / (width * height))
+    # the epsilon keeps 720·0.7 at 504, not 503.99999…
+    return max(1, math.floor(width * factor + 1e-6)), max(1, math.floor(height * factor + 1e-6))
+
+
+def to_screenshot(
+    profile: ModelProfile, x: float, y: float, width: int, height: int
+) -> tuple[int, int]:
+    """A point in the model's coordinates → screenshot pixels (inside the screenshot).
+
+    `width` × `height` is the screenshot; the image the model saw may be smaller (the budget).
+    PlannerError when the point lies outside what the model was shown.
+    """
+    shown_w, shown_h = sent_size(profile, width, height)
+    model_w, model_h = profile.model_size(shown_w, shown_h)
+    if not (0 <= x <= model_w and 0 <= y <= model_h):
+        space = describe_space(profile, shown_w, shown_h)
+        raise PlannerError(f"the point {x:g},{y:g} is outside the image ({space})")
+    sx = x * width / model_w
+    sy = y * height / model_h
+    return min(round(sx), width - 1), min(round(sy), height - 1)
+
+
+def describe_space(profile: ModelProfile, width: int, height: int) -> str:
+    """How the model's coordinates run, for the prompt and for errors."""
+    model_w, model_h = profile.model_size(width, height)
+    if profile.coordinates == "normalized":
+        return f"x and y from 0 to {profile.scale}, 0,0 top-left, {model_w},{model_h} bottom-right"
+    return f"{model_w}x{model_h} pixels, 0,0 top-left"
+
+
+def is_identity(profile: ModelProfile, width: int, height: int) -> bool:
+    """True when the model's coordinates are already screenshot pixels."""
+    shown = sent_size(profile, width, height)
+    return shown == (width, height) and profile.model_size(width, height) == (width, height)
+
+
+#: the arguments that are points, per tool: (x name, y name)
+POINT_ARGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "click": (("x", "y"),),
+    "move_mouse": (("x", "y"),),
+    "scroll": (("x", "y"),),
+    "drag": (("x", "y"), ("to_x", "to_y")),
+}
+
+
+def decision_to_screenshot(
+    decision: Decision, profile: ModelProfile, width: int, height: int
+) -> Decision:
+    """The decision with its points moved from the model's coordinates to screenshot pixels."""
+    pairs = POINT_ARGS.get(decision.tool or "", ())
+    if not pairs or is_identity(profile, width, height):
+        return decision
+    args = dict(decision.args)
+    changed = False
+    for x_name, y_name in pairs:
+        x, y = args.get(x_name), args.get(y_name)
+        if isinstance(x, int | float) and isinstance(y, int | float):
+            try:
+                args[x_name], args[y_name] = to_screenshot(profile, x, y, width, height)
+            except PlannerError as error:
+                raise PlannerError(str(error), raw=decision.raw) from None
+            changed = True
+    return replace(decision, args=args) if changed else decision

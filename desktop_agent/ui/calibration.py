@@ -1,0 +1,242 @@
+"""The calibration window: targets at known places, the model asked to click each, the report.
+
+The logic (targets, one request per target, fitting the coordinate space) is
+planner/calibration.py; this window only shows the targets, takes the screenshot through
+the observer it is given, and shows the report with a Save button.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeyEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from desktop_agent.core.ports import ScreenObserver
+from desktop_agent.planner.calibration import (
+    TARGET_RADIUS,
+    CalibrationReport,
+    ModelSpacePlanner,
+    Target,
+    calibrate,
+    targets_for,
+    to_image_targets,
+)
+from desktop_agent.planner.profiles import AUTO
+
+if TYPE_CHECKING:
+    from desktop_agent.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: time for the window manager to map and paint the window before the screenshot
+SETTLE_MS = 400
+
+
+class CalibrationWindow(QWidget):
+    """Shows five labelled rings over the whole screen, then the calibration's report.
+
+    Signals:
+        save_requested(str): the coordinate space to save as `model_coordinates`.
+        closed(): the window was closed.
+
+    Attributes:
+        report: the last CalibrationReport, else None.
+        status: the line that says what is happening, then the report.
+        save_button, close_button: Save (enabled when the report suggests a change), Close.
+    """
+
+    save_requested = Signal(str)
+    closed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window | Qt.WindowType.FramelessWindowHint)
+        self.setWindowTitle("Desktop Agent — calibration")
+        self.setObjectName("CalibrationWindow")
+        self.setAutoFillBackground(True)
+        palette = self.palette()
+        palette.setColor(self.backgroundRole(), QColor(245, 245, 245))
+        self.setPalette(palette)
+        self.report: CalibrationReport | None = None
+        self._painted: asyncio.Future[None] | None = None
+
+        self.status = QLabel("Showing the targets…")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # model text is data, never markup
+        self.status.setFont(QFont("monospace"))
+        self.status.setStyleSheet("background: white; padding: 12px; border: 1px solid #999;")
+        self.save_button = QPushButton("&Save")
+        self.save_button.setEnabled(False)
+        self.close_button = QPushButton("&Close")
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.save_button)
+        buttons.addWidget(self.close_button)
+        self._panel = QWidget(self)
+        column = QVBoxLayout(self._panel)
+        column.addWidget(self.status)
+        column.addLayout(buttons)
+        self._panel.hide()  # nothing but the targets while the screenshot is taken
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self.save_button.clicked.connect(self.on_save_clicked)
+        self.close_button.clicked.connect(self.close)
+
+    # ── targets ──────────────────────────────────────────────────────────────
+
+    def local_targets(self) -> tuple[Target, ...]:
+        return targets_for(self.width(), self.height())
+
+    def screen_targets(self) -> tuple[Target, ...]:
+        """The targets in screen pixels (where the window really is)."""
+        out = []
+        for target in self.local_targets():
+            point = self.mapToGlobal(QPoint(target.x, target.y))
+            out.append(Target(target.label, point.x(), point.y()))
+        return tuple(out)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        font = painter.font()
+        font.setPointSize(16)
+        font.setBold(True)
+        painter.setFont(font)
+        for target in self.local_targets():
+            painter.setPen(QPen(QColor(220, 30, 30), 6))
+            painter.drawEllipse(QPoint(target.x, target.y), TARGET_RADIUS, TARGET_RADIUS)
+            painter.setPen(QColor(20, 20, 20))
+            painter.drawText(target.x + TARGET_RADIUS + 8, target.y + 8, target.label)
+        painter.end()
+        if self._painted is not None and not self._painted.done():
+            painted = self._painted
+            # the compositor shows the frame a moment after it is painted
+            QTimer.singleShot(SETTLE_MS, lambda: _resolve(painted))
+
+    async def shown(self) -> None:
+        """Show the targets full screen and return once they are on the screen."""
+        self._painted = asyncio.get_running_loop().create_future()
+        self.showFullScreen()
+        self.update()
+        await self._painted
+
+    # ── the run ──────────────────────────────────────────────────────────────
+
+    async def run(
+        self, planner: ModelSpacePlanner, observer: ScreenObserver, model: str
+    ) -> CalibrationReport | None:
+        """Show the targets, take the screenshot, ask the model, show the report."""
+        try:
+            await self.shown()
+            observation = await observer.observe()
+            targets = to_image_targets(self.screen_targets(), observation.mapping)
+            self.status.setText(f"Asking {model} to click {len(targets)} targets…")
+            self._show_panel()
+            report = await calibrate(planner, observation, targets, model)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - any failure is the window's one-line answer
+            log.info("calibration failed", exc_info=True)
+            line = str(error).splitlines()[0] if str(error) else type(error).__name__
+            self.status.setText(f"Calibration failed: {line}")
+            self._show_panel()
+            return None
+        self.report = report
+        self.status.setText("\n".join(report.lines()))
+        suggested = report.suggested_coordinates
+        self.save_button.setEnabled(suggested != AUTO)
+        if suggested != AUTO:
+            self.save_button.setText(f'&Save model_coordinates = "{suggested}"')
+        self._show_panel()
+        return report
+
+    def _show_panel(self) -> None:
+        self._panel.adjustSize()
+        self._panel.move(
+            (self.width() - self._panel.width()) // 2, (self.height() - self._panel.height()) // 2
+        )
+        self._panel.show()
+        self._panel.raise_()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
+        # a frameless full-screen window: Escape is the way out besides Close
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
+            return
+        super().keyPressEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        super().closeEvent(event)
+        self.closed.emit()
+
+    def on_save_clicked(self) -> None:
+        if self.report is not None and self.report.suggested_coordinates != AUTO:
+            self.save_requested.emit(self.report.suggested_coordinates)
+            self.save_button.setEnabled(False)
+            self.save_button.setText("Saved")
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+async def calibrate_in_window(
+    settings: Settings,
+    api_key: str | None,
+    *,
+    save: Callable[[str], Any] | None = None,
+    on_report: Callable[[str], Any] | None = None,
+    observer: ScreenObserver | None = None,
+    parent: QWidget | None = None,
+) -> CalibrationReport | None:
+    """Open the window, calibrate the configured model, wait until the user closes it.
+
+    `save` gets the coordinate space when the user presses Save; `on_report` the report's
+    text (or the failure's line) as soon as it is shown. The observer defaults to the
+    desktop's (no element inventory: only the image matters here).
+    """
+    from desktop_agent.planner import OpenAIPlanner
+
+    own_observer = observer is None
+    if observer is None:
+        from desktop_agent.desktop import DesktopObserver
+
+        observer = DesktopObserver(
+            width=settings.capture_width,
+            fmt=settings.capture_format,
+            quality=settings.jpeg_quality,
+            monitor=settings.monitor,
+            inventory=False,
+        )
+    window = CalibrationWindow(parent)
+    closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    window.closed.connect(lambda: _resolve(closed))
+    if save is not None:
+        window.save_requested.connect(save)
+    planner = OpenAIPlanner(
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=api_key,
+        read_timeout_s=settings.read_timeout_s,
+        profile=settings.model_profile,
+        coordinates=settings.model_coordinates,
+    )
+    try:
+        async with planner:
+            report = await window.run(planner, observer, settings.model)
+        if on_report is not None:
+            on_report(window.status.text())
+        await closed
+        return report
+    finally:
+        window.deleteLater()
+        if own_observer:
+            close = getattr(observer, "close", None)
+            if close is not None:
+                close()

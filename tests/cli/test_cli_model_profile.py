@@ -1,0 +1,62 @@
+"""`--model-profile` on run and doctor: a bad name is one line and exit 3; doctor shows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_agent.cli import EXIT_REFUSED, build_parser, main
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
+    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.mark.parametrize("command", [["run", "x"], ["doctor"]])
+def test_an_unknown_model_profile_is_refused_in_one_line(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, "--model-profile", "qwen9"]) == EXIT_REFUSED
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "unknown model profile 'qwen9' (one of: auto, openai-reasoning," in err[0]
+
+
+def test_the_profile_options_parse() -> None:
+    args = build_parser().parse_args(["run", "x", "--model-profile", "UI-TARS-1.5"])
+    assert args.model_profile == "ui-tars-1.5"
+    args = build_parser().parse_args(["doctor", "--calibrate", "--model-profile", "auto"])
+    assert (args.calibrate, args.model_profile) == (True, "auto")
+
+
+def test_doctor_calibrate_without_a_display_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    assert main(["doctor", "--calibrate"]) == EXIT_REFUSED
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("desktop-agent: no display to open the window on")
+
+
+async def test_doctor_names_the_profile_the_model_gets() -> None:
+    from desktop_agent.cli import _model_checks
+    from desktop_agent.settings import Settings
+    from tests.support.model_server import ModelServer
+
+    async with ModelServer(ollama={"qwen3-vl:8b": ["completion", "vision"]}) as server:
+        settings = Settings(base_url=server.base_url, model="qwen3-vl:8b")
+        items = await _model_checks(settings)
+        pinned = await _model_checks(settings.model_copy(update={"model_profile": "generic"}))
+    profile = next(item for item in items if item.name == "profile")
+    assert profile.ok
+    assert profile.detail.startswith("qwen3-vl (auto): Qwen3-VL: 0–1000 relative coordinates")
+    assert "coordinates normalized, answers as json" in profile.detail
+    assert next(i for i in pinned if i.name == "profile").detail.startswith("generic (generic)")

@@ -1,0 +1,79 @@
+"""`desktop-agent doctor --calibrate` on an X desktop: the real window, capture and CLI.
+
+The model is the scripted loopback server, answering in 0–1000 of the screenshot it is sent;
+the calibration must find that, print the report, and Save must write it to settings.toml.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from desktop_agent.planner.calibration import targets_for
+from tests.support.model_server import ModelServer, Reply, ScriptItem, serve_in_thread
+from tests.support.xdisplay import start_xsession, wait_until
+
+pytestmark = [pytest.mark.gui, pytest.mark.desktop]
+
+ROOT = Path(__file__).resolve().parents[2]
+_LABEL = re.compile(r"red ring labelled ([A-Z])")
+SCREEN = (1920, 1080)  # captured at the default 1280 px wide: a 1.5× downscale
+
+
+def normalized_model(body: dict[str, Any]) -> ScriptItem:
+    parts = body["messages"][-1]["content"]
+    url = next(p["image_url"]["url"] for p in parts if p["type"] == "image_url")
+    width, height = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
+    match = _LABEL.search(body["messages"][0]["content"])
+    assert match is not None
+    # where a full-screen window's ring lands in the downscaled screenshot
+    screen = next(t for t in targets_for(*SCREEN) if t.label == match.group(1))
+    x = round(screen.x * width / SCREEN[0] / width * 1000)
+    y = round(screen.y * height / SCREEN[1] / height * 1000)
+    return Reply({"action": "tool", "tool": "click", "args": {"x": x, "y": y}})
+
+
+def test_doctor_calibrate_finds_a_0_to_1000_model_and_save_writes_it(tmp_path: Path) -> None:
+    session = start_xsession(*SCREEN, atspi=False)
+    out_path = tmp_path / "stdout.txt"
+    try:
+        with serve_in_thread(ModelServer(respond=normalized_model)) as server:
+            extra = {"QT_QPA_PLATFORM": "xcb", "DESKTOP_AGENT_HOME": str(tmp_path)}
+            env = session.child_env(extra)
+            argv = [
+                sys.executable, "-m", "desktop_agent", "doctor", "--calibrate",
+                "--base-url", server.base_url, "--model", "some-vlm",
+            ]  # fmt: skip
+            with out_path.open("w") as out:
+                cli = session.spawn(argv, extra_env=extra, cwd=ROOT, stdout=out)
+                wait_until(
+                    lambda: "best fit: normalized" in out_path.read_text(),
+                    timeout=60,
+                    what="the calibration report",
+                )
+                subprocess.run(["xdotool", "key", "alt+s"], env=env, check=True)
+                wait_until(
+                    lambda: "saved model_coordinates" in out_path.read_text(),
+                    timeout=10,
+                    what="Save",
+                )
+                subprocess.run(["xdotool", "key", "Escape"], env=env, check=True)
+                assert cli.wait(timeout=15) == 0
+        assert len(server.requests) == 5
+        report = out_path.read_text()
+        assert "read as normalized mean error" in report
+        lines = [line for line in report.splitlines() if " px off as normalized" in line]
+        assert len(lines) == 5
+        for line in lines:
+            assert float(line.rsplit("→ ", 1)[1].split(" px")[0]) <= 2.0, line
+        assert 'model_coordinates = "normalized"' in (tmp_path / "settings.toml").read_text()
+    finally:
+        session.close()
