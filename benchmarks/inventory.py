@@ -1,7 +1,8 @@
 """Element inventory time for l3afpad (AT-SPI), within the observer's hard budget.
 
 Starts its own Xvfb + openbox + AT-SPI bus (tests/support/xdisplay.py) and l3afpad, then
-measures over --runs:
+measures over --runs, for each AT-SPI transport (the app's jeepney client, the same walk over
+dbus-fast, and the pyatspi walk the app used before; benchmarks/atspi_baselines.py):
   * the inventory as the observer runs it (InventoryRunner.snapshot with the 100 ms budget,
     on its own thread), with how many walks the deadline cut short;
   * the same walk without a deadline (what the whole tree costs);
@@ -43,23 +44,22 @@ def summary(name: str, times: list[float], extra: str = "") -> str:
     )
 
 
-async def measure(runs: int) -> None:
-    from desktop_agent.desktop import DesktopObserver
+async def measure_backend(label: str, backend: object, runs: int) -> tuple[list[str], list]:
+    """The budgeted and unbounded walks of one AT-SPI backend; its summary lines and the
+    elements it listed (to check that every backend lists the same)."""
     from desktop_agent.desktop.inventory import InventoryRunner, WalkLimits
-    from desktop_agent.desktop.inventory.atspi import AtspiInventory
-    from desktop_agent.desktop.inventory.x11 import X11Inventory
 
-    runner = InventoryRunner(AtspiInventory())
+    runner = InventoryRunner(backend)  # type: ignore[arg-type]
     try:
+        started = time.perf_counter()
         for _ in range(100):  # l3afpad registers on the bus a moment after its window maps
             raw, used = await runner.snapshot(1.0)
             if used == "atspi" and any(e.role == "edit" for e in raw):
                 break
             await asyncio.sleep(0.05)
         else:
-            raise SystemExit("l3afpad never showed up on the AT-SPI bus")
-        print(f"l3afpad: {len(raw)} elements through AT-SPI ({', '.join(e.role for e in raw)})\n")
-
+            raise SystemExit(f"{label}: l3afpad never showed up on the AT-SPI bus")
+        first = (time.perf_counter() - started) * 1000
         budgeted, cut = [], 0
         for _ in range(runs):
             started = time.perf_counter()
@@ -73,6 +73,37 @@ async def measure(runs: int) -> None:
             unbounded.append((time.perf_counter() - started) * 1000)
     finally:
         runner.close()
+    lines = [
+        summary(f"{label}: inventory (observer's path)", budgeted, f"  cut short {cut}/{runs}"),
+        summary(f"{label}: walk without a deadline", unbounded, f"  (first {first:.0f} ms)"),
+    ]
+    return lines, [(e.role, e.name, e.rect, e.enabled, e.focused) for e in raw]
+
+
+async def measure(runs: int) -> None:
+    from benchmarks.atspi_baselines import DbusFastInventory, PyatspiInventory
+    from desktop_agent.desktop import DesktopObserver
+    from desktop_agent.desktop.inventory import InventoryRunner
+    from desktop_agent.desktop.inventory.atspi import AtspiInventory
+    from desktop_agent.desktop.inventory.x11 import X11Inventory
+
+    lines: list[str] = []
+    listed = {}
+    for label, backend in (
+        ("jeepney (the app)", AtspiInventory()),
+        ("dbus-fast", DbusFastInventory()),
+        ("pyatspi (Debian)", PyatspiInventory()),
+    ):
+        more, listed[label] = await measure_backend(label, backend, runs)
+        lines += more
+    reference = listed["jeepney (the app)"]
+    print(
+        f"l3afpad: {len(reference)} elements through AT-SPI ({', '.join(e[0] for e in reference)})"
+    )
+    for label, elements in listed.items():
+        if elements != reference:
+            print(f"  !! {label} listed other elements: {elements}")
+    print()
 
     x11 = InventoryRunner(X11Inventory())
     try:
@@ -97,8 +128,8 @@ async def measure(runs: int) -> None:
         observer.close()
 
     print(f"{runs} runs, budget {BUDGET_S * 1000:.0f} ms:")
-    print(summary("AT-SPI inventory (observer's path)", budgeted, f"  cut short {cut}/{runs}"))
-    print(summary("AT-SPI walk without a deadline", unbounded))
+    for line in lines:
+        print(line)
     print(summary("X11 window list alone", windows))
     print(
         summary(
