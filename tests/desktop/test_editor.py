@@ -154,11 +154,25 @@ async def test_atspi_inventory_lists_the_menus_and_the_text_area_where_they_are(
     xsession: XSession, l3afpad: Editor, desktop: tuple[DesktopObserver, DesktopExecutor]
 ) -> None:
     observer, executor = desktop
+    window_rect = client_rect(xsession.display, l3afpad.window.id)
+
+    def painted(o: Observation) -> bool:
+        """The window has drawn: its lower client area is no longer Xvfb's unpainted black
+        (found from the X server's geometry, not from AT-SPI)."""
+        box = rect_to_image(window_rect, o.mapping, (o.width, o.height))
+        assert box is not None
+        x, y, w, h = box
+        image = Image.open(io.BytesIO(o.image)).convert("RGB")
+        return image.getpixel((x + w // 2, y + h * 3 // 4)) != (0, 0, 0)
 
     observation = await observe_until(
         observer,
-        lambda o: o.inventory_backend == "atspi" and any(e.role == "edit" for e in o.elements),
-        "l3afpad's text area through AT-SPI",
+        lambda o: (
+            o.inventory_backend == "atspi"
+            and any(e.role == "edit" for e in o.elements)
+            and painted(o)
+        ),
+        "l3afpad's text area through AT-SPI, drawn",
     )
 
     menus = [e for e in observation.elements if e.role == "menu"]
