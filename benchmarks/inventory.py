@@ -44,40 +44,57 @@ def summary(name: str, times: list[float], extra: str = "") -> str:
     )
 
 
-async def measure_backend(label: str, backend: object, runs: int) -> tuple[list[str], list]:
-    """The budgeted and unbounded walks of one AT-SPI backend; its summary lines and the
-    elements it listed (to check that every backend lists the same)."""
+async def measure_backends(backends: dict[str, object], runs: int) -> tuple[list[str], dict]:
+    """The budgeted and unbounded walks of each AT-SPI backend, taken in turns (run i of
+    every backend, then run i+1, ...) so that the machine's load falls on all alike; the
+    summary lines, and the elements each listed (every backend must list the same)."""
     from desktop_agent.desktop.inventory import InventoryRunner, WalkLimits
 
-    runner = InventoryRunner(backend)  # type: ignore[arg-type]
+    runners = {label: InventoryRunner(backend) for label, backend in backends.items()}  # type: ignore[arg-type]
+    first: dict[str, float] = {}
+    listed: dict[str, list] = {}
+    budgeted: dict[str, list[float]] = {label: [] for label in runners}
+    unbounded: dict[str, list[float]] = {label: [] for label in runners}
+    cut = dict.fromkeys(runners, 0)
     try:
-        started = time.perf_counter()
-        for _ in range(100):  # l3afpad registers on the bus a moment after its window maps
-            raw, used = await runner.snapshot(1.0)
-            if used == "atspi" and any(e.role == "edit" for e in raw):
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise SystemExit(f"{label}: l3afpad never showed up on the AT-SPI bus")
-        first = (time.perf_counter() - started) * 1000
-        budgeted, cut = [], 0
-        for _ in range(runs):
+        for label, runner in runners.items():
             started = time.perf_counter()
-            raw, used = await runner.snapshot(BUDGET_S)
-            budgeted.append((time.perf_counter() - started) * 1000)
-            cut += used != "atspi" or not any(e.role == "edit" for e in raw)
-        unbounded = []
+            for _ in range(100):  # l3afpad registers on the bus a moment after its window maps
+                raw, used = await runner.snapshot(1.0)
+                if used == "atspi" and any(e.role == "edit" for e in raw):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise SystemExit(f"{label}: l3afpad never showed up on the AT-SPI bus")
+            first[label] = (time.perf_counter() - started) * 1000
+            listed[label] = [(e.role, e.name, e.rect, e.enabled, e.focused) for e in raw]
         for _ in range(runs):
-            started = time.perf_counter()
-            await runner.run(lambda backend: backend.snapshot(WalkLimits()))
-            unbounded.append((time.perf_counter() - started) * 1000)
+            for label, runner in runners.items():
+                started = time.perf_counter()
+                raw, used = await runner.snapshot(BUDGET_S)
+                budgeted[label].append((time.perf_counter() - started) * 1000)
+                cut[label] += used != "atspi" or not any(e.role == "edit" for e in raw)
+                started = time.perf_counter()
+                await runner.run(lambda backend: backend.snapshot(WalkLimits()))
+                unbounded[label].append((time.perf_counter() - started) * 1000)
     finally:
-        runner.close()
-    lines = [
-        summary(f"{label}: inventory (observer's path)", budgeted, f"  cut short {cut}/{runs}"),
-        summary(f"{label}: walk without a deadline", unbounded, f"  (first {first:.0f} ms)"),
-    ]
-    return lines, [(e.role, e.name, e.rect, e.enabled, e.focused) for e in raw]
+        for runner in runners.values():
+            runner.close()
+    lines = []
+    for label in runners:
+        lines += [
+            summary(
+                f"{label}: inventory (observer's path)",
+                budgeted[label],
+                f"  cut short {cut[label]}/{runs}",
+            ),
+            summary(
+                f"{label}: walk without a deadline",
+                unbounded[label],
+                f"  (first {first[label]:.0f} ms)",
+            ),
+        ]
+    return lines, listed
 
 
 async def measure(runs: int) -> None:
@@ -87,15 +104,14 @@ async def measure(runs: int) -> None:
     from desktop_agent.desktop.inventory.atspi import AtspiInventory
     from desktop_agent.desktop.inventory.x11 import X11Inventory
 
-    lines: list[str] = []
-    listed = {}
-    for label, backend in (
-        ("jeepney (the app)", AtspiInventory()),
-        ("dbus-fast", DbusFastInventory()),
-        ("pyatspi (Debian)", PyatspiInventory()),
-    ):
-        more, listed[label] = await measure_backend(label, backend, runs)
-        lines += more
+    lines, listed = await measure_backends(
+        {
+            "jeepney (the app)": AtspiInventory(),
+            "dbus-fast": DbusFastInventory(),
+            "pyatspi (Debian)": PyatspiInventory(),
+        },
+        runs,
+    )
     reference = listed["jeepney (the app)"]
     print(
         f"l3afpad: {len(reference)} elements through AT-SPI ({', '.join(e[0] for e in reference)})"

@@ -196,10 +196,14 @@ class AtspiInventory:
         return roots
 
     def _walk(self, roots: list[Node], limits: WalkLimits, budget: int) -> list[RawElement]:
-        """Breadth first, one batch of calls a level, so a walk cut short by the deadline
-        still has the outer controls."""
+        """Breadth first, so a walk cut short by the deadline still has the outer controls.
+
+        Each level costs two batches: the states of its nodes (with the names and extents of
+        the controls found one level up), then the role names and children of those that
+        show; a hidden node (a closed menu's items) costs one call, its subtree none.
+        """
         found: list[RawElement | None] = []
-        # controls whose name and extents are asked with the next level's batch
+        # controls whose name and extents are asked with the next batch of states
         pending: list[tuple[int, Node, str, str, list[int]]] = []
         level = [(root, 0) for root in roots]
         visited = 0
@@ -208,13 +212,7 @@ class AtspiInventory:
                 log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
                 break
             level = level[: max(limits.max_nodes - visited, 0)]
-            calls: list[Call] = []
-            for node, _ in level:
-                calls += [
-                    Call(node, ACCESSIBLE, "GetState"),
-                    Call(node, ACCESSIBLE, "GetRoleName"),
-                    Call(node, ACCESSIBLE, "GetChildren"),
-                ]
+            calls = [Call(node, ACCESSIBLE, "GetState") for node, _ in level]
             for _, node, _, _, _ in pending:
                 calls += [
                     Call.prop(node, ACCESSIBLE, "Name"),
@@ -225,7 +223,7 @@ class AtspiInventory:
             except TimeoutError:
                 log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
                 break
-            offset = 3 * len(level)
+            offset = len(level)
             for index, (slot, control, role, role_name, states) in enumerate(pending):
                 name, extents = replies[offset + 2 * index], replies[offset + 2 * index + 1]
                 if not isinstance(name, Exception) and not isinstance(extents, Exception):
@@ -234,14 +232,31 @@ class AtspiInventory:
                     )
             pending = []
             visited += len(level)
+            showing = [
+                (node, depth, list(reply[0]))
+                for (node, depth), reply in zip(level, replies, strict=False)
+                # a node that vanished mid-walk, or hidden: nothing under it shows either
+                if not isinstance(reply, Exception) and states_contain(reply[0], STATE_SHOWING)
+            ]
+            if not showing or len(found) >= budget:
+                level = []
+                continue
+            calls = []
+            for node, _, _ in showing:
+                calls += [
+                    Call(node, ACCESSIBLE, "GetRoleName"),
+                    Call(node, ACCESSIBLE, "GetChildren"),
+                ]
+            try:
+                replies = self._call_many(calls, limits)
+            except TimeoutError:
+                log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
+                break
             next_level: list[tuple[Node, int]] = []
-            for index, (node, depth) in enumerate(level):
-                states_reply, role_reply, children = replies[3 * index : 3 * index + 3]
-                if isinstance(states_reply, Exception) or isinstance(role_reply, Exception):
-                    continue  # a node that vanished mid-walk
-                states = list(states_reply[0])
-                if not states_contain(states, STATE_SHOWING):
-                    continue  # nothing under a hidden node shows either (closed menus)
+            for index, (node, depth, states) in enumerate(showing):
+                role_reply, children = replies[2 * index], replies[2 * index + 1]
+                if isinstance(role_reply, Exception):
+                    continue
                 role_name = str(role_reply[0])
                 kind = ROLES.get(role_name)
                 if (

@@ -137,14 +137,17 @@ class AtspiBus:
             raise TimeoutError(f"the deadline passed before {len(calls)} AT-SPI calls were sent")
         connection = self._connection
         waiting: dict[int, int] = {}
+        chunks = []
         for index, call in enumerate(calls):
             address = DBusAddress(call.node.path, bus_name=call.node.bus, interface=call.interface)
             message = new_method_call(address, call.method, call.signature, call.args)
             if not self._auto_start:
                 message.header.flags |= MessageFlag.no_auto_start
             serial = next(connection.outgoing_serial)
-            connection.send(message, serial=serial)
+            chunks.append(message.serialise(serial=serial))
             waiting[serial] = index
+        # one write for the batch: a send per message cost more than the bus's answers
+        connection.sock.sendall(b"".join(chunks))
         results: list[Any] = [None] * len(calls)
         while waiting:
             try:
