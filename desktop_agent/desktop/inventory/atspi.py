@@ -151,7 +151,8 @@ class AtspiInventory:
 
     def _active_frames(self, limits: WalkLimits | None) -> list[tuple[list[Node], Node, str]]:
         """(the application's children, the frame, its name) of every active frame."""
-        apps = _children(self._call(Call(Node(REGISTRY, ROOT_PATH), ACCESSIBLE, "GetChildren")))
+        registry = Node(REGISTRY, ROOT_PATH)
+        apps = _children(self._call(Call(registry, ACCESSIBLE, "GetChildren"), limits))
         replies = self._call_many([Call(app, ACCESSIBLE, "GetChildren") for app in apps], limits)
         tops = [
             (_children(r), child)
