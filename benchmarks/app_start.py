@@ -1,6 +1,7 @@
 """App start: process start → first window painted; also → local API up, and a second launch.
 
     python benchmarks/app_start.py [--repeat 5] [--platform xvfb|offscreen|both]
+    python benchmarks/app_start.py --bundle dist/desktop-agent   # the frozen app instead
 
 Each launch is `python -m desktop_agent --data-dir <fresh dir>` (the README's app
 command without the wrapper script), with DESKTOP_AGENT_HOME pointing at the same
@@ -55,11 +56,11 @@ def painted_at(log: Path) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def launch_once(env: dict[str, str]) -> dict[str, float]:
+def launch_once(env: dict[str, str], command: list[str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="app-start-") as tmp:
         data_dir = Path(tmp)
         child_env = {**env, "DESKTOP_AGENT_HOME": str(data_dir)}
-        argv = [sys.executable, "-m", "desktop_agent", "--data-dir", str(data_dir)]
+        argv = [*command, "--data-dir", str(data_dir)]
         spawned = time.time()
         process = subprocess.Popen(
             argv,
@@ -99,7 +100,7 @@ def launch_once(env: dict[str, str]) -> dict[str, float]:
         }
 
 
-def measure(platform: str, repeat: int) -> list[dict[str, float]]:
+def measure(platform: str, repeat: int, command: list[str]) -> list[dict[str, float]]:
     env = dict(os.environ)
     session = None
     if platform == "offscreen":
@@ -111,8 +112,8 @@ def measure(platform: str, repeat: int) -> list[dict[str, float]]:
         session = start_xsession(1920, 1080, atspi=False)
         env = session.child_env({"QT_QPA_PLATFORM": "xcb"})
     try:
-        launch_once(env)  # warm the OS file cache; not counted
-        return [launch_once(env) for _ in range(repeat)]
+        launch_once(env, command)  # warm the OS file cache; not counted
+        return [launch_once(env, command) for _ in range(repeat)]
     finally:
         if session is not None:
             session.close()
@@ -122,17 +123,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--platform", choices=("xvfb", "offscreen", "both"), default="both")
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        help="launch the frozen app of this one-folder bundle (packaging/build's "
+        "dist/desktop-agent) instead of the source",
+    )
     args = parser.parse_args()
+    command = [sys.executable, "-m", "desktop_agent"]
+    if args.bundle is not None:
+        command = [str(args.bundle.resolve() / "desktop-agent")]
     platforms = ["offscreen", "xvfb"] if args.platform == "both" else [args.platform]
     if "xvfb" in platforms and shutil.which("Xvfb") is None:
         print("app_start: Xvfb not installed; measuring offscreen only")
         platforms = ["offscreen"]
     for platform in platforms:
-        runs = measure(platform, args.repeat)
+        runs = measure(platform, args.repeat, command)
         paint = [r["paint"] * 1000 for r in runs]
         api = [r["api"] * 1000 for r in runs]
         second = [r["second"] * 1000 for r in runs]
-        print(f"app_start ({platform}, {args.repeat} launches after one warm-up):")
+        what = f"bundle {args.bundle}" if args.bundle else "source"
+        print(f"app_start ({what}, {platform}, {args.repeat} launches after one warm-up):")
         print(
             f"  process start → first window painted: median {statistics.median(paint):.0f} ms, "
             f"max {max(paint):.0f} ms (target <= 800)  [{', '.join(f'{t:.0f}' for t in paint)}]"

@@ -1,7 +1,8 @@
 """Element inventory time for l3afpad (AT-SPI), within the observer's hard budget.
 
 Starts its own Xvfb + openbox + AT-SPI bus (tests/support/xdisplay.py) and l3afpad, then
-measures over --runs:
+measures over --runs, for each AT-SPI transport (the app's jeepney client, the same walk over
+dbus-fast, and the pyatspi walk the app used before; benchmarks/atspi_baselines.py):
   * the inventory as the observer runs it (InventoryRunner.snapshot with the 100 ms budget,
     on its own thread), with how many walks the deadline cut short;
   * the same walk without a deadline (what the whole tree costs);
@@ -43,36 +44,82 @@ def summary(name: str, times: list[float], extra: str = "") -> str:
     )
 
 
-async def measure(runs: int) -> None:
-    from desktop_agent.desktop import DesktopObserver
+async def measure_backends(backends: dict[str, object], runs: int) -> tuple[list[str], dict]:
+    """The budgeted and unbounded walks of each AT-SPI backend, taken in turns (run i of
+    every backend, then run i+1, ...) so that the machine's load falls on all alike; the
+    summary lines, and the elements each listed (every backend must list the same)."""
     from desktop_agent.desktop.inventory import InventoryRunner, WalkLimits
+
+    runners = {label: InventoryRunner(backend) for label, backend in backends.items()}  # type: ignore[arg-type]
+    first: dict[str, float] = {}
+    listed: dict[str, list] = {}
+    budgeted: dict[str, list[float]] = {label: [] for label in runners}
+    unbounded: dict[str, list[float]] = {label: [] for label in runners}
+    cut = dict.fromkeys(runners, 0)
+    try:
+        for label, runner in runners.items():
+            started = time.perf_counter()
+            for _ in range(100):  # l3afpad registers on the bus a moment after its window maps
+                raw, used = await runner.snapshot(1.0)
+                if used == "atspi" and any(e.role == "edit" for e in raw):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise SystemExit(f"{label}: l3afpad never showed up on the AT-SPI bus")
+            first[label] = (time.perf_counter() - started) * 1000
+            listed[label] = [(e.role, e.name, e.rect, e.enabled, e.focused) for e in raw]
+        for _ in range(runs):
+            for label, runner in runners.items():
+                started = time.perf_counter()
+                raw, used = await runner.snapshot(BUDGET_S)
+                budgeted[label].append((time.perf_counter() - started) * 1000)
+                cut[label] += used != "atspi" or not any(e.role == "edit" for e in raw)
+                started = time.perf_counter()
+                await runner.run(lambda backend: backend.snapshot(WalkLimits()))
+                unbounded[label].append((time.perf_counter() - started) * 1000)
+    finally:
+        for runner in runners.values():
+            runner.close()
+    lines = []
+    for label in runners:
+        lines += [
+            summary(
+                f"{label}: inventory (observer's path)",
+                budgeted[label],
+                f"  cut short {cut[label]}/{runs}",
+            ),
+            summary(
+                f"{label}: walk without a deadline",
+                unbounded[label],
+                f"  (first {first[label]:.0f} ms)",
+            ),
+        ]
+    return lines, listed
+
+
+async def measure(runs: int) -> None:
+    from benchmarks.atspi_baselines import DbusFastInventory, PyatspiInventory
+    from desktop_agent.desktop import DesktopObserver
+    from desktop_agent.desktop.inventory import InventoryRunner
     from desktop_agent.desktop.inventory.atspi import AtspiInventory
     from desktop_agent.desktop.inventory.x11 import X11Inventory
 
-    runner = InventoryRunner(AtspiInventory())
-    try:
-        for _ in range(100):  # l3afpad registers on the bus a moment after its window maps
-            raw, used = await runner.snapshot(1.0)
-            if used == "atspi" and any(e.role == "edit" for e in raw):
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise SystemExit("l3afpad never showed up on the AT-SPI bus")
-        print(f"l3afpad: {len(raw)} elements through AT-SPI ({', '.join(e.role for e in raw)})\n")
-
-        budgeted, cut = [], 0
-        for _ in range(runs):
-            started = time.perf_counter()
-            raw, used = await runner.snapshot(BUDGET_S)
-            budgeted.append((time.perf_counter() - started) * 1000)
-            cut += used != "atspi" or not any(e.role == "edit" for e in raw)
-        unbounded = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            await runner.run(lambda backend: backend.snapshot(WalkLimits()))
-            unbounded.append((time.perf_counter() - started) * 1000)
-    finally:
-        runner.close()
+    lines, listed = await measure_backends(
+        {
+            "jeepney (the app)": AtspiInventory(),
+            "dbus-fast": DbusFastInventory(),
+            "pyatspi (Debian)": PyatspiInventory(),
+        },
+        runs,
+    )
+    reference = listed["jeepney (the app)"]
+    print(
+        f"l3afpad: {len(reference)} elements through AT-SPI ({', '.join(e[0] for e in reference)})"
+    )
+    for label, elements in listed.items():
+        if elements != reference:
+            print(f"  !! {label} listed other elements: {elements}")
+    print()
 
     x11 = InventoryRunner(X11Inventory())
     try:
@@ -97,8 +144,8 @@ async def measure(runs: int) -> None:
         observer.close()
 
     print(f"{runs} runs, budget {BUDGET_S * 1000:.0f} ms:")
-    print(summary("AT-SPI inventory (observer's path)", budgeted, f"  cut short {cut}/{runs}"))
-    print(summary("AT-SPI walk without a deadline", unbounded))
+    for line in lines:
+        print(line)
     print(summary("X11 window list alone", windows))
     print(
         summary(

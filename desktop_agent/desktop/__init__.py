@@ -1,6 +1,6 @@
 """The desktop adapters: observe the screen, act on it, the stop hotkey, and the doctor.
 
-Everything here imports without a display; OS libraries (mss, pyautogui, Xlib, pyatspi,
+Everything here imports without a display; OS libraries (mss, pyautogui, Xlib, jeepney,
 uiautomation, keyboard) are imported when first used.
 """
 

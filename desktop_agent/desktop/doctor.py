@@ -170,7 +170,7 @@ def check_inventory() -> DoctorItem:
             "inventory",
             True,
             f"{detail}; AT-SPI not used: {why_not}",
-            "for the controls inside windows: install at-spi2-core python3-pyatspi and run "
+            "for the controls inside windows: install at-spi2-core and run "
             "at-spi-bus-launcher in the session",
         )
     if backend.name == "none":

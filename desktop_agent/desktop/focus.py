@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 from desktop_agent.desktop.inventory import InventoryRunner
@@ -19,38 +17,8 @@ log = logging.getLogger(__name__)
 
 #: the probe's own bound; the loop's deadline (FOCUS_TIMEOUT_S) is the outer one
 PROBE_TIMEOUT_S = 0.4
-#: nodes looked at before giving up: the focus sits a few levels under the frame
-MAX_NODES = 3000
 #: window classes of Windows consoles (conhost, Windows Terminal)
 _CONSOLE_CLASSES = frozenset({"ConsoleWindowClass", "CASCADIA_HOSTING_WINDOW_CLASS"})
-
-
-def focused_role(
-    pyatspi: Any, *, deadline: float, clock: Callable[[], float] = time.monotonic
-) -> str | None:
-    """AT-SPI: the role name of the focused accessible in the active frames, None when none
-    is found by `deadline` (breadth first; hidden subtrees are skipped)."""
-    desktop = pyatspi.Registry.getDesktop(0)
-    queue: deque[Any] = deque()
-    for index in range(desktop.childCount):
-        app = desktop.getChildAtIndex(index)
-        for child in range(app.childCount if app is not None else 0):
-            frame = app.getChildAtIndex(child)
-            if frame is not None and frame.getState().contains(pyatspi.STATE_ACTIVE):
-                queue.append(frame)
-    visited = 0
-    while queue and visited < MAX_NODES and clock() < deadline:
-        node = queue.popleft()
-        visited += 1
-        states = node.getState()
-        if not states.contains(pyatspi.STATE_SHOWING):
-            continue  # nothing under a hidden node has the focus either
-        if states.contains(pyatspi.STATE_FOCUSED):
-            return str(node.getRoleName())
-        queue.extend(
-            child for child in (node.getChildAtIndex(i) for i in range(node.childCount)) if child
-        )
-    return None
 
 
 def uia_focused_role(auto: Any) -> str | None:
@@ -70,7 +38,7 @@ def uia_focused_role(auto: Any) -> str | None:
 def backend_focused_role(backend: Any, deadline: float) -> str | None:
     """Runs on the inventory thread: dispatch on the backend that lists the elements."""
     if backend.name == "atspi":
-        return focused_role(backend._pyatspi, deadline=deadline)
+        return backend.focused_role(deadline)
     if backend.name == "uia":
         return uia_focused_role(backend._auto)
     return None

@@ -44,8 +44,15 @@ _X_KEYSYMS = {
     "printscreen": "Print",
     "scrolllock": "Scroll_Lock",
 }
-#: our key names → the `keyboard` package's names, where they differ
-_KEYBOARD_NAMES = {"win": "windows", "pageup": "page up", "pagedown": "page down"}
+#: our key names → the `keyboard` package's names, where they differ (its _winkeyboard names
+#: and _canonical_names.py aliases: it knows neither "printscreen" nor "scrolllock")
+_KEYBOARD_NAMES = {
+    "win": "windows",
+    "pageup": "page up",
+    "pagedown": "page down",
+    "printscreen": "print screen",
+    "scrolllock": "scroll lock",
+}
 
 
 class HotkeyUnavailable(DesktopAgentError):

@@ -8,8 +8,9 @@ from pathlib import Path
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
 
-#: where resources/ sits in a source checkout (the app falls back to a painted icon elsewhere)
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+#: the package's resources/ (package data in the wheel; beside the code in the frozen bundle too);
+#: the app falls back to a painted icon if it is missing
+RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 
 GREEN = QColor(40, 160, 70)
 BLUE = QColor(40, 110, 210)

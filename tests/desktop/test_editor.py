@@ -22,6 +22,15 @@ from desktop_agent.desktop import DesktopExecutor, DesktopObserver
 from desktop_agent.desktop.clipboard import XclipPaster, _ClipboardOwner
 from desktop_agent.desktop.geometry import rect_to_image
 from desktop_agent.desktop.input import PyAutoGuiDriver
+from desktop_agent.desktop.inventory.atspi import _children, _value
+from desktop_agent.desktop.inventory.atspi_bus import (
+    ACCESSIBLE,
+    REGISTRY,
+    ROOT_PATH,
+    TEXT,
+    Call,
+    Node,
+)
 from desktop_agent.desktop.inventory.x11 import X11Windows
 from tests.desktop.conftest import Editor, act, active_window, client_rect, wait_active
 from tests.support.xdisplay import XSession, wait_until
@@ -55,17 +64,21 @@ async def observe_until(
 
 
 async def editor_text(observer: DesktopObserver) -> str:
-    """l3afpad's text, read through AT-SPI on the observer's inventory thread."""
+    """l3afpad's text, read through AT-SPI (Text.GetText) on the observer's inventory thread."""
 
     def read(backend: Any) -> str:
-        pyatspi = backend._pyatspi
-        desktop = pyatspi.Registry.getDesktop(0)
-        for index in range(desktop.childCount):
-            app = desktop.getChildAtIndex(index)
-            if app is not None and app.name == "l3afpad":
-                node = pyatspi.findDescendant(app, lambda n: n.getRole() == pyatspi.ROLE_TEXT)
-                text = node.queryText()
-                return str(text.getText(0, text.characterCount))
+        for app in _children(
+            backend._call(Call(Node(REGISTRY, ROOT_PATH), ACCESSIBLE, "GetChildren"))
+        ):
+            if _value(backend._call(Call.prop(app, ACCESSIBLE, "Name"))) != "l3afpad":
+                continue
+            queue = [app]
+            while queue:
+                node = queue.pop(0)
+                if backend._call(Call(node, ACCESSIBLE, "GetRoleName"))[0] == "text":
+                    count = _value(backend._call(Call.prop(node, TEXT, "CharacterCount")))
+                    return str(backend._call(Call(node, TEXT, "GetText", "ii", (0, count)))[0])
+                queue.extend(_children(backend._call(Call(node, ACCESSIBLE, "GetChildren"))))
         raise AssertionError("l3afpad is not on the AT-SPI bus")
 
     assert observer.inventory is not None
@@ -141,11 +154,25 @@ async def test_atspi_inventory_lists_the_menus_and_the_text_area_where_they_are(
     xsession: XSession, l3afpad: Editor, desktop: tuple[DesktopObserver, DesktopExecutor]
 ) -> None:
     observer, executor = desktop
+    window_rect = client_rect(xsession.display, l3afpad.window.id)
+
+    def painted(o: Observation) -> bool:
+        """The window has drawn: its lower client area is no longer Xvfb's unpainted black
+        (found from the X server's geometry, not from AT-SPI)."""
+        box = rect_to_image(window_rect, o.mapping, (o.width, o.height))
+        assert box is not None
+        x, y, w, h = box
+        image = Image.open(io.BytesIO(o.image)).convert("RGB")
+        return image.getpixel((x + w // 2, y + h * 3 // 4)) != (0, 0, 0)
 
     observation = await observe_until(
         observer,
-        lambda o: o.inventory_backend == "atspi" and any(e.role == "edit" for e in o.elements),
-        "l3afpad's text area through AT-SPI",
+        lambda o: (
+            o.inventory_backend == "atspi"
+            and any(e.role == "edit" for e in o.elements)
+            and painted(o)
+        ),
+        "l3afpad's text area through AT-SPI, drawn",
     )
 
     menus = [e for e in observation.elements if e.role == "menu"]

@@ -1,17 +1,40 @@
-"""The Linux accessibility tree (AT-SPI through pyatspi) of the active window, plus the windows.
+"""The Linux accessibility tree (AT-SPI over D-Bus, atspi_bus) of the active window, plus windows.
 
-pyatspi aborts the whole process (dbind-ERROR) when it cannot reach the accessibility bus, so
-`atspi_status()` finds that bus itself first, without ever auto-launching a D-Bus daemon.
+The walk sends one batch of calls per tree level (state, role, children of every node of the
+level, plus the name and extents of the controls found in the level before) and stops at the
+walk's deadline with what it has. `atspi_status()` finds the accessibility bus without ever
+auto-launching a D-Bus daemon.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import warnings
-from collections import deque
+import time
 from typing import Any
 
+from desktop_agent.desktop.inventory.atspi_bus import (
+    ACCESSIBLE,
+    ACTION,
+    COMPONENT,
+    COORD_SCREEN,
+    EDITABLE_TEXT,
+    REGISTRY,
+    ROOT_PATH,
+    STATE_ACTIVE,
+    STATE_EDITABLE,
+    STATE_ENABLED,
+    STATE_FOCUSED,
+    STATE_SENSITIVE,
+    STATE_SHOWING,
+    STATE_VISIBLE,
+    VALUE,
+    AtspiBus,
+    AtspiError,
+    Call,
+    Node,
+    accessibility_bus_address,
+    states_contain,
+)
 from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
 from desktop_agent.desktop.inventory.x11 import (
     X11Windows,
@@ -46,75 +69,39 @@ ROLES = {
 }
 #: preferred action names for invoke, in order
 INVOKE_ACTIONS = ("click", "press", "activate", "toggle", "open", "jump")
-#: D-Bus method timeout (ms): a hung application must not hold the walk for 25 s
-CALL_TIMEOUT_MS = 800
-
-
-def _session_bus_address() -> str | None:
-    address = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
-    if address:
-        return address
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.exists(os.path.join(runtime, "bus")):
-        return f"unix:path={os.path.join(runtime, 'bus')}"
-    return None
-
-
-def _import_atspi() -> tuple[Any, Any, Any, Any]:
-    """(pyatspi, Atspi, Gio, GLib). Debian's PyGObject warns (ImportWarning) on Python 3.11
-    that its importer lacks exec_module; harmless, so it is not passed on."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ImportWarning)
-        import gi
-
-        gi.require_version("Atspi", "2.0")
-        import pyatspi
-        from gi.repository import Atspi, Gio, GLib
-    return pyatspi, Atspi, Gio, GLib
+#: the longest one batch of calls may wait: a hung application must not hold the walk
+CALL_TIMEOUT_S = 0.8
+#: a child reference to this path is no object
+NULL_PATH = "/org/a11y/atspi/null"
+#: nodes looked at by focused_role() before giving up: the focus sits a few levels down
+FOCUS_MAX_NODES = 3000
 
 
 def atspi_status() -> tuple[bool, str]:
     """(usable, why): can this process reach the AT-SPI bus? Never starts a daemon."""
     try:
-        _, _, Gio, GLib = _import_atspi()  # noqa: N806 - GObject module names
-    except (ImportError, ValueError) as error:
-        return False, (
-            f"pyatspi is not importable ({error}); install python3-pyatspi gir1.2-atspi-2.0 "
-            "and let the venv see /usr/lib/python3/dist-packages"
-        )
-    if os.environ.get("AT_SPI_BUS_ADDRESS"):
-        return True, "AT_SPI_BUS_ADDRESS is set"
-    address = _session_bus_address()
-    if address is None:
-        return False, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
+        import jeepney  # noqa: F401
+    except ImportError as error:
+        return False, f"jeepney is not importable ({error}): pip install jeepney"
     try:
-        flags = (
-            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT
-            | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
-        )
-        bus = Gio.DBusConnection.new_for_address_sync(address, flags, None, None)
-        try:
-            reply = bus.call_sync(
-                "org.a11y.Bus",
-                "/org/a11y/bus",
-                "org.a11y.Bus",
-                "GetAddress",
-                None,
-                GLib.VariantType.new("(s)"),
-                Gio.DBusCallFlags.NO_AUTO_START,
-                1000,
-                None,
-            )
-        finally:
-            bus.close_sync(None)
-    except GLib.Error as error:
+        accessibility_bus_address()
+    except LookupError as error:
+        return False, str(error)
+    except (OSError, TimeoutError, AtspiError, ValueError) as error:
         return False, (
-            f"the AT-SPI bus is not running ({error.message}); "
+            f"the AT-SPI bus is not running ({error}); "
             "start at-spi-bus-launcher (package at-spi2-core) in the desktop session"
         )
-    if not reply.unpack()[0]:
-        return False, "the AT-SPI bus launcher gave no bus address"
     return True, "the AT-SPI bus answers"
+
+
+def _value(reply: Any) -> Any:
+    """The value of a Properties.Get reply: ((signature, value),)."""
+    return reply[0][1]
+
+
+def _children(reply: Any) -> list[Node]:
+    return [Node(bus, path) for bus, path in reply[0] if path != NULL_PATH]
 
 
 class AtspiInventory:
@@ -124,12 +111,25 @@ class AtspiInventory:
 
     def __init__(self) -> None:
         self.windows = X11Windows()
-        self._pyatspi: Any = None
+        self.bus: AtspiBus | None = None
 
     def thread_init(self) -> None:
-        pyatspi, Atspi, _, _ = _import_atspi()  # noqa: N806 - GObject module name
-        Atspi.set_timeout(CALL_TIMEOUT_MS, 15000)
-        self._pyatspi = pyatspi
+        self.bus = AtspiBus(accessibility_bus_address())
+
+    def _call_many(self, calls: list[Call], limits: WalkLimits | None = None) -> list[Any]:
+        """The replies, waiting no longer than CALL_TIMEOUT_S nor past the walk's deadline
+        (which is on the walk's own clock)."""
+        assert self.bus is not None, "thread_init() was not called"
+        wait = CALL_TIMEOUT_S
+        if limits is not None:
+            wait = min(wait, max(limits.deadline - limits.clock(), 0.0))
+        return self.bus.call_many(calls, time.monotonic() + wait)
+
+    def _call(self, call: Call, limits: WalkLimits | None = None) -> Any:
+        (reply,) = self._call_many([call], limits)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     # -- listing -------------------------------------------------------------------------
 
@@ -137,7 +137,10 @@ class AtspiInventory:
         windows = self.windows.windows(limits)
         elements = window_elements(windows)
         try:
-            roots = self._active_roots(windows)
+            roots = self._active_roots(windows, limits)
+        except TimeoutError:
+            log.debug("AT-SPI walk cut at the deadline before the active window was found")
+            roots = []
         except Exception as error:  # noqa: BLE001 - any AT-SPI/D-Bus fault: windows only
             log.warning("AT-SPI listing failed, using the window list: %s", error)
             roots = []
@@ -146,134 +149,210 @@ class AtspiInventory:
         elements.extend(self._walk(roots, limits, budget=limits.max_elements - len(elements)))
         return elements[: limits.max_elements], "atspi"
 
-    def _active_roots(self, windows: list[Any]) -> list[Any]:
-        """The active frame (and the open popups of its application)."""
-        pyatspi = self._pyatspi
-        desktop = pyatspi.Registry.getDesktop(0)
-        active_title = next((w.title for w in windows if w.active), None)
-        candidates: list[tuple[Any, Any]] = []
-        for index in range(desktop.childCount):
-            app = desktop.getChildAtIndex(index)
-            if app is None:
+    def _active_frames(self, limits: WalkLimits | None) -> list[tuple[list[Node], Node, str]]:
+        """(the application's children, the frame, its name) of every active frame."""
+        registry = Node(REGISTRY, ROOT_PATH)
+        apps = _children(self._call(Call(registry, ACCESSIBLE, "GetChildren"), limits))
+        replies = self._call_many([Call(app, ACCESSIBLE, "GetChildren") for app in apps], limits)
+        tops = [
+            (_children(r), child)
+            for r in replies
+            if not isinstance(r, Exception)
+            for child in _children(r)
+        ]
+        calls: list[Call] = []
+        for _, top in tops:
+            calls += [Call(top, ACCESSIBLE, "GetState"), Call.prop(top, ACCESSIBLE, "Name")]
+        replies = self._call_many(calls, limits)
+        active = []
+        for index, (siblings, top) in enumerate(tops):
+            states, name = replies[2 * index], replies[2 * index + 1]
+            if isinstance(states, Exception) or isinstance(name, Exception):
                 continue
-            for child_index in range(app.childCount):
-                frame = app.getChildAtIndex(child_index)
-                if frame is not None and frame.getState().contains(pyatspi.STATE_ACTIVE):
-                    candidates.append((app, frame))
+            if states_contain(states[0], STATE_ACTIVE):
+                active.append((siblings, top, str(_value(name))))
+        return active
+
+    def _active_roots(self, windows: list[Any], limits: WalkLimits) -> list[Node]:
+        """The active frame (and the open popups of its application)."""
+        candidates = self._active_frames(limits)
         if not candidates:
             return []
-        app, frame = next(
-            (pair for pair in candidates if clean_name(pair[1].name) == active_title),
-            candidates[0],
+        active_title = next((w.title for w in windows if w.active), None)
+        siblings, frame, _ = next(
+            (item for item in candidates if clean_name(item[2]) == active_title), candidates[0]
         )
+        others = [node for node in siblings if node != frame]
+        calls: list[Call] = []
+        for node in others:
+            calls += [Call(node, ACCESSIBLE, "GetRoleName"), Call(node, ACCESSIBLE, "GetState")]
+        replies = self._call_many(calls, limits)
         roots = [frame]
-        for child_index in range(app.childCount):
-            popup = app.getChildAtIndex(child_index)
-            if popup is None or popup == frame:
+        for index, node in enumerate(others):
+            role, states = replies[2 * index], replies[2 * index + 1]
+            if isinstance(role, Exception) or isinstance(states, Exception):
                 continue
-            if popup.getRole() == pyatspi.ROLE_WINDOW and popup.getState().contains(
-                pyatspi.STATE_SHOWING
-            ):
-                roots.append(popup)
+            if role[0] == "window" and states_contain(states[0], STATE_SHOWING):
+                roots.append(node)
         return roots
 
-    def _walk(self, roots: list[Any], limits: WalkLimits, budget: int) -> list[RawElement]:
-        """Breadth first, so a walk cut short by the deadline still has the outer controls."""
-        pyatspi = self._pyatspi
-        found: list[RawElement] = []
-        queue: deque[tuple[Any, int]] = deque((root, 0) for root in roots)
+    def _walk(self, roots: list[Node], limits: WalkLimits, budget: int) -> list[RawElement]:
+        """Breadth first, so a walk cut short by the deadline still has the outer controls.
+
+        Each level costs two batches: the states of its nodes (with the names and extents of
+        the controls found one level up), then the role names and children of those that
+        show; a hidden node (a closed menu's items) costs one call, its subtree none.
+        """
+        found: list[RawElement | None] = []
+        # controls whose name and extents are asked with the next batch of states
+        pending: list[tuple[int, Node, str, str, list[int]]] = []
+        level = [(root, 0) for root in roots]
         visited = 0
-        while queue and len(found) < budget and visited < limits.max_nodes:
+        while level or pending:
             if limits.expired():
                 log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
                 break
-            node, depth = queue.popleft()
-            visited += 1
+            level = level[: max(limits.max_nodes - visited, 0)]
+            calls = [Call(node, ACCESSIBLE, "GetState") for node, _ in level]
+            for _, node, _, _, _ in pending:
+                calls += [
+                    Call.prop(node, ACCESSIBLE, "Name"),
+                    Call(node, COMPONENT, "GetExtents", "u", (COORD_SCREEN,)),
+                ]
             try:
-                states = node.getState()
-                if not states.contains(pyatspi.STATE_SHOWING):
-                    continue  # nothing under a hidden node shows either (closed menus)
-                role_name = node.getRoleName()
-                role = ROLES.get(role_name)
-                if role is not None and states.contains(pyatspi.STATE_VISIBLE):
-                    element = self._element(node, role, role_name, states)
-                    if element is not None:
-                        found.append(element)
-                if depth < limits.max_depth:
-                    for index in range(node.childCount):
-                        child = node.getChildAtIndex(index)
-                        if child is not None:
-                            queue.append((child, depth + 1))
-            except Exception as error:  # noqa: BLE001 - a node that vanished mid-walk
-                log.debug("skipping an AT-SPI node: %s", error)
-        return found
+                replies = self._call_many(calls, limits)
+            except TimeoutError:
+                log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
+                break
+            offset = len(level)
+            for index, (slot, control, role, role_name, states) in enumerate(pending):
+                name, extents = replies[offset + 2 * index], replies[offset + 2 * index + 1]
+                if not isinstance(name, Exception) and not isinstance(extents, Exception):
+                    found[slot] = _element(
+                        control, str(_value(name)), extents[0], role, role_name, states
+                    )
+            pending = []
+            visited += len(level)
+            showing = [
+                (node, depth, list(reply[0]))
+                for (node, depth), reply in zip(level, replies, strict=False)
+                # a node that vanished mid-walk, or hidden: nothing under it shows either
+                if not isinstance(reply, Exception) and states_contain(reply[0], STATE_SHOWING)
+            ]
+            if not showing or len(found) >= budget:
+                level = []
+                continue
+            calls = []
+            for node, _, _ in showing:
+                calls += [
+                    Call(node, ACCESSIBLE, "GetRoleName"),
+                    Call(node, ACCESSIBLE, "GetChildren"),
+                ]
+            try:
+                replies = self._call_many(calls, limits)
+            except TimeoutError:
+                log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
+                break
+            next_level: list[tuple[Node, int]] = []
+            for index, (node, depth, states) in enumerate(showing):
+                role_reply, children = replies[2 * index], replies[2 * index + 1]
+                if isinstance(role_reply, Exception):
+                    continue
+                role_name = str(role_reply[0])
+                kind = ROLES.get(role_name)
+                if (
+                    kind is not None
+                    and states_contain(states, STATE_VISIBLE)
+                    and len(found) < budget
+                ):
+                    pending.append((len(found), node, kind, role_name, states))
+                    found.append(None)
+                if depth < limits.max_depth and not isinstance(children, Exception):
+                    next_level.extend((child, depth + 1) for child in _children(children))
+            level = next_level if len(found) < budget and visited < limits.max_nodes else []
+        return [element for element in found if element is not None]
 
-    def _element(self, node: Any, role: str, role_name: str, states: Any) -> RawElement | None:
-        pyatspi = self._pyatspi
-        extents = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
-        if extents.width <= 0 or extents.height <= 0:
+    def focused_role(self, deadline: float) -> str | None:
+        """The AT-SPI role name of the focused accessible of the active frames ("password
+        text", "text", "terminal", ...); None when none is found by `deadline` (monotonic)."""
+        limits = WalkLimits(deadline=deadline)
+        try:
+            level = [frame for _, frame, _ in self._active_frames(limits)]
+        except TimeoutError:
             return None
-        if role == "edit" and role_name == "text" and not states.contains(pyatspi.STATE_EDITABLE):
-            role = "text"
-        return RawElement(
-            role=role,
-            name=node.name or "",
-            rect=(extents.x, extents.y, extents.width, extents.height),
-            enabled=states.contains(pyatspi.STATE_ENABLED)
-            or states.contains(pyatspi.STATE_SENSITIVE),
-            focused=states.contains(pyatspi.STATE_FOCUSED),
-            password=role_name == "password text",
-            native=("atspi", node),
-        )
+        visited = 0
+        while level and visited < FOCUS_MAX_NODES and not limits.expired():
+            calls: list[Call] = []
+            for node in level:
+                calls += [Call(node, ACCESSIBLE, "GetState"), Call(node, ACCESSIBLE, "GetChildren")]
+            try:
+                replies = self._call_many(calls, limits)
+            except TimeoutError:
+                return None
+            visited += len(level)
+            next_level: list[Node] = []
+            for index, node in enumerate(level):
+                states, children = replies[2 * index], replies[2 * index + 1]
+                if isinstance(states, Exception) or not states_contain(states[0], STATE_SHOWING):
+                    continue  # nothing under a hidden node has the focus either
+                if states_contain(states[0], STATE_FOCUSED):
+                    try:
+                        return str(self._call(Call(node, ACCESSIBLE, "GetRoleName"), limits)[0])
+                    except (TimeoutError, AtspiError):
+                        return None
+                if not isinstance(children, Exception):
+                    next_level.extend(_children(children))
+            level = next_level
+        return None
 
     # -- actions ---------------------------------------------------------------------------
 
+    def _interfaces(self, node: Node) -> list[str]:
+        return list(self._call(Call(node, ACCESSIBLE, "GetInterfaces"))[0])
+
     def invoke(self, native: Any) -> str:
         node = _accessible(native)
-        try:
-            action = node.queryAction()
-        except NotImplementedError:
-            raise LookupError("the element offers no AT-SPI action; use click") from None
-        names = [action.getName(index) for index in range(action.nActions)]
+        if ACTION not in self._interfaces(node):
+            raise LookupError("the element offers no AT-SPI action; use click")
+        names = [action[0] for action in self._call(Call(node, ACTION, "GetActions"))[0]]
         if not names:
             raise LookupError("the element offers no AT-SPI action; use click")
-        index = next(
-            (names.index(name) for name in INVOKE_ACTIONS if name in names),
-            0,
-        )
-        if not action.doAction(index):
+        index = next((names.index(name) for name in INVOKE_ACTIONS if name in names), 0)
+        if not self._call(Call(node, ACTION, "DoAction", "i", (index,)))[0]:
             raise LookupError(f"the element refused its action {names[index]!r}")
         return f"AT-SPI action {names[index]!r}"
 
     def set_value(self, native: Any, value: str) -> str:
         node = _accessible(native)
-        try:
-            editable = node.queryEditableText()
-        except NotImplementedError:
-            editable = None
-        if editable is not None:
-            if not editable.setTextContents(value):
+        interfaces = self._interfaces(node)
+        if EDITABLE_TEXT in interfaces:
+            if not self._call(Call(node, EDITABLE_TEXT, "SetTextContents", "s", (value,)))[0]:
                 raise LookupError("the element refused the new text (read-only?)")
             return "set its text through AT-SPI"
+        if VALUE not in interfaces:
+            raise LookupError("the element has no editable text or value; use type_text")
         try:
-            numeric = node.queryValue()
-        except NotImplementedError:
-            raise LookupError("the element has no editable text or value; use type_text") from None
-        try:
-            numeric.currentValue = float(value)
+            number = float(value)
         except ValueError:
             raise LookupError(f"the element takes a number, not {value!r}") from None
+        self._call(
+            Call(
+                node,
+                "org.freedesktop.DBus.Properties",
+                "Set",
+                "ssv",
+                (VALUE, "CurrentValue", ("d", number)),
+            )
+        )
         return "set its value through AT-SPI"
 
     def focus(self, native: Any) -> str:
         if isinstance(native, tuple) and native[0] == "x11":
             return focus_x11(self.windows, native)
         node = _accessible(native)
-        try:
-            component = node.queryComponent()
-        except NotImplementedError:
-            raise LookupError("the element cannot take the focus") from None
-        if not component.grabFocus():
+        if COMPONENT not in self._interfaces(node):
+            raise LookupError("the element cannot take the focus")
+        if not self._call(Call(node, COMPONENT, "GrabFocus"))[0]:
             raise LookupError("the element refused the focus")
         return "focused it through AT-SPI"
 
@@ -281,10 +360,32 @@ class AtspiInventory:
         return activate_by_title(self.windows, title)
 
     def close(self) -> None:
+        if self.bus is not None:
+            self.bus.close()
+            self.bus = None
         self.windows.close()
 
 
-def _accessible(native: Any) -> Any:
-    if isinstance(native, tuple) and native[0] == "atspi":
+def _element(
+    node: Node, name: str, extents: Any, role: str, role_name: str, states: list[int]
+) -> RawElement | None:
+    x, y, width, height = extents
+    if width <= 0 or height <= 0:
+        return None
+    if role == "edit" and role_name == "text" and not states_contain(states, STATE_EDITABLE):
+        role = "text"
+    return RawElement(
+        role=role,
+        name=name,
+        rect=(x, y, width, height),
+        enabled=states_contain(states, STATE_ENABLED) or states_contain(states, STATE_SENSITIVE),
+        focused=states_contain(states, STATE_FOCUSED),
+        password=role_name == "password text",
+        native=("atspi", node),
+    )
+
+
+def _accessible(native: Any) -> Node:
+    if isinstance(native, tuple) and native[0] == "atspi" and isinstance(native[1], Node):
         return native[1]
     raise LookupError("that element is a window, not a control; use focus_window or click")

@@ -2,12 +2,16 @@
 top-level windows, and invoke / set_value / focus through UIA patterns.
 
 Every call runs on the one inventory thread, which initialises COM for itself first.
+uiautomation sleeps OPERATION_WAIT_TIME (0.5 s) after each action unless told otherwise: every
+action here passes waitTime=0. Its actions return False when they fail and a control that
+vanished raises COMError; both fail the step with a one-line reason (LookupError).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
@@ -34,6 +38,30 @@ ROLES = {
 }
 
 
+#: passed to every uiautomation action: no sleep after it
+NO_WAIT = 0.0
+
+
+def _gone(error: Exception) -> bool:
+    """A COMError (_ctypes.COMError): the control vanished under the call."""
+    return type(error).__name__ == "COMError"
+
+
+def _checked(what: str, action: Callable[..., Any], *args: Any, wait: bool = True) -> None:
+    """Run a uiautomation action (with waitTime=0 where it takes one); LookupError when it
+    reports failure or the control is gone."""
+    try:
+        ok = action(*args, waitTime=NO_WAIT) if wait else action(*args)
+    except Exception as error:
+        if _gone(error):
+            raise LookupError(
+                f"the element is gone ({what} failed: its window closed or changed); observe again"
+            ) from None
+        raise
+    if ok is False:
+        raise LookupError(f"the element did not accept {what}")
+
+
 def _rect(control: Any) -> tuple[int, int, int, int] | None:
     box = control.BoundingRectangle
     width, height = box.right - box.left, box.bottom - box.top
@@ -55,6 +83,8 @@ class UiaInventory:
         import uiautomation
 
         self._auto = uiautomation
+        # functions that read it at call time pause no more; the actions also pass waitTime=0
+        uiautomation.OPERATION_WAIT_TIME = NO_WAIT
         # COM must be initialised on the thread that talks to UIA; it stays so for its life
         self._com = uiautomation.UIAutomationInitializerInThread()
         self._com.__enter__()
@@ -133,30 +163,32 @@ class UiaInventory:
     # -- actions ---------------------------------------------------------------------------
 
     def _pattern(self, control: Any, name: str) -> Any:
-        return control.GetPattern(getattr(self._auto.PatternId, name))
+        try:
+            return control.GetPattern(getattr(self._auto.PatternId, name))
+        except Exception as error:
+            if _gone(error):
+                raise LookupError(
+                    "the element is gone (its window closed); observe again"
+                ) from None
+            raise
 
     def invoke(self, control: Any) -> str:
-        pattern = self._pattern(control, "InvokePattern")
-        if pattern is not None:
-            pattern.Invoke()
-            return "UIA Invoke"
-        pattern = self._pattern(control, "TogglePattern")
-        if pattern is not None:
-            pattern.Toggle()
-            return "UIA Toggle"
-        pattern = self._pattern(control, "SelectionItemPattern")
-        if pattern is not None:
-            pattern.Select()
-            return "UIA Select"
-        pattern = self._pattern(control, "ExpandCollapsePattern")
-        if pattern is not None:
-            pattern.Expand()
-            return "UIA Expand"
+        for name, method, how in (
+            ("InvokePattern", "Invoke", "UIA Invoke"),
+            ("TogglePattern", "Toggle", "UIA Toggle"),
+            ("SelectionItemPattern", "Select", "UIA Select"),
+            ("ExpandCollapsePattern", "Expand", "UIA Expand"),
+        ):
+            pattern = self._pattern(control, name)
+            if pattern is not None:
+                _checked(how, getattr(pattern, method))
+                return how
         pattern = self._pattern(control, "LegacyIAccessiblePattern")
         action = str(getattr(pattern, "DefaultAction", "") or "") if pattern is not None else ""
         if action:
-            pattern.DoDefaultAction()
-            return f"UIA default action {clean_name(action)!r}"
+            how = f"UIA default action {clean_name(action)!r}"
+            _checked(how, pattern.DoDefaultAction)
+            return how
         raise LookupError("the element supports no UIA invoke, toggle or select pattern; use click")
 
     def set_value(self, control: Any, value: str) -> str:
@@ -164,22 +196,30 @@ class UiaInventory:
         if pattern is not None:
             if getattr(pattern, "IsReadOnly", False):
                 raise LookupError("the element's value is read-only")
-            pattern.SetValue(value)
+            _checked("UIA SetValue", pattern.SetValue, value)
             return "UIA SetValue"
         pattern = self._pattern(control, "RangeValuePattern")
         if pattern is not None:
             try:
-                pattern.SetValue(float(value))
+                number = float(value)
             except ValueError:
                 raise LookupError(f"the element takes a number, not {value!r}") from None
+            _checked("UIA RangeValue", pattern.SetValue, number)
             return "UIA RangeValue"
         raise LookupError("the element supports no UIA value pattern; use click and type_text")
 
     def focus(self, control: Any) -> str:
-        if hasattr(control, "SetActive"):  # top-level windows (WindowControl, PaneControl)
-            control.SetActive()
-            return f'focused window "{clean_name(control.Name)}"'
-        control.SetFocus()
+        # every WindowControl/PaneControl has SetActive; it is False unless top-level
+        activate = getattr(control, "SetActive", None)
+        if activate is not None:
+            try:
+                if activate(waitTime=NO_WAIT):
+                    return f'focused window "{clean_name(control.Name)}"'
+            except Exception as error:
+                if not _gone(error):
+                    raise
+                raise LookupError("the window is gone; observe again") from None
+        _checked("the focus", control.SetFocus, wait=False)
         return "focused it through UIA"
 
     def activate_window(self, title: str) -> str:

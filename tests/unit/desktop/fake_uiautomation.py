@@ -1,10 +1,17 @@
 """A fake `uiautomation` module fed with control trees (tests/unit/desktop/data/uia_*.json).
 
-It mirrors the parts of uiautomation 2.x the UIA backend uses: GetRootControl,
-GetForegroundControl, Control properties (Name, ControlTypeName, BoundingRectangle,
-IsEnabled, HasKeyboardFocus, IsPassword, IsOffscreen, NativeWindowHandle), GetChildren,
-GetPattern(PatternId.X) → pattern or None, SetFocus / SetActive, and
-UIAutomationInitializerInThread. Every call is recorded, with the thread it came from.
+It mirrors the parts of uiautomation 2.x the UIA backend uses, as the real library behaves
+(transcribed from its uiautomation.py): GetRootControl, GetForegroundControl (None when no
+window is in front: tree "foreground": null), Control properties (Name, ControlTypeName,
+BoundingRectangle, IsEnabled, HasKeyboardFocus, IsPassword, IsOffscreen, NativeWindowHandle),
+GetChildren, GetPattern(PatternId.X) → pattern or None, SetFocus, and SetActive on every
+WindowControl and PaneControl (the TopLevel mixin; False unless the control is top-level);
+UIAutomationInitializerInThread. Pattern actions and SetFocus/SetActive return bool (a spec's
+"fails": ["Invoke", ...] makes them return False) and take `waitTime`, whose default is the
+module's OPERATION_WAIT_TIME (0.5 s) as the library's: the real one sleeps that long after
+each action; the fake records it. A control whose spec has "vanished": true raises COMError
+on every property read and call, as a control whose window closed does.
+Every call is recorded, with the thread it came from.
 """
 
 from __future__ import annotations
@@ -17,6 +24,15 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).parent / "data"
+#: uiautomation's default pause after each action (its OPERATION_WAIT_TIME), in seconds
+OPERATION_WAIT_TIME = 0.5
+
+
+class COMError(Exception):
+    """_ctypes.COMError: what a UIA call on a vanished element raises."""
+
+    def __init__(self) -> None:
+        super().__init__(-2147220991, "An event was unable to invoke any of the subscribers", None)
 
 
 class PatternId:
@@ -52,11 +68,20 @@ class Log:
     calls: list[tuple[str, str, Any]] = field(default_factory=list)
     threads: set[int] = field(default_factory=set)
     com_threads: list[int] = field(default_factory=list)
+    #: the waitTime of every action: the real library sleeps that long after it
+    waits: list[float] = field(default_factory=list)
     reads: int = 0
 
     def record(self, what: str, control: Control, arg: Any = None) -> None:
         self.calls.append((what, control.Name, arg))
         self.threads.add(threading.get_ident())
+
+    def act(self, what: str, control: Control, wait: float, arg: Any = None) -> bool:
+        """Record an action; its bool result as the library returns it."""
+        control._check()
+        self.record(what, control, arg)
+        self.waits.append(wait)
+        return what not in control._spec.get("fails", [])
 
 
 class _Pattern:
@@ -64,45 +89,55 @@ class _Pattern:
         self._control = control
         self._name = name
 
-    def Invoke(self) -> None:  # noqa: N802 - mirrors uiautomation
-        self._control._log.record("Invoke", self._control)
+    def _act(self, what: str, wait: float, arg: Any = None) -> bool:
+        return self._control._log.act(what, self._control, wait, arg)
 
-    def Toggle(self) -> None:  # noqa: N802
-        self._control._log.record("Toggle", self._control)
+    def Invoke(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803 - mirrors uiautomation
+        return self._act("Invoke", waitTime)
 
-    def Select(self) -> None:  # noqa: N802
-        self._control._log.record("Select", self._control)
+    def Toggle(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        return self._act("Toggle", waitTime)
 
-    def Expand(self) -> None:  # noqa: N802
-        self._control._log.record("Expand", self._control)
+    def Select(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        return self._act("Select", waitTime)
 
-    def DoDefaultAction(self) -> None:  # noqa: N802
-        self._control._log.record("DoDefaultAction", self._control)
+    def Expand(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        return self._act("Expand", waitTime)
+
+    def DoDefaultAction(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        return self._act("DoDefaultAction", waitTime)
 
     @property
     def DefaultAction(self) -> str:  # noqa: N802
-        return str(self._control._spec.get("default_action", ""))
+        return str(self._control._read("default_action", ""))
 
     @property
     def IsReadOnly(self) -> bool:  # noqa: N802
-        return bool(self._control._spec.get("readonly", False))
+        return bool(self._control._read("readonly", False))
 
     @property
     def Value(self) -> str:  # noqa: N802
-        return str(self._control._spec.get("value", ""))
+        return str(self._control._read("value", ""))
 
-    def SetValue(self, value: Any) -> None:  # noqa: N802
-        self._control._spec["value"] = value
-        self._control._log.record("SetValue", self._control, value)
+    def SetValue(self, value: Any, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        ok = self._act("SetValue", waitTime, value)
+        if ok:
+            self._control._spec["value"] = value
+        return ok
 
 
 class Control:
     def __init__(self, spec: dict[str, Any], log: Log) -> None:
         self._spec = spec
         self._log = log
-        self._children = [Control(child, log) for child in spec.get("children", [])]
+        self._children = [_control(child, log) for child in spec.get("children", [])]
+
+    def _check(self) -> None:
+        if self._spec.get("vanished"):
+            raise COMError
 
     def _read(self, key: str, default: Any) -> Any:
+        self._check()
         self._log.reads += 1
         return self._spec.get(key, default)
 
@@ -143,29 +178,43 @@ class Control:
         return int(self._read("handle", 0))
 
     def GetChildren(self) -> list[Control]:  # noqa: N802
+        self._check()
         self._log.reads += 1
         return list(self._children)
 
     def GetPattern(self, pattern_id: int) -> _Pattern | None:  # noqa: N802
+        self._check()
         for name in self._spec.get("patterns", []):
             if _PATTERN_IDS[name] == pattern_id:
                 return _Pattern(self, name)
         return None
 
     def SetFocus(self) -> bool:  # noqa: N802
-        self._log.record("SetFocus", self)
-        return True
+        return self._log.act("SetFocus", self, 0.0)
 
     def __repr__(self) -> str:
         return f"<{self.ControlTypeName} {self.Name!r}>"
 
 
 class TopLevelControl(Control):
-    """WindowControl / PaneControl: the top-level mixin adds SetActive."""
+    """WindowControl / PaneControl: the TopLevel mixin adds SetActive, which is False for a
+    control that is not a top-level window (the library checks IsTopLevel first)."""
 
-    def SetActive(self) -> bool:  # noqa: N802
-        self._log.record("SetActive", self)
-        return True
+    def __init__(self, spec: dict[str, Any], log: Log, *, top_level: bool = False) -> None:
+        super().__init__(spec, log)
+        self._top_level = top_level
+
+    def SetActive(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        if not self._top_level:
+            self._check()
+            return False
+        return self._log.act("SetActive", self, waitTime)
+
+
+def _control(spec: dict[str, Any], log: Log, *, top_level: bool = False) -> Control:
+    if spec.get("type") in ("WindowControl", "PaneControl"):
+        return TopLevelControl(spec, log, top_level=top_level)
+    return Control(spec, log)
 
 
 def load(name: str) -> tuple[types.ModuleType, Log]:
@@ -174,10 +223,7 @@ def load(name: str) -> tuple[types.ModuleType, Log]:
     log = Log()
     root = Control(tree["root"], log)
     root._children = [
-        TopLevelControl(child, log)
-        if child["type"] in ("WindowControl", "PaneControl")
-        else Control(child, log)
-        for child in tree["root"].get("children", [])
+        _control(child, log, top_level=True) for child in tree["root"].get("children", [])
     ]
     handles = {child.NativeWindowHandle: child for child in root._children}
     log.reads = 0
@@ -193,6 +239,8 @@ def load(name: str) -> tuple[types.ModuleType, Log]:
     module = types.ModuleType("uiautomation")
     module.PatternId = PatternId  # type: ignore[attr-defined]
     module.GetRootControl = lambda: root  # type: ignore[attr-defined]
-    module.GetForegroundControl = lambda: handles[tree["foreground"]]  # type: ignore[attr-defined]
+    module.GetForegroundControl = lambda: handles.get(tree["foreground"])  # type: ignore[attr-defined]
+    module.OPERATION_WAIT_TIME = OPERATION_WAIT_TIME  # type: ignore[attr-defined]
+    module.COMError = COMError  # type: ignore[attr-defined]
     module.UIAutomationInitializerInThread = UIAutomationInitializerInThread  # type: ignore[attr-defined]
     return module, log

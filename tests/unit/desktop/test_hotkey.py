@@ -63,14 +63,32 @@ def test_x11_hotkey_without_a_display_is_unavailable_not_a_crash(
         loop.close()
 
 
+#: key names the real `keyboard` package knows on Windows (_winkeyboard's official virtual
+#: keys) and the aliases of its _canonical_names.py that our names can reach; it raises
+#: ValueError("Key ... is not mapped to any known key.") for anything else
+KEYBOARD_KNOWS = {
+    *"abcdefghijklmnopqrstuvwxyz0123456789",
+    *(f"f{n}" for n in range(1, 25)),
+    "esc", "enter", "tab", "space", "backspace", "delete", "insert", "home", "end",
+    "page up", "page down", "up", "down", "left", "right", "pause", "print screen",
+    "scroll lock", "caps lock", "num lock", "menu", "ctrl", "alt", "shift", "windows",
+}  # fmt: skip
+KEYBOARD_ALIASES = {
+    "escape": "esc", "return": "enter", "del": "delete", "control": "ctrl", "win": "windows",
+    "pagedown": "page down", "pageup": "page up", "scrlk": "scroll lock",
+    "prtscn": "print screen", "snapshot": "print screen", "ins": "insert",
+}  # fmt: skip
+
+
 class FakeKeyboard(types.ModuleType):
     def __init__(self) -> None:
         super().__init__("keyboard")
         self.hotkeys: dict[str, Callable[[], None]] = {}
 
     def add_hotkey(self, combo: str, callback: Callable[[], None]) -> str:
-        if "f13" in combo:
-            raise ValueError(f"Key {combo!r} is not mapped to any known key.")
+        for part in combo.split("+"):
+            if KEYBOARD_ALIASES.get(part, part) not in KEYBOARD_KNOWS:
+                raise ValueError(f"Key {part!r} is not mapped to any known key.")
         self.hotkeys[combo] = callback
         return combo
 
@@ -107,7 +125,28 @@ async def test_windows_key_names_are_translated(keyboard: FakeKeyboard) -> None:
     handle.stop()
 
 
-async def test_windows_hotkey_the_package_refuses_is_unavailable(keyboard: FakeKeyboard) -> None:
+async def test_windows_key_names_are_the_keyboard_packages_own(keyboard: FakeKeyboard) -> None:
+    loop = asyncio.get_running_loop()
+    combos = ["ctrl+printscreen", "ctrl+alt+scrolllock", "ctrl+f13", "ctrl+shift+f24"]
+
+    handles = [start_global_hotkey(combo, lambda: None, loop) for combo in combos]
+
+    assert list(keyboard.hotkeys) == [
+        "ctrl+print screen",
+        "ctrl+alt+scroll lock",
+        "ctrl+f13",
+        "ctrl+shift+f24",
+    ]
+    for handle in handles:
+        handle.stop()
+
+
+async def test_windows_hotkey_the_package_refuses_is_unavailable(
+    keyboard: FakeKeyboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a keyboard layout without an F13 key: the package refuses the name
+    monkeypatch.setitem(globals(), "KEYBOARD_KNOWS", KEYBOARD_KNOWS - {"f13"})
+
     with pytest.raises(HotkeyUnavailable, match="cannot register the stop hotkey ctrl\\+f13"):
         start_global_hotkey("ctrl+f13", lambda: None, asyncio.get_running_loop())
 

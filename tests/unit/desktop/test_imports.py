@@ -18,6 +18,7 @@ MODULES = [
     "desktop_agent.desktop.input",
     "desktop_agent.desktop.inventory",
     "desktop_agent.desktop.inventory.atspi",
+    "desktop_agent.desktop.inventory.atspi_bus",
     "desktop_agent.desktop.inventory.base",
     "desktop_agent.desktop.inventory.uia",
     "desktop_agent.desktop.inventory.x11",
@@ -25,7 +26,18 @@ MODULES = [
     "desktop_agent.desktop.observer",
     "desktop_agent.desktop.win32",
 ]
-HEAVY = ["pyautogui", "Xlib", "mss", "PIL", "PySide6", "gi", "pyatspi", "uiautomation", "keyboard"]
+HEAVY = [
+    "pyautogui",
+    "Xlib",
+    "mss",
+    "PIL",
+    "PySide6",
+    "gi",
+    "pyatspi",
+    "jeepney",
+    "uiautomation",
+    "keyboard",
+]
 
 SCRIPT = f"""
 import importlib, json, sys

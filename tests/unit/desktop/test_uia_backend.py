@@ -142,6 +142,8 @@ def test_invoke_uses_invoke_then_toggle_select_and_default_action(
         ("Select", "lab"),
         ("DoDefaultAction", "Forgot password?"),
     ]
+    # uiautomation sleeps OPERATION_WAIT_TIME (0.5 s) after an action unless told 0
+    assert login.waits == [0.0, 0.0, 0.0, 0.0]
 
 
 def test_invoke_without_a_pattern_says_to_click(notepad: fake_uiautomation.Log) -> None:
@@ -251,3 +253,74 @@ def test_runner_picks_uia_on_windows(
         runner.close()
     assert choose_backend().name == "uia"
     assert used == "uia" and raw
+
+
+def test_an_action_the_library_reports_failed_is_an_error_not_a_success(
+    login: fake_uiautomation.Log,
+) -> None:
+    backend, raw, _ = snapshot()
+    by_name = {e.name: e.native for e in raw}
+    by_name["Cancel"]._spec["fails"] = ["Invoke"]
+    by_name["User name"]._spec["fails"] = ["SetValue"]
+
+    with pytest.raises(LookupError, match="the element did not accept UIA Invoke"):
+        backend.invoke(by_name["Cancel"])
+    with pytest.raises(LookupError, match="the element did not accept UIA SetValue"):
+        backend.set_value(by_name["User name"], "grace")
+    assert by_name["User name"]._spec.get("value") != "grace"
+
+
+def test_a_control_that_vanished_is_skipped_by_the_walk_and_fails_the_action(
+    notepad: fake_uiautomation.Log,
+) -> None:
+    backend, raw, _ = snapshot()
+    file_menu = next(e.native for e in raw if e.name == "File")
+    file_menu._spec["vanished"] = True
+
+    _, after, _ = snapshot()
+    with pytest.raises(LookupError, match="the element is gone"):
+        backend.invoke(file_menu)
+    assert "File" not in [e.name for e in after]
+    assert "Edit" in [e.name for e in after]
+
+
+def test_without_a_foreground_window_only_the_windows_are_listed(
+    notepad: fake_uiautomation.Log, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules["uiautomation"], "GetForegroundControl", lambda: None)
+
+    _, raw, used = snapshot()
+
+    assert used == "uia"
+    assert [(e.role, e.focused) for e in raw] == [("window", False)] * 3
+
+
+def test_focus_on_a_pane_that_is_not_top_level_falls_back_to_set_focus(
+    notepad: fake_uiautomation.Log,
+) -> None:
+    backend, _, _ = snapshot()
+    pane = fake_uiautomation._control(
+        {"type": "PaneControl", "name": "Inner pane", "rect": [0, 0, 10, 10]}, notepad
+    )
+
+    assert backend.focus(pane) == "focused it through UIA"
+    assert notepad.calls[-1][:2] == ("SetFocus", "Inner pane")
+    pane._spec["fails"] = ["SetFocus"]
+    with pytest.raises(LookupError, match="did not accept the focus"):
+        backend.focus(pane)
+
+
+async def test_a_failed_uia_invoke_fails_the_invoke_step(login: fake_uiautomation.Log) -> None:
+    observer = DesktopObserver(backend=UiaInventory(), capture=FakeCapture(PRIMARY, (1280, 720)))
+    executor = executor_with(FakeDriver(), observer=observer)
+    try:
+        observation = await observer.observe()
+        cancel = next(e for e in observation.elements if e.name == "Cancel")
+        native = observer.native(observation, cancel.id)
+        native._spec["fails"] = ["Invoke"]
+        spec, args = builtin_registry().validate("invoke", {"element": cancel.id})
+        with pytest.raises(ToolError, match="the element did not accept UIA Invoke"):
+            await executor.execute(spec, args, ToolContext("run", observation, threading.Event()))
+    finally:
+        observer.close()
+        executor.close()

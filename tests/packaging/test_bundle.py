@@ -1,0 +1,225 @@
+"""The installable app: packaging/build makes the bundle and the .deb; the installed files are
+right, the frozen app shows its window (WM_CLASS of the .desktop entry) and tray icon, and
+the same bundle carries out a `desktop-agent run` against a model, with AT-SPI controls."""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import display_clients, inventory_of
+from tests.packaging.conftest import Built
+from tests.support.model_server import ModelServer, Reply, serve_in_thread
+from tests.support.xdisplay import XSession, close_window, wait_until
+
+ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
+
+
+def desktop_entry(built: Built) -> configparser.SectionProxy:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read(built.root / "usr/share/applications/desktop-agent.desktop", encoding="utf-8")
+    return parser["Desktop Entry"]
+
+
+def frozen(built: Built) -> Path:
+    """The app as the .deb installs it (under the extracted root)."""
+    return built.root / "opt/desktop-agent/desktop-agent"
+
+
+def test_the_deb_installs_the_bundle_a_launcher_the_entry_and_the_icons(built: Built) -> None:
+    print(f"build took {built.seconds:.0f} s; {built.log.strip().splitlines()[-3:]}")
+    fields = subprocess.run(
+        ["dpkg-deb", "-f", str(built.deb), "Package", "Version", "Depends"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Package: desktop-agent" in fields and "Version: 0.1.0" in fields
+    assert "libxcb-icccm4" in fields
+
+    assert frozen(built).stat().st_mode & 0o111
+    assert (built.root / "opt/desktop-agent/desktop-agent-cli").stat().st_mode & 0o111
+    launcher = built.root / "usr/bin/desktop-agent"
+    assert launcher.stat().st_mode & 0o111
+    assert 'exec /opt/desktop-agent/desktop-agent "$@"' in launcher.read_text()
+    icons = built.root / "usr/share/icons/hicolor"
+    for size in ICON_SIZES:
+        png = icons / f"{size}x{size}/apps/desktop-agent.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+        assert int.from_bytes(png.read_bytes()[16:20], "big") == size  # IHDR width
+    assert (icons / "scalable/apps/desktop-agent.svg").read_text().startswith("<svg")
+    # the bundle carries the app's own resources (desktop_agent/ui/icons.py finds them)
+    assert (
+        built.root / "opt/desktop-agent/_internal/desktop_agent/resources/icons/desktop-agent.svg"
+    ).is_file()
+
+
+def test_the_desktop_entry_is_valid_and_names_the_launcher_and_the_icon(built: Built) -> None:
+    path = built.root / "usr/share/applications/desktop-agent.desktop"
+    checked = subprocess.run(
+        ["desktop-file-validate", str(path)], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0 and checked.stdout == "", checked.stdout + checked.stderr
+
+    entry = desktop_entry(built)
+    assert entry["Exec"].split()[0] == "desktop-agent"
+    assert (built.root / "usr/bin" / entry["Exec"].split()[0]).is_file()
+    assert entry["Icon"] == "desktop-agent" and entry["StartupWMClass"] == "desktop-agent"
+
+
+def _tray_owned(display_name: str) -> bool:
+    from Xlib import X, display
+
+    connection = display.Display(display_name)
+    try:
+        atom = connection.intern_atom("_NET_SYSTEM_TRAY_S0")
+        return connection.get_selection_owner(atom) != X.NONE
+    finally:
+        connection.close()
+
+
+def _app_windows(display_name: str) -> list[tuple[int, str, tuple[str, ...]]]:
+    """(id, title, WM_CLASS) of every mapped top-level client window."""
+    from Xlib import X, display
+
+    connection = display.Display(display_name)
+    try:
+        found = []
+        for frame in connection.screen().root.query_tree().children:
+            for window in [frame, *frame.query_tree().children]:
+                if window.get_attributes().map_state != X.IsViewable:
+                    continue
+                wm_class = window.get_wm_class()
+                if wm_class:
+                    found.append((window.id, window.get_wm_name() or "", tuple(wm_class)))
+        return found
+    finally:
+        connection.close()
+
+
+def test_the_frozen_app_shows_its_window_with_the_entrys_wm_class_and_a_tray_icon(
+    built: Built, xsession: XSession, tmp_path: Path
+) -> None:
+    entry = desktop_entry(built)
+    tray = xsession.spawn(["trayer", "--edge", "top", "--align", "right", "--height", "24"])
+    try:
+        wait_until(lambda: _tray_owned(xsession.display), timeout=10, what="the tray host")
+        app = xsession.spawn(
+            [str(frozen(built))],
+            extra_env={"DESKTOP_AGENT_HOME": str(tmp_path), "QT_QPA_PLATFORM": "xcb"},
+        )
+        try:
+            windows = wait_until(
+                lambda: [w for w in _app_windows(xsession.display) if w[1] == "Desktop Agent"],
+                timeout=30,
+                what="the frozen app's window",
+            )
+            (window_id, _, wm_class) = windows[0]
+            assert wm_class == (entry["StartupWMClass"], entry["StartupWMClass"])
+            log = tmp_path / "desktop-agent.log"
+            wait_until(
+                lambda: "first window painted" in log.read_text(), timeout=10, what="first paint"
+            )
+            # the tray icon comes with the services, once the local API is up
+            wait_until(
+                lambda: (tmp_path / "instances" / f"{app.pid}.json").exists(),
+                timeout=20,
+                what="the app's local API",
+            )
+            # closing the window hides it to the tray: the tray icon is there
+            close_window(xsession.display, window_id)
+            wait_until(
+                lambda: "window closed: hidden to the tray" in log.read_text(),
+                timeout=10,
+                what="the window hidden to the tray",
+            )
+            assert app.poll() is None
+            app.send_signal(signal.SIGTERM)
+            assert app.wait(timeout=15) == 0
+            assert "No system tray" not in log.read_text()
+        finally:
+            xsession.stop(app)
+    finally:
+        xsession.stop(tray)
+
+
+class EditorCheckModel:
+    """Launches l3afpad, then is done once the element list shows its text area (AT-SPI)."""
+
+    def __init__(self) -> None:
+        self.launched = False
+        self.screens: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        screen = inventory_of(body)
+        self.screens.append(screen)
+        if not self.launched:
+            self.launched = True
+            return Reply(
+                {"action": "tool", "tool": "launch_app", "args": {"command": "l3afpad"},
+                 "reason": "start the editor"}
+            )  # fmt: skip
+        if "L3afpad" in screen and "] edit" in screen:
+            return Reply({"action": "done", "message": "the editor is open", "reason": "seen"})
+        return Reply(
+            {"action": "tool", "tool": "wait", "args": {"seconds": 0.2}, "reason": "settling"}
+        )
+
+
+@pytest.fixture
+def model_server() -> Iterator[tuple[ModelServer, EditorCheckModel]]:
+    model = EditorCheckModel()
+    with serve_in_thread(ModelServer([], respond=model)) as server:
+        yield server, model
+
+
+def test_the_bundle_runs_a_task_lists_it_stops_all_and_passes_the_doctor(
+    built: Built, xsession: XSession, tmp_path: Path, model_server: Any
+) -> None:
+    server, model = model_server
+    # DESKTOP_AGENT_E2E marks the apps the run launches, for display_clients() to end them
+    env = xsession.child_env({"DESKTOP_AGENT_HOME": str(tmp_path), "DESKTOP_AGENT_E2E": "1"})
+    cli = [str(frozen(built)), "--data-dir", str(tmp_path)]
+    try:
+        run = subprocess.run(
+            [*cli, "run", "open the text editor", "--base-url", server.base_url,
+             "--model", "qwen2.5vl", "--vision", "yes", "--json", "--approve", "all",
+             "--max-steps", "40"],
+            env=env, capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        events = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+        final = events[-1]
+        assert final["type"] == "run_finished"
+        assert (final["run"]["status"], final["run"]["stop_reason"]) == ("completed", "done")
+        # the frozen bundle listed l3afpad's controls through AT-SPI, not just its window
+        assert any("] menu" in screen and "] edit" in screen for screen in model.screens)
+
+        listed = subprocess.run(
+            [*cli, "runs", "--json"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert json.loads(listed.stdout)[0]["id"] == final["run_id"]
+        stopped = subprocess.run(
+            [*cli, "stop-all"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert (stopped.returncode, stopped.stdout.strip()) == (0, "stopped 0 run(s)")
+        doctor = subprocess.run(
+            [*cli, "doctor", "--base-url", server.base_url, "--model", "qwen2.5vl"],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        assert "ok   inventory  atspi: " in doctor.stdout
+    finally:
+        for pid in display_clients(xsession.display):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
