@@ -38,7 +38,8 @@ def uia_focused_role(auto: Any) -> str | None:
 def backend_focused_role(backend: Any, deadline: float) -> str | None:
     """Runs on the inventory thread: dispatch on the backend that lists the elements."""
     if backend.name == "atspi":
-        return backend.focused_role(deadline)
+        role: str | None = backend.focused_role(deadline)
+        return role
     if backend.name == "uia":
         return uia_focused_role(backend._auto)
     return None
