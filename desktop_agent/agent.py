@@ -147,6 +147,8 @@ class Agent:
                 breakers=BreakerBoard(),
                 permissions=permissions,
                 approval_timeout_s=settings.approval_timeout_s,
+                sensitive_targets=tuple(settings.sensitive_targets),
+                budget=settings.budget(),
             )
         )
         return cls(
@@ -201,12 +203,26 @@ class Agent:
             return self.planner_factory(run)
         from desktop_agent.planner import OpenAIPlanner
 
+        settings = self.settings
+        # the profile chosen (or calibrated) in the settings is for the settings' model; a
+        # run naming another model gets the one its name picks
+        own_model = run.model == settings.model
         return OpenAIPlanner(
             base_url=run.base_url,
             model=run.model,
-            api_key=await asyncio.to_thread(self.api_key),  # the keyring: D-Bus, maybe a prompt
-            read_timeout_s=self.settings.read_timeout_s,
+            api_key=await self.api_key_for(run.base_url),
+            read_timeout_s=settings.read_timeout_s,
+            profile=settings.model_profile if own_model else "auto",
+            coordinates=settings.model_coordinates if own_model else "auto",
         )
+
+    async def api_key_for(self, base_url: str) -> str | None:
+        """The stored API key, for the server the user set it for only (never another URL,
+        never plain http beyond this machine); None otherwise. Read off the loop's thread
+        (the keyring: D-Bus, maybe a prompt)."""
+        if not key_may_go_to(base_url, self.settings.base_url):
+            return None
+        return await asyncio.to_thread(self.api_key)
 
     async def ensure_model(
         self, base_url: str, model: str, vision: VisionSetting | None = None
@@ -220,7 +236,7 @@ class Agent:
             return
         from desktop_agent.planner import check_reachable, ensure_vision
 
-        api_key = await asyncio.to_thread(self.api_key)  # the keyring: D-Bus, maybe a prompt
+        api_key = await self.api_key_for(base_url)
         await check_reachable(base_url, api_key)
         await ensure_vision(
             base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision
@@ -295,3 +311,16 @@ class Agent:
             except Exception:  # noqa: BLE001 - closing must go on
                 log.exception("while closing")
         self.repo.close()
+
+
+def key_may_go_to(base_url: str, configured_url: str) -> bool:
+    """Whether the stored API key may be sent to `base_url`: only to the server it was set
+    for (the settings' base URL), and never over plain http to a host beyond loopback."""
+    from urllib.parse import urlsplit
+
+    if base_url.rstrip("/") != configured_url.rstrip("/"):
+        return False
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").lower()
+    loopback = host in ("localhost", "::1") or host.startswith("127.")
+    return parts.scheme == "https" or (parts.scheme == "http" and loopback)

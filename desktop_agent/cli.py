@@ -198,6 +198,7 @@ def _settings_for(args: argparse.Namespace) -> Settings:
             ("model", getattr(args, "model", None)),
             ("api_key_env", getattr(args, "api_key_env", None)),
             ("vision", getattr(args, "vision", None)),
+            ("model_profile", getattr(args, "model_profile", None)),
         )
         if value is not None
     }
@@ -405,9 +406,10 @@ class TerminalGate:
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
         # the arguments and the reason are the model's: shown, never acted on by the terminal
         arguments = printable(json.dumps(approval.args, ensure_ascii=False))
+        caution = f"  asks every time: {approval.caution}\n" if approval.caution else ""
         self._out.write(
             f"\nallow {approval.tool} {arguments}?\n"
-            f"  reason: {printable(approval.reason)}\n  {choices} "
+            f"  reason: {printable(approval.reason)}\n{caution}  {choices} "
             f"(denies in {approval.timeout_s:.0f} s): "
         )
         self._out.flush()

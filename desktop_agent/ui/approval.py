@@ -111,6 +111,16 @@ class ApprovalDialog(QDialog):
         details.addRow("Arguments:", self.args_view)
         details.addRow("Reason:", self.reason_label)
         details.addRow("Risk:", self.risk_label)
+        # why this call asks every time (a launcher key, a paste, a line into a terminal, a
+        # password field, a sensitive target): our own words, not the model's
+        self.caution_label = QLabel(request.caution, self)
+        self.caution_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.caution_label.setWordWrap(True)
+        self.caution_label.setStyleSheet("color: #c62828;")
+        if request.caution:
+            details.addRow("Asks every time:", self.caution_label)
+        else:
+            self.caution_label.hide()
 
         self.screenshot_view = ScreenshotView(self)
         # read off the GUI thread: the window's loader (it may have the image already), or our own

@@ -272,7 +272,10 @@ class EngineClient(QObject):
             for spec in agent.registry.specs():
                 policy = settings.policies.get(spec.name, DEFAULT_POLICY[spec.risk])
                 agent.permissions.set_policy(spec.name, policy)
-            agent.runner.services.approval_timeout_s = settings.approval_timeout_s
+            services = agent.runner.services
+            services.approval_timeout_s = settings.approval_timeout_s
+            services.sensitive_targets = tuple(settings.sensitive_targets)
+            services.budget = settings.budget()
 
         await self.engine.run(go())
         self.settings = settings

@@ -106,3 +106,30 @@ async def test_the_models_reason_and_arguments_cannot_steer_the_terminal(
     assert not any(char in shown for char in ("\x1b", "\r", "\u202e", "\u2066", "\x9b", "\x07"))
     assert '"note": "\\u202egnp.exe\\x9b"' in shown
     assert "  reason: press OK\\x1b]0;pwned\\x07 \\u2066hidden\n" in shown
+
+
+async def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, user = terminal
+    prompts = io.StringIO()
+    launcher = ApprovalRequest(
+        id="a2",
+        run_id="r1",
+        index=2,
+        tool="hotkey",
+        args={"keys": ["win", "r"]},
+        reason="open the run dialog",
+        risk=Risk.INPUT,
+        offer_run_grant=False,
+        timeout_s=5,
+        caution="a key combination that opens a program launcher",
+    )
+    os.write(user, b"r\n")  # "for this run" is not on offer: it denies
+
+    assert await TerminalGate(stdin=stdin, prompt_out=prompts).request(launcher) is (
+        ApprovalDecision.DENY
+    )
+    shown = prompts.getvalue()
+    assert "  asks every time: a key combination that opens a program launcher\n" in shown
+    assert "[o]nce / [d]eny" in shown and "[r]un" not in shown

@@ -169,6 +169,21 @@ def test_timeout_sets_timed_out_and_emits_decided_once(qtbot, tmp_path) -> None:
     assert answers == [ApprovalDecision.DENY]
 
 
+def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(qtbot, tmp_path) -> None:
+    caution = "a key combination that opens a program launcher (super+r)"
+    dialog = ApprovalDialog(
+        None, request(tool="hotkey", caution=caution, offer_run_grant=False), tmp_path
+    )
+    qtbot.addWidget(dialog)
+    dialog.open()
+    assert dialog.caution_label.isVisible() and dialog.caution_label.text() == caution
+    assert not dialog.run_button.isVisible()
+    plain = ApprovalDialog(None, request(), tmp_path)
+    qtbot.addWidget(plain)
+    plain.open()
+    assert not plain.caution_label.isVisible()
+
+
 def test_escape_denies(qloop, qtbot, parent, tmp_path) -> None:
     async def scenario() -> ApprovalDecision:
         task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
