@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 from collections.abc import Iterator
@@ -69,7 +70,7 @@ def test_a_real_run_makes_only_private_files_and_launches_without_the_key(
         and e["step"]["kind"] == "action"
     ]  # fmt: skip
     assert launched["status"] == "ok", launched
-    pid = int(launched["summary"].rsplit("pid ", 1)[1].rstrip(")"))
+    pid = int(re.search(r"\(pid (\d+)\)", launched["summary"]).group(1))  # type: ignore[union-attr]
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     assert b"DESKTOP_AGENT_E2E=1" in environ  # it is the program the run started
     assert not [entry for entry in environ if SECRET.encode() in entry]

@@ -46,6 +46,143 @@ from desktop_agent.desktop.inventory.x11 import (
 log = logging.getLogger(__name__)
 
 #: AT-SPI role name → the role the model sees; anything else is structure, not listed
+#: AtspiRole's names by number (atspi-constants.h, as Atspi.role_get_name gives them). The
+#: number (Accessible.GetRole) is what libatspi names roles by: a toolkit's own GetRoleName
+#: may differ (Qt answers "text" for a password field whose role is "password text").
+ROLE_NAMES = (
+    "invalid",
+    "accelerator label",
+    "alert",
+    "animation",
+    "arrow",
+    "calendar",
+    "canvas",
+    "check box",
+    "check menu item",
+    "color chooser",
+    "column header",
+    "combo box",
+    "date editor",
+    "desktop icon",
+    "desktop frame",
+    "dial",
+    "dialog",
+    "directory pane",
+    "drawing area",
+    "file chooser",
+    "filler",
+    "focus traversable",
+    "font chooser",
+    "frame",
+    "glass pane",
+    "html container",
+    "icon",
+    "image",
+    "internal frame",
+    "label",
+    "layered pane",
+    "list",
+    "list item",
+    "menu",
+    "menu bar",
+    "menu item",
+    "option pane",
+    "page tab",
+    "page tab list",
+    "panel",
+    "password text",
+    "popup menu",
+    "progress bar",
+    "push button",
+    "radio button",
+    "radio menu item",
+    "root pane",
+    "row header",
+    "scroll bar",
+    "scroll pane",
+    "separator",
+    "slider",
+    "spin button",
+    "split pane",
+    "status bar",
+    "table",
+    "table cell",
+    "table column header",
+    "table row header",
+    "tearoff menu item",
+    "terminal",
+    "text",
+    "toggle button",
+    "tool bar",
+    "tool tip",
+    "tree",
+    "tree table",
+    "unknown",
+    "viewport",
+    "window",
+    "extended",
+    "header",
+    "footer",
+    "paragraph",
+    "ruler",
+    "application",
+    "autocomplete",
+    "editbar",
+    "embedded",
+    "entry",
+    "chart",
+    "caption",
+    "document frame",
+    "heading",
+    "page",
+    "section",
+    "redundant object",
+    "form",
+    "link",
+    "input method window",
+    "table row",
+    "tree item",
+    "document spreadsheet",
+    "document presentation",
+    "document text",
+    "document web",
+    "document email",
+    "comment",
+    "list box",
+    "grouping",
+    "image map",
+    "notification",
+    "info bar",
+    "level bar",
+    "title bar",
+    "block quote",
+    "audio",
+    "video",
+    "definition",
+    "article",
+    "landmark",
+    "log",
+    "marquee",
+    "math",
+    "rating",
+    "timer",
+    "static",
+    "math fraction",
+    "math root",
+    "subscript",
+    "superscript",
+    "description list",
+    "description term",
+    "description value",
+    "footnote",
+    "content deletion",
+    "content insertion",
+    "mark",
+    "suggestion",
+    "push button menu",
+)
+
+
 ROLES = {
     "push button": "button",
     "toggle button": "toggle",
@@ -98,6 +235,12 @@ def atspi_status() -> tuple[bool, str]:
 def _value(reply: Any) -> Any:
     """The value of a Properties.Get reply: ((signature, value),)."""
     return reply[0][1]
+
+
+def role_name_of(number: Any) -> str:
+    """The AT-SPI role name of a GetRole reply ("unknown" for a number past the table)."""
+    index = int(number)
+    return ROLE_NAMES[index] if 0 <= index < len(ROLE_NAMES) else "unknown"
 
 
 def _children(reply: Any) -> list[Node]:
@@ -185,14 +328,14 @@ class AtspiInventory:
         others = [node for node in siblings if node != frame]
         calls: list[Call] = []
         for node in others:
-            calls += [Call(node, ACCESSIBLE, "GetRoleName"), Call(node, ACCESSIBLE, "GetState")]
+            calls += [Call(node, ACCESSIBLE, "GetRole"), Call(node, ACCESSIBLE, "GetState")]
         replies = self._call_many(calls, limits)
         roots = [frame]
         for index, node in enumerate(others):
             role, states = replies[2 * index], replies[2 * index + 1]
             if isinstance(role, Exception) or isinstance(states, Exception):
                 continue
-            if role[0] == "window" and states_contain(states[0], STATE_SHOWING):
+            if role_name_of(role[0]) == "window" and states_contain(states[0], STATE_SHOWING):
                 roots.append(node)
         return roots
 
@@ -200,7 +343,7 @@ class AtspiInventory:
         """Breadth first, so a walk cut short by the deadline still has the outer controls.
 
         Each level costs two batches: the states of its nodes (with the names and extents of
-        the controls found one level up), then the role names and children of those that
+        the controls found one level up), then the roles and children of those that
         show; a hidden node (a closed menu's items) costs one call, its subtree none.
         """
         found: list[RawElement | None] = []
@@ -245,7 +388,7 @@ class AtspiInventory:
             calls = []
             for node, _, _ in showing:
                 calls += [
-                    Call(node, ACCESSIBLE, "GetRoleName"),
+                    Call(node, ACCESSIBLE, "GetRole"),
                     Call(node, ACCESSIBLE, "GetChildren"),
                 ]
             try:
@@ -258,7 +401,7 @@ class AtspiInventory:
                 role_reply, children = replies[2 * index], replies[2 * index + 1]
                 if isinstance(role_reply, Exception):
                     continue
-                role_name = str(role_reply[0])
+                role_name = role_name_of(role_reply[0])
                 kind = ROLES.get(role_name)
                 if (
                     kind is not None
@@ -297,7 +440,9 @@ class AtspiInventory:
                     continue  # nothing under a hidden node has the focus either
                 if states_contain(states[0], STATE_FOCUSED):
                     try:
-                        return str(self._call(Call(node, ACCESSIBLE, "GetRoleName"), limits)[0])
+                        return role_name_of(
+                            self._call(Call(node, ACCESSIBLE, "GetRole"), limits)[0]
+                        )
                     except (TimeoutError, AtspiError):
                         return None
                 if not isinstance(children, Exception):
