@@ -1,0 +1,177 @@
+"""The engine thread (#9): a stop reaches a run from its first instant, from the tray while
+the model is being checked, with the GUI thread blocked; an approval dialog whose run ended
+closes at once; closing the app leaves no thread or socket behind."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.events import RunFinished
+from desktop_agent.core.models import Policy, RunStatus, StopReason
+from desktop_agent.ui.approval import ApprovalDialog
+from tests.fakes import ScriptedPlanner, done, tool
+from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, until
+from tests.gui.test_app_wiring import Harness, blocking_planner, build, harness  # noqa: F401
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+
+def hang_the_model_check(agent: Any) -> CrossEvent:
+    """The model server never answers the check; the event is set once the check began."""
+    checking, never = CrossEvent(), CrossEvent()
+    real_prepare = agent.prepare
+
+    async def slow_prepare(run: Any, vision: Any = None) -> Any:
+        checking.set()
+        await never.wait()
+        return await real_prepare(run, vision)
+
+    agent.prepare = slow_prepare
+    return checking
+
+
+def test_the_trays_stop_all_while_the_model_is_checked_ends_the_run_before_it_acts(
+    harness: Harness, qloop: Any
+) -> None:
+    agent = harness.agent
+    made: list[Any] = []
+    agent.planner_factory = lambda run: made.append(run) or ScriptedPlanner([done()])
+    checking = hang_the_model_check(agent)
+
+    async def scenario() -> None:
+        harness.start("anything")
+        await until(lambda: checking._event.is_set(), what="the model check")
+        assert agent.runner.active_ids, "the run is admitted while its model is checked"
+        harness.app.tray.stop_all_action.trigger()
+        await harness.finished()
+
+    drive(qloop, scenario())
+    run = harness.window.run
+    assert run is not None and (run.status, run.stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+    assert made == [], "no planner, so no model request"
+    assert agent.runner.services.observer.calls == 0 and agent.runner.services.executor.calls == []
+    assert agent.repo.runs[run.id].status is RunStatus.STOPPED
+
+
+def test_a_stop_from_another_thread_ends_the_run_while_the_gui_thread_is_blocked(
+    harness: Harness, qloop: Any
+) -> None:
+    """The hotkey's path: a listener thread hands the stop to the engine's loop; the run ends
+    and is stored while the GUI thread does nothing at all (it waits on a plain lock)."""
+    agent, client = harness.agent, harness.client
+    release = CrossEvent()
+    agent.planner_factory = blocking_planner(release)
+    stored = threading.Event()
+
+    def on_engine(event: Any) -> None:  # runs on the engine thread
+        if isinstance(event, RunFinished):
+            stored.set()
+
+    client.engine.call(agent.runner.subscribe, on_engine)
+    drive(qloop, _started(harness))
+
+    hotkey = threading.Thread(target=client.engine.call, args=(client.on_hotkey,))
+    hotkey.start()
+    # the GUI thread is blocked from here on: no Qt event, no asyncio callback runs on it
+    assert stored.wait(10), "the run did not end while the GUI thread was blocked"
+    hotkey.join()
+    run_id = next(iter(agent.repo.runs))
+    assert (agent.repo.runs[run_id].status, agent.repo.runs[run_id].stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+    drive(qloop, harness.finished())  # and the window hears of it once it is free
+
+
+async def _started(harness: Harness) -> None:
+    harness.start("long task")
+    await until(lambda: harness.window.panel.state == "running", what="running")
+
+
+def test_an_approval_dialog_closes_when_its_run_is_stopped(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, policies={**ALLOW_ALL, "click": Policy.ASK})
+    agent.planner_factory = lambda run: ScriptedPlanner([tool("click", x=1, y=2), done()])
+    harness = build(qtbot, qloop, agent)
+    window = harness.window
+
+    def open_dialogs() -> list[ApprovalDialog]:
+        return [d for d in window.findChildren(ApprovalDialog) if d.isVisible()]
+
+    async def scenario() -> None:
+        harness.start("press")
+        await until(lambda: open_dialogs(), what="the approval dialog")
+        harness.app.acting_panel.stop_requested.emit()  # the acting panel's Stop
+        await harness.finished()
+        await until(lambda: not open_dialogs(), what="the dialog to close")
+
+    try:
+        drive(qloop, scenario())
+    finally:
+        drive(qloop, harness.app.close())
+    run = window.run
+    assert run is not None and run.stop_reason is StopReason.USER_STOP
+    assert harness.app.approvals.open_dialogs == {}
+    assert agent.runner.services.executor.calls == []
+    assert agent.approvals.pending == []
+
+
+def _threads() -> set[str]:
+    # Python's own threads; a "Dummy" entry stands for a thread Qt started (the image
+    # loader's pool) and stays listed after it ended, so it says nothing about a leak
+    return {
+        thread.name
+        for thread in threading.enumerate()
+        if not isinstance(thread, threading._DummyThread)
+    }
+
+
+def _sockets() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except FileNotFoundError:  # the listing's own descriptor, closed by now
+            pass
+    return count
+
+
+def test_closing_the_app_stops_its_runs_and_leaves_no_thread_or_socket(
+    qtbot: Any, qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)  # no hotkey here: its thread is tested apart
+    threads_before, sockets_before = _threads(), _sockets()
+    agent = make_agent(tmp_path)
+    release = CrossEvent()
+    agent.planner_factory = blocking_planner(release)
+    harness = build(qtbot, qloop, agent)
+
+    async def scenario() -> None:
+        await harness.app.start_services()  # the local API, on the engine
+        assert harness.client.api_port
+        await _started(harness)
+        await harness.app.close()
+
+    drive(qloop, scenario())
+    run_id = next(iter(agent.repo.runs))
+    assert (agent.repo.runs[run_id].status, agent.repo.runs[run_id].stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+    assert not harness.client.engine.thread.is_alive()
+    assert not (tmp_path / "instances" / f"{os.getpid()}.json").exists()
+    left = _threads() - threads_before
+    assert left <= {"asyncio_0", "asyncio_1"}, left  # the GUI loop's own to_thread pool
+    assert _sockets() <= sockets_before, "a socket was left open"
