@@ -43,7 +43,7 @@ from desktop_agent.core.models import (  # noqa: E402
     TaskSpec,
 )
 from desktop_agent.ui.main_window import MainWindow  # noqa: E402
-from tests.gui.fake_agent import jpeg, make_agent, until  # noqa: E402
+from tests.gui.fake_agent import bind_window, jpeg, make_agent, until  # noqa: E402
 
 
 async def store_run(agent: Any, steps: int) -> str:
@@ -120,7 +120,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[tuple[flo
     run_id = await store_run(agent, args.steps)
     window = MainWindow()
     window.show()
-    window.bind(agent)
+    client = bind_window(window, agent)  # the store is read on the engine thread, as in the app
     await until(lambda: window.history.model.rowCount() == 1 and not window._tasks)
     await asyncio.sleep(0.2)
     try:
@@ -129,7 +129,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[tuple[flo
         await window.shutdown()
         window.allow_close()
         window.close()
-        agent.repo.close()
+        await client.close()
 
 
 def main() -> int:
@@ -144,6 +144,7 @@ def main() -> int:
 
         return rerun_on_xvfb()
     app = QApplication([sys.argv[0]])
+    app.setQuitOnLastWindowClosed(False)  # the engine closes after the window
     with (
         tempfile.TemporaryDirectory(prefix="gui-replay-") as tmp,
         asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner,

@@ -4,7 +4,8 @@
                                    [--repeat 3] [--xvfb]
 
 The real main window (timeline, thumbnails, step detail, history, status bar) shows a
-run of `--turns` turns: an instant scripted model (`wait 0` each turn, then done), a
+run of `--turns` turns (the Agent on its engine thread, as in the app): an instant
+scripted model (`wait 0` each turn, then done), a
 no-op tool, a real 640x360 JPEG screenshot and thumbnail written for every turn, and
 the real SQLite store (its writes run on a worker thread). The run is started from
 the Start button, on qasync's loop, exactly as in the app; the last row is selected
@@ -41,7 +42,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop_agent.ui.main_window import MainWindow  # noqa: E402
 from tests.fakes import ScriptedPlanner, done, tool  # noqa: E402
-from tests.gui.fake_agent import make_agent, until  # noqa: E402
+from tests.gui.fake_agent import bind_window, make_agent, until  # noqa: E402
 
 
 class Heartbeat:
@@ -85,14 +86,16 @@ async def one_run(window: MainWindow, agent: Any, turns: int, heartbeat: Heartbe
     follow = window.timeline_model.rowsInserted.connect(
         lambda *_: window.timeline.selectRow(window.timeline_model.rowCount() - 1)
     )
-    previous = window.worker
+    previous = window.run
     heartbeat.start()
     started = time.perf_counter()
     window.panel.start_button.click()
-    await until(lambda: window.worker is not previous, timeout=10)
-    await until(lambda: window.run is not None and window.run.status.is_terminal, timeout=120)
-    assert window.worker is not None
-    await window.worker.wait()
+    await until(
+        lambda: (
+            window.run is not previous and window.run is not None and window.run.status.is_terminal
+        ),
+        timeout=120,
+    )
     took = time.perf_counter() - started
     # let the thumbnails that were asked for arrive and paint, still under the heartbeat
     await asyncio.sleep(0.3)
@@ -116,7 +119,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[dict]:
         use_sqlite(agent, data_dir)
     window = MainWindow()
     window.show()
-    window.bind(agent)
+    client = bind_window(window, agent)  # the agent runs on its engine thread, as in the app
     await until(lambda: not window._tasks)
     await asyncio.sleep(0.2)  # first paint, history loaded
     heartbeat = Heartbeat(args.tick_ms)
@@ -128,7 +131,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[dict]:
         await window.shutdown()
         window.allow_close()
         window.close()
-        agent.repo.close()
+        await client.close()
     return results
 
 
@@ -145,6 +148,7 @@ def main() -> int:
 
         return rerun_on_xvfb()
     app = QApplication([sys.argv[0]])
+    app.setQuitOnLastWindowClosed(False)  # the engine closes after the window
     with (
         tempfile.TemporaryDirectory(prefix="gui-stall-") as tmp,
         asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner,

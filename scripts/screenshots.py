@@ -137,8 +137,10 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     from desktop_agent.agent import Agent
     from desktop_agent.app import DesktopApp
     from desktop_agent.core.models import Policy
+    from desktop_agent.engine import Engine
     from desktop_agent.settings import Settings
     from desktop_agent.ui.approval import ApprovalDialog
+    from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.main_window import MainWindow
     from tests.fakes import ScriptedPlanner, done, tool
     from tests.gui.fake_agent import until
@@ -160,14 +162,14 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
         tool("wait", seconds=0.5, reason="Let the editor show the text before checking."),
         done("The greeting is in the editor."),
     ]
-    agent = await Agent.open(
-        data_dir, settings, planner_factory=lambda run: ScriptedPlanner(list(script))
+    engine = Engine().start()
+    agent = await engine.run(
+        Agent.open(data_dir, settings, planner_factory=lambda run: ScriptedPlanner(list(script)))
     )
     window = MainWindow()
     window.resize(*SIZE)
     window.show()
-    desktop = DesktopApp(window, agent, quit_app=lambda: None)
-    window.bind(agent)
+    desktop = DesktopApp(window, EngineClient(engine, agent), quit_app=lambda: None)
     await until(lambda: not window._tasks, timeout=10)
     assert window.panel.vision_label.property("vision") == "yes"
     window.panel.goal_edit.setPlainText(GOAL)
@@ -190,7 +192,7 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     await until(lambda: not window.isMinimized(), timeout=10, what="the window back")
     window.on_run_selected(run_id)
     assert window.worker is not None
-    await window.worker.wait()
+    await window.worker.wait()  # the replay
     replayed = model.rowCount()
     window.timeline.selectRow(replayed - 2)  # the last observation: the greeting on screen
     await thumbnails_loaded(window, replayed)

@@ -106,6 +106,9 @@ class RunnerServices:
     sensitive_targets: tuple[str, ...] = DEFAULT_SENSITIVE_TARGETS
     #: each run's wall-time and token limits, and the price table of its cost estimate
     budget: Budget = field(default_factory=Budget)
+    #: awaited after each step: a viewer that has not caught up with the run's events (the
+    #: app's GUI thread) holds the next step back briefly; it never stops it (None: no viewer)
+    pace: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass(kw_only=True)
@@ -602,7 +605,13 @@ class _TaskLoop:
         self.open_step = None
         await self.deps.repo.save_step(done)
         self.emit(StepFinished(done))
+        await self._keep_pace()
         return done
+
+    async def _keep_pace(self) -> None:
+        # never while the run is ending: a stop closes its open step without waiting
+        if self.deps.pace is not None and not self.control.stop_requested:
+            await self.control.guard(self.deps.pace())
 
     async def _fail(self, step: StepView, status: StepStatus, error: str, **fields: Any) -> None:
         """End a step that counts as a failure toward max_failures."""

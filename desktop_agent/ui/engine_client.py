@@ -8,18 +8,23 @@ the run's events to the end), so no run depends on the GUI thread to go on or to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import threading
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
 from desktop_agent.core.events import TaskLoopEvent
 from desktop_agent.core.models import ApprovalDecision, RunView
 from desktop_agent.core.permissions import DEFAULT_POLICY
+from desktop_agent.engine import EngineClosed
 from desktop_agent.ui.text import one_line
 
 if TYPE_CHECKING:
@@ -33,6 +38,10 @@ log = logging.getLogger(__name__)
 
 #: a replay crosses to the GUI thread this many events at a time
 REPLAY_BATCH = 200
+#: the longest the GUI thread hands on run events before it lets Qt paint and take input
+SLICE_S = 0.004
+#: the longest a turn waits for the GUI thread to catch up with the run's events
+PACE_MAX_S = 0.05
 _END = object()
 
 
@@ -60,7 +69,7 @@ class EngineClient(QObject):
     stopped_everything = Signal(int, int)
     # The engine thread emits these; connected to this object's own signals, they are
     # queued to its (the GUI) thread, where the public signals' slots then run.
-    _event_from_engine = Signal(object)
+    _events_waiting = Signal()
     _refused_from_engine = Signal(str, str)
     _stopped_from_engine = Signal(int, int)
 
@@ -76,7 +85,12 @@ class EngineClient(QObject):
         self._owned: set[asyncio.Task[None]] = set()  # engine-side: the runs' readers
         self._unsubscribe: list[Callable[[], None]] = []
         self._closed = False
-        self._event_from_engine.connect(self.run_event)
+        # the engine's events wait here for the GUI thread, which hands them on in slices
+        self._inbox: deque[TaskLoopEvent] = deque()
+        self._inbox_lock = threading.Lock()
+        self._woken = False
+        self._caught_up: asyncio.Event  # the engine's, made there
+        self._events_waiting.connect(self._hand_on_events)
         self._refused_from_engine.connect(self.start_refused)
         self._stopped_from_engine.connect(self.stopped_everything)
         engine.call(self._subscribe)
@@ -92,9 +106,35 @@ class EngineClient(QObject):
     # ── on the engine thread ─────────────────────────────────────────────────
 
     def _subscribe(self) -> None:
+        self._caught_up = asyncio.Event()
+        self._caught_up.set()
+        self.agent.runner.services.pace = self._pace
         self._unsubscribe = [
-            self.agent.runner.subscribe(self._event_from_engine.emit),
+            self.agent.runner.subscribe(self._from_engine),
         ]
+
+    def _from_engine(self, event: TaskLoopEvent) -> None:
+        """An event of a run (engine thread): into the inbox, and wake the GUI thread once."""
+        with self._inbox_lock:
+            self._inbox.append(event)
+            self._caught_up.clear()
+            if self._woken:
+                return
+            self._woken = True
+        self._events_waiting.emit()
+
+    async def _pace(self) -> None:
+        """Before a turn (engine thread): while the GUI thread has events waiting, let it
+        catch up, for PACE_MAX_S at most. An engine that races ahead only makes the two
+        threads fight over the GIL, and the window's paints slow down several times."""
+        if self._caught_up.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._caught_up.wait(), PACE_MAX_S)
+
+    def _set_caught_up(self) -> None:
+        if not self._inbox:
+            self._caught_up.set()
 
     def _own(self, handle: RunHandle) -> None:
         task = asyncio.get_running_loop().create_task(self._read_to_end(handle))
@@ -134,6 +174,35 @@ class EngineClient(QObject):
         """The global stop hotkey, delivered on the engine's loop: no GUI thread involved."""
         log.info("stop hotkey pressed")
         self._stop_everything()
+
+    # ── on the GUI thread ────────────────────────────────────────────────────
+
+    def _hand_on_events(self) -> None:
+        """`run_event` for each waiting event, in order, for at most SLICE_S at a time: a burst
+        (a fast run, many runs) never holds the GUI thread from painting and input."""
+        deadline = time.perf_counter() + SLICE_S
+        while True:
+            with self._inbox_lock:
+                if not self._inbox:
+                    self._woken = False
+                    # caught up once Qt has painted what these events changed (the paint is
+                    # posted by now; a timer fires after the posted events of its turn)
+                    QTimer.singleShot(1, self._after_paint)
+                    return
+                event = self._inbox.popleft()
+            self.run_event.emit(event)
+            if time.perf_counter() >= deadline:
+                # the rest after Qt's own events: a timer (a 0 ms one is a posted call that
+                # Qt would deliver in the same pass, before timers and paints)
+                QTimer.singleShot(1, self._hand_on_events)
+                return
+
+    def _after_paint(self) -> None:
+        QTimer.singleShot(1, self._tell_caught_up)
+
+    def _tell_caught_up(self) -> None:
+        with contextlib.suppress(EngineClosed):
+            self.engine.call(self._set_caught_up)
 
     # ── runs ─────────────────────────────────────────────────────────────────
 

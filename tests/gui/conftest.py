@@ -54,3 +54,15 @@ def agent(tmp_path: Path) -> Any:
     in the data dir (tmp_path).
     """
     return make_agent(tmp_path)
+
+
+@pytest.fixture
+def harness(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Any]:
+    """A main window and a DesktopApp (no tray, no API, no hotkey) over `agent`, the Agent
+    on an engine thread as in the app (tests/gui/test_app_wiring.py: Harness)."""
+    from tests.gui.fake_agent import drive
+    from tests.gui.test_app_wiring import build
+
+    made = build(qtbot, qloop, agent)
+    yield made
+    drive(qloop, made.app.close())

@@ -234,8 +234,9 @@ def test_the_agent_opens_its_store_and_reads_the_api_key_off_the_gui_thread(
     monkeypatch.setattr(desktop_agent.planner, "ensure_vision", answers)
 
     async def scenario() -> None:
+        settings = Settings(base_url="http://127.0.0.1:9/v1")  # the key is for this server
         agent = await Agent.open(
-            tmp_path, Settings(), observer=FakeObserver(real_observation()), executor=FakeExecutor()
+            tmp_path, settings, observer=FakeObserver(real_observation()), executor=FakeExecutor()
         )
         try:
             await agent.ensure_model("http://127.0.0.1:9/v1", "llava")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +63,6 @@ def build(qtbot: Any, qloop: Any, agent: Any) -> Harness:
         return harness
 
     return drive(qloop, make())
-
-
-@pytest.fixture
-def harness(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Harness]:
-    made = build(qtbot, qloop, agent)
-    yield made
-    drive(qloop, made.app.close())
 
 
 def blocking_planner(release: CrossEvent, *then: Any) -> Any:

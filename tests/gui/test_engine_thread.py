@@ -4,6 +4,7 @@ closes at once; closing the app leaves no thread or socket behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -16,7 +17,7 @@ from desktop_agent.core.models import Policy, RunStatus, StopReason
 from desktop_agent.ui.approval import ApprovalDialog
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, until
-from tests.gui.test_app_wiring import Harness, blocking_planner, build, harness  # noqa: F401
+from tests.gui.test_app_wiring import Harness, blocking_planner, build
 
 pytestmark = [
     pytest.mark.gui,
@@ -141,10 +142,8 @@ def _threads() -> set[str]:
 def _sockets() -> int:
     count = 0
     for fd in os.listdir("/proc/self/fd"):
-        try:
+        with contextlib.suppress(FileNotFoundError):  # the listing's own, closed by now
             count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except FileNotFoundError:  # the listing's own descriptor, closed by now
-            pass
     return count
 
 
