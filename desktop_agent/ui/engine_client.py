@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: a replay crosses to the GUI thread this many events at a time
-REPLAY_BATCH = 200
+#: a replay crosses to the GUI thread this many events at a time (its rows are in memory
+#: already; every crossing costs the two threads a fight over the GIL)
+REPLAY_BATCH = 2000
 #: the longest the GUI thread hands on run events before it lets Qt paint and take input
 SLICE_S = 0.004
 #: the longest a turn waits for the GUI thread to catch up with the run's events
