@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import threading
@@ -374,6 +375,8 @@ class EngineClient(QObject):
         from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
 
         await self.stop_hotkey()
+        # what the hotkey runs on the engine is imported now, not on the first press
+        await asyncio.to_thread(importlib.import_module, "desktop_agent.api.instances")
         try:
             # opening an X connection and grabbing keys are round trips: not on the GUI thread
             self._hotkey = await asyncio.to_thread(
