@@ -26,7 +26,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
     event_to_json,
 )
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunStatus, RunView
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, RunStatus, RunView
 from desktop_agent.core.text import printable, printable_json
 
 if TYPE_CHECKING:
@@ -105,7 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-steps", type=_positive_int(1, 500))
     run.add_argument("--max-failures", type=_positive_int(1, 50))
     run.add_argument("--allow", type=_tool_list, help="allowed tools, comma-separated")
-    run.add_argument("--approve", choices=("ask", "all", "none"), default="ask")
+    run.add_argument(
+        "--approve",
+        choices=("ask", "all", "none"),
+        default="ask",
+        help="ask on the terminal (default; no terminal: deny), all, or none (deny). "
+        "'all' never approves a dangerous call (launch_app, a launcher key such as super+r, "
+        "a paste, a line typed into a terminal, a password field, a sensitive button) "
+        "unless its tool is named with --allow-dangerous",
+    )
+    run.add_argument(
+        "--allow-dangerous",
+        type=_tool_list,
+        metavar="TOOL,TOOL,...",
+        help="with --approve all: also approve these tools' dangerous calls",
+    )
     run.add_argument("--vision", choices=("auto", "yes", "no"))
     run.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
     run.add_argument("--json", action="store_true", help="one JSON object per line per event")
@@ -226,7 +240,7 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
     from desktop_agent.core.errors import RefusedToStart
 
     out = sys.stdout
-    gate = _gate_for(args.approve)
+    gate = _gate_for(args.approve, args.allow_dangerous or ())
     agent = await Agent.open(data_dir, settings, gate=gate)
     async with AsyncExitStack() as stack:
         stack.push_async_callback(agent.close)
@@ -262,10 +276,11 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
 async def _serve_api(agent: Agent, stack: AsyncExitStack) -> int:
     from desktop_agent.api.server import ApiServer
 
-    server = ApiServer(agent)
+    # a run's API serves controls only: its approvals follow its own --approve
+    server = ApiServer(agent, controls_only=True)
     port = await server.start()
     stack.push_async_callback(server.close)
-    log.info("local API on 127.0.0.1:%d", port)
+    log.info("local API on 127.0.0.1:%d (controls only)", port)
     return port
 
 
@@ -380,12 +395,19 @@ def _summary(run: RunView) -> str:
 
 
 class AutoGate:
-    """Answers every approval the same way (--approve all / none)."""
+    """Answers every approval the same way (--approve all / none), except that a dangerous
+    call — a dangerous tool (launch_app), or a call that asks every time (a launcher key,
+    a paste, a line into a terminal, a password field, a sensitive target) — is allowed
+    only for a tool named in `dangerous_allowed` (--allow-dangerous), else denied."""
 
-    def __init__(self, answer: ApprovalDecision) -> None:
+    def __init__(self, answer: ApprovalDecision, dangerous_allowed: Sequence[str] = ()) -> None:
         self.answer = answer
+        self.dangerous_allowed = frozenset(dangerous_allowed)
 
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        dangerous = approval.risk is Risk.DANGEROUS or bool(approval.caution)
+        if dangerous and approval.tool not in self.dangerous_allowed:
+            return ApprovalDecision.DENY
         return self.answer
 
 
@@ -438,9 +460,9 @@ async def _read_line(stream: TextIO) -> str:
         loop.remove_reader(fd)
 
 
-def _gate_for(mode: str) -> AutoGate | TerminalGate:
+def _gate_for(mode: str, dangerous_allowed: Sequence[str] = ()) -> AutoGate | TerminalGate:
     if mode == "all":
-        return AutoGate(ApprovalDecision.ONCE)
+        return AutoGate(ApprovalDecision.ONCE, dangerous_allowed)
     if mode == "none":
         return AutoGate(ApprovalDecision.DENY)
     return TerminalGate()

@@ -77,15 +77,32 @@ class NotFound(Refusal):
     status = 404
 
 
+class Forbidden(Refusal):
+    """Not served by this instance (a `desktop-agent run` process: controls only)."""
+
+    status = 403
+
+
+#: why a `desktop-agent run` process's API refuses to create, start or approve
+CONTROLS_ONLY = (
+    "this is a `desktop-agent run` process, whose approvals follow its own --approve: its "
+    "API only lists, shows, stops, pauses and resumes runs; create and approve tasks "
+    "through the app or `desktop-agent serve`"
+)
+
+
 class Routes:
     """The handlers, and what the API remembers between requests.
 
     Attributes:
         vision: the `vision` a POST asked for, kept until its run starts.
+        controls_only: refuse (403) to create, start or approve runs: the process answers
+            approvals its own way (`run --approve all`), which must not approve for others.
     """
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, *, controls_only: bool = False) -> None:
         self.agent = agent
+        self.controls_only = controls_only
         self.vision: dict[str, VisionSetting] = {}
         self._streaming: set[str] = set()
 
@@ -107,7 +124,12 @@ class Routes:
 
     # ── tasks ────────────────────────────────────────────────────────────────
 
+    def _refuse_if_controls_only(self) -> None:
+        if self.controls_only:
+            raise Forbidden(CONTROLS_ONLY)
+
     async def create_task(self, request: web.Request) -> web.StreamResponse:
+        self._refuse_if_controls_only()
         body = parse_body(await request.read(), CreateTask)
         try:
             run = await self.agent.create_run(
@@ -183,6 +205,7 @@ class Routes:
         run = await self._load(request)
         if run.status.is_terminal:
             return await self._stream(request, self.agent.replay(run.id), run.id)
+        self._refuse_if_controls_only()  # a replay (above) is a show; a start is not
         if self.agent.runner.is_active(run.id):
             raise Conflict(f"run {run.id} is running already")
         if run.status is not RunStatus.QUEUED:
@@ -228,6 +251,7 @@ class Routes:
         return web.json_response([a.to_json() for a in self.agent.approvals.pending])
 
     async def answer_approval(self, request: web.Request) -> web.StreamResponse:
+        self._refuse_if_controls_only()
         approval_id = request.match_info["id"]
         body = parse_body(await request.read(), AnswerApproval)
         pending = {a.id: a for a in self.agent.approvals.pending}

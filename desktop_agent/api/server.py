@@ -55,13 +55,16 @@ class ApiServer:
         port: the port it listens on, once started.
     """
 
-    def __init__(self, agent: Agent, *, pid: int | None = None) -> None:
-        """`pid` is the process id to register under (tests run two servers in one process)."""
+    def __init__(
+        self, agent: Agent, *, pid: int | None = None, controls_only: bool = False
+    ) -> None:
+        """`pid` is the process id to register under (tests run two servers in one process);
+        `controls_only` serves list, show, stop, pause and resume only (a `run` process)."""
         self.agent = agent
         self.port: int | None = None
         self._pid = os.getpid() if pid is None else pid
         self._token = ""
-        self._routes = Routes(agent)
+        self._routes = Routes(agent, controls_only=controls_only)
         self._runner: web.AppRunner | None = None
         self._instance_file: Path | None = None
 

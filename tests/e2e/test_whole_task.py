@@ -69,6 +69,8 @@ def test_a_whole_task_saves_the_file_exactly_and_show_replays_the_same_steps(
         server,
         "--approve",
         "all",
+        "--allow-dangerous",
+        "launch_app",  # it starts the editor; --approve all alone would deny that
         "--max-steps",
         "30",
     )

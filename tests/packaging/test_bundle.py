@@ -194,7 +194,7 @@ def test_the_bundle_runs_a_task_lists_it_stops_all_and_passes_the_doctor(
         run = subprocess.run(
             [*cli, "run", "open the text editor", "--base-url", server.base_url,
              "--model", "qwen2.5vl", "--vision", "yes", "--json", "--approve", "all",
-             "--max-steps", "40"],
+             "--allow-dangerous", "launch_app", "--max-steps", "40"],
             env=env, capture_output=True, text=True, timeout=180, check=False,
         )  # fmt: skip
         assert run.returncode == 0, run.stderr[-3000:]
