@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TITLE = "Desktop Agent"
+#: the status line when the user's own mouse or keyboard input paused the run
+TOOK_OVER = "Paused: you took over the mouse or keyboard. Resume with Ctrl+P or from the tray."
 
 
 class MainWindow(QMainWindow):
@@ -107,6 +109,7 @@ class MainWindow(QMainWindow):
         self._turn = 0
         self._clock_started: float | None = None
         self._max_steps_setting: int | None = None
+        self._taken_over: set[str] = set()  # runs the user's own input paused
 
         self.loader = ImageLoader(parent=self)
         self.panel = TaskPanel(self)
@@ -485,10 +488,17 @@ class MainWindow(QMainWindow):
     def on_run_paused(self, run: RunView) -> None:
         self._run = run
         self.panel.set_state("paused")
-        self.set_status("Paused. Resume with Ctrl+P.")
+        self.set_status(TOOK_OVER if run.id in self._taken_over else "Paused. Resume with Ctrl+P.")
+
+    def on_user_took_over(self, run_ids: tuple[str, ...]) -> None:
+        """The user's own input paused these runs; they resume when the user says so."""
+        self._taken_over.update(run_ids)
+        if self._live_id in run_ids:
+            self.set_status(TOOK_OVER)
 
     def on_run_resumed(self, run: RunView) -> None:
         self._run = run
+        self._taken_over.discard(run.id)
         self.panel.set_state("running")
         self.set_status("Running.")
 
