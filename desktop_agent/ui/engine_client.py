@@ -221,6 +221,10 @@ class EngineClient(QObject):
     def resolve_approval(self, approval_id: str, decision: ApprovalDecision) -> None:
         self.engine.call(self.agent.approvals.resolve, approval_id, decision)
 
+    async def load_run(self, run_id: str) -> RunView | None:
+        """The stored view of a run (a live run's totals as of its last finished turn)."""
+        return await self.engine.run(self.agent.repo.get_run(run_id))
+
     async def list_runs(self, limit: int = 500) -> list[RunView]:
         return await self.engine.run(self.agent.repo.list_runs(limit=limit))
 
