@@ -566,6 +566,8 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
             token_file = data_dir / "api-token"
             print(f"serving the local API on http://127.0.0.1:{port}/api (token: {token_file})")
             sys.stdout.flush()
+            # the user's own input pauses the API's runs too; resumed through the API
+            agent.watch_user_input()
             stopped = asyncio.Event()
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
