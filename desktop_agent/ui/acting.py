@@ -70,7 +70,8 @@ class ActingController(QObject):
     def on_run_event(self, event: TaskLoopEvent) -> None:
         active = self.runs.active
         if isinstance(event, StepStarted | StepFinished):
-            if event.step.run_id in active:
+            # a run the user took over says so until it resumes, not its last steps
+            if event.step.run_id in active and event.step.run_id not in self._taken_over:
                 self.panel.set_step(describe_step(event.step, active))
         elif isinstance(event, RunStarted):
             if self._minimize() and not self.approvals_open():

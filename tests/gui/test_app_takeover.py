@@ -65,6 +65,8 @@ def test_the_users_input_pauses_the_run_and_every_view_says_they_took_over(
         release.set()  # the model answers: the run pauses before acting on it
         await until(lambda: window.panel.state == "paused", what="the pause")
         assert window.status_label.text() == main_window.TOOK_OVER
+        # the decide step's end came meanwhile: the panel still says why it waits
+        assert panel.step_label.toolTip() == acting.TOOK_OVER
 
         harness.client.pause_all(False)  # Resume …
         await until(lambda: window.panel.state != "paused", what="the resume")
