@@ -28,10 +28,12 @@ from desktop_agent.core.runner import (
     close_planner,
 )
 from desktop_agent.core.tools import ToolRegistry
+from desktop_agent.desktop.takeover import InjectionWindows
 
 if TYPE_CHECKING:
     from desktop_agent.settings import Settings
     from desktop_agent.store import SqliteRunRepository
+    from desktop_agent.user_takeover import UserTakeover
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,9 @@ class Agent:
         runner: starts, stops, pauses and resumes runs; knows the active ones.
         approvals: the pending approvals; a dialog, a terminal or an API client answers them.
         repo: the run history (the only way to the database).
+        injections: when the executor's driver is sending input (the takeover watch reads
+            it to tell the agent's input from the user's).
+        takeover: pauses the runs when the user takes over, once `watch_user_input` ran.
     """
 
     data_dir: Path
@@ -59,6 +64,8 @@ class Agent:
     planner_factory: PlannerFactory | None = None
     #: skip the model-server reachability and vision checks (tests with a fake planner)
     check_model: bool = True
+    injections: InjectionWindows = field(default_factory=InjectionWindows)
+    takeover: UserTakeover | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
@@ -79,8 +86,11 @@ class Agent:
         # opening migrates and recovers (and may wait on a locked file): not on the loop's thread
         repo = await asyncio.to_thread(SqliteRunRepository.open, data_dir)
         made: list[Any] = []  # what this Agent builds, it closes (their threads end with it)
+        # the driver marks its input here; the takeover watch reads the same object
+        injections = InjectionWindows()
         if observer is None or executor is None:
             from desktop_agent.desktop import DesktopExecutor, DesktopObserver
+            from desktop_agent.desktop.input import PyAutoGuiDriver
             from desktop_agent.desktop.launch import Launcher
 
             if observer is None:
@@ -96,6 +106,7 @@ class Agent:
                 # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
                 executor = DesktopExecutor(
                     observer=observer if isinstance(observer, DesktopObserver) else None,
+                    driver=PyAutoGuiDriver(injections),
                     # a program the model starts never sees the model's API key
                     launcher=Launcher(hidden_env=(settings.api_key_env,)),
                 )
@@ -110,6 +121,7 @@ class Agent:
             permissions=Permissions(settings.policies, await repo.list_grants()),
             planner_factory=planner_factory,
             check_model=check_model,
+            injections=injections_of(executor) or injections,
         )
         for part in made:
             agent.on_close(part.close)
@@ -289,6 +301,18 @@ class Agent:
         run = await self.create_run(goal, **options)
         return self.admit(run, vision, forget_if_refused=True, before_run=before_run)
 
+    def watch_user_input(self) -> UserTakeover | None:
+        """From now on the user's own input pauses every active run (the setting
+        `pause_on_user_input`); call on the runner's loop. None when the setting is off."""
+        if not self.settings.pause_on_user_input:
+            return None
+        if self.takeover is None:
+            from desktop_agent.user_takeover import UserTakeover
+
+            self.takeover = UserTakeover(self.runner, self.injections)
+        self.takeover.attach()
+        return self.takeover
+
     def replay(self, run_id: str) -> AsyncGenerator[TaskLoopEvent, None]:
         return replay_run(self.repo, run_id)
 
@@ -302,6 +326,8 @@ class Agent:
         """Stop every run, then close the desktop adapters and the store (off this loop: the
         store finishes the writes already asked for)."""
         self.runner.stop_all()
+        if self.takeover is not None:
+            await self.takeover.close()
         await asyncio.to_thread(self._close_parts)
 
     def _close_parts(self) -> None:
@@ -311,6 +337,12 @@ class Agent:
             except Exception:  # noqa: BLE001 - closing must go on
                 log.exception("while closing")
         self.repo.close()
+
+
+def injections_of(executor: ToolExecutor) -> InjectionWindows | None:
+    """The injection windows of the executor's input driver, if it marks them."""
+    found = getattr(getattr(executor, "driver", None), "injections", None)
+    return found if isinstance(found, InjectionWindows) else None
 
 
 def key_may_go_to(base_url: str, configured_url: str) -> bool:

@@ -264,6 +264,8 @@ class DesktopApp(QObject):
         window, tray, client = self.window, self.tray, self.client
         client.run_event.connect(self.runs.apply)
         client.stopped_everything.connect(self.on_stopped_everything)
+        client.user_took_over.connect(self.on_user_took_over)
+        client.takeover_unavailable.connect(self.on_takeover_unavailable)
         window.stop_all_requested.connect(self.stop_everything)
         window.settings_requested.connect(self.settings.on_settings_requested)
         window.hidden_to_tray.connect(self.on_hidden_to_tray)
@@ -289,6 +291,7 @@ class DesktopApp(QObject):
             self.notices.append(f"Local API not served: {one_line(error)}")
             log.warning("local API not served: %s", error)
         self.notices += await self._start_hotkey()
+        await self.client.watch_user_input()
         if self.notices:
             self.window.show_notice(" · ".join(self.notices))
 
@@ -344,6 +347,15 @@ class DesktopApp(QObject):
         """Stop every run of this app and of every other instance on the data dir."""
         self.client.stop_everything()
         self.window.set_status("Stopping every run here; telling other instances…")
+
+    def on_user_took_over(self, run_ids: tuple[str, ...]) -> None:
+        """The user's own input paused these runs: say so everywhere they may look."""
+        self.window.on_user_took_over(run_ids)
+        self.acting.on_user_took_over(run_ids)
+        self.tray.notify("Paused: you took over", "Resume from the tray or the window when done.")
+
+    def on_takeover_unavailable(self, why: str) -> None:
+        self.window.show_notice(f"Your own mouse and keyboard will not pause a run: {why}")
 
     def on_stopped_everything(self, here: int, elsewhere: int) -> None:
         self.window.set_status(f"Stop all: {here} run(s) here, {elsewhere} in other instances.")

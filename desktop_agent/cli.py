@@ -248,8 +248,9 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
         # exists still keeps the run from acting
         stops_before = agent.runner.stop_all_count
         _stop_on_signals(agent, stack)
-        await _serve_api(agent, stack)
+        port = await _serve_api(agent, stack)
         _stop_on_hotkey(agent, settings, stack)
+        takeover = _TakeoverNotes(agent, port, as_json=args.json)
         try:
             # admitted at once (stop reaches it); the model is checked inside the run, and a
             # refused run is forgotten: history holds only runs that started
@@ -266,7 +267,9 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
         if agent.runner.stop_all_count != stops_before:
             agent.runner.stop(handle.run_id)
         try:
-            final = await _print_events(handle.events, out, as_json=args.json)
+            final = await _print_events(
+                handle.events, out, as_json=args.json, pause_line=takeover.pause_line
+            )
         except RefusedToStart as error:
             print(f"desktop-agent: {error}", file=sys.stderr)
             return EXIT_REFUSED
@@ -329,13 +332,64 @@ def _stop_on_hotkey(agent: Agent, settings: Settings, stack: AsyncExitStack) -> 
     stack.callback(handle.stop)
 
 
+class _TakeoverNotes:
+    """The user's own input pauses the run (setting `pause_on_user_input`); the human output
+    says so and how to resume through the local API. With --json, stdout stays events only:
+    the hint goes to stderr."""
+
+    def __init__(self, agent: Agent, port: int, *, as_json: bool) -> None:
+        self._agent = agent
+        self._port = port
+        self._as_json = as_json
+        self._takeover = agent.watch_user_input()
+        if self._takeover is not None:
+            self._takeover.add_listener(self)
+
+    def resume_hint(self, run_id: str) -> str:
+        from desktop_agent.api.instances import TOKEN_FILE
+
+        token = self._agent.data_dir / TOKEN_FILE
+        return (
+            f"resume: curl -X POST -H \"Authorization: Bearer $(cat '{token}')\" "
+            f"http://127.0.0.1:{self._port}/api/tasks/{run_id}/resume"
+        )
+
+    def pause_line(self, run: RunView) -> str:
+        """The human line of a run_paused event."""
+        if self._takeover is None or run.id not in self._takeover.paused_by_user:
+            return "     paused"
+        return f"     paused: you took over the mouse or keyboard; {self.resume_hint(run.id)}"
+
+    def took_over(self, run_ids: tuple[str, ...]) -> None:
+        if self._as_json:
+            for run_id in run_ids:
+                print(f"desktop-agent: paused: you took over; {self.resume_hint(run_id)}",
+                      file=sys.stderr, flush=True)  # fmt: skip
+
+    def unavailable(self, why: str) -> None:
+        print(
+            f"desktop-agent: your own input will not pause the run: {why}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 async def _print_events(
-    events: AsyncIterator[TaskLoopEvent], out: TextIO, *, as_json: bool
+    events: AsyncIterator[TaskLoopEvent],
+    out: TextIO,
+    *,
+    as_json: bool,
+    pause_line: Callable[[RunView], str] | None = None,
 ) -> RunView | None:
     final: RunView | None = None
     async with aclosing(events) as stream:  # type: ignore[type-var]
         async for event in stream:
-            line = _json_line(event_to_json(event)) if as_json else _human(event)
+            if as_json:
+                line = _json_line(event_to_json(event))
+            elif isinstance(event, RunPaused) and pause_line is not None:
+                line = printable(pause_line(event.run))
+            else:
+                line = _human(event)
             if line:
                 out.write(line + "\n")
                 out.flush()
@@ -387,8 +441,16 @@ def _summary(run: RunView) -> str:
     reason = f" / {run.stop_reason.value}" if run.stop_reason else ""
     message = f": {run.message}" if run.message else ""
     return (
-        f"run {run.id} {run.status.value}{reason} after {run.step_count} turn(s){elapsed}{message}"
+        f"run {run.id} {run.status.value}{reason} after {run.step_count} turn(s){elapsed}"
+        f"; {usage_text(run)}{message}"
     )
+
+
+def usage_text(run: RunView) -> str:
+    """The run's model tokens and cost, e.g. "1,234 + 56 tokens (estimated), $0.0012"."""
+    about = " (estimated)" if run.tokens_estimated else ""
+    cost = "cost unknown" if run.cost is None else f"${run.cost:.4f}"
+    return f"{run.prompt_tokens:,} + {run.completion_tokens:,} tokens{about}, {cost}"
 
 
 # ── approvals on the terminal ────────────────────────────────────────────────
@@ -526,6 +588,8 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
             token_file = data_dir / "api-token"
             print(f"serving the local API on http://127.0.0.1:{port}/api (token: {token_file})")
             sys.stdout.flush()
+            # the user's own input pauses the API's runs too; resumed through the API
+            agent.watch_user_input()
             stopped = asyncio.Event()
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):

@@ -122,6 +122,8 @@ class Settings(BaseModel):
     model_profile: str = "auto"
     #: the model's coordinate space when calibration found it differs from the profile's
     model_coordinates: Literal["auto", "pixels", "normalized", "resized"] = "auto"
+    #: the user's own mouse or keyboard input during a run pauses it (user_takeover.py)
+    pause_on_user_input: bool = True
 
     @field_validator("model_profile")
     @classmethod

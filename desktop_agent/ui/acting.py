@@ -14,6 +14,7 @@ from desktop_agent.core.events import (
     ApprovalResolved,
     RunFinished,
     RunPaused,
+    RunResumed,
     RunStarted,
     StepFinished,
     StepStarted,
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
 OFF_SCREEN_TIMEOUT_S = 1.0
 #: and then for its iconify animation and the compositor to catch up
 OFF_SCREEN_SETTLE_S = 0.05
+PAUSED = "Paused — resume from the tray or the window"
+#: the acting panel's line when the user's own input paused the run
+TOOK_OVER = "Paused: you took over the mouse or keyboard — resume from the tray or the window"
 
 
 class ActingController(QObject):
@@ -56,19 +60,29 @@ class ActingController(QObject):
         self.approvals_open: Callable[[], int] = lambda: 0
         self._minimize = minimize
         self._minimised_by_us = False
+        self._taken_over: set[str] = set()  # runs the user's own input paused
         runs.subscribe(self.on_run_event)
+
+    def on_user_took_over(self, run_ids: tuple[str, ...]) -> None:
+        self._taken_over.update(run_ids)
+        self.panel.set_step(TOOK_OVER)
 
     def on_run_event(self, event: TaskLoopEvent) -> None:
         active = self.runs.active
         if isinstance(event, StepStarted | StepFinished):
-            if event.step.run_id in active:
+            # a run the user took over says so until it resumes, not its last steps
+            if event.step.run_id in active and event.step.run_id not in self._taken_over:
                 self.panel.set_step(describe_step(event.step, active))
         elif isinstance(event, RunStarted):
             if self._minimize() and not self.approvals_open():
                 self.get_out_of_the_way()
             self.panel.show_for(event.run.goal)
         elif isinstance(event, RunPaused):
-            self.panel.set_step("Paused — resume from the tray or the window")
+            taken = event.run.id in self._taken_over
+            self.panel.set_step(TOOK_OVER if taken else PAUSED)
+        elif isinstance(event, RunResumed):
+            self._taken_over.discard(event.run.id)
+            self.panel.set_step("Resumed — looking at the screen afresh")
         elif isinstance(event, ApprovalRequested):
             self.panel.set_step(f"Waiting for your approval: {event.approval.tool}")
         elif isinstance(event, ApprovalResolved):
@@ -78,7 +92,10 @@ class ActingController(QObject):
                 self.panel.set_step(f"{request.tool} {what[event.decision.value]} ({event.by})")
             if active and not self.approvals_open() and self._minimize():
                 self.get_out_of_the_way()
-        elif isinstance(event, RunFinished) and not active:
+        elif isinstance(event, RunFinished):
+            self._taken_over.discard(event.run.id)
+            if active:
+                return
             self.panel.hide()
             self.come_back()
 

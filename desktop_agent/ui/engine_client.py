@@ -56,6 +56,9 @@ class EngineClient(QObject):
             (the model does not answer or cannot see, ...); it was forgotten.
         stopped_everything(int, int): Stop all (hotkey, tray, window) was carried out:
             runs stopped here, runs stopped in other instances on the data dir.
+        user_took_over(object): the user's own mouse or keyboard input paused these runs
+            (a tuple of ids); they resume when the user says so.
+        takeover_unavailable(str): the user's input cannot be watched (why, one line).
 
     Attributes:
         engine: the thread the Agent runs on.
@@ -69,11 +72,15 @@ class EngineClient(QObject):
     run_event = Signal(object)
     start_refused = Signal(str, str)
     stopped_everything = Signal(int, int)
+    user_took_over = Signal(object)
+    takeover_unavailable = Signal(str)
     # The engine thread emits these; connected to this object's own signals, they are
     # queued to its (the GUI) thread, where the public signals' slots then run.
     _events_waiting = Signal()
     _refused_from_engine = Signal(str, str)
     _stopped_from_engine = Signal(int, int)
+    _took_over_from_engine = Signal(object)
+    _unwatched_from_engine = Signal(str)
 
     def __init__(self, engine: Engine, agent: Agent, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -93,8 +100,12 @@ class EngineClient(QObject):
         self._woken = False
         self._caught_up: asyncio.Event  # the engine's, made there
         self._events_waiting.connect(self._hand_on_events)
+        self._takeover_on = False  # watch_user_input was called (the app's services)
+        self._heard: Any = None  # the UserTakeover this listens to
         self._refused_from_engine.connect(self.start_refused)
         self._stopped_from_engine.connect(self.stopped_everything)
+        self._took_over_from_engine.connect(self.user_took_over)
+        self._unwatched_from_engine.connect(self.takeover_unavailable)
         engine.call(self._subscribe)
 
     @property
@@ -171,6 +182,25 @@ class EngineClient(QObject):
             log.exception("telling the other instances to stop failed")
             elsewhere = 0
         self._stopped_from_engine.emit(here, elsewhere)
+
+    # the UserTakeover's listener (called on the engine's loop)
+    def took_over(self, run_ids: tuple[str, ...]) -> None:
+        self._took_over_from_engine.emit(run_ids)
+
+    def unavailable(self, why: str) -> None:
+        self._unwatched_from_engine.emit(why)
+
+    async def _follow_settings_takeover(self) -> None:
+        """Watch the user's input while the setting `pause_on_user_input` is on."""
+        agent = self.agent
+        if agent.settings.pause_on_user_input:
+            takeover = agent.watch_user_input()  # the one it has, or a new one
+            if takeover is not None and takeover is not self._heard:
+                self._heard = takeover
+                takeover.add_listener(self)
+        elif agent.takeover is not None:
+            takeover, agent.takeover = agent.takeover, None
+            await takeover.close()
 
     def on_hotkey(self) -> None:
         """The global stop hotkey, delivered on the engine's loop: no GUI thread involved."""
@@ -262,6 +292,10 @@ class EngineClient(QObject):
     def resolve_approval(self, approval_id: str, decision: ApprovalDecision) -> None:
         self.engine.call(self.agent.approvals.resolve, approval_id, decision)
 
+    async def load_run(self, run_id: str) -> RunView | None:
+        """The stored view of a run (a live run's totals as of its last finished turn)."""
+        return await self.engine.run(self.agent.repo.get_run(run_id))
+
     async def list_runs(self, limit: int = 500) -> list[RunView]:
         return await self.engine.run(self.agent.repo.list_runs(limit=limit))
 
@@ -347,6 +381,8 @@ class EngineClient(QObject):
             services.approval_timeout_s = settings.approval_timeout_s
             services.sensitive_targets = tuple(settings.sensitive_targets)
             services.budget = settings.budget()
+            if self._takeover_on:
+                await self._follow_settings_takeover()
 
         await self.engine.run(go())
         self.settings = settings
@@ -366,6 +402,13 @@ class EngineClient(QObject):
         self.api_port = await self.engine.run(go())
         log.info("app serves the local API on port %d", self.api_port)
         return self.api_port
+
+    async def watch_user_input(self) -> None:
+        """From now on the user's own input pauses every run (setting `pause_on_user_input`):
+        the watch starts on the engine with a run and stops when none is left; the
+        `user_took_over` and `takeover_unavailable` signals tell the views."""
+        self._takeover_on = True
+        await self.engine.run(self._follow_settings_takeover())
 
     async def start_hotkey(self, combo: str) -> bool:
         """Grab the global stop hotkey; it stops runs on the engine's loop directly.

@@ -30,7 +30,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
     event_run_id,
 )
-from desktop_agent.core.models import RunStatus, RunView, StepView
+from desktop_agent.core.models import RunStatus, RunView, StepKind, StepView
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.step_detail import StepDetail
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TITLE = "Desktop Agent"
+#: the status line when the user's own mouse or keyboard input paused the run
+TOOK_OVER = "Paused: you took over the mouse or keyboard. Resume with Ctrl+P or from the tray."
 
 
 class MainWindow(QMainWindow):
@@ -73,7 +75,8 @@ class MainWindow(QMainWindow):
         before_run: awaited after a run is admitted and before its first step (the app
             gets the window out of the way there).
         panel, timeline_model, timeline, detail, history: the parts.
-        status_label, turn_label, elapsed_label: the status bar's fields.
+        status_label, turn_label, usage_label, elapsed_label: the status bar's fields
+            (usage: the run's model tokens and cost; elapsed: against max_run_seconds).
     """
 
     first_painted = Signal()
@@ -107,6 +110,7 @@ class MainWindow(QMainWindow):
         self._turn = 0
         self._clock_started: float | None = None
         self._max_steps_setting: int | None = None
+        self._taken_over: set[str] = set()  # runs the user's own input paused
 
         self.loader = ImageLoader(parent=self)
         self.panel = TaskPanel(self)
@@ -165,11 +169,14 @@ class MainWindow(QMainWindow):
         self.status_label.setObjectName("status")
         self.turn_label = QLabel("", self)
         self.turn_label.setObjectName("turn")
+        self.usage_label = QLabel("", self)
+        self.usage_label.setObjectName("usage")
         self.elapsed_label = QLabel("", self)
         self.elapsed_label.setObjectName("elapsed")
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
         bar.addPermanentWidget(self.turn_label)
+        bar.addPermanentWidget(self.usage_label)
         bar.addPermanentWidget(self.elapsed_label)
 
     def _build_actions(self) -> None:
@@ -450,6 +457,8 @@ class MainWindow(QMainWindow):
             return
         if isinstance(event, StepStarted | StepFinished):
             self.on_step(event.step)
+            if isinstance(event, StepStarted) and event.step.kind is StepKind.OBSERVE:
+                self._refresh_usage(event.step.run_id)  # the turns before it are stored
         elif isinstance(event, RunStarted):
             self.on_run_started(event.run)
         elif isinstance(event, RunPaused):
@@ -485,10 +494,17 @@ class MainWindow(QMainWindow):
     def on_run_paused(self, run: RunView) -> None:
         self._run = run
         self.panel.set_state("paused")
-        self.set_status("Paused. Resume with Ctrl+P.")
+        self.set_status(TOOK_OVER if run.id in self._taken_over else "Paused. Resume with Ctrl+P.")
+
+    def on_user_took_over(self, run_ids: tuple[str, ...]) -> None:
+        """The user's own input paused these runs; they resume when the user says so."""
+        self._taken_over.update(run_ids)
+        if self._live_id in run_ids:
+            self.set_status(TOOK_OVER)
 
     def on_run_resumed(self, run: RunView) -> None:
         self._run = run
+        self._taken_over.discard(run.id)
         self.panel.set_state("running")
         self.set_status("Running.")
 
@@ -554,8 +570,42 @@ class MainWindow(QMainWindow):
         run = self._run
         if run is None:
             self.turn_label.setText("")
+            self.usage_label.setText("")
             return
         self.turn_label.setText(f"Turn {self._turn} of {run.max_steps}")
+        going = self.client is not None and self._live and run.finished_at is None
+        max_tokens = self.client.settings.max_run_tokens if self.client and going else 0
+        self.usage_label.setText(usage_line(run, max_tokens))
+        self.usage_label.setToolTip(
+            "Model tokens (prompt + completion) and the cost estimate from the price table"
+            + (
+                " — some turns' tokens are estimated: the server gave no usage"
+                if run.tokens_estimated
+                else ""
+            )
+        )
+
+    def _refresh_usage(self, run_id: str) -> None:
+        """The live run's stored totals (tokens, cost) into the status bar."""
+        client = self.client
+        if client is None:
+            return
+
+        async def load() -> None:
+            stored = await client.load_run(run_id)
+            current = self._run
+            if stored is None or current is None or current.id != run_id or not self._live:
+                return
+            if current.finished_at is None:  # the run_finished view is final: keep it
+                self._run = current.with_(
+                    prompt_tokens=stored.prompt_tokens,
+                    completion_tokens=stored.completion_tokens,
+                    tokens_estimated=stored.tokens_estimated,
+                    cost=stored.cost,
+                )
+                self._show_turn()
+
+        self.spawn(load())
 
     def on_elapsed_tick(self) -> None:
         run = self._run
@@ -569,7 +619,9 @@ class MainWindow(QMainWindow):
             seconds = time.monotonic() - self._clock_started
         else:
             seconds = (datetime.now(UTC) - run.started_at).total_seconds()
-        self.elapsed_label.setText(format_elapsed(seconds))
+        limit = self.client.settings.max_run_seconds if self.client and self._live else 0
+        of = f" of {format_elapsed(limit)}" if limit and run.finished_at is None else ""
+        self.elapsed_label.setText(format_elapsed(seconds) + of)
 
     # ── window behaviour ─────────────────────────────────────────────────────
 
@@ -664,6 +716,15 @@ def describe_outcome(run: RunView) -> str:
     if run.stop_reason is not None and run.stop_reason.value not in ("done", "user_stop", "error"):
         head += f" ({run.stop_reason.value.replace('_', ' ')})"
     return f"{head}: {run.message}" if run.message else head
+
+
+def usage_line(run: RunView, max_tokens: int = 0) -> str:
+    """The status bar's tokens and cost, e.g. "1,000 + 50 tokens of 1,000,000 · $0.0011";
+    "≈" marks totals that include estimates."""
+    about = "≈" if run.tokens_estimated else ""
+    limit = f" of {max_tokens:,}" if max_tokens else ""
+    cost = "no price" if run.cost is None else f"${run.cost:.4f}"
+    return f"{about}{run.prompt_tokens:,} + {run.completion_tokens:,} tokens{limit} · {cost}"
 
 
 def format_elapsed(seconds: float) -> str:

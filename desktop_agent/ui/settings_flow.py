@@ -50,11 +50,31 @@ class SettingsController(QObject):
             self.dialog.raise_()
             return
         dialog = SettingsDialog(
-            self.window, self.client.settings, test_connection=self.client.test_connection
+            self.window,
+            self.client.settings,
+            test_connection=self.client.test_connection,
+            calibrate=self.calibrate,
         )
         dialog.saved.connect(self.on_settings_saved)
         self.dialog = dialog
         dialog.open()
+
+    async def calibrate(self, settings: Settings) -> str | None:
+        """Calibrate the model of `settings` (the dialog's, maybe unsaved) in the calibration
+        window; the coordinate space the user chose to save there, or None. The model's
+        requests are awaited on this (qasync) loop, the API key is read off the GUI thread."""
+        from desktop_agent.agent import key_may_go_to
+        from desktop_agent.settings import get_api_key
+        from desktop_agent.ui import calibration
+
+        api_key = None
+        if key_may_go_to(settings.base_url, settings.base_url):  # never plain http afar
+            api_key = await asyncio.to_thread(get_api_key, settings)
+        chosen: list[str] = []
+        # a child of the (window-modal) dialog, or the dialog would block its Save button
+        parent = self.dialog if self.dialog is not None else self.window
+        await calibration.calibrate_in_window(settings, api_key, save=chosen.append, parent=parent)
+        return chosen[-1] if chosen else None
 
     def on_settings_saved(self, settings: Settings) -> None:
         self.window.spawn(self.apply_settings(settings))

@@ -1,0 +1,61 @@
+"""Settings… in the app has Calibrate…, and it calibrates the dialog's model in the window."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+import desktop_agent.settings
+from desktop_agent.ui import calibration
+from desktop_agent.ui.settings_dialog import SettingsDialog
+from tests.gui.fake_agent import drive, until
+from tests.gui.test_app_wiring import Harness, build
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+
+def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
+    qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[dict[str, Any]] = []
+    key_threads: list[threading.Thread] = []
+
+    def read_key(settings: Any) -> str:
+        key_threads.append(threading.current_thread())
+        return "sk-local"
+
+    async def calibrate_in_window(settings: Any, api_key: Any, **options: Any) -> None:
+        calls.append({"settings": settings, "api_key": api_key, **options})
+        options["save"]("normalized")  # the user pressed Save in the calibration window
+
+    monkeypatch.setattr(desktop_agent.settings, "get_api_key", read_key)
+    monkeypatch.setattr(calibration, "calibrate_in_window", calibrate_in_window)
+    harness: Harness = build(qtbot, qloop, agent)
+    try:
+        harness.app.settings.on_settings_requested()
+        dialog = harness.app.settings.dialog
+        assert isinstance(dialog, SettingsDialog)
+        qtbot.addWidget(dialog)
+        assert dialog.calibrate_button.isVisible()
+        dialog.fields["model"].setText("qwen3-vl")  # an unsaved change is what is calibrated
+
+        async def scenario() -> None:
+            dialog.calibrate_button.click()
+            await until(lambda: calls and dialog.calibrate_button.isEnabled(), what="the end")
+
+        drive(qloop, scenario())
+        (call,) = calls
+        assert call["settings"].model == "qwen3-vl"
+        assert call["parent"] is dialog
+        # the loopback server of the settings may have the key; read off the GUI thread
+        assert call["api_key"] == "sk-local"
+        assert key_threads and key_threads[0] is not threading.main_thread()
+        assert dialog.calibrate_result.text() == "the model answers in normalized coordinates"
+        assert dialog.fields["model_coordinates"].currentData() == "normalized"
+    finally:
+        drive(qloop, harness.app.close())
