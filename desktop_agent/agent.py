@@ -94,13 +94,7 @@ class Agent:
             from desktop_agent.desktop.launch import Launcher
 
             if observer is None:
-                observer = DesktopObserver(
-                    width=settings.capture_width,
-                    fmt=settings.capture_format,
-                    quality=settings.jpeg_quality,
-                    monitor=settings.monitor,
-                    set_of_mark=settings.set_of_mark,
-                )
+                observer = DesktopObserver.from_settings(settings)
                 made.append(observer)
             if executor is None:
                 # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer

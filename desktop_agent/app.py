@@ -313,7 +313,8 @@ class DesktopApp(QObject):
         self._closed = True
         window, panel = self.window, self.acting_panel
         self.approvals.close()
-        panel.hide()
+        if shiboken6.isValid(panel):
+            panel.hide()
         self.tray.dispose()
         await window.shutdown()  # also ends what the app spawned on it: dialogs, saves
         await self.client.close()  # runs, API, hotkey, store, desktop adapters, the engine

@@ -34,7 +34,10 @@ class EngineClosed(RuntimeError):
 
 
 class Engine:
-    """An asyncio loop running on its own (non-daemon) thread until `close`.
+    """An asyncio loop running on its own thread until `close`.
+
+    The thread is a daemon: `close` is how it ends, and a close that never came (a fault on
+    the way out) must not keep a quitting process alive.
 
     Attributes:
         loop: the engine's event loop (use it only through `submit` / `call` from
@@ -44,7 +47,7 @@ class Engine:
 
     def __init__(self, name: str = "desktop-agent-engine") -> None:
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self._main, name=name)
+        self.thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._started = threading.Event()
         self._closed = False
 

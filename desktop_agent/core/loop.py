@@ -316,7 +316,7 @@ class _TaskLoop:
                 _within(
                     deps.observe_timeout_s,
                     "the observation did not finish",
-                    deps.observer.observe(),
+                    deps.observer.observe,
                 )
             )
         except (StopRequested, asyncio.CancelledError):
@@ -337,7 +337,7 @@ class _TaskLoop:
         (effect, a note for the model: "" or "no visible change…")."""
         try:
             after = await self.control.guard(
-                _within(self.deps.observe_timeout_s, "", self.deps.observer.observe())
+                _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
             )
         except (StopRequested, asyncio.CancelledError):
             raise
@@ -486,7 +486,9 @@ class _TaskLoop:
         try:
             result = await self.control.guard(
                 _within(
-                    deadline, f"{tool} did not finish", deps.executor.execute(spec, args, context)
+                    deadline,
+                    f"{tool} did not finish",
+                    lambda: deps.executor.execute(spec, args, context),
                 )
             )
         except (StopRequested, asyncio.CancelledError):
@@ -703,11 +705,15 @@ def _target_of(args: BaseModel, observation: Observation) -> tuple[int, int] | N
     return None
 
 
-async def _within(seconds: float, what: str, work: Awaitable[T]) -> T:
-    """`work`, or TimeoutError saying `what` did not finish in `seconds`."""
+async def _within(seconds: float, what: str, start: Callable[[], Awaitable[T]]) -> T:
+    """`start()`'s outcome, or TimeoutError saying `what` did not finish in `seconds`.
+
+    The work is begun here, not by the caller: a `_within` that a stop closes before it
+    ran leaves no coroutine behind that was never awaited.
+    """
     try:
         async with asyncio.timeout(seconds):
-            return await work
+            return await start()
     except TimeoutError:
         raise TimeoutError(f"{what} in {seconds:g} s") from None
 

@@ -123,6 +123,18 @@ class DesktopObserver:
         self._natives.append((observation, natives))
         return observation
 
+    @classmethod
+    def from_settings(cls, settings: Any, **options: Any) -> DesktopObserver:
+        """An observer as the settings' capture part says (width, format, quality, monitor,
+        set-of-mark); `options` are the constructor's others (inventory=False, ...)."""
+        return cls(
+            width=settings.capture_width,
+            fmt=settings.capture_format,
+            quality=settings.jpeg_quality,
+            monitor=settings.monitor,
+            **{"set_of_mark": settings.set_of_mark, **options},
+        )
+
     def _encode(self, shot: Shot, elements: tuple[Element, ...] = ()) -> tuple[bytes, bytes, bytes]:
         """(encoded screenshot, thumbnail, signature), the signature of the unmarked screen."""
         thumb = thumbnail(shot.image)

@@ -207,13 +207,7 @@ async def calibrate_in_window(
     if observer is None:
         from desktop_agent.desktop import DesktopObserver
 
-        observer = DesktopObserver(
-            width=settings.capture_width,
-            fmt=settings.capture_format,
-            quality=settings.jpeg_quality,
-            monitor=settings.monitor,
-            inventory=False,
-        )
+        observer = DesktopObserver.from_settings(settings, inventory=False, set_of_mark=False)
     window = CalibrationWindow(parent)
     closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     window.closed.connect(lambda: _resolve(closed))

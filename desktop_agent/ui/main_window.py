@@ -334,11 +334,7 @@ class MainWindow(QMainWindow):
 
     def _show_live(self, run_id: str | None) -> None:
         """Put the live run `run_id` on show (None: one is being admitted)."""
-        previous = self.worker
-        if previous is not None:
-            previous.cancel()
-            self._disconnect_worker(previous)
-            self.worker = None
+        self._drop_worker()
         self._live_id = run_id
         self._live = True
         self._reset_view()
@@ -389,10 +385,7 @@ class MainWindow(QMainWindow):
         """Put `worker`'s (replayed) run on show: clear the timeline and follow its signals."""
         if self.live_running:
             raise RuntimeError("a live run is on show; it must end first")
-        previous = self.worker
-        if previous is not None:
-            previous.cancel()
-            self._disconnect_worker(previous)
+        self._drop_worker()
         self.worker = worker
         self._live_id = None
         self._live = worker.live
@@ -413,6 +406,13 @@ class MainWindow(QMainWindow):
         self._elapsed_timer.stop()
         self.timeline_model.clear()
         self.detail.show_step(None)
+
+    def _drop_worker(self) -> None:
+        """Stop following the replay on show, if any."""
+        previous, self.worker = self.worker, None
+        if previous is not None:
+            previous.cancel()
+            self._disconnect_worker(previous)
 
     def _disconnect_worker(self, worker: RunWorker) -> None:
         for signal in (

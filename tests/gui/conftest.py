@@ -65,4 +65,4 @@ def harness(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Any]:
 
     made = build(qtbot, qloop, agent)
     yield made
-    drive(qloop, made.app.close())
+    drive(qloop, made.close())

@@ -56,7 +56,7 @@ def test_services_serve_the_api_and_say_once_what_is_missing(
         assert harness.client.api_port
         assert (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
     assert not (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
 
 
@@ -86,7 +86,7 @@ def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
         final = drive(qloop, scenario())
     finally:
         drive(qloop, server.close())
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert harness.window.status_label.text() == ("Stop all: 0 run(s) here, 1 in other instances.")
 
@@ -146,7 +146,7 @@ def test_the_end_of_a_run_is_notified_and_the_tray_follows(
     try:
         drive(qloop, scenario())
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
     assert tray.state == "failed"
     assert tray.notes == [("Run failed", "open the missing app\nFailed: the app is not installed")]
 

@@ -77,7 +77,7 @@ def test_the_users_input_pauses_the_run_and_every_view_says_they_took_over(
     drive(qloop, scenario())
     assert window.run is not None and window.run.status is RunStatus.COMPLETED
     assert len([note for note in tray.notes if note[0].startswith("Paused")]) == 1
-    drive(qloop, harness.app.close())
+    drive(qloop, harness.close())
 
 
 async def _build(qtbot: Any, agent: Any, tray: TrayController) -> Harness:

@@ -31,11 +31,11 @@ class Harness:
         self.agent = agent
         self.client = make_client(agent)
         self.quits = 0
+        # not given to qtbot: it deletes its widgets before fixtures end, while `close`
+        # (the app's own end: it closes them) may still be to come
         self.window = MainWindow()
-        qtbot.addWidget(self.window)
         self.window.show()
         panel = ActingPanel()
-        qtbot.addWidget(panel)
         self.app = DesktopApp(
             self.window,
             self.client,
@@ -43,6 +43,9 @@ class Harness:
             tray=tray or TrayController(available=False),
             acting_panel=panel,
         )
+
+    async def close(self) -> None:
+        await self.app.close()
 
     def on_quit(self) -> None:
         self.quits += 1
@@ -123,7 +126,7 @@ def test_the_window_stays_put_when_minimising_is_turned_off(
     try:
         drive(qloop, scenario())
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
 
 
 def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
@@ -156,7 +159,7 @@ def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
     try:
         drive(qloop, scenario())
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
     action = [s for s in window.timeline_model.steps() if s.kind is StepKind.ACTION]
     assert [(s.tool, s.status) for s in action] == [("click", StepStatus.OK)]
     assert window.run is not None and window.run.status is RunStatus.COMPLETED
@@ -186,7 +189,7 @@ def test_an_approval_answered_elsewhere_closes_the_dialog(
     try:
         drive(qloop, scenario())
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
     dialogs = [d for d in window.findChildren(ApprovalDialog) if d.isVisible()]
     assert dialogs == []
     action = [s for s in window.timeline_model.steps() if s.kind is StepKind.ACTION]
@@ -220,7 +223,7 @@ def test_an_approval_dialog_that_fails_denies_at_once_and_says_why(
     try:
         drive(qloop, scenario())
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
     action = [s for s in window.timeline_model.steps() if s.kind is StepKind.ACTION]
     assert [(s.status, s.error) for s in action] == [(StepStatus.DENIED, "denied by the user")]
     assert (

@@ -121,7 +121,7 @@ def test_an_approval_dialog_closes_when_its_run_is_stopped(
     try:
         drive(qloop, scenario())
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())
     run = window.run
     assert run is not None and run.stop_reason is StopReason.USER_STOP
     assert harness.app.approvals.open_dialogs == {}
@@ -161,7 +161,7 @@ def test_closing_the_app_stops_its_runs_and_leaves_no_thread_or_socket(
         await harness.app.start_services()  # the local API, on the engine
         assert harness.client.api_port
         await _started(harness)
-        await harness.app.close()
+        await harness.close()
 
     drive(qloop, scenario())
     run_id = next(iter(agent.repo.runs))

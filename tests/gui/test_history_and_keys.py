@@ -107,8 +107,7 @@ def test_clicking_a_run_asks_for_it(history: HistoryPanel, qtbot: Any) -> None:
 
 @pytest.fixture
 def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator[MainWindow]:
-    made = MainWindow()
-    qtbot.addWidget(made)
+    made = MainWindow()  # not given to qtbot: it would delete it before the teardown below
     made.show()
     made.activateWindow()
 
@@ -121,6 +120,7 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator
     yield made
     drive(qloop, made.shutdown())
     drive(qloop, client.close())
+    made.deleteLater()
 
 
 def test_interrupted_runs_of_the_store_show_in_the_history_on_bind(

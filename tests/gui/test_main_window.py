@@ -24,8 +24,7 @@ pytestmark = [
 
 @pytest.fixture
 def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator[MainWindow]:
-    made = MainWindow()
-    qtbot.addWidget(made)
+    made = MainWindow()  # not given to qtbot: it would delete it before the teardown below
     made.show()
 
     async def bind() -> Any:
@@ -37,6 +36,7 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator
     yield made
     drive(qloop, made.shutdown())
     drive(qloop, client.close())
+    made.deleteLater()
 
 
 def script(agent: Any, *answers: Any) -> None:

@@ -23,8 +23,7 @@ pytestmark = [
 
 @pytest.fixture
 def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator[MainWindow]:
-    made = MainWindow()
-    qtbot.addWidget(made)
+    made = MainWindow()  # not given to qtbot: it would delete it before the teardown below
     made.show()
 
     async def bind() -> Any:
@@ -36,6 +35,7 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator
     yield made
     drive(qloop, made.shutdown())
     drive(qloop, client.close())
+    made.deleteLater()
 
 
 def test_the_status_bar_shows_tokens_cost_and_time_while_the_run_goes(

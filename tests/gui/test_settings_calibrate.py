@@ -58,4 +58,4 @@ def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
         assert dialog.calibrate_result.text() == "the model answers in normalized coordinates"
         assert dialog.fields["model_coordinates"].currentData() == "normalized"
     finally:
-        drive(qloop, harness.app.close())
+        drive(qloop, harness.close())

@@ -355,3 +355,23 @@ async def test_a_pause_while_the_human_is_asked_drops_the_approved_decision_too(
     assert len(h.gate.requests) == 2
     assert len(h.executor.calls) == 1
     assert h.breakers["click"].consecutive_failures == 0
+
+
+async def test_a_stop_during_an_action_begins_no_observation_of_its_effect(
+    harness: Harness,
+) -> None:
+    run = await harness.create()
+    observations: list[int] = []
+
+    async def stops_while_clicking(_args: BaseModel, _context: ToolContext) -> ToolResult:
+        observations.append(harness.observer.calls)
+        assert harness.runner.stop(run.id)
+        return ToolResult.success("clicked")
+
+    harness.executor.handlers["click"] = stops_while_clicking
+    events = await harness.collect(run, ScriptedPlanner([tool("click", x=5, y=5)], then=done()))
+
+    assert_user_stop(events)
+    # the effect check's observation is never begun (nor left behind un-awaited)
+    assert observations == [1]
+    assert harness.observer.calls == 1
