@@ -12,7 +12,7 @@ import pytest
 from desktop_agent.api.routes import CONTROLS_ONLY
 from desktop_agent.cli import AutoGate, build_parser
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, TaskSpec
-from tests.unit.api.conftest import open_api
+from tests.unit.api.conftest import close_api, open_api
 
 
 def approval(tool: str, risk: Risk, caution: str = "") -> ApprovalRequest:
@@ -76,6 +76,7 @@ async def test_a_run_process_api_lists_shows_and_stops_but_creates_starts_and_ap
         assert status == 200
         status, body = await api.call("POST", "/api/tasks/stop-all")
         assert status == 200
+        stored = await api.agent.repo.get_run(queued.id)
+        assert stored is not None and stored.status.value == "stopped"
     finally:
-        await api.server.close()
-    assert (await api.agent.repo.get_run(queued.id)).status.value == "stopped"  # type: ignore[union-attr]
+        await close_api(api)
