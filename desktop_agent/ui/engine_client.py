@@ -40,8 +40,10 @@ log = logging.getLogger(__name__)
 #: a replay crosses to the GUI thread this many events at a time (its rows are in memory
 #: already; every crossing costs the two threads a fight over the GIL)
 REPLAY_BATCH = 2000
-#: the longest the GUI thread hands on run events before it lets Qt paint and take input
-SLICE_S = 0.004
+#: the longest the GUI thread hands on run events before it lets Qt paint and take input:
+#: short, as one event's views (row, selection, step detail) take ~0.5-1 ms; 4 ms slices
+#: put the median GUI gap at 8 ms in benchmarks/gui_stall.py, 1 ms ones at ~5 ms
+SLICE_S = 0.001
 #: the longest a turn waits for the GUI thread to catch up with the run's events
 PACE_MAX_S = 0.05
 _END = object()

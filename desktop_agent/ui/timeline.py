@@ -151,6 +151,20 @@ def _size(image: QImage | QPixmap) -> int:
     return image.width() * image.height() * max(image.depth(), 8) // 8
 
 
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
+_STEP = int(Qt.ItemDataRole.UserRole) + 1
+#: the roles the timeline answers, as plain ints (a set lookup, no enum work per call)
+_ANSWERED = frozenset(
+    (_DISPLAY, _DECORATION, _TOOLTIP, _FOREGROUND, _ALIGNMENT, _ACCESSIBLE, _STEP)
+)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+
 class TimelineModel(QAbstractTableModel):
     """The steps of the run on show, one row per stored step row, in `seq` order.
 
@@ -164,7 +178,7 @@ class TimelineModel(QAbstractTableModel):
 
     STATUS, TURN, KIND, TOOL, ARGS, RESULT, DURATION, SCREEN = range(8)
     HEADERS = ("", "Turn", "Kind", "Tool", "Arguments", "Result", "Time", "Screen")
-    STEP_ROLE = Qt.ItemDataRole.UserRole + 1
+    STEP_ROLE = _STEP
 
     def __init__(self, loader: ImageLoader | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -251,32 +265,32 @@ class TimelineModel(QAbstractTableModel):
             return "Status" if section == self.STATUS else None
         return None
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+    def data(self, index: Index, role: int = _DISPLAY) -> Any:
+        # Qt asks each visible cell for seven roles on every paint: those this model has
+        # nothing for are answered first, before any other work
+        if role not in _ANSWERED or not index.isValid():
             return None
         step = self._steps[index.row()]
         column = index.column()
         # args, reasons and results are the model's words and the screen's names: text only
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             shown = self._display(step, column)
             return printable(shown) if shown else shown
-        if role == Qt.ItemDataRole.DecorationRole:
+        if role == _DECORATION:
             if column == self.STATUS:
                 return status_icon(step.status.value)
             if column == self.SCREEN:
                 return self._thumbnail(index.row(), step)
             return None
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _TOOLTIP:
             return plain_tooltip(self._tooltip(step, column))
-        if role == Qt.ItemDataRole.ForegroundRole and column == self.RESULT and step.error:
-            return status_color(step.status.value)
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in (self.TURN, self.DURATION):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.AccessibleTextRole and column == self.STATUS:
-            return step.status.value
-        if role == self.STEP_ROLE:
-            return step
-        return None
+        if role == _FOREGROUND:
+            return status_color(step.status.value) if column == self.RESULT and step.error else None
+        if role == _ALIGNMENT:
+            return _RIGHT if column in (self.TURN, self.DURATION) else None
+        if role == _ACCESSIBLE:
+            return step.status.value if column == self.STATUS else None
+        return step  # STEP_ROLE
 
     def _display(self, step: StepView, column: int) -> str | None:
         if column == self.TURN:
