@@ -1,5 +1,5 @@
 """Qt tests run offscreen unless QT_QPA_PLATFORM says otherwise; shared fixtures: qloop, agent,
-collect_qt_garbage_on_the_gui_thread."""
+window, collect_qt_garbage_on_the_gui_thread."""
 
 from __future__ import annotations
 
@@ -66,3 +66,26 @@ def harness(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Any]:
     made = build(qtbot, qloop, agent)
     yield made
     drive(qloop, made.close())
+
+
+@pytest.fixture
+def window(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Any]:
+    """A shown MainWindow bound to `agent` on an engine thread, as in the app; shut down and
+    deleted at the end (not given to qtbot, which deletes its widgets before teardown)."""
+    from desktop_agent.ui.main_window import MainWindow
+    from tests.gui.fake_agent import bind_window, drive, until
+
+    made = MainWindow()
+    made.show()
+    made.activateWindow()
+
+    async def bind() -> Any:
+        client = bind_window(made, agent)
+        await until(lambda: not made._tasks, what="the history and the vision check")
+        return client
+
+    client = drive(qloop, bind())
+    yield made
+    drive(qloop, made.shutdown())
+    drive(qloop, client.close())
+    made.deleteLater()

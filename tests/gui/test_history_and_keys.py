@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -103,24 +101,6 @@ def test_clicking_a_run_asks_for_it(history: HistoryPanel, qtbot: Any) -> None:
     with qtbot.waitSignal(history.run_selected, timeout=1000) as blocker:
         qtbot.mouseClick(history.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert blocker.args == ["r3"]
-
-
-@pytest.fixture
-def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator[MainWindow]:
-    made = MainWindow()  # not given to qtbot: it would delete it before the teardown below
-    made.show()
-    made.activateWindow()
-
-    async def bind() -> Any:
-        client = bind_window(made, agent)
-        await until(lambda: not made._tasks)
-        return client
-
-    client = drive(qloop, bind())
-    yield made
-    drive(qloop, made.shutdown())
-    drive(qloop, client.close())
-    made.deleteLater()
 
 
 def test_interrupted_runs_of_the_store_show_in_the_history_on_bind(

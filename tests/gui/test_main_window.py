@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,29 +12,12 @@ from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.timeline import THUMB_SIZE, TimelineModel
 from desktop_agent.ui.worker import RunWorker
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import CrossEvent, bind_window, drive, until
+from tests.gui.fake_agent import CrossEvent, drive, until
 
 pytestmark = [
     pytest.mark.gui,
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
-
-
-@pytest.fixture
-def window(qtbot: Any, qloop: asyncio.AbstractEventLoop, agent: Any) -> Iterator[MainWindow]:
-    made = MainWindow()  # not given to qtbot: it would delete it before the teardown below
-    made.show()
-
-    async def bind() -> Any:
-        client = bind_window(made, agent)
-        await until(lambda: not made._tasks, what="the history and the vision check")
-        return client
-
-    client = drive(qloop, bind())
-    yield made
-    drive(qloop, made.shutdown())
-    drive(qloop, client.close())
-    made.deleteLater()
 
 
 def script(agent: Any, *answers: Any) -> None:
