@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 #: after a resume or an answered approval, input counts once the user was idle this long
 RESUME_IDLE_S = 1.0
+#: the longest `settle` waits for the watch to read what came before it (it takes ~0.2 ms)
+SETTLE_TIMEOUT_S = 0.5
 
 StartWatch = Callable[[Callable[[], None], InjectionWindows], TakeoverWatch]
 
@@ -89,6 +91,7 @@ class UserTakeover:
         self._loop = asyncio.get_running_loop()
         if self._unsubscribe is None:
             self._unsubscribe = self._runner.subscribe(self._on_event)
+            self._runner.services.after_action = self.settle
         if self._runner.active_ids:
             self._arm()
 
@@ -106,6 +109,8 @@ class UserTakeover:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+            if self._runner.services.after_action == self.settle:
+                self._runner.services.after_action = None
         if self._starting is not None:
             await asyncio.gather(self._starting, return_exceptions=True)
         await self._disarm()
@@ -162,6 +167,15 @@ class UserTakeover:
         _keep.add(task)
         task.add_done_callback(_keep.discard)
         return task
+
+    async def settle(self) -> None:
+        """After an action (the loop's `after_action`): the watch reads every input event
+        made until now and reports the user's, so a user who took over during the action
+        has paused the run before its next turn (the reports reach the loop before this
+        returns: both cross with call_soon_threadsafe, in order)."""
+        watch = self._watch
+        if watch is not None:
+            await asyncio.to_thread(watch.flush, SETTLE_TIMEOUT_S)
 
     # ── the user's input ─────────────────────────────────────────────────────
 

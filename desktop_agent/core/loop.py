@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field, fields
@@ -71,6 +72,7 @@ from desktop_agent.core.ports import (
 )
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 OBSERVE_TOOL = "screen_snapshot"
 REDACTED = "•••"
@@ -109,6 +111,10 @@ class RunnerServices:
     #: awaited after each step: a viewer that has not caught up with the run's events (the
     #: app's GUI thread) holds the next step back briefly; it never stops it (None: no viewer)
     pace: Callable[[], Awaitable[None]] | None = None
+    #: awaited after each successful tool call, before its effect is observed: the
+    #: user-takeover watch catches up with the input made meanwhile, so a user who took
+    #: over during the action has paused the run before its next turn (None: no watch)
+    after_action: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass(kw_only=True)
@@ -335,6 +341,7 @@ class _TaskLoop:
         """Observe the screen the action left (the next turn starts from this observation),
         compare it with the one it acted on, and count a call that keeps changing nothing.
         (effect, a note for the model: "" or "no visible change…")."""
+        await self._after_action()
         try:
             after = await self.control.guard(
                 _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
@@ -353,6 +360,19 @@ class _TaskLoop:
                 f"{call_key(tool, args)} changed nothing on the screen {repeats} times",
             )
         return effect, _effect_note(tool, effect, repeats)
+
+    async def _after_action(self) -> None:
+        """The services' `after_action` hook, within the observation deadline; a fault of
+        the hook is logged, it never fails the step."""
+        hook = self.deps.after_action
+        if hook is None:
+            return
+        try:
+            await self.control.guard(_within(self.deps.observe_timeout_s, "after_action", hook))
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - e.g. the watch's X connection went away
+            log.warning("run %s: the after-action hook failed", self.run.id, exc_info=True)
 
     async def _skip_stale(self, turn: int, decided: _Decided) -> None:
         step = await self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)

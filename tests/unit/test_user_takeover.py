@@ -10,7 +10,7 @@ from typing import Any
 
 from desktop_agent.agent import Agent
 from desktop_agent.core.events import ApprovalRequested, RunFinished, RunPaused, TaskLoopEvent
-from desktop_agent.core.models import ApprovalDecision, Policy, RunStatus
+from desktop_agent.core.models import ApprovalDecision, Policy, RunStatus, ToolResult
 from desktop_agent.desktop.takeover import InjectionWindows, TakeoverUnavailable
 from desktop_agent.user_takeover import UserTakeover
 from tests.fakes import ScriptedPlanner, done, tool
@@ -23,8 +23,16 @@ class FakeWatch:
     def __init__(self, report: Callable[[], None]) -> None:
         self.report = report
         self.stopped = False
+        self.flushes = 0
+        #: the user's input that the next flush reads (made during the agent's action)
+        self.unread_input = False
 
     def flush(self, timeout: float = 2.0) -> bool:
+        # on a worker thread, as the X11 watch's flush: what it reads is reported first
+        self.flushes += 1
+        if self.unread_input:
+            self.unread_input = False
+            self.report()
         return True
 
     def user_idle_s(self) -> float:
@@ -212,3 +220,42 @@ def test_the_agent_finds_the_injection_windows_of_its_executors_driver() -> None
     windows = InjectionWindows()
     executor = DesktopExecutor(driver=PyAutoGuiDriver(windows))
     assert injections_of(executor) is windows
+
+
+async def test_input_made_during_an_action_pauses_the_run_before_its_next_turn(
+    tmp_path: Path,
+) -> None:
+    agent = make_agent(tmp_path)
+    watches, clock = Watches(), Clock()
+    takeover, listener, events = setup(agent, watches, clock)
+    planner = ScriptedPlanner([tool("click", x=5, y=5), tool("wait", seconds=0)], then=done())
+    agent.planner_factory = lambda run: planner
+
+    async def click(_args: Any, _context: Any) -> Any:
+        # the user grabs the mouse while the agent clicks; the watch has not read it yet
+        watches.started[0].unread_input = True
+        return ToolResult.success("clicked")
+
+    agent.runner.services.executor.handlers["click"] = click  # type: ignore[attr-defined]
+    handle = await agent.launch("click, then wait")
+    reader = asyncio.get_running_loop().create_task(_final(handle))
+    await until(lambda: any(isinstance(e, RunPaused) for e in events), what="run_paused")
+
+    (run_id,) = agent.runner.active_ids
+    assert listener.paused == [(run_id,)]
+    assert len(planner.requests) == 1, "the model is not asked again while the user has it"
+    assert watches.started[0].flushes == 1  # once, after the click
+    agent.runner.resume(run_id)
+    final = await reader
+    assert final.status is RunStatus.COMPLETED and len(planner.requests) == 3
+    await takeover.close()
+    assert agent.runner.services.after_action is None
+    await agent.close()
+
+
+async def _final(handle: Any) -> Any:
+    final = None
+    async for event in handle.events:
+        if isinstance(event, RunFinished):
+            final = event.run
+    return final
