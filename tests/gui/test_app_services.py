@@ -13,26 +13,14 @@ import pytest
 
 from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.settings import Settings
-from desktop_agent.ui.tray import TrayController
 from tests.fakes import ScriptedPlanner, done, fail, tool
 from tests.gui.fake_agent import bind_window, drive, make_agent, until
-from tests.gui.test_app_wiring import Harness, build
+from tests.gui.test_app_wiring import Harness, RecordingTray, build
 
 pytestmark = [
     pytest.mark.gui,
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
-
-
-class RecordingTray(TrayController):
-    """The tray's menu and state without a tray, keeping what it was asked to say."""
-
-    def __init__(self) -> None:
-        super().__init__(available=False)
-        self.notes: list[tuple[str, str]] = []
-
-    def notify(self, title: str, text: str) -> None:
-        self.notes.append((title, text))
 
 
 def blocked(release: asyncio.Event) -> Any:

@@ -13,22 +13,13 @@ from desktop_agent.ui import acting, main_window
 from desktop_agent.ui.tray import TrayController
 from desktop_agent.user_takeover import UserTakeover
 from tests.gui.fake_agent import CrossEvent, drive, until
-from tests.gui.test_app_wiring import Harness, blocking_planner
+from tests.gui.test_app_wiring import Harness, RecordingTray, blocking_planner
 from tests.unit.test_user_takeover import Watches
 
 pytestmark = [
     pytest.mark.gui,
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
-
-
-class RecordingTray(TrayController):
-    def __init__(self) -> None:
-        super().__init__(available=False)
-        self.notes: list[tuple[str, str]] = []
-
-    def notify(self, title: str, text: str) -> None:
-        self.notes.append((title, text))
 
 
 def from_the_watch_thread(report: Any) -> None:

@@ -24,6 +24,17 @@ pytestmark = [
 ]
 
 
+class RecordingTray(TrayController):
+    """The tray's menu and state without a tray, keeping what it was asked to say."""
+
+    def __init__(self) -> None:
+        super().__init__(available=False)
+        self.notes: list[tuple[str, str]] = []
+
+    def notify(self, title: str, text: str) -> None:
+        self.notes.append((title, text))
+
+
 class Harness:
     """A main window and a DesktopApp (no tray, no API, no hotkey) over a scripted Agent."""
 
