@@ -288,12 +288,23 @@ class Agent:
         *,
         vision: VisionSetting | None = None,
         before_run: Callable[[], Awaitable[None]] | None = None,
+        stops_seen: int | None = None,
         **options: Any,
     ) -> RunHandle:
         """Record a run for `goal` and admit it (a refused start forgets it); `options` are
-        `create_run`'s."""
+        `create_run`'s.
+
+        A stop-all that comes while the run is on its way in (being recorded, or queued on
+        this loop behind the stop) reaches it too: it ends stopped / user_stop before any
+        model request or input. `stops_seen` is `runner.stop_all_count` when the user asked
+        for the run (read then, on any thread); default: now.
+        """
+        runner = self.runner
+        seen = runner.stop_all_count if stops_seen is None else stops_seen
         run = await self.create_run(goal, **options)
-        return self.admit(run, vision, forget_if_refused=True, before_run=before_run)
+        handle = self.admit(run, vision, forget_if_refused=True, before_run=before_run)
+        runner.stop_if_stopped_all_since(seen, handle.run_id)
+        return handle
 
     def watch_user_input(self) -> UserTakeover | None:
         """From now on the user's own input pauses every active run (the setting

@@ -260,12 +260,11 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
                 max_steps=args.max_steps,
                 max_failures=args.max_failures,
                 allowed_tools=args.allow,
+                stops_seen=stops_before,
             )
         except RefusedToStart as error:
             print(f"desktop-agent: {error}", file=sys.stderr)
             return EXIT_REFUSED
-        if agent.runner.stop_all_count != stops_before:
-            agent.runner.stop(handle.run_id)
         try:
             final = await _print_events(
                 handle.events, out, as_json=args.json, pause_line=takeover.pause_line

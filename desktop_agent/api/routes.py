@@ -202,6 +202,7 @@ class Routes:
     # ── events ───────────────────────────────────────────────────────────────
 
     async def events(self, request: web.Request) -> web.StreamResponse:
+        stops_seen = self.agent.runner.stop_all_count  # before the store is asked
         run = await self._load(request)
         if run.status.is_terminal:
             return await self._stream(request, self.agent.replay(run.id), run.id)
@@ -212,6 +213,8 @@ class Routes:
             raise Conflict(f"run {run.id} is {run.status.value} in another process")
         # admitted before the model is checked: a stop during the check reaches it
         handle = self.agent.admit(run, self.vision.get(run.id))
+        # a stop-all while the store answered found nothing of this run to stop
+        self.agent.runner.stop_if_stopped_all_since(stops_seen, run.id)
         response = await self._stream(request, handle.events, run.id)
         self.vision.pop(run.id, None)  # kept when the start is refused: the client may retry
         return response

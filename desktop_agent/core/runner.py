@@ -215,6 +215,11 @@ class TaskRunnerService:
         self.services.permissions.revoke_all_task_grants()
         return len(controls)
 
+    def stop_if_stopped_all_since(self, seen: int, run_id: str) -> bool:
+        """Stop the admitted run `run_id` if a stop-all came since `stop_all_count` was
+        `seen`: that stop found nothing of this run to stop. Whether it stopped it."""
+        return self.stop_all_count != seen and self.stop(run_id)
+
 
 async def close_planner(planner: Planner) -> None:
     """A planner with a client of its own (connections, a thread) lets it go with the run."""

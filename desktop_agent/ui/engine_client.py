@@ -253,6 +253,9 @@ class EngineClient(QObject):
         The model is checked inside the run: a refusal comes as `start_refused`. The
         coroutine `before_run` is run on the caller's (GUI) loop just before the first turn.
         """
+        # the stops asked until now, read on the GUI thread when the user asks for the run:
+        # a stop-all that reaches the engine before this launch does still stops it
+        stops_seen = self.agent.runner.stop_all_count
         gui_loop = asyncio.get_running_loop()
         hook = None
         if before_run is not None:
@@ -263,7 +266,11 @@ class EngineClient(QObject):
 
         async def go() -> RunView:
             handle = await self.agent.launch(
-                goal, max_steps=max_steps, allowed_tools=allowed_tools, before_run=hook
+                goal,
+                max_steps=max_steps,
+                allowed_tools=allowed_tools,
+                before_run=hook,
+                stops_seen=stops_seen,
             )
             self._own(handle)
             return handle.run

@@ -4,6 +4,7 @@ closes at once; closing the app leaves no thread or socket behind."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
@@ -93,6 +94,34 @@ def test_a_stop_from_another_thread_ends_the_run_while_the_gui_thread_is_blocked
         StopReason.USER_STOP,
     )
     drive(qloop, harness.finished())  # and the window hears of it once it is free
+
+
+def test_a_stop_the_engine_hears_before_a_start_asked_earlier_still_stops_that_run(
+    harness: Harness, qloop: Any
+) -> None:
+    """Start, then the stop hotkey, while the engine is busy: both wait in its queue and the
+    stop runs first (nothing to stop yet). The run asked for before it must not act."""
+    agent, client = harness.agent, harness.client
+    asked: list[Any] = []
+    agent.planner_factory = lambda run: (
+        asked.append(run) or ScriptedPlanner([tool("click", x=5, y=5)], then=done())
+    )
+    busy, free = threading.Event(), threading.Event()
+    client.engine.call(lambda: busy.set() or free.wait(10))
+    assert busy.wait(5)
+
+    async def scenario() -> Any:
+        launching = asyncio.ensure_future(client.launch("click something"))
+        await asyncio.sleep(0)  # the launch is in the engine's queue
+        client.stop_everything()  # and the stop behind it
+        free.set()
+        run = await launching
+        await until(lambda: agent.repo.runs[run.id].status.is_terminal, what="the run's end")
+        return agent.repo.runs[run.id]
+
+    final = drive(qloop, scenario())
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert asked == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
 
 
 async def _started(harness: Harness) -> None:

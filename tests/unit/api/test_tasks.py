@@ -348,3 +348,29 @@ async def test_closing_the_server_ends_the_runs_it_streams(api: Api) -> None:
     response.release()
     with pytest.raises(aiohttp.ClientConnectionError):
         await api.call("GET", "/api/tasks")
+
+
+async def test_a_stop_all_while_the_start_reads_the_store_stops_that_run_before_it_acts(
+    api: Api,
+) -> None:
+    run = await api.create("never act")
+    reading, release = asyncio.Event(), asyncio.Event()
+    real_get = api.agent.repo.get_run
+
+    async def slow_get(run_id: str) -> object:
+        reading.set()
+        await release.wait()
+        return await real_get(run_id)
+
+    api.agent.repo.get_run = slow_get  # type: ignore[method-assign]
+    client = asyncio.ensure_future(api.stream(run["id"]))
+    await reading.wait()  # the start is on its way in: nothing is active yet
+
+    status, body = await api.call("POST", "/api/tasks/stop-all")
+    assert (status, body) == (200, {"stopped": 0})
+    release.set()
+    stream = await client
+
+    assert [name for name, _ in stream] == ["run_started", "run_finished"]
+    assert stream[-1][1]["run"]["stop_reason"] == "user_stop"
+    assert api.planners.made == {}
