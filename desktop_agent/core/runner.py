@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -20,6 +21,9 @@ from desktop_agent.core.ports import Planner
 __all__ = ["Prepare", "RunHandle", "RunnerServices", "TaskRunnerService", "close_planner"]
 
 log = logging.getLogger(__name__)
+
+#: how many stops of runs not admitted (yet) are remembered
+STOPPED_EARLY_KEPT = 256
 
 #: what a run needs before its first turn: the model checked, its planner made
 Prepare = Callable[[RunView], Awaitable[Planner]]
@@ -60,6 +64,9 @@ class TaskRunnerService:
         #: how many times stop_all was asked; a front end that compares it before and after
         #: admitting a run knows whether a stop came while nothing was there to stop
         self.stop_all_count = 0
+        #: runs asked to stop before they were admitted (the API's stop of a queued run
+        #: racing its start): admitted later after all, they end before they act
+        self._stopped_early: OrderedDict[str, None] = OrderedDict()
 
     @property
     def active_ids(self) -> tuple[str, ...]:
@@ -102,6 +109,9 @@ class TaskRunnerService:
             raise RefusedToStart(f"run {run.id} has ended ({run.status.value}); start a new one")
         control = RunControl()
         self._active[run.id] = control
+        if run.id in self._stopped_early:
+            del self._stopped_early[run.id]
+            control.stop()  # it ends "stopped before it started", as a stop during prepare
         events = _RunEvents(
             self._events(run, prepare, control), lambda: self._release(run.id, control)
         )
@@ -186,8 +196,13 @@ class TaskRunnerService:
         return final
 
     def stop(self, run_id: str) -> bool:
+        """Stop the active run `run_id`; whether it was active. A run not admitted yet is
+        remembered: if it is admitted after all, it ends at once."""
         control = self._active.get(run_id)
         if control is None:
+            self._stopped_early[run_id] = None
+            while len(self._stopped_early) > STOPPED_EARLY_KEPT:
+                self._stopped_early.popitem(last=False)
             return False
         control.stop()
         return True

@@ -247,11 +247,14 @@ class EngineClient(QObject):
         max_steps: int | None = None,
         allowed_tools: tuple[str, ...] | None = None,
         before_run: Callable[[], Coroutine[Any, Any, None]] | None = None,
+        stop: threading.Event | None = None,
     ) -> RunView:
         """Record and admit a run (a stop reaches it from now on); the engine owns it.
 
         The model is checked inside the run: a refusal comes as `start_refused`. The
         coroutine `before_run` is run on the caller's (GUI) loop just before the first turn.
+        `stop`: the caller's Stop while the run is on its way in (set on any thread); seen on
+        the engine right after admission, the run ends before its model is even checked.
         """
         # the stops asked until now, read on the GUI thread when the user asks for the run:
         # a stop-all that reaches the engine before this launch does still stops it
@@ -272,6 +275,8 @@ class EngineClient(QObject):
                 before_run=hook,
                 stops_seen=stops_seen,
             )
+            if stop is not None and stop.is_set():
+                self.agent.runner.stop(handle.run_id)  # before its events (and checks) begin
             self._own(handle)
             return handle.run
 

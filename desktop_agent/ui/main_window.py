@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
@@ -100,7 +101,8 @@ class MainWindow(QMainWindow):
         self._painted = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._starting: asyncio.Task[Any] | None = None
-        self._stop_when_admitted = False
+        # Stop pressed while the run is on its way in (read on the engine at admission)
+        self._launch_stop = threading.Event()
         # what came for a run before `launch` returned its id: events, a refusal
         self._early: list[TaskLoopEvent] = []
         self._early_refusals: dict[str, str] = {}
@@ -296,12 +298,16 @@ class MainWindow(QMainWindow):
         self._show_live(None)
         self.panel.set_state("starting")
         self.set_status("Checking the model…")
-        self._stop_when_admitted = False
+        self._launch_stop = stop = threading.Event()
         try:
             # admitted at once (a stop reaches it while the model is checked); a refusal
             # comes back as the client's start_refused
             run = await client.launch(
-                goal, max_steps=max_steps, allowed_tools=tools, before_run=self.before_run
+                goal,
+                max_steps=max_steps,
+                allowed_tools=tools,
+                before_run=self.before_run,
+                stop=stop,
             )
         except Exception as error:  # noqa: BLE001 - said in one line; the window stays usable
             if not isinstance(error, DesktopAgentError):
@@ -314,8 +320,8 @@ class MainWindow(QMainWindow):
         self._show_live(run.id)
         if run.id in self._early_refusals:
             self.on_start_refused(run.id, self._early_refusals[run.id])
-        elif self._stop_when_admitted:
-            client.stop(run.id)
+        elif stop.is_set():
+            client.stop(run.id)  # pressed after the engine looked: stop it now
 
     def on_start_refused(self, run_id: str, why: str) -> None:
         """The run of this window was refused before it started (and forgotten)."""
@@ -357,7 +363,7 @@ class MainWindow(QMainWindow):
         if self.client is None:
             return
         if self._starting is not None:
-            self._stop_when_admitted = True  # the run is being recorded: stop it once admitted
+            self._launch_stop.set()  # on its way in: stopped as soon as it is admitted
             self.set_status("Stopping…")
             return
         if not self.live_running or self._live_id is None:

@@ -124,6 +124,34 @@ def test_a_stop_the_engine_hears_before_a_start_asked_earlier_still_stops_that_r
     assert asked == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
 
 
+def test_the_windows_stop_while_the_run_is_on_its_way_in_ends_it_before_the_model_check(
+    harness: Harness, qloop: Any
+) -> None:
+    """Start, then Stop in the window before the run is admitted (the engine is busy): the
+    run ends stopped / user_stop without its model check even beginning."""
+    agent, client = harness.agent, harness.client
+    checking = hang_the_model_check(agent)
+    busy, free = threading.Event(), threading.Event()
+    client.engine.call(lambda: busy.set() or free.wait(10))
+    assert busy.wait(5)
+
+    async def scenario() -> None:
+        harness.start("click something")
+        await until(lambda: harness.window._starting is not None, what="the start")
+        await asyncio.sleep(0)  # the launch is in the engine's queue
+        harness.window.panel.stop_button.click()
+        free.set()
+        await harness.finished()
+
+    drive(qloop, scenario())
+    run = harness.window.run
+    assert run is not None and (run.status, run.stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+    assert not checking._event.is_set(), "the model check began after the Stop"
+
+
 async def _started(harness: Harness) -> None:
     harness.start("long task")
     await until(lambda: harness.window.panel.state == "running", what="running")

@@ -374,3 +374,33 @@ async def test_a_stop_all_while_the_start_reads_the_store_stops_that_run_before_
     assert [name for name, _ in stream] == ["run_started", "run_finished"]
     assert stream[-1][1]["run"]["stop_reason"] == "user_stop"
     assert api.planners.made == {}
+
+
+async def test_a_stop_of_a_queued_run_while_its_start_reads_the_store_keeps_it_from_acting(
+    api: Api,
+) -> None:
+    run = await api.create("never act")
+    reading, release = asyncio.Event(), asyncio.Event()
+    real_get = api.agent.repo.get_run
+    held = []
+
+    async def first_read_held(run_id: str) -> object:
+        found = await real_get(run_id)
+        if not held:  # the start's read (queued), its answer late; the stop's reads go through
+            held.append(run_id)
+            reading.set()
+            await release.wait()
+        return found
+
+    api.agent.repo.get_run = first_read_held  # type: ignore[method-assign]
+    client = asyncio.ensure_future(api.stream(run["id"]))
+    await reading.wait()  # the start read the run as queued, the answer not yet back
+
+    status, _ = await api.call("POST", f"/api/tasks/{run['id']}/stop")
+    assert status == 200
+    release.set()
+    stream = await client
+
+    assert [name for name, _ in stream] == ["run_started", "run_finished"]
+    assert stream[-1][1]["run"]["stop_reason"] == "user_stop"
+    assert api.planners.made == {}

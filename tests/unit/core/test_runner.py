@@ -154,6 +154,24 @@ async def test_a_stop_reaches_the_active_run_not_a_refused_second_start(harness:
     assert final_of(await consumer.finished()) == (RunStatus.STOPPED, StopReason.USER_STOP)
 
 
+async def test_a_run_stopped_before_it_was_admitted_ends_before_it_acts_if_admitted_after_all(
+    harness: Harness,
+) -> None:
+    run = await harness.create()
+    assert not harness.runner.stop(run.id)  # not active yet: remembered
+    planner = ScriptedPlanner([tool("click", x=1, y=1)], then=done())
+    events = await harness.collect(run, planner)
+
+    assert final_of(events) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert planner.requests == [] and harness.executor.calls == []
+    # the stop was for that run only: another one runs
+    other = await harness.create()
+    assert final_of(await harness.collect(other, ScriptedPlanner([done()]))) == (
+        RunStatus.COMPLETED,
+        StopReason.DONE,
+    )
+
+
 # ── stop_all and grants ──────────────────────────────────────────────────────
 
 
