@@ -223,7 +223,15 @@ async def calibrate_in_window(
     )
     try:
         async with planner:
-            report = await window.run(planner, observer, settings.model)
+            # closing the window (Close, Escape) ends a calibration still asking the model
+            work = asyncio.ensure_future(window.run(planner, observer, settings.model))
+            await asyncio.wait({work, closed}, return_when=asyncio.FIRST_COMPLETED)
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+                log.info("calibration closed before it finished")
+                return None
+            report = work.result()
         if on_report is not None:
             on_report(window.status.text())
         await closed

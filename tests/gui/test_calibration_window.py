@@ -6,6 +6,7 @@ the scripted loopback server answering in 0–1000 of the image it is sent.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import re
@@ -129,3 +130,42 @@ def test_a_failed_calibration_says_why_in_one_line(qapp: Any, qloop: Any, qtbot:
     assert text.startswith("Calibration failed: model server at http://127.0.0.1:")
     assert "\n" not in text
     assert not window.save_button.isEnabled()
+
+
+def test_closing_the_window_ends_a_calibration_still_asking_the_model(
+    qapp: Any, qloop: Any, qtbot: Any
+) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_agent.settings import Settings
+    from desktop_agent.ui.calibration import calibrate_in_window
+    from tests.gui.fake_agent import real_observation
+    from tests.support.model_server import Hang
+
+    class Still:
+        async def observe(self) -> Observation:
+            return real_observation()
+
+    def open_windows() -> list[CalibrationWindow]:
+        return [
+            widget
+            for widget in QApplication.topLevelWidgets()
+            if isinstance(widget, CalibrationWindow) and widget.isVisible()
+        ]
+
+    async def go() -> Any:
+        async with ModelServer(script=[Hang()]) as server:
+            settings = Settings(base_url=server.base_url, model="m", model_profile="generic")
+            calibrating = asyncio.ensure_future(
+                calibrate_in_window(settings, None, observer=Still())
+            )
+            await server.wait_requests(1)  # the model is thinking about the first target
+            (window,) = open_windows()
+            window.close()  # the user presses Escape
+            report = await asyncio.wait_for(calibrating, 5)
+            return report, len(server.requests)
+
+    report, requests = qloop.run_until_complete(go())
+    assert report is None
+    assert requests == 1  # the model is asked nothing more
+    assert open_windows() == []
