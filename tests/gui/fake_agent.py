@@ -68,6 +68,17 @@ def real_observation(elements: Iterable[Element] = ()) -> Observation:
     )
 
 
+async def final_run(handle: Any) -> Any:
+    """Read a RunHandle's events to the end; the final run view (None: no run_finished)."""
+    from desktop_agent.core.events import RunFinished
+
+    final = None
+    async for event in handle.events:
+        if isinstance(event, RunFinished):
+            final = event.run
+    return final
+
+
 def make_agent(
     data_dir: Path,
     *,

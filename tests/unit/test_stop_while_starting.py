@@ -7,10 +7,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from desktop_agent.core.events import RunFinished
 from desktop_agent.core.models import RunStatus, StopReason
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import make_agent
+from tests.gui.fake_agent import final_run, make_agent
 
 
 def count_model_requests(agent: Any) -> list[Any]:
@@ -23,14 +22,6 @@ def count_model_requests(agent: Any) -> list[Any]:
 
     agent.planner_factory = factory
     return planners
-
-
-async def final_of(handle: Any) -> Any:
-    final = None
-    async for event in handle.events:
-        if isinstance(event, RunFinished):
-            final = event.run
-    return final
 
 
 async def test_a_stop_all_while_the_run_is_recorded_stops_it_before_it_acts(
@@ -51,7 +42,7 @@ async def test_a_stop_all_while_the_run_is_recorded_stops_it_before_it_acts(
     await recording.wait()
     assert agent.stop_all() == 0  # nothing is active yet
     release.set()
-    final = await final_of(await launching)
+    final = await final_run(await launching)
 
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert planners == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
@@ -65,10 +56,10 @@ async def test_a_stop_all_before_the_start_reaches_the_loop_stops_the_run_asked_
     planners = count_model_requests(agent)
     asked_at = agent.runner.stop_all_count  # the user pressed Start (the app's GUI thread)
     agent.stop_all()  # the hotkey's stop reached the engine first
-    final = await final_of(await agent.launch("click something", stops_seen=asked_at))
+    final = await final_run(await agent.launch("click something", stops_seen=asked_at))
 
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert planners == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
     # a run asked for after the stop is not touched by it
-    assert (await final_of(await agent.launch("later"))).status is RunStatus.COMPLETED
+    assert (await final_run(await agent.launch("later"))).status is RunStatus.COMPLETED
     await agent.close()

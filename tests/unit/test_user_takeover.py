@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from desktop_agent.agent import Agent
-from desktop_agent.core.events import ApprovalRequested, RunFinished, RunPaused, TaskLoopEvent
+from desktop_agent.core.events import ApprovalRequested, RunPaused, TaskLoopEvent
 from desktop_agent.core.models import ApprovalDecision, Policy, RunStatus, ToolResult
 from desktop_agent.desktop.takeover import InjectionWindows, TakeoverUnavailable
 from desktop_agent.user_takeover import UserTakeover
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import ALLOW_ALL, make_agent, until
+from tests.gui.fake_agent import ALLOW_ALL, final_run, make_agent, until
 
 
 class FakeWatch:
@@ -107,15 +107,7 @@ def setup(
 async def start(agent: Agent, *script: Any) -> asyncio.Task[Any]:
     agent.planner_factory = lambda run: ScriptedPlanner(list(script))
     handle = await agent.launch("do it")
-
-    async def read() -> Any:
-        final = None
-        async for event in handle.events:
-            if isinstance(event, RunFinished):
-                final = event.run
-        return final
-
-    return asyncio.get_running_loop().create_task(read())
+    return asyncio.get_running_loop().create_task(final_run(handle))
 
 
 async def test_the_users_input_pauses_the_run_once_and_after_a_resume_only_once_they_let_go(
@@ -238,7 +230,7 @@ async def test_input_made_during_an_action_pauses_the_run_before_its_next_turn(
 
     agent.runner.services.executor.handlers["click"] = click  # type: ignore[attr-defined]
     handle = await agent.launch("click, then wait")
-    reader = asyncio.get_running_loop().create_task(_final(handle))
+    reader = asyncio.get_running_loop().create_task(final_run(handle))
     await until(lambda: any(isinstance(e, RunPaused) for e in events), what="run_paused")
 
     (run_id,) = agent.runner.active_ids
@@ -251,11 +243,3 @@ async def test_input_made_during_an_action_pauses_the_run_before_its_next_turn(
     await takeover.close()
     assert agent.runner.services.after_action is None
     await agent.close()
-
-
-async def _final(handle: Any) -> Any:
-    final = None
-    async for event in handle.events:
-        if isinstance(event, RunFinished):
-            final = event.run
-    return final
