@@ -255,6 +255,7 @@ class Agent:
         *,
         forget_if_refused: bool = False,
         before_run: Callable[[], Awaitable[None]] | None = None,
+        stops_seen: int | None = None,
     ) -> RunHandle:
         """The one way a run starts (CLI, API, app): admitted now, so a stop reaches it at once.
 
@@ -263,6 +264,8 @@ class Agent:
         raised from the handle's events, and the run is forgotten when `forget_if_refused`
         (the CLI and the app: a refused start leaves nothing queued) or stays queued (the
         API, whose POST made it). `before_run` is awaited last (the app gets out of the way).
+        `stops_seen`: `runner.stop_all_count` when the user asked for the run (a stop-all
+        since then ends it at once; see `TaskRunnerService.admit`).
         """
 
         async def prepare(admitted: RunView) -> Planner:
@@ -280,7 +283,7 @@ class Agent:
                     raise
             return planner
 
-        return self.runner.admit(run, prepare)
+        return self.runner.admit(run, prepare, stops_seen=stops_seen)
 
     async def launch(
         self,
@@ -299,12 +302,11 @@ class Agent:
         model request or input. `stops_seen` is `runner.stop_all_count` when the user asked
         for the run (read then, on any thread); default: now.
         """
-        runner = self.runner
-        seen = runner.stop_all_count if stops_seen is None else stops_seen
+        seen = self.runner.stop_all_count if stops_seen is None else stops_seen
         run = await self.create_run(goal, **options)
-        handle = self.admit(run, vision, forget_if_refused=True, before_run=before_run)
-        runner.stop_if_stopped_all_since(seen, handle.run_id)
-        return handle
+        return self.admit(
+            run, vision, forget_if_refused=True, before_run=before_run, stops_seen=seen
+        )
 
     def watch_user_input(self) -> UserTakeover | None:
         """From now on the user's own input pauses every active run (the setting
@@ -353,10 +355,14 @@ def injections_of(executor: ToolExecutor) -> InjectionWindows | None:
 def key_may_go_to(base_url: str, configured_url: str) -> bool:
     """Whether the stored API key may be sent to `base_url`: only to the server it was set
     for (the settings' base URL), and never over plain http to a host beyond loopback."""
+    same = base_url.rstrip("/") == configured_url.rstrip("/")
+    return same and private_transport(base_url)
+
+
+def private_transport(base_url: str) -> bool:
+    """https, or plain http to this machine: a key sent there is not readable on the way."""
     from urllib.parse import urlsplit
 
-    if base_url.rstrip("/") != configured_url.rstrip("/"):
-        return False
     parts = urlsplit(base_url)
     host = (parts.hostname or "").lower()
     loopback = host in ("localhost", "::1") or host.startswith("127.")

@@ -212,9 +212,8 @@ class Routes:
         if run.status is not RunStatus.QUEUED:
             raise Conflict(f"run {run.id} is {run.status.value} in another process")
         # admitted before the model is checked: a stop during the check reaches it
-        handle = self.agent.admit(run, self.vision.get(run.id))
-        # a stop-all while the store answered found nothing of this run to stop
-        self.agent.runner.stop_if_stopped_all_since(stops_seen, run.id)
+        # (a stop-all while the store answered found nothing of it to stop: it ends at once)
+        handle = self.agent.admit(run, self.vision.get(run.id), stops_seen=stops_seen)
         response = await self._stream(request, handle.events, run.id)
         self.vision.pop(run.id, None)  # kept when the start is refused: the client may retry
         return response

@@ -61,12 +61,12 @@ class TaskRunnerService:
         self._active: dict[str, RunControl] = {}
         self._approval_ids = itertools.count(1)
         self._listeners: list[Callable[[TaskLoopEvent], None]] = []
-        #: how many times stop_all was asked; a front end that compares it before and after
-        #: admitting a run knows whether a stop came while nothing was there to stop
+        #: how many times stop_all was asked; a front end reads it when the user asks for a
+        #: run and hands it to `admit`, which stops the run if a stop-all came in between
         self.stop_all_count = 0
         #: runs asked to stop before they were admitted (the API's stop of a queued run
         #: racing its start): admitted later after all, they end before they act
-        self._stopped_early: OrderedDict[str, None] = OrderedDict()
+        self._stopped_early: OrderedDict[str, bool] = OrderedDict()
 
     @property
     def active_ids(self) -> tuple[str, ...]:
@@ -94,7 +94,7 @@ class TaskRunnerService:
             raise RunNotFound(f"no run {run_id!r}")
         return run
 
-    def admit(self, run: RunView, prepare: Prepare) -> RunHandle:
+    def admit(self, run: RunView, prepare: Prepare, *, stops_seen: int | None = None) -> RunHandle:
         """Register `run` as active now and return its handle; iterate its events to run it.
 
         From this instant `stop`, `stop_all`, `pause` and `resume` reach the run. `prepare`
@@ -102,6 +102,11 @@ class TaskRunnerService:
         a stop like every await of the loop: a run stopped while it is being prepared ends
         stopped / user_stop and never asks the model nor sends input. A `RefusedToStart`
         from `prepare` is raised from the events (the run stays as it was: queued).
+
+        A stop that came while the run was on its way in, when nothing of it was active to
+        stop, ends it here too, before its events begin: a `stop(run.id)` before now, or a
+        `stop_all` since `stop_all_count` was `stops_seen` (read when the user asked for
+        the run).
         """
         if run.id in self._active:
             raise AlreadyRunning(f"run {run.id} is running already")
@@ -109,8 +114,9 @@ class TaskRunnerService:
             raise RefusedToStart(f"run {run.id} has ended ({run.status.value}); start a new one")
         control = RunControl()
         self._active[run.id] = control
-        if run.id in self._stopped_early:
-            del self._stopped_early[run.id]
+        stopped_early = self._stopped_early.pop(run.id, False)
+        stopped_all = stops_seen is not None and stops_seen != self.stop_all_count
+        if stopped_early or stopped_all:
             control.stop()  # it ends "stopped before it started", as a stop during prepare
         events = _RunEvents(
             self._events(run, prepare, control), lambda: self._release(run.id, control)
@@ -200,7 +206,7 @@ class TaskRunnerService:
         remembered: if it is admitted after all, it ends at once."""
         control = self._active.get(run_id)
         if control is None:
-            self._stopped_early[run_id] = None
+            self._stopped_early[run_id] = True
             while len(self._stopped_early) > STOPPED_EARLY_KEPT:
                 self._stopped_early.popitem(last=False)
             return False
@@ -229,11 +235,6 @@ class TaskRunnerService:
             control.stop()
         self.services.permissions.revoke_all_task_grants()
         return len(controls)
-
-    def stop_if_stopped_all_since(self, seen: int, run_id: str) -> bool:
-        """Stop the admitted run `run_id` if a stop-all came since `stop_all_count` was
-        `seen`: that stop found nothing of this run to stop. Whether it stopped it."""
-        return self.stop_all_count != seen and self.stop(run_id)
 
 
 async def close_planner(planner: Planner) -> None:

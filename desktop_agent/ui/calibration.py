@@ -225,7 +225,8 @@ async def calibrate_in_window(
         async with planner:
             # closing the window (Close, Escape) ends a calibration still asking the model
             work = asyncio.ensure_future(window.run(planner, observer, settings.model))
-            await asyncio.wait({work, closed}, return_when=asyncio.FIRST_COMPLETED)
+            either: set[asyncio.Future[Any]] = {work, closed}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             if not work.done():
                 work.cancel()
                 await asyncio.gather(work, return_exceptions=True)

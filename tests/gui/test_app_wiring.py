@@ -79,6 +79,13 @@ def build(qtbot: Any, qloop: Any, agent: Any) -> Harness:
     return drive(qloop, make())
 
 
+def assert_stopped_by_user(run: Any) -> None:
+    assert run is not None and (run.status, run.stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+
+
 def blocking_planner(release: CrossEvent, *then: Any) -> Any:
     async def wait_for_release(request: Any) -> Any:
         await release.wait()
@@ -306,11 +313,8 @@ def test_stop_all_from_the_window_stops_the_run_and_revokes_task_grants(
 
     drive(qloop, scenario())
     run = harness.window.run
-    assert run is not None and (run.status, run.stop_reason) == (
-        RunStatus.STOPPED,
-        StopReason.USER_STOP,
-    )
-    assert agent.permissions.task_grants(run.id) == frozenset()
+    assert_stopped_by_user(run)
+    assert agent.permissions.task_grants(run.id) == frozenset()  # type: ignore[union-attr]
 
 
 def test_the_acting_panels_stop_button_stops_the_run(harness: Harness, qloop: Any) -> None:

@@ -18,7 +18,7 @@ from desktop_agent.core.models import Policy, RunStatus, StopReason
 from desktop_agent.ui.approval import ApprovalDialog
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, until
-from tests.gui.test_app_wiring import Harness, blocking_planner, build
+from tests.gui.test_app_wiring import Harness, assert_stopped_by_user, blocking_planner, build
 
 pytestmark = [
     pytest.mark.gui,
@@ -57,13 +57,10 @@ def test_the_trays_stop_all_while_the_model_is_checked_ends_the_run_before_it_ac
 
     drive(qloop, scenario())
     run = harness.window.run
-    assert run is not None and (run.status, run.stop_reason) == (
-        RunStatus.STOPPED,
-        StopReason.USER_STOP,
-    )
+    assert_stopped_by_user(run)
     assert made == [], "no planner, so no model request"
     assert agent.runner.services.observer.calls == 0 and agent.runner.services.executor.calls == []
-    assert agent.repo.runs[run.id].status is RunStatus.STOPPED
+    assert agent.repo.runs[run.id].status is RunStatus.STOPPED  # type: ignore[union-attr]
 
 
 def test_a_stop_from_another_thread_ends_the_run_while_the_gui_thread_is_blocked(
@@ -88,11 +85,7 @@ def test_a_stop_from_another_thread_ends_the_run_while_the_gui_thread_is_blocked
     # the GUI thread is blocked from here on: no Qt event, no asyncio callback runs on it
     assert stored.wait(10), "the run did not end while the GUI thread was blocked"
     hotkey.join()
-    run_id = next(iter(agent.repo.runs))
-    assert (agent.repo.runs[run_id].status, agent.repo.runs[run_id].stop_reason) == (
-        RunStatus.STOPPED,
-        StopReason.USER_STOP,
-    )
+    assert_stopped_by_user(next(iter(agent.repo.runs.values())))
     drive(qloop, harness.finished())  # and the window hears of it once it is free
 
 
@@ -120,7 +113,7 @@ def test_a_stop_the_engine_hears_before_a_start_asked_earlier_still_stops_that_r
         return agent.repo.runs[run.id]
 
     final = drive(qloop, scenario())
-    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert_stopped_by_user(final)
     assert asked == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
 
 
@@ -144,11 +137,7 @@ def test_the_windows_stop_while_the_run_is_on_its_way_in_ends_it_before_the_mode
         await harness.finished()
 
     drive(qloop, scenario())
-    run = harness.window.run
-    assert run is not None and (run.status, run.stop_reason) == (
-        RunStatus.STOPPED,
-        StopReason.USER_STOP,
-    )
+    assert_stopped_by_user(harness.window.run)
     assert not checking._event.is_set(), "the model check began after the Stop"
 
 
@@ -221,11 +210,7 @@ def test_closing_the_app_stops_its_runs_and_leaves_no_thread_or_socket(
         await harness.close()
 
     drive(qloop, scenario())
-    run_id = next(iter(agent.repo.runs))
-    assert (agent.repo.runs[run_id].status, agent.repo.runs[run_id].stop_reason) == (
-        RunStatus.STOPPED,
-        StopReason.USER_STOP,
-    )
+    assert_stopped_by_user(next(iter(agent.repo.runs.values())))
     assert not harness.client.engine.thread.is_alive()
     assert not (tmp_path / "instances" / f"{os.getpid()}.json").exists()
     left = _threads() - threads_before

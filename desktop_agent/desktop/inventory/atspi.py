@@ -45,7 +45,6 @@ from desktop_agent.desktop.inventory.x11 import (
 
 log = logging.getLogger(__name__)
 
-#: AT-SPI role name → the role the model sees; anything else is structure, not listed
 #: AtspiRole's names by number (atspi-constants.h, as Atspi.role_get_name gives them). The
 #: number (Accessible.GetRole) is what libatspi names roles by: a toolkit's own GetRoleName
 #: may differ (Qt answers "text" for a password field whose role is "password text").
@@ -183,6 +182,7 @@ ROLE_NAMES = (
 )
 
 
+#: AT-SPI role name → the role the model sees; anything else is structure, not listed
 ROLES = {
     "push button": "button",
     "toggle button": "toggle",
