@@ -11,6 +11,8 @@ import logging
 import os
 import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,27 @@ def write_private(path: Path, data: bytes) -> None:
     """Write `data` to `path` (created 0600, or truncated); FileNotFoundError without its folder."""
     with open(path, "wb", opener=private_opener) as file:
         file.write(data)
+
+
+@contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created 0600, kept) across processes.
+
+    The OS drops the lock when its holder dies, so a crash leaves nothing to clean up.
+    """
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            msvcrt.locking(descriptor, msvcrt.LK_LOCK, 1)  # retries for 10 s, then raises
+        else:
+            import fcntl
+
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
 
 
 def _chmod(path: Path, mode: int) -> None:

@@ -25,12 +25,13 @@ from typing import Any, TypeGuard
 
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.models import utcnow
-from desktop_agent.private_files import make_private_dir
+from desktop_agent.private_files import exclusive_lock, make_private_dir
 from desktop_agent.store.process import ProcessIdentity, is_alive, process_identity
 
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "api-token"
+TOKEN_LOCK_FILE = "api-token.lock"
 INSTANCES_DIR = "instances"
 MIN_TOKEN_CHARS = 16
 STOP_ALL_TIMEOUT_S = 3.0
@@ -78,55 +79,42 @@ def read_token(data_dir: Path) -> str | None:
 def ensure_token(data_dir: Path) -> str:
     """The data dir's API token, made (mode 0600, at once complete) when there is none yet.
 
-    Race-safe between processes: each candidate is written to a private temporary
-    file and hard-linked into place, which fails when another process won; then
-    everybody reads the winner's token.
+    Race-safe between processes: the check and the making happen under a lock on
+    `api-token.lock`, and a new token is written to a private temporary file and
+    renamed into place, so a reader without the lock sees the old file or the new one
+    whole, never part of one.
     """
     data_dir = Path(data_dir)
     path = data_dir / TOKEN_FILE
     try:
         make_private_dir(data_dir)
-        for _ in range(3):
-            token = read_token(data_dir)
-            if token is not None:
-                _restrict(path)
-                return token
-            _write_token(path, replace=path.exists())
+        token = read_token(data_dir)  # the common case, no lock needed
+        if token is None:
+            with exclusive_lock(data_dir / TOKEN_LOCK_FILE):
+                token = read_token(data_dir)  # another process may have made it meanwhile
+                if token is None:
+                    token = _write_token(path, replace=path.exists())
+        _restrict(path)
     except OSError as error:
         raise ConfigError(f"cannot write the API token {path}: {_reason(error)}") from None
-    raise ConfigError(f"cannot make a usable API token in {path}")
+    return token
 
 
-def _write_token(path: Path, *, replace: bool) -> None:
+def _write_token(path: Path, *, replace: bool) -> str:
+    token = secrets.token_urlsafe(32)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(secrets.token_urlsafe(32) + "\n")
+            file.write(token + "\n")
             file.flush()
             os.fsync(file.fileno())
         if replace:
             log.warning("the API token %s held no usable token; made a new one", path)
-            os.replace(temporary, path)
-            return
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            pass  # another process made it first: its token wins
-        except OSError:
-            # No hard links on this file system: the exclusive create still picks one winner.
-            _create_exclusive(path, temporary.read_text(encoding="utf-8"))
+        os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
-
-
-def _create_exclusive(path: Path, text: str) -> None:
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        file.write(text)
+    return token
 
 
 def _restrict(path: Path) -> None:

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
@@ -14,6 +15,7 @@ import pytest
 
 from desktop_agent.api.instances import MIN_TOKEN_CHARS, ensure_token, read_token
 from desktop_agent.api.server import ApiServer, is_loopback_host
+from desktop_agent.private_files import exclusive_lock
 from tests.unit.api.conftest import Api, close_api, make_agent, open_api
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -172,7 +174,55 @@ def test_processes_making_the_token_at_once_all_get_the_same_one(tmp_path: Path)
 
     assert all(child.returncode == 0 for child in children)
     assert tokens == {read_token(data_dir)}
-    assert sorted(p.name for p in data_dir.iterdir()) == ["api-token"]  # no temporary left
+    # no temporary left; the lock file stays (the OS releases the lock, not the file)
+    assert sorted(p.name for p in data_dir.iterdir()) == ["api-token", "api-token.lock"]
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="waits on Linux's /proc/locks")
+def test_a_process_waiting_to_make_the_token_takes_the_one_made_while_it_waited(
+    tmp_path: Path,
+) -> None:
+    # The race CI met: a process found no token, another then made one, and the first
+    # overwrote it — the two processes held different tokens.
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    lock = data_dir / "api-token.lock"
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from desktop_agent.api.instances import ensure_token\n"
+        "print(ensure_token(Path(sys.argv[1])))\n"
+    )
+    with exclusive_lock(lock):
+        child = subprocess.Popen(
+            [sys.executable, "-c", script, str(data_dir)],
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+            text=True,
+        )
+        try:
+            wait_until_blocked_on(lock, child.pid)
+            (data_dir / "api-token").write_text("made-by-another-process-meanwhile-0123456789\n")
+        except BaseException:
+            child.kill()
+            raise
+    output, _ = child.communicate(timeout=30)
+
+    assert child.returncode == 0
+    assert output.strip() == "made-by-another-process-meanwhile-0123456789"
+
+
+def wait_until_blocked_on(lock: Path, pid: int, timeout_s: float = 20.0) -> None:
+    """Wait until `pid` waits for the flock on `lock` (a "->" line of /proc/locks)."""
+    inode = f":{lock.stat().st_ino} "
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "->" in fields and str(pid) in fields and inode in line + " ":
+                return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} never waited for the lock on {lock}")
 
 
 async def test_the_instance_file_is_written_on_start_and_removed_on_close(
