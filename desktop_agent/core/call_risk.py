@@ -128,8 +128,9 @@ def key_family(key: str) -> str:
     return _MODIFIER_FAMILY.get(name, name)
 
 
-def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool, terminal: bool) -> str:
-    """Why this key combination asks every call, or ""."""
+def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool, terminal: bool | None) -> str:
+    """Why this key combination asks every call, or "". `terminal` None: nobody can tell
+    whether the focus is in a terminal (asked as if it were)."""
     combo = frozenset(key_family(key) for key in keys)
     label = "+".join(key_family(key) for key in keys)
     if "win" in combo:
@@ -144,6 +145,8 @@ def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool, terminal: bool) -
         return f"{label} pastes the user's clipboard"
     if terminal and combo in _LINE_END_COMBOS:
         return f"{label} runs the typed line in a terminal"
+    if terminal is None and combo in _LINE_END_COMBOS:
+        return f"{label} may run the typed line in a terminal (the focused window is not known)"
     return ""
 
 
@@ -174,13 +177,20 @@ def _focused_control(observation: Observation) -> Element | None:
     )
 
 
-def in_terminal(observation: Observation, focused_role: str | None) -> bool:
-    """Whether input goes to a terminal: the focused control is one, or its window looks so."""
+def in_terminal(observation: Observation, focused_role: str | None) -> bool | None:
+    """Whether input goes to a terminal: the focused control is one, or its window looks so.
+
+    None when nobody can tell: the observation lists no windows (its inventory failed or
+    was late) and the focused control's role says nothing of a terminal — the caller then
+    treats the window as one, since a line typed into a terminal cannot be taken back.
+    """
     if focused_role in TERMINAL_ROLES:
         return True
     control = _focused_control(observation)
     if control is not None and control.role in TERMINAL_ROLES:
         return True
+    if not any(element.role == "window" for element in observation.elements):
+        return None
     window = focused_window(observation)
     return window is not None and is_terminal_window(window.name)
 
@@ -279,8 +289,14 @@ def assess_call(
         ends_line = args.get("enter") is True or (
             isinstance(text, str) and ("\n" in text or "\r" in text)
         )
-        if ends_line and in_terminal(observation, focused_role):
+        terminal = in_terminal(observation, focused_role) if ends_line else False
+        if terminal:
             reason = "typing a line that ends with Enter into a terminal runs it"
+        elif terminal is None:
+            reason = (
+                "typing a line that ends with Enter may run it in a terminal "
+                "(the focused window is not known)"
+            )
         elif ends_line:
             reason = _sensitive_target(_focused_control(observation), sensitive_targets)
     return CallRisk(reason, sensitivity)

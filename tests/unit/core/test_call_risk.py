@@ -95,6 +95,22 @@ def test_typing_a_line_into_a_terminal_asks_every_call() -> None:
     assert type_text("dear Bob,\nthanks\n", EDITOR, role="text") == ""
 
 
+def test_a_line_end_asks_when_the_focused_window_is_not_known() -> None:
+    # the inventory failed or was late (a loaded machine): no window list this turn, so the
+    # focused window may be a terminal — a typed line cannot be taken back
+    unknown = make_observation()
+    assert "not known" in type_text("rm -rf ~\n", unknown)
+    assert "not known" in type_text("rm -rf ~\n", unknown, role="text")
+    assert "not known" in type_text("rm -rf ~", unknown, enter=True)
+    assert "not known" in hotkey("enter", observation=unknown)
+    assert "not known" in hotkey("ctrl", "m", observation=unknown)
+    # the focus probe's answer "terminal" is enough on its own
+    assert "into a terminal" in type_text("ls\n", unknown, role="terminal")
+    # without a line end there is nothing to run
+    assert type_text("rm -rf ~", unknown) == ""
+    assert hotkey("ctrl", "s", observation=unknown) == ""
+
+
 @pytest.mark.parametrize(
     "label",
     [
