@@ -20,6 +20,9 @@ from tests.support.xdisplay import XSession, wait_until, xsession, xsession_env
 __all__ = ["xsession", "xsession_env"]
 
 REGISTRY = builtin_registry()
+#: the inventory's budget in these tests: they are about what the element list says, and the
+#: machine is shared; the product's 100 ms budget is held by benchmarks/inventory.py
+INVENTORY_BUDGET_S = 5.0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

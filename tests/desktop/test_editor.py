@@ -32,13 +32,20 @@ from desktop_agent.desktop.inventory.atspi_bus import (
     Node,
 )
 from desktop_agent.desktop.inventory.x11 import X11Windows
-from tests.desktop.conftest import Editor, act, active_window, client_rect, wait_active
+from tests.desktop.conftest import (
+    INVENTORY_BUDGET_S,
+    Editor,
+    act,
+    active_window,
+    client_rect,
+    wait_active,
+)
 from tests.support.xdisplay import XSession, wait_until
 
 
 @pytest.fixture
 async def desktop() -> AsyncIterator[tuple[DesktopObserver, DesktopExecutor]]:
-    observer = DesktopObserver(fmt="png")
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
     executor = DesktopExecutor(observer=observer)
     yield observer, executor
     executor.close()

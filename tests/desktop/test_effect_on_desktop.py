@@ -24,7 +24,7 @@ from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import DecideRequest
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.observer import DesktopObserver
-from tests.desktop.conftest import Editor
+from tests.desktop.conftest import INVENTORY_BUDGET_S, Editor
 from tests.fakes import MemoryRepository, ScriptedGate, ScriptedPlanner, tool
 
 #: GTK's default gtk-double-click-time
@@ -33,7 +33,7 @@ DOUBLE_CLICK_S = 0.4
 
 @pytest.fixture
 async def desktop() -> AsyncIterator[tuple[DesktopObserver, DesktopExecutor]]:
-    observer = DesktopObserver(fmt="png")
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
     executor = DesktopExecutor(observer=observer)
     yield observer, executor
     executor.close()

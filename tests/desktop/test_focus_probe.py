@@ -11,13 +11,13 @@ import pytest
 
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.observer import DesktopObserver
-from tests.desktop.conftest import Editor, wait_active
+from tests.desktop.conftest import INVENTORY_BUDGET_S, Editor, wait_active
 from tests.support.xdisplay import XSession
 
 
 @pytest.fixture
 async def executor() -> AsyncIterator[DesktopExecutor]:
-    observer = DesktopObserver(fmt="png")
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
     executor = DesktopExecutor(observer=observer)
     yield executor
     executor.close()

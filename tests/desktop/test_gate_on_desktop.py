@@ -17,7 +17,7 @@ from desktop_agent.core.models import ApprovalDecision, RunStatus, StepKind, Ste
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.observer import DesktopObserver
-from tests.desktop.conftest import wait_active
+from tests.desktop.conftest import INVENTORY_BUDGET_S, wait_active
 from tests.desktop.test_focus_probe import role_when
 from tests.fakes import MemoryRepository, ScriptedGate, ScriptedPlanner, done, tool
 from tests.support.xdisplay import XSession
@@ -39,7 +39,7 @@ def focused_field(request: Any, xsession: XSession, windows: Any) -> Iterator[st
 async def test_typing_asks_in_a_password_field_and_follows_the_grant_elsewhere(
     focused_field: str,
 ) -> None:
-    observer = DesktopObserver(fmt="png")
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
     executor = DesktopExecutor(observer=observer)
     repo = MemoryRepository()
     gate = ScriptedGate([ApprovalDecision.ONCE])
@@ -91,7 +91,7 @@ def shell_titled_window(xsession: XSession, windows: Any) -> Iterator[None]:
 async def test_a_line_into_a_terminal_window_asks_despite_the_grant(
     shell_titled_window: None,
 ) -> None:
-    observer = DesktopObserver(fmt="png")
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
     executor = DesktopExecutor(observer=observer)
     repo = MemoryRepository()
     gate = ScriptedGate([ApprovalDecision.DENY])
