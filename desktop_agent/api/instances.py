@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 TOKEN_FILE = "api-token"
 TOKEN_LOCK_FILE = "api-token.lock"
 INSTANCES_DIR = "instances"
+#: held while an instance file is written or a stale one removed (in INSTANCES_DIR)
+REGISTRY_LOCK_FILE = ".lock"
 MIN_TOKEN_CHARS = 16
 STOP_ALL_TIMEOUT_S = 3.0
 #: the one route answered without the token: proves the listener holds it (see docs/api.md)
@@ -146,7 +148,8 @@ def register_instance(data_dir: Path, port: int, *, pid: int | None = None) -> P
         make_private_dir(folder)
         temporary = folder / f".{pid}.{secrets.token_hex(4)}.tmp"
         temporary.write_text(json.dumps(body), encoding="utf-8")
-        os.replace(temporary, path)
+        with exclusive_lock(folder / REGISTRY_LOCK_FILE):
+            os.replace(temporary, path)
     except OSError as error:
         raise ConfigError(f"cannot register this instance in {folder}: {_reason(error)}") from None
     return path
@@ -165,25 +168,42 @@ def unregister_instance(path: Path, port: int) -> None:
 
 def live_instances(data_dir: Path) -> list[Instance]:
     """The instances whose process lives (pid and start time); stale or unreadable entries
-    are removed."""
+    are removed.
+
+    A removal happens under the registry lock and only after the file, read again, is
+    still stale: a process of a reused pid may have just written its own file there, and
+    stop-all must not lose it.
+    """
     folder = Path(data_dir) / INSTANCES_DIR
     if not folder.is_dir():
         return []
     live = []
     for path in sorted(folder.glob("*.json")):
-        instance = _parse(path)
+        instance = _live(path)
+        if instance is None:
+            try:
+                with exclusive_lock(folder / REGISTRY_LOCK_FILE):
+                    instance = _live(path, remove=True)
+            except OSError as error:
+                log.warning("cannot remove %s: %s", path, _reason(error))
+        if instance is not None:
+            live.append(instance)
+    return sorted(live, key=lambda instance: instance.pid)
+
+
+def _live(path: Path, *, remove: bool = False) -> Instance | None:
+    """The instance of `path` if its process lives; else None, and with `remove` the
+    file is removed with a log line."""
+    instance = _parse(path)
+    if instance is not None and is_alive(ProcessIdentity(instance.pid, instance.process_started)):
+        return instance
+    if remove and path.exists():
         if instance is None:
             log.info("removing the unreadable instance file %s", path)
-        elif not is_alive(ProcessIdentity(instance.pid, instance.process_started)):
-            log.info("removing the stale instance file %s (pid %d is gone)", path, instance.pid)
         else:
-            live.append(instance)
-            continue
-        try:
-            path.unlink(missing_ok=True)
-        except OSError as error:
-            log.warning("cannot remove %s: %s", path, _reason(error))
-    return sorted(live, key=lambda instance: instance.pid)
+            log.info("removing the stale instance file %s (pid %d is gone)", path, instance.pid)
+        path.unlink(missing_ok=True)
+    return None
 
 
 def _parse(path: Path) -> Instance | None:

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import aiohttp
@@ -16,12 +17,15 @@ import pytest
 
 from desktop_agent.api.instances import (
     IDENTITY_PATH,
+    REGISTRY_LOCK_FILE,
     identity_proof,
     live_instances,
     register_instance,
     stop_all_instances,
 )
+from desktop_agent.private_files import exclusive_lock
 from desktop_agent.store.process import process_identity
+from tests.support.locks import HAS_PROC_LOCKS, wait_until_blocked_on
 from tests.unit.api.conftest import Api, Hang, close_api, frames, next_frame, open_api
 
 
@@ -239,6 +243,31 @@ def test_a_file_whose_pid_now_belongs_to_another_process_is_stale(tmp_path: Path
 
     assert live_instances(tmp_path) == []
     assert not path.exists()
+
+
+@pytest.mark.skipif(not HAS_PROC_LOCKS, reason="waits on Linux's /proc/locks")
+def test_a_stale_file_rewritten_by_a_live_process_while_it_is_removed_is_kept(
+    tmp_path: Path,
+) -> None:
+    # A lister found the file stale (its pid reused after a crash); before it removed the
+    # file, the process now holding that pid registered there. Removing it would hide a
+    # live instance from stop-all.
+    path = register_instance(tmp_path, 4321)
+    body = json.loads(path.read_text())
+    path.write_text(json.dumps({**body, "process_started": "1"}))  # a crashed earlier owner
+    listed: list[list[tuple[int, int]]] = []
+    lister = threading.Thread(
+        target=lambda: listed.append([(i.pid, i.port) for i in live_instances(tmp_path)])
+    )
+    lock = tmp_path / "instances" / REGISTRY_LOCK_FILE
+    with exclusive_lock(lock):
+        lister.start()
+        wait_until_blocked_on(lock, os.getpid())
+        path.write_text(json.dumps(body))  # the live process registers, port 4321
+    lister.join(timeout=10)
+
+    assert listed == [[(os.getpid(), 4321)]]
+    assert path.exists()
 
 
 async def test_a_reused_pid_in_a_stale_file_never_reaches_the_foreign_port(

@@ -7,7 +7,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
@@ -16,6 +15,7 @@ import pytest
 from desktop_agent.api.instances import MIN_TOKEN_CHARS, ensure_token, read_token
 from desktop_agent.api.server import ApiServer, is_loopback_host
 from desktop_agent.private_files import exclusive_lock
+from tests.support.locks import HAS_PROC_LOCKS, wait_until_blocked_on
 from tests.unit.api.conftest import Api, close_api, make_agent, open_api
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -178,7 +178,7 @@ def test_processes_making_the_token_at_once_all_get_the_same_one(tmp_path: Path)
     assert sorted(p.name for p in data_dir.iterdir()) == ["api-token", "api-token.lock"]
 
 
-@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="waits on Linux's /proc/locks")
+@pytest.mark.skipif(not HAS_PROC_LOCKS, reason="waits on Linux's /proc/locks")
 def test_a_process_waiting_to_make_the_token_takes_the_one_made_while_it_waited(
     tmp_path: Path,
 ) -> None:
@@ -210,19 +210,6 @@ def test_a_process_waiting_to_make_the_token_takes_the_one_made_while_it_waited(
 
     assert child.returncode == 0
     assert output.strip() == "made-by-another-process-meanwhile-0123456789"
-
-
-def wait_until_blocked_on(lock: Path, pid: int, timeout_s: float = 20.0) -> None:
-    """Wait until `pid` waits for the flock on `lock` (a "->" line of /proc/locks)."""
-    inode = f":{lock.stat().st_ino} "
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for line in Path("/proc/locks").read_text().splitlines():
-            fields = line.split()
-            if "->" in fields and str(pid) in fields and inode in line + " ":
-                return
-        time.sleep(0.005)
-    raise AssertionError(f"process {pid} never waited for the lock on {lock}")
 
 
 async def test_the_instance_file_is_written_on_start_and_removed_on_close(
