@@ -77,14 +77,20 @@ def exclusive_lock(path: Path) -> Iterator[None]:
         if sys.platform == "win32":
             import msvcrt
 
-            msvcrt.locking(descriptor, msvcrt.LK_LOCK, 1)  # retries for 10 s, then raises
+            # the first byte, from the file's position 0; retries for 10 s, then raises
+            msvcrt.locking(descriptor, msvcrt.LK_LOCK, 1)
+            try:
+                yield
+            finally:
+                os.lseek(descriptor, 0, os.SEEK_SET)
+                msvcrt.locking(descriptor, msvcrt.LK_UNLCK, 1)  # Windows may not at close
         else:
             import fcntl
 
             fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
+            yield  # close releases it
     finally:
-        os.close(descriptor)  # releases the lock
+        os.close(descriptor)
 
 
 def _chmod(path: Path, mode: int) -> None:
