@@ -128,9 +128,9 @@ def key_family(key: str) -> str:
     return _MODIFIER_FAMILY.get(name, name)
 
 
-def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool, terminal: bool | None) -> str:
-    """Why this key combination asks every call, or "". `terminal` None: nobody can tell
-    whether the focus is in a terminal (asked as if it were)."""
+def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool | None, terminal: bool | None) -> str:
+    """Why this key combination asks every call, or "". `desktop_focused` / `terminal`
+    None: nobody can tell where the focus is (asked as if it were there)."""
     combo = frozenset(key_family(key) for key in keys)
     label = "+".join(key_family(key) for key in keys)
     if "win" in combo:
@@ -141,6 +141,8 @@ def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool, terminal: bool | 
         return f"{label} switches to a text console"
     if combo == frozenset({"alt", "f4"}) and desktop_focused:
         return "alt+f4 on the desktop opens the shut-down dialog"
+    if combo == frozenset({"alt", "f4"}) and desktop_focused is None:
+        return "alt+f4 may reach the desktop's shut-down dialog (the focused window is not known)"
     if combo in _PASTE_COMBOS:
         return f"{label} pastes the user's clipboard"
     if terminal and combo in _LINE_END_COMBOS:
@@ -195,11 +197,12 @@ def in_terminal(observation: Observation, focused_role: str | None) -> bool | No
     return window is not None and is_terminal_window(window.name)
 
 
-def desktop_focused(observation: Observation) -> bool:
-    """Whether the desktop itself has the focus: no window is focused, or the desktop window is."""
+def desktop_focused(observation: Observation) -> bool | None:
+    """Whether the desktop itself has the focus: no window is focused, or the desktop window
+    is. None when the observation lists no windows (its inventory failed or was late)."""
     windows = [element for element in observation.elements if element.role == "window"]
     if not windows:
-        return False  # no window list at all: nothing known, alt+f4 stays ordinary input
+        return None
     window = focused_window(observation)
     return window is None or bool(_DESKTOP_WINDOW.search(window.name.casefold()))
 

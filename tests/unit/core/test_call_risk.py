@@ -64,8 +64,9 @@ def test_alt_f4_asks_only_when_the_desktop_itself_has_the_focus() -> None:
     assert "shut-down" in hotkey("alt", "f4", observation=DESKTOP)
     no_window_focused = make_observation([Element(2, "window", "notes", (0, 0, 9, 9))])
     assert hotkey("alt", "f4", observation=no_window_focused)
-    # no window list at all (no inventory): nothing is known, so alt+f4 stays ordinary input
-    assert hotkey("alt", "f4", observation=make_observation()) == ""
+    # no window list at all (the inventory failed or was late): the focus may be on the
+    # desktop, so alt+f4 asks as if it were
+    assert "not known" in hotkey("alt", "f4", observation=make_observation())
 
 
 @pytest.mark.parametrize("keys", [("ctrl", "v"), ("shift", "insert"), ("ctrl", "shift", "v")])
