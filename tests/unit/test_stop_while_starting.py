@@ -4,12 +4,22 @@ still queued behind the stop) reaches it: stopped / user_stop, no model request,
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from desktop_agent.core.models import RunStatus, StopReason
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import final_run, make_agent
+
+
+@pytest.fixture
+async def agent(tmp_path: Path) -> AsyncIterator[Any]:
+    made = make_agent(tmp_path)
+    yield made
+    await made.close()
 
 
 def count_model_requests(agent: Any) -> list[Any]:
@@ -24,10 +34,7 @@ def count_model_requests(agent: Any) -> list[Any]:
     return planners
 
 
-async def test_a_stop_all_while_the_run_is_recorded_stops_it_before_it_acts(
-    tmp_path: Path,
-) -> None:
-    agent = make_agent(tmp_path)
+async def test_a_stop_all_while_the_run_is_recorded_stops_it_before_it_acts(agent: Any) -> None:
     planners = count_model_requests(agent)
     recording, release = asyncio.Event(), asyncio.Event()
     real_create = agent.repo.create_run
@@ -46,13 +53,11 @@ async def test_a_stop_all_while_the_run_is_recorded_stops_it_before_it_acts(
 
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert planners == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
-    await agent.close()
 
 
 async def test_a_stop_all_before_the_start_reaches_the_loop_stops_the_run_asked_for_earlier(
-    tmp_path: Path,
+    agent: Any,
 ) -> None:
-    agent = make_agent(tmp_path)
     planners = count_model_requests(agent)
     asked_at = agent.runner.stop_all_count  # the user pressed Start (the app's GUI thread)
     agent.stop_all()  # the hotkey's stop reached the engine first
@@ -62,4 +67,3 @@ async def test_a_stop_all_before_the_start_reaches_the_loop_stops_the_run_asked_
     assert planners == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
     # a run asked for after the stop is not touched by it
     assert (await final_run(await agent.launch("later"))).status is RunStatus.COMPLETED
-    await agent.close()

@@ -350,19 +350,28 @@ async def test_closing_the_server_ends_the_runs_it_streams(api: Api) -> None:
         await api.call("GET", "/api/tasks")
 
 
+def hold_the_first_run_read(api: Api) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold the answer of the next store read of a run (the start's) until `release` is
+    set; `reading` is set once it is held. Later reads (a stop's) go through."""
+    reading, release = asyncio.Event(), asyncio.Event()
+    real_get = api.agent.repo.get_run
+
+    async def first_read_held(run_id: str) -> object:
+        found = await real_get(run_id)
+        if not reading.is_set():
+            reading.set()
+            await release.wait()
+        return found
+
+    api.agent.repo.get_run = first_read_held  # type: ignore[method-assign]
+    return reading, release
+
+
 async def test_a_stop_all_while_the_start_reads_the_store_stops_that_run_before_it_acts(
     api: Api,
 ) -> None:
     run = await api.create("never act")
-    reading, release = asyncio.Event(), asyncio.Event()
-    real_get = api.agent.repo.get_run
-
-    async def slow_get(run_id: str) -> object:
-        reading.set()
-        await release.wait()
-        return await real_get(run_id)
-
-    api.agent.repo.get_run = slow_get  # type: ignore[method-assign]
+    reading, release = hold_the_first_run_read(api)
     client = asyncio.ensure_future(api.stream(run["id"]))
     await reading.wait()  # the start is on its way in: nothing is active yet
 
@@ -380,19 +389,7 @@ async def test_a_stop_of_a_queued_run_while_its_start_reads_the_store_keeps_it_f
     api: Api,
 ) -> None:
     run = await api.create("never act")
-    reading, release = asyncio.Event(), asyncio.Event()
-    real_get = api.agent.repo.get_run
-    held = []
-
-    async def first_read_held(run_id: str) -> object:
-        found = await real_get(run_id)
-        if not held:  # the start's read (queued), its answer late; the stop's reads go through
-            held.append(run_id)
-            reading.set()
-            await release.wait()
-        return found
-
-    api.agent.repo.get_run = first_read_held  # type: ignore[method-assign]
+    reading, release = hold_the_first_run_read(api)
     client = asyncio.ensure_future(api.stream(run["id"]))
     await reading.wait()  # the start read the run as queued, the answer not yet back
 
