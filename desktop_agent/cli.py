@@ -475,8 +475,11 @@ class AutoGate:
 class TerminalGate:
     """Asks on the terminal: once / for this run / deny. No terminal → deny.
 
-    The loop's timeout denies too; reading stdin uses the event loop's reader, so
-    a stop or a timeout cancels the question at once.
+    Only what the user types after the question is shown answers it: the terminal's pending
+    input is thrown away once the question is out (a line typed ahead, maybe by the agent
+    itself into this very terminal, approves nothing), and the answer is read from the
+    terminal itself, never from a buffer filled before. The loop's timeout denies too;
+    reading uses the event loop's reader, so a stop or a timeout cancels the question at once.
     """
 
     def __init__(self, stdin: TextIO = sys.stdin, prompt_out: TextIO = sys.stderr) -> None:
@@ -496,7 +499,9 @@ class TerminalGate:
             f"(denies in {approval.timeout_s:.0f} s): "
         )
         self._out.flush()
-        line = await _read_line(self._stdin)
+        fd = self._stdin.fileno()
+        discard_pending_input(fd)
+        line = await _read_line(fd)
         answer = line.strip().lower()[:1]
         if answer == "o":
             return ApprovalDecision.ONCE
@@ -505,14 +510,37 @@ class TerminalGate:
         return ApprovalDecision.DENY
 
 
-async def _read_line(stream: TextIO) -> str:
+def discard_pending_input(fd: int) -> None:
+    """Throw away what was typed on the terminal `fd` and not read yet (POSIX: the tty's
+    input queue; Windows: the console's key buffer)."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        while msvcrt.kbhit():
+            msvcrt.getwch()
+        return
+    import termios
+
+    termios.tcflush(fd, termios.TCIFLUSH)
+
+
+async def _read_line(fd: int) -> str:
+    """The next line typed on `fd`, read from the fd itself (os.read: no stream buffer can
+    hold a line typed before the question)."""
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[str] = loop.create_future()
-    fd = stream.fileno()
+    received = bytearray()
 
     def on_readable() -> None:
-        if not ready.done():
-            ready.set_result(stream.readline())
+        if ready.done():
+            return
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:  # the terminal went away: no answer, which denies
+            chunk = b""
+        received.extend(chunk)
+        if not chunk or b"\n" in received:
+            ready.set_result(received.split(b"\n", 1)[0].decode("utf-8", "replace"))
 
     loop.add_reader(fd, on_readable)
     try:

@@ -1,4 +1,5 @@
-"""`--approve ask`: the question on the terminal, denied without a terminal or on timeout."""
+"""`--approve ask`: the question on the terminal, denied without a terminal or on timeout; only
+what is typed after the question is shown answers it."""
 
 from __future__ import annotations
 
@@ -25,6 +26,29 @@ def approval(*, offer_run_grant: bool = True) -> ApprovalRequest:
         offer_run_grant=offer_run_grant,
         timeout_s=5,
     )
+
+
+class Screen(io.StringIO):
+    """The gate's prompt output; `asked` is set once a whole question has been shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = asyncio.Event()
+
+    def flush(self) -> None:
+        super().flush()
+        if "denies in" in self.getvalue():
+            self.asked.set()
+
+
+async def answer_when_asked(
+    gate: TerminalGate, request: ApprovalRequest, prompts: Screen, user: int, typed: str
+) -> ApprovalDecision:
+    """Ask, and type `typed` on the terminal once the question is shown (as a person does)."""
+    asking = asyncio.ensure_future(gate.request(request))
+    await prompts.asked.wait()
+    os.write(user, typed.encode())
+    return await asking
 
 
 @pytest.fixture
@@ -60,11 +84,14 @@ async def test_the_answer_typed_on_the_terminal_decides(
     terminal: tuple[io.TextIOWrapper, int], typed: str, offered: bool, expected: ApprovalDecision
 ) -> None:
     stdin, user = terminal
-    prompts = io.StringIO()
+    prompts = Screen()
     gate = TerminalGate(stdin=stdin, prompt_out=prompts)
-    os.write(user, typed.encode())  # the terminal holds the line until the gate reads it
 
-    assert await gate.request(approval(offer_run_grant=offered)) is expected
+    request = approval(offer_run_grant=offered)
+
+    decision = await answer_when_asked(gate, request, prompts, user, typed)
+
+    assert decision is expected
     assert "allow click" in prompts.getvalue()
     assert ("[r]un" in prompts.getvalue()) is offered
 
@@ -85,7 +112,7 @@ async def test_the_models_reason_and_arguments_cannot_steer_the_terminal(
     terminal: tuple[io.TextIOWrapper, int],
 ) -> None:
     stdin, user = terminal
-    prompts = io.StringIO()
+    prompts = Screen()
     gate = TerminalGate(stdin=stdin, prompt_out=prompts)
     sneaky = ApprovalRequest(
         id="a1",
@@ -99,9 +126,7 @@ async def test_the_models_reason_and_arguments_cannot_steer_the_terminal(
         offer_run_grant=True,
         timeout_s=5,
     )
-    os.write(user, b"d\n")
-
-    assert await gate.request(sneaky) is ApprovalDecision.DENY
+    assert await answer_when_asked(gate, sneaky, prompts, user, "d\n") is ApprovalDecision.DENY
     shown = prompts.getvalue()
     assert not any(char in shown for char in ("\x1b", "\r", "\u202e", "\u2066", "\x9b", "\x07"))
     assert '"note": "\\u202egnp.exe\\x9b"' in shown
@@ -112,7 +137,7 @@ async def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(
     terminal: tuple[io.TextIOWrapper, int],
 ) -> None:
     stdin, user = terminal
-    prompts = io.StringIO()
+    prompts = Screen()
     launcher = ApprovalRequest(
         id="a2",
         run_id="r1",
@@ -125,11 +150,38 @@ async def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(
         timeout_s=5,
         caution="a key combination that opens a program launcher",
     )
-    os.write(user, b"r\n")  # "for this run" is not on offer: it denies
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
 
-    assert await TerminalGate(stdin=stdin, prompt_out=prompts).request(launcher) is (
-        ApprovalDecision.DENY
-    )
+    # "for this run" is not on offer: it denies
+    assert await answer_when_asked(gate, launcher, prompts, user, "r\n") is ApprovalDecision.DENY
     shown = prompts.getvalue()
     assert "  asks every time: a key combination that opens a program launcher\n" in shown
     assert "[o]nce / [d]eny" in shown and "[r]un" not in shown
+
+
+async def test_a_line_typed_before_the_question_does_not_approve(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, user = terminal
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    # typed ahead (say, by the agent into this very terminal): the terminal holds the line
+    os.write(user, b"o\n")
+
+    decision = await answer_when_asked(gate, approval(), prompts, user, "d\n")
+
+    assert decision is ApprovalDecision.DENY
+
+
+async def test_a_line_the_stream_buffered_before_the_question_does_not_approve(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, user = terminal
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    os.write(user, b"hello\no\n")
+    assert stdin.readline() == "hello\n"  # the stream now holds "o\n" in its own buffer
+
+    decision = await answer_when_asked(gate, approval(), prompts, user, "d\n")
+
+    assert decision is ApprovalDecision.DENY
