@@ -22,6 +22,7 @@ from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
 from desktop_agent.core.call_risk import DEFAULT_SENSITIVE_TARGETS
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.keys import normalize_key
+from desktop_agent.core.model_servers import DEFAULT_PORT_NUMBERS
 from desktop_agent.core.models import Policy
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,26 @@ class Settings(BaseModel):
     model_coordinates: Literal["auto", "pixels", "normalized", "resized"] = "auto"
     #: the user's own mouse or keyboard input during a run pauses it (user_takeover.py)
     pause_on_user_input: bool = True
+    #: the loopback ports where model servers are looked for (planner/discovery.py)
+    probe_ports: list[int] = Field(
+        default_factory=lambda: list(DEFAULT_PORT_NUMBERS), min_length=1, max_length=64
+    )
+
+    @field_validator("probe_ports", mode="before")
+    @classmethod
+    def _port_list(cls, value: Any) -> Any:
+        """A list, or "11434, 5000" (what an environment variable holds)."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("probe_ports")
+    @classmethod
+    def _ports_in_range(cls, ports: list[int]) -> list[int]:
+        bad = [port for port in ports if not 1 <= port <= 65535]
+        if bad:
+            raise ValueError(f"not a port: {', '.join(map(str, bad))} (1..65535)")
+        return list(dict.fromkeys(ports))
 
     @field_validator("model_profile")
     @classmethod

@@ -117,6 +117,11 @@ async def _ask_ollama(
     http: aiohttp.ClientSession, root: str, model: str, api_key: str | None
 ) -> VisionVerdict | None:
     data = await _json(http, "POST", f"{root}/api/show", api_key, {"model": model, "name": model})
+    return ollama_verdict(data)
+
+
+def ollama_verdict(data: Any) -> VisionVerdict | None:
+    """What Ollama's /api/show answer says of vision (None: it does not say)."""
     if not isinstance(data, dict):
         return None
     capabilities = data.get("capabilities")
@@ -140,9 +145,14 @@ async def _ask_lmstudio(
         return None
     for entry in entries:
         if isinstance(entry, dict) and str(entry.get("id", "")).lower() == model.lower():
-            kind = str(entry.get("type", ""))
-            return VisionVerdict(kind == "vlm", "lmstudio", f"LM Studio lists it as type {kind!r}")
+            return lmstudio_verdict(entry)
     return None
+
+
+def lmstudio_verdict(entry: dict[str, Any]) -> VisionVerdict:
+    """What an entry of LM Studio's model list says of vision (its type: vlm, llm, ...)."""
+    kind = str(entry.get("type", ""))
+    return VisionVerdict(kind == "vlm", "lmstudio", f"LM Studio lists it as type {kind!r}")
 
 
 async def _ask_servers(

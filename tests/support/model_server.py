@@ -4,12 +4,17 @@ It speaks what the planner talks to, and nothing more:
 
 - ``POST /v1/chat/completions`` answers from a script of replies, in order;
 - ``GET /v1/models`` lists the model names it knows (what ``check_reachable`` asks);
-- ``POST /api/show`` answers like Ollama (``{"capabilities": [...]}``) when ``ollama`` is set;
+- ``POST /api/show`` answers like Ollama (``{"capabilities": [...]}``) when ``ollama`` is set,
+  and ``GET /api/tags`` lists those models as Ollama does (``{"models": [{"name", "model",
+  "details"}]}``: ollama/ollama api/types.go, ``ListResponse`` / ``ListModelResponse``;
+  ``ShowResponse`` carries ``capabilities`` since Ollama 0.6); without ``ollama`` both 404;
 - ``GET /api/v0/models`` answers like LM Studio (``{"data": [{"id", "type"}]}``) when
   ``lmstudio`` is set.
 
-Every request body is recorded (``requests`` for chat completions, ``show_requests``,
-``lmstudio_requests``), and a test can wait on the count with ``wait_requests(n)``.
+Every request's method, path and ``Authorization`` header is kept in ``heard`` (a probe
+must send no key); every request body is recorded (``requests`` for chat completions,
+``show_requests``, ``lmstudio_requests``), and a test can wait on the count with
+``wait_requests(n)``.
 
 Script items (each a frozen dataclass, or the JSON form used by ``--script``):
 
@@ -204,6 +209,8 @@ class ModelServer:
     show_requests: list[dict[str, Any]] = field(default_factory=list, init=False)
     lmstudio_requests: int = field(default=0, init=False)
     models_requests: int = field(default=0, init=False)
+    #: (method, path, Authorization header or None) of every request, in order
+    heard: list[tuple[str, str, str | None]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self._queue: list[ScriptItem] = list(self.script)
@@ -224,8 +231,9 @@ class ModelServer:
 
     async def start(self) -> ModelServer:
         self._changed = asyncio.Condition()
-        app = web.Application()
+        app = web.Application(middlewares=[self._hear])
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/api/tags", self._tags)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/api/show", self._show)
         app.router.add_get("/api/v0/models", self._lmstudio)
@@ -313,6 +321,28 @@ class ModelServer:
             await asyncio.Event().wait()
         data = [{"id": name, "object": "model", "owned_by": "test"} for name in self.models]
         return web.json_response({"object": "list", "data": data})
+
+    @web.middleware
+    async def _hear(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.heard.append((request.method, request.path, request.headers.get("Authorization")))
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    async def _tags(self, request: web.Request) -> web.Response:
+        if self.ollama is None:
+            return web.Response(status=404, text="404 page not found")
+        listed = [
+            {
+                "name": name,
+                "model": name,
+                "modified_at": "2025-05-01T10:00:00Z",
+                "size": 6_000_000_000,
+                "digest": "0" * 64,
+                "details": {"format": "gguf", "family": "test", "families": ["test"]},
+            }
+            for name in self.ollama
+        ]
+        return web.json_response({"models": listed})
 
     async def _show(self, request: web.Request) -> web.Response:
         body = await request.json()

@@ -1,0 +1,134 @@
+"""What a look for model servers on this machine found: servers, their models, and what to try.
+
+Views only (the probe itself is `planner/discovery.py`): the window, the CLI's `doctor` and
+a refused run's line all say the same things from these.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ServerPort:
+    """A port to look at, and who usually listens there."""
+
+    port: int
+    names: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return " or ".join(self.names) if self.names else "OpenAI-compatible server"
+
+
+#: the usual ports of local model servers (docs/planner.md says the list)
+DEFAULT_PORTS: tuple[ServerPort, ...] = (
+    ServerPort(11434, ("Ollama",)),
+    ServerPort(1234, ("LM Studio",)),
+    ServerPort(8080, ("llama.cpp server", "LocalAI")),
+    ServerPort(8000, ("vLLM",)),
+    ServerPort(1337, ("Jan",)),
+)
+DEFAULT_PORT_NUMBERS: tuple[int, ...] = tuple(entry.port for entry in DEFAULT_PORTS)
+
+
+@dataclass(frozen=True, slots=True)
+class FoundModel:
+    """One model a server offers for chat, and what is known of its vision.
+
+    `can_see`: True or False when the server said so (or, for True, a known vision model
+    name); None when nobody can tell. `vision_source`: ollama, lmstudio, llamacpp, name or
+    unknown. `profile`: the profile (planner/profiles.py) its name picks.
+    """
+
+    name: str
+    can_see: bool | None
+    vision_source: str
+    vision_detail: str
+    profile: str
+
+    @property
+    def vision_word(self) -> str:
+        """sees · no vision · vision unknown"""
+        if self.can_see is None:
+            return "vision unknown"
+        return "sees" if self.can_see else "no vision"
+
+
+@dataclass(frozen=True, slots=True)
+class FoundServer:
+    """A model server that answered on a loopback port, with its chat models (seeing first)."""
+
+    kind: str  # ollama | lmstudio | llamacpp | vllm | openai
+    label: str  # what to call it: "Ollama", "LM Studio", "llama.cpp server or LocalAI", ...
+    base_url: str  # the OpenAI-compatible base URL, with /v1
+    models: tuple[FoundModel, ...]
+
+    @property
+    def address(self) -> str:
+        """host:port, e.g. 127.0.0.1:11434"""
+        return self.base_url.split("//", 1)[-1].split("/", 1)[0]
+
+    @property
+    def seeing(self) -> tuple[FoundModel, ...]:
+        return tuple(model for model in self.models if model.can_see)
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """The servers found (in the order of the ports probed) and the ports that were probed."""
+
+    servers: tuple[FoundServer, ...]
+    ports: tuple[int, ...]
+    elapsed_s: float = 0.0
+
+    def best(self) -> tuple[FoundServer, FoundModel] | None:
+        """The first model that can see, on the first server that has one."""
+        for server in self.servers:
+            for model in server.seeing:
+                return server, model
+        return None
+
+    def lines(self) -> list[str]:
+        """One line per server and one per model, for a terminal."""
+        if not self.servers:
+            ports = ", ".join(str(port) for port in self.ports)
+            return [f"no model server answers on this machine (ports {ports})"]
+        out = []
+        for server in self.servers:
+            count = f"{len(server.models)} chat model(s)" if server.models else "no chat model"
+            out.append(f"{server.label} at {server.base_url}: {count}")
+            out.extend(
+                f"  {model.name:<36} {model.vision_word:<15} profile {model.profile}"
+                for model in server.models
+            )
+        return out
+
+    def advice(self) -> str:
+        """What to pass to use a model found here, or how to get one: one line."""
+        best = self.best()
+        if best is not None:
+            return f"use it with: {run_options(*best)}"
+        if self.servers:
+            return (
+                "none of their models is known to see screenshots: load a vision model "
+                "(e.g. `ollama pull qwen2.5vl`), or pass --vision yes if yours can see"
+            )
+        return "start one, e.g. `ollama serve` then `ollama pull qwen2.5vl` (see the README)"
+
+    def summary(self) -> str:
+        """One line: which servers answer here and what to try (a refused run's tail)."""
+        if not self.servers:
+            return "no model server answers on this machine either; " + self.advice()
+        found = "; ".join(
+            f"{server.label} at {server.base_url}"
+            + (f" ({len(server.seeing)} that see)" if server.seeing else " (none that see)")
+            for server in self.servers
+        )
+        return f"found {found}; {self.advice()}"
+
+
+def run_options(server: FoundServer, model: FoundModel) -> str:
+    """`--base-url URL --model NAME`, quoted for a POSIX shell."""
+    return f"--base-url {shlex.quote(server.base_url)} --model {shlex.quote(model.name)}"
