@@ -22,6 +22,12 @@ COORDINATE_SPACES: tuple[CoordinateSpace, ...] = ("pixels", "normalized", "resiz
 #: json: our answer format (DESIGN §3); ui_tars: "Thought: … Action: click(start_box=…)"
 Grammar = Literal["json", "ui_tars"]
 TokenParam = Literal["max_tokens", "max_completion_tokens"]
+#: how a coordinate click is refined before the gate (planner/grounding.py): not at all; the
+#: model asked again on a crop around its point; a separate grounding model, then the crop
+GroundingMode = Literal["off", "zoom", "grounder"]
+GROUNDING_MODES: tuple[GroundingMode, ...] = ("off", "zoom", "grounder")
+#: how the model answers "where is <target>?" (planner/grounding.py reads every one of them)
+PointFormat = Literal["json", "ui_tars", "gta1", "holo", "mai_ui", "qwen"]
 AUTO = "auto"
 
 
@@ -70,6 +76,12 @@ class ModelProfile:
     #: the image budget: a bigger screenshot is scaled down to this many pixels before sending
     max_image_pixels: int | None = None
     max_output_tokens: int = 1024
+    #: the grounding this family gets when the settings say "auto"
+    grounding: GroundingMode = "zoom"
+    #: how it is asked for a point and answers (the grounding request, never the turn's)
+    point_format: PointFormat = "json"
+    #: the zoom crop's width as a fraction of the screenshot's (its height keeps the aspect)
+    zoom_fraction: float = 0.25
     note: str = ""
 
     def matches(self, model: str) -> bool:
@@ -91,6 +103,8 @@ _QWEN25 = ResizeRule(factor=28, min_pixels=56 * 56, max_pixels=16384 * 28 * 28)
 _QWEN25_OLLAMA = ResizeRule(factor=28, min_pixels=56 * 56, max_pixels=2 << 20)
 #: UI-TARS-1.5's parser (codes/ui_tars/action_parser.py): min 100·28², max 16384·28²
 _UI_TARS_15 = ResizeRule(factor=28, min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28)
+#: GTA1 (Qwen2.5-VL based) states the image size in its prompt: the processor's smart_resize
+_GTA1 = ResizeRule(factor=28, min_pixels=3136, max_pixels=4096 * 2160)
 
 PROFILES: tuple[ModelProfile, ...] = (
     ModelProfile(
@@ -110,6 +124,8 @@ PROFILES: tuple[ModelProfile, ...] = (
         coordinates="resized",
         resize=_UI_TARS_15,
         grammar="ui_tars",
+        grounding="off",
+        point_format="ui_tars",
         note="UI-TARS-1.5: action text, pixels of its smart_resize input",
     ),
     ModelProfile(
@@ -117,12 +133,51 @@ PROFILES: tuple[ModelProfile, ...] = (
         ("*ui-tars*", "*uitars*"),
         coordinates="normalized",
         grammar="ui_tars",
+        grounding="off",
+        point_format="ui_tars",
         note="UI-TARS (1.0, Doubao): action text, 0–1000",
+    ),
+    # grounders: asked only "where is <target>?" (Settings → Grounding model); as planners
+    # they would get our JSON prompt, which they were not trained for
+    ModelProfile(
+        "gta1",
+        ("*gta1*",),
+        coordinates="resized",
+        resize=_GTA1,
+        grounding="off",
+        point_format="gta1",
+        note="GTA1: (x,y) on the image size its prompt states",
+    ),
+    ModelProfile(
+        "holo1.5",
+        ("*holo1.5*", "*holo1_5*", "*holo1-5*"),
+        coordinates="resized",
+        resize=_QWEN25,
+        grounding="off",
+        point_format="holo",
+        note="Holo1.5: JSON {x, y}, pixels of its smart_resize input",
+    ),
+    ModelProfile(
+        "holo",
+        ("*holo2*", "*holo3*", "*holo-2*", "*holo-3*"),
+        coordinates="normalized",
+        grounding="off",
+        point_format="holo",
+        note="Holo2/Holo3: JSON {x, y}, 0–1000",
+    ),
+    ModelProfile(
+        "mai-ui",
+        ("*mai-ui*", "*mai_ui*"),
+        coordinates="normalized",
+        grounding="off",
+        point_format="mai_ui",
+        note='MAI-UI: <answer>{"coordinate": [x, y]}</answer>, 0–1000',
     ),
     ModelProfile(
         "qwen3-vl",
         ("*qwen3-vl*", "*qwen3vl*", "*qwen3_vl*"),
         coordinates="normalized",
+        point_format="qwen",
         note="Qwen3-VL: 0–1000 relative coordinates",
     ),
     ModelProfile(
@@ -130,6 +185,7 @@ PROFILES: tuple[ModelProfile, ...] = (
         ("qwen2.5vl*",),
         coordinates="resized",
         resize=_QWEN25_OLLAMA,
+        point_format="qwen",
         note="Qwen2.5-VL on Ollama: pixels of its smart_resize input (≤ 2 MiB pixels)",
     ),
     ModelProfile(
@@ -137,6 +193,7 @@ PROFILES: tuple[ModelProfile, ...] = (
         ("*qwen2.5-vl*", "*qwen2_5_vl*", "*qwen2.5vl*", "*qwen25vl*"),
         coordinates="resized",
         resize=_QWEN25,
+        point_format="qwen",
         note="Qwen2.5-VL: pixels of its smart_resize input (factor 28)",
     ),
     ModelProfile(
