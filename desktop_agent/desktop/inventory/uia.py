@@ -3,8 +3,12 @@ top-level windows, and invoke / set_value / focus through UIA patterns.
 
 Every call runs on the one inventory thread, which initialises COM for itself first.
 uiautomation sleeps OPERATION_WAIT_TIME (0.5 s) after each action unless told otherwise: every
-action here passes waitTime=0. Its actions return False when they fail and a control that
-vanished raises COMError; both fail the step with a one-line reason (LookupError).
+action here passes waitTime=0 (setting the package's OPERATION_WAIT_TIME would change nothing:
+the package holds a copy, and the defaults were bound at import). Its actions return False
+when they fail; GetPattern answers None and SetFocus False for a control that vanished (they
+swallow its COMError), so a missing pattern or a refusal is followed by a property read that
+tells "gone" (COMError) from "does not support it". Both fail the step with a one-line reason
+(LookupError); a vanished control says to observe again, never to click where it was.
 """
 
 from __future__ import annotations
@@ -47,18 +51,38 @@ def _gone(error: Exception) -> bool:
     return type(error).__name__ == "COMError"
 
 
-def _checked(what: str, action: Callable[..., Any], *args: Any, wait: bool = True) -> None:
-    """Run a uiautomation action (with waitTime=0 where it takes one); LookupError when it
-    reports failure or the control is gone."""
+def _vanished(what: str) -> LookupError:
+    return LookupError(
+        f"the element is gone ({what} failed: its window closed or changed); observe again"
+    )
+
+
+def _alive(control: Any) -> bool:
+    """Whether the control still exists: a property read of a vanished one raises COMError
+    (UIA_E_ELEMENTNOTAVAILABLE), which GetPattern and SetFocus swallow."""
+    try:
+        control.BoundingRectangle  # noqa: B018 - the read is the probe
+    except Exception as error:
+        if _gone(error):
+            return False
+        raise
+    return True
+
+
+def _checked(
+    what: str, action: Callable[..., Any], control: Any, *args: Any, wait: bool = True
+) -> None:
+    """Run a uiautomation action on `control` (with waitTime=0 where it takes one);
+    LookupError when it reports failure or the control is gone."""
     try:
         ok = action(*args, waitTime=NO_WAIT) if wait else action(*args)
     except Exception as error:
         if _gone(error):
-            raise LookupError(
-                f"the element is gone ({what} failed: its window closed or changed); observe again"
-            ) from None
+            raise _vanished(what) from None
         raise
     if ok is False:
+        if not _alive(control):
+            raise _vanished(what)
         raise LookupError(f"the element did not accept {what}")
 
 
@@ -78,16 +102,19 @@ class UiaInventory:
     def __init__(self) -> None:
         self._auto: Any = None
         self._com: Any = None
+        #: initializers of threads left hung: kept, so their __del__ (CoUninitialize on the
+        #: thread that drops them) never undoes the COM of the thread that replaced them
+        self._left_com: list[Any] = []
 
     def thread_init(self) -> None:
         import uiautomation
 
         self._auto = uiautomation
-        # functions that read it at call time pause no more; the actions also pass waitTime=0
-        uiautomation.OPERATION_WAIT_TIME = NO_WAIT
-        # COM must be initialised on the thread that talks to UIA; it stays so for its life
+        if self._com is not None:
+            self._left_com.append(self._com)
+        # COM must be initialised on the thread that talks to UIA (the initializer's
+        # __init__ does it); it stays so for the thread's life
         self._com = uiautomation.UIAutomationInitializerInThread()
-        self._com.__enter__()
 
     # -- listing -------------------------------------------------------------------------
 
@@ -163,14 +190,12 @@ class UiaInventory:
     # -- actions ---------------------------------------------------------------------------
 
     def _pattern(self, control: Any, name: str) -> Any:
-        try:
-            return control.GetPattern(getattr(self._auto.PatternId, name))
-        except Exception as error:
-            if _gone(error):
-                raise LookupError(
-                    "the element is gone (its window closed); observe again"
-                ) from None
-            raise
+        """The pattern, or None; GetPattern swallows the COMError of a vanished control."""
+        return control.GetPattern(getattr(self._auto.PatternId, name))
+
+    def _none_fits(self, control: Any, what: str, message: str) -> LookupError:
+        """No pattern fitted: say so, unless the control is gone (then observe again)."""
+        return LookupError(message) if _alive(control) else _vanished(what)
 
     def invoke(self, control: Any) -> str:
         for name, method, how in (
@@ -181,22 +206,26 @@ class UiaInventory:
         ):
             pattern = self._pattern(control, name)
             if pattern is not None:
-                _checked(how, getattr(pattern, method))
+                _checked(how, getattr(pattern, method), control)
                 return how
         pattern = self._pattern(control, "LegacyIAccessiblePattern")
         action = str(getattr(pattern, "DefaultAction", "") or "") if pattern is not None else ""
         if action:
             how = f"UIA default action {clean_name(action)!r}"
-            _checked(how, pattern.DoDefaultAction)
+            _checked(how, pattern.DoDefaultAction, control)
             return how
-        raise LookupError("the element supports no UIA invoke, toggle or select pattern; use click")
+        raise self._none_fits(
+            control,
+            "UIA invoke",
+            "the element supports no UIA invoke, toggle or select pattern; use click",
+        )
 
     def set_value(self, control: Any, value: str) -> str:
         pattern = self._pattern(control, "ValuePattern")
         if pattern is not None:
             if getattr(pattern, "IsReadOnly", False):
                 raise LookupError("the element's value is read-only")
-            _checked("UIA SetValue", pattern.SetValue, value)
+            _checked("UIA SetValue", pattern.SetValue, control, value)
             return "UIA SetValue"
         pattern = self._pattern(control, "RangeValuePattern")
         if pattern is not None:
@@ -204,9 +233,13 @@ class UiaInventory:
                 number = float(value)
             except ValueError:
                 raise LookupError(f"the element takes a number, not {value!r}") from None
-            _checked("UIA RangeValue", pattern.SetValue, number)
+            _checked("UIA RangeValue", pattern.SetValue, control, number)
             return "UIA RangeValue"
-        raise LookupError("the element supports no UIA value pattern; use click and type_text")
+        raise self._none_fits(
+            control,
+            "UIA SetValue",
+            "the element supports no UIA value pattern; use click and type_text",
+        )
 
     def focus(self, control: Any) -> str:
         # every WindowControl/PaneControl has SetActive; it is False unless top-level
@@ -219,7 +252,7 @@ class UiaInventory:
                 if not _gone(error):
                     raise
                 raise LookupError("the window is gone; observe again") from None
-        _checked("the focus", control.SetFocus, wait=False)
+        _checked("the focus", control.SetFocus, control, wait=False)
         return "focused it through UIA"
 
     def activate_window(self, title: str) -> str:
@@ -237,5 +270,5 @@ class UiaInventory:
 
     def close(self) -> None:
         if self._com is not None:
-            self._com.__exit__(None, None, None)
+            self._com.Uninitialize()
             self._com = None

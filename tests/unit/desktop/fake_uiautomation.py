@@ -1,24 +1,42 @@
 """A fake `uiautomation` module fed with control trees (tests/unit/desktop/data/uia_*.json).
 
-It mirrors the parts of uiautomation 2.x the UIA backend uses, as the real library behaves
-(transcribed from its uiautomation.py): GetRootControl, GetForegroundControl (None when no
-window is in front: tree "foreground": null), Control properties (Name, ControlTypeName,
-BoundingRectangle, IsEnabled, HasKeyboardFocus, IsPassword, IsOffscreen, NativeWindowHandle),
-GetChildren, GetPattern(PatternId.X) → pattern or None, SetFocus, and SetActive on every
-WindowControl and PaneControl (the TopLevel mixin; False unless the control is top-level);
-UIAutomationInitializerInThread. Pattern actions and SetFocus/SetActive return bool (a spec's
-"fails": ["Invoke", ...] makes them return False) and take `waitTime`, whose default is the
-module's OPERATION_WAIT_TIME (0.5 s) as the library's: the real one sleeps that long after
-each action; the fake records it. A control whose spec has "vanished": true raises COMError
-on every property read and call, as a control whose window closed does.
+It mirrors the parts of uiautomation 2.0.29 the UIA backend uses, as the real library behaves
+(read in yinkaisheng/Python-UIAutomation-for-Windows, uiautomation/uiautomation.py at the
+2.0.29 tag): GetRootControl, GetForegroundControl (None when no window is in front: tree
+"foreground": null), Control properties (Name, ControlTypeName, BoundingRectangle, IsEnabled,
+HasKeyboardFocus, IsPassword, IsOffscreen, NativeWindowHandle), GetChildren,
+UIAutomationInitializerInThread, and:
+
+- `GetPattern(PatternId.X)` → the pattern, or None when the control lacks it; a COMError
+  (the control vanished) is swallowed and gives None as well (uiautomation.py:6862-6876,
+  `except comtypes.COMError: pass`).
+- `SetFocus()` → bool; a COMError gives False, it never raises (uiautomation.py:6918-6927).
+- `SetActive(waitTime)` on every WindowControl and PaneControl (the TopLevel mixin,
+  uiautomation.py:9336-9347): False unless the control is top-level; it reads
+  NativeWindowHandle first, so a vanished control raises COMError there.
+- Pattern actions return bool (a spec's "fails": ["Invoke", ...] makes them return False)
+  and take `waitTime`, whose default is bound when the library is imported to its module's
+  OPERATION_WAIT_TIME (0.5 s, uiautomation.py:36): the real one sleeps that long after each
+  action; the fake records it. The package re-exports the module's names
+  (uiautomation/__init__.py: `from .uiautomation import *`), so setting OPERATION_WAIT_TIME
+  on the package changes no default and nothing the module reads: the fake's package
+  attribute is a copy too.
+- `UIAutomationInitializerInThread()` calls CoInitializeEx in its __init__ (not __enter__)
+  and CoUninitialize in __exit__ / __del__ (uiautomation.py:10225-10262); a COM call from a
+  thread that did not initialise COM fails with COMError CO_E_NOTINITIALIZED, as comtypes
+  does. The thread that imports the fake (comtypes initialises COM on import) counts as
+  initialised, like the real import.
+
+A control whose spec has "vanished": true raises COMError on every property read and call
+(UIA_E_ELEMENTNOTAVAILABLE), as a control whose window closed does.
 Every call is recorded, with the thread it came from.
 """
-
 from __future__ import annotations
 
 import json
 import threading
 import types
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,11 +46,20 @@ DATA = Path(__file__).parent / "data"
 OPERATION_WAIT_TIME = 0.5
 
 
-class COMError(Exception):
-    """_ctypes.COMError: what a UIA call on a vanished element raises."""
+#: UIA_E_ELEMENTNOTAVAILABLE and CO_E_NOTINITIALIZED
+ELEMENT_NOT_AVAILABLE = -2147220991
+NOT_INITIALIZED = -2147221008
 
-    def __init__(self) -> None:
-        super().__init__(-2147220991, "An event was unable to invoke any of the subscribers", None)
+
+class COMError(Exception):
+    """_ctypes.COMError: what a UIA call on a vanished element (or from a thread without COM)
+    raises."""
+
+    def __init__(self, hresult: int = ELEMENT_NOT_AVAILABLE) -> None:
+        text = {NOT_INITIALIZED: "CoInitialize has not been called."}.get(
+            hresult, "An event was unable to invoke any of the subscribers"
+        )
+        super().__init__(hresult, text, None)
 
 
 class PatternId:
@@ -68,9 +95,16 @@ class Log:
     calls: list[tuple[str, str, Any]] = field(default_factory=list)
     threads: set[int] = field(default_factory=set)
     com_threads: list[int] = field(default_factory=list)
+    #: per thread, CoInitializeEx calls not yet matched by CoUninitialize (COM counts them)
+    com_live: Counter[int] = field(default_factory=Counter)
     #: the waitTime of every action: the real library sleeps that long after it
     waits: list[float] = field(default_factory=list)
     reads: int = 0
+
+    def com(self) -> None:
+        """comtypes: a call from a thread that has not initialised COM fails."""
+        if self.com_live[threading.get_ident()] <= 0:
+            raise COMError(NOT_INITIALIZED)
 
     def record(self, what: str, control: Control, arg: Any = None) -> None:
         self.calls.append((what, control.Name, arg))
@@ -133,6 +167,7 @@ class Control:
         self._children = [_control(child, log) for child in spec.get("children", [])]
 
     def _check(self) -> None:
+        self._log.com()
         if self._spec.get("vanished"):
             raise COMError
 
@@ -183,14 +218,20 @@ class Control:
         return list(self._children)
 
     def GetPattern(self, pattern_id: int) -> _Pattern | None:  # noqa: N802
-        self._check()
+        try:
+            self._check()
+        except COMError:
+            return None  # uiautomation.py:6875: `except comtypes.COMError as ex: pass`
         for name in self._spec.get("patterns", []):
             if _PATTERN_IDS[name] == pattern_id:
                 return _Pattern(self, name)
         return None
 
     def SetFocus(self) -> bool:  # noqa: N802
-        return self._log.act("SetFocus", self, 0.0)
+        try:
+            return self._log.act("SetFocus", self, 0.0)
+        except COMError:
+            return False  # uiautomation.py:6925: `except comtypes.COMError: return False`
 
     def __repr__(self) -> str:
         return f"<{self.ControlTypeName} {self.Name!r}>"
@@ -205,8 +246,8 @@ class TopLevelControl(Control):
         self._top_level = top_level
 
     def SetActive(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        self._check()  # IsTopLevel() reads NativeWindowHandle first
         if not self._top_level:
-            self._check()
             return False
         return self._log.act("SetActive", self, waitTime)
 
@@ -225,16 +266,34 @@ def load(name: str) -> tuple[types.ModuleType, Log]:
     root._children = [
         _control(child, log, top_level=True) for child in tree["root"].get("children", [])
     ]
+    # comtypes initialises COM on the thread that imports it
+    log.com_live[threading.get_ident()] += 1
     handles = {child.NativeWindowHandle: child for child in root._children}
     log.reads = 0
 
     class UIAutomationInitializerInThread:
+        """uiautomation.py:10225: CoInitializeEx in __init__, CoUninitialize on exit."""
+
+        def __init__(self, debug: bool = False) -> None:
+            self._thread = threading.get_ident()
+            log.com_threads.append(self._thread)
+            log.com_live[self._thread] += 1
+            self.inited = True
+
         def __enter__(self) -> UIAutomationInitializerInThread:
-            log.com_threads.append(threading.get_ident())
             return self
 
-        def __exit__(self, *exc: object) -> bool:
-            return False
+        def __exit__(self, *exc: object) -> None:
+            self.Uninitialize()
+
+        def __del__(self) -> None:
+            self.Uninitialize()
+
+        def Uninitialize(self) -> None:  # noqa: N802 - mirrors uiautomation
+            if self.inited:
+                # CoUninitialize acts on the calling thread, whichever that is
+                log.com_live[threading.get_ident()] -= 1
+                self.inited = False
 
     module = types.ModuleType("uiautomation")
     module.PatternId = PatternId  # type: ignore[attr-defined]

@@ -284,6 +284,56 @@ def test_a_control_that_vanished_is_skipped_by_the_walk_and_fails_the_action(
     assert "Edit" in [e.name for e in after]
 
 
+def test_a_vanished_control_is_gone_for_every_action_never_a_click_to_try(
+    login: fake_uiautomation.Log,
+) -> None:
+    # GetPattern swallows the COMError and answers None, SetFocus answers False: without a
+    # second look the model would be told to click where the control was
+    backend, raw, _ = snapshot()
+    by_name = {e.name: e.native for e in raw}
+    for name in ("Cancel", "User name"):
+        by_name[name]._spec["vanished"] = True
+
+    with pytest.raises(LookupError, match="the element is gone .*; observe again"):
+        backend.invoke(by_name["Cancel"])
+    with pytest.raises(LookupError, match="the element is gone .*; observe again"):
+        backend.set_value(by_name["User name"], "grace")
+    with pytest.raises(LookupError, match="the element is gone .*; observe again"):
+        backend.focus(by_name["User name"])
+    assert login.calls == []
+
+
+def test_the_backend_sets_no_library_global_and_passes_wait_time_zero(
+    login: fake_uiautomation.Log,
+) -> None:
+    # the package's OPERATION_WAIT_TIME is a copy (uiautomation/__init__.py star-imports):
+    # setting it changes nothing, so only waitTime=0 on each call counts
+    backend, raw, _ = snapshot()
+    backend.invoke(next(e.native for e in raw if e.name == "Cancel"))
+
+    assert sys.modules["uiautomation"].OPERATION_WAIT_TIME == fake_uiautomation.OPERATION_WAIT_TIME
+    assert login.waits == [0.0]
+
+
+def test_after_a_hung_inventory_thread_the_new_thread_keeps_its_com(
+    login: fake_uiautomation.Log,
+) -> None:
+    # the initializer's __del__ uninitialises COM on whatever thread drops it: replacing the
+    # old one on the new thread would undo the new thread's CoInitializeEx
+    runner = InventoryRunner(UiaInventory())
+    try:
+        runner.submit(lambda backend: backend.snapshot(WalkLimits())).result(5)
+        runner.abandon_thread("a call hung")
+        raw, used = runner.submit(lambda backend: backend.snapshot(WalkLimits())).result(5)
+    finally:
+        runner.close()
+
+    assert used == "uia" and raw
+    assert len(login.com_threads) == 2
+    first, second = login.com_threads
+    assert first != second != threading.get_ident()
+
+
 def test_without_a_foreground_window_only_the_windows_are_listed(
     notepad: fake_uiautomation.Log, monkeypatch: pytest.MonkeyPatch
 ) -> None:
