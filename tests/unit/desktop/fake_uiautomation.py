@@ -31,6 +31,7 @@ A control whose spec has "vanished": true raises COMError on every property read
 (UIA_E_ELEMENTNOTAVAILABLE), as a control whose window closed does.
 Every call is recorded, with the thread it came from.
 """
+
 from __future__ import annotations
 
 import json
