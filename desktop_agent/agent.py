@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
-from desktop_agent.core.errors import RefusedToStart
+from desktop_agent.core.errors import ModelUnreachable, RefusedToStart
 from desktop_agent.core.events import TaskLoopEvent
 from desktop_agent.core.models import RunView, TaskSpec
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
@@ -241,9 +241,14 @@ class Agent:
         if not self.check_model:
             return
         from desktop_agent.planner import check_reachable, ensure_vision
+        from desktop_agent.planner.discovery import with_servers_found
 
         api_key = await self.api_key_for(base_url)
-        await check_reachable(base_url, api_key)
+        try:
+            await check_reachable(base_url, api_key)
+        except ModelUnreachable as error:
+            # the way forward: what does answer on this machine (loopback, no key sent)
+            raise await with_servers_found(error, self.settings.probe_ports) from None
         await ensure_vision(
             base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision
         )

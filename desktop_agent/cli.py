@@ -14,7 +14,7 @@ from contextlib import AsyncExitStack, aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
 from desktop_agent.core.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -237,7 +237,6 @@ def _cmd_run(args: argparse.Namespace, data_dir: Path) -> int:
 
 async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> int:
     from desktop_agent.agent import Agent
-    from desktop_agent.core.errors import RefusedToStart
 
     out = sys.stdout
     gate = _gate_for(args.approve, args.allow_dangerous or ())
@@ -263,16 +262,24 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
                 stops_seen=stops_before,
             )
         except RefusedToStart as error:
-            print(f"desktop-agent: {error}", file=sys.stderr)
+            print(refusal_line(error), file=sys.stderr)
             return EXIT_REFUSED
         try:
             final = await _print_events(
                 handle.events, out, as_json=args.json, pause_line=takeover.pause_line
             )
         except RefusedToStart as error:
-            print(f"desktop-agent: {error}", file=sys.stderr)
+            print(refusal_line(error), file=sys.stderr)
             return EXIT_REFUSED
     return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
+
+
+def refusal_line(error: RefusedToStart) -> str:
+    """A refused run's one line; an unreachable server's ends with the options of a model
+    found on this machine, or how to get one."""
+    found = getattr(error, "found", None)
+    advice = f"; {found.advice()}" if found is not None else ""
+    return f"desktop-agent: {error}{advice}"
 
 
 async def _serve_api(agent: Agent, stack: AsyncExitStack) -> int:
@@ -652,7 +659,37 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
         print(printable(f"{mark} {item.name:<10} {item.detail}"))
         if not item.ok and item.fix:
             print(f"     {'':<10} fix: {item.fix}")
+    _print_servers_found(settings)
     return 0 if all(item.ok for item in items) else 1
+
+
+def _print_servers_found(settings: Settings) -> None:
+    """The doctor's last word: the model servers on this machine and the exact options to
+    use one, or the ways to get one."""
+    from desktop_agent.core.model_servers import run_options, ways_to_get_one
+    from desktop_agent.planner.discovery import discover
+
+    found = asyncio.run(discover(settings.probe_ports))
+    print()
+    if found.servers:
+        ports = ", ".join(str(port) for port in found.ports)
+        print(f"model servers on this machine (127.0.0.1, ports {ports}):")
+        for line in found.lines():
+            # names are the servers' own: shown, never acted on by the terminal
+            print(printable(f"  {line}"))
+    else:
+        print(found.lines()[0])
+    best = found.best()
+    if best is not None:
+        print(printable(f'use it: desktop-agent run "GOAL" {run_options(*best)}'))
+        return
+    if found.servers:
+        print(f"  {found.advice()}")
+    print("ways to get one:")
+    for way in ways_to_get_one(sys.platform):
+        print(f"  {way.title}: {way.note}")
+        for command in way.commands:
+            print(f"      {command}")
 
 
 async def _model_checks(settings: Settings) -> list[Any]:

@@ -23,6 +23,8 @@ A user stop is not an error: the loop ends the run stopped / user_stop through
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DesktopAgentError(Exception):
     """Base of every error this package raises on purpose."""
@@ -41,7 +43,15 @@ class VisionRequired(RefusedToStart):
 
 
 class ModelUnreachable(RefusedToStart):
-    """The model server does not answer."""
+    """The model server does not answer.
+
+    `found`: what a look for model servers on this machine found meanwhile (a
+    core.model_servers.Discovery), when one was made; its summary is in the message.
+    """
+
+    def __init__(self, message: str, found: Any = None) -> None:
+        super().__init__(message)
+        self.found = found
 
 
 class AlreadyRunning(RefusedToStart):

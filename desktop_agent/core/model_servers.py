@@ -118,17 +118,67 @@ class Discovery:
         return "start one, e.g. `ollama serve` then `ollama pull qwen2.5vl` (see the README)"
 
     def summary(self) -> str:
-        """One line: which servers answer here and what to try (a refused run's tail)."""
+        """One line: which servers answer here, and their models that see (a refusal's tail)."""
         if not self.servers:
-            return "no model server answers on this machine either; " + self.advice()
+            return self.lines()[0]
         found = "; ".join(
-            f"{server.label} at {server.base_url}"
-            + (f" ({len(server.seeing)} that see)" if server.seeing else " (none that see)")
+            f"{server.label} at {server.base_url} ({_seeing_words(server)})"
             for server in self.servers
         )
-        return f"found {found}; {self.advice()}"
+        return f"found {found}"
+
+
+def _seeing_words(server: FoundServer) -> str:
+    names = [model.name for model in server.seeing]
+    if not names:
+        return "no model that sees" if server.models else "no chat model"
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"{shown} {'sees' if len(names) == 1 else 'see'}"
 
 
 def run_options(server: FoundServer, model: FoundModel) -> str:
     """`--base-url URL --model NAME`, quoted for a POSIX shell."""
     return f"--base-url {shlex.quote(server.base_url)} --model {shlex.quote(model.name)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Way:
+    """One way to get a model server: what it is, and the commands to type (copyable)."""
+
+    title: str
+    note: str
+    commands: tuple[str, ...]
+
+
+def ways_to_get_one(platform: str) -> tuple[Way, ...]:
+    """Two or three ways to a model that sees, for `platform` (sys.platform's value)."""
+    if platform.startswith("linux"):
+        install: tuple[str, ...] = ("curl -fsSL https://ollama.com/install.sh | sh",)
+        where = "installs Ollama and starts its server"
+    else:
+        install = ()
+        where = "install it from https://ollama.com/download; it starts its server"
+    set_key = "setx OPENAI_API_KEY sk-…" if platform == "win32" else "export OPENAI_API_KEY=sk-…"
+    return (
+        Way(
+            "Ollama — on this computer, free",
+            f"{where}; then pull a vision model (about 6 GB; a GPU helps). Without a GPU, "
+            "the 3B one (about 3 GB) is the one to try.",
+            (*install, "ollama pull qwen2.5vl", "ollama pull qwen2.5vl:3b"),
+        ),
+        Way(
+            "LM Studio — on this computer, with a window",
+            "Install it from https://lmstudio.ai, download a vision model (e.g. Qwen2.5-VL-7B), "
+            "load it, and start the server (Developer tab, or:)",
+            ("lms server start",),
+        ),
+        Way(
+            "A hosted OpenAI-compatible service — needs an API key",
+            "Screenshots leave this computer. Set the key, then choose the service in "
+            "Settings (or pass it to desktop-agent run):",
+            (
+                set_key,
+                "--base-url https://api.openai.com/v1 --model gpt-4.1-mini",
+            ),
+        ),
+    )

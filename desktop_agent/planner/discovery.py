@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.errors import ModelUnreachable
 from desktop_agent.core.model_servers import (
     DEFAULT_PORT_NUMBERS,
     DEFAULT_PORTS,
@@ -83,6 +84,14 @@ async def discover(
         elapsed * 1000,
     )
     return Discovery(servers, tuple(entry.port for entry in probes), elapsed)
+
+
+async def with_servers_found(
+    error: ModelUnreachable, ports: Sequence[int] = DEFAULT_PORT_NUMBERS
+) -> ModelUnreachable:
+    """`error` again, its line ending with what does answer on this machine (`found` set)."""
+    found = await discover(ports)
+    return ModelUnreachable(f"{error}; {found.summary()}", found)
 
 
 class _Asker:

@@ -213,15 +213,35 @@ def test_the_advice_names_the_exact_options_and_the_summary_is_one_line() -> Non
     found = Discovery((server,), (11434,))
     assert run_options(server, sees) == "--base-url http://127.0.0.1:11434/v1 --model qwen2.5vl:7b"
     assert found.advice() == f"use it with: {run_options(server, sees)}"
-    summary = found.summary()
-    assert "\n" not in summary
-    assert summary.startswith("found Ollama at http://127.0.0.1:11434/v1 (1 that see)")
+    assert found.summary() == "found Ollama at http://127.0.0.1:11434/v1 (qwen2.5vl:7b sees)"
     assert found.lines()[1].split() == ["qwen2.5vl:7b", "sees", "profile", "qwen2.5-vl-ollama"]
-    assert (
-        Discovery((), (11434, 1234))
-        .summary()
-        .startswith("no model server answers on this machine either; start one")
+    assert Discovery((), (11434, 1234)).summary() == (
+        "no model server answers on this machine (ports 11434, 1234)"
     )
+    blind_only = FoundServer("openai", "vLLM", "http://127.0.0.1:8000/v1", (blind,))
+    assert Discovery((blind_only,), (8000,)).summary() == (
+        "found vLLM at http://127.0.0.1:8000/v1 (no model that sees)"
+    )
+
+
+async def test_an_unreachable_server_s_error_says_what_answers_instead(
+    three: tuple[ModelServer, ModelServer, ModelServer],
+) -> None:
+    from desktop_agent.core.errors import ModelUnreachable
+    from desktop_agent.planner import check_reachable
+    from desktop_agent.planner.discovery import with_servers_found
+
+    ollama, lmstudio, _ = three
+    gone = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(ModelUnreachable) as caught:
+        await check_reachable(gone, None)
+    better = await with_servers_found(caught.value, [closed_port(), lmstudio.port, ollama.port])
+    assert str(better) == (
+        f"model server at {gone} is not reachable: connection refused; found LM Studio at "
+        f"{lmstudio.base_url} (qwen2-vl-7b-instruct sees); Ollama at {ollama.base_url} "
+        "(qwen2.5vl:7b sees)"
+    )
+    assert better.found is not None and better.found.best()[1].name == "qwen2-vl-7b-instruct"
 
 
 class _serving:  # noqa: N801 - used as a context manager, like a function
@@ -250,3 +270,19 @@ def test_the_probe_ports_setting_takes_a_list_or_the_variable_s_comma_list(tmp_p
     assert load_settings(missing, env=env).probe_ports == [5000, 11434]
     with pytest.raises(ConfigError, match=r"probe_ports .*not a port: 70000"):
         load_settings(missing, env={"DESKTOP_AGENT_PROBE_PORTS": "70000"})
+
+
+def test_the_ways_to_get_a_server_fit_the_platform() -> None:
+    from desktop_agent.core.model_servers import ways_to_get_one
+
+    linux = ways_to_get_one("linux")
+    assert [way.title.split(" —")[0] for way in linux] == [
+        "Ollama",
+        "LM Studio",
+        "A hosted OpenAI-compatible service",
+    ]
+    assert linux[0].commands[0] == "curl -fsSL https://ollama.com/install.sh | sh"
+    windows = ways_to_get_one("win32")
+    assert windows[0].commands == ("ollama pull qwen2.5vl", "ollama pull qwen2.5vl:3b")
+    assert "https://ollama.com/download" in windows[0].note
+    assert windows[2].commands[0] == "setx OPENAI_API_KEY sk-…"
