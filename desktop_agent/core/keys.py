@@ -15,6 +15,11 @@ ALIASES = {
     "pgup": "pageup",
     "pgdn": "pagedown",
     "option": "alt",
+    # pyautogui has no "menu" (its press of it does nothing): the context-menu key is "apps"
+    "menu": "apps",
+    "application": "apps",
+    "applications": "apps",
+    "contextmenu": "apps",
 }
 
 _NAMED = {
@@ -51,7 +56,6 @@ _NAMED = {
     "printscreen",
     "pause",
     "apps",
-    "menu",
     "volumeup",
     "volumedown",
     "volumemute",

@@ -43,6 +43,7 @@ _X_KEYSYMS = {
     "pause": "Pause",
     "printscreen": "Print",
     "scrolllock": "Scroll_Lock",
+    "apps": "Menu",
 }
 #: our key names → the `keyboard` package's names, where they differ (its _winkeyboard names
 #: and _canonical_names.py aliases: it knows neither "printscreen" nor "scrolllock")

@@ -1,16 +1,23 @@
-"""Mouse and keyboard through pyautogui (imported on first use, fail-safe on).
+"""Mouse and keyboard through pyautogui (imported on first use, fail-safe on); on Windows the
+keys and the wheel through SendInput (desktop/win_input.py says why).
 
 A driver is used from one worker thread at a time. pyautogui's fail-safe (the pointer in a
 screen corner) is the user's emergency stop: it surfaces as StopRequested, never as a failure.
+A key pyautogui does not know is a ToolError before any key is pressed: pyautogui itself
+presses nothing and says nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 import warnings
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, Protocol
 
 from desktop_agent.core.errors import StopRequested, ToolError
+from desktop_agent.desktop import win_input
 from desktop_agent.desktop.takeover import InjectionWindows
 
 log = logging.getLogger(__name__)
@@ -56,11 +63,26 @@ def normalize_newlines(text: str) -> str:
 class PyAutoGuiDriver:
     """InputDriver on pyautogui. Its X11 connection is made when pyautogui is first imported,
     for the DISPLAY of that moment. Every call that sends input runs inside an injection
-    window of `injections`, which the takeover watch (desktop/takeover.py) reads."""
+    window of `injections`, which the takeover watch (desktop/takeover.py) reads.
 
-    def __init__(self, injections: InjectionWindows | None = None) -> None:
+    `scroll(amount, x, y)` is `amount` notches of the wheel at (x, y) on every system (the
+    pointer is moved there first); on Windows keys and the wheel go through SendInput
+    (`send_input`, `scan_code` stand in for user32 in tests; `windows` defaults to the OS).
+    """
+
+    def __init__(
+        self,
+        injections: InjectionWindows | None = None,
+        *,
+        windows: bool | None = None,
+        send_input: win_input.SendInput | None = None,
+        scan_code: Callable[[int], int] | None = None,
+    ) -> None:
         self._module: Any = None
         self.injections = injections or InjectionWindows()
+        self._windows = sys.platform == "win32" if windows is None else windows
+        self._send_input = send_input or win_input.user32_send_input
+        self._scan_code = scan_code or win_input.user32_scan_code
 
     def _gui(self) -> Any:
         if self._module is None:
@@ -77,15 +99,53 @@ class PyAutoGuiDriver:
             self._module = pyautogui
         return self._module
 
-    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    @contextlib.contextmanager
+    def _injecting(self) -> Iterator[Any]:
+        """An injection window around input sent through pyautogui (yielded) or SendInput;
+        the fail-safe becomes a user stop."""
         gui = self._gui()
         try:
             # pyautogui syncs its connection after each event: on leaving the window the
             # server has seen them all
             with self.injections.injecting():
-                return getattr(gui, name)(*args, _pause=False, **kwargs)
+                yield gui
         except gui.FailSafeException:
             raise StopRequested("the pointer was moved into a screen corner (fail-safe)") from None
+
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        with self._injecting() as gui:
+            return getattr(gui, name)(*args, _pause=False, **kwargs)
+
+    def _send(self, inputs: list[win_input.INPUT]) -> None:
+        """Windows: one SendInput batch, after pyautogui's fail-safe check."""
+        with self._injecting() as gui:
+            gui.failSafeCheck()
+            sent = self._send_input(inputs)
+        if sent != len(inputs):
+            raise ToolError(
+                f"Windows took {sent} of {len(inputs)} input events (SendInput): a program "
+                "running as administrator, or the secure desktop, has the input"
+            )
+
+    def _key_code(self, key: str) -> int:
+        """pyautogui's code for `key` (a Windows VkKeyScan value, an X keycode); ToolError
+        when it has none: its press would silently do nothing."""
+        name = key.lower() if len(key) > 1 else key
+        code = self._gui().platformModule.keyboardMapping.get(name)
+        # None: not in its table; 0: no keycode (X11); 0xFFFF: VkKeyScan found no key
+        if code is None or code <= 0 or code & 0xFFFF == 0xFFFF:
+            raise ToolError(f"there is no key {key!r} to press on this system")
+        return int(code)
+
+    def _keys(self, keys: list[str]) -> None:
+        codes = [self._key_code(key) for key in keys]  # all known before any goes down
+        if self._windows:
+            strokes = [win_input.strokes(code, shifted=False) for code in codes]
+            self._send(win_input.combination(strokes, self._scan_code))
+        elif len(keys) == 1:
+            self._call("press", keys[0])
+        else:
+            self._call("hotkey", *keys)
 
     def safe_point(self, x: int, y: int) -> tuple[int, int]:
         gui = self._gui()
@@ -109,13 +169,21 @@ class PyAutoGuiDriver:
         self._call("mouseUp", x, y, button=button)
 
     def scroll(self, amount: int, x: int | None, y: int | None) -> None:
-        self._call("scroll", amount, x=x, y=y)
+        """`amount` notches (+ up) at (x, y), or where the pointer is."""
+        if not self._windows:
+            # X11: button 4/5 clicks, each a press at (x, y) that moves the pointer there
+            self._call("scroll", amount, x=x, y=y)
+            return
+        # pyautogui's Windows scroll sends `amount` raw wheel units where the pointer is
+        if x is not None and y is not None:
+            self._call("moveTo", x, y)
+        self._send([win_input.wheel_input(amount)])
 
     def press(self, key: str) -> None:
-        self._call("press", key)
+        self._keys([key])
 
     def hotkey(self, keys: list[str]) -> None:
-        self._call("hotkey", *keys)
+        self._keys(keys)
 
     def position(self) -> tuple[int, int]:
         x, y = self._gui().position()

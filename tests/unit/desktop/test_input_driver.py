@@ -3,58 +3,164 @@
 from __future__ import annotations
 
 import sys
-import types
 from typing import Any
 
 import pytest
 
 from desktop_agent.core.errors import StopRequested, ToolError
+from desktop_agent.core.keys import normalize_key
+from desktop_agent.desktop import win_input
 from desktop_agent.desktop.input import PyAutoGuiDriver, typeable
+from tests.unit.desktop.fake_pyautogui import FakePyAutoGui
 
-
-class FailSafeException(Exception):  # noqa: N818 - pyautogui's name
-    pass
-
-
-class FakePyAutoGui(types.ModuleType):
-    def __init__(self) -> None:
-        super().__init__("pyautogui")
-        self.FailSafeException = FailSafeException
-        self.FAILSAFE = False
-        self.FAILSAFE_POINTS = [(0, 0), (0, 1079), (1919, 0), (1919, 1079)]
-        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
-        self.in_corner = False
-
-    def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        if self.in_corner:
-            raise FailSafeException("PyAutoGUI fail-safe triggered")
-        self.calls.append((name, args, kwargs))
-
-    def click(self, *args: Any, **kwargs: Any) -> None:
-        self._call("click", args, kwargs)
-
-    def press(self, *args: Any, **kwargs: Any) -> None:
-        self._call("press", args, kwargs)
-
-    def hotkey(self, *args: Any, **kwargs: Any) -> None:
-        self._call("hotkey", args, kwargs)
-
-    def size(self) -> tuple[int, int]:
-        return 1920, 1080
-
-    def position(self) -> tuple[int, int]:
-        return 5, 6
+__all__ = ["FakePyAutoGui"]
 
 
 @pytest.fixture
 def gui(monkeypatch: pytest.MonkeyPatch) -> FakePyAutoGui:
-    fake = FakePyAutoGui()
+    fake = FakePyAutoGui("x11")
     monkeypatch.setitem(sys.modules, "pyautogui", fake)
     return fake
 
 
+@pytest.fixture
+def windows_gui(monkeypatch: pytest.MonkeyPatch) -> FakePyAutoGui:
+    fake = FakePyAutoGui("win32")
+    monkeypatch.setitem(sys.modules, "pyautogui", fake)
+    return fake
+
+
+class User32:
+    """SendInput and MapVirtualKeyW: records each batch with where the pointer was."""
+
+    def __init__(self, gui: FakePyAutoGui) -> None:
+        self.gui = gui
+        self.batches: list[tuple[list[win_input.INPUT], tuple[int, int]]] = []
+
+    def send_input(self, inputs: list[win_input.INPUT]) -> int:
+        self.batches.append((list(inputs), self.gui.pointer))
+        return len(inputs)
+
+    @staticmethod
+    def scan_code(vk: int) -> int:
+        return {0x10: 0x2A, 0x11: 0x1D, 0x25: 0x4B, 0x24: 0x47, 0x41: 0x1E}.get(vk, vk & 0x7F)
+
+    def key_events(self) -> list[tuple[int, int, int]]:
+        return [
+            (event.ki.wVk, event.ki.wScan, event.ki.dwFlags)
+            for batch, _ in self.batches
+            for event in batch
+            if event.type == win_input.INPUT_KEYBOARD
+        ]
+
+
+def windows_driver(gui: FakePyAutoGui) -> tuple[PyAutoGuiDriver, User32]:
+    user32 = User32(gui)
+    driver = PyAutoGuiDriver(windows=True, send_input=user32.send_input, scan_code=user32.scan_code)
+    return driver, user32
+
+
+def test_scroll_on_windows_is_notches_at_the_point(windows_gui: FakePyAutoGui) -> None:
+    # pyautogui's own Windows scroll turns the wheel by 3/120 of a notch where the pointer is
+    driver, user32 = windows_driver(windows_gui)
+
+    driver.scroll(3, 400, 300)
+    driver.scroll(-2, None, None)
+
+    assert [(event.mi.dwFlags, event.mi.mouseData) for batch, _ in user32.batches
+            for event in batch] == [
+        (win_input.MOUSEEVENTF_WHEEL, 360),
+        (win_input.MOUSEEVENTF_WHEEL, (-240) & 0xFFFFFFFF),
+    ]  # fmt: skip
+    assert [where for _, where in user32.batches] == [(400, 300), (400, 300)]
+    assert windows_gui.events == []  # nothing went through pyautogui's wheel
+
+
+def test_scroll_on_x11_is_notches_at_the_point(gui: FakePyAutoGui) -> None:
+    driver = PyAutoGuiDriver(windows=False)
+
+    driver.scroll(3, 400, 300)
+    driver.scroll(-1, None, None)
+
+    assert gui.events == [("button", 4, (400, 300))] * 3 + [("button", 5, (400, 300))]
+
+
+def test_windows_keys_carry_scan_codes_and_extended_keys_the_extended_flag(
+    windows_gui: FakePyAutoGui,
+) -> None:
+    # keybd_event(vk, 0, 0) without KEYEVENTF_EXTENDEDKEY: with NumLock on, shift+left is
+    # read as the numpad's 4 and the shift is dropped (pyautogui #590, #522)
+    driver, user32 = windows_driver(windows_gui)
+    ext, up = win_input.KEYEVENTF_EXTENDEDKEY, win_input.KEYEVENTF_KEYUP
+
+    driver.hotkey(["shift", "left"])
+    driver.press("home")
+    driver.press("A")
+
+    assert [len(batch) for batch, _ in user32.batches] == [4, 2, 4]  # one SendInput each
+    assert user32.key_events() == [
+        (0x10, 0x2A, 0), (0x25, 0x4B, ext), (0x25, 0x4B, ext | up), (0x10, 0x2A, up),
+        (0x24, 0x47, ext), (0x24, 0x47, ext | up),
+        (0x10, 0x2A, 0), (0x41, 0x1E, 0), (0x41, 0x1E, up), (0x10, 0x2A, up),
+    ]  # fmt: skip
+    assert windows_gui.events == []  # no keybd_event
+
+
+def test_a_refused_send_input_is_a_failed_step(windows_gui: FakePyAutoGui) -> None:
+    driver = PyAutoGuiDriver(windows=True, send_input=lambda inputs: 0, scan_code=lambda vk: 0)
+
+    with pytest.raises(ToolError, match="Windows took 0 of 2 input events"):
+        driver.press("enter")
+
+
+@pytest.mark.parametrize("platform", ["win32", "x11"])
+def test_a_key_pyautogui_does_not_know_fails_before_any_key_goes_down(
+    monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    # pyautogui's press of an unknown name returns silently: the step would say "pressed"
+    gui = FakePyAutoGui(platform)
+    monkeypatch.setitem(sys.modules, "pyautogui", gui)
+    user32 = User32(gui)
+    driver = PyAutoGuiDriver(
+        windows=platform == "win32", send_input=user32.send_input, scan_code=user32.scan_code
+    )
+
+    with pytest.raises(ToolError, match="there is no key 'menu' to press on this system"):
+        driver.hotkey(["shift", "menu"])
+    with pytest.raises(ToolError, match="no key 'browserback'"):
+        driver.press("browserback")
+
+    assert gui.events == [] and user32.batches == []
+
+
+@pytest.mark.parametrize("platform", ["win32", "x11"])
+def test_the_menu_key_is_pressed_as_pyautoguis_apps(
+    monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    gui = FakePyAutoGui(platform)
+    monkeypatch.setitem(sys.modules, "pyautogui", gui)
+    user32 = User32(gui)
+    driver = PyAutoGuiDriver(
+        windows=platform == "win32", send_input=user32.send_input, scan_code=user32.scan_code
+    )
+
+    driver.press(normalize_key("menu"))
+
+    if platform == "win32":
+        assert [vk for vk, _, _ in user32.key_events()] == [0x5D, 0x5D]
+    else:
+        assert gui.events == [("key", "apps", "down"), ("key", "apps", "up")]
+
+
+def test_every_key_name_the_tools_accept_is_one_pyautogui_knows() -> None:
+    from desktop_agent.core.keys import KEY_NAMES
+
+    gui = FakePyAutoGui("win32")
+    assert sorted(name for name in KEY_NAMES if not gui.isValidKey(name)) == []
+
+
 def test_fail_safe_is_switched_on_and_calls_skip_pyautoguis_pause(gui: FakePyAutoGui) -> None:
-    driver = PyAutoGuiDriver()
+    driver = PyAutoGuiDriver(windows=False)
 
     driver.click(10, 20, "right", 2)
     driver.press("a")
@@ -72,7 +178,16 @@ def test_the_fail_safe_corner_is_a_user_stop(gui: FakePyAutoGui) -> None:
     gui.in_corner = True
 
     with pytest.raises(StopRequested, match="screen corner"):
-        PyAutoGuiDriver().press("a")
+        PyAutoGuiDriver(windows=False).press("a")
+
+
+def test_the_fail_safe_corner_is_a_user_stop_on_windows_too(windows_gui: FakePyAutoGui) -> None:
+    driver, user32 = windows_driver(windows_gui)
+    windows_gui.in_corner = True
+
+    with pytest.raises(StopRequested, match="screen corner"):
+        driver.press("a")
+    assert user32.batches == []
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from desktop_agent.desktop.takeover import (
     UserInputs,
 )
 from tests.fakes import ManualClock
-from tests.unit.desktop.test_input_driver import FakePyAutoGui
+from tests.unit.desktop.fake_pyautogui import FakePyAutoGui
 
 
 class Recorder:
@@ -117,10 +117,10 @@ def test_windows_from_two_threads_never_interleave_a_fence_call() -> None:
 def test_every_pyautogui_call_of_the_driver_runs_inside_a_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    gui = FakePyAutoGui()
+    gui = FakePyAutoGui("x11")
     monkeypatch.setitem(sys.modules, "pyautogui", gui)
     windows = InjectionWindows()
-    driver = PyAutoGuiDriver(windows)
+    driver = PyAutoGuiDriver(windows, windows=False)
     seen: list[tuple[str, bool]] = []
     original = gui._call
 
