@@ -1,18 +1,36 @@
-"""launch_app: start a program without a shell, in its own session, detached from our output."""
+"""launch_app: start a program without a shell, in its own session, detached from our output.
+
+Windows: a console program (cmd, powershell, python: a PE image of the console subsystem, or a
+.bat/.cmd) gets a console of its own (CREATE_NEW_CONSOLE, its stdio that console's); started
+detached (DETACHED_PROCESS, stdin from NUL) it has no console and ends at once with code 0.
+GUI programs start detached as before. On every system a program that ends within
+EARLY_EXIT_S is reported with its exit code: non-zero fails the step, zero says it ended
+(never "started").
+"""
 
 from __future__ import annotations
 
 import os
 import shlex
+import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from desktop_agent.core.errors import ToolError
 
-#: how long a program may take to fail at once (bad arguments, missing library) and say so
-EARLY_EXIT_S = 0.15
+#: how long a program is watched for ending at once (bad arguments, a missing library, a
+#: console program without a console, a launcher that hands over and exits)
+EARLY_EXIT_S = 1.0
+POLL_S = 0.02
+#: the PE optional header's Subsystem value of a console program
+IMAGE_SUBSYSTEM_WINDOWS_CUI = 3
+CREATE_NEW_CONSOLE = 0x00000010
+CREATE_NEW_PROCESS_GROUP = 0x00000200
+DETACHED_PROCESS = 0x00000008
 #: environment variables a launched program never sees: the model's API key
 SECRET_ENV = ("OPENAI_API_KEY",)
 
@@ -99,18 +117,22 @@ class Launcher:
                 pid = _spawn(program, argv, env)
         except OSError as error:
             raise ToolError(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
-        (cancelled or threading.Event()).wait(EARLY_EXIT_S)
         if windows_child is not None:
-            code = windows_child.poll()
+            code = _early_exit(windows_child.poll, cancelled)
             # Windows leaves no zombies: let go of it, marked done so Popen does not warn
             windows_child.returncode = 0
         else:
-            code = self._exit_code(pid)
+            code = _early_exit(lambda: self._exit_code(pid), cancelled)
             if code is None:
                 self._pids.append(pid)
         if code not in (None, 0):
             raise ToolError(f"{argv[0]!r} exited at once with code {code}")
         shown = subprocess.list2cmdline(argv) if windows_child is not None else shlex.join(argv)
+        if code == 0:
+            return (
+                f"ran {shown} (pid {pid}); it ended within {EARLY_EXIT_S:g} s with code 0 "
+                "(a command that finished, or a launcher that handed over)"
+            )
         return f"started {shown} (pid {pid})"
 
     def _exit_code(self, pid: int) -> int | None:
@@ -125,6 +147,42 @@ class Launcher:
         self._pids = [pid for pid in self._pids if self._exit_code(pid) is None]
 
 
+def _early_exit(
+    poll: Callable[[], int | None],
+    cancelled: threading.Event | None,
+    clock: Callable[[], float] = time.monotonic,
+) -> int | None:
+    """The exit code of a program that ends within EARLY_EXIT_S, else None (still running,
+    or the run was stopped meanwhile: then it is not waited for)."""
+    stop = cancelled or threading.Event()
+    deadline = clock() + EARLY_EXIT_S
+    while True:
+        code = poll()
+        if code is not None or clock() >= deadline or stop.wait(POLL_S):
+            return code
+
+
+def is_console_program(path: str) -> bool:
+    """Windows: whether `path` runs in a console (a .bat/.cmd, or a PE image whose optional
+    header says IMAGE_SUBSYSTEM_WINDOWS_CUI); False when it cannot be read."""
+    if Path(path).suffix.lower() in (".bat", ".cmd"):
+        return True
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    if head[:2] != b"MZ" or len(head) < 0x40:
+        return False
+    (pe,) = struct.unpack_from("<I", head, 0x3C)
+    # "PE\0\0", the 20-byte file header, then the optional header: Subsystem at offset 68
+    subsystem_at = pe + 4 + 20 + 68
+    if head[pe : pe + 4] != b"PE\0\0" or len(head) < subsystem_at + 2:
+        return False
+    (subsystem,) = struct.unpack_from("<H", head, subsystem_at)
+    return bool(subsystem == IMAGE_SUBSYSTEM_WINDOWS_CUI)
+
+
 def _spawn(program: str, argv: list[str], env: dict[str, str]) -> int:
     """posix_spawn in a new session with /dev/null for stdio: no Popen object to outlive."""
     devnull = [
@@ -136,15 +194,20 @@ def _spawn(program: str, argv: list[str], env: dict[str, str]) -> int:
 
 
 def _spawn_windows(program: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
-        subprocess, "DETACHED_PROCESS", 0
-    )
+    if is_console_program(program):
+        # its stdio are its new console's: no redirection (STARTF_USESTDHANDLES) at all
+        return subprocess.Popen(
+            [program, *argv[1:]],
+            close_fds=True,
+            creationflags=CREATE_NEW_CONSOLE | CREATE_NEW_PROCESS_GROUP,
+            env=env,
+        )
     return subprocess.Popen(
         [program, *argv[1:]],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         close_fds=True,
-        creationflags=flags,
+        creationflags=DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP,
         env=env,
     )

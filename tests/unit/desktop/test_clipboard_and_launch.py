@@ -134,8 +134,111 @@ def test_windows_program_names_start_detached_and_an_early_exit_fails(
             launch.Launcher().launch(r'notepad "C:\Users\Ada\notes.txt"')
     else:
         summary = launch.Launcher().launch(r'notepad "C:\Users\Ada\notes.txt"')
-        assert summary == r"started notepad C:\Users\Ada\notes.txt (pid 4242)"
+        said = "started" if code is None else "ran"
+        assert summary.startswith(rf"{said} notepad C:\Users\Ada\notes.txt (pid 4242)")
     assert started == [(r"C:\Windows\system32\notepad.exe", ["notepad", r"C:\Users\Ada\notes.txt"])]
     assert child.returncode == 0  # let go of, so Popen does not warn about it
     with pytest.raises(ToolError, match="program not found: 'wordpad'"):
         launch.Launcher().launch("wordpad")
+
+
+def pe_image(path: Path, subsystem: int) -> Path:
+    """The first bytes of a PE image: DOS header, "PE\\0\\0", file header, optional header."""
+    head = bytearray(0x200)
+    head[:2] = b"MZ"
+    head[0x3C:0x40] = (0x80).to_bytes(4, "little")
+    head[0x80:0x84] = b"PE\0\0"
+    head[0x80 + 24 : 0x80 + 26] = (0x20B).to_bytes(2, "little")  # PE32+ magic
+    head[0x80 + 24 + 68 : 0x80 + 24 + 70] = subsystem.to_bytes(2, "little")
+    path.write_bytes(bytes(head))
+    return path
+
+
+class WindowsPopen:
+    """subprocess.Popen as Windows runs a program (CreateProcess; learn.microsoft.com,
+    "Process Creation Flags" and "Creation of a Console"): a console-subsystem program started
+    with DETACHED_PROCESS has no console, and one whose stdin is NUL reads end-of-file at once:
+    cmd, powershell and python then exit 0 straight away. With CREATE_NEW_CONSOLE it has a
+    console of its own and runs. A GUI program runs either way. `exits_after` polls, a program
+    that runs ends by itself with `code` (a command that fails at once)."""
+
+    started: list[WindowsPopen] = []
+
+    def __init__(self, argv: list[str], **options: object) -> None:
+        self.argv = argv
+        self.options = options
+        self.pid = 4242 + len(self.started)
+        self.returncode: int | None = None
+        flags = int(options.get("creationflags", 0))  # type: ignore[call-overload]
+        console = launch.is_console_program(argv[0])
+        no_console = bool(flags & launch.DETACHED_PROCESS) or options.get("stdin") is not None
+        self.polls_left, self.code = (0, 0) if console and no_console else RUNS
+        self.started.append(self)
+
+    def poll(self) -> int | None:
+        if self.polls_left is None:
+            return None
+        if self.polls_left > 0:
+            self.polls_left -= 1
+            return None
+        return self.code
+
+
+#: (polls before it ends or None to run on, exit code): how a started program behaves
+RUNS: tuple[int | None, int] = (None, 0)
+
+
+@pytest.fixture
+def windows_programs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Path]:
+    programs = {
+        "cmd": pe_image(tmp_path / "cmd.exe", launch.IMAGE_SUBSYSTEM_WINDOWS_CUI),
+        "notepad": pe_image(tmp_path / "notepad.exe", 2),  # IMAGE_SUBSYSTEM_WINDOWS_GUI
+        "setup": tmp_path / "setup.cmd",
+    }
+    programs["setup"].write_text("@echo off\n")
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(
+        "desktop_agent.desktop.win32.resolve_program",
+        lambda name: str(programs[name]) if name in programs else None,
+    )
+    monkeypatch.setattr(launch.subprocess, "Popen", WindowsPopen)
+    monkeypatch.setattr(WindowsPopen, "started", [])
+    return programs
+
+
+def test_a_console_program_gets_a_console_of_its_own_and_keeps_running(
+    windows_programs: dict[str, Path],
+) -> None:
+    summary = launch.Launcher().launch("cmd /k echo hi")
+
+    (child,) = WindowsPopen.started
+    assert summary == "started cmd /k echo hi (pid 4242)"
+    assert int(child.options["creationflags"]) & launch.CREATE_NEW_CONSOLE  # type: ignore[call-overload]
+    assert not int(child.options["creationflags"]) & launch.DETACHED_PROCESS  # type: ignore[call-overload]
+    assert "stdin" not in child.options and "stdout" not in child.options
+    assert launch.is_console_program(str(windows_programs["setup"]))
+
+
+def test_a_gui_program_still_starts_detached_with_no_stdio(
+    windows_programs: dict[str, Path],
+) -> None:
+    launch.Launcher().launch("notepad")
+
+    (child,) = WindowsPopen.started
+    assert int(child.options["creationflags"]) & launch.DETACHED_PROCESS  # type: ignore[call-overload]
+    assert child.options["stdin"] == subprocess.DEVNULL
+
+
+@pytest.mark.parametrize(("code", "fails"), [(0, False), (9009, True)])
+def test_a_program_that_ends_within_the_first_second_is_not_reported_started(
+    windows_programs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, code: int, fails: bool
+) -> None:
+    # it runs for a few polls (a few tenths of a second), then ends
+    monkeypatch.setattr(sys.modules[__name__], "RUNS", (5, code))
+
+    if fails:
+        with pytest.raises(ToolError, match="'cmd' exited at once with code 9009"):
+            launch.Launcher().launch("cmd /c nosuchcommand")
+    else:
+        summary = launch.Launcher().launch("cmd /c echo hi")
+        assert summary.startswith("ran cmd /c echo hi (pid 4242); it ended within 1 s with code 0")
