@@ -194,11 +194,6 @@ class Agent:
         )
         return await self.runner.create(spec)
 
-    def api_key(self) -> str | None:
-        from desktop_agent.settings import get_api_key
-
-        return get_api_key(self.settings)
-
     async def prepare(self, run: RunView, vision: VisionSetting | None = None) -> Planner:
         """The run's planner, once its model server answers and its model can see.
 
@@ -223,12 +218,12 @@ class Agent:
         )
 
     async def api_key_for(self, base_url: str) -> str | None:
-        """The stored API key, for the server the user set it for only (never another URL,
-        never plain http beyond this machine); None otherwise. Read off the loop's thread
-        (the keyring: D-Bus, maybe a prompt)."""
-        if not key_may_go_to(base_url, self.settings.base_url):
-            return None
-        return await asyncio.to_thread(self.api_key)
+        """The API key that may go to `base_url` (settings.api_key_for: the keyring's only to
+        the saved server, never over plain http afar); read off the loop's thread (the
+        keyring: D-Bus, maybe a prompt)."""
+        from desktop_agent.settings import api_key_for
+
+        return await asyncio.to_thread(api_key_for, base_url, self.settings)
 
     async def ensure_model(
         self, base_url: str, model: str, vision: VisionSetting | None = None
@@ -355,20 +350,3 @@ def injections_of(executor: ToolExecutor) -> InjectionWindows | None:
     """The injection windows of the executor's input driver, if it marks them."""
     found = getattr(getattr(executor, "driver", None), "injections", None)
     return found if isinstance(found, InjectionWindows) else None
-
-
-def key_may_go_to(base_url: str, configured_url: str) -> bool:
-    """Whether the stored API key may be sent to `base_url`: only to the server it was set
-    for (the settings' base URL), and never over plain http to a host beyond loopback."""
-    same = base_url.rstrip("/") == configured_url.rstrip("/")
-    return same and private_transport(base_url)
-
-
-def private_transport(base_url: str) -> bool:
-    """https, or plain http to this machine: a key sent there is not readable on the way."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(base_url)
-    host = (parts.hostname or "").lower()
-    loopback = host in ("localhost", "::1") or host.startswith("127.")
-    return parts.scheme == "https" or (parts.scheme == "http" and loopback)

@@ -695,9 +695,9 @@ def _print_servers_found(settings: Settings) -> None:
 async def _model_checks(settings: Settings) -> list[Any]:
     from desktop_agent.desktop.doctor import DoctorItem
     from desktop_agent.planner import check_reachable, resolve_vision
-    from desktop_agent.settings import get_api_key
+    from desktop_agent.settings import api_key_for
 
-    api_key = get_api_key(settings)
+    api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
     try:
         await check_reachable(settings.base_url, api_key)
     except DesktopAgentError as error:
@@ -733,7 +733,7 @@ def _calibrate(settings: Settings) -> int:
     from desktop_agent.app import _display_problem
     from desktop_agent.settings import (
         Settings,
-        get_api_key,
+        api_key_for,
         load_settings,
         save_settings,
         settings_path,
@@ -760,7 +760,7 @@ def _calibrate(settings: Settings) -> int:
         print("press Save in the window to keep its finding; Close or Escape ends", flush=True)
 
     app = QApplication.instance() or QApplication(["desktop-agent"])
-    api_key = get_api_key(settings)
+    api_key = api_key_for(settings.base_url, settings)
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
         report = runner.run(calibrate_in_window(settings, api_key, save=save, on_report=show))
     return 0 if report is not None else 1

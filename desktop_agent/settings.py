@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import logging
 import os
@@ -418,23 +419,84 @@ def save_settings(settings: Settings, path: str | Path | None = None) -> Path:
 # ── the API key ──────────────────────────────────────────────────────────────
 
 
-def get_api_key(settings: Settings, env: Mapping[str, str] = os.environ) -> str | None:
-    """The key from the OS keyring (service desktop-agent), else from $api_key_env, else None."""
+def api_key_for(url: str, settings: Settings, env: Mapping[str, str] = os.environ) -> str | None:
+    """The API key that may go to the model server at `url`, or None: the one rule every
+    path that talks to a model server follows (runs, API tasks, doctor, calibration, the
+    vision checks, the settings dialog's Test connection).
+
+    - Nothing goes over a transport others can read: https, or plain http to this machine
+      (a loopback IP address or `localhost`; `127.attacker.example` is a name, not loopback).
+    - The keyring's key goes only to the server it was saved for: the base URL in the
+      settings file, not one named by `--base-url`, `DESKTOP_AGENT_BASE_URL` or an unsaved
+      dialog.
+    - The server this process was told to use (`settings.base_url`, however it was set) gets
+      the key from $api_key_env (`--api-key-env`): the user named both for it.
+    - Any other URL (an API task naming its own server) gets no key.
+
+    Blocking (the keyring, maybe over D-Bus, and the settings file): call it off the GUI
+    thread and off the event loop.
+    """
+    if not private_transport(url):
+        return None
+    if _same_server(url, saved_base_url(env)):
+        return stored_api_key(settings) or env.get(settings.api_key_env) or None
+    if _same_server(url, settings.base_url):
+        return env.get(settings.api_key_env) or None
+    return None
+
+
+def saved_base_url(env: Mapping[str, str] = os.environ) -> str | None:
+    """The base URL in the settings file (the default when it names none), without the
+    environment's overrides; None when the file cannot be read."""
+    try:
+        return load_settings(settings_path(env), env={}).base_url
+    except ConfigError:
+        return None
+
+
+def _same_server(url: str, other: str | None) -> bool:
+    return other is not None and url.rstrip("/") == other.rstrip("/")
+
+
+def private_transport(url: str) -> bool:
+    """https, or plain http to this machine: a key sent there is not readable on the way."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and is_loopback_host(parts.hostname or "")
+
+
+def is_loopback_host(host: str) -> bool:
+    """`localhost`, or an IP address of this machine's loopback (127.0.0.0/8, ::1). The host is
+    parsed as an address: a name that merely starts with "127." is somebody else's."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def stored_api_key(settings: Settings) -> str | None:
+    """The key in the OS keyring (service desktop-agent); None without one or a keyring."""
     import keyring
     from keyring.errors import KeyringError
 
     try:
-        key = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
+        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
     except KeyringError as error:
         log.info(
             "no usable keyring (%s); the API key comes from $%s",
             type(error).__name__,
             settings.api_key_env,
         )
-        key = None
-    if key:
-        return key
-    return env.get(settings.api_key_env) or None
+        return None
+
+
+def get_api_key(settings: Settings, env: Mapping[str, str] = os.environ) -> str | None:
+    """The key from the OS keyring, else from $api_key_env, else None — the key of the saved
+    server; what goes where is `api_key_for`'s."""
+    return stored_api_key(settings) or env.get(settings.api_key_env) or None
 
 
 def set_api_key(key: str | None) -> None:

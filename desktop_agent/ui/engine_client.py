@@ -350,13 +350,13 @@ class EngineClient(QObject):
     async def check_vision(self, settings: Settings) -> VisionVerdict:
         """Whether the model of `settings` can see (no chat request), checked on the engine."""
         from desktop_agent.planner import resolve_vision
-        from desktop_agent.settings import get_api_key
+        from desktop_agent.settings import api_key_for
 
         async def go() -> VisionVerdict:
             return await resolve_vision(
                 base_url=settings.base_url,
                 model=settings.model,
-                api_key=await asyncio.to_thread(get_api_key, settings),
+                api_key=await asyncio.to_thread(api_key_for, settings.base_url, settings),
                 setting=settings.vision,
             )
 
@@ -365,10 +365,11 @@ class EngineClient(QObject):
     async def test_connection(self, settings: Settings) -> str:
         """Reachability and vision of the model the settings dialog shows (no chat request)."""
         from desktop_agent.planner import VisionCache, check_reachable, resolve_vision
-        from desktop_agent.settings import get_api_key
+        from desktop_agent.settings import api_key_for
 
         async def go() -> str:
-            api_key = await asyncio.to_thread(get_api_key, settings)
+            # the dialog's URL may be unsaved: it gets the keyring's key only once saved
+            api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
             await check_reachable(settings.base_url, api_key)
             verdict = await resolve_vision(
                 base_url=settings.base_url,

@@ -63,13 +63,11 @@ class SettingsController(QObject):
         """Calibrate the model of `settings` (the dialog's, maybe unsaved) in the calibration
         window; the coordinate space the user chose to save there, or None. The model's
         requests are awaited on this (qasync) loop, the API key is read off the GUI thread."""
-        from desktop_agent.agent import private_transport
-        from desktop_agent.settings import get_api_key
+        from desktop_agent.settings import api_key_for
         from desktop_agent.ui import calibration
 
-        api_key = None
-        if private_transport(settings.base_url):  # the dialog's own server: never plain http afar
-            api_key = await asyncio.to_thread(get_api_key, settings)
+        # the dialog's URL may be unsaved: it gets the keyring's key only once saved
+        api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
         chosen: list[str] = []
         # a child of the (window-modal) dialog, or the dialog would block its Save button
         parent = self.dialog if self.dialog is not None else self.window

@@ -209,7 +209,7 @@ def test_the_agent_opens_its_store_and_reads_the_api_key_off_the_gui_thread(
         threads["store"] = threading.current_thread()
         return real_open(cls, *args, **kwargs)
 
-    def recording_key(settings: Any, *args: Any) -> str:
+    def recording_key(url: str, settings: Any, *args: Any) -> str:
         threads["keyring"] = threading.current_thread()
         return "sk-test"
 
@@ -217,7 +217,7 @@ def test_the_agent_opens_its_store_and_reads_the_api_key_off_the_gui_thread(
         return None
 
     monkeypatch.setattr(SqliteRunRepository, "open", classmethod(recording_open))
-    monkeypatch.setattr(desktop_agent.settings, "get_api_key", recording_key)
+    monkeypatch.setattr(desktop_agent.settings, "api_key_for", recording_key)
     monkeypatch.setattr(desktop_agent.planner, "check_reachable", answers)
     monkeypatch.setattr(desktop_agent.planner, "ensure_vision", answers)
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import desktop_agent.settings
+from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER
 from desktop_agent.ui import calibration
 from desktop_agent.ui.settings_dialog import SettingsDialog
 from tests.gui.fake_agent import drive, until
 from tests.gui.test_app_wiring import Harness, build
+from tests.support.keyrings import memory_keyring
 
 pytestmark = [
     pytest.mark.gui,
@@ -19,21 +23,31 @@ pytestmark = [
 ]
 
 
+@pytest.fixture
+def saved_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A settings file saving the agent's server (the default); the keyring holds sk-local."""
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
+    with memory_keyring() as backend:
+        backend.passwords[(KEYRING_SERVICE, KEYRING_USER)] = "sk-local"
+        yield
+
+
 def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
-    qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
+    qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch, saved_home: None
 ) -> None:
     calls: list[dict[str, Any]] = []
     key_threads: list[threading.Thread] = []
+    real_api_key_for = desktop_agent.settings.api_key_for
 
-    def read_key(settings: Any) -> str:
+    def read_key(url: str, settings: Any) -> str | None:
         key_threads.append(threading.current_thread())
-        return "sk-local"
+        return real_api_key_for(url, settings)
 
     async def calibrate_in_window(settings: Any, api_key: Any, **options: Any) -> None:
         calls.append({"settings": settings, "api_key": api_key, **options})
         options["save"]("normalized")  # the user pressed Save in the calibration window
 
-    monkeypatch.setattr(desktop_agent.settings, "get_api_key", read_key)
+    monkeypatch.setattr(desktop_agent.settings, "api_key_for", read_key)
     monkeypatch.setattr(calibration, "calibrate_in_window", calibrate_in_window)
     harness: Harness = build(qtbot, qloop, agent)
     try:
@@ -57,5 +71,11 @@ def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
         assert key_threads and key_threads[0] is not threading.main_thread()
         assert dialog.calibrate_result.text() == "the model answers in normalized coordinates"
         assert dialog.fields["model_coordinates"].currentData() == "normalized"
+
+        # a URL typed and not saved yet gets no stored key
+        dialog.fields["base_url"].setText("https://elsewhere.example/v1")
+        calls.clear()
+        drive(qloop, scenario())
+        assert [call["api_key"] for call in calls] == [None]
     finally:
         drive(qloop, harness.close())

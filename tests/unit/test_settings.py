@@ -10,9 +10,7 @@ from pathlib import Path
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
 from keyring.backends import fail
-from keyring.errors import PasswordDeleteError
 
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.models import Policy
@@ -27,37 +25,16 @@ from desktop_agent.settings import (
     set_api_key,
     settings_path,
 )
+from tests.support.keyrings import MemoryKeyring
+from tests.support.keyrings import memory_keyring as keyring_in_memory
 
 SECRET = "sk-very-secret-0123456789"
 
 
-class MemoryKeyring(KeyringBackend):
-    """An in-memory keyring backend for tests."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.passwords.pop((service, username), None) is None:
-            raise PasswordDeleteError(username)
-
-
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+    with keyring_in_memory() as backend:
+        yield backend
 
 
 @pytest.fixture

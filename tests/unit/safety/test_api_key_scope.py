@@ -1,42 +1,116 @@
-"""The stored API key goes only to the server the user set it for, never over plain http to
-another host: a run (e.g. an API task) naming another base URL asks its model without it."""
+"""The API key goes only where `settings.api_key_for` says: the keyring's key only to the server
+it was saved for (the settings file's base URL), the environment's key to the server this
+process was told to use, nothing to any other URL, and nothing over plain http beyond this
+machine — on every path (runs, doctor, the app's checks: tests/cli and tests/gui hold those)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from desktop_agent.agent import Agent, key_may_go_to
+from desktop_agent.agent import Agent
 from desktop_agent.core.models import TaskSpec
-from desktop_agent.settings import Settings
+from desktop_agent.settings import (
+    KEYRING_SERVICE,
+    KEYRING_USER,
+    Settings,
+    api_key_for,
+    is_loopback_host,
+    save_settings,
+)
 from tests.fakes import FakeExecutor, FakeObserver, make_observation
+from tests.support.keyrings import memory_keyring
 from tests.support.model_server import ModelServer, Reply
 
 SECRET = "sk-test-only-for-the-configured-server"
+STORED = "sk-stored-in-the-keyring"
+
+
+@pytest.fixture
+def stored_key() -> Iterator[None]:
+    with memory_keyring() as backend:
+        backend.passwords[(KEYRING_SERVICE, KEYRING_USER)] = STORED
+        yield
+
+
+def saved_at(home: Path, url: str) -> dict[str, str]:
+    """An environment whose settings file (in DESKTOP_AGENT_HOME) saves `url`."""
+    save_settings(Settings(base_url=url), home / "settings.toml")
+    return {"DESKTOP_AGENT_HOME": str(home)}
 
 
 @pytest.mark.parametrize(
-    ("url", "configured", "allowed"),
+    ("saved", "used", "url", "expected"),
     [
-        ("http://127.0.0.1:11434/v1", "http://127.0.0.1:11434/v1", True),
-        ("http://localhost:8080/v1/", "http://localhost:8080/v1", True),
-        ("https://api.example.com/v1", "https://api.example.com/v1", True),
-        ("https://evil.example.com/v1", "https://api.example.com/v1", False),
-        ("http://192.168.1.20:8000/v1", "http://192.168.1.20:8000/v1", False),  # plain http
-        ("http://127.0.0.1:9999/v1", "http://127.0.0.1:11434/v1", False),  # another port
+        # the saved server gets the keyring's key, over https or plain http on this machine
+        ("https://api.example.com/v1", None, "https://api.example.com/v1", STORED),
+        ("http://127.0.0.1:11434/v1", None, "http://127.0.0.1:11434/v1/", STORED),
+        ("http://localhost:8080/v1", None, "http://localhost:8080/v1", STORED),
+        ("http://127.0.0.2:8080/v1", None, "http://127.0.0.2:8080/v1", STORED),
+        ("http://[::1]:8080/v1", None, "http://[::1]:8080/v1", STORED),
+        # never over plain http beyond this machine, saved or not
+        ("http://192.168.1.20:8000/v1", None, "http://192.168.1.20:8000/v1", None),
+        ("http://127.attacker.example/v1", None, "http://127.attacker.example/v1", None),
+        ("http://127.0.0.1.nip.io/v1", None, "http://127.0.0.1.nip.io/v1", None),
+        # another server: nothing
+        ("https://api.example.com/v1", None, "https://evil.example.com/v1", None),
+        ("http://127.0.0.1:11434/v1", None, "http://127.0.0.1:9999/v1", None),
+        # a server named for this process (--base-url, DESKTOP_AGENT_BASE_URL, an unsaved
+        # dialog): the environment's key, never the keyring's
+        (
+            "https://api.example.com/v1",
+            "https://other.example/v1",
+            "https://other.example/v1",
+            SECRET,
+        ),  # noqa: E501
     ],
 )
-def test_the_key_may_go_only_to_its_own_server_and_never_over_plain_http_afar(
-    url: str, configured: str, allowed: bool
+def test_which_key_goes_where(
+    stored_key: None, tmp_path: Path, saved: str, used: str | None, url: str, expected: str | None
 ) -> None:
-    assert key_may_go_to(url, configured) is allowed
+    env = saved_at(tmp_path, saved) | {"OPENAI_API_KEY": SECRET}
+    settings = Settings(base_url=used or saved)
+
+    key = api_key_for(url, settings, env)
+
+    assert key == expected
+
+
+def test_a_server_named_for_this_process_never_gets_the_keyrings_key(
+    stored_key: None, tmp_path: Path
+) -> None:
+    env = saved_at(tmp_path, "https://api.example.com/v1")
+    settings = Settings(base_url="https://elsewhere.example/v1")
+
+    assert api_key_for("https://elsewhere.example/v1", settings, env) is None
+    assert api_key_for("https://api.example.com/v1", settings, env) == STORED
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("LOCALHOST", True),
+        ("127.attacker.example", False),
+        ("127.0.0.1.example.com", False),
+        ("localhost.attacker.example", False),
+        ("10.0.0.1", False),
+        ("", False),
+    ],
+)
+def test_loopback_is_an_address_not_a_name_that_starts_like_one(host: str, loopback: bool) -> None:
+    assert is_loopback_host(host) is loopback
 
 
 async def test_a_run_naming_another_server_asks_it_without_the_stored_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
     answer = Reply({"action": "done", "message": "ok", "reason": "nothing to do"})
     async with (
         ModelServer(script=[answer]) as own,
