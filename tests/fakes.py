@@ -16,6 +16,7 @@ from desktop_agent.core.models import (
     ApprovalRequest,
     Decision,
     Element,
+    Grounding,
     Observation,
     RunStatus,
     RunView,
@@ -24,7 +25,7 @@ from desktop_agent.core.models import (
     ToolResult,
     utcnow,
 )
-from desktop_agent.core.ports import DecideRequest, ToolContext
+from desktop_agent.core.ports import DecideRequest, Grounder, GroundRequest, ToolContext
 from desktop_agent.core.tools import ToolSpec
 
 
@@ -155,10 +156,18 @@ def fail(reason: str = "cannot") -> Decision:
 class ScriptedPlanner:
     """Answers from a script: a Decision, an exception to raise, or a coroutine function."""
 
-    def __init__(self, script: Iterable[Script], *, then: Decision | None = None) -> None:
+    def __init__(
+        self,
+        script: Iterable[Script],
+        *,
+        then: Decision | None = None,
+        grounder: Grounder | None = None,
+    ) -> None:
         self.script = list(script)
         self.then = then
         self.requests: list[DecideRequest] = []
+        #: the grounding the run gets with this planner (as OpenAIPlanner.grounder)
+        self.grounder = grounder
 
     async def decide(self, request: DecideRequest) -> Decision:
         self.requests.append(request)
@@ -175,6 +184,26 @@ class ScriptedPlanner:
 
     def assert_complete(self) -> None:
         assert not self.script, f"{len(self.script)} scripted answers left"
+
+
+GroundScript = Grounding | Exception | Callable[[GroundRequest], Awaitable[Grounding]]
+
+
+class ScriptedGrounder:
+    """A Grounder answering from a script: a Grounding, an exception, or a coroutine function."""
+
+    def __init__(self, script: Iterable[GroundScript]) -> None:
+        self.script = list(script)
+        self.requests: list[GroundRequest] = []
+
+    async def ground(self, request: GroundRequest) -> Grounding:
+        self.requests.append(request)
+        item = self.script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        if isinstance(item, Grounding):
+            return item
+        return await item(request)
 
 
 @dataclass

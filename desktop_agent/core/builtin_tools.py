@@ -48,16 +48,42 @@ class _PointOrElement(_Args):
         return self
 
 
+def _target_field() -> Any:
+    """What a call by coordinates aims at, in words: the grounding step looks for it."""
+    return Field(
+        default=None,
+        max_length=200,
+        description=(
+            'with x and y: what is at the point, e.g. "the Save button in the dialog"; '
+            "used to refine the point"
+        ),
+    )
+
+
+def _blank_is_none(value: Any) -> Any:
+    # models often send "" for a field they have nothing for: not a reason to refuse the call
+    if isinstance(value, str):
+        value = " ".join(value.split())
+        return value or None
+    return value
+
+
+class _Targeted(_PointOrElement):
+    target: str | None = _target_field()
+
+    _target = field_validator("target", mode="before")(_blank_is_none)
+
+
 class ScreenSnapshotArgs(_Args):
     pass
 
 
-class ClickArgs(_PointOrElement):
+class ClickArgs(_Targeted):
     button: Literal["left", "right", "middle"] = "left"
     clicks: int = Field(default=1, ge=1, le=3)
 
 
-class MoveMouseArgs(_PointOrElement):
+class MoveMouseArgs(_Targeted):
     pass
 
 
@@ -66,6 +92,10 @@ class DragArgs(_Args):
     y: int = Field(ge=0)
     to_x: int = Field(ge=0)
     to_y: int = Field(ge=0)
+    #: what is dragged (at x, y); the drop point is not refined
+    target: str | None = _target_field()
+
+    _target = field_validator("target", mode="before")(_blank_is_none)
 
 
 class ScrollArgs(_Args):

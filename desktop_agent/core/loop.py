@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -47,6 +47,7 @@ from desktop_agent.core.models import (
     ApprovalRequest,
     Decision,
     Effect,
+    Grounding,
     Observation,
     Policy,
     Risk,
@@ -63,6 +64,8 @@ from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
     FocusProbe,
+    Grounder,
+    GroundRequest,
     PermissionGate,
     Planner,
     RunRepository,
@@ -83,6 +86,8 @@ OBSERVE_TIMEOUT_S = 30.0
 TOOL_TIMEOUT_S = 60.0
 FOCUS_TIMEOUT_S = 0.5
 STALE_DECISION = "paused before acting: the next turn decides on a fresh screenshot"
+#: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
+GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
 
 
 @dataclass(kw_only=True)
@@ -122,6 +127,8 @@ class LoopDeps(RunnerServices):
     """What one run needs: the shared services, its planner, and the clocks."""
 
     planner: Planner
+    #: refines a coordinate call's point before the gate (None: the point is acted on as given)
+    grounder: Grounder | None = None
     approval_ids: Callable[[], str] = field(default=lambda: "approval")
     now: Callable[[], datetime] = utcnow
     perf: Callable[[], float] = time.perf_counter
@@ -131,7 +138,14 @@ class LoopDeps(RunnerServices):
         cls, services: RunnerServices, planner: Planner, approval_ids: Callable[[], str]
     ) -> LoopDeps:
         shared = {f.name: getattr(services, f.name) for f in fields(RunnerServices)}
-        return cls(**shared, planner=planner, approval_ids=approval_ids)
+        # the planner brings the grounding its run was set up with (planner side), if any
+        grounder = getattr(planner, "grounder", None)
+        return cls(
+            **shared,
+            planner=planner,
+            grounder=grounder if isinstance(grounder, Grounder) else None,
+            approval_ids=approval_ids,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +260,7 @@ class _TaskLoop:
         if observation is not None and self.outcome is None:
             decided = await self._decide(turn, observation)
             if decided is not None and decided.decision.action == "tool":
+                decided = await self._ground(turn, decided, observation)
                 if await self._pause_point():
                     # the user may have changed the screen meanwhile: the decision is stale
                     await self._skip_stale(turn, decided)
@@ -429,12 +444,80 @@ class _TaskLoop:
             )
         return decided
 
+    async def _ground(self, turn: int, decided: _Decided, observation: Observation) -> _Decided:
+        """A coordinate call that names its target, refined before anything judges it: the
+        point found is what the gate assesses, the person asked sees, the store keeps and the
+        executor clicks. Its own step row (kind ground): the crop it looked at, both points,
+        its tokens. A stop during the request ends the run here, before any input."""
+        grounder = self.deps.grounder
+        decision = decided.decision
+        args = decision.args
+        target, x, y = args.get("target"), args.get("x"), args.get("y")
+        if (
+            grounder is None
+            or decision.tool not in GROUNDED_TOOLS
+            or not isinstance(target, str)
+            or not target.strip()
+            or not (isinstance(x, int) and isinstance(y, int))
+            or isinstance(x, bool)
+            or isinstance(y, bool)
+        ):
+            return decided
+        tool = decision.tool or ""
+        step = await self._begin(turn, StepKind.GROUND, tool, {"target": target, "x": x, "y": y})
+        request = GroundRequest(tool, target, (x, y), observation)
+        try:
+            grounding = await self.control.guard(grounder.ground(request))
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception as error:  # noqa: BLE001 - grounding is a refinement: keep the point
+            grounding = Grounding(
+                point=(x, y),
+                first=(x, y),
+                refined=False,
+                summary=f"kept the planner's point {x},{y}: grounding failed: {_describe(error)}",
+            )
+        crop = None
+        if grounding.image:
+            ext = "png" if grounding.mime == "image/png" else "jpg"
+            crop = await self.deps.repo.save_artifact(
+                self.run.id, f"{turn:04d}.ground.{ext}", grounding.image
+            )
+        usage = grounding.usage
+        if usage is not None:
+            self._add_tokens(
+                usage.prompt_tokens or 0, usage.completion_tokens or 0, grounding.tokens_estimated
+            )
+        stored = {"target": target, "x": x, "y": y}
+        if grounding.first != (x, y):
+            stored["first"] = list(grounding.first)
+        if grounding.crop is not None:
+            stored["crop"] = list(grounding.crop)
+        await self._end(
+            step,
+            StepStatus.OK,
+            args=stored,
+            summary=grounding.summary,
+            screenshot=crop,
+            target=grounding.point,
+            raw_output=decided.redact(grounding.raw) or None,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            latency_ms=grounding.latency_ms,
+        )
+        if grounding.point == (x, y):
+            return decided
+        return decided.moved_to(grounding.point)
+
     def _count_tokens(self, request: DecideRequest, decision: Decision) -> None:
         """Add the turn's tokens (reported, else estimated) and the cost to the run's totals;
         stored with the turn's end."""
         usage, estimated = usage_of(request, decision)
-        prompt = self.run.prompt_tokens + (usage.prompt_tokens or 0)
-        completion = self.run.completion_tokens + (usage.completion_tokens or 0)
+        self._add_tokens(usage.prompt_tokens or 0, usage.completion_tokens or 0, estimated)
+
+    def _add_tokens(self, prompt_tokens: int, completion_tokens: int, estimated: bool) -> None:
+        prompt = self.run.prompt_tokens + prompt_tokens
+        completion = self.run.completion_tokens + completion_tokens
         self.run = self.run.with_(
             prompt_tokens=prompt,
             completion_tokens=completion,
@@ -669,6 +752,12 @@ class _Decided:
         return cls(
             decision, {**args, field_name: REDACTED}, tuple(sorted(forms, key=len, reverse=True))
         )
+
+    def moved_to(self, point: tuple[int, int]) -> _Decided:
+        """The same call at `point` (x, y; a drag's drop point stays): a grounding's result."""
+        x, y = point
+        decision = replace(self.decision, args={**self.decision.args, "x": x, "y": y})
+        return replace(self, decision=decision, stored_args={**self.stored_args, "x": x, "y": y})
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:

@@ -60,6 +60,8 @@ STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
 class StepKind(StrEnum):
     OBSERVE = "observe"
     DECIDE = "decide"
+    #: a coordinate call's target turned into its final point (zoom, or a grounding model)
+    GROUND = "ground"
     ACTION = "action"
 
 
@@ -327,6 +329,29 @@ class Decision:
     message: str = ""
     raw: str = ""
     usage: TokenUsage | None = None
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Grounding:
+    """Where a coordinate call's target was found: the point to act on, and how it was had.
+
+    `point` is the first point itself when the refinement failed (`refined` False; `summary`
+    says why); points and `crop` (left, top, width, height) are screenshot pixels.
+    """
+
+    point: tuple[int, int]
+    first: tuple[int, int]
+    refined: bool
+    summary: str
+    crop: tuple[int, int, int, int] | None = None
+    #: the image the model was asked about (the crop, or the whole screen for a grounder)
+    image: bytes | None = None
+    mime: str = "image/jpeg"
+    raw: str = ""
+    #: the grounding requests' tokens, the server's or estimated (then `tokens_estimated`)
+    usage: TokenUsage | None = None
+    tokens_estimated: bool = False
     latency_ms: float | None = None
 
 

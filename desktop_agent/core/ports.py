@@ -13,6 +13,7 @@ from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
     Decision,
+    Grounding,
     Observation,
     RunStatus,
     RunView,
@@ -37,6 +38,24 @@ class DecideRequest:
 class Planner(Protocol):
     async def decide(self, request: DecideRequest) -> Decision:
         """The next action; raises PlannerError when the model's answer is unusable."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class GroundRequest:
+    """A coordinate call to refine: its tool, the target it names and the planner's point."""
+
+    tool: str
+    target: str
+    point: tuple[int, int]
+    observation: Observation
+
+
+@runtime_checkable
+class Grounder(Protocol):
+    async def ground(self, request: GroundRequest) -> Grounding:
+        """The point to act on. Never raises for a bad or missing answer: it keeps the first
+        point and says why (`Grounding.refined` False); a stop cancels it."""
         ...
 
 

@@ -91,7 +91,7 @@ def test_builtin_tools_and_their_risks_follow_design() -> None:
 
 def test_each_tool_publishes_a_json_schema_of_its_arguments() -> None:
     schema = REGISTRY.get("click").json_schema()
-    assert set(schema["properties"]) == {"x", "y", "element", "button", "clicks"}
+    assert set(schema["properties"]) == {"x", "y", "element", "target", "button", "clicks"}
     assert REGISTRY.get("wait").json_schema()["required"] == ["seconds"]
 
 
