@@ -12,14 +12,17 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from desktop_agent.core.errors import PlannerError, PlannerTransportError
+from desktop_agent.core.errors import ConfigError, PlannerError, PlannerTransportError
 from desktop_agent.core.models import Decision, TokenUsage
 from desktop_agent.core.ports import DecideRequest
 from desktop_agent.planner.grammars import parse_ui_tars
+from desktop_agent.planner.grounder import ModelGrounder
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.parsing import parse_decision
 from desktop_agent.planner.profiles import (
     AUTO,
+    GROUNDING_MODES,
+    GroundingMode,
     ModelProfile,
     decision_to_screenshot,
     describe_space,
@@ -253,6 +256,9 @@ class OpenAIPlanner:
         coordinates: str = AUTO,
         response_deadline_s: float | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        grounding: str = "off",
+        grounder: OpenAIPlanner | None = None,
+        grounder_zoom: bool = True,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -272,6 +278,28 @@ class OpenAIPlanner:
         self._sleep = sleep
         self._clock = clock
         self._openai: AsyncOpenAI | None = None
+        self._grounding_model = grounder
+        #: the run's Grounder (core port) when its points are refined, else None
+        self.grounder: ModelGrounder | None = self._make_grounder(grounding, grounder_zoom)
+
+    def _make_grounder(self, grounding: str, zoom: bool) -> ModelGrounder | None:
+        mode = self.profile.grounding if grounding == AUTO else grounding
+        if mode not in GROUNDING_MODES:
+            raise ConfigError(
+                f"unknown grounding {grounding!r} (one of: auto, {', '.join(GROUNDING_MODES)})"
+            )
+        if mode == "off":
+            return None
+        if mode == "grounder":
+            if self._grounding_model is None:
+                raise ConfigError(
+                    "grounding = grounder needs a grounding model: set grounder_model (and "
+                    "grounder_base_url) in the settings, or --grounder-model"
+                )
+            return ModelGrounder(
+                mode="grounder", locate_with=self._grounding_model, zoom=zoom, clock=self._clock
+            )
+        return ModelGrounder(mode=cast(GroundingMode, mode), zoom_with=self, clock=self._clock)
 
     # ── the port ─────────────────────────────────────────────────────────────
 
@@ -315,10 +343,24 @@ class OpenAIPlanner:
             raise
         return replace(decision, usage=completion.usage, latency_ms=latency_ms)
 
+    async def complete_text(self, messages: list[dict[str, Any]]) -> Completion:
+        """One plain completion of `messages` (a grounding question): the same transport,
+        retries and limits as a turn, no response_format; PlannerError when none came."""
+        completion = await self._send(messages, {}, "text")
+        if not completion.has_choice:
+            raise PlannerTransportError(
+                f"{TRANSPORT_PREFIX} at {self.base_url} sent no answer (no choices)"
+            )
+        if not completion.text and completion.refusal:
+            raise PlannerError(f"the model refused: {completion.refusal}", raw=completion.refusal)
+        return completion
+
     async def aclose(self) -> None:
         if self._openai is not None:
             await self._openai.close()
             self._openai = None
+        if self._grounding_model is not None:
+            await self._grounding_model.aclose()
 
     async def __aenter__(self) -> OpenAIPlanner:
         return self
