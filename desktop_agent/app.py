@@ -66,14 +66,11 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     try:
         make_data_dir(directory)
     except OSError as error:
-        sys.stderr.write(f"desktop-agent: data dir {directory} cannot be made: {error.strerror}\n")
-        return 3
+        return refuse_to_start(f"data dir {directory} cannot be made: {error.strerror}")
     _log_to_file(directory)
     problem = _display_problem(os.environ)
     if problem:
-        log.error("%s", problem)
-        sys.stderr.write(f"desktop-agent: {problem}\n")
-        return 3
+        return refuse_to_start(problem)
 
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -477,6 +474,29 @@ class InstanceGuard(QObject):
         self._sockets.clear()
         if server is not None:
             server.close()
+
+
+def refuse_to_start(problem: str) -> int:
+    """Say why the app cannot start and give its exit code (3): in the log, and on stderr —
+    or, where there is none (the windowed Windows exe: sys.stderr is None), in a message box.
+    """
+    log.error("%s", problem)
+    if sys.stderr is not None:
+        sys.stderr.write(f"desktop-agent: {problem}\n")
+    else:
+        _message_box(f"Desktop Agent cannot start: {problem}")
+    return 3
+
+
+def _message_box(text: str) -> None:
+    """A modal error box where no console shows what went wrong (Windows, user32)."""
+    if sys.platform != "win32":
+        return  # only the windowed Windows exe runs without a stderr; the log has the line
+    import ctypes
+
+    windll: Any = getattr(ctypes, "windll")  # noqa: B009 - Windows only
+    mb_iconerror, mb_setforeground = 0x10, 0x10000
+    windll.user32.MessageBoxW(None, text, "Desktop Agent", mb_iconerror | mb_setforeground)
 
 
 def _display_problem(env: dict[str, str] | os._Environ[str]) -> str | None:
