@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from desktop_agent.core.errors import ToolError
 
@@ -196,7 +196,11 @@ def _end(process: subprocess.Popen[bytes]) -> None:
 
 
 class WindowsPaster:
-    """Clipboard paste on Windows; Windows does not say when the paste was read, so wait."""
+    """Clipboard paste on Windows; Windows does not say when the paste was read, so wait.
+
+    The text is read back before ctrl+v: a clipboard that did not take it fails the step,
+    rather than pasting what was there before and calling that a success.
+    """
 
     def __init__(self, *, settle_s: float = 0.3) -> None:
         self.settle_s = settle_s
@@ -204,13 +208,18 @@ class WindowsPaster:
     def paste(self, text: str, press_paste: Callable[[], None]) -> None:
         from desktop_agent.desktop.win32 import Win32Clipboard
 
-        clipboard = Win32Clipboard()
         try:
-            previous = clipboard.get_text()
-            clipboard.set_text(text)
+            with Win32Clipboard() as clipboard:
+                self._paste(clipboard, text, press_paste)
         except OSError as error:
             raise ToolError(f"cannot use the clipboard: {error}") from None
+
+    def _paste(self, clipboard: Any, text: str, press_paste: Callable[[], None]) -> None:
+        previous = clipboard.get_text()
         try:
+            clipboard.set_text(text)
+            if clipboard.get_text() != text:
+                raise ToolError("the text did not reach the clipboard; nothing was pasted")
             press_paste()
             time.sleep(self.settle_s)
         finally:

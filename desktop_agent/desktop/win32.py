@@ -16,6 +16,7 @@ _PER_MONITOR_AWARE_V2 = -4  # DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2
 _PROCESS_PER_MONITOR_DPI_AWARE = 2
 _CF_UNICODETEXT = 13
 _GMEM_MOVEABLE = 0x0002
+_HWND_MESSAGE = -3
 
 
 @functools.cache
@@ -73,14 +74,45 @@ def resolve_program(name: str) -> str | None:
 
 
 class Win32Clipboard:
-    """Unicode text on the Windows clipboard through user32 (no extra package)."""
+    """Unicode text on the Windows clipboard through user32 (no extra package).
+
+    Use it as a context manager on one thread: it opens the clipboard with a hidden
+    (message-only) owner window of its own. With no owner, EmptyClipboard leaves the
+    clipboard without one and SetClipboardData then fails (OpenClipboard's documentation);
+    every call's result is checked and a failure is an OSError naming the call.
+    """
+
+    def __init__(self) -> None:
+        self._owner: int | None = None
+
+    def __enter__(self) -> Win32Clipboard:
+        import ctypes
+
+        user32: Any = ctypes.windll.user32  # type: ignore[attr-defined]
+        user32.CreateWindowExW.restype = ctypes.c_void_p
+        owner = user32.CreateWindowExW(
+            0, "STATIC", None, 0, 0, 0, 0, 0, ctypes.c_void_p(_HWND_MESSAGE), None, None, None
+        )
+        if not owner:
+            raise _failed("CreateWindowExW (the clipboard's owner window)")
+        self._owner = int(owner)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import ctypes
+
+        if self._owner is not None:
+            ctypes.windll.user32.DestroyWindow(ctypes.c_void_p(self._owner))  # type: ignore[attr-defined]
+            self._owner = None
 
     def _open(self) -> Any:
         import ctypes
 
+        if self._owner is None:
+            raise RuntimeError("Win32Clipboard is used inside `with`")
         user32: Any = ctypes.windll.user32  # type: ignore[attr-defined]
         for _ in range(20):  # another program may hold it for a moment
-            if user32.OpenClipboard(None):
+            if user32.OpenClipboard(ctypes.c_void_p(self._owner)):
                 return user32
             time.sleep(0.01)
         raise OSError("the clipboard is held by another program")
@@ -97,6 +129,8 @@ class Win32Clipboard:
                 return None
             kernel32.GlobalLock.restype = ctypes.c_void_p
             pointer = kernel32.GlobalLock(ctypes.c_void_p(handle))
+            if not pointer:
+                raise _failed("GlobalLock")
             try:
                 return ctypes.wstring_at(pointer)
             finally:
@@ -105,12 +139,15 @@ class Win32Clipboard:
             user32.CloseClipboard()
 
     def set_text(self, text: str | None) -> None:
+        """Put `text` on the clipboard (None: leave it empty); OSError naming the call that
+        failed."""
         import ctypes
 
         user32 = self._open()
         kernel32: Any = ctypes.windll.kernel32  # type: ignore[attr-defined]
         try:
-            user32.EmptyClipboard()
+            if not user32.EmptyClipboard():
+                raise _failed("EmptyClipboard")
             if text is None:
                 return
             data = ctypes.create_unicode_buffer(text)
@@ -118,9 +155,24 @@ class Win32Clipboard:
             kernel32.GlobalAlloc.restype = ctypes.c_void_p
             kernel32.GlobalLock.restype = ctypes.c_void_p
             handle = kernel32.GlobalAlloc(_GMEM_MOVEABLE, size)
+            if not handle:
+                raise _failed("GlobalAlloc")
             pointer = kernel32.GlobalLock(ctypes.c_void_p(handle))
+            if not pointer:
+                kernel32.GlobalFree(ctypes.c_void_p(handle))
+                raise _failed("GlobalLock")
             ctypes.memmove(pointer, data, size)
             kernel32.GlobalUnlock(ctypes.c_void_p(handle))
-            user32.SetClipboardData(_CF_UNICODETEXT, ctypes.c_void_p(handle))
+            user32.SetClipboardData.restype = ctypes.c_void_p
+            if not user32.SetClipboardData(_CF_UNICODETEXT, ctypes.c_void_p(handle)):
+                kernel32.GlobalFree(ctypes.c_void_p(handle))  # still ours when refused
+                raise _failed("SetClipboardData")
         finally:
             user32.CloseClipboard()
+
+
+def _failed(call: str) -> OSError:
+    import ctypes
+
+    code = int(ctypes.windll.kernel32.GetLastError())  # type: ignore[attr-defined]
+    return OSError(f"{call} failed (Windows error {code})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,8 @@ import pytest
 
 from desktop_agent.core.errors import ToolError
 from desktop_agent.desktop import launch
-from desktop_agent.desktop.clipboard import XclipPaster, _StderrLines
+from desktop_agent.desktop.clipboard import WindowsPaster, XclipPaster, _StderrLines
+from tests.unit.desktop.fake_win32_clipboard import FakeWindowsClipboard
 
 
 def test_requests_served_are_counted_from_xclips_verbose_lines() -> None:
@@ -242,3 +244,44 @@ def test_a_program_that_ends_within_the_first_second_is_not_reported_started(
     else:
         summary = launch.Launcher().launch("cmd /c echo hi")
         assert summary.startswith("ran cmd /c echo hi (pid 4242); it ended within 1 s with code 0")
+
+
+@pytest.fixture
+def windows_clipboard(monkeypatch: pytest.MonkeyPatch) -> FakeWindowsClipboard:
+    fake = FakeWindowsClipboard("what the user copied")
+    monkeypatch.setattr(ctypes, "windll", fake, raising=False)
+    return fake
+
+
+def test_a_windows_paste_puts_the_text_on_the_clipboard_then_restores_the_old_one(
+    windows_clipboard: FakeWindowsClipboard,
+) -> None:
+    seen: list[str | None] = []
+
+    WindowsPaster(settle_s=0).paste("Grüße, 東京", lambda: seen.append(windows_clipboard.text()))
+
+    assert seen == ["Grüße, 東京"]
+    assert windows_clipboard.text() == "what the user copied"
+    assert windows_clipboard.windows == set()  # the owner window is gone again
+
+
+@pytest.mark.parametrize("call", ["SetClipboardData", "GlobalAlloc", "EmptyClipboard"])
+def test_a_clipboard_that_does_not_take_the_text_fails_the_step_and_pastes_nothing(
+    windows_clipboard: FakeWindowsClipboard, call: str
+) -> None:
+    windows_clipboard.fail = {call}
+    pressed: list[None] = []
+
+    with pytest.raises(ToolError, match=f"cannot use the clipboard: {call} failed"):
+        WindowsPaster(settle_s=0).paste("Grüße", lambda: pressed.append(None))
+
+    assert pressed == []
+
+
+def test_a_clipboard_held_by_another_program_fails_the_step(
+    windows_clipboard: FakeWindowsClipboard,
+) -> None:
+    windows_clipboard.other_program_holds = True
+
+    with pytest.raises(ToolError, match="held by another program"):
+        WindowsPaster(settle_s=0).paste("Grüße", lambda: None)
