@@ -208,6 +208,16 @@ class Agent:
         # the profile chosen (or calibrated) in the settings is for the settings' model; a
         # run naming another model gets the one its name picks
         own_model = run.model == settings.model
+        grounder = None
+        if settings.grounding == "grounder":
+            url = settings.grounder_base_url or run.base_url
+            grounder = OpenAIPlanner(
+                base_url=url,
+                model=settings.grounder_model,
+                api_key=await self.api_key_for(url),
+                read_timeout_s=settings.read_timeout_s,
+                profile=settings.grounder_profile,
+            )
         return OpenAIPlanner(
             base_url=run.base_url,
             model=run.model,
@@ -215,6 +225,9 @@ class Agent:
             read_timeout_s=settings.read_timeout_s,
             profile=settings.model_profile if own_model else "auto",
             coordinates=settings.model_coordinates if own_model else "auto",
+            grounding=settings.grounding,
+            grounder=grounder,
+            grounder_zoom=settings.grounder_zoom,
         )
 
     async def api_key_for(self, base_url: str) -> str | None:

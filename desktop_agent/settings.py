@@ -13,10 +13,17 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from desktop_agent.core.budget import DEFAULT_PRICES, Budget
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
@@ -124,6 +131,16 @@ class Settings(BaseModel):
     model_profile: str = "auto"
     #: the model's coordinate space when calibration found it differs from the profile's
     model_coordinates: Literal["auto", "pixels", "normalized", "resized"] = "auto"
+    #: how a click by coordinates is refined before the gate (planner/grounding.py): "auto"
+    #: is the model profile's default; "zoom" asks the model again on a crop around its
+    #: point; "grounder" asks the grounding model below, then zooms with it
+    grounding: Literal["auto", "off", "zoom", "grounder"] = "auto"
+    #: the grounding model's server ("": the planner's) and name, and its profile
+    grounder_base_url: str = ""
+    grounder_model: str = ""
+    grounder_profile: str = "auto"
+    #: the grounder's point is refined on a crop too (one more request to the grounder)
+    grounder_zoom: bool = True
     #: the user's own mouse or keyboard input during a run pauses it (user_takeover.py)
     pause_on_user_input: bool = True
     #: the loopback ports where model servers are looked for (planner/discovery.py)
@@ -147,7 +164,7 @@ class Settings(BaseModel):
             raise ValueError(f"not a port: {', '.join(map(str, bad))} (1..65535)")
         return list(dict.fromkeys(ports))
 
-    @field_validator("model_profile")
+    @field_validator("model_profile", "grounder_profile")
     @classmethod
     def _known_profile(cls, value: str) -> str:
         from desktop_agent.planner.profiles import AUTO, PROFILE_NAMES
@@ -180,6 +197,24 @@ class Settings(BaseModel):
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not a valid http(s) URL: {value!r}")
         return url.rstrip("/")
+
+    @field_validator("grounder_base_url")
+    @classmethod
+    def _optional_url(cls, value: str) -> str:
+        return cls._http_url(value) if value.strip() else ""
+
+    @field_validator("grounder_model")
+    @classmethod
+    def _optional_name(cls, value: str) -> str:
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _grounder_named(self) -> Self:
+        if self.grounding == "grounder" and not self.grounder_model:
+            raise ValueError(
+                'grounding = "grounder" needs grounder_model (the grounding model\'s name)'
+            )
+        return self
 
     @field_validator("model")
     @classmethod

@@ -61,6 +61,14 @@ _RISK_NOTE = {
 }
 
 
+_GROUNDING = (
+    ("auto", "Auto (the model profile's default)"),
+    ("off", "Off: click where the model says"),
+    ("zoom", "Zoom: ask the model again on a crop around its point"),
+    ("grounder", "Grounding model: it finds the target, then zooms"),
+)
+
+
 class SettingsDialog(QDialog):
     """Edits a copy of the Settings; every change is validated through the Settings model.
 
@@ -113,6 +121,7 @@ class SettingsDialog(QDialog):
 
         tabs = QTabWidget(self)
         tabs.addTab(self._model_tab(), "&Model")
+        tabs.addTab(self._grounding_tab(), "&Grounding")
         tabs.addTab(self._limits_tab(), "&Limits")
         tabs.addTab(self._tools_tab(), "&Tools")
         tabs.addTab(self._desktop_tab(), "&Desktop")
@@ -224,6 +233,33 @@ class SettingsDialog(QDialog):
         calibrate_row.addWidget(self.calibrate_result, 1)
         form.addRow("", calibrate_row)
         self.calibrate_button.setVisible(self._calibrate is not None)
+
+    def _grounding_tab(self) -> QWidget:
+        """How a click by coordinates finds its point (docs/planner.md "Grounding")."""
+        from desktop_agent.planner.profiles import AUTO, PROFILES
+
+        page = QWidget()
+        form = QFormLayout(page)
+        mode = QComboBox()
+        for value, text in _GROUNDING:
+            mode.addItem(text, value)
+        self._row(form, "grounding", "&Refine clicks:", mode)
+        url = QLineEdit()
+        url.setPlaceholderText("empty: the model's server")
+        self._row(form, "grounder_base_url", "Grounding model's &URL:", url)
+        name = QLineEdit()
+        name.setPlaceholderText("e.g. Salesforce/GTA1-7B, Hcompany/Holo2-8B, ui-tars-1.5-7b")
+        self._row(form, "grounder_model", "Grounding &model:", name)
+        profile = QComboBox()
+        profile.addItem("Auto (by the model name)", AUTO)
+        for entry in PROFILES:
+            profile.addItem(f"{entry.name} — {entry.note}", entry.name)
+        self._row(form, "grounder_profile", "Grounding model's pro&file:", profile)
+        zoom = QCheckBox("Then look again on a crop around its point")
+        self._row(form, "grounder_zoom", "&Zoom:", zoom)
+        marks = QCheckBox("Draw the element list's boxes and ids on the screenshot")
+        self._row(form, "set_of_mark", "&Set-of-mark:", marks)
+        return page
 
     def _spin(self, suffix: str = "") -> QSpinBox:
         box = QSpinBox()

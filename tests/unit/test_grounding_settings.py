@@ -1,0 +1,83 @@
+"""The grounding settings reach the run: Agent.prepare gives the planner its grounding and the
+separate grounding model (issue #19)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from desktop_agent.agent import Agent
+from desktop_agent.core.models import Policy, StepKind, TaskSpec
+from desktop_agent.settings import Settings, validation_messages
+from tests.fakes import FakeExecutor, FakeObserver
+from tests.support.model_server import ModelServer, Reply
+from tests.unit.planner.conftest import make_observation
+
+CLICK = {
+    "action": "tool",
+    "tool": "click",
+    "args": {"x": 100, "y": 100, "target": "the Save button"},
+    "reason": "save",
+}
+DONE = {"action": "done", "message": "saved", "reason": "saved"}
+
+
+async def test_a_grounder_in_the_settings_finds_the_point_the_run_clicks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
+    executor = FakeExecutor()
+    async with (
+        ModelServer([Reply(CLICK), Reply(DONE)]) as planner_server,
+        ModelServer(
+            [Reply("(644,364)"), Reply("(644,364)")]  # GTA1: the middle of its 1288x728 input
+        ) as grounder_server,
+    ):
+        settings = Settings(
+            base_url=planner_server.base_url,
+            model="qwen2.5vl",
+            vision="yes",
+            grounding="grounder",
+            grounder_base_url=grounder_server.base_url,
+            grounder_model="Salesforce/GTA1-7B",
+            policies={"click": Policy.ALLOW},
+        )
+        agent = await Agent.open(
+            tmp_path,
+            settings,
+            observer=FakeObserver(make_observation(1280, 720)),
+            executor=executor,
+        )
+        try:
+            run = await agent.runner.create(
+                TaskSpec(
+                    goal="save",
+                    base_url=planner_server.base_url,
+                    model="qwen2.5vl",
+                    allowed_tools=("click",),
+                )
+            )
+            final = await agent.runner.run(run, await agent.prepare(run))
+            steps = await agent.repo.list_steps(run.id)
+        finally:
+            await agent.close()
+
+    assert final.status.value == "completed", final.message
+    assert [(args.x, args.y) for _, args in executor.calls] == [(640, 360)]  # type: ignore[attr-defined]
+    assert len(grounder_server.requests) == 2  # the whole screen, then the crop
+    assert grounder_server.requests[0]["model"] == "Salesforce/GTA1-7B"
+    system = grounder_server.requests[0]["messages"][0]["content"]
+    assert "The image resolution is height 728 and width 1288" in system
+    ground = next(step for step in steps if step.kind is StepKind.GROUND)
+    assert ground.target == (640, 360)
+
+
+def test_grounding_by_a_grounder_needs_its_model_named() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Settings(grounding="grounder")
+
+    assert validation_messages(caught.value) == [
+        'settings: grounding = "grounder" needs grounder_model (the grounding model\'s name)'
+    ]
