@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ log = logging.getLogger(__name__)
 
 VisionSetting = Literal["auto", "yes", "no"]
 PROBE_TIMEOUT_S = 5.0
+#: a capability answer (a model list, Ollama's /api/show) is KBs; bigger is not one
+MAX_PROBE_BYTES = 4 * 1024 * 1024
 
 #: names of models known to take images (matched anywhere in the name, case-insensitive)
 VISION_NAME_PATTERNS: tuple[str, ...] = (
@@ -107,10 +110,27 @@ async def _json(
         ) as response:
             if response.status != 200:
                 return None
-            return await response.json(content_type=None)
+            body = await read_capped(response, MAX_PROBE_BYTES)
+            return None if body is None else json.loads(body)
     except (aiohttp.ClientError, TimeoutError, ValueError) as error:
         log.debug("vision probe %s %s: %s", method, url, error)
         return None
+
+
+async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:
+    """The body of `response`, or None when it is more than `cap` bytes (read no further:
+    aiohttp's `json()` / `read()` would hold a body of any size whole)."""
+    length = response.content_length
+    if length is not None and length > cap:
+        return None
+    chunks = []
+    size = 0
+    async for chunk in response.content.iter_chunked(65536):
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _ask_ollama(

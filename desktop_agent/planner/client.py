@@ -117,12 +117,57 @@ def retry_after_s(headers: Mapping[str, str], now: datetime | None = None) -> fl
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
-def _server_message(error: Any) -> str:
-    body = getattr(error, "body", None)
-    message = body.get("message") if isinstance(body, dict) else None
+class ErrorAnswer(Exception):  # noqa: N818 - the server's answer, not our failure
+    """A 4xx/5xx answer, its body read through the same size cap as a completion.
+
+    The openai SDK reads an error body whole before it raises APIStatusError (a server
+    sending 64 MB would have them held against a 4 MB cap), so the planner's HTTP client
+    reads it first, in a response hook, and raises this instead; the SDK never sees it.
+    """
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], text: str) -> None:
+        super().__init__(f"{status_code}: {text}")
+        self.status_code = status_code
+        self.headers = headers
+        self.message = text
+
+
+async def read_error_answer(response: Any, cap: int) -> None:
+    """An httpx response hook: a 4xx/5xx answer raises ErrorAnswer, with at most `cap` bytes
+    of its body read (none when Content-Length says it is more)."""
+    if response.status_code < 400:
+        return
+    length = response.headers.get("content-length", "")
+    body = bytearray()
+    cut = length.isdigit() and int(length) > cap
+    try:
+        if not cut:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > cap:
+                    cut = True
+                    break
+    finally:
+        await response.aclose()
+    raise ErrorAnswer(response.status_code, response.headers, _error_text(bytes(body), cut, cap))
+
+
+def _error_text(body: bytes, cut: bool, cap: int) -> str:
+    """The server's message: OpenAI-style `{"error": {"message": ...}}`, else the text."""
+    message: Any = None
+    if not cut:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            inner = data.get("error", data)
+            message = inner.get("message") if isinstance(inner, dict) else inner
     if not isinstance(message, str) or not message:
-        message = getattr(error, "message", "") or str(error)
-    flat = " ".join(str(message).split())
+        message = body[:400].decode("utf-8", "replace")
+    flat = " ".join(message.split())
+    if cut:
+        flat = f"{flat[:150]}… (an error body over the {cap:,} bytes an answer may take)".lstrip()
     return flat if len(flat) <= 200 else flat[:199] + "…"
 
 
@@ -402,6 +447,11 @@ class OpenAIPlanner:
         if self._openai is None:
             import openai  # lazily: importing it costs over a second
 
+            cap = self.max_response_bytes
+
+            async def bounded_errors(response: Any) -> None:
+                await read_error_answer(response, cap)
+
             self._openai = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key or NO_KEY,
@@ -410,6 +460,9 @@ class OpenAIPlanner:
                 # No socket outlives a turn: a planner nobody closes (a run that ends at
                 # max_steps) leaks nothing. One connect per turn is small beside the model.
                 default_headers={"Connection": "close"},
+                http_client=openai.DefaultAsyncHttpxClient(
+                    event_hooks={"response": [bounded_errors]}
+                ),
             )
         return self._openai
 
@@ -476,9 +529,9 @@ class OpenAIPlanner:
                 raise PlannerTransportError(
                     f"{at} did not finish its answer within {self.response_deadline_s:g} s"
                 ) from None
-            except openai.APIStatusError as error:
+            except ErrorAnswer as error:
                 status = error.status_code
-                message = _server_message(error)
+                message = error.message
                 fix = param_fix(message, kwargs) if status in (400, 422) else None
                 if fix is not None and fix not in fixes:
                     # a refused parameter, not a refused response_format: fix it and ask again
@@ -505,7 +558,7 @@ class OpenAIPlanner:
                         f"{at} rejected the request ({status}): {message}"
                     ) from None
                 problem = f"answered {status}: {message}"
-                retry_after = retry_after_s(error.response.headers)
+                retry_after = retry_after_s(error.headers)
             except openai.APITimeoutError as error:
                 if type(error.__cause__).__name__ != "ConnectTimeout":
                     raise PlannerTransportError(

@@ -34,6 +34,7 @@ from desktop_agent.planner.capabilities import (
     lmstudio_verdict,
     name_suggests_vision,
     ollama_verdict,
+    read_capped,
 )
 from desktop_agent.planner.profiles import resolve_profile
 
@@ -180,14 +181,8 @@ class _Asker:
             ) as response:
                 if response.status != 200:
                     return None
-                size = 0
-                chunks = []
-                async for chunk in response.content.iter_chunked(65536):
-                    size += len(chunk)
-                    if size > MAX_BODY:
-                        return None
-                    chunks.append(chunk)
-                return json.loads(b"".join(chunks))
+                body = await read_capped(response, MAX_BODY)
+                return None if body is None else json.loads(body)
         except (aiohttp.ClientError, TimeoutError, ValueError) as error:
             log.debug("probe %s %s: %s", method, url, type(error).__name__)
             return None

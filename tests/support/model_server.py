@@ -39,7 +39,9 @@ The ``Authorization`` header of each chat request is kept in ``authorizations``.
     JSON: ``{"trickle": {...reply...}, "interval_s": 0.05, "for_s": 3}``.
 ``Oversized(reply, size=100 MB, chunked=False)``
     a 200 whose body is ``size`` bytes: spaces (sent 1 MB at a time), then the reply. With
-    ``chunked`` there is no Content-Length, so only counting the bytes can stop it.
+    ``chunked`` there is no Content-Length, so only counting the bytes can stop it. With
+    ``status`` (e.g. 500) it is an error answer instead, its OpenAI-style error body after
+    the padding. The bytes written so far are counted in the server's ``padding_sent``.
     JSON: ``{"oversized": {...reply...}, "size": 104857600, "chunked": false}``.
 
 When the script runs out, ``respond(body)`` answers when set (a model that reacts to
@@ -135,6 +137,7 @@ class Oversized:
     reply: Reply
     size: int = 100 * 1024 * 1024
     chunked: bool = False
+    status: int = 200
 
 
 ScriptItem = Reply | HttpError | Hang | Disconnect | Trickle | Oversized
@@ -161,7 +164,8 @@ def item_from_json(data: Mapping[str, Any]) -> ScriptItem:
     if "oversized" in data:
         inner = item_from_json(data["oversized"])
         assert isinstance(inner, Reply)
-        return Oversized(inner, int(data.get("size", 100 * 1024 * 1024)), bool(data.get("chunked")))
+        size = int(data.get("size", 100 * 1024 * 1024))
+        return Oversized(inner, size, bool(data.get("chunked")), int(data.get("status", 200)))
     if "status" in data:
         retry = data.get("retry_after")
         return HttpError(
@@ -209,6 +213,8 @@ class ModelServer:
     show_requests: list[dict[str, Any]] = field(default_factory=list, init=False)
     lmstudio_requests: int = field(default=0, init=False)
     models_requests: int = field(default=0, init=False)
+    #: bytes of Oversized padding written so far (a client that stops reading stops it)
+    padding_sent: int = field(default=0, init=False)
     #: (method, path, Authorization header or None) of every request, in order
     heard: list[tuple[str, str, str | None]] = field(default_factory=list, init=False)
 
@@ -309,11 +315,42 @@ class ModelServer:
             request.transport.close()
             return web.Response(status=500)
         if isinstance(item, Trickle | Oversized):
-            return await _padded(request, body.get("model", ""), item)
+            return await self._padded(request, body.get("model", ""), item)
         assert isinstance(item, Reply)
         if item.delay_s:
             await asyncio.sleep(item.delay_s)
         return web.json_response(_completion(body.get("model", ""), item))
+
+    async def _padded(
+        self, request: web.Request, model: str, item: Trickle | Oversized
+    ) -> web.StreamResponse:
+        """A 200 (or an Oversized's status) whose completion (or error body) comes after a
+        slow or a huge run of JSON whitespace."""
+        status = item.status if isinstance(item, Oversized) else 200
+        if status >= 400:
+            tail = json.dumps({"error": {"message": "padded failure", "code": status}}).encode()
+        else:
+            tail = json.dumps(_completion(model, item.reply)).encode()
+        response = web.StreamResponse(status=status, headers={"Content-Type": "application/json"})
+        if isinstance(item, Oversized) and not item.chunked:
+            response.content_length = item.size + len(tail)
+        await response.prepare(request)
+        if isinstance(item, Trickle):
+            loop = asyncio.get_running_loop()
+            until = loop.time() + item.for_s
+            while loop.time() < until:
+                await response.write(b" ")
+                await asyncio.sleep(item.interval_s)
+        else:
+            block = b" " * (1024 * 1024)
+            left = item.size
+            while left > 0:
+                await response.write(block[: min(left, len(block))])
+                self.padding_sent += min(left, len(block))
+                left -= len(block)
+        await response.write(tail)
+        await response.write_eof()
+        return response
 
     async def _models(self, request: web.Request) -> web.Response:
         self.models_requests += 1
@@ -373,32 +410,6 @@ class ModelServer:
         assert self._changed is not None
         async with self._changed:
             self._changed.notify_all()
-
-
-async def _padded(
-    request: web.Request, model: str, item: Trickle | Oversized
-) -> web.StreamResponse:
-    """A 200 whose completion comes after a slow or a huge run of JSON whitespace."""
-    tail = json.dumps(_completion(model, item.reply)).encode()
-    response = web.StreamResponse(headers={"Content-Type": "application/json"})
-    if isinstance(item, Oversized) and not item.chunked:
-        response.content_length = item.size + len(tail)
-    await response.prepare(request)
-    if isinstance(item, Trickle):
-        loop = asyncio.get_running_loop()
-        until = loop.time() + item.for_s
-        while loop.time() < until:
-            await response.write(b" ")
-            await asyncio.sleep(item.interval_s)
-    else:
-        block = b" " * (1024 * 1024)
-        left = item.size
-        while left > 0:
-            await response.write(block[: min(left, len(block))])
-            left -= len(block)
-    await response.write(tail)
-    await response.write_eof()
-    return response
 
 
 def _error(status: int, message: str) -> web.Response:

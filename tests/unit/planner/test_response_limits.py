@@ -65,3 +65,32 @@ async def test_an_answer_within_the_limits_is_read_as_before() -> None:
         async with planner:
             assert (await planner.decide(make_request())).action == "done"
             assert (await planner.decide(make_request())).action == "done"
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+async def test_a_64_mb_error_body_is_read_through_the_same_cap(chunked: bool) -> None:
+    # the SDK reads a 4xx/5xx body whole before raising: the planner must not let it
+    size = 64 * 1024 * 1024
+    failure = Oversized(DONE, size=size, chunked=chunked, status=500)
+    async with ModelServer([failure], then=DONE) as server:
+        planner = make_planner(server.base_url, max_response_bytes=1024 * 1024, max_attempts=1)
+        async with planner:
+            with pytest.raises(PlannerTransportError) as caught:
+                await planner.decide(make_request())
+            message = str(caught.value)
+            assert "answered 500" in message
+            assert "an error body over the 1,048,576 bytes an answer may take" in message
+            assert "\n" not in message
+            assert (await planner.decide(make_request())).action == "done"
+    # the client hung up after the cap: the server could not write most of its body
+    assert server.padding_sent < size // 2, f"{server.padding_sent:,} bytes were read"
+
+
+async def test_a_small_error_body_still_says_the_servers_message() -> None:
+    failure = Oversized(DONE, size=1024, chunked=True, status=503)
+    async with ModelServer([failure], then=DONE) as server:
+        planner = make_planner(server.base_url, max_attempts=1)
+        async with planner:
+            with pytest.raises(PlannerTransportError) as caught:
+                await planner.decide(make_request())
+    assert "answered 503: padded failure (gave up after 1 attempts)" in str(caught.value)

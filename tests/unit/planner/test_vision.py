@@ -192,3 +192,42 @@ async def test_check_reachable_names_the_url_and_the_reason() -> None:
     with pytest.raises(ModelUnreachable) as caught:
         await check_reachable(base_url, None, timeout_s=2)
     assert str(caught.value) == f"model server at {base_url} is not reachable: connection refused"
+
+
+async def test_a_64_mb_capability_answer_is_not_read_whole(cache: VisionCache) -> None:
+    from aiohttp import web
+
+    size = 64 * 1024 * 1024
+    sent = 0
+
+    async def huge(request: web.Request) -> web.StreamResponse:
+        # chunked (no Content-Length): only counting the bytes can stop it
+        nonlocal sent
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        block = b" " * (1024 * 1024)
+        while sent < size:
+            await response.write(block)
+            sent += len(block)
+        await response.write(b'{"capabilities": ["completion", "vision"]}')
+        return response
+
+    app = web.Application()
+    app.router.add_post("/api/show", huge)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        verdict = await resolve_vision(
+            base_url=f"http://127.0.0.1:{port}/v1",
+            model="mystery",
+            api_key=None,
+            setting="auto",
+            cache=cache,
+        )
+    finally:
+        await runner.cleanup()
+    assert verdict.source != "ollama", "a body over the cap is no answer"
+    assert sent < size // 2, f"{sent:,} bytes were read"
