@@ -11,7 +11,8 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,6 +22,13 @@ PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 #: what the entry point sets: nothing it makes is readable by group or others
 PRIVATE_UMASK = 0o077
+#: Windows errors of a file another process has open without FILE_SHARE_DELETE
+#: (ERROR_ACCESS_DENIED, ERROR_SHARING_VIOLATION): Python's own open() asks for no such
+#: sharing, so a reader of the file holds off a rename onto it or its removal
+_SHARING_ERRORS = (5, 32)
+#: how long a replace or a removal waits for such readers (they read a few bytes)
+SHARING_WAIT_S = 2.0
+_SHARING_RETRY_S = 0.01
 
 
 def make_private_dir(path: Path) -> Path:
@@ -91,6 +99,31 @@ def exclusive_lock(path: Path) -> Iterator[None]:
             yield  # close releases it
     finally:
         os.close(descriptor)
+
+
+def replace_file(source: Path, target: Path) -> None:
+    """os.replace(source, target), waiting out a reader that has `target` open on Windows."""
+    _while_shared(lambda: os.replace(source, target))
+
+
+def remove_file(path: Path) -> None:
+    """Remove `path` (a missing one is fine), waiting out a reader that has it open on
+    Windows."""
+    _while_shared(lambda: Path(path).unlink(missing_ok=True))
+
+
+def _while_shared(action: Callable[[], None]) -> None:
+    deadline = time.monotonic() + SHARING_WAIT_S
+    while True:
+        try:
+            action()
+            return
+        except PermissionError as error:
+            if getattr(error, "winerror", None) not in _SHARING_ERRORS:
+                raise
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(_SHARING_RETRY_S)
 
 
 def _chmod(path: Path, mode: int) -> None:

@@ -444,7 +444,9 @@ def save_settings(settings: Settings, path: str | Path | None = None) -> Path:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, file)
+        from desktop_agent.private_files import replace_file
+
+        replace_file(Path(tmp), file)  # another instance may be reading it (Windows)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

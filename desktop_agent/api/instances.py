@@ -25,7 +25,12 @@ from typing import Any, TypeGuard
 
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.models import utcnow
-from desktop_agent.private_files import exclusive_lock, make_private_dir
+from desktop_agent.private_files import (
+    exclusive_lock,
+    make_private_dir,
+    remove_file,
+    replace_file,
+)
 from desktop_agent.store.process import ProcessIdentity, is_alive, process_identity
 
 log = logging.getLogger(__name__)
@@ -113,7 +118,7 @@ def _write_token(path: Path, *, replace: bool) -> str:
             os.fsync(file.fileno())
         if replace:
             log.warning("the API token %s held no usable token; made a new one", path)
-        os.replace(temporary, path)
+        replace_file(temporary, path)  # a reader may hold it open (Windows)
     finally:
         temporary.unlink(missing_ok=True)
     return token
@@ -149,7 +154,7 @@ def register_instance(data_dir: Path, port: int, *, pid: int | None = None) -> P
         temporary = folder / f".{pid}.{secrets.token_hex(4)}.tmp"
         temporary.write_text(json.dumps(body), encoding="utf-8")
         with exclusive_lock(folder / REGISTRY_LOCK_FILE):
-            os.replace(temporary, path)
+            replace_file(temporary, path)  # a lister may hold it open (Windows)
     except OSError as error:
         raise ConfigError(f"cannot register this instance in {folder}: {_reason(error)}") from None
     return path
@@ -161,7 +166,7 @@ def unregister_instance(path: Path, port: int) -> None:
     if instance is not None and instance.port != port:
         return
     try:
-        path.unlink(missing_ok=True)
+        remove_file(path)
     except OSError as error:
         log.warning("cannot remove the instance file %s: %s", path, _reason(error))
 
@@ -202,7 +207,7 @@ def _live(path: Path, *, remove: bool = False) -> Instance | None:
             log.info("removing the unreadable instance file %s", path)
         else:
             log.info("removing the stale instance file %s (pid %d is gone)", path, instance.pid)
-        path.unlink(missing_ok=True)
+        remove_file(path)
     return None
 
 

@@ -1,34 +1,49 @@
-"""Waiting until a process is blocked on a file lock (Linux: /proc/locks)."""
+"""Knowing that a process has reached a file lock, on every OS (no /proc/locks needed).
+
+`announce_lock_waits(on_wait)` makes desktop_agent.api.instances call `on_wait(lock path)`
+right before it takes one of its locks: after its unlocked look (at the token, at an
+instance file) and before it blocks. A test that holds the lock and waits for the
+announcement knows the other side has looked and is waiting, and can change the files under
+it. In a child process, run `announce_lock_waits_to(marker)` first: it touches `marker`.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-import pytest
-
-HAS_PROC_LOCKS = Path("/proc/locks").exists()
+import desktop_agent.api.instances as instances
 
 
-def wait_until_blocked_on(lock: Path, pid: int, timeout_s: float = 20.0) -> None:
-    """Wait until `pid` waits for the flock on `lock` (a "->" line of /proc/locks).
+def announce_lock_waits(on_wait: Callable[[Path], None]) -> Callable[[], None]:
+    """Patch the registry's lock to announce itself; the function that undoes it."""
+    taking = instances.exclusive_lock
 
-    The test is skipped when /proc/locks does not show the held lock itself: a kernel
-    (or sandbox) that lists no locks gives nothing to wait on.
-    """
-    inode = f":{lock.stat().st_ino} "
+    def announcing(path: Path) -> AbstractContextManager[None]:
+        on_wait(Path(path))
+        return taking(path)
+
+    instances.exclusive_lock = announcing  # type: ignore[assignment]
+
+    def undo() -> None:
+        instances.exclusive_lock = taking
+
+    return undo
+
+
+def announce_lock_waits_to(marker: Path) -> None:
+    """In a child process: touch `marker` when it reaches a lock."""
+    announce_lock_waits(lambda _: Path(marker).touch())
+
+
+def wait_for_paths(paths: Iterator[Path] | list[Path], timeout_s: float = 30.0) -> None:
+    """Wait until every path exists (each process has announced itself)."""
+    wanted = list(paths)
     deadline = time.monotonic() + timeout_s
-    held_seen = False
-    while time.monotonic() < deadline:
-        for line in Path("/proc/locks").read_text().splitlines():
-            if inode not in line + " ":
-                continue
-            fields = line.split()
-            if "->" not in fields:
-                held_seen = True
-            elif str(pid) in fields:
-                return
-        time.sleep(0.005)
-    if not held_seen:
-        pytest.skip("/proc/locks does not list file locks here")
-    raise AssertionError(f"process {pid} never waited for the lock on {lock}")
+    while not all(path.exists() for path in wanted):
+        if time.monotonic() > deadline:
+            missing = [str(path) for path in wanted if not path.exists()]
+            raise AssertionError(f"never announced: {', '.join(missing)}")
+        time.sleep(0.002)

@@ -25,7 +25,7 @@ from desktop_agent.api.instances import (
 )
 from desktop_agent.private_files import exclusive_lock
 from desktop_agent.store.process import process_identity
-from tests.support.locks import HAS_PROC_LOCKS, wait_until_blocked_on
+from tests.support.locks import announce_lock_waits
 from tests.unit.api.conftest import Api, Hang, close_api, frames, next_frame, open_api
 
 
@@ -245,7 +245,6 @@ def test_a_file_whose_pid_now_belongs_to_another_process_is_stale(tmp_path: Path
     assert not path.exists()
 
 
-@pytest.mark.skipif(not HAS_PROC_LOCKS, reason="waits on Linux's /proc/locks")
 def test_a_stale_file_rewritten_by_a_live_process_while_it_is_removed_is_kept(
     tmp_path: Path,
 ) -> None:
@@ -260,11 +259,16 @@ def test_a_stale_file_rewritten_by_a_live_process_while_it_is_removed_is_kept(
         target=lambda: listed.append([(i.pid, i.port) for i in live_instances(tmp_path)])
     )
     lock = tmp_path / "instances" / REGISTRY_LOCK_FILE
-    with exclusive_lock(lock):
-        lister.start()
-        wait_until_blocked_on(lock, os.getpid())
-        path.write_text(json.dumps(body))  # the live process registers, port 4321
-    lister.join(timeout=10)
+    waiting = threading.Event()
+    undo = announce_lock_waits(lambda _: waiting.set())
+    try:
+        with exclusive_lock(lock):
+            lister.start()
+            assert waiting.wait(10)  # it found the file stale and waits for the lock
+            path.write_text(json.dumps(body))  # the live process registers, port 4321
+        lister.join(timeout=10)
+    finally:
+        undo()
 
     assert listed == [[(os.getpid(), 4321)]]
     assert path.exists()

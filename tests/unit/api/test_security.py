@@ -15,7 +15,7 @@ import pytest
 from desktop_agent.api.instances import MIN_TOKEN_CHARS, ensure_token, read_token
 from desktop_agent.api.server import ApiServer, is_loopback_host
 from desktop_agent.private_files import exclusive_lock
-from tests.support.locks import HAS_PROC_LOCKS, wait_until_blocked_on
+from tests.support.locks import wait_for_paths
 from tests.unit.api.conftest import Api, close_api, make_agent, open_api
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -149,27 +149,40 @@ def test_a_token_file_without_a_usable_token_is_replaced(tmp_path: Path) -> None
     assert stat.S_IMODE((tmp_path / "api-token").stat().st_mode) == 0o600
 
 
+#: a child that takes the token once it has announced reaching the token lock (argv[2])
+TOKEN_CHILD = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from tests.support.locks import announce_lock_waits_to\n"
+    "from desktop_agent.api.instances import ensure_token\n"
+    "announce_lock_waits_to(Path(sys.argv[2]))\n"
+    "print(ensure_token(Path(sys.argv[1])))\n"
+)
+
+
 def test_processes_making_the_token_at_once_all_get_the_same_one(tmp_path: Path) -> None:
-    go = tmp_path / "go"
-    script = (
-        "import os, sys, time\n"
-        "from pathlib import Path\n"
-        "from desktop_agent.api.instances import ensure_token\n"
-        "go = Path(sys.argv[2])\n"
-        "while not go.exists(): time.sleep(0.001)\n"
-        "print(ensure_token(Path(sys.argv[1])))\n"
-    )
+    # every one of them has looked, found no token and reached the lock before any may
+    # make one: the race is met on every run, not 3 in 10
     data_dir = tmp_path / "data"
-    children = [
-        subprocess.Popen(
-            [sys.executable, "-c", script, str(data_dir), str(go)],
-            stdout=subprocess.PIPE,
-            cwd=ROOT,
-            text=True,
-        )
-        for _ in range(6)
-    ]
-    go.touch()
+    data_dir.mkdir()
+    markers = [tmp_path / f"waiting-{n}" for n in range(6)]
+    with exclusive_lock(data_dir / "api-token.lock"):
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-c", TOKEN_CHILD, str(data_dir), str(marker)],
+                stdout=subprocess.PIPE,
+                cwd=ROOT,
+                text=True,
+            )
+            for marker in markers
+        ]
+        try:
+            wait_for_paths(markers)
+            assert read_token(data_dir) is None
+        except BaseException:
+            for child in children:
+                child.kill()
+            raise
     tokens = {child.communicate(timeout=30)[0].strip() for child in children}
 
     assert all(child.returncode == 0 for child in children)
@@ -178,7 +191,6 @@ def test_processes_making_the_token_at_once_all_get_the_same_one(tmp_path: Path)
     assert sorted(p.name for p in data_dir.iterdir()) == ["api-token", "api-token.lock"]
 
 
-@pytest.mark.skipif(not HAS_PROC_LOCKS, reason="waits on Linux's /proc/locks")
 def test_a_process_waiting_to_make_the_token_takes_the_one_made_while_it_waited(
     tmp_path: Path,
 ) -> None:
@@ -187,21 +199,16 @@ def test_a_process_waiting_to_make_the_token_takes_the_one_made_while_it_waited(
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     lock = data_dir / "api-token.lock"
-    script = (
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from desktop_agent.api.instances import ensure_token\n"
-        "print(ensure_token(Path(sys.argv[1])))\n"
-    )
+    marker = tmp_path / "waiting"
     with exclusive_lock(lock):
         child = subprocess.Popen(
-            [sys.executable, "-c", script, str(data_dir)],
+            [sys.executable, "-c", TOKEN_CHILD, str(data_dir), str(marker)],
             stdout=subprocess.PIPE,
             cwd=ROOT,
             text=True,
         )
         try:
-            wait_until_blocked_on(lock, child.pid)
+            wait_for_paths([marker])  # it found no token and waits for the lock
             (data_dir / "api-token").write_text("made-by-another-process-meanwhile-0123456789\n")
         except BaseException:
             child.kill()
