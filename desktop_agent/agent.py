@@ -248,18 +248,24 @@ class Agent:
         """
         if not self.check_model:
             return
-        from desktop_agent.planner import check_reachable, ensure_vision
-        from desktop_agent.planner.discovery import with_servers_found
+        from desktop_agent.planner import ensure_vision
 
         api_key = await self.api_key_for(base_url)
-        try:
-            await check_reachable(base_url, api_key)
-        except ModelUnreachable as error:
-            # the way forward: what does answer on this machine (loopback, no key sent)
-            raise await with_servers_found(error, self.settings.probe_ports) from None
+        await self.ensure_reachable(base_url, api_key)
         await ensure_vision(
             base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision
         )
+
+    async def ensure_reachable(self, base_url: str, api_key: str | None) -> None:
+        """ModelUnreachable unless the server at `base_url` answers; its line then ends with
+        what does answer on this machine (loopback, the settings' probe ports, no key sent)."""
+        from desktop_agent.planner import check_reachable
+        from desktop_agent.planner.discovery import with_servers_found
+
+        try:
+            await check_reachable(base_url, api_key)
+        except ModelUnreachable as error:
+            raise await with_servers_found(error, self.settings.probe_ports) from None
 
     def admit(
         self,

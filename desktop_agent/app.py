@@ -205,6 +205,8 @@ class DesktopApp(QObject):
     - ActingController: the window out of the way while acting, the acting panel;
     - ApprovalController: the approval dialogs;
     - SettingsController: the settings dialog and applying what it saves;
+    - ModelServersController: Find model servers… (and on the first start), setting the
+      model chosen, a first task to try;
     - the tray, which follows RunsState and says when a run ends;
     - the services' lifetime: the local API and the global stop hotkey (on the engine).
 
@@ -212,7 +214,8 @@ class DesktopApp(QObject):
     the data dir.
 
     Attributes:
-        window, client, runs, tray, acting_panel, acting, approvals, settings: the parts.
+        window, client, runs, tray, acting_panel, acting, approvals, settings, servers: the
+            parts.
         notices: what the user was told once at start-up (no tray, no hotkey, ...).
     """
 
@@ -229,6 +232,7 @@ class DesktopApp(QObject):
         from desktop_agent.ui.acting import ActingController
         from desktop_agent.ui.acting_panel import ActingPanel
         from desktop_agent.ui.approval_flow import ApprovalController
+        from desktop_agent.ui.model_servers import ModelServersController
         from desktop_agent.ui.runs_state import RunsState
         from desktop_agent.ui.settings_flow import SettingsController
         from desktop_agent.ui.tray import TrayController
@@ -246,6 +250,8 @@ class DesktopApp(QObject):
         )
         self.approvals = ApprovalController(window, client, self.runs, self.acting)
         self.settings = SettingsController(window, client, self._restart_hotkey)
+        self.servers = ModelServersController(window, client, self.settings.apply_settings)
+        self.settings.find_servers = self.servers.pick
         self.notices: list[str] = []
         self._quit_app = quit_app
         self._told: set[str] = set()
@@ -265,6 +271,7 @@ class DesktopApp(QObject):
         client.takeover_unavailable.connect(self.on_takeover_unavailable)
         window.stop_all_requested.connect(self.stop_everything)
         window.settings_requested.connect(self.settings.on_settings_requested)
+        window.find_servers_requested.connect(self.servers.on_find_requested)
         window.hidden_to_tray.connect(self.on_hidden_to_tray)
         window.quit_requested.connect(self.on_quit_requested)
         tray.show_requested.connect(window.on_show_requested)
@@ -291,6 +298,7 @@ class DesktopApp(QObject):
         await self.client.watch_user_input()
         if self.notices:
             self.window.show_notice(" · ".join(self.notices))
+        self.window.spawn(self.servers.open_on_first_start())
 
     async def _start_hotkey(self) -> list[str]:
         combo = self.client.settings.stop_hotkey
@@ -310,6 +318,7 @@ class DesktopApp(QObject):
         self._closed = True
         window, panel = self.window, self.acting_panel
         self.approvals.close()
+        self.servers.close()
         if shiboken6.isValid(panel):
             panel.hide()
         self.tray.dispose()

@@ -95,6 +95,16 @@ PRESETS: dict[str, Preset] = {
 CUSTOM_PROVIDER = "custom"
 
 
+def provider_for_server(kind: str) -> str:
+    """The preset of a model server found on this machine (core.model_servers.FoundServer's
+    kind: ollama, lmstudio, llamacpp, vllm), else custom."""
+    return (
+        kind
+        if kind in PRESETS and PRESETS[kind].base_url.startswith("http://localhost")
+        else CUSTOM_PROVIDER
+    )
+
+
 class Settings(BaseModel):
     """Every option of the app. Bad values are a ValidationError; see `validation_messages`."""
 

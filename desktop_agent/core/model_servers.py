@@ -7,6 +7,7 @@ a refused run's line all say the same things from these.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -154,10 +155,10 @@ def ways_to_get_one(platform: str) -> tuple[Way, ...]:
     """Two or three ways to a model that sees, for `platform` (sys.platform's value)."""
     if platform.startswith("linux"):
         install: tuple[str, ...] = ("curl -fsSL https://ollama.com/install.sh | sh",)
-        where = "installs Ollama and starts its server"
+        where = "The first command installs Ollama and starts its server"
     else:
         install = ()
-        where = "install it from https://ollama.com/download; it starts its server"
+        where = "Install it from https://ollama.com/download (it starts its server)"
     set_key = "setx OPENAI_API_KEY sk-…" if platform == "win32" else "export OPENAI_API_KEY=sk-…"
     return (
         Way(
@@ -181,4 +182,38 @@ def ways_to_get_one(platform: str) -> tuple[Way, ...]:
                 "--base-url https://api.openai.com/v1 --model gpt-4.1-mini",
             ),
         ),
+    )
+
+
+#: the text editors tried for the first task, in order (the first one installed is named)
+EDITORS: dict[str, tuple[str, ...]] = {
+    "linux": (
+        "gnome-text-editor",
+        "gedit",
+        "kate",
+        "kwrite",
+        "mousepad",
+        "xed",
+        "pluma",
+        "l3afpad",
+        "leafpad",
+        "featherpad",
+    ),
+    "win32": ("notepad",),
+    "darwin": ("TextEdit",),
+}
+FIRST_TASK_TEXT = "Hello from Desktop Agent"
+
+
+def first_task_goal(platform: str, which: Callable[[str], str | None]) -> str:
+    """A first task on a harmless app of this system: type a line into the text editor,
+    and save nothing. `which` finds a program (shutil.which)."""
+    key = "linux" if platform.startswith("linux") else platform
+    editors = EDITORS.get(key, ())
+    if key == "linux":
+        editors = tuple(name for name in editors if which(name))
+    editor = f"the text editor ({editors[0]})" if editors else "a text editor"
+    return (
+        f"Open {editor}, type “{FIRST_TASK_TEXT}” into a new document, "
+        "and leave it open without saving."
     )

@@ -75,6 +75,7 @@ class ApprovalDialog(QDialog):
         clock: Clock = time.monotonic,
         tick_ms: int = TICK_MS,
         loader: ImageLoader | None = None,
+        explain: bool = False,
     ) -> None:
         super().__init__(parent)
         self.request = request
@@ -148,12 +149,21 @@ class ApprovalDialog(QDialog):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.deny_button)
 
+        # the first question a person sees says what the answers mean
+        self.explanation = QLabel(_explanation(request), self)
+        self.explanation.setObjectName("approvalExplanation")
+        self.explanation.setWordWrap(True)
+        self.explanation.setTextFormat(Qt.TextFormat.PlainText)
+        self.explanation.setStyleSheet("color: #555; padding: 4px;")
+        self.explanation.setVisible(explain)
+
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
         layout.addLayout(details)
         layout.addWidget(self.screenshot_view, 1)
         layout.addWidget(self.countdown_bar)
         layout.addLayout(buttons)
+        layout.addWidget(self.explanation)
         self.resize(720, 620)
 
         self._timer = QTimer(self)
@@ -266,15 +276,19 @@ async def ask_approval(
     clock: Clock = time.monotonic,
     tick_ms: int = TICK_MS,
     loader: ImageLoader | None = None,
+    explain: bool = False,
 ) -> ApprovalDecision:
     """Open an ApprovalDialog and await its answer (needs asyncio running on Qt: qasync).
+    `explain`: say under the buttons what each answer does (the first question).
 
     Cancelling the awaiting task (the run stopped, or the question was answered
     elsewhere) closes the dialog without an answer. A dialog destroyed unanswered
     (its parent window was deleted) counts as DENY.
     """
     future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-    dialog = ApprovalDialog(parent, request, data_dir, clock=clock, tick_ms=tick_ms, loader=loader)
+    dialog = ApprovalDialog(
+        parent, request, data_dir, clock=clock, tick_ms=tick_ms, loader=loader, explain=explain
+    )
 
     def on_decided(decision: object) -> None:
         if not future.done() and isinstance(decision, ApprovalDecision):
@@ -303,3 +317,15 @@ def _pretty(args: dict[str, object]) -> str:
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _explanation(request: ApprovalRequest) -> str:
+    """What each answer does, in words (shown with the first question of the session)."""
+    once = "Allow once: this one action runs now; the agent asks again before its next one."
+    run = (
+        f" Allow for this run: {printable(request.tool)} acts without asking until this run ends."
+        if request.offer_run_grant
+        else ""
+    )
+    deny = " Deny: nothing happens on your screen; the agent is told and may try another way."
+    return once + run + deny + " No answer in time counts as Deny."

@@ -33,6 +33,8 @@ class ApprovalController(QObject):
 
     Attributes:
         open_dialogs: approval id → (its run's id, the task awaiting that dialog's answer).
+        explain: the next dialog says what Allow once, Allow for this run and Deny do (true
+            until the user has answered one question in this session).
     """
 
     def __init__(
@@ -48,6 +50,8 @@ class ApprovalController(QObject):
         self.runs = runs
         self.acting = acting
         self.open_dialogs: dict[str, tuple[str, asyncio.Task[None]]] = {}
+        #: the answers are explained under the buttons until the user has given one
+        self.explain = True
         acting.approvals_open = lambda: len(self.open_dialogs)
         runs.subscribe(self.on_run_event)
 
@@ -77,8 +81,13 @@ class ApprovalController(QObject):
         try:
             try:
                 decision = await ask_approval(
-                    self.window, request, self.client.data_dir, loader=self.window.loader
+                    self.window,
+                    request,
+                    self.client.data_dir,
+                    loader=self.window.loader,
+                    explain=self.explain,
                 )
+                self.explain = False
             except Exception as error:  # noqa: BLE001 - the run must not wait for the timeout
                 log.exception("the approval dialog for %s failed", request.tool)
                 self.window.show_notice(

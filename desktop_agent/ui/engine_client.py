@@ -30,6 +30,7 @@ from desktop_agent.ui.text import one_line
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
+    from desktop_agent.core.model_servers import Discovery
     from desktop_agent.core.runner import RunHandle
     from desktop_agent.engine import Engine
     from desktop_agent.planner import VisionVerdict
@@ -348,19 +349,30 @@ class EngineClient(QObject):
     # ── model and settings ───────────────────────────────────────────────────
 
     async def check_vision(self, settings: Settings) -> VisionVerdict:
-        """Whether the model of `settings` can see (no chat request), checked on the engine."""
+        """Whether the model of `settings` can see (no chat request), checked on the engine;
+        ModelUnreachable when its server does not answer (no verdict then)."""
         from desktop_agent.planner import resolve_vision
         from desktop_agent.settings import api_key_for
 
         async def go() -> VisionVerdict:
+            api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
+            # no verdict for a server that does not answer (ModelUnreachable says so)
+            await self.agent.ensure_reachable(settings.base_url, api_key)
             return await resolve_vision(
                 base_url=settings.base_url,
                 model=settings.model,
-                api_key=await asyncio.to_thread(api_key_for, settings.base_url, settings),
+                api_key=api_key,
                 setting=settings.vision,
             )
 
         return await self.engine.run(go())
+
+    async def find_model_servers(self) -> Discovery:
+        """The model servers on this machine (127.0.0.1, the settings' probe ports; no key
+        is sent), looked for on the engine."""
+        from desktop_agent.planner.discovery import discover
+
+        return await self.engine.run(discover(tuple(self.settings.probe_ports)))
 
     async def test_connection(self, settings: Settings) -> str:
         """Reachability and vision of the model the settings dialog shows (no chat request)."""

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.errors import DesktopAgentError, ModelUnreachable
 from desktop_agent.core.events import (
     RunFinished,
     RunPaused,
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         showing_run(RunView): a run is on show (started live or replayed).
         stop_all_requested: Stop all was asked (button, menu); the app stops every run.
         settings_requested: Settings… was chosen.
+        find_servers_requested: Find model servers… was chosen (menu, the model line).
         quit_requested: Quit was chosen, or the window was closed while it should quit.
         hidden_to_tray: the window was closed but the app goes on in the tray.
 
@@ -84,6 +86,7 @@ class MainWindow(QMainWindow):
     showing_run = Signal(object)
     stop_all_requested = Signal()
     settings_requested = Signal()
+    find_servers_requested = Signal()
     quit_requested = Signal()
     hidden_to_tray = Signal()
 
@@ -195,10 +198,12 @@ class MainWindow(QMainWindow):
         self.stop_all_action = action("Stop &all runs", "Ctrl+Shift+.")
         self.refresh_action = action("&Refresh history", QKeySequence.StandardKey.Refresh)
         self.settings_action = action("&Settings…", "Ctrl+,")
+        self.find_servers_action = action("&Find model servers…")
         self.quit_action = action("&Quit", QKeySequence.StandardKey.Quit)
         menus = self.menuBar()
         app_menu = menus.addMenu("&App")
         app_menu.addAction(self.settings_action)
+        app_menu.addAction(self.find_servers_action)
         app_menu.addSeparator()
         app_menu.addAction(self.quit_action)
         run_menu = menus.addMenu("&Run")
@@ -223,6 +228,9 @@ class MainWindow(QMainWindow):
         self.stop_all_action.triggered.connect(self.stop_all_requested)
         self.refresh_action.triggered.connect(self.on_refresh_requested)
         self.settings_action.triggered.connect(self.settings_requested)
+        self.find_servers_action.triggered.connect(self.find_servers_requested)
+        panel.find_servers_requested.connect(self.find_servers_requested)
+        panel.settings_requested.connect(self.settings_requested)
         self.quit_action.triggered.connect(self.on_quit_chosen)
         self._elapsed_timer.timeout.connect(self.on_elapsed_tick)
 
@@ -266,6 +274,10 @@ class MainWindow(QMainWindow):
         self.panel.set_vision("checking")
         try:
             verdict = await client.check_vision(settings)
+        except ModelUnreachable as error:
+            if client.settings is settings:
+                self.panel.set_server_absent(server_address(settings.base_url), one_line(error))
+            return
         except Exception as error:  # noqa: BLE001 - shown, never fatal
             log.info("vision check failed: %s", error)
             self.panel.set_vision("unknown", one_line(error))
@@ -731,6 +743,12 @@ def usage_line(run: RunView, max_tokens: int = 0) -> str:
     limit = f" of {max_tokens:,}" if max_tokens else ""
     cost = "no price" if run.cost is None else f"${run.cost:.4f}"
     return f"{about}{run.prompt_tokens:,} + {run.completion_tokens:,} tokens{limit} · {cost}"
+
+
+def server_address(base_url: str) -> str:
+    """host:port of a base URL ("http://localhost:11434/v1" → "localhost:11434")."""
+    parts = urlsplit(base_url)
+    return parts.netloc or base_url
 
 
 def format_elapsed(seconds: float) -> str:

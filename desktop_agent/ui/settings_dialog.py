@@ -34,6 +34,7 @@ from desktop_agent.settings import (
     CUSTOM_PROVIDER,
     PRESETS,
     Settings,
+    provider_for_server,
     set_api_key,
     validation_messages,
 )
@@ -44,6 +45,9 @@ log = logging.getLogger(__name__)
 TestConnection = Callable[[Settings], Awaitable[str]]
 #: runs a calibration for these settings; the coordinate space it suggests saving, or None
 Calibrate = Callable[[Settings], Awaitable[str | None]]
+#: opens a finder of the model servers on this machine over the dialog; the (server,
+#: model) chosen there (core.model_servers.FoundServer / FoundModel), or None
+FindServers = Callable[[QWidget], Awaitable[Any]]
 _COORDINATES = (
     ("auto", "As the profile says"),
     ("pixels", "Screenshot pixels"),
@@ -103,9 +107,12 @@ class SettingsDialog(QDialog):
         *,
         test_connection: TestConnection | None = None,
         calibrate: Calibrate | None = None,
+        find_servers: FindServers | None = None,
     ) -> None:
         super().__init__(parent)
         self.settings = settings
+        self._find_servers = find_servers
+        self._find_task: asyncio.Task[None] | None = None
         self.result_settings: Settings | None = None
         self._test_connection = test_connection
         self._calibrate = calibrate
@@ -205,6 +212,16 @@ class SettingsDialog(QDialog):
         test_row.addWidget(self.test_result, 1)
         form.addRow("", test_row)
         self.test_button.setVisible(self._test_connection is not None)
+        self.find_button = QPushButton("&Find model servers…")
+        self.find_button.setToolTip(
+            "Look for model servers on this computer (Ollama, LM Studio, llama.cpp, vLLM, "
+            "Jan, LocalAI) and pick a model"
+        )
+        self.find_button.setVisible(self._find_servers is not None)
+        find_row = QHBoxLayout()
+        find_row.addWidget(self.find_button)
+        find_row.addStretch(1)
+        form.addRow("", find_row)
         self._model_profile_rows(form)
         return page
 
@@ -333,6 +350,7 @@ class SettingsDialog(QDialog):
             elif isinstance(widget, QCheckBox):
                 widget.toggled.connect(self.validate)
         self.test_button.clicked.connect(self.on_test_clicked)
+        self.find_button.clicked.connect(self.on_find_clicked)
         self.calibrate_button.clicked.connect(self.on_calibrate_clicked)
         self.buttons.accepted.connect(self.on_save_clicked)
         self.buttons.rejected.connect(self.reject)
@@ -466,6 +484,32 @@ class SettingsDialog(QDialog):
         self.validate()
         return result
 
+    def on_find_clicked(self) -> None:
+        if self._find_servers is None or (self._find_task and not self._find_task.done()):
+            return
+        self._find_task = asyncio.get_running_loop().create_task(self._find(self._find_servers))
+
+    async def _find(self, find: FindServers) -> None:
+        choice = await find(self)
+        if choice is not None:
+            server, model = choice
+            self.use_model_server(server.kind, server.base_url, model.name)
+
+    def use_model_server(self, kind: str, base_url: str, model: str) -> None:
+        """Fill the form with a model found on this machine (saved with Save); vision,
+        profile and coordinates back to auto: they were for the previous model."""
+        self.provider_box.setCurrentIndex(self.provider_box.findData(provider_for_server(kind)))
+        self._show_preset_note()
+        for name, value in (("base_url", base_url), ("model", model)):
+            field = self.fields[name]
+            assert isinstance(field, QLineEdit)
+            field.setText(value)
+        for name in ("vision", "model_profile", "model_coordinates"):
+            box = self.fields[name]
+            assert isinstance(box, QComboBox)
+            box.setCurrentIndex(max(0, box.findData("auto")))
+        self.validate()
+
     def on_calibrate_clicked(self) -> None:
         candidate = self.validate()
         if candidate is None or self._calibrate is None:
@@ -567,6 +611,9 @@ class SettingsDialog(QDialog):
         if self._calibrate_task is not None and not self._calibrate_task.done():
             self._calibrate_task.cancel()
         self._calibrate_task = None
+        if self._find_task is not None and not self._find_task.done():
+            self._find_task.cancel()
+        self._find_task = None
 
     def done(self, result: int) -> None:
         self._cancel_test()

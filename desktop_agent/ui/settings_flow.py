@@ -29,6 +29,8 @@ class SettingsController(QObject):
     Attributes:
         dialog: the open settings dialog, if any.
         restart_hotkey: awaited when the stop hotkey changed; returns what to tell the user.
+        find_servers: the dialog's Find model servers… (a finder over it; the server and
+            model chosen, or None), when set.
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class SettingsController(QObject):
         self.client = client
         self.restart_hotkey = restart_hotkey
         self.dialog: Any = None
+        self.find_servers: Callable[[Any], Awaitable[Any]] | None = None
 
     def on_settings_requested(self) -> None:
         from desktop_agent.ui.settings_dialog import SettingsDialog
@@ -54,6 +57,7 @@ class SettingsController(QObject):
             self.client.settings,
             test_connection=self.client.test_connection,
             calibrate=self.calibrate,
+            find_servers=self.find_servers,
         )
         dialog.saved.connect(self.on_settings_saved)
         self.dialog = dialog

@@ -47,6 +47,8 @@ class TaskPanel(QWidget):
         pause_requested(bool): True to pause the run, False to resume it.
         stop_requested: stop the run on show.
         stop_all_requested: stop every run (this app and any `desktop-agent run`).
+        find_servers_requested: "Find one…" on the model line (no server answers).
+        settings_requested: "Settings…" on the model line.
 
     Attributes:
         state: one of STATES.
@@ -60,6 +62,8 @@ class TaskPanel(QWidget):
     pause_requested = Signal(bool)
     stop_requested = Signal()
     stop_all_requested = Signal()
+    find_servers_requested = Signal()
+    settings_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -83,6 +87,7 @@ class TaskPanel(QWidget):
         self.vision_label = QLabel("", self)
         self.vision_label.setObjectName("vision")
         self.vision_label.setWordWrap(True)
+        self.vision_label.setTextFormat(Qt.TextFormat.PlainText)
 
         self.max_steps = QSpinBox(self)
         self.max_steps.setObjectName("maxSteps")
@@ -136,6 +141,7 @@ class TaskPanel(QWidget):
         self.pause_button.clicked.connect(self.on_pause_clicked)
         self.stop_button.clicked.connect(self.on_stop_clicked)
         self.stop_all_button.clicked.connect(self.on_stop_all_clicked)
+        self.vision_label.linkActivated.connect(self.on_model_link)
 
     # ── what the window tells the panel ──────────────────────────────────────
 
@@ -183,7 +189,13 @@ class TaskPanel(QWidget):
         self.model_label.setToolTip(f"{model} at {base_url}")
 
     def set_vision(self, state: str, reason: str = "") -> None:
-        """checking | yes | no | unknown, with the reason shown when the model cannot see."""
+        """checking | yes | no | unknown, with the reason shown when the model cannot see.
+
+        A verdict only ever comes from a server that answered; for one that does not, see
+        `set_server_absent`.
+        """
+        self.vision_label.setTextFormat(Qt.TextFormat.PlainText)  # the reason is a server's
+        self.vision_label.setToolTip(reason)
         texts = {
             "checking": ("Checking whether the model can see…", "#7f8c8d"),
             "yes": ("✓ can see screenshots" + (f" ({reason})" if reason else ""), "#2a9d4a"),
@@ -194,6 +206,24 @@ class TaskPanel(QWidget):
         self.vision_label.setText(text)
         self.vision_label.setStyleSheet(f"color: {color};")
         self.vision_label.setProperty("vision", state)
+
+    def set_server_absent(self, address: str, why: str) -> None:
+        """No model server answers at `address`: one line with the ways forward, never a
+        verdict (the full reason, with what does answer here, in the tooltip)."""
+        self.vision_label.setTextFormat(Qt.TextFormat.RichText)
+        self.vision_label.setText(
+            f"No model server at {_html(address)} — "
+            '<a href="find">Find one…</a> · <a href="settings">Settings…</a>'
+        )
+        self.vision_label.setStyleSheet("color: #b7791f;")
+        self.vision_label.setToolTip(why)
+        self.vision_label.setProperty("vision", "absent")
+
+    def on_model_link(self, link: str) -> None:
+        if link == "find":
+            self.find_servers_requested.emit()
+        elif link == "settings":
+            self.settings_requested.emit()
 
     def show_error(self, text: str) -> None:
         self.error_label.setText(text)
