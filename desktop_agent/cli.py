@@ -27,7 +27,7 @@ from desktop_agent.core.events import (
     event_to_json,
 )
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, RunStatus, RunView
-from desktop_agent.core.text import printable, printable_json
+from desktop_agent.core.text import printable, printable_json, visible
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
@@ -498,7 +498,7 @@ class TerminalGate:
             return ApprovalDecision.DENY
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
         # the arguments and the reason are the model's: shown, never acted on by the terminal
-        arguments = printable(json.dumps(approval.args, ensure_ascii=False))
+        arguments = visible(json.dumps(approval.args, ensure_ascii=False))
         caution = f"  asks every time: {approval.caution}\n" if approval.caution else ""
         self._out.write(
             f"\nallow {approval.tool} {arguments}?\n"

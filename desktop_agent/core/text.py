@@ -55,6 +55,28 @@ def printable(text: str, *, keep_newlines: bool = False) -> str:
     return "".join(out)
 
 
+#: letters and symbols that most fonts draw as blank space or nothing: Hangul fillers
+#: (U+115F, U+1160, U+3164, U+FFA0), the blank Braille pattern (U+2800), Khmer's inherent
+#: vowels (U+17B4, U+17B5) and the combining grapheme joiner (U+034F)
+_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5\u034f")
+
+
+def _looks_blank(char: str) -> bool:
+    """Drawn as (or like) white space but not the plain space: the blank-looking letters
+    above and every space separator other than U+0020 (no-break, en/em, ideographic, …)."""
+    return char in _BLANK_LOOKING or (char != " " and unicodedata.category(char) == "Zs")
+
+
+def visible(text: str, *, keep_newlines: bool = False) -> str:
+    """`printable`, and every blank-looking character escaped too (`\u2800`, `\u3164`,
+    `\u00a0`): for the arguments a person approves, where text hidden behind "nothing"
+    would be approved unseen."""
+    shown = printable(text, keep_newlines=keep_newlines)
+    if shown.isascii():
+        return shown
+    return "".join(_escape(char) if _looks_blank(char) else char for char in shown)
+
+
 def printable_json(text: str) -> str:
     """A JSON text (json.dumps with ensure_ascii=False) with the characters `printable`
     escapes written as JSON \\u escapes: the same value for a parser, nothing hidden on a

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QFont, QImage
 from PySide6.QtWidgets import (
     QDialog,
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
-from desktop_agent.core.text import printable
+from desktop_agent.core.text import printable, visible
 from desktop_agent.ui.timeline import ImageLoader
 from desktop_agent.ui.widgets import ScreenshotView
 
@@ -99,6 +99,10 @@ class ApprovalDialog(QDialog):
         self.args_view.setMaximumHeight(110)
         self.args_view.setAccessibleName("Arguments")
         self.args_view.setTabChangesFocus(True)
+        # what the box cannot show is said, so a long text is not approved half read
+        self.args_more_label = QLabel(self)
+        self.args_more_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.args_more_label.hide()
         reason = printable(request.reason, keep_newlines=True) or "(the model gave no reason)"
         self.reason_label = QLabel(reason, self)
         self.reason_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -110,6 +114,7 @@ class ApprovalDialog(QDialog):
             self.risk_label.setStyleSheet("color: #c62828; font-weight: bold;")
         details = QFormLayout()
         details.addRow("Arguments:", self.args_view)
+        details.addRow("", self.args_more_label)
         details.addRow("Reason:", self.reason_label)
         details.addRow("Risk:", self.risk_label)
         # why this call asks every time (a launcher key, a paste, a line into a terminal, a
@@ -173,6 +178,9 @@ class ApprovalDialog(QDialog):
         self._show_screenshot()
 
     def _connect_signals(self) -> None:
+        scrollbar = self.args_view.verticalScrollBar()
+        scrollbar.valueChanged.connect(self.on_args_scrolled)
+        scrollbar.rangeChanged.connect(self.on_args_scrolled)
         self.once_button.clicked.connect(self.on_once_clicked)
         self.run_button.clicked.connect(self.on_run_clicked)
         self.deny_button.clicked.connect(self.on_deny_clicked)
@@ -221,6 +229,22 @@ class ApprovalDialog(QDialog):
 
     def on_deny_clicked(self) -> None:
         self._finish(ApprovalDecision.DENY)
+
+    def on_args_scrolled(self, *_: object) -> None:
+        hidden = self.hidden_argument_characters()
+        self.args_more_label.setText(
+            f"{hidden:,} more character{'s' if hidden != 1 else ''} below: scroll the "
+            "arguments to read them all"
+        )
+        self.args_more_label.setVisible(hidden > 0)
+
+    def hidden_argument_characters(self) -> int:
+        """How many characters of the arguments lie below what the box shows now."""
+        view = self.args_view
+        viewport = view.viewport()
+        corner = QPoint(viewport.width() - 1, viewport.height() - 1)
+        last_shown = view.cursorForPosition(corner).position()
+        return max(0, view.document().characterCount() - 1 - last_shown)
 
     def on_image_loaded(self, key: str) -> None:
         if key == self._screenshot_key:
@@ -310,9 +334,10 @@ async def ask_approval(
 
 
 def _pretty(args: dict[str, object]) -> str:
-    # JSON escapes C0 controls; printable catches what it leaves (C1, bidi, separators)
+    # JSON escapes C0 controls; visible catches what it leaves (C1, bidi, separators) and
+    # the characters that look blank (U+2800, U+3164, no-break spaces)
     text = json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
-    return printable(text, keep_newlines=True)
+    return visible(text, keep_newlines=True)
 
 
 def _escape(text: str) -> str:

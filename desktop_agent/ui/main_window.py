@@ -37,7 +37,7 @@ from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.step_detail import StepDetail
 from desktop_agent.ui.task_panel import TaskPanel
-from desktop_agent.ui.text import one_line
+from desktop_agent.ui.text import one_line, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.worker import RunWorker
 
@@ -172,6 +172,8 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         self.status_label = QLabel("Opening the history…", self)
         self.status_label.setObjectName("status")
+        # the status may quote the model's message: text, never markup
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
         self.turn_label = QLabel("", self)
         self.turn_label.setObjectName("turn")
         self.usage_label = QLabel("", self)
@@ -582,7 +584,7 @@ class MainWindow(QMainWindow):
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)
-        self.status_label.setToolTip(text)
+        self.status_label.setToolTip(plain_tooltip(text) or "")
 
     def _show_turn(self) -> None:
         run = self._run

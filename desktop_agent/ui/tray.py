@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
+from desktop_agent.core.text import printable
 from desktop_agent.ui.widgets import STATE_COLORS, state_icon
 
 log = logging.getLogger(__name__)
@@ -110,7 +111,7 @@ class TrayController(QObject):
         if self._tray is None or not self._tray.supportsMessages():
             log.debug("notification not shown (no tray): %s: %s", title, text)
             return
-        self._tray.showMessage(title, text, self.icon(), 8000)
+        self._tray.showMessage(plain_message(title), plain_message(text), self.icon(), 8000)
 
     def dispose(self) -> None:
         """Take the icon out of the tray (call when the app quits)."""
@@ -146,3 +147,16 @@ class TrayController(QObject):
         if self._tray is not None:
             self._tray.setIcon(self._icons[self.state])
             self._tray.setToolTip(_TOOLTIPS[self.state])
+
+
+#: look-alikes for the two characters that start markup
+_MARKUP_LOOKALIKES = str.maketrans({"<": "\uff1c", "&": "\uff06"})
+
+
+def plain_message(text: str) -> str:
+    """`text` for a notification, shown as text on every backend: Qt's own balloon (a QLabel
+    that takes text starting like HTML for rich text) and a freedesktop notification server
+    (which reads the body as markup: <a>, <img>). Neither has a plain-text switch and an
+    escape shows as `&lt;` where markup is off, so `<` and `&` become their full-width
+    look-alikes; control and bidi characters are escaped (core.text.printable)."""
+    return printable(text, keep_newlines=True).translate(_MARKUP_LOOKALIKES)
