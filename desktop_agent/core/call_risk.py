@@ -4,11 +4,14 @@ A run grant and a per-tool `allow` policy are per tool, so they cannot tell `hot
 from `hotkey super+r`. `assess_call` looks at one call's arguments and the focused window:
 a call that can start a program, reach the system, paste the user's clipboard, run a line in
 a terminal or type into a password field is asked at every call, with no run grant offered.
-The rules and the reasons for them are in docs/architecture.md ("Gate").
+`args` are the validated arguments (the dump of the tool's pydantic model: what runs), never
+the model's raw JSON; what cannot be read asks. The rules and the reasons for them are in
+docs/architecture.md ("Gate").
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -40,35 +43,61 @@ _MODIFIER_FAMILY = {
     "winright": "win",
 }
 
-#: combinations (modifier families + one key) that start programs or reach the system
-_SYSTEM_COMBOS: dict[frozenset[str], str] = {
+#: key sets that start a program or reach the system wherever the focus is (modifier
+#: families + keys); a hotkey asks when it holds every key of one of them, in any order and
+#: among any other keys (see `pressed_combos`)
+SYSTEM_COMBOS: dict[frozenset[str], str] = {
     frozenset({"alt", "f1"}): "alt+f1 opens the application menu",
     frozenset({"alt", "f2"}): "alt+f2 opens the run-a-command dialog",
+    frozenset({"alt", "f3"}): "alt+f3 opens the application finder (Xfce)",
+    frozenset({"alt", "space"}): "alt+space opens a launcher (KRunner, PowerToys Run)",
     frozenset({"ctrl", "alt", "t"}): "ctrl+alt+t opens a terminal",
     frozenset({"ctrl", "alt", "delete"}): "ctrl+alt+delete opens the system menu",
     frozenset({"ctrl", "alt", "backspace"}): "ctrl+alt+backspace can end the X session",
     frozenset({"ctrl", "shift", "esc"}): "ctrl+shift+esc opens the task manager",
     frozenset({"ctrl", "esc"}): "ctrl+esc opens the start menu",
+    frozenset({"f12"}): "f12 opens a drop-down terminal (Guake, Yakuake)",
 }
-_PASTE_COMBOS = (
+#: key sets that paste the user's clipboard, wherever the focus is
+PASTE_COMBOS: tuple[frozenset[str], ...] = (
     frozenset({"ctrl", "v"}),
     frozenset({"shift", "insert"}),
     frozenset({"ctrl", "shift", "v"}),
 )
-#: keys that end a line in a terminal: enter, and ctrl+j / ctrl+m (line feed, carriage return)
-_LINE_END_COMBOS = (frozenset({"enter"}), frozenset({"ctrl", "j"}), frozenset({"ctrl", "m"}))
+#: key sets that run the typed line in a terminal: enter, ctrl+j / ctrl+m (line feed, carriage
+#: return), ctrl+o (readline's operate-and-get-next runs the line too)
+LINE_END_COMBOS: tuple[frozenset[str], ...] = (
+    frozenset({"enter"}),
+    frozenset({"ctrl", "j"}),
+    frozenset({"ctrl", "m"}),
+    frozenset({"ctrl", "o"}),
+)
+_FUNCTION_KEYS = frozenset(f"f{n}" for n in range(1, 25))
+#: characters a terminal takes as the end of a line, or as a key that runs it when typed or
+#: pasted: every C0 control character but tab (\n, \r, ctrl+o = \x0f, …) and DEL
+_LINE_END_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
-#: window titles and classes of terminals, shells and run-a-command dialogs (matched in the
-#: lowercased window label)
+#: window titles and classes of terminals, shells, launchers and run-a-command dialogs
+#: (matched in the lowercased window label, "title — class"); each name has its test
 _TERMINAL_WINDOW = re.compile(
-    r"terminal|terminator|\b(?:x|u|rx|urx|a|e|l|q|mate-|xfce4-)?term\b|konsole|alacritty|kitty"
-    r"|wezterm|tilix|guake|yakuake|st-256color|\bfoot\b|cmd\.exe|command prompt|powershell"
-    r"|\bpwsh\b|conhost|windowsterminal|\bbash\b|\bzsh\b|\bfish\b"
+    r"terminal|terminator|terminology|\b(?:x|u|rx|urx|a|e|l|q|mate-|xfce4-)?term\b|konsole"
+    r"|alacritty|kitty|wezterm|tilix|tilda|guake|yakuake|st-256color|\bfoot\b|\bu?rxvt\b"
+    r"|ptyxis|\bkgx\b|org\.gnome\.console|ghostty|sakura"
+    r"|cmd\.exe|command prompt|powershell|\bpwsh\b|conhost|windowsterminal"
+    r"|\bbash\b|\bzsh\b|\bfish\b"
     # the title a shell gives its terminal: user@host: ~/dir
     r"|^[\w.-]+@[\w.-]+:"
-    # run-a-command dialogs run the typed line as well (Windows, GNOME, KDE, Xfce)
+    # run-a-command dialogs and launchers run the typed line as well (Windows, GNOME, KDE,
+    # Xfce, gmrun, rofi, dmenu, wofi, Ulauncher, Albert)
     r"|^run(?: —|$)|run a command|enter a command|krunner|appfinder|application finder"
+    r"|\bgmrun\b|(?:^|— )(?:rofi|dmenu|wofi|albert)$|ulauncher"
 )
+#: windows that hold a terminal pane beside other panes (VS Code's integrated terminal): a
+#: terminal unless the focused control is known and is not the terminal
+_TERMINAL_HOST_WINDOW = re.compile(r"visual studio code|vscodium|code - oss|\bcode\b$")
+#: the accessible name of a terminal pane inside another app (xterm.js: "Terminal input",
+#: VS Code: "Terminal 1, bash")
+_TERMINAL_CONTROL = re.compile(r"\bterminal\b")
 #: names of targets whose click or invoke asks every time (whole words, any case); the user
 #: edits the list in the settings (`sensitive_targets`). English, then German, French,
 #: Spanish, Italian, Portuguese, Dutch.
@@ -128,32 +157,59 @@ def key_family(key: str) -> str:
     return _MODIFIER_FAMILY.get(name, name)
 
 
+def pressed_combos(keys: Iterable[str], combos: Iterable[frozenset[str]]) -> frozenset[str] | None:
+    """The first of `combos` that pressing `keys` fires, or None.
+
+    `hotkey` presses its keys in order and holds each until the last is down, so a combo
+    fires at the key-down of its last key whatever follows (ctrl+alt+t+shift), and keys held
+    before it do not reliably stop it either (a launcher grab that ignores extra modifiers,
+    an auto-repeated key): every prefix of the sequence is judged, and since the pressed set
+    only grows, that is the whole set holding the combo.
+    """
+    pressed = {key_family(key) for key in keys}
+    return next((combo for combo in combos if combo <= pressed), None)
+
+
 def hotkey_risk(keys: Iterable[str], *, desktop_focused: bool | None, terminal: bool | None) -> str:
-    """Why this key combination asks every call, or "". `desktop_focused` / `terminal`
+    """Why this key sequence asks every call, or "". `desktop_focused` / `terminal`
     None: nobody can tell where the focus is (asked as if it were there)."""
-    combo = frozenset(key_family(key) for key in keys)
+    keys = list(keys)
+    pressed = frozenset(key_family(key) for key in keys)
     label = "+".join(key_family(key) for key in keys)
-    if "win" in combo:
+    if "win" in pressed:
         return f"{label} uses the system key, which opens launchers and system menus"
-    if reason := _SYSTEM_COMBOS.get(combo):
-        return reason
-    if "ctrl" in combo and "alt" in combo and combo & {f"f{n}" for n in range(1, 13)}:
+    if {"ctrl", "alt"} <= pressed and pressed & _FUNCTION_KEYS:
         return f"{label} switches to a text console"
-    if combo == frozenset({"alt", "f4"}) and desktop_focused:
-        return "alt+f4 on the desktop opens the shut-down dialog"
-    if combo == frozenset({"alt", "f4"}) and desktop_focused is None:
-        return "alt+f4 may reach the desktop's shut-down dialog (the focused window is not known)"
-    if combo in _PASTE_COMBOS:
+    if (combo := pressed_combos(keys, SYSTEM_COMBOS)) is not None:
+        return _held(SYSTEM_COMBOS[combo], combo, pressed)
+    alt_f4 = frozenset({"alt", "f4"})
+    if alt_f4 <= pressed and desktop_focused:
+        return _held("alt+f4 on the desktop opens the shut-down dialog", alt_f4, pressed)
+    if alt_f4 <= pressed and desktop_focused is None:
+        return _held(
+            "alt+f4 may reach the desktop's shut-down dialog (the focused window is not known)",
+            alt_f4,
+            pressed,
+        )
+    if pressed_combos(keys, PASTE_COMBOS) is not None:
         return f"{label} pastes the user's clipboard"
-    if terminal and combo in _LINE_END_COMBOS:
-        return f"{label} runs the typed line in a terminal"
-    if terminal is None and combo in _LINE_END_COMBOS:
+    if terminal is not False and pressed_combos(keys, LINE_END_COMBOS) is not None:
+        if terminal:
+            return f"{label} runs the typed line in a terminal"
         return f"{label} may run the typed line in a terminal (the focused window is not known)"
     return ""
 
 
+def _held(reason: str, combo: frozenset[str], pressed: frozenset[str]) -> str:
+    extra = sorted(pressed - combo)
+    return f"{reason} (with {'+'.join(extra)} held too)" if extra else reason
+
+
 def is_terminal_window(label: str) -> bool:
-    return bool(_TERMINAL_WINDOW.search(label.casefold()))
+    """Whether a window's label ("title — class") names a terminal, a shell, a launcher or a
+    run-a-command dialog — or an app with a terminal pane (VS Code)."""
+    folded = label.casefold()
+    return bool(_TERMINAL_WINDOW.search(folded) or _TERMINAL_HOST_WINDOW.search(folded))
 
 
 def focused_window(observation: Observation) -> Element | None:
@@ -179,22 +235,46 @@ def _focused_control(observation: Observation) -> Element | None:
     )
 
 
+def _is_terminal_control(control: Element) -> bool:
+    return control.role in TERMINAL_ROLES or bool(_TERMINAL_CONTROL.search(control.name.casefold()))
+
+
 def in_terminal(observation: Observation, focused_role: str | None) -> bool | None:
     """Whether input goes to a terminal: the focused control is one, or its window looks so.
 
-    None when nobody can tell: the observation lists no windows (its inventory failed or
-    was late) and the focused control's role says nothing of a terminal — the caller then
-    treats the window as one, since a line typed into a terminal cannot be taken back.
+    None when nobody can tell — the caller then treats the window as a terminal, since a
+    line typed into one cannot be taken back: the observation lists no windows (its
+    inventory failed or was late), or lists windows but none has the focus (an
+    override-redirect launcher such as rofi or dmenu, or a dock, holds the keyboard).
     """
     if focused_role in TERMINAL_ROLES:
         return True
     control = _focused_control(observation)
-    if control is not None and control.role in TERMINAL_ROLES:
+    if control is not None and _is_terminal_control(control):
         return True
     if not any(element.role == "window" for element in observation.elements):
         return None
     window = focused_window(observation)
-    return window is not None and is_terminal_window(window.name)
+    if window is None:
+        return None
+    label = window.name.casefold()
+    if _TERMINAL_WINDOW.search(label):
+        return True
+    # an editor with a terminal pane: the terminal unless the focused control says otherwise
+    return bool(_TERMINAL_HOST_WINDOW.search(label)) and control is None
+
+
+def window_at(observation: Observation, x: int, y: int) -> list[Element]:
+    """The listed windows whose box holds the point (their stacking order is not known)."""
+    return [
+        element
+        for element in observation.elements
+        if element.role == "window" and _holds(element.box, x, y)
+    ]
+
+
+def _holds(box: tuple[int, int, int, int], x: int, y: int) -> bool:
+    return box[0] <= x < box[0] + box[2] and box[1] <= y < box[1] + box[3]
 
 
 def desktop_focused(observation: Observation) -> bool | None:
@@ -216,23 +296,38 @@ def target_element(args: Mapping[str, Any], observation: Observation) -> Element
     x, y = args.get("x"), args.get("y")
     if not isinstance(x, int) or not isinstance(y, int):
         return None
+    return control_at(observation, x, y)
+
+
+def control_at(observation: Observation, x: int, y: int) -> Element | None:
+    """The smallest listed control (not a window) whose box holds the point."""
     hits = [
         element
         for element in observation.elements
-        if element.role != "window"
-        and element.box[0] <= x < element.box[0] + element.box[2]
-        and element.box[1] <= y < element.box[1] + element.box[3]
+        if element.role != "window" and _holds(element.box, x, y)
     ]
     return min(hits, key=lambda e: e.box[2] * e.box[3], default=None)
 
 
 def sensitive_name(name: str, words: Iterable[str]) -> str | None:
     """The listed word that `name` contains as a whole word (any case), or None."""
-    folded = name.casefold()
+    pattern, spelled = _word_pattern(tuple(words))
+    found = pattern.search(name.casefold()) if pattern is not None else None
+    return spelled[found.group(1)] if found is not None else None
+
+
+@functools.lru_cache(maxsize=8)
+def _word_pattern(words: tuple[str, ...]) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+    """One pattern for the whole list (the gate's cost per call stays in microseconds), and
+    each folded word's spelling in the list."""
+    spelled: dict[str, str] = {}
     for word in words:
-        if word and re.search(rf"(?<!\w){re.escape(word.casefold())}(?!\w)", folded):
-            return word
-    return None
+        if word:
+            spelled.setdefault(word.casefold(), word)
+    if not spelled:
+        return None, spelled
+    alternatives = "|".join(map(re.escape, sorted(spelled, key=len, reverse=True)))
+    return re.compile(rf"(?<!\w)({alternatives})(?!\w)"), spelled
 
 
 def text_sensitivity(
@@ -273,36 +368,85 @@ def assess_call(
         return CallRisk("typing into a password field", sensitivity)
     reason = ""
     if tool in _PRESSING_TOOLS:
-        reason = _sensitive_target(target_element(args, observation), sensitive_targets)
+        reason = _pressing_risk(tool, args, observation, sensitive_targets)
+    elif tool == "drag":
+        reason = _drag_risk(args, observation, sensitive_targets)
     elif tool == "hotkey":
         keys = args.get("keys")
-        if isinstance(keys, list) and all(isinstance(key, str) for key in keys):
-            reason = hotkey_risk(
-                keys,
-                desktop_focused=desktop_focused(observation),
-                terminal=in_terminal(observation, focused_role),
-            )
-            if not reason and frozenset(map(key_family, keys)) in _PRESS_FOCUSED_COMBOS:
-                # enter / space press the focused button: the same as clicking it
-                target = _focused_control(observation)
-                reason = _sensitive_target(target, sensitive_targets)
-    elif tool == "type_text":
-        text = args.get("text")
-        # any line break runs the line before it, not only a final one
-        ends_line = args.get("enter") is True or (
-            isinstance(text, str) and ("\n" in text or "\r" in text)
+        if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+            return CallRisk(f"the keys {keys!r} cannot be read", sensitivity)
+        reason = hotkey_risk(
+            keys,
+            desktop_focused=desktop_focused(observation),
+            terminal=in_terminal(observation, focused_role),
         )
-        terminal = in_terminal(observation, focused_role) if ends_line else False
-        if terminal:
-            reason = "typing a line that ends with Enter into a terminal runs it"
-        elif terminal is None:
-            reason = (
-                "typing a line that ends with Enter may run it in a terminal "
-                "(the focused window is not known)"
-            )
-        elif ends_line:
+        if not reason and pressed_combos(keys, _PRESS_FOCUSED_COMBOS) is not None:
+            # enter / space press the focused button: the same as clicking it
             reason = _sensitive_target(_focused_control(observation), sensitive_targets)
+    elif tool == "type_text":
+        reason = _line_risk(args, observation, focused_role, sensitive_targets)
     return CallRisk(reason, sensitivity)
+
+
+def _pressing_risk(
+    tool: str, args: Mapping[str, Any], observation: Observation, words: Iterable[str]
+) -> str:
+    """A click or invoke: on a sensitive target, or a middle click (it pastes)."""
+    element_id, x, y = args.get("element"), args.get("x"), args.get("y")
+    if not isinstance(element_id, int) and not (isinstance(x, int) and isinstance(y, int)):
+        # validated arguments always name one; anything else cannot be judged
+        return "the target cannot be told from the arguments"
+    if reason := _sensitive_target(target_element(args, observation), words):
+        return reason
+    if tool == "click" and args.get("button", "left") not in ("left", "right"):
+        return "a middle click pastes the selected text (the X11 primary selection)"
+    return ""
+
+
+def _drag_risk(args: Mapping[str, Any], observation: Observation, words: Iterable[str]) -> str:
+    """A drag presses at its start and releases at its end: either may land on a sensitive
+    target, and a drop into a terminal pastes the dragged text (with its line ends) there."""
+    x, y, to_x, to_y = (args.get(name) for name in ("x", "y", "to_x", "to_y"))
+    if not (
+        isinstance(x, int) and isinstance(y, int) and isinstance(to_x, int)
+        and isinstance(to_y, int)
+    ):  # fmt: skip
+        return "the points cannot be told from the arguments"
+    for px, py in ((x, y), (to_x, to_y)):
+        if reason := _sensitive_target(control_at(observation, px, py), words):
+            return reason
+    if not any(element.role == "window" for element in observation.elements):
+        return "a drag may drop text into a terminal (the windows are not known)"
+    drop = window_at(observation, to_x, to_y)
+    if any(is_terminal_window(window.name) for window in drop):
+        return "dropping onto a terminal pastes the dragged text into it"
+    return ""
+
+
+def _line_risk(
+    args: Mapping[str, Any],
+    observation: Observation,
+    focused_role: str | None,
+    words: Iterable[str],
+) -> str:
+    """type_text: a line end (enter=true, or a line break or control character anywhere in
+    the text: each line runs as it is typed) into a terminal, or onto a sensitive button."""
+    text = args.get("text")
+    enter = args.get("enter", False)
+    ends_line = (
+        enter is not False or not isinstance(text, str) or bool(_LINE_END_CHARS.search(text))
+    )
+    if not ends_line:
+        return ""
+    terminal = in_terminal(observation, focused_role)
+    if terminal:
+        return "typing a line that ends with Enter into a terminal runs it"
+    if terminal is None:
+        return (
+            "typing a line that ends with Enter may run it in a terminal "
+            "(the focused window is not known)"
+        )
+    return _sensitive_target(_focused_control(observation), words)
 
 
 def _sensitive_target(target: Element | None, words: Iterable[str]) -> str:

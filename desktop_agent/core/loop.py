@@ -416,12 +416,9 @@ class _TaskLoop:
         usage = decision.usage
         self._count_tokens(request, decision)
         is_tool = decision.action == "tool"
-        decided = _Decided(decision, {}, ())
+        decided = _Decided(decision, None, None, {}, ())
         if is_tool:
-            risk = assess_call(
-                decision.tool or "", decision.args, observation, await self._focused_role(decision)
-            )
-            decided = _Decided.redacted(decision, risk.sensitivity)
+            decided = await self._validated(decision, observation)
         await self._end(
             step,
             StepStatus.OK,
@@ -525,6 +522,24 @@ class _TaskLoop:
             cost=self.deps.budget.cost(self.run.model, prompt, completion),
         )
 
+    async def _validated(self, decision: Decision, observation: Observation) -> _Decided:
+        """The call validated once: the one object the gate judges, the store keeps, the
+        person asked sees and the executor runs — never the model's raw arguments."""
+        try:
+            spec, args = self.deps.registry.validate(
+                decision.tool or "", decision.args, self.run.allowed_tools
+            )
+        except ToolError as error:
+            return _Decided.refused(decision, error)
+        call = _Call(spec, args)
+        risk = self._assess(call, observation, await self._focused_role(decision))
+        return _Decided.redacted(decision, call, risk.sensitivity)
+
+    def _assess(self, call: _Call, observation: Observation, focused_role: str | None) -> CallRisk:
+        return assess_call(
+            call.spec.name, call.values, observation, focused_role, self.deps.sensitive_targets
+        )
+
     async def _focused_role(self, decision: Decision) -> str | None:
         """The focused control's role, for the tools whose risk depends on it; None if unknown."""
         probe = self.deps.focus
@@ -544,21 +559,20 @@ class _TaskLoop:
         deps = self.deps
         decision = decided.decision
         tool = decision.tool or ""
-        # asked again now, before anything of the call is told: the focus may have moved
-        # since the decision (the user, a window that popped up)
-        risk = assess_call(
-            tool, decision.args, observation, await self._focused_role(decision),
-            deps.sensitive_targets,
-        )  # fmt: skip
-        if risk.sensitivity.redact and not decided.secrets:
-            decided = _Decided.redacted(decision, risk.sensitivity)
-        step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
-        try:
-            spec, args = deps.registry.validate(tool, decision.args, self.run.allowed_tools)
-        except ToolError as error:
+        call = decided.call
+        if call is None:
+            step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
+            error = decided.refusal
             status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
             await self._fail(step, status, str(error))
             return
+        spec, args = call.spec, call.args
+        # asked again now, before anything of the call is told: the focus may have moved
+        # since the decision (the user, a window that popped up)
+        risk = self._assess(call, observation, await self._focused_role(decision))
+        if risk.sensitivity.redact and not decided.secrets:
+            decided = _Decided.redacted(decision, call, risk.sensitivity)
+        step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         breaker = deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())
@@ -732,25 +746,68 @@ class _TaskLoop:
 
 
 @dataclass(frozen=True, slots=True)
+class _Call:
+    """A tool call as it will run: its spec and validated arguments."""
+
+    spec: ToolSpec
+    args: BaseModel
+    #: the arguments the gate judges: every field, defaults included
+    values: dict[str, Any] = field(init=False)
+    #: the arguments as stored and shown: the fields the model gave, converted as they run
+    given: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", self.args.model_dump())
+        object.__setattr__(self, "given", self.args.model_dump(exclude_unset=True))
+
+
+@dataclass(frozen=True, slots=True)
 class _Decided:
-    """A tool decision with what may be stored of it: arguments with secrets hidden."""
+    """A tool decision, its validated call (or why it has none), and what may be stored of
+    it: arguments with secrets hidden."""
 
     decision: Decision
+    call: _Call | None
+    #: why the call does not validate (unknown tool, not allowed, bad arguments)
+    refusal: ToolError | None
     stored_args: dict[str, Any]
     #: the texts hidden from storage, in every form they may take in the raw output
     secrets: tuple[str, ...]
 
     @classmethod
-    def redacted(cls, decision: Decision, sensitivity: Sensitivity) -> _Decided:
-        args = dict(decision.args)
+    def redacted(cls, decision: Decision, call: _Call, sensitivity: Sensitivity) -> _Decided:
+        field_name = TEXT_TOOLS.get(call.spec.name, "")
+        secret = getattr(call.args, field_name, None) if sensitivity.redact else None
+        return cls._hiding(decision, call, None, call.given, field_name, secret)
+
+    @classmethod
+    def refused(cls, decision: Decision, refusal: ToolError) -> _Decided:
+        """Nothing runs; the raw arguments are stored, their text hidden (where it would have
+        gone cannot be known)."""
         field_name = TEXT_TOOLS.get(decision.tool or "", "")
-        secret = args.get(field_name)
-        if not sensitivity.redact or not isinstance(secret, str) or not secret:
-            return cls(decision, args, ())
+        secret = decision.args.get(field_name)
+        return cls._hiding(decision, None, refusal, dict(decision.args), field_name, secret)
+
+    @classmethod
+    def _hiding(
+        cls,
+        decision: Decision,
+        call: _Call | None,
+        refusal: ToolError | None,
+        args: dict[str, Any],
+        field_name: str,
+        secret: object,
+    ) -> _Decided:
+        if not isinstance(secret, str) or not secret:
+            return cls(decision, call, refusal, dict(args), ())
         forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
         # longest first, so a form is not left half-replaced by a shorter one inside it
         return cls(
-            decision, {**args, field_name: REDACTED}, tuple(sorted(forms, key=len, reverse=True))
+            decision,
+            call,
+            refusal,
+            {**args, field_name: REDACTED},
+            tuple(sorted(forms, key=len, reverse=True)),
         )
 
     def moved_to(self, point: tuple[int, int]) -> _Decided:

@@ -24,6 +24,16 @@ class ToolSpec:
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()
 
+    def validate(self, args: Mapping[str, Any]) -> BaseModel:
+        """The arguments as they will run (pydantic's conversions applied: "3" → 3,
+        "true" → True, key aliases to their names); InvalidArguments saying why not."""
+        try:
+            return self.args_model.model_validate(dict(args))
+        except ValidationError as error:
+            raise InvalidArguments(
+                f"invalid arguments for {self.name}: {describe_validation_error(error)}"
+            ) from None
+
 
 def describe_validation_error(error: ValidationError) -> str:
     """A pydantic error as one line: `x: Field required; button: Input should be ...`."""
@@ -75,12 +85,7 @@ class ToolRegistry:
         spec = self.get(name)
         if allowed is not None and name not in set(allowed):
             raise ToolNotAllowed(f"tool {name!r} is not allowed in this run")
-        try:
-            return spec, spec.args_model.model_validate(dict(args))
-        except ValidationError as error:
-            raise InvalidArguments(
-                f"invalid arguments for {name}: {describe_validation_error(error)}"
-            ) from None
+        return spec, spec.validate(args)
 
     def unknown(self, names: Iterable[str]) -> list[str]:
         return [name for name in names if name not in self._specs]

@@ -17,11 +17,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
-from desktop_agent.core.errors import PlannerError
+from desktop_agent.core.errors import InvalidArguments, PlannerError
 from desktop_agent.core.models import Decision
-from desktop_agent.core.tools import ToolSpec, describe_validation_error
+from desktop_agent.core.tools import ToolSpec
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _NUMBER = r"-?\d+(?:\.\d+)?"
@@ -47,6 +45,15 @@ def _point(box: Any, raw: str) -> tuple[float, float]:
     raise PlannerError(f"cannot read a point from {_snippet(str(box))}", raw=raw)
 
 
+def validated_args(spec: ToolSpec, args: dict[str, Any], raw: str) -> dict[str, Any]:
+    """`args` as they will run: validated by the tool's model and dumped (the fields the model
+    gave, converted), so everything after the planner sees what the executor gets."""
+    try:
+        return spec.validate(args).model_dump(exclude_unset=True)
+    except InvalidArguments as error:
+        raise PlannerError(str(error), raw=raw) from None
+
+
 def _checked(
     tool: str, args: dict[str, Any], tools: Sequence[ToolSpec], reason: str, raw: str
 ) -> Decision:
@@ -58,13 +65,9 @@ def _checked(
             f"use are: {names}",
             raw=raw,
         )
-    try:
-        spec.args_model.model_validate(args)
-    except ValidationError as error:
-        raise PlannerError(
-            f"invalid arguments for {tool}: {describe_validation_error(error)}", raw=raw
-        ) from None
-    return Decision(action="tool", tool=tool, args=args, reason=reason, raw=raw)
+    return Decision(
+        action="tool", tool=tool, args=validated_args(spec, args, raw), reason=reason, raw=raw
+    )
 
 
 def _xy(point: tuple[float, float]) -> dict[str, int]:

@@ -7,12 +7,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from desktop_agent.core.errors import PlannerError
 from desktop_agent.core.models import Decision
-from desktop_agent.core.tools import ToolSpec, describe_validation_error
-from desktop_agent.planner.grammars import find_qwen_tool_call, parse_qwen_tool_call
+from desktop_agent.core.tools import ToolSpec
+from desktop_agent.planner.grammars import (
+    find_qwen_tool_call,
+    parse_qwen_tool_call,
+    validated_args,
+)
 
 ACTIONS = ("tool", "done", "fail")
 #: an answer longer than this is not scanned for objects (max_tokens keeps real ones far below)
@@ -122,13 +124,9 @@ def decision_from_object(obj: dict[str, Any], tools: Sequence[ToolSpec], raw: st
         args = {}
     if not isinstance(args, dict):
         raise PlannerError(f'"args" must be a JSON object, not {_dumps(args)}', raw=raw)
-    try:
-        spec.args_model.model_validate(args)
-    except ValidationError as error:
-        raise PlannerError(
-            f"invalid arguments for {spec.name}: {describe_validation_error(error)}", raw=raw
-        ) from None
-    return Decision(action="tool", tool=spec.name, args=args, reason=reason, raw=raw)
+    return Decision(
+        action="tool", tool=spec.name, args=validated_args(spec, args, raw), reason=reason, raw=raw
+    )
 
 
 def parse_decision(text: str, tools: Sequence[ToolSpec]) -> Decision:

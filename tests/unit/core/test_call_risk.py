@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
-from desktop_agent.core.call_risk import Sensitivity, assess_call, is_terminal_window
+from desktop_agent.core.call_risk import (
+    LINE_END_COMBOS,
+    PASTE_COMBOS,
+    SYSTEM_COMBOS,
+    Sensitivity,
+    assess_call,
+    in_terminal,
+    is_terminal_window,
+)
 from desktop_agent.core.models import Element, Observation
 from tests.fakes import make_observation
 
@@ -20,6 +30,10 @@ DESKTOP = make_observation(
         Element(2, "window", "notes.txt — L3afpad", (0, 0, 800, 600)),
     ]
 )
+
+
+def _MODIFIERS_FIRST(key: str) -> tuple[bool, str]:  # noqa: N802 - a sort key, read as one
+    return key not in ("ctrl", "alt", "shift", "win"), key
 
 
 def hotkey(*keys: str, observation: Observation = EDITOR, role: str | None = None) -> str:
@@ -232,3 +246,163 @@ def test_enter_or_space_on_a_focused_sensitive_button_is_the_same_as_clicking_it
     assert type_text("ok", focused_pay, enter=True).endswith('("pay")')
     assert type_text("ok", focused_pay) == ""
     assert hotkey("enter", observation=EDITOR) == ""
+
+
+# ── a combo fires whatever keys are held around it (issue #15 item 2) ────────
+
+#: every listed combination, as a key sequence, with where it asks
+LISTED: list[tuple[list[str], Observation]] = [
+    *[(sorted(combo, key=_MODIFIERS_FIRST), EDITOR) for combo in SYSTEM_COMBOS],
+    *[(sorted(combo, key=_MODIFIERS_FIRST), EDITOR) for combo in PASTE_COMBOS],
+    *[(sorted(combo, key=_MODIFIERS_FIRST), TERMINAL) for combo in LINE_END_COMBOS],
+    (["alt", "f4"], DESKTOP),
+    (["ctrl", "alt", "f1"], EDITOR),
+    (["win", "r"], EDITOR),
+    (["win"], EDITOR),
+]
+EXTRA_KEYS = ("shift", "a", "tab", "ctrl", "alt", "space", "f5", "enter")
+
+
+def with_extras(combo: list[str], extras: tuple[str, ...]) -> list[list[str]]:
+    """`combo` with the extra keys inserted at every position (in order)."""
+    found = [list(combo)]
+    for extra in extras:
+        found = [seq[:i] + [extra] + seq[i:] for seq in found for i in range(len(seq) + 1)]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("combo", "observation"), LISTED, ids=["+".join(keys) for keys, _ in LISTED]
+)
+def test_a_listed_combo_asks_with_one_or_two_extra_keys_in_every_position(
+    combo: list[str], observation: Observation
+) -> None:
+    """hotkey holds every key until the last is down: the combo fires at its last key-down
+    whatever comes after, and keys held before do not reliably stop it (ctrl+alt+t+shift,
+    alt+f2+a, ctrl+esc+alt, ctrl+v+alt, shift+insert+ctrl, shift+enter in a terminal)."""
+    extras = [key for key in EXTRA_KEYS if key not in combo]
+    sequences = [seq for extra in extras for seq in with_extras(combo, (extra,))]
+    sequences += [
+        seq for first, second in itertools.combinations(extras, 2)
+        for seq in with_extras(combo, (first, second))
+    ]  # fmt: skip
+    assert len(sequences) > 10 * len(extras)
+    missed = [seq for seq in sequences if not hotkey(*seq, observation=observation)]
+    assert missed == []
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ("ctrl", "alt", "t", "shift"),
+        ("alt", "f2", "a"),
+        ("ctrl", "esc", "alt"),
+        ("ctrl", "v", "alt"),
+        ("shift", "insert", "ctrl"),
+        ("alt", "space"),
+        ("alt", "f3"),
+        ("f12",),
+    ],
+)
+def test_the_combos_of_the_issue_ask_in_an_editor(keys: tuple[str, ...]) -> None:
+    assert hotkey(*keys)
+
+
+def test_ctrl_o_and_a_modified_enter_run_the_line_in_a_terminal() -> None:
+    # ctrl+o is readline's operate-and-get-next: it runs the line like enter
+    for keys in (("ctrl", "o"), ("shift", "enter"), ("enter", "shift"), ("ctrl", "enter")):
+        assert "terminal" in hotkey(*keys, observation=TERMINAL), keys
+    assert hotkey("ctrl", "o", observation=EDITOR) == ""  # "Open…" in an editor
+
+
+def test_a_control_character_in_typed_text_runs_the_line_in_a_terminal() -> None:
+    # pasted (non-ASCII text goes through the clipboard) or typed, \x0f is ctrl+o to readline
+    for text in ("rm -rf ~\x0f", "é rm -rf ~\x0d", "ls\x0bx", "x\x7f"):
+        assert "terminal" in type_text(text, TERMINAL), repr(text)
+    assert type_text("a\tb", TERMINAL) == ""  # a tab completes, it runs nothing
+
+
+def test_a_middle_click_pastes_the_selection_and_asks() -> None:
+    assert (
+        "middle click"
+        in assess_call("click", {"x": 5, "y": 5, "button": "middle"}, EDITOR).always_ask
+    )
+    assert assess_call("click", {"x": 5, "y": 5, "button": "right"}, EDITOR).always_ask == ""
+
+
+def test_a_drag_asks_on_a_sensitive_target_or_into_a_terminal() -> None:
+    desk = make_observation(
+        [
+            Element(1, "window", "notes.txt — L3afpad", (0, 0, 600, 600), focused=True),
+            Element(2, "window", "alice@box: ~ — XTerm", (600, 0, 600, 600)),
+            Element(3, "button", "Delete", (10, 10, 50, 20)),
+        ]
+    )
+
+    def drag(x: int, y: int, to_x: int, to_y: int, observation: Observation = desk) -> str:
+        args = {"x": x, "y": y, "to_x": to_x, "to_y": to_y}
+        return assess_call("drag", args, observation).always_ask
+
+    assert "terminal" in drag(100, 100, 700, 100)  # the dragged text lands in the terminal
+    assert "Delete" in drag(100, 100, 20, 15)  # dropped onto "Delete"
+    assert "Delete" in drag(20, 15, 100, 100)  # pressed on "Delete"
+    assert drag(100, 100, 200, 200) == ""  # within the editor
+    assert "not known" in drag(100, 100, 200, 200, make_observation())
+
+
+# ── "not known" is never "no" (issue #15 item 3) ─────────────────────────────
+
+
+def test_windows_listed_but_none_focused_is_not_known() -> None:
+    """An override-redirect launcher (rofi, dmenu) or a dock holds the keyboard: it is in no
+    window list, so a listed window without the focus says nothing of where keys go."""
+    none_focused = make_observation([Element(1, "window", "notes — L3afpad", (0, 0, 9, 9))])
+    assert in_terminal(none_focused, None) is None
+    assert "not known" in type_text("rm -rf ~", none_focused, enter=True)
+    assert "not known" in hotkey("enter", observation=none_focused)
+    assert in_terminal(EDITOR, None) is False
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "urxvt",
+        "~/src — URxvt",
+        "rxvt",
+        "~/src — Ptyxis",
+        "Console — kgx",
+        "~ — org.gnome.Console",
+        "~ — ghostty",
+        "main.py - project - Visual Studio Code",
+        "main.py - project - VSCodium",
+        "gmrun",
+        "rofi",
+        "drun — rofi",
+        "Ulauncher - Application Launcher",
+        "albert",
+        "Albert",
+        "dmenu",
+        "wofi",
+    ],
+)
+def test_more_terminals_and_launchers_are_recognised(label: str) -> None:
+    assert is_terminal_window(label)
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["Albert Einstein - Wikipedia — Firefox", "How to use rofi — Firefox", "Encoder — Ghost"],
+)
+def test_names_that_merely_mention_a_launcher_are_not_terminals(label: str) -> None:
+    assert not is_terminal_window(label)
+
+
+def test_vs_code_is_a_terminal_unless_the_focused_control_is_not_its_terminal() -> None:
+    window = Element(
+        1, "window", "main.py - proj - Visual Studio Code", (0, 0, 900, 700), focused=True
+    )
+    editor = Element(2, "text", "Editor content", (0, 0, 600, 500), focused=True)
+    pane = Element(3, "entry", "Terminal 1, bash", (0, 500, 900, 200), focused=True)
+    assert in_terminal(make_observation([window]), None) is True
+    assert in_terminal(make_observation([window, editor]), None) is False
+    assert in_terminal(make_observation([window, pane]), None) is True

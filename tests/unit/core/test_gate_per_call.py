@@ -43,7 +43,8 @@ async def test_a_run_grant_on_hotkey_does_not_cover_a_launcher_combination() -> 
     events = await h.collect(run, planner)
     assert events[-1].run.status is RunStatus.COMPLETED  # type: ignore[attr-defined]
     asked = [(r.args["keys"], r.offer_run_grant) for r in h.gate.requests]
-    assert asked == [(["ctrl", "s"], True), (["super", "r"], False), (["win", "r"], False)]
+    # the person asked sees the keys as they will be pressed: "super" is pressed as "win"
+    assert asked == [(["ctrl", "s"], True), (["win", "r"], False), (["win", "r"], False)]
     assert "system key" in h.gate.requests[1].caution
     assert h.gate.requests[0].caution == ""
     assert pressed(h) == [["ctrl", "s"], ["win", "r"], ["ctrl", "s"]]
@@ -274,3 +275,71 @@ async def test_the_focus_is_asked_again_at_action_time() -> None:
         if isinstance(e, StepFinished | StepStarted) and e.step.kind is StepKind.ACTION
     ]
     assert action_events and all(e.step.args == {"text": "•••"} for e in action_events)
+
+
+# ── the validated arguments are judged (issue #15 item 1) ─────────────────────
+
+
+async def test_the_gate_judges_a_line_end_spelled_as_a_string_or_a_number() -> None:
+    """pydantic reads "true" and 1 as enter=True: the executor presses Enter, so the gate asks."""
+    h = make_harness(
+        answers=[ApprovalDecision.DENY] * 3,
+        policies={"type_text": Policy.ALLOW},
+        focus=FakeFocusProbe("text"),  # a known plain field: the text is stored as typed
+    )
+    h.observer.observation = TERMINAL
+    run = await h.create(max_failures=5)
+    planner = ScriptedPlanner(
+        [
+            tool("type_text", text="rm -rf ~", enter="true"),
+            tool("type_text", text="rm -rf ~", enter=1),
+            tool("type_text", text="rm -rf ~", enter="yes"),
+            done(),
+        ]
+    )
+    await h.collect(run, planner)
+    assert [r.args for r in h.gate.requests] == [{"text": "rm -rf ~", "enter": True}] * 3
+    assert all("terminal" in r.caution for r in h.gate.requests)
+    assert h.executor.calls == []
+    stored = [s.args for s in await h.repo.list_steps(run.id) if s.tool == "type_text"]
+    assert stored == [{"text": "rm -rf ~", "enter": True}] * 6  # decide and action rows
+
+
+async def test_the_gate_judges_an_element_or_point_spelled_as_strings() -> None:
+    form = make_observation(
+        [
+            Element(1, "window", "Account — Browser", (0, 0, 1280, 720), focused=True),
+            Element(2, "button", "Delete account", (100, 100, 120, 30)),
+            Element(3, "edit", "Password", (100, 200, 120, 30), password=True),
+        ]
+    )
+    h = make_harness(
+        answers=[ApprovalDecision.DENY] * 4,
+        policies={"click": Policy.ALLOW, "set_value": Policy.ALLOW},
+    )
+    h.observer.observation = form
+    run = await h.create(max_failures=5, allowed_tools=("click", "set_value"))
+    planner = ScriptedPlanner(
+        [
+            tool("click", element="2"),
+            tool("click", x="150", y="120"),
+            tool("click", x=150.0, y=110),
+            tool("set_value", element="3", value="hunter2"),
+            done(),
+        ]
+    )
+    events = await h.collect(run, planner)
+    assert [r.args for r in h.gate.requests] == [
+        {"element": 2},
+        {"x": 150, "y": 120},
+        {"x": 150, "y": 110},
+        {"element": 3, "value": "•••"},
+    ]
+    assert [r.caution for r in h.gate.requests][:3] == [
+        'the target button "Delete account" is sensitive ("delete")'
+    ] * 3
+    assert h.gate.requests[3].caution == "typing into a password field"
+    assert h.executor.calls == []
+    assert all("hunter2" not in repr(event) for event in events)
+    for step in await h.repo.list_steps(run.id):
+        assert "hunter2" not in repr(step.to_json()), step

@@ -145,3 +145,26 @@ async def test_answer_cut_off_at_the_token_limit_says_so() -> None:
     async with ModelServer([cut]) as server, make_planner(server.base_url) as planner:
         with pytest.raises(PlannerError, match=r"\(the answer was cut off at 1024 tokens\)$"):
             await planner.decide(make_request())
+
+
+@pytest.mark.parametrize(
+    ("args", "runs"),
+    [
+        ('{"text": "ls", "enter": "true"}', {"text": "ls", "enter": True}),
+        ('{"text": "ls", "enter": 1}', {"text": "ls", "enter": True}),
+        ('{"element": "3"}', {"element": 3}),
+        ('{"x": "150", "y": 120.0}', {"x": 150, "y": 120}),
+        ('{"keys": ["Control", " T"]}', {"keys": ["ctrl", "t"]}),
+    ],
+)
+def test_the_decision_carries_the_arguments_as_they_will_run(
+    args: str, runs: dict[str, object]
+) -> None:
+    """The gate, the store and the dialog read the decision's args: they are the validated
+    ones, converted as the executor gets them, never the model's spelling (issue #15)."""
+    tool = {"text": "type_text", "element": "click", "x": "click", "keys": "hotkey"}
+    name = tool[next(iter(runs))]
+    text = f'{{"action": "tool", "tool": "{name}", "args": {args}}}'
+    decision = parse_decision(text, tools(*ALLOWED, "hotkey"))
+    assert decision.args == runs
+    assert all(type(decision.args[k]) is type(v) for k, v in runs.items())
