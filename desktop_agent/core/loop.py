@@ -175,6 +175,9 @@ class _TaskLoop:
         self.open_step: StepView | None = None
         self._open_since = 0.0
         self.stuck = StuckDetector()
+        #: the policies and persistent grants as they are now: a change during the run (the
+        #: settings dialog) applies to the next one
+        self.permissions = deps.permissions.for_run(run.id)
         #: the observation taken after the last action, for the next turn
         self._ready: Observation | None = None
         self._since = 0.0
@@ -653,7 +656,7 @@ class _TaskLoop:
         """Policy, grants and the human: None when the tool may run, else why not."""
         deps = self.deps
         sensitive = risk.asks_every_call
-        policy = deps.permissions.decide(self.run.id, spec.name, spec.risk, sensitive=sensitive)
+        policy = self.permissions.decide(spec.name, spec.risk, sensitive=sensitive)
         if policy is Policy.ALLOW:
             return None
         if policy is Policy.DENY:
@@ -683,7 +686,7 @@ class _TaskLoop:
         if answer is ApprovalDecision.DENY:
             return "approval timed out" if by == "timeout" else "denied by the user"
         if answer is ApprovalDecision.RUN and approval.offer_run_grant:
-            deps.permissions.grant_for_run(self.run.id, spec.name)
+            self.permissions.grant_for_run(spec.name)
         return None
 
     async def _ask(self, approval: ApprovalRequest) -> ApprovalDecision:

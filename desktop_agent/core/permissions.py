@@ -15,13 +15,27 @@ DEFAULT_POLICY: dict[Risk, Policy] = {
 }
 
 
+def decide_policy(policy: Policy, risk: Risk, *, sensitive: bool, granted: bool) -> Policy:
+    """Allow / ask / deny for one call. Only `deny` is stronger than a call that asks every
+    time: a dangerous tool, or a sensitive call (core/call_risk.py) asks before an `allow`
+    policy and every grant; an ordinary call is allowed by its policy or a grant."""
+    if policy is Policy.DENY:
+        return policy
+    if sensitive or risk is Risk.DANGEROUS:
+        return Policy.ASK
+    if policy is Policy.ALLOW or granted:
+        return Policy.ALLOW
+    return Policy.ASK
+
+
 class Permissions:
     """Decides allow / ask / deny for a tool call.
 
     Task grants last for one run and are revoked by stop_all; persistent grants
     outlive the process (the caller stores them). A dangerous tool is never
-    covered by a grant: it asks at every call. A sensitive call (core/call_risk.py) asks
-    at every call even when its tool's policy is `allow`.
+    covered by a grant nor by an `allow` policy: it asks at every call. A sensitive call
+    (core/call_risk.py) asks at every call likewise. A run decides by `for_run`: the
+    policies and persistent grants as they were when it started.
     """
 
     def __init__(
@@ -40,21 +54,14 @@ class Permissions:
         return self._policies.get(tool, DEFAULT_POLICY[risk])
 
     def decide(self, run_id: str, tool: str, risk: Risk, *, sensitive: bool = False) -> Policy:
-        """`sensitive` marks a call that asks every time (a password field, a launcher key,
-        a line into a terminal): it comes before an `allow` policy and every grant; only
-        `deny` is stronger."""
-        policy = self.policy(tool, risk)
-        if policy is Policy.DENY:
-            return policy
-        if sensitive:
-            return Policy.ASK
-        if policy is Policy.ALLOW:
-            return policy
-        if risk is Risk.DANGEROUS:
-            return Policy.ASK
-        if tool in self._persistent or tool in self._task_grants.get(run_id, set()):
-            return Policy.ALLOW
-        return Policy.ASK
+        """By the policies and grants of this moment; `sensitive` marks a call that asks
+        every time (a password field, a launcher key, a line into a terminal)."""
+        granted = tool in self._persistent or tool in self._task_grants.get(run_id, set())
+        return decide_policy(self.policy(tool, risk), risk, sensitive=sensitive, granted=granted)
+
+    def for_run(self, run_id: str) -> RunPermissions:
+        """The permissions one run decides by, frozen at its start (see RunPermissions)."""
+        return RunPermissions(self, run_id)
 
     def grant_for_run(self, run_id: str, tool: str) -> None:
         self._task_grants.setdefault(run_id, set()).add(tool)
@@ -77,6 +84,29 @@ class Permissions:
     @property
     def persistent_grants(self) -> frozenset[str]:
         return frozenset(self._persistent)
+
+
+class RunPermissions:
+    """One run's permissions: the policies and persistent grants as they were at its start,
+    so a change made while it runs (the settings dialog — which the agent itself might reach)
+    applies to the next run; the run's own task grants live in the shared Permissions, where
+    stop_all revokes them."""
+
+    def __init__(self, shared: Permissions, run_id: str) -> None:
+        self._shared = shared
+        self.run_id = run_id
+        self._policies = dict(shared._policies)
+        self._persistent = frozenset(shared._persistent)
+
+    def policy(self, tool: str, risk: Risk) -> Policy:
+        return self._policies.get(tool, DEFAULT_POLICY[risk])
+
+    def decide(self, tool: str, risk: Risk, *, sensitive: bool = False) -> Policy:
+        granted = tool in self._persistent or tool in self._shared.task_grants(self.run_id)
+        return decide_policy(self.policy(tool, risk), risk, sensitive=sensitive, granted=granted)
+
+    def grant_for_run(self, tool: str) -> None:
+        self._shared.grant_for_run(self.run_id, tool)
 
 
 class ApprovalBroker:

@@ -189,3 +189,46 @@ async def test_the_loop_asks_through_the_broker_and_honours_its_answer() -> None
     assert len({item.id for item in heard}) == 2
     assert [name for name, _ in h.executor.calls] == ["click", "click"]
     assert broker.pending == []
+
+
+# ── the agent cannot widen its own permissions (issue #15 item 5) ────────────
+
+
+def test_an_allow_policy_never_covers_a_dangerous_call() -> None:
+    """The settings promise "dangerous: asks at every call"; an `allow` policy or a persistent
+    grant of launch_app must not turn that into a silent start of any program."""
+    permissions = Permissions({"launch_app": Policy.ALLOW}, persistent_grants=["launch_app"])
+    assert permissions.decide("r", "launch_app", Risk.DANGEROUS) is Policy.ASK
+    assert permissions.for_run("r").decide("launch_app", Risk.DANGEROUS) is Policy.ASK
+    permissions.set_policy("launch_app", Policy.DENY)
+    assert permissions.decide("r", "launch_app", Risk.DANGEROUS) is Policy.DENY
+
+
+async def test_an_allow_policy_for_launch_app_still_asks_in_a_run() -> None:
+    h = make_harness(answers=[ApprovalDecision.RUN], policies={"launch_app": Policy.ALLOW})
+    run = await h.create()
+    planner = ScriptedPlanner([tool("launch_app", command="xterm"), done()])
+    await h.collect(run, planner)
+    assert [(r.tool, r.offer_run_grant) for r in h.gate.requests] == [("launch_app", False)]
+
+
+async def test_a_policy_changed_during_a_run_applies_to_the_next_run() -> None:
+    """With click and hotkey grants the agent could open the settings and allow a tool; the
+    running run keeps the policies it started with."""
+    h = make_harness(answers=[ApprovalDecision.ONCE, ApprovalDecision.ONCE])
+
+    async def allow_click_meanwhile(_request: object) -> object:
+        h.permissions.set_policy("click", Policy.ALLOW)
+        h.permissions.grant_persistent("type_text")
+        return tool("click", x=1, y=1)
+
+    run = await h.create()
+    planner = ScriptedPlanner(
+        [allow_click_meanwhile, tool("type_text", text="x"), done()]  # type: ignore[list-item]
+    )
+    await h.collect(run, planner)
+    assert [r.tool for r in h.gate.requests] == ["click", "type_text"]
+
+    second = await h.create()
+    await h.collect(second, ScriptedPlanner([tool("click", x=1, y=1), done()]))
+    assert [r.tool for r in h.gate.requests] == ["click", "type_text"]  # nothing more asked
