@@ -451,7 +451,8 @@ class _TaskLoop:
         its tokens. A stop during the request ends the run here, before any input."""
         grounder = self.deps.grounder
         decision = decided.decision
-        args = decision.args
+        # the validated call's arguments: "150" is refined (and clicked) as 150
+        args = decided.call.values if decided.call is not None else {}
         target, x, y = args.get("target"), args.get("x"), args.get("y")
         if (
             grounder is None
@@ -814,10 +815,15 @@ class _Decided:
         )
 
     def moved_to(self, point: tuple[int, int]) -> _Decided:
-        """The same call at `point` (x, y; a drag's drop point stays): a grounding's result."""
+        """The same call at `point` (x, y; a drag's drop point stays): a grounding's result,
+        validated again, so the moved call is the one object judged, stored and run."""
+        assert self.call is not None, "only a validated call is grounded"
         x, y = point
+        call = _Call(self.call.spec, self.call.spec.validate({**self.call.given, "x": x, "y": y}))
         decision = replace(self.decision, args={**self.decision.args, "x": x, "y": y})
-        return replace(self, decision=decision, stored_args={**self.stored_args, "x": x, "y": y})
+        return replace(
+            self, decision=decision, call=call, stored_args={**self.stored_args, "x": x, "y": y}
+        )
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:

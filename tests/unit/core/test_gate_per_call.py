@@ -8,13 +8,21 @@ from desktop_agent.core.models import (
     ApprovalDecision,
     Decision,
     Element,
+    Grounding,
     Policy,
     RunStatus,
     StepKind,
     StepStatus,
     StopReason,
 )
-from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, make_observation, tool
+from tests.fakes import (
+    FakeFocusProbe,
+    ScriptedGrounder,
+    ScriptedPlanner,
+    done,
+    make_observation,
+    tool,
+)
 from tests.unit.core.conftest import make_harness
 
 EDITOR = make_observation([Element(1, "window", "notes — L3afpad", (0, 0, 800, 600), focused=True)])
@@ -343,3 +351,21 @@ async def test_the_gate_judges_an_element_or_point_spelled_as_strings() -> None:
     assert all("hunter2" not in repr(event) for event in events)
     for step in await h.repo.list_steps(run.id):
         assert "hunter2" not in repr(step.to_json()), step
+
+
+async def test_a_point_spelled_as_strings_is_grounded_judged_and_clicked_as_numbers() -> None:
+    shop = make_observation([Element(2, "button", "Pay now", (600, 500, 100, 30))])
+    h = make_harness(answers=[ApprovalDecision.DENY], policies={"click": Policy.ALLOW})
+    h.observer.observation = shop
+    run = await h.create(allowed_tools=("click",))
+    found = Grounding(point=(650, 515), first=(150, 115), refined=True, summary="refined")
+    grounder = ScriptedGrounder([found])
+    planner = ScriptedPlanner(
+        [tool("click", x="150", y="115", target="the Pay now button"), done()], grounder=grounder
+    )
+    await h.collect(run, planner)
+    assert [r.point for r in grounder.requests] == [(150, 115)]
+    assert [(r.args["x"], r.args["y"], r.caution) for r in h.gate.requests] == [
+        (650, 515, 'the target button "Pay now" is sensitive ("pay")')
+    ]
+    assert h.executor.calls == []
