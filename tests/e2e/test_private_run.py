@@ -43,16 +43,17 @@ def test_a_real_run_makes_only_private_files_and_launches_without_the_key(
             Reply({"action": "done", "message": "started", "reason": "it runs"}),
         ]
     )  # fmt: skip
-    # launch_app is allowed by the user's policy, whatever --approve means for it; the
-    # settings live apart from the data dir, which the run makes
+    # launch_app asks at every call (an `allow` policy does not cover it): the run approves
+    # it by name; the settings live apart from the data dir, which the run makes
     home = tmp_path / "home"
     home.mkdir()
-    (home / "settings.toml").write_text('[policies]\nlaunch_app = "allow"\n')
+    (home / "settings.toml").write_text("")
     fresh = cli.data_dir
     assert not fresh.exists()
     process = cli.start(
         "run", "start a program", "--base-url", server.base_url, "--model", "qwen2.5vl",
         "--vision", "yes", "--json", "--api-key-env", "E2E_MODEL_KEY",
+        "--approve", "all", "--allow-dangerous", "launch_app",
         env={
             "DESKTOP_AGENT_HOME": str(home),
             "E2E_MODEL_KEY": SECRET,
