@@ -34,8 +34,8 @@ _SHARING_RETRY_S = 0.01
 def make_private_dir(path: Path) -> Path:
     """Create `path` 0700 (its missing parents with the usual modes); `path`.
 
-    A folder that exists already is left as it is: the user may have chosen a shared
-    place on purpose, and the files in it are private anyway.
+    A folder that exists already is left as it is here (the data dir is tightened at start
+    by `tighten_data_dir`, with the care a folder the user chose needs).
     """
     path = Path(path)
     if path.is_dir():
@@ -49,6 +49,93 @@ def make_private_dir(path: Path) -> Path:
         raise
     _chmod(path, PRIVATE_DIR_MODE)  # mkdir's mode passes through the umask
     return path
+
+
+#: what the app keeps at the top of a data dir (the rest of a shared folder is not ours)
+_OWN_FILES = ("history.db", "history.db-wal", "history.db-shm", "api-token", "api-token.lock",
+              "settings.toml", "desktop-agent.log")  # fmt: skip
+_OWN_FOLDERS = ("runs", "instances")
+#: written once the folders above were walked: files made since are private when made
+TIGHTENED_MARK = ".private"
+
+
+def tighten_data_dir(path: Path) -> None:
+    """Make an existing data dir private, as a new one is: an install from before the files
+    were made private left the history, the token, the log and the screenshots readable by
+    others on a shared machine.
+
+    The folder itself becomes 0700 when it is the user's own and plainly a folder of its own
+    (not a sticky shared one like /tmp, not the home folder, not a file system's root); the
+    app's files in it become 0600 and `runs/` and `instances/` (walked once, then marked)
+    0700/0600. Symbolic links are never followed, and nothing else in the folder is touched.
+    """
+    if sys.platform == "win32":
+        return
+    path = Path(path)
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if _own_folder(path, info) and stat.S_IMODE(info.st_mode) & ~PRIVATE_DIR_MODE:
+        log.info("made the data dir %s private (was %o)", path, stat.S_IMODE(info.st_mode))
+        _chmod(path, PRIVATE_DIR_MODE)
+    for name in _OWN_FILES:
+        _restrict_entry(path / name, PRIVATE_FILE_MODE)
+    for rotated in path.glob("desktop-agent.log.*"):
+        _restrict_entry(rotated, PRIVATE_FILE_MODE)
+    mark = path / TIGHTENED_MARK
+    if mark.exists():
+        return
+    for name in _OWN_FOLDERS:
+        _restrict_tree(path / name)
+    try:
+        write_private(mark, b"the files below were made private\n")
+    except OSError as error:
+        log.info("cannot mark %s as made private: %s", path, error.strerror or error)
+
+
+def _own_folder(path: Path, info: os.stat_result) -> bool:
+    if not stat.S_ISDIR(info.st_mode) or info.st_mode & stat.S_ISVTX:
+        return False
+    if info.st_uid != os.geteuid():
+        return False
+    resolved = path.resolve()
+    return resolved != Path.home().resolve() and resolved != Path(resolved.anchor)
+
+
+def _restrict_entry(path: Path, mode: int) -> None:
+    """`path` to `mode` when it grants more, unless it is a link (or missing)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        return
+    if stat.S_IMODE(info.st_mode) & ~mode:
+        _chmod(path, mode)
+
+
+def _restrict_tree(folder: Path) -> None:
+    """`folder` 0700 and everything below it 0700 (folders) / 0600 (files), links skipped."""
+    try:
+        info = folder.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        return
+    _restrict_entry(folder, PRIVATE_DIR_MODE)
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as error:
+        log.warning("cannot list %s to make it private: %s", folder, error.strerror or error)
+        return
+    for entry in entries:
+        if entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            _restrict_tree(Path(entry.path))
+        else:
+            _restrict_entry(Path(entry.path), PRIVATE_FILE_MODE)
 
 
 def restrict(path: Path) -> None:

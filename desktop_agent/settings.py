@@ -345,11 +345,17 @@ def resolve_data_dir(
 
 
 def make_data_dir(path: Path) -> Path:
-    """Create the data dir 0700 (missing parents with the usual modes); an existing one is
-    left as it is (private_files.make_private_dir says why). OSError when it cannot be."""
-    from desktop_agent.private_files import make_private_dir
+    """Create the data dir 0700 (missing parents with the usual modes), or make an existing
+    one private as a new one is (private_files.tighten_data_dir says how far). OSError when
+    it cannot be made."""
+    from desktop_agent.private_files import make_private_dir, tighten_data_dir
 
-    return make_private_dir(Path(path))
+    path = Path(path)
+    existed = path.is_dir()
+    make_private_dir(path)
+    if existed:
+        tighten_data_dir(path)
+    return path
 
 
 def settings_path(env: Mapping[str, str] = os.environ) -> Path:

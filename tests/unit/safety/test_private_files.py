@@ -71,12 +71,77 @@ def test_an_older_store_readable_by_others_is_narrowed(tmp_path: Path) -> None:
     assert mode(db) == 0o600
 
 
-def test_an_existing_data_dir_is_left_as_the_user_made_it(tmp_path: Path) -> None:
+def old_install(data_dir: Path) -> dict[str, Path]:
+    """A data dir as a version before private files left it: everything readable by all."""
+    data_dir.mkdir(mode=0o755)
+    data_dir.chmod(0o755)
+    files = {
+        name: data_dir / name
+        for name in ("history.db", "api-token", "desktop-agent.log", "desktop-agent.log.1")
+    }
+    files["screenshot"] = data_dir / "runs" / "r1" / "0001.jpg"
+    files["thumbnail"] = data_dir / "runs" / "r1" / "0001.thumb.jpg"
+    files["instance"] = data_dir / "instances" / "4242.json"
+    for path in files.values():
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        path.parent.chmod(0o755)
+        if path.name == "history.db":
+            sqlite3.connect(path).close()
+        else:
+            path.write_bytes(b"private")
+        path.chmod(0o644)
+    return files
+
+
+def test_an_existing_data_dir_and_its_files_are_made_private_at_start(tmp_path: Path) -> None:
+    from desktop_agent.cli import main
+
+    data_dir = tmp_path / "data"
+    files = old_install(data_dir)
+    elsewhere = tmp_path / "not-ours.txt"
+    elsewhere.write_bytes(b"")
+    elsewhere.chmod(0o644)
+    (data_dir / "runs" / "r1" / "link.jpg").symlink_to(elsewhere)
+    notes = data_dir / "notes.txt"  # the user's own file beside ours
+    notes.write_bytes(b"")
+    notes.chmod(0o644)
+
+    assert main(["runs", "--data-dir", str(data_dir)]) == 0
+
+    assert mode(data_dir) == 0o700
+    for folder in (data_dir / "runs", data_dir / "runs" / "r1", data_dir / "instances"):
+        assert mode(folder) == 0o700, folder
+    for name, path in files.items():
+        assert mode(path) == 0o600, name
+    assert mode(elsewhere) == 0o644, "a link was followed out of the data dir"
+    assert mode(notes) == 0o644, "a file that is not the app's was changed"
+
+
+def test_screenshots_are_walked_once_then_only_the_top_is_checked(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    files = old_install(data_dir)
+    make_data_dir(data_dir)
+    assert mode(files["screenshot"]) == 0o600
+    files["screenshot"].chmod(0o644)  # after the pass: not the app's doing, not walked again
+    files["api-token"].chmod(0o644)
+
+    make_data_dir(data_dir)
+
+    assert mode(files["screenshot"]) == 0o644
+    assert mode(files["api-token"]) == 0o600
+
+
+def test_a_shared_sticky_folder_as_data_dir_keeps_its_mode(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
-    shared.mkdir(mode=0o750)
-    shared.chmod(0o750)
+    shared.mkdir()
+    shared.chmod(0o1777)  # like /tmp: others' files live there too
+    (shared / "api-token").write_bytes(b"token")
+    (shared / "api-token").chmod(0o644)
+
     assert make_data_dir(shared) == shared
-    assert mode(shared) == 0o750
+
+    assert mode(shared) == 0o1777
+    assert mode(shared / "api-token") == 0o600
 
 
 def test_the_token_and_its_data_dir_are_private(tmp_path: Path) -> None:
