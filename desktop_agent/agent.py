@@ -256,14 +256,15 @@ class Agent:
             base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision
         )
 
-    async def ensure_reachable(self, base_url: str, api_key: str | None) -> None:
+    async def ensure_reachable(self, base_url: str, api_key: str | None) -> list[str] | None:
         """ModelUnreachable unless the server at `base_url` answers; its line then ends with
-        what does answer on this machine (loopback, the settings' probe ports, no key sent)."""
+        what does answer on this machine (loopback, the settings' probe ports, no key sent).
+        The model ids the server lists, when it lists them."""
         from desktop_agent.planner import check_reachable
         from desktop_agent.planner.discovery import with_servers_found
 
         try:
-            await check_reachable(base_url, api_key)
+            return await check_reachable(base_url, api_key)
         except ModelUnreachable as error:
             raise await with_servers_found(error, self.settings.probe_ports) from None
 

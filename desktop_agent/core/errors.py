@@ -6,6 +6,8 @@
     │   ├── VisionRequired       the model cannot see screenshots (HTTP 422)
     │   ├── ModelUnreachable     the model server does not answer (names the URL)
     │   └── AlreadyRunning       the run id is active already (HTTP 409)
+    ├── ModelNotListed           the server answers but does not list the model (the app's
+    │                            model line says so; a run is not refused for it)
     ├── RunNotFound              no run with that id
     ├── StoreError               the history store cannot be opened or written
     ├── PlannerError             the model's answer is unusable or the request failed
@@ -52,6 +54,10 @@ class ModelUnreachable(RefusedToStart):
     def __init__(self, message: str, found: Any = None) -> None:
         super().__init__(message)
         self.found = found
+
+
+class ModelNotListed(DesktopAgentError):
+    """The model server answers, lists its models, and the model is not among them."""
 
 
 class AlreadyRunning(RefusedToStart):

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from desktop_agent.core.errors import ModelUnreachable, VisionRequired
+from desktop_agent.core.errors import ModelNotListed, ModelUnreachable, VisionRequired
 
 if TYPE_CHECKING:
     import aiohttp
@@ -263,8 +263,14 @@ async def ensure_vision(
     return verdict
 
 
-async def check_reachable(base_url: str, api_key: str | None, timeout_s: float = 5) -> None:
-    """ModelUnreachable unless the server at `base_url` answers HTTP (any status) in time."""
+async def check_reachable(
+    base_url: str, api_key: str | None, timeout_s: float = 5
+) -> list[str] | None:
+    """ModelUnreachable unless the server at `base_url` answers HTTP (any status) in time.
+
+    Returns the model ids it lists at /models, or None when it lists none (another status,
+    not a model list).
+    """
     import aiohttp
 
     url = f"{base_url.rstrip('/')}/models"
@@ -276,6 +282,7 @@ async def check_reachable(base_url: str, api_key: str | None, timeout_s: float =
             ) as response,
         ):
             log.debug("%s answered %s", url, response.status)
+            return await _listed_ids(response)
     except TimeoutError:
         reason = f"no answer within {timeout_s:g} s"
     except aiohttp.InvalidURL:
@@ -284,9 +291,47 @@ async def check_reachable(base_url: str, api_key: str | None, timeout_s: float =
         reason = _connector_reason(error)
     except aiohttp.ClientError as error:
         reason = " ".join(str(error).split()) or type(error).__name__
-    else:
-        return
     raise ModelUnreachable(f"model server at {base_url} is not reachable: {reason}")
+
+
+async def _listed_ids(response: aiohttp.ClientResponse) -> list[str] | None:
+    """The ids of an OpenAI model list answer, else None (the server answered: reachable)."""
+    import aiohttp
+
+    if response.status != 200:
+        return None
+    try:
+        body = await read_capped(response, MAX_PROBE_BYTES)
+        data = None if body is None else json.loads(body)
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    return [str(e["id"]) for e in entries if isinstance(e, dict) and e.get("id")]
+
+
+def model_listed(model: str, listed: list[str]) -> bool:
+    """Whether `model` is among the ids a server lists: case aside, Gemini's "models/"
+    prefix aside, and Ollama's "name" being "name:latest"."""
+
+    def bare(name: str) -> str:
+        return name.strip().lower().removeprefix("models/")
+
+    names = {bare(name) for name in listed}
+    wanted = bare(model)
+    return wanted in names or (":" not in wanted and f"{wanted}:latest" in names)
+
+
+def ensure_listed(model: str, base_url: str, listed: list[str] | None) -> None:
+    """ModelNotListed when the server lists its models and `model` is not among them."""
+    if listed is None or model_listed(model, listed):
+        return
+    shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
+    raise ModelNotListed(
+        f"model {model!r} is not among the models of the server at {base_url} "
+        f"(it lists: {shown or 'none'})"
+    )
 
 
 def _connector_reason(error: Any) -> str:

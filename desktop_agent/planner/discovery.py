@@ -31,6 +31,7 @@ from desktop_agent.core.model_servers import (
     ServerPort,
 )
 from desktop_agent.planner.capabilities import (
+    MAX_PROBE_BYTES,
     lmstudio_verdict,
     name_suggests_vision,
     ollama_verdict,
@@ -47,8 +48,6 @@ LOOPBACK = "127.0.0.1"
 #: the whole look ends by then, whatever a port does (an answer of a running server on
 #: loopback takes milliseconds; a model list of Ollama with /api/show per model, tens)
 DEADLINE_S = 1.5
-#: an answer bigger than this is not a model list
-MAX_BODY = 4 * 1024 * 1024
 
 
 _KNOWN = {entry.port: entry for entry in DEFAULT_PORTS}
@@ -181,7 +180,7 @@ class _Asker:
             ) as response:
                 if response.status != 200:
                     return None
-                body = await read_capped(response, MAX_BODY)
+                body = await read_capped(response, MAX_PROBE_BYTES)
                 return None if body is None else json.loads(body)
         except (aiohttp.ClientError, TimeoutError, ValueError) as error:
             log.debug("probe %s %s: %s", method, url, type(error).__name__)

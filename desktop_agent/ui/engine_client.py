@@ -350,14 +350,18 @@ class EngineClient(QObject):
 
     async def check_vision(self, settings: Settings) -> VisionVerdict:
         """Whether the model of `settings` can see (no chat request), checked on the engine;
-        ModelUnreachable when its server does not answer (no verdict then)."""
+        ModelUnreachable when its server does not answer, ModelNotListed when it does not
+        have the model (no verdict then)."""
         from desktop_agent.planner import resolve_vision
+        from desktop_agent.planner.capabilities import ensure_listed
         from desktop_agent.settings import api_key_for
 
         async def go() -> VisionVerdict:
             api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
-            # no verdict for a server that does not answer (ModelUnreachable says so)
-            await self.agent.ensure_reachable(settings.base_url, api_key)
+            # no verdict for a server that does not answer (ModelUnreachable says so), nor
+            # for a model it does not have (ModelNotListed)
+            listed = await self.agent.ensure_reachable(settings.base_url, api_key)
+            ensure_listed(settings.model, settings.base_url, listed)
             return await resolve_vision(
                 base_url=settings.base_url,
                 model=settings.model,

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.errors import DesktopAgentError, ModelUnreachable
+from desktop_agent.core.errors import DesktopAgentError, ModelNotListed, ModelUnreachable
 from desktop_agent.core.events import (
     RunFinished,
     RunPaused,
@@ -279,6 +279,11 @@ class MainWindow(QMainWindow):
         except ModelUnreachable as error:
             if client.settings is settings:
                 self.panel.set_server_absent(server_address(settings.base_url), one_line(error))
+            return
+        except ModelNotListed as error:
+            if client.settings is settings:
+                address = server_address(settings.base_url)
+                self.panel.set_model_missing(settings.model, address, one_line(error))
             return
         except Exception as error:  # noqa: BLE001 - shown, never fatal
             log.info("vision check failed: %s", error)

@@ -210,14 +210,20 @@ class TaskPanel(QWidget):
     def set_server_absent(self, address: str, why: str) -> None:
         """No model server answers at `address`: one line with the ways forward, never a
         verdict (the full reason, with what does answer here, in the tooltip)."""
+        self._way_forward("absent", f"No model server at {address}", why)
+
+    def set_model_missing(self, model: str, address: str, why: str) -> None:
+        """The server answers but does not have `model`: the ways forward, never a verdict."""
+        self._way_forward("missing", f"No model {model!r} at {address}", why)
+
+    def _way_forward(self, state: str, headline: str, why: str) -> None:
         self.vision_label.setTextFormat(Qt.TextFormat.RichText)
         self.vision_label.setText(
-            f"No model server at {_html(address)} — "
-            '<a href="find">Find one…</a> · <a href="settings">Settings…</a>'
+            f'{_html(headline)} — <a href="find">Find one…</a> · <a href="settings">Settings…</a>'
         )
         self.vision_label.setStyleSheet("color: #b7791f;")
         self.vision_label.setToolTip(why)
-        self.vision_label.setProperty("vision", "absent")
+        self.vision_label.setProperty("vision", state)
 
     def on_model_link(self, link: str) -> None:
         if link == "find":

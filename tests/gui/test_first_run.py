@@ -326,3 +326,22 @@ def test_the_first_approval_explains_allow_once_and_the_next_does_not(
         "Allow once: this one action runs now; the agent asks again before its next one."
     )
     assert "Allow for this run: click acts without asking until this run ends." in first_text
+
+
+def test_a_model_the_server_does_not_have_gets_a_way_forward_never_a_green_check(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    # Ollama runs, but qwen2.5vl was never pulled: /api/show says 404, and the name alone
+    # used to give "✓ can see screenshots"
+    ollama = ModelServer(ollama={"llava:7b": ["completion", "vision"]}, models=("llava:7b",))
+    with serve_in_thread(ollama):
+        agent = _agent(tmp_path, ollama.base_url, [_closed_port()])
+        harness = build(qtbot, qloop, agent)
+        try:
+            label = harness.window.panel.vision_label
+            assert label.property("vision") == "missing"
+            assert "✓" not in label.text()
+            assert label.text().startswith(f"No model 'qwen2.5vl' at 127.0.0.1:{ollama.port} — ")
+            assert "(it lists: llava:7b)" in label.toolTip()
+        finally:
+            drive(qloop, harness.close())

@@ -286,3 +286,24 @@ def test_the_ways_to_get_a_server_fit_the_platform() -> None:
     assert windows[0].commands == ("ollama pull qwen2.5vl", "ollama pull qwen2.5vl:3b")
     assert "https://ollama.com/download" in windows[0].note
     assert windows[2].commands[0] == "setx OPENAI_API_KEY sk-…"
+
+
+async def test_the_model_check_reads_the_server_s_model_list() -> None:
+    from desktop_agent.core.errors import ModelNotListed
+    from desktop_agent.planner import check_reachable
+    from desktop_agent.planner.capabilities import ensure_listed, model_listed
+
+    async with ModelServer(models=("llava:7b", "qwen2.5vl:latest")) as server:
+        listed = await check_reachable(server.base_url, None)
+    assert listed == ["llava:7b", "qwen2.5vl:latest"]
+    assert model_listed("qwen2.5vl", listed)  # Ollama: "name" is "name:latest"
+    assert model_listed("LLaVA:7b", listed)
+    assert not model_listed("llava", listed)  # Ollama would look for llava:latest
+    assert model_listed("gemini-2.5-flash", ["models/gemini-2.5-flash"])
+    ensure_listed("llava", server.base_url, None)  # a server that lists nothing: no claim
+    with pytest.raises(ModelNotListed) as caught:
+        ensure_listed("qwen2.5vl:3b", server.base_url, listed)
+    assert str(caught.value) == (
+        f"model 'qwen2.5vl:3b' is not among the models of the server at {server.base_url} "
+        "(it lists: llava:7b, qwen2.5vl:latest)"
+    )
