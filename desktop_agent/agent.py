@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import ModelUnreachable, RefusedToStart
-from desktop_agent.core.events import TaskLoopEvent
-from desktop_agent.core.models import RunView, TaskSpec
+from desktop_agent.core.events import ApprovalRequested, ApprovalResolved, TaskLoopEvent
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView, TaskSpec
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
 from desktop_agent.core.replay import replay_run
@@ -339,6 +339,23 @@ class Agent:
             self.takeover = UserTakeover(self.runner, self.injections)
         self.takeover.attach()
         return self.takeover
+
+    async def ask_here(self, approval: ApprovalRequest) -> ApprovalDecision:
+        """Ask this process's person about another process's call (the app's dialog follows
+        the runner's events): the answer, or deny when the approval's time runs out. A caller
+        that goes away (cancelled) closes the question: `approval_resolved` is told either way.
+        """
+        self.runner.relay(ApprovalRequested(approval))
+        decision, by = ApprovalDecision.DENY, "cancelled"
+        try:
+            async with asyncio.timeout(approval.timeout_s):
+                decision = await self.approvals.request(approval)
+            by = "user"
+        except TimeoutError:
+            by = "timeout"
+        finally:
+            self.runner.relay(ApprovalResolved(approval, decision, by))
+        return decision
 
     def replay(self, run_id: str) -> AsyncGenerator[TaskLoopEvent, None]:
         return replay_run(self.repo, run_id)

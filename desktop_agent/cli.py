@@ -135,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="no window: serve the local API until stopped")
     serve.add_argument("--port", type=_positive_int(0, 65535), default=0)
 
+    mcp = commands.add_parser(
+        "mcp", help="serve the agent to an MCP client (stdio; --http: streamable HTTP)"
+    )
+    mcp.add_argument(
+        "--http", action="store_true", help="streamable HTTP on 127.0.0.1 (token as the API's)"
+    )
+    mcp.add_argument("--port", type=_positive_int(0, 65535), default=0)
+
     commands.add_parser("stop-all", help="stop every run of every instance on this data dir")
     doctor = commands.add_parser("doctor", help="check display, capture, input, hotkey, model")
     doctor.add_argument("--base-url", help="the model server to check")
@@ -282,11 +290,12 @@ def refusal_line(error: RefusedToStart) -> str:
     return f"desktop-agent: {error}{advice}"
 
 
-async def _serve_api(agent: Agent, stack: AsyncExitStack) -> int:
+async def _serve_api(agent: Agent, stack: AsyncExitStack, *, face: str = "run") -> int:
     from desktop_agent.api.server import ApiServer
 
-    # a run's API serves controls only: its approvals follow its own --approve
-    server = ApiServer(agent, controls_only=True)
+    # a run's API serves controls only: its approvals follow its own --approve (an MCP
+    # server's, its own gate)
+    server = ApiServer(agent, controls_only=True, face=face)
     port = await server.start()
     stack.push_async_callback(server.close)
     log.info("local API on 127.0.0.1:%d (controls only)", port)
@@ -616,7 +625,7 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
         agent = await Agent.open(data_dir, load_settings())
         async with AsyncExitStack() as stack:
             stack.push_async_callback(agent.close)
-            server = ApiServer(agent)
+            server = ApiServer(agent, face="serve")
             port = await server.start(args.port)
             stack.push_async_callback(server.close)
             token_file = data_dir / "api-token"
@@ -633,6 +642,12 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
         return 0
 
     return asyncio.run(go())
+
+
+def _cmd_mcp(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.mcp.serve import serve_mcp
+
+    return asyncio.run(serve_mcp(data_dir, _settings_for(args), http=args.http, port=args.port))
 
 
 def _cmd_stop_all(args: argparse.Namespace, data_dir: Path) -> int:
@@ -771,6 +786,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "runs": _cmd_runs,
     "show": _cmd_show,
     "serve": _cmd_serve,
+    "mcp": _cmd_mcp,
     "stop-all": _cmd_stop_all,
     "doctor": _cmd_doctor,
 }

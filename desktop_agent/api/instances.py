@@ -1,8 +1,8 @@
 """The API token and the registry of live instances in the data dir, and stop-all across them.
 
 Every process that serves the API writes `<data dir>/instances/<pid>.json`
-(`{"pid", "port", "started_at", "process_started"}`) and removes it on exit; an entry
-whose process is gone (or whose pid now belongs to a later process) is stale, ignored
+(`{"pid", "port", "started_at", "process_started", "face"}`; face: app, run, serve or mcp)
+and removes it on exit; an entry whose process is gone (or whose pid now belongs to a later process) is stale, ignored
 and removed by whoever lists the instances. Before stop-all sends the token to a
 listed port, the listener there must prove it holds the token (`identity_proof`).
 aiohttp is imported only inside `stop_all_instances`.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from desktop_agent.core.errors import ConfigError
-from desktop_agent.core.models import utcnow
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, utcnow
 from desktop_agent.private_files import (
     exclusive_lock,
     make_private_dir,
@@ -58,6 +58,9 @@ class Instance:
     path: Path
     #: the OS start time of the process (ProcessIdentity.started); "" in files of older versions
     process_started: str = ""
+    #: what the process is: "app" (a window with approval dialogs), "run", "serve", "mcp";
+    #: "" in files of older versions
+    face: str = ""
 
     @property
     def url(self) -> str:
@@ -137,7 +140,9 @@ def _restrict(path: Path) -> None:
 # ── the instance registry ────────────────────────────────────────────────────
 
 
-def register_instance(data_dir: Path, port: int, *, pid: int | None = None) -> Path:
+def register_instance(
+    data_dir: Path, port: int, *, pid: int | None = None, face: str = ""
+) -> Path:
     """Write `instances/<pid>.json` for a process serving the API on `port`; its path."""
     pid = os.getpid() if pid is None else pid
     folder = Path(data_dir) / INSTANCES_DIR
@@ -148,6 +153,7 @@ def register_instance(data_dir: Path, port: int, *, pid: int | None = None) -> P
         "port": port,
         "started_at": utcnow().isoformat(),
         "process_started": identity.started if identity is not None else "",
+        "face": face,
     }
     try:
         make_private_dir(folder)
@@ -221,13 +227,14 @@ def _parse(path: Path) -> Instance | None:
     pid, port, started_at = body.get("pid"), body.get("port"), body.get("started_at")
     if not (_is_int(pid) and _is_int(port)) or pid <= 0 or not 0 < port < 65536:
         return None
-    process_started = body.get("process_started")
+    process_started, face = body.get("process_started"), body.get("face")
     return Instance(
         pid=pid,
         port=port,
         started_at=str(started_at or ""),
         path=path,
         process_started=process_started if isinstance(process_started, str) else "",
+        face=face if isinstance(face, str) else "",
     )
 
 
@@ -317,6 +324,50 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
         return 0
     stopped = body.get("stopped") if isinstance(body, dict) else None
     return stopped if _is_int(stopped) else 0
+
+
+# ── asking the app's user ────────────────────────────────────────────────────
+
+#: the route of the app's API that shows another process's approval in the app's dialog
+ASK_PATH = "/api/approvals/ask"
+#: beyond the approval's own timeout, how long the app may take to answer
+ASK_GRACE_S = 5.0
+
+
+async def ask_app_instance(data_dir: Path, approval: ApprovalRequest) -> ApprovalDecision | None:
+    """Ask the user of the desktop app running on `data_dir` (its approval dialog); the answer,
+    or None when no app runs there or it could not be asked (the caller asks elsewhere).
+
+    Like stop-all, the token goes only to a listener that proved it holds the token.
+    """
+    apps = [i for i in live_instances(data_dir) if i.face == "app" and i.pid != os.getpid()]
+    token = read_token(data_dir) if apps else None
+    if not apps or token is None:
+        return None
+    import aiohttp
+
+    timeout = aiohttp.ClientTimeout(total=approval.timeout_s + ASK_GRACE_S)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        for instance in apps:
+            try:
+                if not await _proves_identity(session, instance, token):
+                    log.warning("the app on port %d did not prove it is ours", instance.port)
+                    continue
+                async with session.post(
+                    f"{instance.url}{ASK_PATH}",
+                    json=approval.to_json(),
+                    headers={"Authorization": f"Bearer {token}"},
+                    allow_redirects=False,
+                ) as response:
+                    body = await response.json() if response.status == 200 else None
+            except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
+                log.warning("the app on port %d could not be asked: %s", instance.port, _reason(error))
+                continue
+            decision = body.get("decision") if isinstance(body, dict) else None
+            if decision in {d.value for d in ApprovalDecision}:
+                return ApprovalDecision(decision)
+            log.warning("the app on port %d gave no answer to an approval", instance.port)
+    return None
 
 
 async def _proves_identity(session: Any, instance: Instance, token: str) -> bool:

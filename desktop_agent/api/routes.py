@@ -18,6 +18,7 @@ from aiohttp import web
 from desktop_agent.api.schemas import (
     ID_PATTERN,
     AnswerApproval,
+    AskApproval,
     BadRequest,
     CreateTask,
     ListQuery,
@@ -98,11 +99,16 @@ class Routes:
         vision: the `vision` a POST asked for, kept until its run starts.
         controls_only: refuse (403) to create, start or approve runs: the process answers
             approvals its own way (`run --approve all`), which must not approve for others.
+        asks_here: a person answers approvals here (the app's dialog): another process
+            (`desktop-agent mcp`) may ask its questions through POST /api/approvals/ask.
     """
 
-    def __init__(self, agent: Agent, *, controls_only: bool = False) -> None:
+    def __init__(
+        self, agent: Agent, *, controls_only: bool = False, asks_here: bool = False
+    ) -> None:
         self.agent = agent
         self.controls_only = controls_only
+        self.asks_here = asks_here
         self.vision: dict[str, VisionSetting] = {}
         self._streaming: set[str] = set()
 
@@ -115,6 +121,7 @@ class Routes:
         add("GET", "/api/tasks/{id}/events", self.events)
         add("POST", "/api/tasks/{id}/{action:pause|resume|stop}", self.control)
         add("GET", "/api/approvals", self.list_approvals)
+        add("POST", "/api/approvals/ask", self.ask_approval)  # before {id}: matched in order
         add("POST", "/api/approvals/{id}", self.answer_approval)
 
     def stop_streamed_runs(self) -> None:
@@ -266,6 +273,16 @@ class Routes:
         return web.json_response(
             {"id": approval.id, "run_id": approval.run_id, "decision": decision.value}
         )
+
+    async def ask_approval(self, request: web.Request) -> web.StreamResponse:
+        """Another process's question, shown in this app's approval dialog; the answer when
+        the user gives it (or deny when it times out). A caller that goes away closes the
+        dialog (handler_cancellation)."""
+        if not self.asks_here:
+            raise Forbidden("nobody answers approvals here: this instance has no approval dialog")
+        body = parse_body(await request.read(), AskApproval)
+        decision = await self.agent.ask_here(body.request())
+        return web.json_response({"id": body.id, "decision": decision.value})
 
     # ── helpers ──────────────────────────────────────────────────────────────
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from desktop_agent.core.models import ApprovalDecision, RunStatus
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, RunStatus
 
 MAX_GOAL_CHARS = 10_000
 MAX_MODEL_CHARS = 200
@@ -105,6 +105,48 @@ class AnswerApproval(_Body):
     @property
     def answer(self) -> ApprovalDecision:
         return ApprovalDecision(self.decision)
+
+
+class AskApproval(_Body):
+    """POST /api/approvals/ask: another process's approval request (ApprovalRequest.to_json),
+    to be shown in this app's dialog."""
+
+    id: str = Field(pattern=f"^{ID_PATTERN.pattern}$")
+    run_id: str = Field(pattern=f"^{ID_PATTERN.pattern}$")
+    index: int = Field(ge=0)
+    tool: str = Field(min_length=1, max_length=64)
+    args: dict[str, Any]
+    reason: str = Field(max_length=20000)
+    risk: Literal["safe", "input", "dangerous"]
+    offer_run_grant: bool
+    timeout_s: float = Field(gt=0, le=3600)
+    screenshot: str | None = Field(default=None, max_length=500)
+    target: list[int] | None = Field(default=None, min_length=2, max_length=2)
+    created_at: str | None = None
+    caution: str = Field(default="", max_length=2000)
+
+    @field_validator("screenshot")
+    @classmethod
+    def _inside_the_data_dir(cls, value: str | None) -> str | None:
+        if value is not None and (value.startswith(("/", "\\")) or ".." in value or ":" in value):
+            raise ValueError("screenshot: a path inside the data dir is needed")
+        return value
+
+    def request(self) -> ApprovalRequest:
+        return ApprovalRequest(
+            id=self.id,
+            run_id=self.run_id,
+            index=self.index,
+            tool=self.tool,
+            args=dict(self.args),
+            reason=self.reason,
+            risk=Risk(self.risk),
+            offer_run_grant=self.offer_run_grant,
+            timeout_s=self.timeout_s,
+            screenshot=self.screenshot,
+            target=(self.target[0], self.target[1]) if self.target else None,
+            caution=self.caution,
+        )
 
 
 class NoBody(_Body):

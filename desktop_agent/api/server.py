@@ -56,15 +56,23 @@ class ApiServer:
     """
 
     def __init__(
-        self, agent: Agent, *, pid: int | None = None, controls_only: bool = False
+        self,
+        agent: Agent,
+        *,
+        pid: int | None = None,
+        controls_only: bool = False,
+        face: str = "",
     ) -> None:
         """`pid` is the process id to register under (tests run two servers in one process);
-        `controls_only` serves list, show, stop, pause and resume only (a `run` process)."""
+        `controls_only` serves list, show, stop, pause and resume only (a `run` process);
+        `face` says what the process is in its instance file (app, run, serve, mcp): the
+        app's API also shows other processes' approvals in its dialog."""
         self.agent = agent
         self.port: int | None = None
         self._pid = os.getpid() if pid is None else pid
         self._token = ""
-        self._routes = Routes(agent, controls_only=controls_only)
+        self._face = face
+        self._routes = Routes(agent, controls_only=controls_only, asks_here=face == "app")
         self._runner: web.AppRunner | None = None
         self._instance_file: Path | None = None
 
@@ -89,7 +97,9 @@ class ApiServer:
         try:
             await web.TCPSite(runner, HOST, port).start()
             self.port = int(runner.addresses[0][1])
-            self._instance_file = register_instance(self.data_dir, self.port, pid=self._pid)
+            self._instance_file = register_instance(
+                self.data_dir, self.port, pid=self._pid, face=self._face
+            )
         except OSError as error:
             await runner.cleanup()
             reason = error.strerror or str(error)

@@ -184,6 +184,11 @@ class TaskRunnerService:
         await self.services.repo.save_run(final)
         return final
 
+    def relay(self, event: TaskLoopEvent) -> None:
+        """Tell the listeners an event of a run of another process that asks a person here
+        (the app shows a `desktop-agent mcp` call's approval in its dialog)."""
+        self._tell(event)
+
     def _tell(self, event: TaskLoopEvent) -> None:
         for listener in list(self._listeners):
             listener(event)

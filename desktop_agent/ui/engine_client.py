@@ -425,7 +425,7 @@ class EngineClient(QObject):
         from desktop_agent.api.server import ApiServer
 
         async def go() -> int:
-            server = ApiServer(self.agent)
+            server = ApiServer(self.agent, face="app")
             port = await server.start()
             self._api = server
             return port

@@ -1,0 +1,173 @@
+"""A desktop tool call from an MCP client as a one-step run: the loop's own turn, gate included.
+
+The client has decided already, so the run's planner is `OneCall`: its first turn answers with
+the client's call (or, for `screenshot`, with "done" on the observation), its second turn says
+how the call went. Everything between — the observation the gate judges, the allowed tools,
+the breaker, the policy, the questions that ask every time, the stop — is the loop's own code
+(core/loop.py), exactly as for a run the model drives. Each call is a run of its own in the
+history ("MCP: click"), so it can be read, replayed and stopped like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.core.events import RunFinished, StepFinished, TaskLoopEvent
+from desktop_agent.core.models import (
+    Decision,
+    Element,
+    Observation,
+    RunView,
+    StepKind,
+    StepStatus,
+    StepView,
+    TokenUsage,
+)
+from desktop_agent.core.ports import DecideRequest, Planner
+from desktop_agent.mcp.gate import Asker, McpApprovalGate
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent
+
+OBSERVE_ONLY = "screen_snapshot"
+#: what decided the calls, in the run's model column
+CALLER = "MCP client"
+#: no model was asked: the run's token count stays 0 (not an estimate)
+_NO_TOKENS = TokenUsage(prompt_tokens=0, completion_tokens=0)
+
+
+class ElementMemory:
+    """The elements of the last screenshot one MCP session was given, by id.
+
+    A call naming an element that is something else on the screen now (the ids are those of
+    a fresh inventory) fails before it acts, and says to take a new screenshot.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[str, str]] = {}
+
+    def remember(self, elements: tuple[Element, ...]) -> None:
+        self._seen = {element.id: (element.role, element.name) for element in elements}
+
+    def changed(self, element_id: int, now: Observation) -> str | None:
+        """Why `element_id` is not what the client saw; None when it is (or none was seen)."""
+        seen = self._seen.get(element_id)
+        if seen is None:
+            return None
+        current = now.element(element_id)
+        if current is not None and (current.role, current.name) == seen:
+            return None
+        was = f'{seen[0]} "{seen[1]}"'
+        is_now = f'{current.role} "{current.name}"' if current else "gone"
+        return (
+            f"element {element_id} was {was} in your last screenshot and is {is_now} now: "
+            "take a new screenshot"
+        )
+
+
+class OneCall:
+    """The planner of a one-step run (see the module docstring).
+
+    Attributes:
+        observation: the screen the call was judged and done on (turn 1's).
+    """
+
+    def __init__(self, tool: str, args: dict[str, Any], memory: ElementMemory) -> None:
+        self.tool = tool
+        self.args = args
+        self.memory = memory
+        self.observation: Observation | None = None
+
+    async def decide(self, request: DecideRequest) -> Decision:
+        if request.turn > 1:
+            return _outcome(request.steps)
+        self.observation = request.observation
+        if self.tool == OBSERVE_ONLY:
+            shown = request.observation
+            message = f"screenshot {shown.width}x{shown.height}, {len(shown.elements)} elements"
+            return Decision("done", message=message, usage=_NO_TOKENS)
+        element = self.args.get("element")
+        stale = None
+        if isinstance(element, int) and not isinstance(element, bool):
+            stale = self.memory.changed(element, request.observation)
+        if stale is not None:
+            return Decision("fail", reason=stale, usage=_NO_TOKENS)
+        return Decision(
+            "tool",
+            tool=self.tool,
+            args=dict(self.args),
+            reason="called by the MCP client",
+            usage=_NO_TOKENS,
+        )
+
+
+def _outcome(steps: Any) -> Decision:
+    action = last_action(steps)
+    if action is not None and action.status is StepStatus.OK:
+        return Decision("done", message=action.summary, usage=_NO_TOKENS)
+    why = action.error if action is not None and action.error else "the call did not run"
+    return Decision("fail", reason=why, usage=_NO_TOKENS)
+
+
+def last_action(steps: Any) -> StepView | None:
+    for step in reversed(list(steps)):
+        if step.kind is StepKind.ACTION:
+            return step
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """How one call went: its run's end, its action row (None for a screenshot or a call
+    that never acted), and the observation it was judged on."""
+
+    run: RunView
+    action: StepView | None
+    observation: Observation | None
+
+
+async def run_one_call(
+    agent: Agent,
+    gate: McpApprovalGate,
+    tool: str,
+    args: dict[str, Any],
+    asker: Asker,
+    memory: ElementMemory,
+    on_event: Callable[[TaskLoopEvent], Any] | None = None,
+) -> CallOutcome:
+    """Run `tool(args)` as a one-step run through the runner (stoppable like any run) and the
+    loop's gate; the approvals it needs go to `asker`'s channels through `gate`."""
+    stops_seen = agent.runner.stop_all_count
+    run = await agent.create_run(
+        f"MCP: {tool}",
+        model=CALLER,
+        max_steps=2,
+        # a call that is refused or fails ends its run at once
+        max_failures=1,
+        allowed_tools=(tool,),
+    )
+    for granted in asker.grants.tools():
+        agent.permissions.grant_for_run(run.id, granted)
+    planner = OneCall(tool, args, memory)
+
+    async def prepare(_: RunView) -> Planner:
+        return planner
+
+    take_back = gate.lend(run.id, asker)
+    final, action = run, None
+    try:
+        handle = agent.runner.admit(run, prepare, stops_seen=stops_seen)
+        async with aclosing(handle.events) as events:
+            async for event in events:
+                if on_event is not None:
+                    await on_event(event)
+                if isinstance(event, StepFinished) and event.step.kind is StepKind.ACTION:
+                    action = event.step
+                elif isinstance(event, RunFinished):
+                    final = event.run
+    finally:
+        take_back()
+    return CallOutcome(final, action, planner.observation)

@@ -1,0 +1,118 @@
+"""Where an MCP call's approval is asked: the desktop app's dialog, else the MCP client's user
+(elicitation), else nobody — and then it is denied, never approved by itself.
+
+`McpApprovalGate` is the PermissionGate of the `desktop-agent mcp` process: the loop's own
+gate (core/loop.py) decides *whether* to ask, exactly as for any run; this only decides
+*whom*. The MCP call that started a run lends it its asker for the run's lifetime.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+#: asks a human through one channel; None: nobody could be asked there
+AskHuman = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
+
+
+class SessionGrants:
+    """The tools the user allowed "for this session" of one MCP client.
+
+    Each call is a run of its own, so a run grant would cover nothing: the session's grants
+    are lent to each run it starts (`Permissions.grant_for_run`), where the loop's gate
+    weighs them as it weighs any run grant — never for a dangerous tool (launch_app) nor for
+    a call that asks every time. A stop-all (hotkey, tray, `stop-all`) revokes them, as it
+    revokes every run grant.
+    """
+
+    def __init__(self, stop_all_count: Callable[[], int]) -> None:
+        self._stop_all_count = stop_all_count
+        self._since = stop_all_count()
+        self._tools: set[str] = set()
+
+    def grant(self, tool: str) -> None:
+        self._fresh()
+        self._tools.add(tool)
+
+    def tools(self) -> frozenset[str]:
+        self._fresh()
+        return frozenset(self._tools)
+
+    def _fresh(self) -> None:
+        now = self._stop_all_count()
+        if now != self._since:
+            self._since = now
+            self._tools.clear()
+
+
+@dataclass
+class Asker:
+    """What one MCP call lends the runs it starts: its client's user, and its session's grants."""
+
+    grants: SessionGrants
+    #: elicitation to the client; None when the client cannot be asked
+    elicit: AskHuman | None = None
+    asked: list[ApprovalRequest] = field(default_factory=list)
+
+
+class McpApprovalGate:
+    """The PermissionGate of the MCP server: the app first, else the caller's client, else deny.
+
+    `ask_app` asks the desktop app running on the same data dir (through the instance
+    registry and its API); it answers None when no app is running or it could not be
+    reached. An answer from the app is final: the client is not asked as well.
+    """
+
+    def __init__(self, ask_app: AskHuman) -> None:
+        self._ask_app = ask_app
+        self._askers: dict[str, Asker] = {}
+
+    def lend(self, run_id: str, asker: Asker) -> Callable[[], None]:
+        """The run `run_id` asks through `asker` until the returned call takes it back."""
+        self._askers[run_id] = asker
+        return lambda: self._askers.pop(run_id, None) and None
+
+    async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        asker = self._askers.get(approval.run_id)
+        if asker is not None:
+            asker.asked.append(approval)
+        decision = await self._first_answer(approval, asker)
+        if decision is ApprovalDecision.RUN and not approval.offer_run_grant:
+            decision = ApprovalDecision.ONCE  # a call that asks every time grants nothing
+        if decision is ApprovalDecision.RUN and asker is not None:
+            asker.grants.grant(approval.tool)
+        return decision
+
+    async def _first_answer(
+        self, approval: ApprovalRequest, asker: Asker | None
+    ) -> ApprovalDecision:
+        channels = [self._ask_app]
+        if asker is not None and asker.elicit is not None:
+            channels.append(asker.elicit)
+        for ask in channels:
+            try:
+                answer = await ask(approval)
+            except Exception:  # noqa: BLE001 - a channel that fails: the next one, else deny
+                log.warning("asking about %s failed", approval.tool, exc_info=True)
+                continue
+            if answer is not None:
+                return answer
+        log.info("nobody could be asked about %s: denied", approval.tool)
+        return ApprovalDecision.DENY
+
+
+def app_asker(data_dir: Path) -> AskHuman:
+    """Ask the desktop app on `data_dir`, if one runs (api/instances.ask_app_instance)."""
+
+    async def ask(approval: ApprovalRequest) -> ApprovalDecision | None:
+        from desktop_agent.api.instances import ask_app_instance
+
+        return await ask_app_instance(data_dir, approval)
+
+    return ask

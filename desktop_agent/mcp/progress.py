@@ -1,0 +1,63 @@
+"""Run events as MCP progress: one notification per finished step, pause and approval."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from desktop_agent.core.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    RunPaused,
+    RunResumed,
+    StepFinished,
+    TaskLoopEvent,
+)
+from desktop_agent.core.text import printable
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What one `notifications/progress` says: `progress` grows with every notice."""
+
+    progress: float
+    total: float | None
+    message: str
+
+
+class ProgressOfRun:
+    """Turns a run's events into progress notices; events nobody needs told give None.
+
+    `progress` counts the notices (it must only grow); `total` is the run's turn limit.
+    """
+
+    def __init__(self, max_steps: int | None = None) -> None:
+        self.total = float(max_steps) if max_steps else None
+        self.count = 0
+
+    def __call__(self, event: TaskLoopEvent) -> Progress | None:
+        message = _message(event)
+        if message is None:
+            return None
+        self.count += 1
+        return Progress(float(self.count), self.total, printable(message))
+
+
+def _message(event: TaskLoopEvent) -> str | None:
+    if isinstance(event, StepFinished):
+        step = event.step
+        tool = f" {step.tool}" if step.tool else ""
+        args = f" {json.dumps(step.args, ensure_ascii=False)}" if step.args else ""
+        detail = step.error or step.summary
+        return f"turn {step.index} {step.kind.value}{tool}{args}: {step.status.value}" + (
+            f" - {detail}" if detail else ""
+        )
+    if isinstance(event, ApprovalRequested):
+        return f"turn {event.approval.index}: waiting for the user to allow {event.approval.tool}"
+    if isinstance(event, ApprovalResolved):
+        return f"turn {event.approval.index}: {event.approval.tool} {event.decision.value}"
+    if isinstance(event, RunPaused):
+        return "paused"
+    if isinstance(event, RunResumed):
+        return "resumed"
+    return None

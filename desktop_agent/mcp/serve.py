@@ -1,0 +1,180 @@
+"""`desktop-agent mcp`: the MCP server over stdio (default) or streamable HTTP on 127.0.0.1.
+
+The process hosts its runs as `run` and `serve` do: the local API (controls only; it
+registers as face "mcp", so `stop-all` and the app's hotkey reach its calls), the stop
+hotkey, SIGINT/SIGTERM, the user-takeover watch. On HTTP the same bearer token and Host /
+Origin rules as the local API hold (docs/api.md); stdio needs none (the client started us).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import signal
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.mcp.gate import McpApprovalGate, app_asker
+
+if TYPE_CHECKING:
+    from desktop_agent.mcp.server import McpFace
+    from desktop_agent.settings import Settings
+
+log = logging.getLogger(__name__)
+
+HTTP_PATH = "/mcp"
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def serve_mcp(
+    data_dir: Path, settings: Settings, *, http: bool = False, port: int = 0
+) -> int:
+    """Serve until the client leaves (stdio: end of input) or a signal comes; exit code 0."""
+    from importlib.metadata import version
+
+    from desktop_agent.agent import Agent
+    from desktop_agent.cli import _serve_api, _stop_on_hotkey
+    from desktop_agent.mcp.server import McpFace
+
+    gate = McpApprovalGate(app_asker(data_dir))
+    agent = await Agent.open(data_dir, settings, gate=gate)
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(agent.close)
+        ended = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_signal() -> None:
+            agent.stop_all()
+            ended.set()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, on_signal)
+            stack.callback(loop.remove_signal_handler, signum)
+        await _serve_api(agent, stack, face="mcp")
+        _stop_on_hotkey(agent, settings, stack)
+        agent.watch_user_input()
+        face = McpFace(agent, gate, version=version("desktop-agent"))
+        serving = _serve_http(face, data_dir, port) if http else _serve_stdio(face)
+        task = asyncio.ensure_future(serving)
+        waiter = asyncio.ensure_future(ended.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            agent.stop_all()  # the client left or a signal came: nothing of ours goes on
+            for pending in (task, waiter):
+                pending.cancel()
+            await asyncio.gather(task, waiter, return_exceptions=True)
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    return 0
+
+
+async def _serve_stdio(face: McpFace) -> None:
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    server = face.server
+    # the handshake era (2025-11-25): elicitation is a request to the client in the middle of
+    # a call, which the loop's gate can await; the 2026-07-28 era has no such request
+    async with stdio_server() as (read, write), server.lifespan(server) as state:
+        await serve_loop(
+            server,
+            read,
+            write,
+            lifespan_state=state,
+            init_options=server.create_initialization_options(),
+        )
+
+
+async def _serve_http(face: McpFace, data_dir: Path, port: int) -> None:
+    import uvicorn
+
+    from desktop_agent.api.instances import ensure_token
+
+    app = face.server.streamable_http_app(streamable_http_path=HTTP_PATH, host="127.0.0.1")
+    token = ensure_token(data_dir)
+    config = uvicorn.Config(
+        guarded(app, token),
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.ensure_future(server.serve())
+    try:
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            bound = server.servers[0].sockets[0].getsockname()[1]
+            log.info("MCP over streamable HTTP on http://127.0.0.1:%d%s", bound, HTTP_PATH)
+            print(f"serving MCP on http://127.0.0.1:{bound}{HTTP_PATH}", flush=True)
+        await task
+    finally:
+        server.should_exit = True
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def guarded(app: Asgi, token: str) -> Asgi:
+    """The local API's rules in front of the MCP endpoint: a loopback Host and no foreign
+    Origin (403), then the bearer token (401), before the request reaches the SDK."""
+    from desktop_agent.api.server import is_loopback_host
+
+    expected = token.encode("utf-8")
+
+    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
+        hosts = [value for name, value in headers if name == "host"]
+        origin = next((value for name, value in headers if name == "origin"), None)
+        port = scope.get("server", (None, None))[1]
+        own = {f"http://127.0.0.1:{port}", f"http://localhost:{port}"}
+        if len(hosts) != 1 or not is_loopback_host(hosts[0]):
+            await _refuse(send, 403, "Host is not a loopback name (127.0.0.1, localhost, [::1])")
+            return
+        if origin is not None and origin.lower() not in own:
+            await _refuse(send, 403, "Origin is not this server's own")
+            return
+        authorization = next((value for name, value in headers if name == "authorization"), "")
+        scheme, _, given = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.strip().encode("utf-8", "replace"), expected
+        ):
+            await _refuse(
+                send,
+                401,
+                "missing or wrong API token (send 'Authorization: Bearer <token>'; "
+                "the token is in the data dir's api-token file)",
+                extra=[(b"www-authenticate", b"Bearer")],
+            )
+            return
+        await app(scope, receive, send)
+
+    return guard
+
+
+async def _refuse(
+    send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    import json
+
+    body = json.dumps({"error": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *(extra or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

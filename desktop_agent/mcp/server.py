@@ -1,0 +1,376 @@
+"""The MCP handlers: list the tools, and call one — a desktop tool as a one-step run, a task
+tool on the runner and the history. Built on the `mcp` SDK's low-level `Server`."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.elicitation import elicit_with_validation
+from mcp.server.lowlevel import Server
+from pydantic import BaseModel, ValidationError
+
+from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.events import RunFinished, TaskLoopEvent
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    ApprovalRequest,
+    RunStatus,
+    RunView,
+    StepKind,
+    StopReason,
+)
+from desktop_agent.core.text import printable
+from desktop_agent.core.tools import describe_validation_error
+from desktop_agent.mcp.calls import OBSERVE_ONLY, CallOutcome, ElementMemory, run_one_call
+from desktop_agent.mcp.gate import Asker, AskHuman, McpApprovalGate, SessionGrants
+from desktop_agent.mcp.progress import ProgressOfRun
+from desktop_agent.mcp.tools import GetRunArgs, ListRunsArgs, McpTool, RunIdArgs, RunTaskArgs, mcp_tools
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "desktop-agent"
+STOPPED_BY_USER = "stopped by the user"
+#: get_run's screenshots=true returns at most this many (the last ones)
+MAX_RUN_SCREENSHOTS = 10
+#: stdio has one client; on HTTP each MCP session has its own grants and element memory
+STDIO_SESSION = "stdio"
+
+
+class _OnceOrSession(BaseModel):
+    answer: Literal["once", "session", "deny"]
+
+
+class _OnceOnly(BaseModel):
+    answer: Literal["once", "deny"]
+
+
+_ANSWERS = {"once": ApprovalDecision.ONCE, "session": ApprovalDecision.RUN}
+
+
+@dataclass
+class _Session:
+    grants: SessionGrants
+    memory: ElementMemory = field(default_factory=ElementMemory)
+
+
+class McpFace:
+    """The MCP server of one process: its tools over the Agent's runner, store and gate.
+
+    Attributes:
+        agent: the services (runner, store, permissions) every run of this process uses.
+        gate: the Agent's PermissionGate (asks the app, else the client, else denies).
+    """
+
+    def __init__(self, agent: Agent, gate: McpApprovalGate, *, version: str = "") -> None:
+        self.agent = agent
+        self.gate = gate
+        self.tools = mcp_tools()
+        self._sessions: dict[str, _Session] = {}
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=version,
+            instructions=(
+                "Acts on the user's desktop. Every action goes through the agent's gate and may "
+                "ask the user first; the user's stop hotkey ends any call at once."
+            ),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+        )
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[_listed(tool) for tool in self.tools.values()])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = self.tools.get(params.name)
+        if tool is None:
+            return _error(f"unknown tool {params.name!r}; the tools are: {', '.join(self.tools)}")
+        arguments = dict(params.arguments or {})
+        try:
+            if tool.kind == "desktop":
+                return await self._desktop(ctx, tool, arguments)
+            return await self._task(ctx, tool, arguments)
+        except ValidationError as error:
+            return _error(f"invalid arguments for {tool.name}: {describe_validation_error(error)}")
+        except DesktopAgentError as error:
+            return _error(str(error))
+
+    # ── desktop tools: one-step runs ─────────────────────────────────────────
+
+    async def _desktop(
+        self, ctx: ServerRequestContext[Any], tool: McpTool, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        if tool.builtin == OBSERVE_ONLY:
+            tool.args_model.model_validate(arguments)  # takes nothing
+        session = self._session(ctx)
+        asker = Asker(session.grants, _elicitor(ctx))
+        outcome = await run_one_call(
+            self.agent,
+            self.gate,
+            tool.builtin,
+            arguments,
+            asker,
+            session.memory,
+            on_event=_progress_sender(ctx),
+        )
+        if tool.builtin == OBSERVE_ONLY and outcome.observation is not None:
+            session.memory.remember(outcome.observation.elements)
+        return _call_result(tool.name, outcome)
+
+    def _session(self, ctx: ServerRequestContext[Any]) -> _Session:
+        headers = getattr(ctx.request, "headers", None)
+        key = (headers.get("mcp-session-id") if headers is not None else None) or STDIO_SESSION
+        session = self._sessions.get(key)
+        if session is None:
+            runner = self.agent.runner
+            session = self._sessions[key] = _Session(SessionGrants(lambda: runner.stop_all_count))
+        return session
+
+    # ── task tools ───────────────────────────────────────────────────────────
+
+    async def _task(
+        self, ctx: ServerRequestContext[Any], tool: McpTool, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        args = tool.args_model.model_validate(arguments)
+        if isinstance(args, RunTaskArgs):
+            return await self._run_task(ctx, args)
+        if isinstance(args, ListRunsArgs):
+            runs = await self.agent.repo.list_runs(limit=args.limit)
+            lines = [_run_line(run) for run in runs] or ["no runs yet"]
+            return _text("\n".join(lines), {"runs": [run.to_json() for run in runs]})
+        if isinstance(args, GetRunArgs):
+            return await self._get_run(args)
+        if isinstance(args, RunIdArgs):
+            runner = self.agent.runner
+            done = runner.pause(args.run_id) if tool.name == "pause_run" else runner.resume(
+                args.run_id
+            )
+            verb = "pause" if tool.name == "pause_run" else "resume"
+            if not done:
+                return _error(f"run {args.run_id} is not running in this server; cannot {verb}")
+            return _text(f"{verb} asked of run {args.run_id}")
+        return await self._stop_all()
+
+    async def _run_task(
+        self, ctx: ServerRequestContext[Any], args: RunTaskArgs
+    ) -> types.CallToolResult:
+        session = self._session(ctx)
+        handle = await self.agent.launch(
+            args.goal,
+            max_steps=args.max_steps,
+            allowed_tools=tuple(args.allowed_tools) if args.allowed_tools else None,
+        )
+        take_back = self.gate.lend(handle.run_id, Asker(session.grants, _elicitor(ctx)))
+        send = _progress_sender(ctx, ProgressOfRun(handle.run.max_steps))
+        final = handle.run
+        try:
+            async with aclosing(handle.events) as events:
+                async for event in events:
+                    await send(event)
+                    if isinstance(event, RunFinished):
+                        final = event.run
+        finally:
+            take_back()
+        summary = (
+            f"run {final.id} {final.status.value}"
+            + (f" / {final.stop_reason.value}" if final.stop_reason else "")
+            + f" after {final.step_count} turn(s)"
+            + (f": {final.message}" if final.message else "")
+        )
+        if _stopped_by_user(final):
+            summary = f"{STOPPED_BY_USER}: {summary}"
+        return _text(
+            printable(summary),
+            {
+                "run_id": final.id,
+                "status": final.status.value,
+                "stop_reason": final.stop_reason.value if final.stop_reason else None,
+                "summary": final.message,
+            },
+            error=final.status is not RunStatus.COMPLETED,
+        )
+
+    async def _get_run(self, args: GetRunArgs) -> types.CallToolResult:
+        run = await self.agent.repo.get_run(args.run_id)
+        if run is None:
+            return _error(f"no run {args.run_id!r}")
+        steps = await self.agent.repo.list_steps(run.id)
+        lines = [_run_line(run)]
+        for step in steps:
+            detail = step.error or step.summary
+            tool = f" {step.tool}" if step.tool else ""
+            lines.append(
+                f"{step.index:>3} {step.kind.value}{tool} {step.short_args(60)} "
+                f"{step.status.value}" + (f" - {detail}" if detail else "")
+            )
+        content: list[types.ContentBlock] = [types.TextContent(text=printable("\n".join(lines), keep_newlines=True))]
+        if args.screenshots:
+            shots = [s.screenshot for s in steps if s.kind is StepKind.OBSERVE and s.screenshot]
+            for path in shots[-MAX_RUN_SCREENSHOTS:]:
+                image = _image_file(self.agent.data_dir, path)
+                if image is not None:
+                    content.append(image)
+        return types.CallToolResult(
+            content=content,
+            structured_content={**run.to_json(), "steps": [step.to_json() for step in steps]},
+        )
+
+    async def _stop_all(self) -> types.CallToolResult:
+        from desktop_agent.api.instances import stop_all_instances
+
+        here = self.agent.stop_all()
+        others = await stop_all_instances(self.agent.data_dir, exclude_pid=_own_pid())
+        return _text(f"stopped {here + others} run(s)", {"stopped": here + others})
+
+
+# ── results ──────────────────────────────────────────────────────────────────
+
+
+def _listed(tool: McpTool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.input_schema(),
+        annotations=types.ToolAnnotations(
+            read_only_hint=tool.read_only,
+            destructive_hint=tool.builtin == "launch_app" or None,
+        ),
+    )
+
+
+def _call_result(name: str, outcome: CallOutcome) -> types.CallToolResult:
+    run, action = outcome.run, outcome.action
+    if _stopped_by_user(run):
+        return _error(f"{STOPPED_BY_USER}: {name} did not finish (run {run.id})")
+    if run.status is not RunStatus.COMPLETED:
+        why = (action.error if action is not None else None) or run.message or run.status.value
+        not_run = action is None or action.status.value in ("denied", "skipped")
+        verb = "was not run" if not_run else "failed"
+        return _error(printable(f"{name} {verb}: {why} (run {run.id})"))
+    if name == "screenshot" and outcome.observation is not None:
+        shown = outcome.observation
+        elements = shown.inventory_text() or "(no elements listed)"
+        return types.CallToolResult(
+            content=[
+                types.ImageContent(
+                    data=base64.b64encode(shown.image).decode("ascii"), mime_type=shown.mime
+                ),
+                types.TextContent(text=printable(elements, keep_newlines=True)),
+            ],
+            structured_content={
+                "run_id": run.id,
+                "width": shown.width,
+                "height": shown.height,
+                "elements": len(shown.elements),
+            },
+        )
+    summary = action.summary if action is not None else run.message
+    return _text(printable(summary or f"{name} done"), {"run_id": run.id})
+
+
+def _text(
+    text: str, structured: dict[str, Any] | None = None, *, error: bool = False
+) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=structured, is_error=error
+    )
+
+
+def _error(text: str) -> types.CallToolResult:
+    return _text(text, error=True)
+
+
+def _stopped_by_user(run: RunView) -> bool:
+    return run.status is RunStatus.STOPPED and run.stop_reason is StopReason.USER_STOP
+
+
+def _run_line(run: RunView) -> str:
+    reason = f"/{run.stop_reason.value}" if run.stop_reason else ""
+    return printable(
+        f"{run.id}  {run.status.value}{reason}  {run.step_count} turn(s)  {run.goal}"
+    )
+
+
+def _image_file(data_dir: Path, relative: str) -> types.ImageContent | None:
+    path = Path(data_dir) / relative
+    mime = "image/png" if path.suffix == ".png" else "image/jpeg"
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime)
+
+
+def _own_pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+# ── asking the client's user, telling it the progress ────────────────────────
+
+
+def approval_message(approval: ApprovalRequest) -> str:
+    """The question the client shows its user: the call, why it asks, what to answer."""
+    arguments = json.dumps(approval.args, ensure_ascii=False)
+    caution = f"\nIt asks every time: {approval.caution}" if approval.caution else ""
+    choices = (
+        "once, session (this tool, for the rest of this MCP session) or deny"
+        if approval.offer_run_grant
+        else "once or deny"
+    )
+    return printable(
+        f"Allow the desktop agent to run {approval.tool} {arguments}?{caution}\n"
+        f"Answer {choices}; it is denied in {approval.timeout_s:.0f} s.",
+        keep_newlines=True,
+    )
+
+
+def _elicitor(ctx: ServerRequestContext[Any]) -> AskHuman | None:
+    """Elicitation to this request's client, when it can be asked; else None."""
+    session = ctx.session
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    if not session.check_client_capability(wanted):
+        return None
+
+    async def ask(approval: ApprovalRequest) -> ApprovalDecision | None:
+        schema: type[BaseModel] = _OnceOrSession if approval.offer_run_grant else _OnceOnly
+        result = await elicit_with_validation(
+            session, approval_message(approval), schema, related_request_id=ctx.request_id
+        )
+        if result.action != "accept":
+            return ApprovalDecision.DENY
+        answer = getattr(result.data, "answer", "deny")
+        return _ANSWERS.get(answer, ApprovalDecision.DENY)
+
+    return ask
+
+
+def _progress_sender(ctx: ServerRequestContext[Any], progress: ProgressOfRun | None = None) -> Any:
+    """A run's events as progress notifications to the client that asked for them."""
+    notices = progress or ProgressOfRun()
+
+    async def send(event: TaskLoopEvent) -> None:
+        notice = notices(event)
+        if notice is None:
+            return
+        try:
+            await ctx.session.report_progress(notice.progress, notice.total, notice.message)
+        except Exception:  # noqa: BLE001 - a client that cannot be told must not end the run
+            log.debug("progress could not be sent", exc_info=True)
+
+    return send
