@@ -2,9 +2,10 @@
 
 Every process that serves the API writes `<data dir>/instances/<pid>.json`
 (`{"pid", "port", "started_at", "process_started", "face"}`; face: app, run, serve or mcp)
-and removes it on exit; an entry whose process is gone (or whose pid now belongs to a later process) is stale, ignored
-and removed by whoever lists the instances. Before stop-all sends the token to a
-listed port, the listener there must prove it holds the token (`identity_proof`).
+and removes it on exit; an entry whose process is gone (or whose pid now belongs to a later
+process) is stale, ignored and removed by whoever lists the instances. Before stop-all sends
+the token to a listed port, the listener there must prove it holds the token
+(`identity_proof`).
 aiohttp is imported only inside `stop_all_instances`.
 """
 
@@ -334,13 +335,17 @@ ASK_PATH = "/api/approvals/ask"
 ASK_GRACE_S = 5.0
 
 
-async def ask_app_instance(data_dir: Path, approval: ApprovalRequest) -> ApprovalDecision | None:
+async def ask_app_instance(
+    data_dir: Path, approval: ApprovalRequest, *, exclude_pid: int | None = -1
+) -> ApprovalDecision | None:
     """Ask the user of the desktop app running on `data_dir` (its approval dialog); the answer,
     or None when no app runs there or it could not be asked (the caller asks elsewhere).
 
     Like stop-all, the token goes only to a listener that proved it holds the token.
+    `exclude_pid`: this process by default (-1).
     """
-    apps = [i for i in live_instances(data_dir) if i.face == "app" and i.pid != os.getpid()]
+    own = os.getpid() if exclude_pid == -1 else exclude_pid
+    apps = [i for i in live_instances(data_dir) if i.face == "app" and i.pid != own]
     token = read_token(data_dir) if apps else None
     if not apps or token is None:
         return None
@@ -361,7 +366,7 @@ async def ask_app_instance(data_dir: Path, approval: ApprovalRequest) -> Approva
                 ) as response:
                     body = await response.json() if response.status == 200 else None
             except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
-                log.warning("the app on port %d could not be asked: %s", instance.port, _reason(error))
+                log.warning("the app on port %d was not reached: %s", instance.port, _reason(error))
                 continue
             decision = body.get("decision") if isinstance(body, dict) else None
             if decision in {d.value for d in ApprovalDecision}:

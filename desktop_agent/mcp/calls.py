@@ -10,7 +10,7 @@ history ("MCP: click"), so it can be read, replayed and stopped like any other.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -104,7 +104,7 @@ class OneCall:
         )
 
 
-def _outcome(steps: Any) -> Decision:
+def _outcome(steps: Sequence[StepView]) -> Decision:
     action = last_action(steps)
     if action is not None and action.status is StepStatus.OK:
         return Decision("done", message=action.summary, usage=_NO_TOKENS)
@@ -112,8 +112,8 @@ def _outcome(steps: Any) -> Decision:
     return Decision("fail", reason=why, usage=_NO_TOKENS)
 
 
-def last_action(steps: Any) -> StepView | None:
-    for step in reversed(list(steps)):
+def last_action(steps: Sequence[StepView]) -> StepView | None:
+    for step in reversed(steps):
         if step.kind is StepKind.ACTION:
             return step
     return None

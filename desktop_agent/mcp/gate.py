@@ -59,6 +59,8 @@ class Asker:
     #: elicitation to the client; None when the client cannot be asked
     elicit: AskHuman | None = None
     asked: list[ApprovalRequest] = field(default_factory=list)
+    #: questions nobody could be asked (so they were denied)
+    unasked: int = 0
 
 
 class McpApprovalGate:
@@ -76,7 +78,11 @@ class McpApprovalGate:
     def lend(self, run_id: str, asker: Asker) -> Callable[[], None]:
         """The run `run_id` asks through `asker` until the returned call takes it back."""
         self._askers[run_id] = asker
-        return lambda: self._askers.pop(run_id, None) and None
+
+        def take_back() -> None:
+            self._askers.pop(run_id, None)
+
+        return take_back
 
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
         asker = self._askers.get(approval.run_id)
@@ -104,6 +110,8 @@ class McpApprovalGate:
             if answer is not None:
                 return answer
         log.info("nobody could be asked about %s: denied", approval.tool)
+        if asker is not None:
+            asker.unasked += 1
         return ApprovalDecision.DENY
 
 

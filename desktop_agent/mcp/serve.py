@@ -9,14 +9,17 @@ Origin rules as the local API hold (docs/api.md); stdio needs none (the client s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 import signal
-from collections.abc import Awaitable, Callable, MutableMapping
+import socket
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.errors import ConfigError
 from desktop_agent.mcp.gate import McpApprovalGate, app_asker
 
 if TYPE_CHECKING:
@@ -108,20 +111,36 @@ async def _serve_http(face: McpFace, data_dir: Path, port: int) -> None:
         access_log=False,
         lifespan="on",
     )
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.ensure_future(server.serve())
+    server = _quiet_uvicorn()(config)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        while not server.started and not task.done():
-            await asyncio.sleep(0.01)
-        if server.started:
-            bound = server.servers[0].sockets[0].getsockname()[1]
-            log.info("MCP over streamable HTTP on http://127.0.0.1:%d%s", bound, HTTP_PATH)
-            print(f"serving MCP on http://127.0.0.1:{bound}{HTTP_PATH}", flush=True)
-        await task
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+    except OSError as error:
+        listener.close()
+        raise ConfigError(f"cannot serve MCP on 127.0.0.1:{port}: {error.strerror}") from None
+    bound = listener.getsockname()[1]
+    log.info("MCP over streamable HTTP on http://127.0.0.1:%d%s", bound, HTTP_PATH)
+    print(f"serving MCP on http://127.0.0.1:{bound}{HTTP_PATH}", flush=True)
+    try:
+        await server.serve(sockets=[listener])
     finally:
         server.should_exit = True
-        await asyncio.gather(task, return_exceptions=True)
+        listener.close()
+
+
+def _quiet_uvicorn() -> type[Any]:
+    import uvicorn
+
+    class QuietUvicorn(uvicorn.Server):
+        """uvicorn without signal handlers of its own: SIGINT / SIGTERM are the process's
+        (they stop every run first); uvicorn's would replace them while it serves."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return QuietUvicorn
 
 
 def guarded(app: Asgi, token: str) -> Asgi:

@@ -15,6 +15,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.elicitation import elicit_with_validation
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from desktop_agent.core.errors import DesktopAgentError
@@ -32,7 +33,14 @@ from desktop_agent.core.tools import describe_validation_error
 from desktop_agent.mcp.calls import OBSERVE_ONLY, CallOutcome, ElementMemory, run_one_call
 from desktop_agent.mcp.gate import Asker, AskHuman, McpApprovalGate, SessionGrants
 from desktop_agent.mcp.progress import ProgressOfRun
-from desktop_agent.mcp.tools import GetRunArgs, ListRunsArgs, McpTool, RunIdArgs, RunTaskArgs, mcp_tools
+from desktop_agent.mcp.tools import (
+    GetRunArgs,
+    ListRunsArgs,
+    McpTool,
+    RunIdArgs,
+    RunTaskArgs,
+    mcp_tools,
+)
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
@@ -87,6 +95,7 @@ class McpFace:
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
         )
+        self.server.add_request_handler("server/discover", types.RequestParams, _no_discover)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -129,6 +138,12 @@ class McpFace:
         )
         if tool.builtin == OBSERVE_ONLY and outcome.observation is not None:
             session.memory.remember(outcome.observation.elements)
+        if asker.unasked:
+            return _error(
+                f"{tool.name} was not run: it needs the user's approval and nobody could be "
+                "asked (no desktop app on this data dir, and this client does not support "
+                f"elicitation) (run {outcome.run.id})"
+            )
         return _call_result(tool.name, outcome)
 
     def _session(self, ctx: ServerRequestContext[Any]) -> _Session:
@@ -156,8 +171,10 @@ class McpFace:
             return await self._get_run(args)
         if isinstance(args, RunIdArgs):
             runner = self.agent.runner
-            done = runner.pause(args.run_id) if tool.name == "pause_run" else runner.resume(
-                args.run_id
+            done = (
+                runner.pause(args.run_id)
+                if tool.name == "pause_run"
+                else runner.resume(args.run_id)
             )
             verb = "pause" if tool.name == "pause_run" else "resume"
             if not done:
@@ -217,7 +234,9 @@ class McpFace:
                 f"{step.index:>3} {step.kind.value}{tool} {step.short_args(60)} "
                 f"{step.status.value}" + (f" - {detail}" if detail else "")
             )
-        content: list[types.ContentBlock] = [types.TextContent(text=printable("\n".join(lines), keep_newlines=True))]
+        content: list[types.ContentBlock] = [
+            types.TextContent(text=printable("\n".join(lines), keep_newlines=True))
+        ]
         if args.screenshots:
             shots = [s.screenshot for s in steps if s.kind is StepKind.OBSERVE and s.screenshot]
             for path in shots[-MAX_RUN_SCREENSHOTS:]:
@@ -235,6 +254,15 @@ class McpFace:
         here = self.agent.stop_all()
         others = await stop_all_instances(self.agent.data_dir, exclude_pid=_own_pid())
         return _text(f"stopped {here + others} run(s)", {"stopped": here + others})
+
+
+async def _no_discover(ctx: ServerRequestContext[Any], params: types.RequestParams) -> None:
+    """This server speaks the handshake era (2025-11-25), on stdio and HTTP alike: there an
+    approval is asked of the client's user in the middle of the call (elicitation/create),
+    which the loop's gate awaits. The 2026-07-28 era has no server-to-client request; a
+    client that probes for it (`server/discover`) is told no and falls back to `initialize`.
+    """
+    raise MCPError(types.METHOD_NOT_FOUND, "this server speaks the 2025-11-25 handshake era")
 
 
 # ── results ──────────────────────────────────────────────────────────────────
@@ -300,9 +328,7 @@ def _stopped_by_user(run: RunView) -> bool:
 
 def _run_line(run: RunView) -> str:
     reason = f"/{run.stop_reason.value}" if run.stop_reason else ""
-    return printable(
-        f"{run.id}  {run.status.value}{reason}  {run.step_count} turn(s)  {run.goal}"
-    )
+    return printable(f"{run.id}  {run.status.value}{reason}  {run.step_count} turn(s)  {run.goal}")
 
 
 def _image_file(data_dir: Path, relative: str) -> types.ImageContent | None:

@@ -3,10 +3,11 @@ real server process, on the test desktop, with a real l3afpad."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from mcp.client.context import ClientRequestContext
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
 from tests.e2e.conftest import Cli
-from tests.support.model_server import ModelServer
+from tests.support.model_server import Hang, ModelServer, Reply
 from tests.support.xdisplay import XSession, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,12 +187,138 @@ async def test_launch_app_asks_every_time_even_after_allow_for_this_session(
     async with mcp_client(cli, asked) as client:
         first = await client.call_tool("type_text", {"text": "a"})
         second = await client.call_tool("type_text", {"text": "b"})  # the session's grant
-        launches = [
-            await client.call_tool("launch_app", {"command": "sleep 60"}) for _ in range(2)
-        ]
+        launches = [await client.call_tool("launch_app", {"command": "sleep 60"}) for _ in range(2)]
 
     assert not first.is_error and not second.is_error
     assert [q.split()[6] for q in asked.questions] == ["type_text", "launch_app", "launch_app"]
     assert all(not launch.is_error for launch in launches), [text_of(x) for x in launches]
     assert "session" not in asked.questions[1]  # a dangerous tool offers no session grant
     assert editor_text(xsession) == "ab"
+
+
+# ── run_task: the whole loop with the agent's own model ──────────────────────
+
+
+def model_env(server: ModelServer) -> dict[str, str]:
+    return {
+        "DESKTOP_AGENT_BASE_URL": server.base_url,
+        "DESKTOP_AGENT_MODEL": "qwen2.5vl",
+        "DESKTOP_AGENT_VISION": "yes",
+    }
+
+
+async def test_run_task_streams_progress_per_step_and_ends_completed(
+    cli: Cli, model: Callable[..., ModelServer], l3afpad: Any, xsession: XSession
+) -> None:
+    server = model(
+        script=[
+            Reply({"action": "tool", "tool": "type_text", "args": {"text": "hi"}, "reason": "r"}),
+            Reply({"action": "done", "message": "typed it", "reason": "r"}),
+        ]
+    )
+    asked = Asked(answers=["once"])
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async with mcp_client(cli, asked, env=model_env(server)) as client:
+        result = await client.call_tool(
+            "run_task", {"goal": "type hi", "max_steps": 5}, progress_callback=on_progress
+        )
+
+    assert not result.is_error, text_of(result)
+    assert result.structured_content["status"] == "completed"
+    assert result.structured_content["summary"] == "typed it"
+    messages = [message or "" for _, message in progress]
+    assert [value for value, _ in progress] == sorted({value for value, _ in progress})
+    assert any(m.startswith("turn 1 action type_text") and ": ok" in m for m in messages)
+    assert any(m.startswith("turn 2 decide") for m in messages)
+    assert editor_text(xsession) == "hi"
+
+
+async def test_the_stop_hotkey_during_run_task_ends_it_stopped_with_no_more_input(
+    cli: Cli, model: Callable[..., ModelServer], xsession: XSession
+) -> None:
+    server = model(script=[Hang()])
+    async with mcp_client(cli, env=model_env(server)) as client:
+        log = cli.data_dir / "desktop-agent.log"
+        wait_until(
+            lambda: log.exists() and "stop hotkey ctrl+alt+esc is on" in log.read_text(),
+            timeout=20,
+            what="the hotkey grab",
+        )
+        call = asyncio.ensure_future(client.call_tool("run_task", {"goal": "wait forever"}))
+        await asyncio.to_thread(
+            wait_until, lambda: server.requests or call.done(), timeout=30, what="the model request"
+        )
+        _xdotool(xsession, "key", "ctrl+alt+Escape")
+        result = await asyncio.wait_for(call, timeout=30)
+        run = await client.call_tool("get_run", {"run_id": result.structured_content["run_id"]})
+
+    assert result.is_error
+    assert text_of(result).startswith("stopped by the user")
+    assert (result.structured_content["status"], result.structured_content["stop_reason"]) == (
+        "stopped",
+        "user_stop",
+    )
+    assert len(server.requests) == 1  # the model was not asked again
+    kinds = [step["kind"] for step in run.structured_content["steps"]]
+    assert "action" not in kinds  # no input after the stop
+
+
+# ── streamable HTTP: the local API's token and Host / Origin rules ───────────
+
+
+async def test_http_needs_the_token_and_a_loopback_host_and_then_serves_the_tools(
+    cli: Cli, l3afpad: Any, xsession: XSession
+) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    process = cli.start("mcp", "--http")
+    line = await asyncio.to_thread(process.stdout.readline)  # type: ignore[union-attr]
+    url = line.strip().rpartition(" ")[2]
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), line
+    token = (cli.data_dir / "api-token").read_text().strip()
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    async with httpx2.AsyncClient() as http:
+        no_token = await http.post(url, json=ping)
+        foreign_host = await http.post(
+            url, json=ping, headers={"Authorization": f"Bearer {token}", "Host": "evil.example"}
+        )
+        foreign_origin = await http.post(
+            url,
+            json=ping,
+            headers={"Authorization": f"Bearer {token}", "Origin": "http://evil.example"},
+        )
+    assert no_token.status_code == 401
+    assert foreign_host.status_code == 403 and foreign_origin.status_code == 403
+
+    asked = Asked(answers=["once"])
+    http_client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    async with (
+        http_client,
+        Client(
+            streamable_http_client(url, http_client=http_client), elicitation_callback=asked
+        ) as client,
+    ):
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        typed = await client.call_tool("type_text", {"text": "over http"})
+        era = client.protocol_version
+    assert {"screenshot", "run_task"} <= names
+    # the handshake era, where the client's user can be asked in the middle of the call
+    assert era == "2025-11-25"
+    assert len(asked.questions) == 1
+    assert not typed.is_error and editor_text(xsession) == "over http"
+
+
+async def test_a_client_that_cannot_be_asked_is_denied_and_nothing_is_typed(
+    cli: Cli, l3afpad: Any, xsession: XSession
+) -> None:
+    async with mcp_client(cli) as client:  # no elicitation callback: no one to ask there
+        result = await client.call_tool("type_text", {"text": "must not appear"})
+
+    assert result.is_error and "nobody could be asked" in text_of(result)
+    assert editor_is_empty(xsession)
