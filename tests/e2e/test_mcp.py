@@ -107,7 +107,12 @@ async def test_screenshot_returns_the_image_and_the_element_list_of_a_real_l3afp
     cli: Cli, l3afpad: Any
 ) -> None:
     async with mcp_client(cli) as client:
-        result = await client.call_tool("screenshot", {})
+        # the first inventory of a program that just started may miss the 100 ms budget on
+        # a loaded machine (the list is empty then, and the walk goes on): ask again
+        for _ in range(20):
+            result = await client.call_tool("screenshot", {})
+            if "L3afpad" in text_of(result) or result.is_error:
+                break
 
     assert not result.is_error, text_of(result)
     images = [part for part in result.content if isinstance(part, types.ImageContent)]

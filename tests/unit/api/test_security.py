@@ -223,13 +223,13 @@ async def test_the_instance_file_is_written_on_start_and_removed_on_close(
     tmp_path: Path,
 ) -> None:
     agent = make_agent(tmp_path)
-    server = ApiServer(agent)
+    server = ApiServer(agent, face="serve")
     try:
         port = await server.start()
         path = tmp_path / "instances" / f"{os.getpid()}.json"
         entry = json.loads(path.read_text())
-        assert set(entry) == {"pid", "port", "started_at", "process_started"}
-        assert (entry["pid"], entry["port"]) == (os.getpid(), port)
+        assert set(entry) == {"pid", "port", "started_at", "process_started", "face"}
+        assert (entry["pid"], entry["port"], entry["face"]) == (os.getpid(), port, "serve")
         await server.close()
         assert not path.exists()
     finally:
