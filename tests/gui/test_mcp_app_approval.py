@@ -1,0 +1,92 @@
+"""With the desktop app running on the same data dir, an MCP call asks in the app's approval
+dialog — not the MCP client — and the dialog's answer is what the call does."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from desktop_agent.ui.approval import ApprovalDialog
+from tests.gui.fake_agent import drive, make_agent, until
+from tests.gui.test_app_wiring import build
+from tests.support.xdisplay import XSession, xsession
+
+__all__ = ["xsession"]
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.desktop,
+    pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread"),
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class McpCall(threading.Thread):
+    """One MCP client (the SDK's, over stdio) calling one tool, on a thread with its own loop:
+    the test's loop is the app's (qasync), which must stay free to show the dialog."""
+
+    def __init__(self, env: dict[str, str], data_dir: Path, tool: str, args: dict[str, Any]):
+        super().__init__(daemon=True)
+        self.params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "desktop_agent", "mcp", "--data-dir", str(data_dir)],
+            env=env,
+            cwd=ROOT,
+        )
+        self.tool, self.args = tool, args
+        self.client_asked: list[str] = []
+        self.result: types.CallToolResult | None = None
+        self.error: BaseException | None = None
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.client_asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": "once"})
+
+    def run(self) -> None:
+        async def call() -> None:
+            async with Client(self.params, elicitation_callback=self.elicit) as client:
+                self.result = await client.call_tool(self.tool, self.args)
+
+        try:
+            asyncio.run(call())
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            self.error = error
+
+
+def test_an_mcp_click_asks_in_the_apps_dialog_and_not_the_client(
+    qtbot: Any, qloop: Any, tmp_path: Path, xsession: XSession
+) -> None:
+    harness = build(qtbot, qloop, make_agent(tmp_path))
+    env = xsession.child_env({"DESKTOP_AGENT_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"})
+    call = McpCall(env, tmp_path, "click", {"x": 5, "y": 5})
+
+    async def scenario() -> str:
+        await harness.client.start_api()  # the app registers: face "app"
+        call.start()
+        dialog = await until(
+            lambda: harness.window.findChild(ApprovalDialog), 60, "the app's approval dialog"
+        )
+        shown = dialog.request
+        dialog.once_button.click()
+        await until(lambda: not call.is_alive(), 60, "the MCP call to end")
+        return f"{shown.tool} {shown.args}"
+
+    try:
+        shown = drive(qloop, scenario(), timeout=120)
+    finally:
+        drive(qloop, harness.close())
+        call.join(30)
+
+    assert call.error is None, call.error
+    assert call.result is not None and not call.result.is_error, call.result
+    assert shown.startswith("click {'x': 5, 'y': 5")
+    assert call.client_asked == []  # the app's person answered: the client was not asked
