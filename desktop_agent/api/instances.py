@@ -3,10 +3,13 @@
 Every process that serves the API writes `<data dir>/instances/<pid>.json`
 (`{"pid", "port", "started_at", "process_started", "face"}`; face: app, run, serve or mcp)
 and removes it on exit; an entry whose process is gone (or whose pid now belongs to a later
-process) is stale, ignored and removed by whoever lists the instances. Before stop-all sends
-the token to a listed port, the listener there must prove it holds the token
-(`identity_proof`).
-aiohttp is imported only inside `stop_all_instances`.
+process) is stale, ignored and removed by whoever lists the instances. The token never goes
+to another instance: the listener on a listed port must first prove it holds it
+(`identity_proof`), handing out a fresh challenge with the proof, and the request that
+follows (stop-all, an approval for the app) carries a proof bound to that challenge, its
+port and the request (`request_proof`) instead of the token — so a stranger who takes the
+port after the proof (the instance ended in between) learns nothing it can use.
+aiohttp is imported only inside `stop_all_instances` and `ask_app_instance`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import os
 import secrets
 import stat
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -47,6 +52,11 @@ STOP_ALL_TIMEOUT_S = 3.0
 IDENTITY_PATH = "/api/instance/identity"
 NONCE_HEX_CHARS = 64
 PROOF_MAX_BYTES = 4096
+STOP_ALL_PATH = "/api/tasks/stop-all"
+#: `Authorization: Proof <challenge> <request proof>`: a request signed, not the token
+PROOF_SCHEME = "Proof"
+#: how long a challenge from the identity route may be used (once)
+CHALLENGE_TTL_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +151,7 @@ def _restrict(path: Path) -> None:
 # ── the instance registry ────────────────────────────────────────────────────
 
 
-def register_instance(
-    data_dir: Path, port: int, *, pid: int | None = None, face: str = ""
-) -> Path:
+def register_instance(data_dir: Path, port: int, *, pid: int | None = None, face: str = "") -> Path:
     """Write `instances/<pid>.json` for a process serving the API on `port`; its path."""
     pid = os.getpid() if pid is None else pid
     folder = Path(data_dir) / INSTANCES_DIR
@@ -262,6 +270,69 @@ def is_nonce(text: str) -> bool:
     return len(text) == NONCE_HEX_CHARS and all(char in "0123456789abcdef" for char in text)
 
 
+def request_proof(token: str, port: int, challenge: str, method: str, path: str) -> str:
+    """HMAC-SHA256 under the token of one request (method and path) to the listener on
+    `port`, bound to a challenge that listener issued: what stop-all sends in place of the
+    token. A stranger who gets it can use it for nothing else, nowhere else, and not twice."""
+    message = f"desktop-agent request\n{port}\n{method} {path}\n{challenge}"
+    return _mac(token, message)
+
+
+def signed_headers(token: str, port: int, challenge: str, method: str, path: str) -> dict[str, str]:
+    """The Authorization header of a request to a listener that proved itself and gave
+    `challenge`; the bearer token only for an older version that gave none."""
+    if not challenge:
+        return {"Authorization": f"Bearer {token}"}
+    proof = request_proof(token, port, challenge, method, path)
+    return {"Authorization": f"{PROOF_SCHEME} {challenge} {proof}"}
+
+
+def _mac(token: str, message: str) -> str:
+    return hmac.new(token.encode("utf-8"), message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _challenge_mac(token: str, port: int, stamp: str, nonce: str) -> str:
+    return _mac(token, f"desktop-agent challenge\n{port}\n{stamp}\n{nonce}")
+
+
+class Challenges:
+    """The server's side of signed requests: challenges it issued (stateless: a time, a
+    random part and a MAC under the token) and those used already (each works once,
+    within CHALLENGE_TTL_S)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._used: dict[str, float] = {}
+
+    def issue(self, token: str, port: int) -> str:
+        stamp = str(int(self._clock() * 1000))
+        nonce = secrets.token_hex(16)
+        return f"{stamp}.{nonce}.{_challenge_mac(token, port, stamp, nonce)}"
+
+    def accept(self, token: str, port: int, credentials: str, method: str, path: str) -> bool:
+        """Does `credentials` ("<challenge> <proof>") sign this request with a challenge
+        this server issued, not expired and not used before? Uses it up when it does."""
+        challenge, _, proof = credentials.strip().partition(" ")
+        stamp, _, rest = challenge.partition(".")
+        nonce, _, mac = rest.partition(".")
+        if not (stamp.isdigit() and nonce and mac) or not token:
+            return False
+        expected = _challenge_mac(token, port, stamp, nonce)
+        if not hmac.compare_digest(mac.encode("utf-8", "replace"), expected.encode("ascii")):
+            return False
+        now = self._clock()
+        if not 0 <= now - int(stamp) / 1000 <= CHALLENGE_TTL_S:
+            return False
+        self._used = {used: at for used, at in self._used.items() if now - at <= CHALLENGE_TTL_S}
+        if challenge in self._used:
+            return False
+        signed = request_proof(token, port, challenge, method, path)
+        if not hmac.compare_digest(proof.strip().encode("utf-8", "replace"), signed.encode()):
+            return False
+        self._used[challenge] = now
+        return True
+
+
 # ── stop-all ─────────────────────────────────────────────────────────────────
 
 
@@ -270,8 +341,9 @@ async def stop_all_instances(
 ) -> int:
     """Ask every live instance to stop all its runs; the total number of runs stopped.
 
-    The token goes only to a listener that first proved it holds the token (an HMAC of
-    a fresh nonce and its port); redirects are never followed. An instance that does not
+    Only a listener that first proved it holds the token (an HMAC of a fresh nonce and its
+    port) is asked, with a proof bound to its challenge and the request, never the token
+    itself; redirects are never followed. An instance that does not
     answer, answers with an error or fails the proof is skipped with a log line.
     """
     instances = [i for i in live_instances(data_dir) if i.pid != exclude_pid]
@@ -294,9 +366,10 @@ async def stop_all_instances(
 async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
     import aiohttp
 
-    url = f"{instance.url}/api/tasks/stop-all"
+    url = f"{instance.url}{STOP_ALL_PATH}"
     try:
-        if not await _proves_identity(session, instance, token):
+        proven = await _proves_identity(session, instance, token)
+        if proven is None:
             log.warning(
                 "the listener on port %d (instance file of pid %d) did not prove it is ours; "
                 "the token was not sent to it",
@@ -304,7 +377,7 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
                 instance.pid,
             )
             return 0
-        headers = {"Authorization": f"Bearer {token}"}
+        headers = signed_headers(token, instance.port, proven, "POST", STOP_ALL_PATH)
         async with session.post(url, headers=headers, allow_redirects=False) as response:
             if response.status != 200:
                 log.warning(
@@ -333,6 +406,8 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
 ASK_PATH = "/api/approvals/ask"
 #: beyond the approval's own timeout, how long the app may take to answer
 ASK_GRACE_S = 5.0
+#: the requests one instance sends another: signed with a challenge, never the token
+SIGNED_ROUTES = frozenset({("POST", STOP_ALL_PATH), ("POST", ASK_PATH)})
 
 
 async def ask_app_instance(
@@ -341,7 +416,8 @@ async def ask_app_instance(
     """Ask the user of the desktop app running on `data_dir` (its approval dialog); the answer,
     or None when no app runs there or it could not be asked (the caller asks elsewhere).
 
-    Like stop-all, the token goes only to a listener that proved it holds the token.
+    Like stop-all, only a listener that proved it holds the token is asked, with a request
+    signed with its challenge (never the token).
     `exclude_pid`: this process by default (-1).
     """
     own = os.getpid() if exclude_pid == -1 else exclude_pid
@@ -355,13 +431,14 @@ async def ask_app_instance(
     async with aiohttp.ClientSession(timeout=timeout) as session:
         for instance in apps:
             try:
-                if not await _proves_identity(session, instance, token):
+                proven = await _proves_identity(session, instance, token)
+                if proven is None:
                     log.warning("the app on port %d did not prove it is ours", instance.port)
                     continue
                 async with session.post(
                     f"{instance.url}{ASK_PATH}",
                     json=approval.to_json(),
-                    headers={"Authorization": f"Bearer {token}"},
+                    headers=signed_headers(token, instance.port, proven, "POST", ASK_PATH),
                     allow_redirects=False,
                 ) as response:
                     body = await response.json() if response.status == 200 else None
@@ -375,13 +452,15 @@ async def ask_app_instance(
     return None
 
 
-async def _proves_identity(session: Any, instance: Instance, token: str) -> bool:
-    """Does the listener on the instance's port answer a fresh nonce with our proof?"""
+async def _proves_identity(session: Any, instance: Instance, token: str) -> str | None:
+    """Does the listener on the instance's port answer a fresh nonce with our proof? Its
+    challenge for signing the next request when it does ("" from an older version that
+    issues none); None when it does not."""
     nonce = secrets.token_hex(NONCE_HEX_CHARS // 2)
     url = f"{instance.url}{IDENTITY_PATH}"
     async with session.get(url, params={"nonce": nonce}, allow_redirects=False) as response:
         if response.status != 200:
-            return False
+            return None
         # a stranger may answer with anything, of any size: read at most a small bound
         data = b""
         while len(data) <= PROOF_MAX_BYTES:
@@ -390,13 +469,16 @@ async def _proves_identity(session: Any, instance: Instance, token: str) -> bool
                 break
             data += chunk
     if len(data) > PROOF_MAX_BYTES:
-        return False
+        return None
     body = json.loads(data)
     proof = body.get("proof") if isinstance(body, dict) else None
     if not isinstance(proof, str):
-        return False
+        return None
     expected = identity_proof(token, nonce, instance.port)
-    return hmac.compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii"))
+    if not hmac.compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii")):
+        return None
+    challenge = body.get("challenge", "")
+    return challenge if isinstance(challenge, str) and challenge.isprintable() else ""
 
 
 def _reason(error: BaseException) -> str:

@@ -16,6 +16,9 @@ from aiohttp import web
 
 from desktop_agent.api.instances import (
     IDENTITY_PATH,
+    PROOF_SCHEME,
+    SIGNED_ROUTES,
+    Challenges,
     ensure_token,
     identity_proof,
     is_nonce,
@@ -75,6 +78,7 @@ class ApiServer:
         self._routes = Routes(agent, controls_only=controls_only, asks_here=face == "app")
         self._runner: web.AppRunner | None = None
         self._instance_file: Path | None = None
+        self._challenges = Challenges()
 
     @property
     def data_dir(self) -> Path:
@@ -164,13 +168,25 @@ class ApiServer:
         if not is_nonce(nonce):
             return error_response(400, "nonce: 64 lowercase hex digits are needed")
         assert self.port is not None  # requests come only once the server listens
-        return web.json_response({"proof": identity_proof(self._token, nonce, self.port)})
+        return web.json_response(
+            {
+                "proof": identity_proof(self._token, nonce, self.port),
+                # stop-all signs its request with this instead of sending the token
+                "challenge": self._challenges.issue(self._token, self.port),
+            }
+        )
 
     def _own_origins(self) -> frozenset[str]:
         return frozenset({f"http://127.0.0.1:{self.port}", f"http://localhost:{self.port}"})
 
     def _authorized(self, request: web.Request) -> bool:
         scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == PROOF_SCHEME.lower():
+            # stop-all or an approval from another instance: signed with our challenge
+            signed = (request.method, request.path) in SIGNED_ROUTES
+            return signed and self._challenges.accept(
+                self._token, self.port or 0, credentials, request.method, request.path
+            )
         if scheme.lower() != "bearer" or not self._token:
             return False
         given = credentials.strip().encode("utf-8", "replace")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -10,7 +11,9 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -169,16 +172,18 @@ class ForeignListener:
     hands back the real proof (a relay attack).
     """
 
-    def __init__(self, relay_to: int | None = None, answer: bytes | None = None) -> None:
+    def __init__(
+        self, relay_to: int | None = None, answer: bytes | None = None, port: int = 0
+    ) -> None:
         self.received = bytearray()
         self.requests: list[str] = []
         self.relay_to = relay_to
         self.answer = answer
-        self.port = 0
+        self.port = port
         self._server: asyncio.Server | None = None
 
     async def __aenter__(self) -> ForeignListener:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -323,6 +328,62 @@ async def test_a_stranger_relaying_the_challenge_to_a_real_instance_gets_no_toke
 
     assert len(stranger.requests) == 1 and stranger.requests[0].startswith(f"GET {IDENTITY_PATH}")
     assert api.token.encode() not in stranger.received
+
+
+async def test_a_stranger_taking_the_port_after_the_proof_gets_no_token(
+    tmp_path: Path, session: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = await open_api(tmp_path, session)
+    assert real.server.port is not None
+    stranger = ForeignListener(port=real.server.port)
+    post = aiohttp.ClientSession.post
+
+    def post_once_the_port_changed_hands(client: Any, url: str, **options: Any) -> Any:
+        @contextlib.asynccontextmanager
+        async def request() -> AsyncIterator[aiohttp.ClientResponse]:
+            # the instance proved itself, then ended; a stranger took its port at once
+            await close_api(real)
+            await stranger.__aenter__()
+            async with post(client, url, **options) as response:
+                yield response
+
+        return request()
+
+    monkeypatch.setattr(aiohttp.ClientSession, "post", post_once_the_port_changed_hands)
+    try:
+        await stop_all_instances(tmp_path)
+    finally:
+        monkeypatch.undo()
+        await stranger.__aexit__()
+
+    assert stranger.requests == ["POST /api/tasks/stop-all HTTP/1.1"]  # it was asked...
+    assert real.token.encode() not in stranger.received  # ...with nothing it can use
+
+
+async def test_a_signed_stop_all_works_once_on_its_own_port_and_route_only(api: Api) -> None:
+    from desktop_agent.api.instances import request_proof
+
+    assert api.server.port is not None
+    nonce = "ab" * 32
+    status, body = await api.call("GET", f"{IDENTITY_PATH}?nonce={nonce}", auth=False)
+    assert status == 200
+    challenge = body["challenge"]
+
+    def signed(path: str, port: int) -> dict[str, str]:
+        proof = request_proof(api.token, port, challenge, "POST", path)
+        return {"Authorization": f"Proof {challenge} {proof}"}
+
+    other_port = signed("/api/tasks/stop-all", api.server.port + 1)
+    assert (await api.call("POST", "/api/tasks/stop-all", headers=other_port, auth=False))[0] == 401
+    other_route = signed("/api/tasks", api.server.port)
+    assert (await api.call("POST", "/api/tasks", headers=other_route, auth=False))[0] == 401
+    right = signed("/api/tasks/stop-all", api.server.port)
+    assert await api.call("POST", "/api/tasks/stop-all", headers=right, auth=False) == (
+        200,
+        {"stopped": 0},
+    )
+    again = await api.call("POST", "/api/tasks/stop-all", headers=right, auth=False)
+    assert again[0] == 401, "a challenge works once"
 
 
 async def test_the_identity_route_proves_the_token_without_it_and_checks_the_nonce(
