@@ -440,7 +440,9 @@ def _human_line(event: TaskLoopEvent) -> str:
     if isinstance(event, RunResumed):
         return "     resumed"
     if isinstance(event, ApprovalRequested):
-        return f"     approval asked: {event.approval.tool} {json.dumps(event.approval.args)}"
+        # what will be typed, as the person asked must see it (the stored row hides it)
+        shown = json.dumps(event.approval.to_show)
+        return f"     approval asked: {event.approval.tool} {shown}"
     if isinstance(event, ApprovalResolved):
         timed_out = " (timed out)" if event.by == "timeout" else ""
         return f"     approval: {event.decision.value}{timed_out}"
@@ -507,7 +509,7 @@ class TerminalGate:
             return ApprovalDecision.DENY
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
         # the arguments and the reason are the model's: shown, never acted on by the terminal
-        arguments = visible(json.dumps(approval.args, ensure_ascii=False))
+        arguments = visible(json.dumps(approval.to_show, ensure_ascii=False))
         caution = f"  asks every time: {approval.caution}\n" if approval.caution else ""
         self._out.write(
             f"\nallow {approval.tool} {arguments}?\n"

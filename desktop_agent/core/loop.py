@@ -43,6 +43,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
 )
 from desktop_agent.core.models import (
+    REDACTED,
     ApprovalDecision,
     ApprovalRequest,
     Decision,
@@ -78,7 +79,6 @@ from desktop_agent.core.tools import ToolRegistry, ToolSpec
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 OBSERVE_TOOL = "screen_snapshot"
-REDACTED = "•••"
 #: tools whose call risk depends on the focused control (password fields, terminals)
 _FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
 #: deadlines (s): a hung capture, input or accessibility call fails its step, not the run
@@ -675,6 +675,7 @@ class _TaskLoop:
             timeout_s=deps.approval_timeout_s,
             screenshot=observation.screenshot_path,
             target=target,
+            **_what_to_show(decided, risk),
         )
         self.control.check()  # a stop that came while the step was stored: ask nobody
         self.emit(ApprovalRequested(approval))
@@ -829,6 +830,18 @@ class _Decided:
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
         return text
+
+
+def _what_to_show(decided: _Decided, risk: CallRisk) -> dict[str, Any]:
+    """The person asked sees what will be typed (the text is stored hidden wherever its field
+    is not known to be plain); a known password field's text only behind a "Show" toggle."""
+    call = decided.call
+    if call is None or not decided.secrets:
+        return {}
+    if risk.sensitivity is Sensitivity.PASSWORD:
+        field_name = TEXT_TOOLS.get(call.spec.name, "")
+        return {"secret": str(getattr(call.args, field_name, ""))}
+    return {"shown_args": call.given}
 
 
 def _describe(error: BaseException) -> str:

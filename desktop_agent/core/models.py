@@ -99,6 +99,10 @@ class ApprovalDecision(StrEnum):
     DENY = "deny"
 
 
+#: what stands for a hidden text in stored arguments, reasons, raw output and summaries
+REDACTED = "•••"
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -392,6 +396,26 @@ class ApprovalRequest:
     #: why this call asks every time and offers no run grant (a launcher key, a password
     #: field, a line into a terminal); "" for an ordinary question
     caution: str = ""
+    #: the arguments as the person asked sees them: as they will run, the text shown as it
+    #: will be typed unless it goes into a known password field (`args` is what is stored:
+    #: text hidden wherever the field is not known to be plain); None: `args`
+    shown_args: dict[str, Any] | None = None
+    #: the text of a call into a known password field, for the dialog's "Show" toggle only:
+    #: never in `to_json` (the API, the CLI's --json), `repr` or a log line
+    secret: str = field(default="", repr=False, compare=False)
+
+    @property
+    def to_show(self) -> dict[str, Any]:
+        """The arguments to show the person asked."""
+        return self.args if self.shown_args is None else self.shown_args
+
+    @property
+    def revealed_args(self) -> dict[str, Any]:
+        """`to_show` with a known password field's text in place of its mark (the dialog's
+        "Show" toggle)."""
+        if not self.secret:
+            return self.to_show
+        return {k: self.secret if v == REDACTED else v for k, v in self.to_show.items()}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -400,6 +424,7 @@ class ApprovalRequest:
             "index": self.index,
             "tool": self.tool,
             "args": self.args,
+            "shown_args": self.to_show,
             "reason": self.reason,
             "risk": self.risk.value,
             "offer_run_grant": self.offer_run_grant,

@@ -13,6 +13,7 @@ import shiboken6
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QFont, QImage
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QFormLayout,
     QHBoxLayout,
@@ -60,6 +61,9 @@ class ApprovalDialog(QDialog):
         timed_out: True when the countdown denied.
         once_button, run_button, deny_button: the three answers (run_button is hidden
             when the request offers no run grant).
+        args_view: the arguments as they will run (the text as it will be typed).
+        show_secret_box: shows a known password field's text in args_view; only there
+            for such a call.
         countdown_label, countdown_bar: the time left.
         screenshot_view: the screenshot with the target marked.
     """
@@ -93,7 +97,9 @@ class ApprovalDialog(QDialog):
         # Arguments and reason come from the model (and through it from the screen): shown
         # as plain text, control and bidi characters escaped, so they cannot pass for
         # markup, links or reversed text.
-        self.args_view = QPlainTextEdit(_pretty(request.args), self)
+        # what will run, as it will be typed: the stored row hides a text whose field is not
+        # known to be plain, the person asked must not approve it blind (issue #15)
+        self.args_view = QPlainTextEdit(_pretty(request.to_show), self)
         self.args_view.setReadOnly(True)
         self.args_view.setFont(QFont("monospace"))
         self.args_view.setMaximumHeight(110)
@@ -112,8 +118,13 @@ class ApprovalDialog(QDialog):
         self.risk_label.setTextFormat(Qt.TextFormat.PlainText)
         if request.risk is Risk.DANGEROUS:
             self.risk_label.setStyleSheet("color: #c62828; font-weight: bold;")
+        # a known password field's text: hidden until the person asks to see it
+        self.show_secret_box = QCheckBox("Show the password", self)
+        self.show_secret_box.setVisible(bool(request.secret))
         details = QFormLayout()
         details.addRow("Arguments:", self.args_view)
+        if request.secret:
+            details.addRow("", self.show_secret_box)
         details.addRow("", self.args_more_label)
         details.addRow("Reason:", self.reason_label)
         details.addRow("Risk:", self.risk_label)
@@ -181,6 +192,7 @@ class ApprovalDialog(QDialog):
         scrollbar = self.args_view.verticalScrollBar()
         scrollbar.valueChanged.connect(self.on_args_scrolled)
         scrollbar.rangeChanged.connect(self.on_args_scrolled)
+        self.show_secret_box.toggled.connect(self.on_show_secret_toggled)
         self.once_button.clicked.connect(self.on_once_clicked)
         self.run_button.clicked.connect(self.on_run_clicked)
         self.deny_button.clicked.connect(self.on_deny_clicked)
@@ -229,6 +241,10 @@ class ApprovalDialog(QDialog):
 
     def on_deny_clicked(self) -> None:
         self._finish(ApprovalDecision.DENY)
+
+    def on_show_secret_toggled(self, shown: bool) -> None:
+        request = self.request
+        self.args_view.setPlainText(_pretty(request.revealed_args if shown else request.to_show))
 
     def on_args_scrolled(self, *_: object) -> None:
         hidden = self.hidden_argument_characters()

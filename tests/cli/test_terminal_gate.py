@@ -185,3 +185,46 @@ async def test_a_line_the_stream_buffered_before_the_question_does_not_approve(
     decision = await answer_when_asked(gate, approval(), prompts, user, "d\n")
 
     assert decision is ApprovalDecision.DENY
+
+
+async def test_the_question_shows_the_text_as_it_will_be_typed(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    """The stored arguments hide a text whose field is not known (`args`); the person asked
+    sees it (`shown_args`) — a known password field's text stays hidden on a terminal."""
+    stdin, user = terminal
+    prompts = Screen()
+    typed = ApprovalRequest(
+        id="a3",
+        run_id="r1",
+        index=3,
+        tool="type_text",
+        args={"text": "•••", "enter": True},
+        shown_args={"text": "rm -rf ~/src", "enter": True},
+        reason="clean up",
+        risk=Risk.INPUT,
+        offer_run_grant=False,
+        timeout_s=5,
+        caution="typing a line that ends with Enter may run it in a terminal",
+    )
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    assert await answer_when_asked(gate, typed, prompts, user, "d\n") is ApprovalDecision.DENY
+    assert 'allow type_text {"text": "rm -rf ~/src", "enter": true}?' in prompts.getvalue()
+
+    password = ApprovalRequest(
+        id="a4",
+        run_id="r1",
+        index=4,
+        tool="type_text",
+        args={"text": "•••"},
+        secret="hunter2",
+        reason="log in",
+        risk=Risk.INPUT,
+        offer_run_grant=False,
+        timeout_s=5,
+    )
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    assert await answer_when_asked(gate, password, prompts, user, "d\n") is ApprovalDecision.DENY
+    assert 'allow type_text {"text": "•••"}?' in prompts.getvalue()
+    assert "hunter2" not in prompts.getvalue()

@@ -358,3 +358,36 @@ def test_reason_and_arguments_from_the_model_show_as_literal_text(qtbot, parent,
     assert '"note": "\\x9b2J"' in shown_args
     hidden = ("\u202e", "\u2066", "\x1b", "\x9b")
     assert not any(char in label.text() + shown_args for char in hidden)
+
+
+def test_the_dialog_shows_the_text_as_it_will_be_typed(qtbot: Any, tmp_path: Path) -> None:
+    """Stored hidden (the field is not known), shown to the person asked (issue #15)."""
+    dialog = ApprovalDialog(
+        None,
+        request(
+            tool="type_text",
+            args={"text": "•••"},
+            shown_args={"text": "rm -rf ~/src"},
+            offer_run_grant=False,
+        ),
+        tmp_path,
+    )
+    qtbot.addWidget(dialog)
+    assert "rm -rf ~/src" in dialog.args_view.toPlainText()
+    assert "•••" not in dialog.args_view.toPlainText()
+    assert not dialog.show_secret_box.isVisibleTo(dialog)
+
+
+def test_a_password_fields_text_is_shown_only_when_asked_for(qtbot: Any, tmp_path: Path) -> None:
+    dialog = ApprovalDialog(
+        None,
+        request(tool="type_text", args={"text": "•••"}, secret="hunter2", offer_run_grant=False),
+        tmp_path,
+    )
+    qtbot.addWidget(dialog)
+    assert dialog.show_secret_box.isVisibleTo(dialog)
+    assert "hunter2" not in dialog.args_view.toPlainText()
+    dialog.show_secret_box.setChecked(True)
+    assert '"text": "hunter2"' in dialog.args_view.toPlainText()
+    dialog.show_secret_box.setChecked(False)
+    assert "hunter2" not in dialog.args_view.toPlainText()

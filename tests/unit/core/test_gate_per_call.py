@@ -3,6 +3,8 @@ clipboard, a line into a terminal or a password field (issue #10 items 2 and 4).
 
 from __future__ import annotations
 
+import json
+
 from desktop_agent.core.events import ApprovalRequested, StepFinished, StepStarted
 from desktop_agent.core.models import (
     ApprovalDecision,
@@ -369,3 +371,39 @@ async def test_a_point_spelled_as_strings_is_grounded_judged_and_clicked_as_numb
         (650, 515, 'the target button "Pay now" is sensitive ("pay")')
     ]
     assert h.executor.calls == []
+
+
+# ── the person asked sees what will be typed (issue #15 item 11) ─────────────
+
+
+async def test_the_person_asked_sees_the_text_a_field_nobody_can_identify_will_get() -> None:
+    """No AT-SPI answer (an X11 session without a D-Bus session bus): the text is stored
+    hidden, but the question shows it as it will be typed — nobody approves blind."""
+    h = make_harness(
+        answers=[ApprovalDecision.ONCE], focus=FakeFocusProbe(hang=True), focus_timeout_s=0.01
+    )
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="rm -rf ~/src"), done()]))
+    [asked] = h.gate.requests
+    assert asked.args == {"text": "•••"}
+    assert asked.to_show == {"text": "rm -rf ~/src"}
+    assert asked.to_json()["shown_args"] == {"text": "rm -rf ~/src"}
+    assert asked.secret == ""
+    for step in await h.repo.list_steps(run.id):
+        assert "rm -rf" not in repr(step.to_json()), step
+
+
+async def test_a_known_password_fields_text_is_only_behind_the_show_toggle() -> None:
+    h = make_harness(answers=[ApprovalDecision.ONCE])
+    h.observer.observation = make_observation(
+        [Element(2, "edit", "Password", (0, 0, 99, 20), focused=True, password=True)]
+    )
+    run = await h.create()
+    events = await h.collect(run, ScriptedPlanner([password_decision(), done()]))
+    [asked] = h.gate.requests
+    assert asked.to_show == {"text": "•••"}
+    assert asked.secret == "hunter2"
+    assert asked.revealed_args == {"text": "hunter2"}
+    assert "hunter2" not in json.dumps(asked.to_json())
+    assert all("hunter2" not in repr(event) for event in events)
