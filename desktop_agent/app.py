@@ -269,6 +269,8 @@ class DesktopApp(QObject):
         client.stopped_everything.connect(self.on_stopped_everything)
         client.user_took_over.connect(self.on_user_took_over)
         client.takeover_unavailable.connect(self.on_takeover_unavailable)
+        client.hotkey_state.connect(window.set_hotkey_state)
+        client.hotkey_state.connect(tray.set_hotkey_state)
         window.stop_all_requested.connect(self.stop_everything)
         window.settings_requested.connect(self.settings.on_settings_requested)
         window.find_servers_requested.connect(self.servers.on_find_requested)

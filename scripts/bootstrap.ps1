@@ -16,7 +16,7 @@ if (-not (Test-Path ".venv\Scripts\python.exe")) {
 $venv = ".venv\Scripts\python.exe"
 & $venv -m pip install -q --upgrade pip
 if ($LASTEXITCODE -ne 0) { throw "bootstrap: pip upgrade failed" }
-# uiautomation and keyboard come with the project on Windows (pyproject markers)
+# uiautomation comes with the project on Windows (a pyproject marker)
 & $venv -m pip install -q -e ".[dev,package]"
 if ($LASTEXITCODE -ne 0) { throw "bootstrap: pip install failed" }
 # pyautogui drags in python3-xlib 0.15 over python-xlib 0.33 (harmless on Windows, kept alike)

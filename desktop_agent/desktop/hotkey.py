@@ -1,6 +1,15 @@
-"""The global stop hotkey: XGrabKey on the X11 root window, the `keyboard` package on Windows.
+"""The global stop hotkey: XGrabKey on the X11 root window, RegisterHotKey on Windows.
 
 The callback runs on the asyncio loop (call_soon_threadsafe), never on the listener thread.
+
+Windows: no keyboard hook. A low-level hook (what the `keyboard` package installs) runs Python
+for every key of the session, and Windows silently removes a hook that answers later than
+LowLevelHooksTimeout (keyboard issue #217): under load the emergency stop would vanish
+unnoticed. RegisterHotKey has the system match the combination and post WM_HOTKEY to the
+listener's queue, where it waits however busy the process is; there is nothing to time out,
+and it also fires over windows of elevated programs, which low-level hooks of an ordinary
+process do not see. The handle says whether it is armed; `on_change(armed, why)` runs on
+the loop when that changes (the listener ended: X server gone, message loop failed).
 """
 
 from __future__ import annotations
@@ -45,15 +54,19 @@ _X_KEYSYMS = {
     "scrolllock": "Scroll_Lock",
     "apps": "Menu",
 }
-#: our key names → the `keyboard` package's names, where they differ (its _winkeyboard names
-#: and _canonical_names.py aliases: it knows neither "printscreen" nor "scrolllock")
-_KEYBOARD_NAMES = {
-    "win": "windows",
-    "pageup": "page up",
-    "pagedown": "page down",
-    "printscreen": "print screen",
-    "scrolllock": "scroll lock",
-}
+#: our key names → Windows virtual-key codes (WinUser.h); letters and digits are their
+#: upper-case code points, punctuation is asked of VkKeyScanW for the user's layout
+_WINDOWS_VK = {
+    "esc": 0x1B, "enter": 0x0D, "tab": 0x09, "space": 0x20, "backspace": 0x08,
+    "delete": 0x2E, "insert": 0x2D, "home": 0x24, "end": 0x23, "pageup": 0x21,
+    "pagedown": 0x22, "up": 0x26, "down": 0x28, "left": 0x25, "right": 0x27, "pause": 0x13,
+    "printscreen": 0x2C, "scrolllock": 0x91, "apps": 0x5D,
+    **{f"f{n}": 0x6F + n for n in range(1, 25)},
+}  # fmt: skip
+MOD_ALT, MOD_CONTROL, MOD_SHIFT, MOD_WIN, MOD_NOREPEAT = 0x1, 0x2, 0x4, 0x8, 0x4000
+_WINDOWS_MODS = {"alt": MOD_ALT, "ctrl": MOD_CONTROL, "shift": MOD_SHIFT, "win": MOD_WIN}
+#: the id of our one hotkey on its thread
+HOTKEY_ID = 1
 
 
 class HotkeyUnavailable(DesktopAgentError):
@@ -91,9 +104,18 @@ def parse_combo(combo: str) -> Combo:
 
 
 class HotkeyHandle(Protocol):
+    @property
+    def armed(self) -> bool:
+        """Whether a press of the combination stops runs now."""
+        ...
+
     def stop(self) -> None:
         """Release the hotkey; safe to call twice."""
         ...
+
+
+#: told on the loop when the hotkey stops (or starts again) being armed, with why
+StateCallback = Callable[[bool, str], None]
 
 
 def _deliver(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
@@ -103,34 +125,71 @@ def _deliver(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> N
         log.debug("hotkey pressed after its loop closed")
 
 
+class _Arming:
+    """The armed state of a listener, told to `on_change` on the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_change: StateCallback | None) -> None:
+        self.armed = True
+        self._loop = loop
+        self._on_change = on_change
+
+    def lost(self, why: str) -> None:
+        if not self.armed:
+            return
+        self.armed = False
+        log.warning("the stop hotkey is not armed any more: %s", why)
+        if self._on_change is not None:
+            on_change = self._on_change
+            _deliver(self._loop, lambda: on_change(False, why))
+
+
 def start_global_hotkey(
-    combo: str, callback: Callable[[], None], loop: asyncio.AbstractEventLoop
+    combo: str,
+    callback: Callable[[], None],
+    loop: asyncio.AbstractEventLoop,
+    *,
+    on_change: StateCallback | None = None,
 ) -> HotkeyHandle:
-    """Listen for `combo` system-wide; HotkeyUnavailable with the reason when that cannot be."""
+    """Listen for `combo` system-wide; HotkeyUnavailable with the reason when that cannot be.
+    `on_change(armed, why)` runs on `loop` when the listener stops being armed."""
     parsed = parse_combo(combo)
+    arming = _Arming(loop, on_change)
     if sys.platform == "win32":
-        return _KeyboardHotkey.start(parsed, callback, loop)
-    return _X11Hotkey.start(parsed, callback, loop)
+        return _RegisteredHotkey.start(parsed, callback, loop, arming)
+    return _X11Hotkey.start(parsed, callback, loop, arming)
 
 
 def hotkey_backend() -> str:
-    return "keyboard (Windows)" if sys.platform == "win32" else "XGrabKey on the X11 root window"
+    if sys.platform == "win32":
+        return "RegisterHotKey (Windows)"
+    return "XGrabKey on the X11 root window"
 
 
 class _X11Hotkey:
     """XGrabKey of the combination (and its NumLock/CapsLock variants) on its own connection."""
 
-    def __init__(self, display: Any, grabs: list[tuple[int, int]], combo: Combo) -> None:
+    def __init__(
+        self, display: Any, grabs: list[tuple[int, int]], combo: Combo, arming: _Arming
+    ) -> None:
         self._display = display
         self._grabs = grabs
         self._combo = combo
+        self._arming = arming
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
         self._stopped = False
 
+    @property
+    def armed(self) -> bool:
+        return self._arming.armed and not self._stopped
+
     @classmethod
     def start(
-        cls, combo: Combo, callback: Callable[[], None], loop: asyncio.AbstractEventLoop
+        cls,
+        combo: Combo,
+        callback: Callable[[], None],
+        loop: asyncio.AbstractEventLoop,
+        arming: _Arming,
     ) -> _X11Hotkey:
         name = os.environ.get("DISPLAY")
         if not name:
@@ -146,7 +205,7 @@ class _X11Hotkey:
         except BaseException:
             dpy.close()
             raise
-        listener = cls(dpy, grabs, combo)
+        listener = cls(dpy, grabs, combo, arming)
         listener._thread = threading.Thread(
             target=listener._listen,
             args=(keycode, wanted, callback, loop),
@@ -183,7 +242,7 @@ class _X11Hotkey:
                 if self._wake_r in ready:
                     return
         except Exception as problem:  # noqa: BLE001 - the X server went away
-            log.warning("stop hotkey listener ended: %s", problem)
+            self._arming.lost(f"its X11 listener ended: {problem}")
         finally:
             self._release()
 
@@ -285,33 +344,117 @@ def _lock_variants(dpy: Any) -> list[int]:
     return [0, X.LockMask, num_lock, X.LockMask | num_lock]
 
 
-class _KeyboardHotkey:
-    """Windows: the `keyboard` package's hook (it cannot work under X11 without /dev/input)."""
+class _RegisteredHotkey:
+    """Windows: RegisterHotKey on a thread of its own, which waits in GetMessageW for
+    WM_HOTKEY (a hotkey registered with no window is posted to the registering thread) and
+    WM_QUIT (stop)."""
 
-    def __init__(self, module: Any, handle: Any) -> None:
-        self._module = module
-        self._handle = handle
+    def __init__(self, arming: _Arming) -> None:
+        self._arming = arming
+        self._thread: threading.Thread | None = None
+        self._thread_id = 0
+        self._ready = threading.Event()
+        self._problem = ""
+        self._stopped = False
+
+    @property
+    def armed(self) -> bool:
+        return self._arming.armed and not self._stopped
 
     @classmethod
     def start(
-        cls, combo: Combo, callback: Callable[[], None], loop: asyncio.AbstractEventLoop
-    ) -> _KeyboardHotkey:
+        cls,
+        combo: Combo,
+        callback: Callable[[], None],
+        loop: asyncio.AbstractEventLoop,
+        arming: _Arming,
+    ) -> _RegisteredHotkey:
+        from desktop_agent.desktop.win_messages import windll
+
+        dlls = windll()
+        modifiers = MOD_NOREPEAT
+        for modifier in combo.modifiers:
+            modifiers |= _WINDOWS_MODS[modifier]
+        vk = _windows_vk(dlls.user32, combo.key)
+        listener = cls(arming)
+        listener._thread = threading.Thread(
+            target=listener._listen,
+            args=(dlls, combo, modifiers, vk, callback, loop),
+            name=f"hotkey {combo}",
+            daemon=True,
+        )
+        listener._thread.start()
+        listener._ready.wait(5.0)
+        if listener._problem or not listener._ready.is_set():
+            listener._thread.join(timeout=2.0)
+            raise HotkeyUnavailable(listener._problem or f"the stop hotkey {combo} did not start")
+        return listener
+
+    def _listen(
+        self,
+        dlls: Any,
+        combo: Combo,
+        modifiers: int,
+        vk: int,
+        callback: Callable[[], None],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        import ctypes
+
+        from desktop_agent.desktop.win_messages import (
+            ERROR_HOTKEY_ALREADY_REGISTERED,
+            MSG,
+            WM_HOTKEY,
+        )
+
+        user32, kernel32 = dlls.user32, dlls.kernel32
+        self._thread_id = int(kernel32.GetCurrentThreadId())
+        if not user32.RegisterHotKey(None, HOTKEY_ID, modifiers, vk):
+            error = int(kernel32.GetLastError())
+            self._problem = (
+                f"the stop hotkey {combo} is taken by another program; choose another "
+                "combination in the settings"
+                if error == ERROR_HOTKEY_ALREADY_REGISTERED
+                else f"cannot register the stop hotkey {combo} (Windows error {error})"
+            )
+            self._ready.set()
+            return
+        self._ready.set()
+        message = MSG()
         try:
-            import keyboard
-        except ImportError as error:
-            raise HotkeyUnavailable(
-                f"the stop hotkey needs the keyboard package: {error} (pip install keyboard)"
-            ) from None
-        names = [_KEYBOARD_NAMES.get(part, part) for part in str(combo).split("+")]
-        try:
-            handle = keyboard.add_hotkey("+".join(names), lambda: _deliver(loop, callback))
-        except (ValueError, OSError) as problem:
-            raise HotkeyUnavailable(f"cannot register the stop hotkey {combo}: {problem}") from None
-        return cls(keyboard, handle)
+            while True:
+                got = int(user32.GetMessageW(ctypes.byref(message), None, 0, 0))
+                if got == 0:  # WM_QUIT: stop()
+                    return
+                if got < 0:
+                    self._arming.lost(
+                        f"its message loop failed (Windows error {int(kernel32.GetLastError())})"
+                    )
+                    return
+                if message.message == WM_HOTKEY and message.wParam == HOTKEY_ID:
+                    _deliver(loop, callback)
+        finally:
+            user32.UnregisterHotKey(None, HOTKEY_ID)
 
     def stop(self) -> None:
-        if self._handle is None:
+        if self._stopped:
             return
-        with contextlib.suppress(KeyError, ValueError):
-            self._module.remove_hotkey(self._handle)
-        self._handle = None
+        self._stopped = True
+        from desktop_agent.desktop.win_messages import WM_QUIT, windll
+
+        windll().user32.PostThreadMessageW(self._thread_id, WM_QUIT, 0, 0)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)
+
+
+def _windows_vk(user32: Any, key: str) -> int:
+    """The virtual-key code of one of our key names; HotkeyUnavailable when there is none."""
+    if key in _WINDOWS_VK:
+        return _WINDOWS_VK[key]
+    if len(key) == 1 and key.isalnum():
+        return ord(key.upper())
+    if len(key) == 1:
+        scanned = int(user32.VkKeyScanW(ord(key))) & 0xFFFF
+        if scanned != 0xFFFF:
+            return scanned & 0xFF
+    raise HotkeyUnavailable(f"the key {key!r} is not on this keyboard")

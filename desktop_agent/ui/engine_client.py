@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import logging
 import os
@@ -62,6 +63,8 @@ class EngineClient(QObject):
         user_took_over(object): the user's own mouse or keyboard input paused these runs
             (a tuple of ids); they resume when the user says so.
         takeover_unavailable(str): the user's input cannot be watched (why, one line).
+        hotkey_state(bool, str): whether the stop hotkey is armed, and why not (one line);
+            after each start_hotkey, and when a started one stops being armed.
 
     Attributes:
         engine: the thread the Agent runs on.
@@ -77,6 +80,7 @@ class EngineClient(QObject):
     stopped_everything = Signal(int, int)
     user_took_over = Signal(object)
     takeover_unavailable = Signal(str)
+    hotkey_state = Signal(bool, str)
     # The engine thread emits these; connected to this object's own signals, they are
     # queued to its (the GUI) thread, where the public signals' slots then run.
     _events_waiting = Signal()
@@ -84,6 +88,7 @@ class EngineClient(QObject):
     _stopped_from_engine = Signal(int, int)
     _took_over_from_engine = Signal(object)
     _unwatched_from_engine = Signal(str)
+    _hotkey_from_engine = Signal(bool, str)
 
     def __init__(self, engine: Engine, agent: Agent, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -109,6 +114,7 @@ class EngineClient(QObject):
         self._stopped_from_engine.connect(self.stopped_everything)
         self._took_over_from_engine.connect(self.user_took_over)
         self._unwatched_from_engine.connect(self.takeover_unavailable)
+        self._hotkey_from_engine.connect(self.hotkey_state)
         engine.call(self._subscribe)
 
     @property
@@ -454,14 +460,27 @@ class EngineClient(QObject):
         try:
             # opening an X connection and grabbing keys are round trips: not on the GUI thread
             self._hotkey = await asyncio.to_thread(
-                start_global_hotkey, combo, self.on_hotkey, self.engine.loop
+                functools.partial(
+                    start_global_hotkey,
+                    combo,
+                    self.on_hotkey,
+                    self.engine.loop,
+                    on_change=self._on_hotkey_state,
+                )
             )
         except HotkeyUnavailable as error:
             self.hotkey_problem = one_line(error)
             log.warning("stop hotkey %s unavailable: %s", combo, error)
+            self.hotkey_state.emit(False, self.hotkey_problem)
             return False
         self.hotkey_problem = ""
+        self.hotkey_state.emit(True, "")
         return True
+
+    def _on_hotkey_state(self, armed: bool, why: str) -> None:
+        """On the engine: the hotkey's listener ended by itself (or came back)."""
+        self.hotkey_problem = "" if armed else one_line(why)
+        self._hotkey_from_engine.emit(armed, self.hotkey_problem)
 
     async def stop_hotkey(self) -> None:
         hotkey, self._hotkey = self._hotkey, None

@@ -180,8 +180,12 @@ class MainWindow(QMainWindow):
         self.usage_label.setObjectName("usage")
         self.elapsed_label = QLabel("", self)
         self.elapsed_label.setObjectName("elapsed")
+        self.hotkey_label = QLabel("", self)
+        self.hotkey_label.setObjectName("hotkey")
+        self.hotkey_label.hide()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
+        bar.addPermanentWidget(self.hotkey_label)
         bar.addPermanentWidget(self.turn_label)
         bar.addPermanentWidget(self.usage_label)
         bar.addPermanentWidget(self.elapsed_label)
@@ -586,6 +590,13 @@ class MainWindow(QMainWindow):
         """A one-off message in the status bar (no tray, no hotkey, bad settings file, ...)."""
         log.info("notice: %s", text)
         self.statusBar().showMessage(text, timeout_ms)
+
+    def set_hotkey_state(self, armed: bool, why: str) -> None:
+        """While the stop hotkey is not armed the status bar says so, with why."""
+        text = "" if armed else f"Stop hotkey not armed: {why}"
+        self.hotkey_label.setText(text)
+        self.hotkey_label.setToolTip(text)
+        self.hotkey_label.setVisible(not armed)
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)

@@ -39,6 +39,8 @@ class TrayController(QObject):
     Attributes:
         available: whether the platform has a system tray (checked once, at construction).
         state: the current state: idle, running, paused or failed.
+        hotkey_problem: why the stop hotkey is not armed ("" while it is); the tooltip
+            says it.
         menu: the context menu (Show, Pause/Resume, Stop all, Quit).
         show_action, pause_action, stop_all_action, quit_action: the menu's actions.
     """
@@ -52,6 +54,7 @@ class TrayController(QObject):
         super().__init__(parent)
         self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
         self.state = "idle"
+        self.hotkey_problem = ""
         self._icons: dict[str, QIcon] = {state: state_icon(state) for state in STATES}
         self.menu = QMenu()
         self.show_action = QAction("&Show Desktop Agent", self)
@@ -102,6 +105,17 @@ class TrayController(QObject):
         self.state = state
         self._apply_state()
 
+    def set_hotkey_state(self, armed: bool, why: str) -> None:
+        """While the stop hotkey is not armed the tooltip says so, with why."""
+        self.hotkey_problem = "" if armed else why
+        self._apply_state()
+
+    def tooltip(self) -> str:
+        tip = _TOOLTIPS[self.state]
+        if self.hotkey_problem:
+            tip += f"\nStop hotkey not armed: {self.hotkey_problem}"
+        return tip
+
     def icon(self) -> QIcon:
         """The icon of the current state (shown in the tray when there is one)."""
         return self._icons[self.state]
@@ -146,7 +160,7 @@ class TrayController(QObject):
         self.pause_action.setEnabled(self.state in ("running", "paused"))
         if self._tray is not None:
             self._tray.setIcon(self._icons[self.state])
-            self._tray.setToolTip(_TOOLTIPS[self.state])
+            self._tray.setToolTip(self.tooltip())
 
 
 #: look-alikes for the two characters that start markup

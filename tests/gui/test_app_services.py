@@ -48,6 +48,78 @@ def test_services_serve_the_api_and_say_once_what_is_missing(
     assert not (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
 
 
+def test_a_stop_hotkey_that_could_not_be_armed_stays_said_in_the_status_bar_and_tray(
+    qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    tray = RecordingTray()
+
+    async def make() -> Harness:
+        harness = Harness(qtbot, agent, tray=tray)
+        await until(lambda: not harness.window._tasks)
+        return harness
+
+    harness = drive(qloop, make())
+    try:
+        drive(qloop, harness.app.start_services())
+        label = harness.window.hotkey_label
+        assert label.isVisible()
+        assert label.text() == (
+            "Stop hotkey not armed: no X display for the stop hotkey: DISPLAY is not set"
+        )
+        assert tray.tooltip().endswith(label.text())
+    finally:
+        drive(qloop, harness.close())
+
+
+class LosingHotkey:
+    """A started hotkey whose listener ends by itself later (the X server went away)."""
+
+    def __init__(self) -> None:
+        self.on_change: Any = None
+        self.loop: Any = None
+        self.armed = True
+
+    def start(self, combo: str, callback: Any, loop: Any, *, on_change: Any = None) -> Any:
+        self.on_change, self.loop = on_change, loop
+        return self
+
+    def lose(self, why: str) -> None:
+        self.armed = False
+        self.loop.call_soon_threadsafe(self.on_change, False, why)
+
+    def stop(self) -> None:
+        self.armed = False
+
+
+def test_a_stop_hotkey_that_stops_being_armed_is_said_in_the_status_bar_and_tray(
+    qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hotkey = LosingHotkey()
+    monkeypatch.setattr("desktop_agent.desktop.hotkey.start_global_hotkey", hotkey.start)
+    tray = RecordingTray()
+
+    async def make() -> Harness:
+        harness = Harness(qtbot, agent, tray=tray)
+        await until(lambda: not harness.window._tasks)
+        return harness
+
+    harness = drive(qloop, make())
+    try:
+        drive(qloop, harness.app.start_services())
+        label = harness.window.hotkey_label
+        assert not label.isVisible() and "not armed" not in tray.tooltip()
+
+        hotkey.lose("its X11 listener ended: connection lost")
+        drive(qloop, until(label.isVisible, what="the status bar to say it"))
+
+        assert label.text() == "Stop hotkey not armed: its X11 listener ended: connection lost"
+        assert tray.tooltip().endswith(label.text())
+        assert harness.client.hotkey_problem == "its X11 listener ended: connection lost"
+    finally:
+        drive(qloop, harness.close())
+
+
 def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
     qtbot: Any, qloop: Any, agent: Any
 ) -> None:

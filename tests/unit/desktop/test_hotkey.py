@@ -1,20 +1,24 @@
-"""Hotkey combinations, and the Windows backend over a fake `keyboard` module."""
+"""Hotkey combinations, and the Windows backend (RegisterHotKey) over a fake of user32."""
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import sys
-import types
-from collections.abc import Callable
 
 import pytest
 
 from desktop_agent.desktop.hotkey import (
+    MOD_ALT,
+    MOD_CONTROL,
+    MOD_SHIFT,
+    MOD_WIN,
     Combo,
     HotkeyUnavailable,
     parse_combo,
     start_global_hotkey,
 )
+from tests.unit.desktop.fake_windows import FakeWindows
 
 
 @pytest.mark.parametrize(
@@ -63,99 +67,82 @@ def test_x11_hotkey_without_a_display_is_unavailable_not_a_crash(
         loop.close()
 
 
-#: key names the real `keyboard` package knows on Windows (_winkeyboard's official virtual
-#: keys) and the aliases of its _canonical_names.py that our names can reach; it raises
-#: ValueError("Key ... is not mapped to any known key.") for anything else
-KEYBOARD_KNOWS = {
-    *"abcdefghijklmnopqrstuvwxyz0123456789",
-    *(f"f{n}" for n in range(1, 25)),
-    "esc", "enter", "tab", "space", "backspace", "delete", "insert", "home", "end",
-    "page up", "page down", "up", "down", "left", "right", "pause", "print screen",
-    "scroll lock", "caps lock", "num lock", "menu", "ctrl", "alt", "shift", "windows",
-}  # fmt: skip
-KEYBOARD_ALIASES = {
-    "escape": "esc", "return": "enter", "del": "delete", "control": "ctrl", "win": "windows",
-    "pagedown": "page down", "pageup": "page up", "scrlk": "scroll lock",
-    "prtscn": "print screen", "snapshot": "print screen", "ins": "insert",
-}  # fmt: skip
-
-
-class FakeKeyboard(types.ModuleType):
-    def __init__(self) -> None:
-        super().__init__("keyboard")
-        self.hotkeys: dict[str, Callable[[], None]] = {}
-
-    def add_hotkey(self, combo: str, callback: Callable[[], None]) -> str:
-        for part in combo.split("+"):
-            if KEYBOARD_ALIASES.get(part, part) not in KEYBOARD_KNOWS:
-                raise ValueError(f"Key {part!r} is not mapped to any known key.")
-        self.hotkeys[combo] = callback
-        return combo
-
-    def remove_hotkey(self, handle: str) -> None:
-        del self.hotkeys[handle]
-
-
 @pytest.fixture
-def keyboard(monkeypatch: pytest.MonkeyPatch) -> FakeKeyboard:
-    fake = FakeKeyboard()
+def windows(monkeypatch: pytest.MonkeyPatch) -> FakeWindows:
+    fake = FakeWindows()
     monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setitem(sys.modules, "keyboard", fake)
+    monkeypatch.setattr(ctypes, "windll", fake, raising=False)
     return fake
 
 
-async def test_windows_hotkey_reaches_the_loop_from_the_hook_thread(keyboard: FakeKeyboard) -> None:
+CTRL_ALT = MOD_CONTROL | MOD_ALT
+VK_ESCAPE = 0x1B
+
+
+async def test_windows_hotkey_reaches_the_loop_from_its_own_thread(windows: FakeWindows) -> None:
     fired = asyncio.Event()
+
+    handle = await asyncio.to_thread(
+        start_global_hotkey, "ctrl+alt+esc", fired.set, asyncio.get_running_loop()
+    )
+    windows.press(VK_ESCAPE, CTRL_ALT)
+    await asyncio.wait_for(fired.wait(), 5)
+
+    assert handle.armed
+    await asyncio.to_thread(handle.stop)
+    await asyncio.to_thread(handle.stop)  # twice is harmless
+    assert windows.hotkeys == {}
+    assert not handle.armed
+
+
+async def test_windows_hotkey_needs_no_hook_so_windows_cannot_drop_it_under_load(
+    windows: FakeWindows,
+) -> None:
+    # Windows silently removes a low-level hook that answered later than
+    # LowLevelHooksTimeout (what the keyboard package's hook did under load); a registered
+    # hotkey is matched by the system and waits in the thread's queue
+    presses: list[None] = []
+    fired = asyncio.Event()
+
+    def on_press() -> None:
+        presses.append(None)
+        if len(presses) == 2:
+            fired.set()
+
+    handle = await asyncio.to_thread(
+        start_global_hotkey, "ctrl+alt+esc", on_press, asyncio.get_running_loop()
+    )
+    try:
+        windows.press(VK_ESCAPE, CTRL_ALT)
+        windows.hooks_time_out()
+        windows.press(VK_ESCAPE, CTRL_ALT)
+        await asyncio.wait_for(fired.wait(), 5)
+    finally:
+        await asyncio.to_thread(handle.stop)
+
+    assert windows.hooks == {}  # none was ever installed
+    assert handle.armed is False  # stopped
+
+
+async def test_windows_key_names_become_virtual_keys_and_modifiers(windows: FakeWindows) -> None:
     loop = asyncio.get_running_loop()
+    combos = ["win+shift+pageup", "ctrl+printscreen", "ctrl+alt+scrolllock", "ctrl+f13",
+              "ctrl+shift+f24", "ctrl+menu", "alt+q"]  # fmt: skip
 
-    handle = start_global_hotkey("ctrl+alt+esc", fired.set, loop)
-    # the keyboard package calls back on its own hook thread
-    await asyncio.to_thread(keyboard.hotkeys["ctrl+alt+esc"])
-    await asyncio.wait_for(fired.wait(), 1)
-    handle.stop()
-    handle.stop()
+    handles = [await asyncio.to_thread(start_global_hotkey, c, lambda: None, loop) for c in combos]
 
-    assert keyboard.hotkeys == {}
-
-
-async def test_windows_key_names_are_translated(keyboard: FakeKeyboard) -> None:
-    handle = start_global_hotkey("win+shift+pageup", lambda: None, asyncio.get_running_loop())
-
-    assert list(keyboard.hotkeys) == ["shift+windows+page up"]
-    handle.stop()
-
-
-async def test_windows_key_names_are_the_keyboard_packages_own(keyboard: FakeKeyboard) -> None:
-    loop = asyncio.get_running_loop()
-    combos = ["ctrl+printscreen", "ctrl+alt+scrolllock", "ctrl+f13", "ctrl+shift+f24"]
-
-    handles = [start_global_hotkey(combo, lambda: None, loop) for combo in combos]
-
-    assert list(keyboard.hotkeys) == [
-        "ctrl+print screen",
-        "ctrl+alt+scroll lock",
-        "ctrl+f13",
-        "ctrl+shift+f24",
-    ]
+    assert sorted(windows.hotkeys) == sorted(
+        [(MOD_WIN | MOD_SHIFT, 0x21), (MOD_CONTROL, 0x2C), (CTRL_ALT, 0x91), (MOD_CONTROL, 0x7C),
+         (MOD_CONTROL | MOD_SHIFT, 0x87), (MOD_CONTROL, 0x5D), (MOD_ALT, ord("Q"))]
+    )  # fmt: skip
     for handle in handles:
-        handle.stop()
+        await asyncio.to_thread(handle.stop)
 
 
-async def test_windows_hotkey_the_package_refuses_is_unavailable(
-    keyboard: FakeKeyboard, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # a keyboard layout without an F13 key: the package refuses the name
-    monkeypatch.setitem(globals(), "KEYBOARD_KNOWS", KEYBOARD_KNOWS - {"f13"})
+async def test_windows_hotkey_another_program_holds_is_unavailable(windows: FakeWindows) -> None:
+    windows.taken_by_others.add((CTRL_ALT, VK_ESCAPE))
 
-    with pytest.raises(HotkeyUnavailable, match="cannot register the stop hotkey ctrl\\+f13"):
-        start_global_hotkey("ctrl+f13", lambda: None, asyncio.get_running_loop())
-
-
-async def test_windows_without_the_keyboard_package_says_how_to_get_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setitem(sys.modules, "keyboard", None)
-
-    with pytest.raises(HotkeyUnavailable, match="pip install keyboard"):
-        start_global_hotkey("ctrl+alt+esc", lambda: None, asyncio.get_running_loop())
+    with pytest.raises(HotkeyUnavailable, match="ctrl\\+alt\\+esc is taken by another program"):
+        await asyncio.to_thread(
+            start_global_hotkey, "ctrl+alt+esc", lambda: None, asyncio.get_running_loop()
+        )

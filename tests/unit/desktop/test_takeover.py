@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import ctypes
+import queue
 import sys
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
 from desktop_agent.core.errors import StopRequested
+from desktop_agent.desktop import takeover
 from desktop_agent.desktop.input import PyAutoGuiDriver
 from desktop_agent.desktop.takeover import (
     HC_ACTION,
@@ -16,12 +20,16 @@ from desktop_agent.desktop.takeover import (
     LLKHF_INJECTED,
     LLMHF_INJECTED,
     MSLLHOOKSTRUCT,
+    HookEvent,
+    HookHealth,
     InjectionWindows,
     LowLevelHooks,
     UserInputs,
+    start_takeover_watch,
 )
 from tests.fakes import ManualClock
 from tests.unit.desktop.fake_pyautogui import FakePyAutoGui
+from tests.unit.desktop.fake_windows import FakeWindows
 
 
 class Recorder:
@@ -155,60 +163,117 @@ class NextHook:
 WM_KEYDOWN, WM_MOUSEMOVE = 0x0100, 0x0200
 
 
+def queued(events: queue.SimpleQueue[HookEvent]) -> list[HookEvent]:
+    out = []
+    while not events.empty():
+        out.append(events.get())
+    return out
+
+
 @pytest.mark.parametrize(
-    ("flags", "reported"),
-    [(0, 1), (LLKHF_INJECTED, 0), (LLKHF_INJECTED | 0x02, 0), (0x20, 1)],
+    ("flags", "from_device"),
+    [(0, True), (LLKHF_INJECTED, False), (LLKHF_INJECTED | 0x02, False), (0x20, True)],
     ids=["a key of the keyboard", "injected", "injected at lower integrity", "with alt held"],
 )
-def test_the_keyboard_hook_reports_keys_from_a_device_only(flags: int, reported: int) -> None:
-    reports: list[None] = []
+def test_the_keyboard_hook_only_queues_the_event_and_passes_it_on(
+    flags: int, from_device: bool
+) -> None:
+    events: queue.SimpleQueue[HookEvent] = queue.SimpleQueue()
     following = NextHook()
-    hooks = LowLevelHooks(lambda: reports.append(None), following)
-    data = KBDLLHOOKSTRUCT(vkCode=0x41, scanCode=30, flags=flags, time=1, dwExtraInfo=0)
+    hooks = LowLevelHooks(events, following)
+    data = KBDLLHOOKSTRUCT(vkCode=0x41, scanCode=30, flags=flags, time=77, dwExtraInfo=0)
     address = ctypes.addressof(data)
 
     assert hooks.keyboard(HC_ACTION, WM_KEYDOWN, address) == 7
 
-    assert len(reports) == reported
+    assert queued(events) == [(from_device, 77)]
     assert following.calls == [(HC_ACTION, WM_KEYDOWN, address)]  # always passed on
 
 
 @pytest.mark.parametrize(
-    ("flags", "reported"),
-    [(0, 1), (LLMHF_INJECTED, 0), (LLMHF_INJECTED | 0x02, 0)],
+    ("flags", "from_device"),
+    [(0, True), (LLMHF_INJECTED, False), (LLMHF_INJECTED | 0x02, False)],
     ids=["a mouse", "injected", "injected at lower integrity"],
 )
-def test_the_mouse_hook_reports_moves_from_a_device_only(flags: int, reported: int) -> None:
-    reports: list[None] = []
-    hooks = LowLevelHooks(lambda: reports.append(None), NextHook())
-    data = MSLLHOOKSTRUCT(x=5, y=6, mouseData=0, flags=flags, time=1, dwExtraInfo=0)
+def test_the_mouse_hook_only_queues_the_event(flags: int, from_device: bool) -> None:
+    events: queue.SimpleQueue[HookEvent] = queue.SimpleQueue()
+    hooks = LowLevelHooks(events, NextHook())
+    data = MSLLHOOKSTRUCT(x=5, y=6, mouseData=0, flags=flags, time=5, dwExtraInfo=0)
 
     hooks.mouse(HC_ACTION, WM_MOUSEMOVE, ctypes.addressof(data))
 
-    assert len(reports) == reported
+    assert queued(events) == [(from_device, 5)]
 
 
 def test_a_hook_call_that_is_not_an_action_is_only_passed_on() -> None:
-    reports: list[None] = []
+    events: queue.SimpleQueue[HookEvent] = queue.SimpleQueue()
     following = NextHook()
-    hooks = LowLevelHooks(lambda: reports.append(None), following)
+    hooks = LowLevelHooks(events, following)
     data = MSLLHOOKSTRUCT(flags=0)
 
     hooks.mouse(-1, WM_MOUSEMOVE, ctypes.addressof(data))
 
-    assert reports == []
+    assert queued(events) == []
     assert len(following.calls) == 1
 
 
-def test_a_failing_callback_does_not_break_the_hook(caplog: pytest.LogCaptureFixture) -> None:
-    def broken() -> None:
-        raise RuntimeError("the loop is closed")
+def test_hook_health_counts_input_the_system_saw_after_the_hooks_last_event() -> None:
+    health = HookHealth(missed_ms=1000)
 
-    hooks = LowLevelHooks(UserInputs(broken), NextHook())
-    data = KBDLLHOOKSTRUCT(flags=0)
+    assert not health.missed(5000)  # the first look only sets the mark
+    health.saw(5200)
+    assert not health.missed(5900)  # within the grace: the reader may be behind
+    assert health.missed(6300)  # the system had input 1.1 s after the hooks' last
+    health.reinstalled(6300)
+    assert not health.missed(6300)
+    health.reinstalled(2**32 - 10)  # the tick clock wraps after 49.7 days
+    assert not health.missed(100)
+    assert health.missed(2000)
+    assert not health.missed(None)  # GetLastInputInfo failed: no verdict
 
-    assert hooks.keyboard(HC_ACTION, WM_KEYDOWN, ctypes.addressof(data)) == 7
-    assert "the takeover callback failed" in caplog.text
+
+@pytest.fixture
+def windows(monkeypatch: pytest.MonkeyPatch) -> FakeWindows:
+    fake = FakeWindows()
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(ctypes, "windll", fake, raising=False)
+    monkeypatch.setattr(ctypes, "WINFUNCTYPE", ctypes.CFUNCTYPE, raising=False)
+    monkeypatch.setattr(takeover, "HEALTH_CHECK_S", 0.02)
+    return fake
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_hooks_windows_dropped_under_load_are_noticed_and_installed_again(
+    windows: FakeWindows,
+) -> None:
+    reports: list[None] = []
+    watch = start_takeover_watch(lambda: reports.append(None), InjectionWindows())
+    try:
+        windows.move_mouse()
+        assert watch.flush() and wait_until(lambda: len(reports) == 1)
+        assert windows.installs == 2
+
+        windows.hooks_time_out()  # a hook answered too late: Windows removed both, silently
+        windows.tick += 5000
+        windows.press(0x41)  # the system saw it, no hook did
+        assert wait_until(lambda: windows.installs == 4), "the dropped hooks were not noticed"
+        assert len(reports) == 1
+
+        windows.press(0x42)
+        assert wait_until(lambda: len(reports) == 2)
+        assert watch.flush()
+    finally:
+        watch.stop()
+        watch.stop()
+    assert windows.hooks == {}
 
 
 def test_user_inputs_keep_the_time_of_the_last_report() -> None:
