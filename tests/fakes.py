@@ -52,6 +52,8 @@ class MemoryRepository:
             model=spec.model,
             base_url=spec.base_url,
             created_at=utcnow(),
+            kind=spec.kind,
+            routine=spec.routine,
         )
         self.runs[run.id] = run
         return run

@@ -74,6 +74,7 @@ from desktop_agent.core.ports import (
     ToolContext,
     ToolExecutor,
 )
+from desktop_agent.core.targets import element_ref
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -440,7 +441,9 @@ class _TaskLoop:
             )
         elif decision.action == "fail":
             self.outcome = _Outcome(
-                RunStatus.FAILED, StopReason.ERROR, decision.reason or decision.message
+                RunStatus.FAILED,
+                decision.stop_reason or StopReason.ERROR,
+                decision.reason or decision.message,
             )
         return decided
 
@@ -577,6 +580,8 @@ class _TaskLoop:
         if risk.sensitivity.redact and not decided.secrets:
             decided = _Decided.redacted(decision, call, risk.sensitivity)
         step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
+        # what it acts on, so that a routine saved from this run can find it again
+        step = step.with_(element=element_ref(tool, args.model_dump(), observation))
         breaker = deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())

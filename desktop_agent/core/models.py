@@ -44,17 +44,32 @@ class StopReason(StrEnum):
     STUCK = "stuck"
     #: the run's wall time or model tokens passed their limit
     BUDGET = "budget"
+    #: a routine's step did not match the screen and no model could take over (core/routine.py)
+    ROUTINE_MISMATCH = "routine_mismatch"
 
 
 #: Which stop reasons each terminal status admits (DESIGN §1).
 STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
     RunStatus.COMPLETED: frozenset({StopReason.DONE}),
     RunStatus.FAILED: frozenset(
-        {StopReason.ERROR, StopReason.MAX_FAILURES, StopReason.BREAKER, StopReason.STUCK}
+        {
+            StopReason.ERROR,
+            StopReason.MAX_FAILURES,
+            StopReason.BREAKER,
+            StopReason.STUCK,
+            StopReason.ROUTINE_MISMATCH,
+        }
     ),
     RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS, StopReason.BUDGET}),
     RunStatus.INTERRUPTED: frozenset({StopReason.CRASH}),
 }
+
+
+class RunKind(StrEnum):
+    """Who decides a run's actions: the model every turn, or a saved routine (core/routine.py)."""
+
+    AGENT = "agent"
+    ROUTINE = "routine"
 
 
 class StepKind(StrEnum):
@@ -121,6 +136,9 @@ class TaskSpec:
     allowed_tools: tuple[str, ...] = ()
     model: str = ""
     base_url: str = ""
+    kind: RunKind = RunKind.AGENT
+    #: the routine's name, for a routine run
+    routine: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +163,9 @@ class RunView:
     completion_tokens: int = 0
     tokens_estimated: bool = False
     cost: float | None = None
+    kind: RunKind = RunKind.AGENT
+    #: the routine's name, for a routine run
+    routine: str | None = None
 
     def with_(self, **changes: Any) -> RunView:
         return replace(self, **changes)
@@ -169,6 +190,8 @@ class RunView:
             "completion_tokens": self.completion_tokens,
             "tokens_estimated": self.tokens_estimated,
             "cost": self.cost,
+            "kind": self.kind.value,
+            "routine": self.routine,
         }
 
 
@@ -204,6 +227,8 @@ class StepView:
     target: tuple[int, int] | None = None
     #: action rows: what the action did to the screen, known at the next observation
     effect: Effect | None = None
+    #: action rows: what the action acted on, to find it again (core/targets.py)
+    element: ElementRef | None = None
 
     def with_(self, **changes: Any) -> StepView:
         return replace(self, **changes)
@@ -235,7 +260,62 @@ class StepView:
             "latency_ms": self.latency_ms,
             "target": list(self.target) if self.target else None,
             "effect": self.effect.value if self.effect else None,
+            "element": self.element.to_json() if self.element else None,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ElementRef:
+    """What an action acted on, said so that it can be found again on another screen.
+
+    `how`: "element" (an element of the list), "point" (the smallest element under the
+    clicked point), "focus" (the focused control a text or key went to), "window" (only
+    the window is known). `box` and `window_box` are in screenshot px, as they were then;
+    `window` is the window's label ("" when no window was known).
+    """
+
+    how: Literal["element", "point", "focus", "window"]
+    role: str
+    name: str
+    window: str
+    box: tuple[int, int, int, int]
+    window_box: tuple[int, int, int, int] | None = None
+    password: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "how": self.how,
+            "role": self.role,
+            "name": self.name,
+            "window": self.window,
+            "box": list(self.box),
+            "window_box": list(self.window_box) if self.window_box else None,
+            "password": self.password,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ElementRef:
+        """The inverse of to_json; KeyError, TypeError or ValueError when it does not fit."""
+        how = data["how"]
+        if how not in ("element", "point", "focus", "window"):
+            raise ValueError(f"unknown element reference kind {how!r}")
+        window_box = data.get("window_box")
+        return cls(
+            how=how,
+            role=str(data["role"]),
+            name=str(data["name"]),
+            window=str(data["window"]),
+            box=_box(data["box"]),
+            window_box=_box(window_box) if window_box is not None else None,
+            password=bool(data.get("password", False)),
+        )
+
+
+def _box(value: Any) -> tuple[int, int, int, int]:
+    if not isinstance(value, list | tuple) or len(value) != 4:
+        raise ValueError(f"a box is 4 whole numbers, not {value!r}")
+    left, top, width, height = (int(v) for v in value)
+    return left, top, width, height
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +414,8 @@ class Decision:
     raw: str = ""
     usage: TokenUsage | None = None
     latency_ms: float | None = None
+    #: with "fail": the run's stop reason when it is not plain `error` (a routine mismatch)
+    stop_reason: StopReason | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,8 +116,30 @@ def _v2_effect_and_usage(db: peewee.SqliteDatabase) -> None:
     execute(db, "ALTER TABLE runs ADD COLUMN cost REAL")
 
 
+def _v3_routines(db: peewee.SqliteDatabase) -> None:
+    """Routines (core/routine.py): a run says who decided it (agent | routine, and which
+    routine); action rows keep what they acted on; saved routines with their grants and
+    schedule."""
+    execute(db, "ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'agent'")
+    execute(db, "ALTER TABLE runs ADD COLUMN routine TEXT")
+    execute(db, "ALTER TABLE steps ADD COLUMN element TEXT")
+    execute(
+        db,
+        """
+        CREATE TABLE routines (
+            name       TEXT PRIMARY KEY,
+            body       TEXT NOT NULL,
+            grants     TEXT NOT NULL DEFAULT '[]',
+            schedule   TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+    )
+
+
 #: Migration i (0-based) takes the schema from version i to i + 1. Append only; never edit.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_effect_and_usage)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_effect_and_usage, _v3_routines)
 
 
 def connect(path: Path) -> peewee.SqliteDatabase:

@@ -16,8 +16,9 @@ import peewee
 
 from desktop_agent.core.errors import StoreError
 from desktop_agent.core.models import RunStatus, RunView, StepView, TaskSpec, utcnow
+from desktop_agent.core.routine import Routine
 from desktop_agent.private_files import make_private_dir
-from desktop_agent.store import artifacts
+from desktop_agent.store import artifacts, routines
 from desktop_agent.store.db import (
     DB_NAME,
     MIGRATIONS,
@@ -199,6 +200,8 @@ class SqliteRunRepository:
             model=spec.model,
             base_url=spec.base_url,
             created_at=self._now(),
+            kind=spec.kind,
+            routine=spec.routine,
         )
         try:
             runs = self._tables.runs
@@ -311,6 +314,29 @@ class SqliteRunRepository:
 
     async def remove_grant(self, tool: str) -> None:
         await self._call(self._remove_grant, tool)
+
+    # ── routines (store/routines.py) ─────────────────────────────────────────
+
+    async def save_routine(self, routine: Routine, *, replace: bool = False) -> None:
+        await self._call(self._routines_call, routines.save_routine, routine, replace)
+
+    async def get_routine(self, name: str) -> Routine | None:
+        return await self._call(routines.get_routine, self._tables, name)
+
+    async def list_routines(self) -> list[Routine]:
+        return await self._call(routines.list_routines, self._tables)
+
+    async def delete_routine(self, name: str) -> bool:
+        return await self._call(routines.delete_routine, self._tables, name)
+
+    async def update_routine(self, name: str, **changes: Any) -> Routine:
+        """Change a stored routine's `grants` or `schedule`."""
+        return await self._call(
+            lambda: routines.update_routine(self._tables, name, self._now(), **changes)
+        )
+
+    def _routines_call(self, fn: Callable[..., None], routine: Routine, replace: bool) -> None:
+        fn(self._tables, routine, self._now(), replace=replace)
 
     # ── blocking helpers for callers without an event loop ───────────────────
 

@@ -11,6 +11,8 @@ import peewee
 
 from desktop_agent.core.models import (
     Effect,
+    ElementRef,
+    RunKind,
     RunStatus,
     RunView,
     StepKind,
@@ -41,6 +43,8 @@ RUN_COLUMNS = (
     "completion_tokens",
     "tokens_estimated",
     "cost",
+    "kind",
+    "routine",
 )
 
 STEP_COLUMNS = (
@@ -66,6 +70,7 @@ STEP_COLUMNS = (
     "target_x",
     "target_y",
     "effect",
+    "element",
 )
 
 
@@ -76,6 +81,7 @@ class Tables:
     runs: peewee.Table
     steps: peewee.Table
     grants: peewee.Table
+    routines: peewee.Table
 
     @classmethod
     def bound_to(cls, db: peewee.Database) -> Tables:
@@ -83,6 +89,7 @@ class Tables:
             runs=peewee.Table("runs").bind(db),
             steps=peewee.Table("steps").bind(db),
             grants=peewee.Table("grants").bind(db),
+            routines=peewee.Table("routines").bind(db),
         )
 
 
@@ -152,6 +159,8 @@ def run_to_row(run: RunView, owner: ProcessIdentity | None) -> dict[str, Any]:
         "completion_tokens": run.completion_tokens,
         "tokens_estimated": int(run.tokens_estimated),
         "cost": run.cost,
+        "kind": run.kind.value,
+        "routine": run.routine,
     }
 
 
@@ -177,6 +186,8 @@ def run_from_row(row: dict[str, Any]) -> RunView:
         completion_tokens=row["completion_tokens"],
         tokens_estimated=bool(row["tokens_estimated"]),
         cost=row["cost"],
+        kind=RunKind(row["kind"]),
+        routine=row["routine"],
     )
 
 
@@ -205,6 +216,7 @@ def step_to_row(step: StepView) -> dict[str, Any]:
         "target_x": target[0] if target else None,
         "target_y": target[1] if target else None,
         "effect": step.effect.value if step.effect else None,
+        "element": _json(step.element.to_json()) if step.element else None,
     }
 
 
@@ -234,4 +246,5 @@ def step_from_row(row: dict[str, Any]) -> StepView:
         latency_ms=row["latency_ms"],
         target=(row["target_x"], row["target_y"]) if has_target else None,
         effect=Effect(row["effect"]) if row["effect"] else None,
+        element=ElementRef.from_json(json.loads(row["element"])) if row["element"] else None,
     )

@@ -34,7 +34,7 @@ async def test_a_v1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None
     con.close()
 
     with SqliteRunRepository.open(tmp_path) as new:
-        assert new.schema_version_sync() == len(MIGRATIONS) == 2
+        assert new.schema_version_sync() == len(MIGRATIONS) >= 2
         run = await new.get_run("r1")
         assert run is not None
         assert (run.prompt_tokens, run.completion_tokens, run.tokens_estimated, run.cost) == (

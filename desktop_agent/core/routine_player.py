@@ -1,0 +1,200 @@
+"""RoutinePlayer: a Planner that plays a routine's steps, asking no model while the screen matches.
+
+The player decides; the loop does everything else as for any run — it observes, stores,
+gates (allowed tools, breaker, approvals, calls that ask every time), executes, checks the
+effect, honours stop, pause and takeover. Each turn the player checks the step it played
+last (it ran ok; it changed the screen if it did when taught) and the precondition of the
+next one (its target found again by role and name in the same window, wherever the window
+now is), and points the step at where its target is now. A target not there yet is waited
+for a little (a `wait` step, gated like any). On a mismatch it hands the rest to the agent
+— the routine's goal, what was done and the remaining steps as a plan — or, with no model
+to take over, ends the run failed / routine_mismatch naming the step.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+
+from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.models import (
+    Decision,
+    Effect,
+    StepKind,
+    StepStatus,
+    StepView,
+    StopReason,
+    TokenUsage,
+)
+from desktop_agent.core.ports import DecideRequest, Planner
+from desktop_agent.core.routine import Routine, RoutineStep
+from desktop_agent.core.targets import Found, find_again, relocate
+
+log = logging.getLogger(__name__)
+
+#: a target not on the screen yet (a dialog still opening) is waited for this many turns
+PATIENCE_TURNS = 12
+WAIT_S = 0.25
+_NO_TOKENS = TokenUsage(prompt_tokens=0, completion_tokens=0)
+
+Handover = Callable[[], Awaitable[Planner]]
+
+
+class RoutinePlayer:
+    """Plays `steps` (the routine's, parameters bound) one per turn.
+
+    Attributes:
+        checked: steps whose precondition and effect both matched.
+        handed_over: the step (1-based) at which the agent took over, else None.
+    """
+
+    def __init__(
+        self,
+        routine: Routine,
+        steps: tuple[RoutineStep, ...],
+        *,
+        handover: Handover | None = None,
+        on_handover: Callable[[], None] | None = None,
+        patience_turns: int = PATIENCE_TURNS,
+        wait_s: float = WAIT_S,
+    ) -> None:
+        self.routine = routine
+        self.steps = steps
+        self._handover = handover
+        self._on_handover = on_handover
+        self._patience = patience_turns
+        self._wait_s = wait_s
+        self._next = 0  # the index of the step to play next
+        self._played_at: int | None = None  # the turn the step at `_next` was played in
+        self._waited = 0
+        self._agent: Planner | None = None
+        self._agent_goal = ""
+        self.checked = 0
+        self.handed_over: int | None = None
+
+    async def decide(self, request: DecideRequest) -> Decision:
+        if self._agent is not None:
+            return await self._agent.decide(replace(request, goal=self._agent_goal))
+        if self._played_at is not None:
+            played, self._played_at = self._next, None
+            verdict = self._effect_of(played, request.steps)
+            if verdict is not None:
+                return (
+                    verdict
+                    if isinstance(verdict, Decision)
+                    else await self._mismatch(request, played, verdict)
+                )
+        if self._next >= len(self.steps):
+            return Decision(
+                action="done",
+                message=f"routine {self.routine.name}: {len(self.steps)} steps done, each checked",
+                reason=f"{self.checked} of {len(self.steps)} steps matched the screen",
+                usage=_NO_TOKENS,
+            )
+        return await self._play(request)
+
+    async def _play(self, request: DecideRequest) -> Decision:
+        number = self._next + 1
+        step = self.steps[self._next]
+        args = dict(step.args)
+        found_text = ""
+        if step.element is not None:
+            found = find_again(step.element, request.observation)
+            if not isinstance(found, Found):
+                if self._waited < self._patience:
+                    self._waited += 1
+                    return Decision(
+                        action="tool",
+                        tool="wait",
+                        args={"seconds": self._wait_s},
+                        reason=f"routine step {number}: waiting for the screen: {found}",
+                        usage=_NO_TOKENS,
+                    )
+                return await self._mismatch(request, self._next, found)
+            args = relocate(args, step.element, found)
+            now = found.element or found.window
+            if now is not None:
+                found_text = f'; found {now.role} "{now.name}" at {now.box[0]},{now.box[1]}'
+        self._waited = 0
+        self._played_at = request.turn
+        return Decision(
+            action="tool",
+            tool=step.tool,
+            args=args,
+            reason=f"routine step {number}/{len(self.steps)}: {step.describe()}{found_text}",
+            usage=_NO_TOKENS,
+        )
+
+    def _effect_of(self, index: int, steps: Sequence[StepView]) -> Decision | str | None:
+        """None when the step played last did what it should (the next one is due) or did
+        not run (paused before acting: it is played again); a Decision ending the run; or
+        why it did not match."""
+        step = self.steps[index]
+        row = _last_action(steps)
+        if row is None or row.tool != step.tool or row.status is StepStatus.SKIPPED:
+            return None
+        if row.status is StepStatus.DENIED:
+            return Decision(
+                action="fail",
+                reason=f"routine step {index + 1} ({step.tool}) was not allowed: {row.error}",
+                usage=_NO_TOKENS,
+            )
+        if row.status is not StepStatus.OK:
+            return f"it failed: {row.error or row.summary}"
+        if step.tool != "wait" and step.effect is Effect.CHANGED and row.effect is Effect.NO_CHANGE:
+            return "it changed nothing on the screen (when taught, it did)"
+        self.checked += 1
+        self._next += 1
+        return None
+
+    async def _mismatch(self, request: DecideRequest, index: int, why: str) -> Decision:
+        number = index + 1
+        step = self.steps[index]
+        what = f"routine {self.routine.name}: step {number} ({step.describe()}) does not match"
+        agent, refused = None, ""
+        if self._handover is not None:
+            try:
+                agent = await self._handover()
+            except DesktopAgentError as error:
+                refused = f"; the model could not take over: {error}"
+        if agent is None:
+            return Decision(
+                action="fail",
+                reason=f"{what}: {why}{refused}",
+                stop_reason=StopReason.ROUTINE_MISMATCH,
+                usage=_NO_TOKENS,
+            )
+        log.info("%s: %s; handed to the agent", what, why)
+        if self._on_handover is not None:
+            self._on_handover()
+        self._agent = agent
+        self.handed_over = number
+        self._agent_goal = handover_goal(self.routine, self.steps, index, why)
+        return await agent.decide(replace(request, goal=self._agent_goal))
+
+    async def aclose(self) -> None:
+        """The agent's planner (its HTTP client) goes with the run."""
+        close = getattr(self._agent, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def _last_action(steps: Sequence[StepView]) -> StepView | None:
+    return next((s for s in reversed(steps) if s.kind is StepKind.ACTION), None)
+
+
+def handover_goal(routine: Routine, steps: tuple[RoutineStep, ...], index: int, why: str) -> str:
+    """The goal the agent gets when it takes over: the routine's goal, the steps done and the
+    rest as a plan (the screen differs from when it was taught: a plan, not orders)."""
+    done = "\n".join(f"{n}. {s.describe()}" for n, s in enumerate(steps[:index], start=1)) or (
+        "(nothing yet)"
+    )
+    rest = "\n".join(f"{n}. {s.describe()}" for n, s in enumerate(steps[index:], start=index + 1))
+    return (
+        f"{routine.goal}\n\n"
+        f'A saved routine ("{routine.name}") was doing this task; its step {index + 1} did not '
+        f"match the screen ({why}), so you take over from here.\n"
+        f"Done so far by the routine:\n{done}\n"
+        f"Remaining steps of the routine, as a plan (adapt it to what the screen shows):\n{rest}"
+    )
