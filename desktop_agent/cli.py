@@ -1,4 +1,4 @@
-"""The headless command line (DESIGN §5): run, runs, show, serve, stop-all, doctor."""
+"""The headless command line (DESIGN §5): run, runs, show, serve, stop-all, doctor, routine."""
 
 from __future__ import annotations
 
@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="show targets on the screen, ask the model to click each, report the error in "
         "pixels and the coordinate space that fits; offers to save it",
     )
+    from desktop_agent.routines.cli import add_parser as add_routine_parser
+
+    add_routine_parser(commands, _Parser)
     # every sub-command takes --data-dir, before or after its name
     for sub in commands.choices.values():
         if not any(action.dest == "data_dir" for action in sub._actions):
@@ -783,8 +786,15 @@ def _calibrate(settings: Settings) -> int:
     return 0 if report is not None else 1
 
 
+def _cmd_routine(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.routines.cli import command
+
+    return command(args, data_dir)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "run": _cmd_run,
+    "routine": _cmd_routine,
     "runs": _cmd_runs,
     "show": _cmd_show,
     "serve": _cmd_serve,

@@ -1,0 +1,231 @@
+"""Scheduling a routine with the OS, not a daemon of ours: a systemd user timer + service
+on Linux, a Task Scheduler entry (schtasks XML) on Windows.
+
+What runs is `desktop-agent routine run NAME --scheduled`: it refuses to start, listing
+what it would ask, unless every step is allowed or granted (nobody is there to answer).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from desktop_agent.core.routine import RoutineError, Schedule
+
+TIME_PATTERN = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
+UNIT_PREFIX = "desktop-agent-routine-"
+TASK_FOLDER = "desktop-agent"
+#: the environment a graphical session gives its programs, that a timer's service lacks
+SESSION_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS",
+                     "DESKTOP_AGENT_HOME")  # fmt: skip
+
+
+def parse_time(text: str) -> str:
+    """HH:MM (24 h), zero-padded; RoutineError otherwise."""
+    found = TIME_PATTERN.fullmatch(text.strip())
+    if not found:
+        raise RoutineError(f"--at {text!r}: give a time of day as HH:MM, e.g. 09:00")
+    return f"{int(found.group(1)):02d}:{found.group(2)}"
+
+
+def command_line(name: str, data_dir: Path) -> list[str]:
+    """The program and arguments the scheduler starts."""
+    program = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m",
+                                                                       "desktop_agent"]  # fmt: skip
+    return [*program, "--data-dir", str(data_dir), "routine", "run", name, "--scheduled"]
+
+
+# ── systemd (Linux) ──────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class SystemdUnits:
+    service_name: str
+    service: str
+    timer_name: str
+    timer: str
+
+
+def systemd_units(
+    name: str, schedule: Schedule, data_dir: Path, env: dict[str, str] | None = None
+) -> SystemdUnits:
+    """The service that runs the routine once and the timer that starts it."""
+    env = dict(os.environ) if env is None else env
+    unit = f"{UNIT_PREFIX}{name}"
+    days = "Mon..Fri " if schedule.weekdays else ""
+    environment = "".join(
+        f"Environment={_systemd_quote(f'{key}={env[key]}')}\n"
+        for key in SESSION_VARIABLES
+        if env.get(key)
+    )
+    exec_start = " ".join(_systemd_quote(part) for part in command_line(name, data_dir))
+    service = (
+        "[Unit]\n"
+        f"Description=desktop-agent routine {name}\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        f"{environment}"
+        f"ExecStart={exec_start}\n"
+    )
+    timer = (
+        "[Unit]\n"
+        f"Description=Start desktop-agent routine {name} at {schedule.at}"
+        f"{' on weekdays' if schedule.weekdays else ' every day'}\n\n"
+        "[Timer]\n"
+        f"OnCalendar={days}*-*-* {schedule.at}:00\n"
+        f"Unit={unit}.service\n\n"
+        "[Install]\n"
+        "WantedBy=timers.target\n"
+    )
+    return SystemdUnits(f"{unit}.service", service, f"{unit}.timer", timer)
+
+
+def _systemd_quote(word: str) -> str:
+    """One ExecStart/Environment word: quoted, with `\\`, `"` escaped and `%` (a specifier)
+    doubled, so a path with spaces or a percent sign reaches the program as it is."""
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'"{escaped}"'
+
+
+def systemd_user_dir(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    config = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "systemd" / "user"
+
+
+def install_systemd(units: SystemdUnits, directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file_name, text in ((units.service_name, units.service), (units.timer_name, units.timer)):
+        path = directory / file_name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def remove_systemd(name: str, directory: Path) -> list[Path]:
+    removed = []
+    for suffix in (".timer", ".service"):
+        path = directory / f"{UNIT_PREFIX}{name}{suffix}"
+        if path.exists():
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def systemctl(*args: str) -> str:
+    """Run `systemctl --user ARGS`; "" when it worked, else why not (one line)."""
+    try:
+        done = subprocess.run(
+            ["systemctl", "--user", *args], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"systemctl --user {' '.join(args)}: {error}"
+    if done.returncode != 0:
+        why = " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}"
+        return f"systemctl --user {' '.join(args)}: {why}"
+    return ""
+
+
+# ── Task Scheduler (Windows) ─────────────────────────────────────────────────
+
+
+def task_name(name: str) -> str:
+    return f"\\{TASK_FOLDER}\\routine {name}"
+
+
+def schtasks_xml(name: str, schedule: Schedule, data_dir: Path) -> str:
+    """A Task Scheduler task (schema 1.2) that starts the routine in the user's session."""
+    program, *arguments = command_line(name, data_dir)
+    if schedule.weekdays:
+        days = "".join(f"<{day}/>" for day in ("Monday", "Tuesday", "Wednesday", "Thursday",
+                                               "Friday"))  # fmt: skip
+        when = (
+            "<ScheduleByWeek><WeeksInterval>1</WeeksInterval>"
+            f"<DaysOfWeek>{days}</DaysOfWeek></ScheduleByWeek>"
+        )
+    else:
+        when = "<ScheduleByDay><DaysInterval>1</DaysInterval></ScheduleByDay>"
+    return (
+        '<?xml version="1.0" encoding="UTF-16"?>\n'
+        '<Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">\n'
+        "  <RegistrationInfo>\n"
+        f"    <Description>desktop-agent routine {escape(name)}</Description>\n"
+        "  </RegistrationInfo>\n"
+        "  <Triggers>\n"
+        "    <CalendarTrigger>\n"
+        f"      <StartBoundary>2000-01-01T{schedule.at}:00</StartBoundary>\n"
+        "      <Enabled>true</Enabled>\n"
+        f"      {when}\n"
+        "    </CalendarTrigger>\n"
+        "  </Triggers>\n"
+        "  <Principals>\n"
+        '    <Principal id="Author">\n'
+        "      <LogonType>InteractiveToken</LogonType>\n"
+        "      <RunLevel>LeastPrivilege</RunLevel>\n"
+        "    </Principal>\n"
+        "  </Principals>\n"
+        "  <Settings>\n"
+        "    <MultipleInstancesPolicy>IgnoreNew</MultipleInstancesPolicy>\n"
+        "    <DisallowStartIfOnBatteries>false</DisallowStartIfOnBatteries>\n"
+        "    <StopIfGoingOnBatteries>false</StopIfGoingOnBatteries>\n"
+        "    <ExecutionTimeLimit>PT1H</ExecutionTimeLimit>\n"
+        "    <Enabled>true</Enabled>\n"
+        "  </Settings>\n"
+        '  <Actions Context="Author">\n'
+        "    <Exec>\n"
+        f"      <Command>{escape(program)}</Command>\n"
+        f"      <Arguments>{escape(subprocess.list2cmdline(arguments))}</Arguments>\n"
+        "    </Exec>\n"
+        "  </Actions>\n"
+        "</Task>\n"
+    )
+
+
+def schtasks(*args: str) -> str:
+    """Run `schtasks ARGS`; "" when it worked, else why not (one line)."""
+    try:
+        done = subprocess.run(
+            ["schtasks", *args], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"schtasks: {error}"
+    if done.returncode != 0:
+        return "schtasks: " + (" ".join((done.stderr or done.stdout).split()) or "failed")
+    return ""
+
+
+# ── the two together ─────────────────────────────────────────────────────────
+
+
+def install(name: str, schedule: Schedule, data_dir: Path) -> tuple[list[Path], str]:
+    """Write and register the OS schedule; (files written, a problem registering or "")."""
+    if sys.platform == "win32":
+        xml_path = data_dir / "routines" / f"{name}.task.xml"
+        xml_path.parent.mkdir(parents=True, exist_ok=True)
+        xml_path.write_text(schtasks_xml(name, schedule, data_dir), encoding="utf-16")
+        return [xml_path], schtasks("/Create", "/TN", task_name(name), "/XML", str(xml_path), "/F")
+    units = systemd_units(name, schedule, data_dir)
+    written = install_systemd(units, systemd_user_dir())
+    problem = systemctl("daemon-reload") or systemctl("enable", "--now", units.timer_name)
+    return written, problem
+
+
+def uninstall(name: str, data_dir: Path) -> tuple[list[Path], str]:
+    """Unregister and remove the OS schedule; (files removed, a problem or "")."""
+    if sys.platform == "win32":
+        problem = schtasks("/Delete", "/TN", task_name(name), "/F")
+        xml_path = data_dir / "routines" / f"{name}.task.xml"
+        removed = [xml_path] if xml_path.exists() else []
+        xml_path.unlink(missing_ok=True)
+        return removed, problem
+    problem = systemctl("disable", "--now", f"{UNIT_PREFIX}{name}.timer")
+    removed = remove_systemd(name, systemd_user_dir())
+    if removed:
+        problem = systemctl("daemon-reload") or ""
+    return removed, problem

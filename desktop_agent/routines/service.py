@@ -1,0 +1,245 @@
+"""Routines for the faces: save one from a run, export and import its file, start its runs.
+
+A routine run is started through the runner's admission like every run (stoppable from
+its first instant); its planner is the RoutinePlayer, which asks no model while the
+screen matches. The model is checked only if the agent has to take over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from desktop_agent.core.call_risk import TEXT_TOOLS, assess_call
+from desktop_agent.core.errors import RunNotFound
+from desktop_agent.core.models import Element, Observation, Policy, RunKind, RunView, TaskSpec
+from desktop_agent.core.permissions import Permissions
+from desktop_agent.core.routine import (
+    Routine,
+    RoutineError,
+    RoutineStep,
+    check_name,
+    dump_routine_text,
+    read_routine_text,
+    routine_from_run,
+)
+from desktop_agent.core.routine_player import PATIENCE_TURNS, RoutinePlayer
+from desktop_agent.core.runner import RunHandle
+from desktop_agent.core.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.core.ports import Planner
+    from desktop_agent.store import SqliteRunRepository
+
+#: a file bigger than this is not a routine someone wrote or exported
+MAX_FILE_BYTES = 1 << 20
+
+
+async def save_from_run(
+    repo: SqliteRunRepository,
+    registry: ToolRegistry,
+    run_id: str,
+    name: str,
+    params: Mapping[str, Sequence[int]] = {},  # noqa: B006 - read only
+    *,
+    grants: Sequence[str] = (),
+    replace: bool = False,
+) -> Routine:
+    """Save run `run_id` as routine `name`; RunNotFound or RoutineError (one line)."""
+    run = await repo.get_run(run_id)
+    if run is None:
+        raise RunNotFound(f"no run {run_id!r}")
+    routine = routine_from_run(run, await repo.list_steps(run_id), name, params, grants=grants)
+    check_tools(routine, registry, grants)
+    await repo.save_routine(routine, replace=replace)
+    return routine
+
+
+async def get(repo: SqliteRunRepository, name: str) -> Routine:
+    routine = await repo.get_routine(name)
+    if routine is None:
+        raise RoutineError(f"no routine named {name!r}")
+    return routine
+
+
+async def export_to(repo: SqliteRunRepository, name: str, path: Path) -> Routine:
+    routine = await get(repo, name)
+    text = dump_routine_text(routine)
+    try:
+        await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+    except OSError as error:
+        raise RoutineError(f"cannot write {path}: {error.strerror or error}") from None
+    return routine
+
+
+async def import_from(
+    repo: SqliteRunRepository,
+    registry: ToolRegistry,
+    path: Path,
+    *,
+    name: str | None = None,
+    replace: bool = False,
+) -> Routine:
+    """Read a routine file into the store (under `name` if given); RoutineError (one line)
+    for a file that is not a routine, a tool this build does not have, or bad arguments.
+    Grants never come from a file: the user gives them here."""
+    try:
+        data = await asyncio.to_thread(_read_small, path)
+    except OSError as error:
+        raise RoutineError(f"cannot read {path}: {error.strerror or error}") from None
+    routine = read_routine_text(data, source=str(path))
+    if name is not None:
+        routine = routine.with_(name=check_name(name))
+    check_tools(routine, registry)
+    await repo.save_routine(routine, replace=replace)
+    return routine
+
+
+def _read_small(path: Path) -> str:
+    with path.open("rb") as file:
+        data = file.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise RoutineError(f"{path}: not a routine (over {MAX_FILE_BYTES // 1024} KiB)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RoutineError(f"{path}: not a routine (not UTF-8 text)") from None
+
+
+def check_tools(routine: Routine, registry: ToolRegistry, grants: Sequence[str] = ()) -> None:
+    """Every step's tool is one of ours and its arguments validate (with each parameter's
+    default in place); every grant names a tool."""
+    try:
+        steps = routine.bind({name: "x" for name in routine.secrets()})
+    except RoutineError:
+        steps = routine.steps
+    for number, step in enumerate(steps, start=1):
+        if step.tool not in registry.offered_names():
+            raise RoutineError(f"routine {routine.name}: step {number}: unknown tool {step.tool!r}")
+        try:
+            registry.validate(step.tool, step.args)
+        except Exception as error:  # noqa: BLE001 - said as the step's problem, in one line
+            raise RoutineError(f"routine {routine.name}: step {number}: {error}") from None
+    unknown = [tool for tool in grants if tool not in registry.offered_names()]
+    if unknown:
+        raise RoutineError(f"cannot grant unknown tool(s): {', '.join(unknown)}")
+
+
+# ── running ──────────────────────────────────────────────────────────────────
+
+
+async def launch(
+    agent: Agent,
+    name: str,
+    values: Mapping[str, str] = {},  # noqa: B006 - read only
+    *,
+    handover: bool = True,
+    vision: VisionSetting | None = None,
+    stops_seen: int | None = None,
+) -> RunHandle:
+    """Record a routine run and admit it (the runner's one way in); RoutineError before
+    anything is recorded for an unknown routine or a missing parameter.
+
+    The routine's grants hold for this run only (stop-all revokes them with every run
+    grant) and are withdrawn when the agent takes over: they were given for the routine's
+    steps, not for whatever the model decides. With `handover` False (or no model that
+    answers) a mismatch ends the run failed / routine_mismatch.
+    """
+    seen = agent.runner.stop_all_count if stops_seen is None else stops_seen
+    routine = await get(agent.repo, name)
+    steps = routine.bind(values)
+    run = await agent.runner.create(routine_spec(agent, routine))
+    permissions = agent.permissions
+
+    async def prepare(admitted: RunView) -> Planner:
+        for tool in routine.grants:
+            permissions.grant_for_run(admitted.id, tool)
+
+        async def take_over() -> Planner:
+            return await agent.prepare(admitted, vision)
+
+        return RoutinePlayer(
+            routine,
+            steps,
+            handover=take_over if handover else None,
+            on_handover=lambda: permissions.revoke_run(admitted.id),
+        )
+
+    return agent.runner.admit(run, prepare, stops_seen=seen)
+
+
+def routine_spec(agent: Agent, routine: Routine) -> TaskSpec:
+    """The run of a routine: every tool allowed (the agent may take over), room for the
+    routine's steps and their waits on top of the settings' steps."""
+    settings = agent.settings
+    return TaskSpec(
+        goal=routine.goal,
+        max_steps=min(500, settings.max_steps + 2 * len(routine.steps) + PATIENCE_TURNS),
+        max_failures=settings.max_failures,
+        model=settings.model,
+        base_url=settings.base_url,
+        kind=RunKind.ROUTINE,
+        routine=routine.name,
+    )
+
+
+def questions(
+    routine: Routine,
+    registry: ToolRegistry,
+    permissions: Permissions,
+    sensitive_targets: Sequence[str],
+) -> list[str]:
+    """What a run of `routine` would ask (or be refused), one line each; [] when every step
+    is allowed or granted. The same gate judges: the policy, the routine's and persistent
+    grants, and the calls that ask every time, on the screen each step was taught on."""
+    asked = [
+        f"{name}: the text of a password field (asked at each run, never saved)"
+        for name in routine.secrets()
+    ]
+    probe = "routine-questions"
+    for tool in routine.grants:
+        permissions.grant_for_run(probe, tool)
+    try:
+        for number, step in enumerate(routine.steps, start=1):
+            spec = registry.get(step.tool)
+            args, observation, focused = taught_screen(step)
+            risk = assess_call(step.tool, args, observation, focused, sensitive_targets)
+            policy = permissions.decide(probe, step.tool, spec.risk, sensitive=risk.asks_every_call)
+            if policy is Policy.ALLOW:
+                continue
+            why = risk.always_ask or (
+                "denied by policy"
+                if policy is Policy.DENY
+                else f"{spec.risk.value} tool, not granted"
+            )
+            asked.append(f"step {number} {step.describe()}: {why}")
+    finally:
+        permissions.revoke_run(probe)
+    return asked
+
+
+def taught_screen(step: RoutineStep) -> tuple[dict[str, object], Observation, str | None]:
+    """The step's arguments on the screen as far as its target is known: its window in front
+    and its target (focused, if it took the focus's input)."""
+    ref = step.element
+    args: dict[str, object] = dict(step.args)
+    if ref is None:
+        return args, Observation(b"", "image/jpeg", 0, 0), None
+    elements = [Element(1, "window", ref.window, ref.window_box or ref.box, focused=True)]
+    if ref.how != "window":
+        elements.append(
+            Element(
+                2, ref.role, ref.name, ref.box, focused=ref.how == "focus", password=ref.password
+            )
+        )
+        if "element" in args:
+            args["element"] = 2
+        elif "x" in args:
+            args["x"], args["y"] = elements[1].center
+    if step.tool in TEXT_TOOLS and ref.password:
+        args[TEXT_TOOLS[step.tool]] = "x"
+    focused = ref.role if ref.how == "focus" else None
+    return args, Observation(b"", "image/jpeg", 0, 0, elements=tuple(elements)), focused

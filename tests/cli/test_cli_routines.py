@@ -1,0 +1,243 @@
+"""`desktop-agent routine …`: save a run, list, export/import, schedule; bad input is one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from desktop_agent.cli import EXIT_REFUSED, main
+from desktop_agent.core.models import (
+    Effect,
+    Element,
+    RunStatus,
+    StepKind,
+    StepStatus,
+    StepView,
+    TaskSpec,
+    utcnow,
+)
+from desktop_agent.core.routine import REDACTED, Schedule
+from desktop_agent.core.targets import element_ref
+from desktop_agent.routines.schedule import schtasks_xml, systemd_units
+from desktop_agent.store import SqliteRunRepository
+from tests.fakes import make_observation
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+SCREEN = make_observation(
+    [
+        Element(1, "window", "Untitled - L3afpad", (0, 0, 800, 600), focused=True),
+        Element(2, "text", "", (0, 60, 800, 540), focused=True),
+    ]
+)
+LOGIN = make_observation(
+    [
+        Element(1, "window", "Log in", (0, 0, 400, 300), focused=True),
+        Element(2, "password text", "Password", (10, 60, 200, 24), focused=True, password=True),
+    ]
+)
+
+
+def taught_run(home: Path, *, password: bool = False, launch: bool = False) -> str:
+    """A completed run in the store of `home`: type a line, save, type the path, enter."""
+
+    async def make() -> str:
+        repo = SqliteRunRepository.open(home)
+        try:
+            run = await repo.create_run(TaskSpec(goal="write a note", allowed_tools=("type_text",)))
+            actions: list[tuple[str, dict[str, object], object]] = [
+                ("type_text", {"text": "hello"}, SCREEN),
+                ("hotkey", {"keys": ["ctrl", "s"]}, SCREEN),
+                ("type_text", {"text": "/tmp/note.txt"}, SCREEN),
+            ]
+            if password:
+                actions.append(("type_text", {"text": REDACTED}, LOGIN))
+            if launch:
+                actions.insert(0, ("launch_app", {"command": "l3afpad"}, SCREEN))
+            for turn, (tool, args, screen) in enumerate(actions, start=1):
+                ref = element_ref(tool, args, screen)  # type: ignore[arg-type]
+                seen = StepView(run.id, 2 * turn - 1, turn, StepKind.OBSERVE, StepStatus.OK,
+                                utcnow(), tool="screen_snapshot")  # fmt: skip
+                await repo.save_step(seen)
+                await repo.save_step(StepView(run.id, 2 * turn, turn, StepKind.ACTION,
+                                              StepStatus.OK, utcnow(), tool=tool, args=args,
+                                              element=ref, effect=Effect.CHANGED))  # fmt: skip
+            await repo.save_run(run.with_(status=RunStatus.COMPLETED))
+            return run.id
+        finally:
+            repo.close()
+
+    return asyncio.run(make())
+
+
+def one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_a_run_saved_as_a_routine_is_listed_exported_and_imported_back(
+    isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = taught_run(isolated_home)
+    saved = main(["routine", "save", run_id, "note", "--param", "text=1", "--param", "path=3",
+                  "--grant", "type_text,hotkey"])  # fmt: skip
+    assert saved == 0, capsys.readouterr().err
+    assert "saved routine note: 3 steps; parameters: text='hello', path='/tmp/note.txt'" in (
+        capsys.readouterr().out
+    )
+
+    assert main(["routine", "list", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in listed["params"]] == ["text", "path"]
+    assert listed["grants"] == ["type_text", "hotkey"]
+    assert listed["steps"][0]["element"]["role"] == "text"
+
+    exported = tmp_path / "note.json"
+    assert main(["routine", "export", "note", str(exported)]) == 0
+    text = exported.read_text()
+    assert json.loads(text)["format"] == "desktop-agent-routine" and "\n  " in text
+    assert main(["routine", "import", str(exported), "--name", "note-copy"]) == 0
+    capsys.readouterr()
+    assert main(["routine", "list", "--json"]) == 0
+    copy = {r["name"]: r for r in json.loads(capsys.readouterr().out)}["note-copy"]
+    assert copy["steps"] == listed["steps"] and copy["params"] == listed["params"]
+    assert copy["grants"] == []  # grants are never taken from a file
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("not json at all", "not JSON (line 1: Expecting value)"),
+        ('{"format": "desktop-agent-routine", "version": 1, "name": "x", "goal": "g", '
+         '"steps": [{"tool": "teleport", "args": {}}]}', "step 1: unknown tool 'teleport'"),
+        ('{"format": "desktop-agent-routine", "version": 1, "name": "x", "goal": "g", '
+         '"steps": [{"tool": "click", "args": {"x": "left"}}]}',
+         "step 1: invalid arguments for click"),
+        ('{"format": "desktop-agent-routine", "version": 2}', "routine file version 2 is not 1"),
+    ],
+)  # fmt: skip
+def test_a_malformed_routine_file_is_rejected_with_one_line(
+    tmp_path: Path, content: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+
+    assert main(["routine", "import", str(path)]) == EXIT_REFUSED
+
+    line = one_line(capsys)
+    assert line.startswith("desktop-agent: ") and says in line
+    assert main(["routine", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_saving_a_turn_that_typed_nothing_is_refused_with_one_line(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = taught_run(isolated_home)
+    assert main(["routine", "save", run_id, "note", "--param", "text=2"]) == EXIT_REFUSED
+    assert "parameter text: turn 2 typed no text" in one_line(capsys)
+    assert main(["routine", "save", "nope", "note"]) == EXIT_REFUSED
+    assert "no run 'nope'" in one_line(capsys)
+
+
+def test_a_scheduled_run_that_would_ask_fails_at_start_listing_what_it_would_ask(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = taught_run(isolated_home, password=True, launch=True)
+    assert main(["routine", "save", run_id, "login", "--grant", "type_text,hotkey"]) == 0
+    capsys.readouterr()
+
+    assert main(["routine", "run", "login", "--scheduled"]) == EXIT_REFUSED
+
+    line = one_line(capsys)
+    assert line.startswith("desktop-agent: routine login would ask, and nobody is there")
+    assert "password: the text of a password field" in line
+    assert 'step 1 launch_app {"command": "l3afpad"}' in line
+    assert "step 5 type_text" in line and "typing into a password field" in line
+    assert "step 2" not in line  # granted, and not a call that asks every time
+
+
+def test_schedule_writes_a_systemd_timer_and_service_and_unschedule_removes_them(
+    isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = taught_run(isolated_home)
+    assert main(["routine", "save", run_id, "note"]) == 0
+
+    main(["routine", "schedule", "note", "--at", "9:05", "--weekdays"])  # no user bus here
+
+    units = tmp_path / "config" / "systemd" / "user"
+    timer = (units / "desktop-agent-routine-note.timer").read_text()
+    service = (units / "desktop-agent-routine-note.service").read_text()
+    assert "OnCalendar=Mon..Fri *-*-* 09:05:00" in timer
+    assert '"routine" "run" "note" "--scheduled"' in service
+    capsys.readouterr()
+    assert main(["routine", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["schedule"] == {"at": "09:05", "weekdays": True}
+
+    assert main(["routine", "unschedule", "note"]) == 0
+    assert not list(units.iterdir())
+    capsys.readouterr()
+    assert main(["routine", "schedule", "note", "--at", "25:00"]) == EXIT_REFUSED
+    assert "--at '25:00': give a time of day as HH:MM" in one_line(capsys)
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
+def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
+    units = systemd_units(
+        "note", Schedule("09:00", weekdays=True), tmp_path / "data 100%",
+        env={"DISPLAY": ":7", "PATH": "/usr/bin"},
+    )  # fmt: skip
+    for name, text in ((units.service_name, units.service), (units.timer_name, units.timer)):
+        (tmp_path / name).write_text(text)
+    runtime = tmp_path / "run"  # `verify --user` looks its runtime dir up
+    runtime.mkdir(mode=0o700)
+
+    done = subprocess.run(
+        ["systemd-analyze", "verify", "--user", str(tmp_path / units.timer_name),
+         str(tmp_path / units.service_name)],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert 'Environment="DISPLAY=:7"' in units.service and "data 100%%" in units.service
+
+
+def test_the_task_scheduler_xml_starts_the_routine_daily_or_on_weekdays(tmp_path: Path) -> None:
+    ns = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}
+    for weekdays in (False, True):
+        xml = schtasks_xml("note", Schedule("09:00", weekdays), tmp_path / "a & b")
+        root = ET.fromstring(xml.split("\n", 1)[1])  # the UTF-16 declaration is for the file
+        trigger = root.find("t:Triggers/t:CalendarTrigger", ns)
+        assert trigger is not None
+        assert trigger.findtext("t:StartBoundary", namespaces=ns) == "2000-01-01T09:00:00"
+        days = trigger.find("t:ScheduleByWeek/t:DaysOfWeek", ns)
+        if weekdays:
+            assert days is not None and [d.tag.split("}")[1] for d in days] == [
+                "Monday", "Tuesday", "Wednesday", "Thursday", "Friday"
+            ]  # fmt: skip
+        else:
+            assert trigger.find("t:ScheduleByDay/t:DaysInterval", ns) is not None
+        arguments = root.findtext("t:Actions/t:Exec/t:Arguments", namespaces=ns) or ""
+        assert arguments.endswith('"' + str(tmp_path / "a & b") + '" routine run note --scheduled')
+        assert root.findtext("t:Principals/t:Principal/t:LogonType", namespaces=ns) == (
+            "InteractiveToken"
+        )

@@ -1,0 +1,171 @@
+"""Routine runs through the runner's admission: grants per routine, stop-all, the handover."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.agent import Agent
+from desktop_agent.core.events import RunFinished, StepStarted
+from desktop_agent.core.models import (
+    Effect,
+    Element,
+    Policy,
+    RunKind,
+    RunStatus,
+    StepKind,
+    StopReason,
+    ToolResult,
+)
+from desktop_agent.core.permissions import Permissions
+from desktop_agent.core.routine import Routine, RoutineStep
+from desktop_agent.core.targets import element_ref
+from desktop_agent.routines import service
+from desktop_agent.settings import Settings
+from desktop_agent.store import SqliteRunRepository
+from tests.fakes import FakeExecutor, FakeObserver, ScriptedGate, ScriptedPlanner, done, tool
+from tests.fakes import make_observation as observation
+
+WINDOW = Element(1, "window", "Report - Viewer", (200, 100, 800, 600), focused=True)
+EXPORT = Element(2, "push button", "Export", (220, 120, 90, 30))
+SCREEN = observation([WINDOW, EXPORT])
+
+
+def routine(**changes: Any) -> Routine:
+    click = RoutineStep("click", {"element": 2}, element_ref("click", {"element": 2}, SCREEN),
+                        Effect.UNKNOWN)  # fmt: skip
+    made = Routine("export", "export the report", (click, click), grants=("click",))
+    return made.with_(**changes)
+
+
+@pytest.fixture
+async def agent(tmp_path: Path) -> AsyncIterator[Agent]:
+    repo = await asyncio.to_thread(SqliteRunRepository.open, tmp_path)
+    made = Agent.assemble(
+        tmp_path,
+        Settings(approval_timeout_s=5.0),
+        repo,
+        observer=FakeObserver(SCREEN),
+        executor=FakeExecutor(),
+        gate=ScriptedGate(),
+        permissions=Permissions({"wait": Policy.ALLOW}),
+        planner_factory=lambda run: ScriptedPlanner([], then=done("never asked")),
+        check_model=False,
+    )
+    await repo.save_routine(routine())
+    yield made
+    await made.close()
+
+
+def gate_of(agent: Agent) -> ScriptedGate:
+    gate = agent.runner.services.gate
+    assert isinstance(gate, ScriptedGate)
+    return gate
+
+
+def executor_of(agent: Agent) -> FakeExecutor:
+    executor = agent.runner.services.executor
+    assert isinstance(executor, FakeExecutor)
+    return executor
+
+
+async def to_end(handle: Any) -> Any:
+    final = None
+    async for event in handle.events:
+        if isinstance(event, RunFinished):
+            final = event.run
+    return final
+
+
+async def test_a_routines_grants_allow_its_tools_unasked_for_its_run_only(agent: Agent) -> None:
+    final = await to_end(await service.launch(agent, "export"))
+
+    assert (final.status, final.kind, final.routine) == (RunStatus.COMPLETED, RunKind.ROUTINE,
+                                                         "export")  # fmt: skip
+    assert gate_of(agent).requests == []
+    assert [name for name, _ in executor_of(agent).calls] == ["click", "click"]
+    assert agent.permissions.task_grants(final.id) == frozenset()
+    # an agent run of the same tool still asks
+    agent.planner_factory = lambda run: ScriptedPlanner([tool("click", x=5, y=5), done()])
+    await to_end(await agent.launch("click", allowed_tools=("click",)))
+    assert [a.tool for a in gate_of(agent).requests] == ["click"]
+
+
+async def test_stop_all_revokes_the_routine_grants_of_the_current_run(agent: Agent) -> None:
+    clicking, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_click(args: Any, context: Any) -> ToolResult:
+        clicking.set()
+        await release.wait()
+        return ToolResult.success("clicked")
+
+    executor_of(agent).handlers["click"] = slow_click
+    handle = await service.launch(agent, "export")
+    ending = asyncio.ensure_future(to_end(handle))
+    await asyncio.wait_for(clicking.wait(), 5)
+    assert agent.permissions.task_grants(handle.run_id) == frozenset({"click"})
+
+    assert agent.stop_all() == 1
+    assert agent.permissions.task_grants(handle.run_id) == frozenset()
+    final = await asyncio.wait_for(ending, 5)
+
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert len(executor_of(agent).calls) == 1
+
+
+async def test_on_a_mismatch_the_agent_takes_over_without_the_routine_grants(agent: Agent) -> None:
+    agent.runner.services.observer = FakeObserver(observation([WINDOW]))  # no Export button
+    asked: list[Any] = []
+
+    def model(run: Any) -> ScriptedPlanner:
+        planner = ScriptedPlanner([tool("click", x=300, y=300), done("exported by the agent")])
+        asked.append(planner)
+        return planner
+
+    agent.planner_factory = model
+    await agent.repo.save_routine(routine(steps=routine().steps[:1]), replace=True)
+    events: list[Any] = []
+    handle = await service.launch(agent, "export")
+    async for event in handle.events:
+        events.append(event)
+    final = events[-1].run
+
+    assert (final.status, final.message) == (RunStatus.COMPLETED, "exported by the agent")
+    (planner,) = asked
+    assert "Remaining steps of the routine" in planner.requests[0].goal
+    # the routine granted click; the agent's click asks all the same
+    assert [a.tool for a in gate_of(agent).requests] == ["click"]
+    waits = [e.step for e in events if isinstance(e, StepStarted)
+             and e.step.kind is StepKind.ACTION and e.step.tool == "wait"]  # fmt: skip
+    assert len(waits) == 12  # it waited for the button before handing over
+
+
+async def test_without_a_model_a_mismatch_ends_routine_mismatch(agent: Agent) -> None:
+    agent.runner.services.observer = FakeObserver(observation([WINDOW]))
+    await agent.repo.save_routine(routine(), replace=True)
+
+    final = await to_end(await service.launch(agent, "export", handover=False))
+
+    assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ROUTINE_MISMATCH)
+    assert 'step 1 (click on push button "Export" in "Report - Viewer")' in final.message
+
+
+def test_a_routine_would_ask_nothing_once_its_steps_are_granted(agent: Agent) -> None:
+    ungranted = routine(grants=())
+    asked = service.questions(ungranted, agent.registry, agent.permissions, ("delete",))
+    assert asked == [
+        'step 1 click on push button "Export" in "Report - Viewer": input tool, not granted',
+        'step 2 click on push button "Export" in "Report - Viewer": input tool, not granted',
+    ]
+    assert service.questions(routine(), agent.registry, agent.permissions, ("delete",)) == []
+    # a sensitive target asks every time, granted or not
+    assert service.questions(routine(), agent.registry, agent.permissions, ("export",)) == [
+        f'step {n} click on push button "Export" in "Report - Viewer": the target push button '
+        '"Export" is sensitive ("export")'
+        for n in (1, 2)
+    ]
+    assert agent.permissions.task_grants("routine-questions") == frozenset()
