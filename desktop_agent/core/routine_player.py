@@ -78,7 +78,7 @@ class RoutinePlayer:
             return await self._agent.decide(replace(request, goal=self._agent_goal))
         if self._played_at is not None:
             played, self._played_at = self._next, None
-            verdict = self._effect_of(played, request.steps)
+            verdict = self._effect_of(played, request)
             if verdict is not None:
                 return (
                     verdict
@@ -126,12 +126,17 @@ class RoutinePlayer:
             usage=_NO_TOKENS,
         )
 
-    def _effect_of(self, index: int, steps: Sequence[StepView]) -> Decision | str | None:
+    def _effect_of(self, index: int, request: DecideRequest) -> Decision | str | None:
         """None when the step played last did what it should (the next one is due) or did
         not run (paused before acting: it is played again); a Decision ending the run; or
-        why it did not match."""
+        why it did not match.
+
+        Its effect: it ran ok, and if it changed the screen when taught, it did now — or the
+        screen already shows what the next step needs (a click that only moved the caret
+        can change too little to be seen; the next step's target being there says it went
+        where it should)."""
         step = self.steps[index]
-        row = _last_action(steps)
+        row = _last_action(request.steps)
         if row is None or row.tool != step.tool or row.status is StepStatus.SKIPPED:
             return None
         if row.status is StepStatus.DENIED:
@@ -142,11 +147,18 @@ class RoutinePlayer:
             )
         if row.status is not StepStatus.OK:
             return f"it failed: {row.error or row.summary}"
-        if step.tool != "wait" and step.effect is Effect.CHANGED and row.effect is Effect.NO_CHANGE:
+        unchanged = row.effect is Effect.NO_CHANGE and step.effect is Effect.CHANGED
+        if step.tool != "wait" and unchanged and not self._next_is_there(index, request):
             return "it changed nothing on the screen (when taught, it did)"
         self.checked += 1
         self._next += 1
         return None
+
+    def _next_is_there(self, index: int, request: DecideRequest) -> bool:
+        following = self.steps[index + 1] if index + 1 < len(self.steps) else None
+        if following is None or following.element is None:
+            return False
+        return isinstance(find_again(following.element, request.observation), Found)
 
     async def _mismatch(self, request: DecideRequest, index: int, why: str) -> Decision:
         number = index + 1
