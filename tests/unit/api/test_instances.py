@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import pytest
 from desktop_agent.api.instances import (
     IDENTITY_PATH,
     REGISTRY_LOCK_FILE,
+    ask_app_instance,
     identity_proof,
     live_instances,
     register_instance,
@@ -330,10 +331,29 @@ async def test_a_stranger_relaying_the_challenge_to_a_real_instance_gets_no_toke
     assert api.token.encode() not in stranger.received
 
 
+async def ask_the_app(data_dir: Path) -> object:
+    from tests.unit.api.test_ask_approval import question
+
+    return await ask_app_instance(data_dir, question(), exclude_pid=None)
+
+
+@pytest.mark.parametrize(
+    ("face", "request_from_another_instance", "route"),
+    [
+        ("run", stop_all_instances, "POST /api/tasks/stop-all"),
+        ("app", ask_the_app, "POST /api/approvals/ask"),
+    ],
+    ids=["stop-all", "ask the app"],
+)
 async def test_a_stranger_taking_the_port_after_the_proof_gets_no_token(
-    tmp_path: Path, session: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    session: aiohttp.ClientSession,
+    monkeypatch: pytest.MonkeyPatch,
+    face: str,
+    request_from_another_instance: Callable[[Path], Awaitable[object]],
+    route: str,
 ) -> None:
-    real = await open_api(tmp_path, session)
+    real = await open_api(tmp_path, session, face=face)
     assert real.server.port is not None
     stranger = ForeignListener(port=real.server.port)
     post = aiohttp.ClientSession.post
@@ -351,12 +371,12 @@ async def test_a_stranger_taking_the_port_after_the_proof_gets_no_token(
 
     monkeypatch.setattr(aiohttp.ClientSession, "post", post_once_the_port_changed_hands)
     try:
-        await stop_all_instances(tmp_path)
+        await request_from_another_instance(tmp_path)
     finally:
         monkeypatch.undo()
         await stranger.__aexit__()
 
-    assert stranger.requests == ["POST /api/tasks/stop-all HTTP/1.1"]  # it was asked...
+    assert stranger.requests == [f"{route} HTTP/1.1"]  # it was asked...
     assert real.token.encode() not in stranger.received  # ...with nothing it can use
 
 
