@@ -387,7 +387,7 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
                     response.status,
                 )
                 return 0
-            body = await response.json()
+            body = await _small_json(response)
     except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
         log.warning(
             "instance pid %d on port %d did not answer stop-all: %s",
@@ -441,7 +441,7 @@ async def ask_app_instance(
                     headers=signed_headers(token, instance.port, proven, "POST", ASK_PATH),
                     allow_redirects=False,
                 ) as response:
-                    body = await response.json() if response.status == 200 else None
+                    body = await _small_json(response) if response.status == 200 else None
             except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
                 log.warning("the app on port %d was not reached: %s", instance.port, _reason(error))
                 continue
@@ -461,16 +461,7 @@ async def _proves_identity(session: Any, instance: Instance, token: str) -> str 
     async with session.get(url, params={"nonce": nonce}, allow_redirects=False) as response:
         if response.status != 200:
             return None
-        # a stranger may answer with anything, of any size: read at most a small bound
-        data = b""
-        while len(data) <= PROOF_MAX_BYTES:
-            chunk = await response.content.read(PROOF_MAX_BYTES + 1 - len(data))
-            if not chunk:
-                break
-            data += chunk
-    if len(data) > PROOF_MAX_BYTES:
-        return None
-    body = json.loads(data)
+        body = await _small_json(response)
     proof = body.get("proof") if isinstance(body, dict) else None
     if not isinstance(proof, str):
         return None
@@ -479,6 +470,19 @@ async def _proves_identity(session: Any, instance: Instance, token: str) -> str 
         return None
     challenge = body.get("challenge", "")
     return challenge if isinstance(challenge, str) and challenge.isprintable() else ""
+
+
+async def _small_json(response: Any) -> Any:
+    """The JSON of an answer of at most PROOF_MAX_BYTES; None when it is bigger (a stranger
+    on the port may answer with anything, of any size: never read more). ValueError when it
+    is not JSON."""
+    data = b""
+    while len(data) <= PROOF_MAX_BYTES:
+        chunk = await response.content.read(PROOF_MAX_BYTES + 1 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return None if len(data) > PROOF_MAX_BYTES else json.loads(data)
 
 
 def _reason(error: BaseException) -> str:

@@ -356,12 +356,37 @@ async def test_a_stranger_taking_the_port_after_the_proof_gets_no_token(
     real = await open_api(tmp_path, session, face=face)
     assert real.server.port is not None
     stranger = ForeignListener(port=real.server.port)
+
+    async with port_taken_after_the_proof(real, stranger, monkeypatch):
+        await request_from_another_instance(tmp_path)
+
+    assert stranger.requests == [f"{route} HTTP/1.1"]  # it was asked...
+    assert real.token.encode() not in stranger.received  # ...with nothing it can use
+
+
+async def test_a_flood_from_a_stranger_on_the_port_is_no_answer(
+    tmp_path: Path, session: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = await open_api(tmp_path, session)
+    assert real.server.port is not None
+    flood = b" " * (16 * 1024 * 1024) + b'{"stopped": 7}'
+    stranger = ForeignListener(port=real.server.port, answer=flood)
+
+    async with port_taken_after_the_proof(real, stranger, monkeypatch):
+        assert await stop_all_instances(tmp_path) == 0  # not read whole, not believed
+
+
+@contextlib.asynccontextmanager
+async def port_taken_after_the_proof(
+    real: Api, stranger: ForeignListener, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[None]:
+    """While the block runs, the first POST any client sends finds `real` (which proved
+    itself a moment ago) ended and `stranger` on its port."""
     post = aiohttp.ClientSession.post
 
     def post_once_the_port_changed_hands(client: Any, url: str, **options: Any) -> Any:
         @contextlib.asynccontextmanager
         async def request() -> AsyncIterator[aiohttp.ClientResponse]:
-            # the instance proved itself, then ended; a stranger took its port at once
             await close_api(real)
             await stranger.__aenter__()
             async with post(client, url, **options) as response:
@@ -371,13 +396,10 @@ async def test_a_stranger_taking_the_port_after_the_proof_gets_no_token(
 
     monkeypatch.setattr(aiohttp.ClientSession, "post", post_once_the_port_changed_hands)
     try:
-        await request_from_another_instance(tmp_path)
+        yield
     finally:
         monkeypatch.undo()
         await stranger.__aexit__()
-
-    assert stranger.requests == [f"{route} HTTP/1.1"]  # it was asked...
-    assert real.token.encode() not in stranger.received  # ...with nothing it can use
 
 
 async def test_a_signed_stop_all_works_once_on_its_own_port_and_route_only(api: Api) -> None:
