@@ -242,8 +242,21 @@ async def test_run_task_streams_progress_per_step_and_ends_completed(
     assert editor_text(xsession) == "hi"
 
 
-async def test_the_stop_hotkey_during_run_task_ends_it_stopped_with_no_more_input(
-    cli: Cli, model: Callable[..., ModelServer], xsession: XSession
+def press_the_stop_hotkey(cli: Cli, xsession: XSession) -> None:
+    _xdotool(xsession, "key", "ctrl+alt+Escape")
+
+
+def run_stop_all(cli: Cli, xsession: XSession) -> None:
+    done = cli.call("stop-all")  # another process, through the instance registry
+    assert done.returncode == 0 and done.stdout.strip() == "stopped 1 run(s)", done
+
+
+@pytest.mark.parametrize("stop", [press_the_stop_hotkey, run_stop_all], ids=["hotkey", "stop-all"])
+async def test_a_stop_during_run_task_ends_it_stopped_with_no_more_input(
+    cli: Cli,
+    model: Callable[..., ModelServer],
+    xsession: XSession,
+    stop: Callable[[Cli, XSession], None],
 ) -> None:
     server = model(script=[Hang()])
     async with mcp_client(cli, env=model_env(server)) as client:
@@ -257,7 +270,7 @@ async def test_the_stop_hotkey_during_run_task_ends_it_stopped_with_no_more_inpu
         await asyncio.to_thread(
             wait_until, lambda: server.requests or call.done(), timeout=30, what="the model request"
         )
-        _xdotool(xsession, "key", "ctrl+alt+Escape")
+        await asyncio.to_thread(stop, cli, xsession)
         result = await asyncio.wait_for(call, timeout=30)
         run = await client.call_tool("get_run", {"run_id": result.structured_content["run_id"]})
 
@@ -270,6 +283,37 @@ async def test_the_stop_hotkey_during_run_task_ends_it_stopped_with_no_more_inpu
     assert len(server.requests) == 1  # the model was not asked again
     kinds = [step["kind"] for step in run.structured_content["steps"]]
     assert "action" not in kinds  # no input after the stop
+
+
+class NeverAnswered(Asked):
+    """A client whose user never answers (the question stays open)."""
+
+    def __init__(self) -> None:
+        super().__init__(answers=[])
+        self.open = asyncio.Event()
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        self.questions.append(params.message)
+        self.open.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+
+async def test_stop_all_while_a_desktop_call_is_asked_ends_it_stopped_and_nothing_is_typed(
+    cli: Cli, l3afpad: Any, xsession: XSession
+) -> None:
+    asked = NeverAnswered()
+    async with mcp_client(cli, asked) as client:
+        call = asyncio.ensure_future(client.call_tool("type_text", {"text": "never"}))
+        await asyncio.wait_for(asked.open.wait(), 30)
+        await asyncio.to_thread(run_stop_all, cli, xsession)
+        result = await asyncio.wait_for(call, timeout=30)
+
+    assert result.is_error
+    assert text_of(result).startswith("stopped by the user: type_text did not finish")
+    assert editor_is_empty(xsession)
 
 
 # ── streamable HTTP: the local API's token and Host / Origin rules ───────────

@@ -1,0 +1,135 @@
+"""The MCP handlers, driven by the SDK's own client in process (handshake era, as on stdio):
+task tools over the runner and the history, results for stopped and refused calls."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from desktop_agent.agent import Agent
+from desktop_agent.core.events import RunPaused
+from desktop_agent.core.models import Decision, Policy
+from desktop_agent.core.ports import DecideRequest
+from desktop_agent.mcp.gate import McpApprovalGate
+from desktop_agent.mcp.server import McpFace
+from desktop_agent.settings import Settings
+from desktop_agent.store import SqliteRunRepository
+from tests.fakes import FakeExecutor, FakeObserver, ScriptedPlanner, done, tool
+
+
+class Waiting:
+    """A planner answer that waits until the test lets it go (a slow model)."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def __call__(self, request: DecideRequest) -> Decision:
+        self.asked.set()
+        await self.go.wait()
+        return tool("wait", seconds=0)
+
+
+async def nobody(approval: Any) -> None:
+    return None
+
+
+@pytest.fixture
+async def face(tmp_path: Path) -> AsyncIterator[McpFace]:
+    gate = McpApprovalGate(nobody)
+    agent = Agent.assemble(
+        tmp_path,
+        Settings(policies={"wait": Policy.ALLOW}, approval_timeout_s=30),
+        SqliteRunRepository.open(tmp_path),
+        observer=FakeObserver(),
+        executor=FakeExecutor(),
+        gate=gate,
+        check_model=False,
+    )
+    made = McpFace(agent, gate)
+    yield made
+    await agent.close()
+
+
+def client(face: McpFace) -> Client:
+    return Client(face.server, mode="legacy")
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(part.text for part in result.content if isinstance(part, types.TextContent))
+
+
+async def test_get_run_gives_the_steps_and_on_request_the_screenshots(face: McpFace) -> None:
+    async with client(face) as mcp:
+        shot = await mcp.call_tool("screenshot", {})
+        run_id = shot.structured_content["run_id"]
+        plain = await mcp.call_tool("get_run", {"run_id": run_id})
+        with_images = await mcp.call_tool("get_run", {"run_id": run_id, "screenshots": True})
+        listed = await mcp.call_tool("list_runs", {})
+
+    assert "observe screen_snapshot" in text_of(plain).replace("  ", " ")
+    assert not any(isinstance(part, types.ImageContent) for part in plain.content)
+    [image] = [part for part in with_images.content if isinstance(part, types.ImageContent)]
+    assert base64.b64decode(image.data) == FakeObserver().observation.image
+    assert listed.structured_content["runs"][0]["id"] == run_id
+
+
+async def test_pause_and_resume_reach_a_run_task_of_this_server(face: McpFace) -> None:
+    waiting = Waiting()
+    face.agent.planner_factory = lambda run: ScriptedPlanner([waiting, done("finished")])
+    async with client(face) as mcp:
+        task = asyncio.ensure_future(mcp.call_tool("run_task", {"goal": "wait a bit"}))
+        await asyncio.wait_for(waiting.asked.wait(), 5)
+        [run_id] = face.agent.runner.active_ids
+        seen_pause = asyncio.Event()
+        face.agent.runner.subscribe(
+            lambda event: seen_pause.set() if isinstance(event, RunPaused) else None
+        )
+        paused = await mcp.call_tool("pause_run", {"run_id": run_id})
+        waiting.go.set()
+        await asyncio.wait_for(seen_pause.wait(), 5)
+        resumed = await mcp.call_tool("resume_run", {"run_id": run_id})
+        result = await asyncio.wait_for(task, 5)
+        unknown = await mcp.call_tool("pause_run", {"run_id": "nope"})
+
+    assert not paused.is_error and not resumed.is_error
+    assert not result.is_error and result.structured_content["status"] == "completed"
+    assert unknown.is_error and "not running in this server" in text_of(unknown)
+
+
+async def test_stop_all_ends_a_run_task_with_a_result_that_says_the_user_stopped_it(
+    face: McpFace,
+) -> None:
+    waiting = Waiting()
+    face.agent.planner_factory = lambda run: ScriptedPlanner([waiting])
+    async with client(face) as mcp:
+        task = asyncio.ensure_future(mcp.call_tool("run_task", {"goal": "forever"}))
+        await asyncio.wait_for(waiting.asked.wait(), 5)
+        stopped = await mcp.call_tool("stop_all", {})
+        result = await asyncio.wait_for(task, 5)
+
+    assert text_of(stopped) == "stopped 1 run(s)"
+    assert result.is_error and text_of(result).startswith("stopped by the user")
+    assert result.structured_content["stop_reason"] == "user_stop"
+
+
+async def test_unknown_tools_and_bad_arguments_are_one_line_error_results(
+    face: McpFace,
+) -> None:
+    async with client(face) as mcp:
+        unknown = await mcp.call_tool("format_disk", {})
+        bad = await mcp.call_tool("run_task", {"goal": "", "surprise": 1})
+        bad_click = await mcp.call_tool("click", {"x": -1})
+
+    assert unknown.is_error and "unknown tool 'format_disk'" in text_of(unknown)
+    assert bad.is_error and text_of(bad).startswith("invalid arguments for run_task: ")
+    # a desktop call is validated by the loop, as the planner's are: recorded, never run
+    assert bad_click.is_error and "invalid arguments for click" in text_of(bad_click)
+    assert face.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
