@@ -116,6 +116,7 @@ class AskApproval(_Body):
     index: int = Field(ge=0)
     tool: str = Field(min_length=1, max_length=64)
     args: dict[str, Any]
+    shown_args: dict[str, Any] | None = None
     reason: str = Field(max_length=20000)
     risk: Literal["safe", "input", "dangerous"]
     offer_run_grant: bool
@@ -139,6 +140,7 @@ class AskApproval(_Body):
             index=self.index,
             tool=self.tool,
             args=dict(self.args),
+            shown_args=dict(self.shown_args) if self.shown_args is not None else None,
             reason=self.reason,
             risk=Risk(self.risk),
             offer_run_grant=self.offer_run_grant,

@@ -352,7 +352,8 @@ def _own_pid() -> int:
 
 def approval_message(approval: ApprovalRequest) -> str:
     """The question the client shows its user: the call, why it asks, what to answer."""
-    arguments = json.dumps(approval.args, ensure_ascii=False)
+    # as it will run (a known password field's text stays hidden: the client is not the app)
+    arguments = json.dumps(approval.to_show, ensure_ascii=False)
     caution = f"\nIt asks every time: {approval.caution}" if approval.caution else ""
     choices = (
         "once, session (this tool, for the rest of this MCP session) or deny"

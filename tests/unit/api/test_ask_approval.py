@@ -23,6 +23,7 @@ def question(timeout_s: float = 30.0) -> ApprovalRequest:
         index=1,
         tool="click",
         args={"element": 7},
+        shown_args={"element": 7, "button": "left"},
         reason="called by the MCP client",
         risk=Risk.INPUT,
         offer_run_grant=True,
@@ -43,6 +44,7 @@ async def test_the_apps_person_answers_another_processs_question(
         await until(lambda: bool(api.agent.approvals.pending), what="the question in the app")
         [shown] = [event for event in seen if isinstance(event, ApprovalRequested)]
         assert (shown.approval.tool, shown.approval.args) == ("click", {"element": 7})
+        assert shown.approval.to_show == {"element": 7, "button": "left"}
         assert shown.approval.target == (10, 20)
         api.agent.approvals.resolve("r1-1", ApprovalDecision.RUN)  # the dialog's answer
 
