@@ -113,3 +113,36 @@ async def test_a_question_that_does_not_validate_is_a_400(
         await close_api(api)
     assert status == 400
     assert "screenshot" in body["error"]
+
+
+async def test_the_app_shows_the_text_the_asking_process_will_type(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    """The stored arguments hide the text; the app's dialog shows what will be typed."""
+    api = await open_api(tmp_path, session, pid=os.getpid(), face="app")
+    seen: list[TaskLoopEvent] = []
+    api.agent.runner.subscribe(seen.append)
+    typed = ApprovalRequest(
+        id="r1-2",
+        run_id="r1",
+        index=2,
+        tool="type_text",
+        args={"text": "•••"},
+        shown_args={"text": "rm -rf ~/src"},
+        secret="not sent",
+        reason="called by the MCP client",
+        risk=Risk.INPUT,
+        offer_run_grant=False,
+        timeout_s=30.0,
+    )
+    try:
+        asking = asyncio.ensure_future(ask_app_instance(tmp_path, typed, exclude_pid=None))
+        await until(lambda: bool(api.agent.approvals.pending), what="the question in the app")
+        [shown] = [event for event in seen if isinstance(event, ApprovalRequested)]
+        assert shown.approval.args == {"text": "•••"}
+        assert shown.approval.to_show == {"text": "rm -rf ~/src"}
+        assert shown.approval.secret == ""  # a password never leaves its process
+        api.agent.approvals.resolve("r1-2", ApprovalDecision.DENY)
+        assert await asking is ApprovalDecision.DENY
+    finally:
+        await close_api(api)
