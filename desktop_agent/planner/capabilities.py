@@ -108,13 +108,19 @@ async def _json(
             headers=_headers(api_key),
             timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S),
         ) as response:
-            if response.status != 200:
-                return None
-            body = await read_capped(response, MAX_PROBE_BYTES)
-            return None if body is None else json.loads(body)
+            return await json_of_ok(response)
     except (aiohttp.ClientError, TimeoutError, ValueError) as error:
         log.debug("vision probe %s %s: %s", method, url, error)
         return None
+
+
+async def json_of_ok(response: aiohttp.ClientResponse) -> Any:
+    """The JSON of a 200 answer of at most MAX_PROBE_BYTES; None for another status or a
+    bigger body. ValueError when it is not JSON."""
+    if response.status != 200:
+        return None
+    body = await read_capped(response, MAX_PROBE_BYTES)
+    return None if body is None else json.loads(body)
 
 
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:

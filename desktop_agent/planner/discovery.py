@@ -15,7 +15,6 @@ the connection but not the question is given up at the deadline.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -31,11 +30,10 @@ from desktop_agent.core.model_servers import (
     ServerPort,
 )
 from desktop_agent.planner.capabilities import (
-    MAX_PROBE_BYTES,
+    json_of_ok,
     lmstudio_verdict,
     name_suggests_vision,
     ollama_verdict,
-    read_capped,
 )
 from desktop_agent.planner.profiles import resolve_profile
 
@@ -178,10 +176,7 @@ class _Asker:
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=max(0.001, self._left())),
             ) as response:
-                if response.status != 200:
-                    return None
-                body = await read_capped(response, MAX_PROBE_BYTES)
-                return None if body is None else json.loads(body)
+                return await json_of_ok(response)
         except (aiohttp.ClientError, TimeoutError, ValueError) as error:
             log.debug("probe %s %s: %s", method, url, type(error).__name__)
             return None

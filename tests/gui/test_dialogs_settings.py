@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import keyring
-import keyring.backend
 import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt
@@ -22,6 +21,8 @@ from desktop_agent.settings import (
     to_toml,
 )
 from desktop_agent.ui.settings_dialog import SettingsDialog
+from tests.support.keyrings import MemoryKeyring
+from tests.support.keyrings import memory_keyring as keyring_in_memory
 
 pytestmark = [
     pytest.mark.gui,
@@ -37,32 +38,10 @@ def qapp_args() -> list[str]:
     return ["desktop-agent-tests", "-platform", "offscreen"]
 
 
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.store.pop((service, username), None)
-
-
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    try:
+    with keyring_in_memory() as backend:
         yield backend
-    finally:
-        keyring.set_keyring(previous)
 
 
 @pytest.fixture
@@ -384,17 +363,17 @@ def test_api_key_is_stored_in_the_keyring_never_in_the_settings(
     assert dialog.api_key_edit.echoMode() == QLineEdit.EchoMode.Password
     dialog.api_key_edit.setText("sk-secret-123")
     new = saved_after_save_click(qloop, dialog)
-    assert memory_keyring.store == {(KEYRING_SERVICE, KEYRING_USER): "sk-secret-123"}
+    assert memory_keyring.passwords == {(KEYRING_SERVICE, KEYRING_USER): "sk-secret-123"}
     assert "sk-secret-123" not in new.model_dump_json()
     assert "sk-secret-123" not in to_toml(new)
     assert dialog.api_key_edit.text() == ""
 
 
 def test_an_empty_key_field_keeps_the_stored_key(make_dialog, memory_keyring) -> None:
-    memory_keyring.store[(KEYRING_SERVICE, KEYRING_USER)] = "sk-old"
+    memory_keyring.passwords[(KEYRING_SERVICE, KEYRING_USER)] = "sk-old"
     dialog = make_dialog()
     dialog.on_save_clicked()
-    assert memory_keyring.store == {(KEYRING_SERVICE, KEYRING_USER): "sk-old"}
+    assert memory_keyring.passwords == {(KEYRING_SERVICE, KEYRING_USER): "sk-old"}
 
 
 def test_the_keyring_is_written_off_the_gui_thread_and_save_waits_for_it(
