@@ -1,24 +1,38 @@
 # Make this Windows machine ready to run and test desktop-agent: a venv in .venv with the
-# project and its dev tools. Safe to run again. Needs Python 3.11 (python.org, "py" launcher).
+# project and its dev tools. Safe to run again. Needs Python 3.11 or later (python.org, with
+# the "py" launcher), or $env:PYTHON set to a python.exe (a path with spaces is fine).
 #   powershell -ExecutionPolicy Bypass -File scripts\bootstrap.ps1
 $ErrorActionPreference = "Stop"
 Set-Location (Join-Path $PSScriptRoot "..")
 
-$py = $env:PYTHON
-if (-not $py) {
-    if (Get-Command py -ErrorAction SilentlyContinue) { $py = "py -3.11" } else { $py = "python" }
+# Run a program and stop at the first failure: PowerShell does not stop on a native
+# program's exit code by itself.
+function Invoke-Checked([string] $What, [string] $Program, [string[]] $Arguments) {
+    & $Program @Arguments
+    if ($LASTEXITCODE -ne 0) { throw "bootstrap: $What failed (exit code $LASTEXITCODE)" }
 }
+
 if (-not (Test-Path ".venv\Scripts\python.exe")) {
-    Write-Host "bootstrap: creating .venv with $py"
-    Invoke-Expression "$py -m venv .venv"
-    if ($LASTEXITCODE -ne 0) { throw "bootstrap: cannot create .venv (install Python 3.11 from python.org)" }
+    # the Python to make the venv with: $env:PYTHON as one path, else the newest 3.x the
+    # py launcher knows, else python on PATH
+    if ($env:PYTHON) {
+        $program = $env:PYTHON; $prefix = @()
+    } elseif (Get-Command py -ErrorAction SilentlyContinue) {
+        $program = "py"; $prefix = @("-3")
+    } else {
+        $program = "python"; $prefix = @()
+    }
+    & $program @prefix -c "import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)"
+    if ($LASTEXITCODE -ne 0) {
+        throw "bootstrap: $program $prefix is not Python 3.11 or later (install it from python.org, or set PYTHON to a python.exe)"
+    }
+    Write-Host "bootstrap: creating .venv with $program $prefix"
+    Invoke-Checked "creating .venv" $program ($prefix + @("-m", "venv", ".venv"))
 }
 $venv = ".venv\Scripts\python.exe"
-& $venv -m pip install -q --upgrade pip
-if ($LASTEXITCODE -ne 0) { throw "bootstrap: pip upgrade failed" }
+Invoke-Checked "pip upgrade" $venv @("-m", "pip", "install", "-q", "--upgrade", "pip")
 # uiautomation comes with the project on Windows (a pyproject marker)
-& $venv -m pip install -q -e ".[dev,package]"
-if ($LASTEXITCODE -ne 0) { throw "bootstrap: pip install failed" }
+Invoke-Checked "pip install" $venv @("-m", "pip", "install", "-q", "-e", ".[dev,package]")
 # pyautogui drags in python3-xlib 0.15 over python-xlib 0.33 (harmless on Windows, kept alike)
-& $venv -m pip install -q --force-reinstall --no-deps "python-xlib==0.33"
+Invoke-Checked "python-xlib reinstall" $venv @("-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", "python-xlib==0.33")
 Write-Host "bootstrap: ready (.venv)"

@@ -1,10 +1,13 @@
-# Run the tests that can run on Windows: unit, GUI (offscreen Qt), CLI. The real-desktop
-# suites (tests/desktop, tests/e2e, tests/packaging and the Xvfb GUI tests) need Xvfb and
-# run on Linux only; they are deselected here by their "desktop" marker.
+# Run the tests that can run on Windows: unit, GUI (offscreen Qt), CLI. Left out by marker:
+# "desktop" (the real-desktop suites: Xvfb, openbox, real apps; Linux only) and "posix"
+# (tests of POSIX behaviour: file modes, /proc, ptys, POSIX shell quoting, select on pipes).
 #   powershell -ExecutionPolicy Bypass -File scripts\test.ps1 [pytest args]
 $ErrorActionPreference = "Stop"
 Set-Location (Join-Path $PSScriptRoot "..")
-if (-not (Test-Path ".venv\Scripts\pytest.exe")) { & (Join-Path $PSScriptRoot "bootstrap.ps1") }
+if (-not (Test-Path ".venv\Scripts\python.exe")) {
+    & (Join-Path $PSScriptRoot "bootstrap.ps1")
+    if (-not $?) { exit 1 }
+}
 $env:QT_QPA_PLATFORM = "offscreen"
-& .venv\Scripts\python.exe -m pytest -m "not desktop" @args
+& .venv\Scripts\python.exe -m pytest -m "not desktop and not posix" @args
 exit $LASTEXITCODE

@@ -1,7 +1,12 @@
-; Inno Setup 6 script: a per-user installer of the one-folder bundle (no admin rights).
+; Inno Setup script: the installer of the one-folder bundle, for the current user (no admin
+; rights, the default) or for all users (the dialog's other choice, with UAC).
+; Needs Inno Setup 6.3 or later (ArchitecturesAllowed=x64compatible came with 6.3).
 ; Build the bundle first (packaging\README.md), then from the repository root:
 ;   iscc /DAppVersion=0.1.0 packaging\windows\desktop-agent.iss
 ; Output: dist\desktop-agent-<version>-setup.exe
+#if Ver < EncodeVer(6, 3, 0)
+  #error Inno Setup 6.3 or later is needed (x64compatible); this is an older one
+#endif
 #ifndef AppVersion
   #define AppVersion "0.1.0"
 #endif
@@ -12,12 +17,16 @@ AppId={{6F3C2A41-5B8D-4E7A-9C21-D3A7B0E4F5C6}
 AppName=Desktop Agent
 AppVersion={#AppVersion}
 AppPublisher=desktop-agent developers
-DefaultDirName={localappdata}\Programs\desktop-agent
+; the "auto" constants follow the install mode the user picks: for the current user
+; %LOCALAPPDATA%\Programs and the user's Start menu; for all users Program Files and the
+; common Start menu (never the installing administrator's own profile)
+DefaultDirName={autopf}\desktop-agent
 DefaultGroupName=Desktop Agent
 DisableProgramGroupPage=yes
-; per-user: no UAC prompt, installs under %LOCALAPPDATA%, shortcuts in the user's Start menu
 PrivilegesRequired=lowest
 PrivilegesRequiredOverridesAllowed=dialog
+UsedUserAreasWarning=no
+MinVersion=10.0
 OutputDir={#Root}\dist
 OutputBaseFilename=desktop-agent-{#AppVersion}-setup
 SetupIconFile={#Root}\build\icons\desktop-agent.ico
@@ -27,13 +36,16 @@ SolidCompression=yes
 ArchitecturesAllowed=x64compatible
 ArchitecturesInstallIn64BitMode=x64compatible
 WizardStyle=modern
+; an update while the app runs: Setup asks to close it (Restart Manager)
+CloseApplications=yes
+RestartApplications=no
 
 [Files]
 Source: "{#Root}\dist\desktop-agent\*"; DestDir: "{app}"; Flags: recursesubdirs createallsubdirs ignoreversion
 
 [Icons]
-Name: "{userprograms}\Desktop Agent"; Filename: "{app}\desktop-agent.exe"; Comment: "Carry out tasks on this desktop with a vision model"
-Name: "{userdesktop}\Desktop Agent"; Filename: "{app}\desktop-agent.exe"; Tasks: desktopicon
+Name: "{autoprograms}\Desktop Agent"; Filename: "{app}\desktop-agent.exe"; Comment: "Carry out tasks on this desktop with a vision model"
+Name: "{autodesktop}\Desktop Agent"; Filename: "{app}\desktop-agent.exe"; Tasks: desktopicon
 
 [Tasks]
 Name: "desktopicon"; Description: "Create a desktop shortcut"; Flags: unchecked
@@ -42,5 +54,10 @@ Name: "desktopicon"; Description: "Create a desktop shortcut"; Flags: unchecked
 Filename: "{app}\desktop-agent.exe"; Description: "Start Desktop Agent"; Flags: nowait postinstall skipifsilent
 
 [UninstallRun]
-; stop runs of this user's instances before the files go
+; first stop the runs of this user's instances (stored stopped / user_stop) ...
 Filename: "{app}\desktop-agent-cli.exe"; Parameters: "stop-all"; Flags: runhidden skipifdoesntexist; RunOnceId: "StopAll"
+; ... then end the app itself (the tray keeps it running with no window) and any `serve` or
+; `run`, so no file of {app} is held open when the uninstaller removes it. Runs are already
+; stored; the history (SQLite, WAL) survives a process that is ended.
+Filename: "{sys}\taskkill.exe"; Parameters: "/F /T /IM desktop-agent.exe"; Flags: runhidden; RunOnceId: "QuitApp"
+Filename: "{sys}\taskkill.exe"; Parameters: "/F /T /IM desktop-agent-cli.exe"; Flags: runhidden; RunOnceId: "QuitCli"

@@ -13,6 +13,9 @@ import pytest
 from desktop_agent.cli import TerminalGate
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 
+#: a pseudo-terminal (os.openpty) and add_reader on it: POSIX only
+pytestmark = pytest.mark.posix
+
 
 def approval(*, offer_run_grant: bool = True) -> ApprovalRequest:
     return ApprovalRequest(

@@ -193,6 +193,7 @@ def _sockets() -> int:
     return count
 
 
+@pytest.mark.posix
 def test_closing_the_app_stops_its_runs_and_leaves_no_thread_or_socket(
     qtbot: Any, qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -111,6 +111,7 @@ async def test_the_server_listens_on_127_0_0_1_only(api: Api) -> None:
     assert [address[0] for address in api.server._runner.addresses] == ["127.0.0.1"]
 
 
+@pytest.mark.posix
 async def test_the_token_file_is_0600_long_and_kept_across_servers(
     tmp_path: Path, session: aiohttp.ClientSession
 ) -> None:
@@ -130,6 +131,7 @@ async def test_the_token_file_is_0600_long_and_kept_across_servers(
         await close_api(second)
 
 
+@pytest.mark.posix
 def test_a_token_file_readable_by_others_is_made_0600(tmp_path: Path) -> None:
     token = ensure_token(tmp_path)
     (tmp_path / "api-token").chmod(0o644)
@@ -138,6 +140,7 @@ def test_a_token_file_readable_by_others_is_made_0600(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "api-token").stat().st_mode) == 0o600
 
 
+@pytest.mark.posix
 def test_a_token_file_without_a_usable_token_is_replaced(tmp_path: Path) -> None:
     (tmp_path / "api-token").write_text("short\n")
     assert read_token(tmp_path) is None

@@ -15,6 +15,7 @@ from desktop_agent.desktop.clipboard import WindowsPaster, XclipPaster, _StderrL
 from tests.unit.desktop.fake_win32_clipboard import FakeWindowsClipboard
 
 
+@pytest.mark.posix
 def test_requests_served_are_counted_from_xclips_verbose_lines() -> None:
     lines = [
         "Waiting for selection requests, Control-C to quit",
@@ -35,6 +36,7 @@ def test_requests_served_are_counted_from_xclips_verbose_lines() -> None:
     assert reader.served() == 2
 
 
+@pytest.mark.posix
 def test_a_silent_child_times_out_instead_of_blocking() -> None:
     child = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(30)"], stderr=subprocess.PIPE
@@ -61,6 +63,7 @@ def test_non_ascii_typing_without_xclip_says_how_to_get_it(
         XclipPaster().paste("€", lambda: None)
 
 
+@pytest.mark.posix
 def test_posix_commands_split_like_a_shell_without_running_one() -> None:
     assert launch.split_command("l3afpad '/tmp/my notes.txt' --x=\"a b\"") == [
         "l3afpad",
@@ -88,6 +91,7 @@ def test_an_empty_command_is_refused() -> None:
         launch.split_command("   ")
 
 
+@pytest.mark.posix
 def test_a_file_that_is_not_a_program_fails_clearly(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("not a program")

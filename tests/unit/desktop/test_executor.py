@@ -281,6 +281,7 @@ def wait_for_file(path: Path, timeout: float = 10) -> str:
     return path.read_text()
 
 
+@pytest.mark.posix
 async def test_launch_app_uses_no_shell(tmp_path: Path) -> None:
     out = tmp_path / "argv.txt"
     script = "import sys, pathlib; pathlib.Path(sys.argv[1]).write_text(repr(sys.argv[2:]))"
@@ -295,6 +296,7 @@ async def test_launch_app_uses_no_shell(tmp_path: Path) -> None:
     assert written == repr(["$HOME", ">", "x;y"])
 
 
+@pytest.mark.posix
 async def test_launch_app_of_a_program_that_fails_at_once_reports_its_exit_code() -> None:
     command = f"{sys.executable} -c 'raise SystemExit(3)'"
 
@@ -302,6 +304,7 @@ async def test_launch_app_of_a_program_that_fails_at_once_reports_its_exit_code(
         await run(executor_with(FakeDriver()), "launch_app", command=command)
 
 
+@pytest.mark.posix
 async def test_unbalanced_quotes_in_a_command_are_a_clear_error() -> None:
     with pytest.raises(ToolError, match="cannot split the command"):
         await run(executor_with(FakeDriver()), "launch_app", command="l3afpad 'unclosed")
