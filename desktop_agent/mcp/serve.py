@@ -14,7 +14,8 @@ import hmac
 import logging
 import signal
 import socket
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,9 +85,13 @@ async def _serve_stdio(face: McpFace) -> None:
     from mcp.server.stdio import stdio_server
 
     server = face.server
-    # the handshake era (2025-11-25): elicitation is a request to the client in the middle of
-    # a call, which the loop's gate can await; the 2026-07-28 era has no such request
-    async with stdio_server() as (read, write), server.lifespan(server) as state:
+    # the handshake era (2025-11-25): elicitation is a request to the client in the middle
+    # of a call, which the loop's gate can await; the 2026-07-28 era has none
+    async with (
+        _stdin_lines() as stdin,
+        stdio_server(stdin=stdin) as (read, write),
+        server.lifespan(server) as state,
+    ):
         await serve_loop(
             server,
             read,
@@ -94,6 +99,46 @@ async def _serve_stdio(face: McpFace) -> None:
             lifespan_state=state,
             init_options=server.create_initialization_options(),
         )
+
+
+#: the longest line (one JSON-RPC message) read from the client
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+class StdinLines:
+    """The client's lines, read on the event loop: a stop cancels the read at once. (The
+    SDK reads stdin in a worker thread, whose blocking read outlives a SIGTERM and keeps
+    the process from ending while the client keeps the pipe open.)"""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+@contextlib.asynccontextmanager
+async def _stdin_lines() -> AsyncIterator[Any]:
+    """stdin as StdinLines; None (the SDK's own reader) where it is no pipe (a file)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
+        )
+    except (OSError, ValueError):
+        yield None
+        return
+    try:
+        yield StdinLines(reader)
+    finally:
+        transport.close()
 
 
 async def _serve_http(face: McpFace, data_dir: Path, port: int) -> None:

@@ -371,3 +371,23 @@ async def test_a_client_that_cannot_be_asked_is_denied_and_nothing_is_typed(
 
     assert result.is_error and "nobody could be asked" in text_of(result)
     assert editor_is_empty(xsession)
+
+
+def test_sigterm_ends_the_server_while_its_client_keeps_stdin_open(cli: Cli) -> None:
+    process = subprocess.Popen(
+        cli.command("mcp"),
+        cwd=ROOT,
+        env=cli.env(),
+        stdin=subprocess.PIPE,  # open, and nothing comes: the read must not hold the exit
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    cli.started.append(process)  # type: ignore[arg-type]
+    instance = cli.data_dir / "instances" / f"{process.pid}.json"
+    wait_until(instance.exists, timeout=30, what="the server's instance file")
+
+    process.terminate()
+
+    assert process.wait(timeout=30) == 0
+    assert not instance.exists()
