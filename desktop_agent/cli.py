@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, aclosing
 from pathlib import Path
@@ -493,19 +494,35 @@ class AutoGate:
         return self.answer
 
 
+#: an answer sooner than this after the question was shown was not typed in answer to it
+MIN_ANSWER_S = 0.5
+
+
 class TerminalGate:
     """Asks on the terminal: once / for this run / deny. No terminal → deny.
 
     Only what the user types after the question is shown answers it: the terminal's pending
     input is thrown away once the question is out (a line typed ahead, maybe by the agent
-    itself into this very terminal, approves nothing), and the answer is read from the
-    terminal itself, never from a buffer filled before. The loop's timeout denies too;
-    reading uses the event loop's reader, so a stop or a timeout cancels the question at once.
+    itself into this very terminal, approves nothing), a line that comes within
+    `min_answer_s` of the question is thrown away too (keystrokes still on their way from
+    the agent's last action: nobody reads a question that fast), and the answer is read
+    from the terminal itself, never from a buffer filled before. The loop's timeout denies
+    too; reading uses the event loop's reader, so a stop or a timeout cancels the question
+    at once.
     """
 
-    def __init__(self, stdin: TextIO = sys.stdin, prompt_out: TextIO = sys.stderr) -> None:
+    def __init__(
+        self,
+        stdin: TextIO = sys.stdin,
+        prompt_out: TextIO = sys.stderr,
+        *,
+        min_answer_s: float = MIN_ANSWER_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._stdin = stdin
         self._out = prompt_out
+        self.min_answer_s = min_answer_s
+        self._clock = clock
 
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
         if not self._stdin.isatty():
@@ -520,15 +537,26 @@ class TerminalGate:
             f"(denies in {approval.timeout_s:.0f} s): "
         )
         self._out.flush()
-        fd = self._stdin.fileno()
-        discard_pending_input(fd)
-        line = await _read_line(fd)
-        answer = line.strip().lower()[:1]
+        line = await self._answer(self._stdin.fileno())
+        answer = (line or "").strip().lower()[:1]
         if answer == "o":
             return ApprovalDecision.ONCE
         if answer == "r" and approval.offer_run_grant:
             return ApprovalDecision.RUN
         return ApprovalDecision.DENY
+
+    async def _answer(self, fd: int) -> str | None:
+        """The first line typed on `fd` at least `min_answer_s` after the question was shown
+        (what was typed before is thrown away); None when the terminal is gone."""
+        discard_pending_input(fd)
+        asked_at = self._clock()
+        while True:
+            line = await _read_line(fd)
+            if line is None or self._clock() - asked_at >= self.min_answer_s:
+                return line
+            discard_pending_input(fd)
+            self._out.write("\n  (that came before the question could be read; answer again): ")
+            self._out.flush()
 
 
 def discard_pending_input(fd: int) -> None:
@@ -545,11 +573,11 @@ def discard_pending_input(fd: int) -> None:
     termios.tcflush(fd, termios.TCIFLUSH)
 
 
-async def _read_line(fd: int) -> str:
+async def _read_line(fd: int) -> str | None:
     """The next line typed on `fd`, read from the fd itself (os.read: no stream buffer can
-    hold a line typed before the question)."""
+    hold a line typed before the question); None when the terminal is gone."""
     loop = asyncio.get_running_loop()
-    ready: asyncio.Future[str] = loop.create_future()
+    ready: asyncio.Future[str | None] = loop.create_future()
     received = bytearray()
 
     def on_readable() -> None:
@@ -559,8 +587,11 @@ async def _read_line(fd: int) -> str:
             chunk = os.read(fd, 1024)
         except OSError:  # the terminal went away: no answer, which denies
             chunk = b""
+        if not chunk:
+            ready.set_result(None)
+            return
         received.extend(chunk)
-        if not chunk or b"\n" in received:
+        if b"\n" in received:
             ready.set_result(received.split(b"\n", 1)[0].decode("utf-8", "replace"))
 
     loop.add_reader(fd, on_readable)

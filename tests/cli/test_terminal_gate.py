@@ -4,13 +4,14 @@ what is typed after the question is shown answers it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 from collections.abc import Iterator
 
 import pytest
 
-from desktop_agent.cli import TerminalGate
+from desktop_agent.cli import MIN_ANSWER_S, TerminalGate
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 
 #: a pseudo-terminal (os.openpty) and add_reader on it: POSIX only
@@ -37,21 +38,39 @@ class Screen(io.StringIO):
     def __init__(self) -> None:
         super().__init__()
         self.asked = asyncio.Event()
+        self.asked_again = asyncio.Event()
 
     def flush(self) -> None:
         super().flush()
         if "denies in" in self.getvalue():
             self.asked.set()
+        if "answer again" in self.getvalue():
+            self.asked_again.set()
+
+
+class ReadingClock:
+    """The gates' clock: it moves only when the test says time has passed."""
+
+    def __init__(self) -> None:
+        self.now_s = 1000.0
+
+    def now(self) -> float:
+        return self.now_s
 
 
 async def answer_when_asked(
     gate: TerminalGate, request: ApprovalRequest, prompts: Screen, user: int, typed: str
 ) -> ApprovalDecision:
-    """Ask, and type `typed` on the terminal once the question is shown (as a person does)."""
+    """Ask, and type `typed` on the terminal once the question is shown and read (as a
+    person does)."""
     asking = asyncio.ensure_future(gate.request(request))
     await prompts.asked.wait()
+    READING.now_s += MIN_ANSWER_S  # the time it takes to read the question
     os.write(user, typed.encode())
     return await asking
+
+
+READING = ReadingClock()
 
 
 @pytest.fixture
@@ -61,7 +80,8 @@ def terminal() -> Iterator[tuple[io.TextIOWrapper, int]]:
     stdin = open(gate_side, encoding="utf-8", closefd=True)  # noqa: SIM115
     yield stdin, user
     stdin.close()
-    os.close(user)
+    with contextlib.suppress(OSError):  # a test may have closed it
+        os.close(user)
 
 
 async def test_without_a_terminal_the_gate_denies_without_asking() -> None:
@@ -88,7 +108,7 @@ async def test_the_answer_typed_on_the_terminal_decides(
 ) -> None:
     stdin, user = terminal
     prompts = Screen()
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
 
     request = approval(offer_run_grant=offered)
 
@@ -116,7 +136,7 @@ async def test_the_models_reason_and_arguments_cannot_steer_the_terminal(
 ) -> None:
     stdin, user = terminal
     prompts = Screen()
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
     sneaky = ApprovalRequest(
         id="a1",
         run_id="r1",
@@ -153,7 +173,7 @@ async def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(
         timeout_s=5,
         caution="a key combination that opens a program launcher",
     )
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
 
     # "for this run" is not on offer: it denies
     assert await answer_when_asked(gate, launcher, prompts, user, "r\n") is ApprovalDecision.DENY
@@ -167,7 +187,7 @@ async def test_a_line_typed_before_the_question_does_not_approve(
 ) -> None:
     stdin, user = terminal
     prompts = Screen()
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
     # typed ahead (say, by the agent into this very terminal): the terminal holds the line
     os.write(user, b"o\n")
 
@@ -181,7 +201,7 @@ async def test_a_line_the_stream_buffered_before_the_question_does_not_approve(
 ) -> None:
     stdin, user = terminal
     prompts = Screen()
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
     os.write(user, b"hello\no\n")
     assert stdin.readline() == "hello\n"  # the stream now holds "o\n" in its own buffer
 
@@ -210,7 +230,7 @@ async def test_the_question_shows_the_text_as_it_will_be_typed(
         timeout_s=5,
         caution="typing a line that ends with Enter may run it in a terminal",
     )
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
     assert await answer_when_asked(gate, typed, prompts, user, "d\n") is ApprovalDecision.DENY
     assert 'allow type_text {"text": "rm -rf ~/src", "enter": true}?' in prompts.getvalue()
 
@@ -227,7 +247,40 @@ async def test_the_question_shows_the_text_as_it_will_be_typed(
         timeout_s=5,
     )
     prompts = Screen()
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts)
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
     assert await answer_when_asked(gate, password, prompts, user, "d\n") is ApprovalDecision.DENY
     assert 'allow type_text {"text": "•••"}?' in prompts.getvalue()
     assert "hunter2" not in prompts.getvalue()
+
+
+async def test_a_line_that_comes_before_the_question_could_be_read_does_not_approve(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, user = terminal
+    prompts = Screen()
+    clock = ReadingClock()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=clock.now)
+    asking = asyncio.ensure_future(gate.request(approval()))
+    await prompts.asked.wait()
+
+    # keystrokes still on their way from the agent's last action arrive just after the
+    # question: thrown away, and the question stands
+    clock.now_s += MIN_ANSWER_S / 10
+    os.write(user, b"o\n")
+    await asyncio.wait_for(prompts.asked_again.wait(), 5)
+    assert not asking.done()
+    clock.now_s += MIN_ANSWER_S
+    os.write(user, b"d\n")
+
+    assert await asking is ApprovalDecision.DENY
+
+
+async def test_a_closed_terminal_denies(terminal: tuple[io.TextIOWrapper, int]) -> None:
+    stdin, user = terminal
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+    asking = asyncio.ensure_future(gate.request(approval()))
+    await prompts.asked.wait()
+    os.close(user)  # the terminal went away (its window closed)
+
+    assert await asking is ApprovalDecision.DENY
