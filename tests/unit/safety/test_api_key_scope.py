@@ -132,3 +132,37 @@ async def test_a_run_naming_another_server_asks_it_without_the_stored_key(
     assert own.authorizations == [f"Bearer {SECRET}"]
     assert len(other.authorizations) == 1
     assert SECRET not in str(other.authorizations), "the key went to a server it was not set for"
+
+
+async def test_a_grounding_model_on_another_server_gets_no_stored_key(
+    stored_key: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    saved = "https://api.example.com/v1"
+    save_settings(Settings(base_url=saved), tmp_path / "home" / "settings.toml")
+    settings = Settings(
+        base_url=saved,
+        grounding="grounder",
+        grounder_base_url="https://grounder.example/v1",
+        grounder_model="ui-tars-1.5-7b",
+    )
+    agent = await Agent.open(
+        tmp_path,
+        settings,
+        observer=FakeObserver(make_observation()),
+        executor=FakeExecutor(),
+        check_model=False,
+    )
+    try:
+        run = await agent.runner.create(TaskSpec(goal="look", base_url=saved, model="gpt-4.1"))
+        planner = await agent.prepare(run)
+        try:
+            assert planner._api_key == STORED  # type: ignore[attr-defined]
+            grounding = planner._grounding_model  # type: ignore[attr-defined]
+            assert grounding is not None and grounding._api_key is None
+        finally:
+            await planner.aclose()  # type: ignore[attr-defined]
+    finally:
+        await agent.close()
