@@ -94,10 +94,19 @@ def _headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
-async def _json(
-    http: aiohttp.ClientSession, method: str, url: str, api_key: str | None, body: Any = None
+async def json_answer(
+    http: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    api_key: str | None = None,
+    body: Any = None,
+    *,
+    timeout_s: float = PROBE_TIMEOUT_S,
 ) -> Any:
-    """The JSON body of a 200 answer, or None (any failure means: this server cannot tell)."""
+    """The JSON body of a 200 answer, or None (any failure means: this server cannot tell).
+
+    Redirects are not followed: a question about this server is answered by this server.
+    """
     import aiohttp
 
     try:
@@ -106,11 +115,12 @@ async def _json(
             url,
             json=body,
             headers=_headers(api_key),
-            timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S),
+            allow_redirects=False,
+            timeout=aiohttp.ClientTimeout(total=max(0.001, timeout_s)),
         ) as response:
             return await json_of_ok(response)
     except (aiohttp.ClientError, TimeoutError, ValueError) as error:
-        log.debug("vision probe %s %s: %s", method, url, error)
+        log.debug("probe %s %s: %s", method, url, type(error).__name__)
         return None
 
 
@@ -142,7 +152,9 @@ async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | Non
 async def _ask_ollama(
     http: aiohttp.ClientSession, root: str, model: str, api_key: str | None
 ) -> VisionVerdict | None:
-    data = await _json(http, "POST", f"{root}/api/show", api_key, {"model": model, "name": model})
+    data = await json_answer(
+        http, "POST", f"{root}/api/show", api_key, {"model": model, "name": model}
+    )
     return ollama_verdict(data)
 
 
@@ -165,7 +177,7 @@ def ollama_verdict(data: Any) -> VisionVerdict | None:
 async def _ask_lmstudio(
     http: aiohttp.ClientSession, root: str, model: str, api_key: str | None
 ) -> VisionVerdict | None:
-    data = await _json(http, "GET", f"{root}/api/v0/models", api_key)
+    data = await json_answer(http, "GET", f"{root}/api/v0/models", api_key)
     entries = data.get("data") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         return None
@@ -304,11 +316,8 @@ async def _listed_ids(response: aiohttp.ClientResponse) -> list[str] | None:
     """The ids of an OpenAI model list answer, else None (the server answered: reachable)."""
     import aiohttp
 
-    if response.status != 200:
-        return None
     try:
-        body = await read_capped(response, MAX_PROBE_BYTES)
-        data = None if body is None else json.loads(body)
+        data = await json_of_ok(response)
     except (aiohttp.ClientError, TimeoutError, ValueError):
         return None
     entries = data.get("data") if isinstance(data, dict) else None

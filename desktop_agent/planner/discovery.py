@@ -30,7 +30,7 @@ from desktop_agent.core.model_servers import (
     ServerPort,
 )
 from desktop_agent.planner.capabilities import (
-    json_of_ok,
+    json_answer,
     lmstudio_verdict,
     name_suggests_vision,
     ollama_verdict,
@@ -165,21 +165,8 @@ class _Asker:
         return _ordered(models)
 
     async def _json(self, method: str, url: str, body: Any = None) -> Any:
-        """The JSON of a 200 answer, else None (no answer, another status, not JSON)."""
-        import aiohttp
-
-        try:
-            async with self._http.request(
-                method,
-                url,
-                json=body,
-                allow_redirects=False,
-                timeout=aiohttp.ClientTimeout(total=max(0.001, self._left())),
-            ) as response:
-                return await json_of_ok(response)
-        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
-            log.debug("probe %s %s: %s", method, url, type(error).__name__)
-            return None
+        """The JSON of a 200 answer, else None; no key, by the deadline."""
+        return await json_answer(self._http, method, url, None, body, timeout_s=self._left())
 
 
 def _entries(data: Any) -> list[dict[str, Any]]:

@@ -97,6 +97,19 @@ def _item(dialog: ModelServersDialog, name: str) -> QTreeWidgetItem:
     return items[0]
 
 
+async def showing(dialog: ModelServersDialog, page: Any) -> None:
+    """Wait until the finder shows `page` (the look runs on the engine)."""
+    await until(lambda: dialog.pages.currentWidget() is page, what=page.objectName() or "page")
+
+
+async def open_finder(window: Any, open_it: Any) -> ModelServersDialog:
+    open_it()
+    dialog: ModelServersDialog = await until(
+        lambda: window.findChild(ModelServersDialog), what="the finder"
+    )
+    return dialog
+
+
 def _exact_recursive() -> Any:
     from PySide6.QtCore import Qt
 
@@ -157,9 +170,8 @@ def test_the_finder_lists_the_servers_marks_those_that_see_and_one_click_sets_th
     window = harness.window
 
     async def scenario() -> ModelServersDialog:
-        window.find_servers_action.trigger()
-        dialog = await until(lambda: window.findChild(ModelServersDialog), what="the finder")
-        await until(lambda: dialog.pages.currentWidget() is dialog.found_page, what="found")
+        dialog = await open_finder(window, window.find_servers_action.trigger)
+        await showing(dialog, dialog.found_page)
         assert _models(dialog) == {
             f"Ollama — {ollama.base_url}": [
                 ("qwen2.5vl:7b", "✓ sees", "qwen2.5-vl-ollama"),
@@ -182,7 +194,7 @@ def test_the_finder_lists_the_servers_marks_those_that_see_and_one_click_sets_th
         assert dialog.use_button.isEnabled()
         dialog.tree.setCurrentItem(_item(dialog, "qwen2.5-vl-7b-instruct"))
         dialog.use_button.click()
-        await until(lambda: dialog.pages.currentWidget() is dialog.first_task_page, what="task")
+        await showing(dialog, dialog.first_task_page)
         await until(lambda: window.panel.vision_label.property("vision") == "yes", what="yes")
         return dialog
 
@@ -218,9 +230,8 @@ def test_with_no_server_the_ways_to_get_one_are_copyable_and_check_again_finds_o
     window = harness.window
 
     async def scenario() -> None:
-        window.find_servers_requested.emit()
-        dialog = await until(lambda: window.findChild(ModelServersDialog), what="the finder")
-        await until(lambda: dialog.pages.currentWidget() is dialog.none_page, what="none")
+        dialog = await open_finder(window, window.find_servers_requested.emit)
+        await showing(dialog, dialog.none_page)
         assert not dialog.use_button.isVisible()
         dialog.copy_buttons["ollama pull qwen2.5vl"].click()
         assert QApplication.clipboard().text() == "ollama pull qwen2.5vl"
@@ -229,7 +240,7 @@ def test_with_no_server_the_ways_to_get_one_are_copyable_and_check_again_finds_o
             ModelServer(ollama={"llava:7b": ["completion", "vision"]}, port=later)
         ):
             dialog.check_again_button.click()
-            await until(lambda: dialog.pages.currentWidget() is dialog.found_page, what="found")
+            await showing(dialog, dialog.found_page)
             assert _item(dialog, "llava:7b").text(1) == "✓ sees"
 
     try:
@@ -272,7 +283,7 @@ def test_settings_find_model_servers_fills_the_model_fields(
         vision.setCurrentIndex(vision.findData("no"))
         settings.find_button.click()
         finder = await until(lambda: settings.findChild(ModelServersDialog), what="the finder")
-        await until(lambda: finder.pages.currentWidget() is finder.found_page, what="found")
+        await showing(finder, finder.found_page)
         finder.use_button.click()  # the first that sees is selected: qwen2.5vl:7b
         await until(lambda: settings.fields["model"].text() == "qwen2.5vl:7b", what="filled")
         return settings
