@@ -100,7 +100,11 @@ def _own_folder(path: Path, info: os.stat_result) -> bool:
     if info.st_uid != os.geteuid():
         return False
     resolved = path.resolve()
-    return resolved != Path.home().resolve() and resolved != Path(resolved.anchor)
+    try:
+        home = Path.home().resolve()
+    except RuntimeError:  # no home folder can be determined: nothing to mistake it for
+        home = None
+    return resolved != home and resolved != Path(resolved.anchor)
 
 
 def _restrict_entry(path: Path, mode: int) -> None:

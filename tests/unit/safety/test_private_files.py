@@ -257,3 +257,17 @@ def test_a_file_system_that_refuses_modes_still_opens_the_store_with_a_warning(
     SqliteRunRepository.open(tmp_path).close()
 
     assert f"cannot make {db} private (600): Operation not permitted" in caplog.text
+
+
+def test_the_home_folder_as_data_dir_keeps_its_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    files = old_install(home)
+    monkeypatch.setenv("HOME", str(home))
+
+    make_data_dir(home)
+
+    assert mode(home) == 0o755  # other programs may rely on it; only our files are ours
+    assert mode(files["api-token"]) == 0o600
+    assert mode(files["screenshot"]) == 0o600
