@@ -123,6 +123,9 @@ class Routes:
         add("GET", "/api/approvals", self.list_approvals)
         add("POST", "/api/approvals/ask", self.ask_approval)  # before {id}: matched in order
         add("POST", "/api/approvals/{id}", self.answer_approval)
+        from desktop_agent.api import routine_routes
+
+        routine_routes.install(app, self)
 
     def stop_streamed_runs(self) -> None:
         """Stop every run an SSE client of this server is watching (the server is closing)."""

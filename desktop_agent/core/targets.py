@@ -112,6 +112,9 @@ def find_again(ref: ElementRef, observation: Observation) -> Found | str:
     candidates = [e for e in controls(observation) if e.role == ref.role and e.name == ref.name]
     if ref.how == "focus":
         candidates = [e for e in candidates if e.focused]
+    if ref.password:
+        # a password field's text goes into a password field, never into a look-alike
+        candidates = [e for e in candidates if e.password]
     if not candidates:
         where = f' in "{ref.window}"' if ref.window else ""
         focused = "focused " if ref.how == "focus" else ""

@@ -426,3 +426,18 @@ async def test_a_denied_step_ends_the_run_failed_not_handed_over() -> None:
 
     assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ERROR)
     assert "routine step 1 (click) was not allowed" in final.message
+
+
+def test_a_password_fields_text_is_never_typed_into_a_look_alike() -> None:
+    def screen(password: bool) -> Observation:
+        return make_observation(
+            [
+                Element(1, "window", TITLE, (0, 0, 400, 300), focused=True),
+                Element(2, "text", "Secret", (10, 60, 200, 24), focused=True, password=password),
+            ]
+        )
+
+    ref = element_ref("type_text", {}, screen(True))
+    assert ref is not None and ref.password
+    assert isinstance(find_again(ref, screen(True)), Found)
+    assert find_again(ref, screen(False)) == f'no focused text "Secret" in "{TITLE}"'
