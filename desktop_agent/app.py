@@ -205,6 +205,7 @@ class DesktopApp(QObject):
     - ActingController: the window out of the way while acting, the acting panel;
     - ApprovalController: the approval dialogs;
     - SettingsController: the settings dialog and applying what it saves;
+    - RoutinesController: the Routines list's Run and Save as routine…;
     - ModelServersController: Find model servers… (and on the first start), setting the
       model chosen, a first task to try;
     - the tray, which follows RunsState and says when a run ends;
@@ -233,6 +234,7 @@ class DesktopApp(QObject):
         from desktop_agent.ui.acting_panel import ActingPanel
         from desktop_agent.ui.approval_flow import ApprovalController
         from desktop_agent.ui.model_servers import ModelServersController
+        from desktop_agent.ui.routines_flow import RoutinesController
         from desktop_agent.ui.runs_state import RunsState
         from desktop_agent.ui.settings_flow import SettingsController
         from desktop_agent.ui.tray import TrayController
@@ -250,6 +252,7 @@ class DesktopApp(QObject):
         )
         self.approvals = ApprovalController(window, client, self.runs, self.acting)
         self.settings = SettingsController(window, client, self._restart_hotkey)
+        self.routines = RoutinesController(window, client, self.runs)
         self.servers = ModelServersController(window, client, self.settings.apply_settings)
         self.settings.find_servers = self.servers.pick
         self.notices: list[str] = []

@@ -26,6 +26,7 @@ from desktop_agent.core.models import (
     utcnow,
 )
 from desktop_agent.core.ports import DecideRequest, Grounder, GroundRequest, ToolContext
+from desktop_agent.core.routine import Routine, RoutineError
 from desktop_agent.core.tools import ToolSpec
 
 
@@ -37,6 +38,7 @@ class MemoryRepository:
         self.steps: dict[str, dict[int, StepView]] = {}
         self.artifacts: dict[str, bytes] = {}
         self.grants: set[str] = set()
+        self.routines: dict[str, Routine] = {}
         self._ids = itertools.count(1)
 
     async def create_run(self, spec: TaskSpec, *, run_id: str | None = None) -> RunView:
@@ -93,6 +95,28 @@ class MemoryRepository:
 
     async def remove_grant(self, tool: str) -> None:
         self.grants.discard(tool)
+
+    # routines, as store/routines.py keeps them (in memory)
+
+    async def save_routine(self, routine: Routine, *, replace: bool = False) -> None:
+        if routine.name in self.routines and not replace:
+            raise RoutineError(f"a routine named {routine.name!r} exists already")
+        self.routines[routine.name] = routine
+
+    async def get_routine(self, name: str) -> Routine | None:
+        return self.routines.get(name)
+
+    async def list_routines(self) -> list[Routine]:
+        return [self.routines[name] for name in sorted(self.routines)]
+
+    async def delete_routine(self, name: str) -> bool:
+        return self.routines.pop(name, None) is not None
+
+    async def update_routine(self, name: str, **changes: Any) -> Routine:
+        if name not in self.routines:
+            raise RoutineError(f"no routine named {name!r}")
+        self.routines[name] = self.routines[name].with_(**changes)
+        return self.routines[name]
 
 
 def make_observation(elements: Iterable[Element] = (), *, signature: bytes = b"") -> Observation:

@@ -156,8 +156,9 @@ def routine_from_run(
     """The routine of a completed run: its action steps that ran ok, in order.
 
     `params` names typed texts by the turn numbers `show RUN_ID` lists (a name may take
-    several turns: one text typed in two places). A text the store kept hidden (a password
-    field) becomes a secret parameter even when not named; the first is `password`.
+    several turns: one text typed in two places). A text the store kept hidden becomes a
+    secret parameter even when not named: `password` for a password field's, `hidden` for
+    one typed where the focused field was not known (stored hidden to be safe).
     """
     check_name(name)
     if run.status is not RunStatus.COMPLETED:
@@ -213,7 +214,9 @@ def routine_from_run(
     for number, step in enumerate(routine_steps, start=1):
         hidden = step.args.get(TEXT_TOOLS.get(step.tool, "")) == REDACTED
         if number not in named_steps and hidden:
-            made.append(RoutineParam(_free_name(made), (number,), None, secret=True))
+            # a password field's, or one typed where nobody could tell the field: not stored
+            stem = "password" if step.element is not None and step.element.password else "hidden"
+            made.append(RoutineParam(_free_name(made, stem), (number,), None, secret=True))
     return Routine(
         name=name,
         goal=run.goal,
@@ -224,9 +227,9 @@ def routine_from_run(
     )
 
 
-def _free_name(params: Sequence[RoutineParam]) -> str:
+def _free_name(params: Sequence[RoutineParam], stem: str) -> str:
     taken = {p.name for p in params}
-    return next(n for n in ("password", *(f"password{i}" for i in range(2, 999))) if n not in taken)
+    return next(n for n in (stem, *(f"{stem}{i}" for i in range(2, 999))) if n not in taken)
 
 
 def _decided_on(steps: Sequence[StepView], action: StepView) -> str | None:

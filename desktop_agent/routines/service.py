@@ -8,7 +8,7 @@ screen matches. The model is checked only if the agent has to take over.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -139,6 +139,7 @@ async def launch(
     handover: bool = True,
     vision: VisionSetting | None = None,
     stops_seen: int | None = None,
+    before_run: Callable[[], Awaitable[None]] | None = None,
 ) -> RunHandle:
     """Record a routine run and admit it (the runner's one way in); RoutineError before
     anything is recorded for an unknown routine or a missing parameter.
@@ -161,6 +162,8 @@ async def launch(
         async def take_over() -> Planner:
             return await agent.prepare(admitted, vision)
 
+        if before_run is not None:
+            await before_run()  # the app gets out of the way
         return RoutinePlayer(
             routine,
             steps,

@@ -24,8 +24,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
 from desktop_agent.core.events import TaskLoopEvent
-from desktop_agent.core.models import ApprovalDecision, RunView
+from desktop_agent.core.models import ApprovalDecision, RunView, StepView
 from desktop_agent.core.permissions import DEFAULT_POLICY
+from desktop_agent.core.routine import Routine
 from desktop_agent.engine import EngineClosed
 from desktop_agent.ui.text import one_line
 
@@ -266,13 +267,7 @@ class EngineClient(QObject):
         # the stops asked until now, read on the GUI thread when the user asks for the run:
         # a stop-all that reaches the engine before this launch does still stops it
         stops_seen = self.agent.runner.stop_all_count
-        gui_loop = asyncio.get_running_loop()
-        hook = None
-        if before_run is not None:
-            gui_hook = before_run
-
-            async def hook() -> None:
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(gui_hook(), gui_loop))
+        hook = _from_engine_on_gui(before_run)
 
         async def go() -> RunView:
             handle = await self.agent.launch(
@@ -312,6 +307,52 @@ class EngineClient(QObject):
 
     def resolve_approval(self, approval_id: str, decision: ApprovalDecision) -> None:
         self.engine.call(self.agent.approvals.resolve, approval_id, decision)
+
+    # ── routines (desktop_agent/routines/service.py) ─────────────────────────
+
+    async def list_routines(self) -> list[Routine]:
+        return await self.engine.run(self.agent.repo.list_routines())
+
+    async def list_steps(self, run_id: str) -> list[StepView]:
+        return await self.engine.run(self.agent.repo.list_steps(run_id))
+
+    async def save_routine(
+        self, run_id: str, name: str, params: dict[str, list[int]], grants: list[str]
+    ) -> Routine:
+        from desktop_agent.routines import service
+
+        agent = self.agent
+        return await self.engine.run(
+            service.save_from_run(agent.repo, agent.registry, run_id, name, params, grants=grants)
+        )
+
+    async def set_routine_grants(self, name: str, grants: tuple[str, ...]) -> Routine:
+        return await self.engine.run(self.agent.repo.update_routine(name, grants=grants))
+
+    async def launch_routine(
+        self,
+        name: str,
+        values: dict[str, str],
+        *,
+        before_run: Callable[[], Coroutine[Any, Any, None]] | None = None,
+        stop: threading.Event | None = None,
+    ) -> RunView:
+        """Record and admit a routine run (as `launch`); the engine owns it."""
+        from desktop_agent.routines import service
+
+        stops_seen = self.agent.runner.stop_all_count
+        hook = _from_engine_on_gui(before_run)
+
+        async def go() -> RunView:
+            handle = await service.launch(
+                self.agent, name, values, stops_seen=stops_seen, before_run=hook
+            )
+            if stop is not None and stop.is_set():
+                self.agent.runner.stop(handle.run_id)
+            self._own(handle)
+            return handle.run
+
+        return await self.engine.run(go())
 
     async def load_run(self, run_id: str) -> RunView | None:
         """The stored view of a run (a live run's totals as of its last finished turn)."""
@@ -512,3 +553,18 @@ class EngineClient(QObject):
             unsubscribe()
         self._unsubscribe.clear()
         await self.agent.close()
+
+
+def _from_engine_on_gui(
+    gui_coroutine: Callable[[], Coroutine[Any, Any, None]] | None,
+) -> Callable[[], Coroutine[Any, Any, None]] | None:
+    """A coroutine function the engine awaits that runs `gui_coroutine` on the caller's (GUI)
+    loop; call it on the GUI thread."""
+    if gui_coroutine is None:
+        return None
+    gui_loop = asyncio.get_running_loop()
+
+    async def hook() -> None:
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(gui_coroutine(), gui_loop))
+
+    return hook

@@ -10,6 +10,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QPoint,
     QSortFilterProxyModel,
     Qt,
     Signal,
@@ -18,12 +19,13 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLineEdit,
+    QMenu,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_agent.core.models import RunView
+from desktop_agent.core.models import RunStatus, RunView
 from desktop_agent.ui.icons import status_icon
 from desktop_agent.ui.text import one_line, plain_tooltip
 
@@ -133,6 +135,7 @@ class HistoryPanel(QWidget):
 
     Signals:
         run_selected(str): the id of the run the user picked.
+        save_routine_requested(str): "Save as routine…" in a completed run's context menu.
 
     Attributes:
         model: every run known (newest first).
@@ -142,6 +145,7 @@ class HistoryPanel(QWidget):
     """
 
     run_selected = Signal(str)
+    save_routine_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -177,6 +181,22 @@ class HistoryPanel(QWidget):
         self.filter_edit.textChanged.connect(self.on_filter_changed)
         self.view.activated.connect(self.on_activated)
         self.view.clicked.connect(self.on_activated)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self.on_context_menu)
+
+    def context_menu(self, run: RunView) -> QMenu:
+        """The menu of a run's row: Save as routine… (a completed run only)."""
+        menu = QMenu(self)
+        save = menu.addAction("Save as &routine…")
+        save.setEnabled(run.status is RunStatus.COMPLETED)
+        save.setToolTip("Run its steps again later without asking the model")
+        save.triggered.connect(lambda: self.save_routine_requested.emit(run.id))
+        return menu
+
+    def on_context_menu(self, point: QPoint) -> None:
+        run = self.view.indexAt(point).data(HistoryModel.RUN_ROLE)
+        if isinstance(run, RunView):
+            self.context_menu(run).popup(self.view.viewport().mapToGlobal(point))
 
     def on_filter_changed(self, text: str) -> None:
         self.proxy.set_text(text)

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -35,6 +35,7 @@ from desktop_agent.core.events import (
 from desktop_agent.core.models import RunStatus, RunView, StepKind, StepView
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
+from desktop_agent.ui.routines import RoutinesPanel
 from desktop_agent.ui.step_detail import StepDetail
 from desktop_agent.ui.task_panel import TaskPanel
 from desktop_agent.ui.text import one_line, plain_tooltip
@@ -120,6 +121,7 @@ class MainWindow(QMainWindow):
         self.loader = ImageLoader(parent=self)
         self.panel = TaskPanel(self)
         self.history = HistoryPanel(self)
+        self.routines = RoutinesPanel(self)
         self.timeline_model = TimelineModel(self.loader, self)
         self.timeline = TimelineView(self.timeline_model, self)
         self.detail = StepDetail(self.loader, self)
@@ -147,6 +149,7 @@ class MainWindow(QMainWindow):
         left_splitter = QSplitter(Qt.Orientation.Vertical, self)
         left_splitter.addWidget(task_host)
         left_splitter.addWidget(self.history)
+        left_splitter.addWidget(self.routines)
         left_splitter.setStretchFactor(1, 1)
 
         centre = QWidget(self)
@@ -318,6 +321,24 @@ class MainWindow(QMainWindow):
     async def _start(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
         client = self.client
         assert client is not None
+        await self._start_with(
+            lambda stop: client.launch(
+                goal, max_steps=max_steps, allowed_tools=tools, before_run=self.before_run,
+                stop=stop,
+            )
+        )  # fmt: skip
+
+    def start_launched(self, launch: Callable[[threading.Event], Awaitable[RunView]]) -> bool:
+        """Show a run another part launches (a routine) live, as Start does; False when a
+        run of this window is on already. `launch` gets the Stop-while-starting event."""
+        if self.client is None or self.live_running:
+            return False
+        self._starting = self.spawn(self._start_with(launch))
+        return True
+
+    async def _start_with(self, launch: Callable[[threading.Event], Awaitable[RunView]]) -> None:
+        client = self.client
+        assert client is not None
         self._show_live(None)
         self.panel.set_state("starting")
         self.set_status("Checking the model…")
@@ -325,13 +346,7 @@ class MainWindow(QMainWindow):
         try:
             # admitted at once (a stop reaches it while the model is checked); a refusal
             # comes back as the client's start_refused
-            run = await client.launch(
-                goal,
-                max_steps=max_steps,
-                allowed_tools=tools,
-                before_run=self.before_run,
-                stop=stop,
-            )
+            run = await launch(stop)
         except Exception as error:  # noqa: BLE001 - said in one line; the window stays usable
             if not isinstance(error, DesktopAgentError):
                 log.exception("starting a run failed")

@@ -132,6 +132,10 @@ class SettingsDialog(QDialog):
         tabs.addTab(self._limits_tab(), "&Limits")
         tabs.addTab(self._tools_tab(), "&Tools")
         tabs.addTab(self._desktop_tab(), "&Desktop")
+        from desktop_agent.ui.routines import RoutineGrantsPage
+
+        self.routine_grants = RoutineGrantsPage()  # filled by the owner (it reads the store)
+        tabs.addTab(self.routine_grants, "&Routines")
         self.tabs = tabs
 
         self.summary = QLabel(self)

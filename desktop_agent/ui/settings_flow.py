@@ -60,8 +60,27 @@ class SettingsController(QObject):
             find_servers=self.find_servers,
         )
         dialog.saved.connect(self.on_settings_saved)
+        dialog.routine_grants.revoke_requested.connect(self.on_revoke_routine_grants)
         self.dialog = dialog
         dialog.open()
+        self.window.spawn(self.show_routine_grants())
+
+    async def show_routine_grants(self) -> None:
+        """The routines' grants in the open dialog's Routines tab."""
+        try:
+            routines = await self.client.list_routines()
+        except DesktopAgentError as error:
+            log.warning("routines not read: %s", error)
+            return
+        if self.dialog is not None:
+            self.dialog.routine_grants.set_routines(routines)
+
+    def on_revoke_routine_grants(self, name: str) -> None:
+        async def revoke() -> None:
+            await self.client.set_routine_grants(name, ())
+            await self.show_routine_grants()
+
+        self.window.spawn(revoke())
 
     async def calibrate(self, settings: Settings) -> str | None:
         """Calibrate the model of `settings` (the dialog's, maybe unsaved) in the calibration

@@ -1,0 +1,290 @@
+"""The Routines list (Run, with a form for the parameters) and the Save as routine… dialog."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.call_risk import TEXT_TOOLS
+from desktop_agent.core.models import StepKind, StepStatus, StepView
+from desktop_agent.core.routine import NAME_PATTERN, PARAM_PATTERN, REDACTED, Routine
+from desktop_agent.ui.text import one_line, shorten
+
+NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class RoutinesPanel(QWidget):
+    """The saved routines; the selected one's parameters as a form; Run.
+
+    Signals:
+        run_requested(str, object): the routine's name and its parameter values (dict).
+
+    Attributes:
+        list: one row per routine (name, steps, schedule).
+        form: the selected routine's parameters, one line edit each (secrets hidden).
+        run_button: runs the selected routine with the form's values.
+        note: the last problem (one line), or what to do.
+    """
+
+    run_requested = Signal(str, object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("routines")
+        self._routines: dict[str, Routine] = {}
+        self.fields: dict[str, QLineEdit] = {}
+        title = QLabel("<b>Routines</b>", self)
+        self.list = QListWidget(self)
+        self.list.setObjectName("routineList")
+        self.list.setAccessibleName("Saved routines")
+        self.form_box = QGroupBox("Parameters", self)
+        self.form = QFormLayout(self.form_box)
+        self.run_button = QPushButton("&Run routine", self)
+        self.run_button.setEnabled(False)
+        self.run_button.setToolTip("Run the selected routine: no model is asked while the "
+                                   "screen matches")  # fmt: skip
+        self.note = QLabel("Save a completed run as a routine: right-click it in the history.")
+        self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(title)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.form_box)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.run_button)
+        layout.addLayout(row)
+        layout.addWidget(self.note)
+        self.form_box.hide()
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self.list.currentItemChanged.connect(self.on_current_changed)
+        self.run_button.clicked.connect(self.on_run_clicked)
+
+    def set_routines(self, routines: Sequence[Routine]) -> None:
+        chosen = self.selected_name()
+        self._routines = {r.name: r for r in routines}
+        self.list.clear()
+        for routine in routines:
+            when = ""
+            if routine.schedule is not None:
+                days = "weekdays" if routine.schedule.weekdays else "daily"
+                when = f" · {days} {routine.schedule.at}"
+            item = QListWidgetItem(f"{routine.name} — {len(routine.steps)} steps{when}")
+            item.setData(NAME_ROLE, routine.name)
+            item.setToolTip(shorten(one_line(routine.goal), 200))
+            self.list.addItem(item)
+            if routine.name == chosen:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.count():
+            self.list.setCurrentRow(0)
+        self.on_current_changed(self.list.currentItem(), None)
+
+    def selected_name(self) -> str | None:
+        item = self.list.currentItem()
+        name = item.data(NAME_ROLE) if item is not None else None
+        return name if isinstance(name, str) else None
+
+    def on_current_changed(self, current: QListWidgetItem | None, _: object) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.fields = {}
+        routine = self._routines.get(self.selected_name() or "")
+        self.run_button.setEnabled(routine is not None)
+        self.form_box.setVisible(routine is not None and bool(routine.params))
+        if routine is None:
+            return
+        for param in routine.params:
+            edit = QLineEdit(self.form_box)
+            edit.setObjectName(f"param-{param.name}")
+            edit.setAccessibleName(f"parameter {param.name}")
+            if param.secret:
+                edit.setEchoMode(QLineEdit.EchoMode.Password)
+                edit.setPlaceholderText("a password field's text: asked each run, never saved")
+            else:
+                edit.setText(param.default or "")
+            self.fields[param.name] = edit
+            self.form.addRow(f"{param.name}:", edit)
+
+    def values(self) -> dict[str, str]:
+        return {name: edit.text() for name, edit in self.fields.items()}
+
+    def on_run_clicked(self) -> None:
+        name = self.selected_name()
+        routine = self._routines.get(name or "")
+        if routine is None:
+            return
+        values = self.values()
+        missing = [p.name for p in routine.params if p.secret and not values.get(p.name)]
+        if missing:
+            self.show_note(f"Type {', '.join(missing)} first: it is never saved.")
+            return
+        self.run_requested.emit(routine.name, values)
+
+    def clear_secrets(self) -> None:
+        """A secret typed for a run is forgotten once the run started."""
+        routine = self._routines.get(self.selected_name() or "")
+        for param in routine.params if routine else ():
+            if param.secret and param.name in self.fields:
+                self.fields[param.name].clear()
+
+    def show_note(self, text: str) -> None:
+        self.note.setText(one_line(text))
+
+
+class SaveRoutineDialog(QDialog):
+    """Save a completed run as a routine: its name, which typed texts become parameters (the
+    run's text is the default; a password field's text is always one, never saved), and the
+    tools the routine may use without asking.
+
+    Attributes:
+        name_edit: the routine's name.
+        param_boxes: per typed turn, (checkbox "make it a parameter", its name).
+        grant_boxes: per tool the routine uses, "allow without asking".
+        error: why Save is off (one line).
+    """
+
+    def __init__(self, parent: QWidget | None, run_id: str, steps: Sequence[StepView]) -> None:
+        super().__init__(parent)
+        self.setObjectName("SaveRoutineDialog")
+        self.setWindowTitle("Save as routine")
+        self.run_id = run_id
+        actions = [s for s in steps if s.kind is StepKind.ACTION and s.status is StepStatus.OK]
+        self.name_edit = QLineEdit(self)
+        self.name_edit.setPlaceholderText("e.g. export-report")
+        self.name_edit.setAccessibleName("routine name")
+        form = QFormLayout()
+        form.addRow("&Name:", self.name_edit)
+        self.param_boxes: dict[int, tuple[QCheckBox, QLineEdit]] = {}
+        typed = [s for s in actions if s.tool in TEXT_TOOLS]
+        for number, step in enumerate(typed, start=1):
+            text = str(step.args.get(TEXT_TOOLS[step.tool or ""], ""))
+            secret = text == REDACTED
+            hidden = "a password field" if step.element and step.element.password else "not stored"
+            shown = f"{hidden} (asked at each run, never saved)" if secret else text
+            box = QCheckBox(f"turn {step.index}: {shorten(one_line(shown), 60)}", self)
+            box.setChecked(True)
+            box.setEnabled(not secret)
+            name = QLineEdit(f"text{number}", self)
+            name.setAccessibleName(f"parameter name of turn {step.index}")
+            self.param_boxes[step.index] = (box, name)
+            form.addRow(box, name)
+        self.grant_boxes: dict[str, QCheckBox] = {}
+        for tool in sorted({s.tool for s in actions if s.tool and s.tool != "wait"}):
+            grant = QCheckBox(f"allow {tool} without asking in this routine's runs", self)
+            self.grant_boxes[tool] = grant
+            form.addRow(grant)
+        self.error = QLabel(self)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
+        self.error.setStyleSheet("color: #b00020")
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(f"The action steps of run {run_id[:8]} that ran ok "
+                                f"({len(actions)}) are replayed, each checked.", self))  # fmt: skip
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.name_edit.textChanged.connect(self.validate)
+        for _, name in self.param_boxes.values():
+            name.textChanged.connect(self.validate)
+        self.validate()
+
+    def params(self) -> dict[str, list[int]]:
+        chosen: dict[str, list[int]] = {}
+        for turn, (box, name) in self.param_boxes.items():
+            if box.isChecked():
+                chosen.setdefault(name.text().strip(), []).append(turn)
+        return chosen
+
+    def grants(self) -> list[str]:
+        return [tool for tool, box in self.grant_boxes.items() if box.isChecked()]
+
+    def validate(self) -> bool:
+        name = self.name_edit.text().strip()
+        problem = ""
+        if not NAME_PATTERN.fullmatch(name):
+            problem = "Name: 1-64 letters, digits, '.', '_' or '-'."
+        for param in self.params():
+            if not PARAM_PATTERN.fullmatch(param):
+                problem = f"Parameter name {param!r}: letters, digits, '_' or '-'."
+        self.error.setText(problem)
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        if save is not None:
+            save.setEnabled(not problem)
+        return not problem
+
+
+class RoutineGrantsPage(QWidget):
+    """Settings' Routines tab: the tools each routine may use without asking; Revoke.
+
+    Signals:
+        revoke_requested(str): the routine whose grants the user revoked.
+
+    Attributes:
+        list: one row per routine that has grants.
+        revoke_button: revokes the selected routine's grants.
+    """
+
+    revoke_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        intro = QLabel(
+            "Tools a routine may use without asking in its own runs (given when it was "
+            "saved). A stop-all revokes them for the run going on; calls that ask every "
+            "time still ask.",
+            self,
+        )
+        intro.setWordWrap(True)
+        self.list = QListWidget(self)
+        self.list.setObjectName("routineGrants")
+        self.list.setAccessibleName("Routine grants")
+        self.revoke_button = QPushButton("&Revoke the selected routine's grants", self)
+        self.revoke_button.setEnabled(False)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.revoke_button)
+        self.list.currentItemChanged.connect(
+            lambda current, _: self.revoke_button.setEnabled(current is not None)
+        )
+        self.revoke_button.clicked.connect(self.on_revoke_clicked)
+
+    def set_routines(self, routines: Sequence[Routine]) -> None:
+        self.list.clear()
+        for routine in routines:
+            if routine.grants:
+                item = QListWidgetItem(f"{routine.name}: {', '.join(routine.grants)}")
+                item.setData(NAME_ROLE, routine.name)
+                self.list.addItem(item)
+        if not self.list.count():
+            self.list.addItem(QListWidgetItem("No routine has grants."))
+            self.list.item(0).setFlags(Qt.ItemFlag.NoItemFlags)
+
+    def on_revoke_clicked(self) -> None:
+        item = self.list.currentItem()
+        name = item.data(NAME_ROLE) if item is not None else None
+        if isinstance(name, str):
+            self.revoke_requested.emit(name)

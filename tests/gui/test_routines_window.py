@@ -1,0 +1,119 @@
+"""The window's Routines: Save as routine… from the history, the list's Run with its form,
+and the routines' grants in Settings (revocable)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.models import RunKind, RunStatus, RunView
+from desktop_agent.core.routine import REDACTED, Routine, RoutineParam, RoutineStep
+from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, tool
+from tests.gui.fake_agent import drive, until
+from tests.gui.test_app_wiring import Harness
+
+pytestmark = [
+    pytest.mark.gui,
+    # offscreen Qt has no window manager: a dialog's open() says so
+    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
+]
+
+
+def no_model(run: Any) -> Any:
+    raise AssertionError("a routine asks no model while the screen matches")
+
+
+def test_a_completed_run_is_saved_as_a_routine_and_run_again_from_the_list(
+    harness: Harness, qloop: Any
+) -> None:
+    agent, window, flow = harness.agent, harness.window, harness.app.routines
+    panel = window.routines
+    agent.runner.services.focus = FakeFocusProbe("text")  # a plain field: its text is kept
+    agent.planner_factory = lambda run: ScriptedPlanner(
+        [tool("type_text", text="hello"), done("typed")]
+    )
+
+    async def scenario() -> tuple[RunView, RunView]:
+        harness.start("type hello")
+        await harness.finished()
+        taught = window.run
+        assert taught is not None and taught.status is RunStatus.COMPLETED
+        (save,) = window.history.context_menu(taught).actions()
+        assert save.text() == "Save as &routine…" and save.isEnabled()
+        save.trigger()
+        dialog = await until(lambda: flow.dialog, what="the save dialog")
+        assert [box.text() for box, _ in dialog.param_boxes.values()] == ["turn 1: hello"]
+        dialog.name_edit.setText("greet")
+        dialog.param_boxes[1][1].setText("words")
+        dialog.grant_boxes["type_text"].setChecked(True)
+        dialog.accept()
+        await until(lambda: panel.list.count() == 1, what="the saved routine listed")
+        assert panel.list.item(0).text() == "greet — 1 steps"
+        agent.planner_factory = no_model
+        panel.fields["words"].setText("bye")
+        panel.run_button.click()
+        await until(lambda: window.run is not None and window.run.id != taught.id
+                    and window.run.status.is_terminal, 10)  # fmt: skip
+        await until(lambda: "Routine greet: completed" in panel.note.text())
+        assert window.run is not None
+        return taught, window.run
+
+    _, again = drive(qloop, scenario(), timeout=20)
+
+    assert agent.repo.routines["greet"].grants == ("type_text",)
+    assert (again.status, again.kind, again.routine) == (RunStatus.COMPLETED, RunKind.ROUTINE,
+                                                         "greet")  # fmt: skip
+    typed = [args.model_dump()["text"] for name, args in
+             agent.runner.services.executor.calls if name == "type_text"]  # fmt: skip
+    assert typed == ["hello", "bye"]
+
+
+def test_a_failed_run_cannot_be_saved_and_a_secret_parameter_is_asked_first(
+    harness: Harness, qloop: Any
+) -> None:
+    failed = RunView("r", "g", RunStatus.FAILED, None, 1, 5, 3, (), "m", "u",
+                     created_at=datetime.now(UTC))  # fmt: skip
+    assert not harness.window.history.context_menu(failed).actions()[0].isEnabled()
+
+    routine = Routine("login", "log in", (RoutineStep("type_text", {"text": REDACTED}),),
+                      (RoutineParam("password", (1,), None, True),))  # fmt: skip
+    panel = harness.window.routines
+    requested: list[Any] = []
+    panel.run_requested.connect(lambda *args: requested.append(args))
+
+    async def scenario() -> None:
+        await harness.agent.repo.save_routine(routine)
+        await harness.app.routines.refresh()
+        field = panel.fields["password"]
+        assert field.echoMode() == field.EchoMode.Password and field.text() == ""
+        panel.run_button.click()
+        assert requested == [] and "Type password first" in panel.note.text()
+        field.setText("s3cret")
+        panel.run_button.click()
+        assert requested == [("login", {"password": "s3cret"})]
+        assert field.text() == ""  # forgotten once the run started
+        await harness.finished()
+
+    drive(qloop, scenario())
+
+
+def test_settings_show_the_routines_grants_and_revoke_them(harness: Harness, qloop: Any) -> None:
+    repo, settings = harness.agent.repo, harness.app.settings
+    routine = Routine("greet", "g", (RoutineStep("wait", {"seconds": 0}),),
+                      grants=("click", "type_text"))  # fmt: skip
+
+    async def scenario() -> None:
+        await repo.save_routine(routine)
+        settings.on_settings_requested()
+        page = settings.dialog.routine_grants
+        await until(lambda: page.list.count() and page.list.item(0).text().startswith("greet"))
+        assert page.list.item(0).text() == "greet: click, type_text"
+        page.list.setCurrentRow(0)
+        page.revoke_button.click()
+        await until(lambda: repo.routines["greet"].grants == ())
+        await until(lambda: page.list.item(0).text() == "No routine has grants.")
+        settings.dialog.reject()
+
+    drive(qloop, scenario())
