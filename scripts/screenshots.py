@@ -10,6 +10,7 @@ approval), done. It writes:
 - main-window-run.png  the main window during the run (timeline, a step's screenshot)
 - approval-dialog.png  the approval dialog asking to type
 - replay.png           the finished run replayed from the history
+- routines-list.png    the run saved as a routine, in the window's Routines list
 
 The pictures are widget renderings on the Xvfb display (no window decorations), so they
 come out the same on any machine with the same fonts. Needs: Xvfb, openbox, l3afpad.
@@ -96,7 +97,8 @@ def main() -> int:
     finally:
         session.close()
     if done.returncode == 0:
-        for name in ("main-window-run.png", "approval-dialog.png", "replay.png"):
+        for name in ("main-window-run.png", "approval-dialog.png", "replay.png",
+                     "routines-list.png"):  # fmt: skip
             print(out / name)
     return done.returncode
 
@@ -199,6 +201,18 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     await until(lambda: window.detail.screenshot.image is not None, timeout=10)
     await settle()
     save(window.grab(), out / "replay.png")
+
+    # the run saved as a routine (its typed greeting a parameter), in the Routines list
+    from desktop_agent.routines import service
+
+    typed = [s.index for s in await engine.run(agent.repo.list_steps(run_id))
+             if s.kind.value == "action" and s.tool == "type_text"]  # fmt: skip
+    await engine.run(service.save_from_run(agent.repo, agent.registry, run_id, "greet-in-editor",
+                                           {"greeting": typed}, grants=["click"]))  # fmt: skip
+    await desktop.routines.refresh()
+    window.routines.show_note("Saved routine greet-in-editor (3 steps).")
+    await settle()
+    save(window.grab(), out / "routines-list.png")
     await desktop.close()
     await server.close()
     return 0

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.ui.text import one_line
@@ -63,7 +63,8 @@ class SettingsController(QObject):
         dialog.routine_grants.revoke_requested.connect(self.on_revoke_routine_grants)
         self.dialog = dialog
         dialog.open()
-        self.window.spawn(self.show_routine_grants())
+        # on the loop's next turn: this slot may run before the asyncio loop does
+        QTimer.singleShot(0, lambda: self.window.spawn(self.show_routine_grants()))
 
     async def show_routine_grants(self) -> None:
         """The routines' grants in the open dialog's Routines tab."""
