@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from desktop_agent.core.call_risk import PASSWORD_ROLES
 from desktop_agent.core.models import Element, ElementRef, Observation
 
 WINDOW_ROLE = "window"
@@ -70,7 +71,7 @@ def element_ref(tool: str, args: Mapping[str, Any], observation: Observation) ->
         window.name if window else "",
         target.box,
         window.box if window else None,
-        target.password,
+        target.password or target.role in PASSWORD_ROLES,
     )
 
 
@@ -114,7 +115,7 @@ def find_again(ref: ElementRef, observation: Observation) -> Found | str:
         candidates = [e for e in candidates if e.focused]
     if ref.password:
         # a password field's text goes into a password field, never into a look-alike
-        candidates = [e for e in candidates if e.password]
+        candidates = [e for e in candidates if e.password or e.role in PASSWORD_ROLES]
     if not candidates:
         where = f' in "{ref.window}"' if ref.window else ""
         focused = "focused " if ref.how == "focus" else ""

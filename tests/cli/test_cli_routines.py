@@ -169,7 +169,7 @@ def test_a_scheduled_run_that_would_ask_fails_at_start_listing_what_it_would_ask
 
     line = one_line(capsys)
     assert line.startswith("desktop-agent: routine login would ask, and nobody is there")
-    assert "password: the text of a password field" in line
+    assert "password: a text that is never saved (asked at each run)" in line
     assert 'step 1 launch_app {"command": "l3afpad"}' in line
     assert "step 5 type_text" in line and "typing into a password field" in line
     assert "step 2" not in line  # granted, and not a call that asks every time
