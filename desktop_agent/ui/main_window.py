@@ -40,6 +40,7 @@ from desktop_agent.ui.step_detail import StepDetail
 from desktop_agent.ui.task_panel import TaskPanel
 from desktop_agent.ui.text import one_line, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
+from desktop_agent.ui.widgets import Grounded
 from desktop_agent.ui.worker import RunWorker
 
 if TYPE_CHECKING:
@@ -592,11 +593,13 @@ class MainWindow(QMainWindow):
             self.detail.show_step(None)
             return
         model = self.timeline_model
+        first, crop = model.grounding_of(step)
         self.detail.show_step(
             step,
             screenshot=model.screenshot_of(step),
             target=model.target_of(step),
             reason=model.reason_of(step),
+            grounded=Grounded(first, crop) if first or crop else None,
         )
 
     # ── status bar ───────────────────────────────────────────────────────────

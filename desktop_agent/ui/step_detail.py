@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.core.models import StepStatus, StepView
 from desktop_agent.core.text import printable
 from desktop_agent.ui.timeline import ImageLoader, format_duration
-from desktop_agent.ui.widgets import ScreenshotView
+from desktop_agent.ui.widgets import Grounded, ScreenshotView
 
 
 class StepDetail(QWidget):
@@ -41,6 +41,7 @@ class StepDetail(QWidget):
         self._loader = loader
         self._screenshot_key: str | None = None
         self._target: tuple[int, int] | None = None
+        self._grounded: Grounded | None = None
 
         self.screenshot = ScreenshotView(self)
         self.screenshot.placeholder = "Select a step to see its screenshot"
@@ -89,9 +90,11 @@ class StepDetail(QWidget):
         screenshot: str | None = None,
         target: tuple[int, int] | None = None,
         reason: str | None = None,
+        grounded: Grounded | None = None,
     ) -> None:
         """Show `step` (None clears); the screenshot/target/reason of its turn come from the
-        timeline, since only the observe row holds the screenshot and the decide row the reason.
+        timeline, since only the observe row holds the screenshot and the decide row the reason;
+        `grounded`: the turn's grounding (its first point and crop), drawn with the target.
         """
         self.step = step
         if step is None:
@@ -115,6 +118,7 @@ class StepDetail(QWidget):
         else:
             labels["result"].setText(printable(step.summary or "—", keep_newlines=True))
         labels["timing"].setText(_timing(step))
+        self._grounded = grounded
         self._show_screenshot(screenshot, target)
 
     def _show_screenshot(self, relative: str | None, target: tuple[int, int] | None) -> None:
@@ -127,7 +131,7 @@ class StepDetail(QWidget):
         image = self._loader.cached(relative)
         if isinstance(image, QImage):
             self._screenshot_key = relative
-            self.screenshot.set_image(image, target)
+            self.screenshot.set_image(image, target, self._grounded)
             return
         self._screenshot_key = self._loader.request(relative)
         self.screenshot.placeholder = (
@@ -142,7 +146,7 @@ class StepDetail(QWidget):
             return
         image = self._loader.cached(key)
         if isinstance(image, QImage):
-            self.screenshot.set_image(image, self._target)
+            self.screenshot.set_image(image, self._target, self._grounded)
         elif self._loader.missing(key):
             self.screenshot.placeholder = "The screenshot file is missing"
             self.screenshot.set_image(None)

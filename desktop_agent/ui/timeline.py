@@ -202,7 +202,7 @@ class TimelineModel(QAbstractTableModel):
 
     def upsert(self, step: StepView) -> int:
         """Show `step`: a new row, or the existing row of its `seq` updated; the row."""
-        if step.screenshot:
+        if step.screenshot and step.kind is not StepKind.GROUND:  # a ground row's is its crop
             self._screens[step.index] = step.screenshot
         row = self._row_of_seq.get(step.seq)
         if row is not None:
@@ -223,8 +223,24 @@ class TimelineModel(QAbstractTableModel):
         return self._steps[row] if 0 <= row < len(self._steps) else None
 
     def screenshot_of(self, step: StepView) -> str | None:
-        """The screenshot a step was decided or done on: its own, else its turn's observation."""
+        """The screenshot a step was decided or done on: its own, else its turn's observation
+        (a ground row's own image is the crop it looked at: its turn's screen is shown, with
+        the crop drawn on it)."""
+        if step.kind is StepKind.GROUND:
+            return self._screens.get(step.index) or step.screenshot
         return step.screenshot or self._screens.get(step.index)
+
+    def grounding_of(
+        self, step: StepView
+    ) -> tuple[tuple[int, int] | None, tuple[int, int, int, int] | None]:
+        """(the first point, the crop box) of the turn's grounding, for any row of the turn:
+        the detail view draws where the model looked and where it first aimed."""
+        for other in self.turn_steps(step.index):
+            if other.kind is StepKind.GROUND and other.target is not None:
+                first = other.args.get("first") or [other.args.get("x"), other.args.get("y")]
+                crop = other.args.get("crop")
+                return _ints(first, 2), _ints(crop, 4)  # type: ignore[return-value]
+        return None, None
 
     def turn_steps(self, turn: int) -> list[StepView]:
         """The rows of one turn (observe, decide, action), in order."""
@@ -429,3 +445,12 @@ class TimelineView(QTableView):
 
     def on_model_reset(self) -> None:
         self.follow = True
+
+
+def _ints(value: object, count: int) -> tuple[int, ...] | None:
+    """`count` whole numbers from a stored list, else None (an old or odd row)."""
+    if not isinstance(value, list) or len(value) != count:
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in value):
+        return None
+    return tuple(value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -9,6 +11,9 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 #: the marker's colour: red with a white halo reads on light and dark screens alike
 MARKER_COLOR = QColor(230, 30, 30)
 _HALO_COLOR = QColor(255, 255, 255, 220)
+#: a grounding's first guess (grey ring) and the crop it looked at (dashed blue frame)
+FIRST_POINT_COLOR = QColor(120, 120, 120)
+_CROP_COLOR = QColor(40, 110, 230)
 
 
 def fit_rect(image_size: QSize, bounds: QRectF) -> QRectF:
@@ -53,27 +58,77 @@ def draw_target(painter: QPainter, center: QPointF, radius: float = 12.0) -> Non
     painter.restore()
 
 
+@dataclass(frozen=True, slots=True)
+class Grounded:
+    """What a grounding adds to a screenshot: the model's first point and the crop it looked
+    at (screenshot pixels; either may be unknown)."""
+
+    first: tuple[int, int] | None = None
+    crop: tuple[int, int, int, int] | None = None
+
+
+def draw_grounding(painter: QPainter, image_size: QSize, drawn: QRectF, grounded: Grounded) -> None:
+    """The crop as a dashed frame and the first point as a small grey ring."""
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    if grounded.crop is not None:
+        left, top, crop_w, crop_h = grounded.crop
+        corner = map_target(image_size, drawn, (left, top))
+        end = map_target(image_size, drawn, (left + crop_w, top + crop_h))
+        pen = QPen(_CROP_COLOR, 2.0, Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        # map_target aims at pixel centres: the frame is drawn on the pixels' edges
+        half_x = drawn.width() / image_size.width() / 2
+        half_y = drawn.height() / image_size.height() / 2
+        painter.drawRect(
+            QRectF(
+                QPointF(corner.x() - half_x, corner.y() - half_y),
+                QPointF(end.x() - half_x, end.y() - half_y),
+            )
+        )
+    if grounded.first is not None:
+        center = map_target(image_size, drawn, grounded.first)
+        for color, pen_width in ((_HALO_COLOR, 4.0), (FIRST_POINT_COLOR, 2.0)):
+            painter.setPen(QPen(color, pen_width))
+            painter.drawEllipse(center, 7.0, 7.0)
+    painter.restore()
+
+
 def paint_screenshot(
-    painter: QPainter, bounds: QRectF, image: QImage, target: tuple[int, int] | None
+    painter: QPainter,
+    bounds: QRectF,
+    image: QImage,
+    target: tuple[int, int] | None,
+    grounded: Grounded | None = None,
 ) -> QRectF:
-    """Paint `image` scaled to fit `bounds` with `target` marked; the rectangle it was drawn in."""
+    """Paint `image` scaled to fit `bounds` with `target` marked (and, after a grounding, its
+    crop and first point); the rectangle it was drawn in."""
     drawn = fit_rect(image.size(), bounds)
     painter.save()
     painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
     painter.drawImage(drawn, image)
     painter.restore()
+    if grounded is not None:
+        draw_grounding(painter, image.size(), drawn, grounded)
     if target is not None:
         draw_target(painter, map_target(image.size(), drawn, target))
     return drawn
 
 
-def render_marked(image: QImage, target: tuple[int, int] | None, size: QSize) -> QImage:
+def render_marked(
+    image: QImage,
+    target: tuple[int, int] | None,
+    size: QSize,
+    grounded: Grounded | None = None,
+) -> QImage:
     """`image` scaled to fit `size` with `target` marked (thumbnails, exports, tests)."""
     out = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
     out.fill(Qt.GlobalColor.transparent)
     painter = QPainter(out)
     try:
-        paint_screenshot(painter, QRectF(0, 0, size.width(), size.height()), image, target)
+        bounds = QRectF(0, 0, size.width(), size.height())
+        paint_screenshot(painter, bounds, image, target, grounded)
     finally:
         painter.end()
     return out
@@ -95,18 +150,28 @@ class ScreenshotView(QWidget):
         super().__init__(parent)
         self.image: QImage | None = None
         self.target: tuple[int, int] | None = None
+        self.grounded: Grounded | None = None
         self.placeholder = "No screenshot"
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAccessibleName("Screenshot")
 
-    def set_image(self, image: QImage | None, target: tuple[int, int] | None = None) -> None:
+    def set_image(
+        self,
+        image: QImage | None,
+        target: tuple[int, int] | None = None,
+        grounded: Grounded | None = None,
+    ) -> None:
         self.image = image
         self.target = target
-        self.setAccessibleDescription(
+        self.grounded = grounded
+        description = (
             "screenshot with the target at {}, {}".format(*target)
             if image is not None and target is not None
             else ("screenshot" if image is not None else self.placeholder)
         )
+        if image is not None and grounded is not None and grounded.first is not None:
+            description += ", first aimed at {}, {}".format(*grounded.first)
+        self.setAccessibleDescription(description)
         self.update()
 
     def image_rect(self) -> QRectF:
@@ -133,7 +198,9 @@ class ScreenshotView(QWidget):
                 painter.setPen(self.palette().placeholderText().color())
                 painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.placeholder)
             else:
-                paint_screenshot(painter, QRectF(self.rect()), self.image, self.target)
+                paint_screenshot(
+                    painter, QRectF(self.rect()), self.image, self.target, self.grounded
+                )
         finally:
             painter.end()
 
