@@ -388,6 +388,8 @@ class Observation:
     #: a small grey image of the screen (the observer's choice of size), for comparing two
     #: observations cheaply (did the last action change anything?); empty when not made
     signature: bytes = b""
+    #: the element list's boxes are drawn on the image with their ids (set-of-mark)
+    marked: bool = False
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)

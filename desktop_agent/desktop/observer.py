@@ -119,6 +119,7 @@ class DesktopObserver:
             thumbnail=thumb,
             inventory_backend=backend,
             signature=grey,
+            marked=self.set_of_mark and bool(elements),
         )
         self._natives.append((observation, natives))
         return observation

@@ -59,6 +59,7 @@ async def test_set_of_mark_draws_numbered_boxes_on_the_image_sent() -> None:
         obs.close()
 
     image = Image.open(io.BytesIO(observation.image)).convert("RGB")
+    assert observation.marked  # the prompt says so (planner/prompt.py)
     assert observation.elements[0].box == (200, 200, 200, 100)
     assert image.getpixel((300, 299)) == MARK_COLOUR  # bottom edge of the box
     assert image.getpixel((399, 250)) == MARK_COLOUR  # right edge

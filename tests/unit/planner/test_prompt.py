@@ -12,9 +12,10 @@ from desktop_agent.planner.prompt import (
     history_text,
     inventory_text,
     last_answer_error,
+    system_prompt,
     user_text,
 )
-from tests.unit.planner.conftest import make_observation, make_request
+from tests.unit.planner.conftest import make_observation, make_request, tools
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -152,6 +153,22 @@ def test_without_elements_the_model_is_told_to_use_coordinates() -> None:
     text = user_text(make_request(observation=observation))
     assert "No UI element list is available this turn: use coordinates." in text
     assert "```" not in text
+
+
+def test_a_marked_screenshot_tells_the_model_to_answer_an_element_from_the_picture() -> None:
+    marked = user_text(make_request(observation=make_observation().with_(marked=True)))
+    plain = user_text(make_request(observation=make_observation()))
+
+    line = "Each listed element's box is drawn on the image with its id beside it"
+    assert line in marked
+    assert line not in plain
+
+
+def test_the_prompt_asks_for_the_target_of_a_click_by_coordinates() -> None:
+    text = system_prompt("save", tools("click", "type_text"))
+
+    assert 'name what you aim at in "target" among the' in text
+    assert '"target":{"maxLength":200,"type":"string"' in text  # in click's argument schema
 
 
 def test_action_summaries_quoting_the_screen_sit_inside_the_untrusted_fence() -> None:
