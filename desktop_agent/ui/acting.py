@@ -140,6 +140,8 @@ def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
         what = "looking at the screen"
     elif step.kind is StepKind.DECIDE:
         what = "deciding" if step.tool is None else f"chose {step.tool}"
+    elif step.kind is StepKind.GROUND:
+        what = f"looking closer for {step.args.get('target') or 'the target'}"
     else:
         what = f"{step.tool} {step.short_args(36)}".strip()
     if step.error:

@@ -99,3 +99,11 @@ def test_the_first_point_and_the_final_point_are_both_drawn(qtbot: Any) -> None:
     assert any(_near(drawn, 150, y, QColor(40, 110, 230), radius=1) for y in range(60, 220, 4))
     # nothing is drawn where neither point nor frame is
     assert drawn.pixelColor(20, 300) == QColor(255, 255, 255)
+
+
+def test_the_acting_panel_says_it_looks_closer_for_the_target(qtbot: Any) -> None:
+    from desktop_agent.ui.acting import describe_step
+
+    ground, _ = turn(TimelineModel())
+
+    assert describe_step(ground, {}) == "Turn 1 · looking closer for Pay now"
