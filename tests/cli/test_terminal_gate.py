@@ -182,28 +182,19 @@ async def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(
     assert "[o]nce / [d]eny" in shown and "[r]un" not in shown
 
 
+@pytest.mark.parametrize("held_in", ["the terminal", "the stream's buffer"])
 async def test_a_line_typed_before_the_question_does_not_approve(
-    terminal: tuple[io.TextIOWrapper, int],
+    terminal: tuple[io.TextIOWrapper, int], held_in: str
 ) -> None:
     stdin, user = terminal
     prompts = Screen()
     gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
-    # typed ahead (say, by the agent into this very terminal): the terminal holds the line
-    os.write(user, b"o\n")
-
-    decision = await answer_when_asked(gate, approval(), prompts, user, "d\n")
-
-    assert decision is ApprovalDecision.DENY
-
-
-async def test_a_line_the_stream_buffered_before_the_question_does_not_approve(
-    terminal: tuple[io.TextIOWrapper, int],
-) -> None:
-    stdin, user = terminal
-    prompts = Screen()
-    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
-    os.write(user, b"hello\no\n")
-    assert stdin.readline() == "hello\n"  # the stream now holds "o\n" in its own buffer
+    # typed ahead (say, by the agent into this very terminal)
+    if held_in == "the terminal":
+        os.write(user, b"o\n")
+    else:
+        os.write(user, b"hello\no\n")
+        assert stdin.readline() == "hello\n"  # the stream now holds "o\n" itself
 
     decision = await answer_when_asked(gate, approval(), prompts, user, "d\n")
 
