@@ -481,6 +481,15 @@ class _TaskLoop:
                 refined=False,
                 summary=f"kept the planner's point {x},{y}: grounding failed: {_describe(error)}",
             )
+        px, py = grounding.point
+        if not (0 <= px < observation.width and 0 <= py < observation.height):
+            grounding = replace(
+                grounding,
+                point=(x, y),
+                refined=False,
+                summary=f"kept the planner's point {x},{y}: the grounding's point {px},{py} "
+                f"is outside the {observation.width}x{observation.height} screenshot",
+            )
         crop = None
         if grounding.image:
             ext = "png" if grounding.mime == "image/png" else "jpg"

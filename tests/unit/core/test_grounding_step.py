@@ -123,6 +123,26 @@ async def test_a_grounder_that_fails_keeps_the_first_point_and_says_so() -> None
     assert h.stored(run.id).status is RunStatus.COMPLETED
 
 
+async def test_a_grounding_point_off_the_screenshot_keeps_the_first_point_and_says_so() -> None:
+    h = make_harness(answers=[ApprovalDecision.ONCE])
+    run = await h.create(allowed_tools=("click",))
+    grounder = ScriptedGrounder([refined((1280, 20), (40, 50))])
+    planner = ScriptedPlanner(
+        [tool("click", x=40, y=50, target="the OK button"), done()], grounder=grounder
+    )
+
+    await h.collect(run, planner)
+
+    ground = next(s for s in steps_of(h, run.id) if s.kind is StepKind.GROUND)
+    assert ground.summary == (
+        "kept the planner's point 40,50: the grounding's point 1280,20 is outside the "
+        "1280x720 screenshot"
+    )
+    assert ground.target == (40, 50)
+    [(_, args)] = h.executor.calls
+    assert (args.x, args.y) == (40, 50)  # type: ignore[attr-defined]
+
+
 async def test_element_clicks_and_calls_without_a_target_are_not_grounded() -> None:
     h = make_harness(answers=[ApprovalDecision.RUN])
     h.observer.observation = SHOP
