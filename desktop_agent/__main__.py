@@ -8,7 +8,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     from desktop_agent.cli import main as cli_main
-    from desktop_agent.private_files import PRIVATE_UMASK
+    from desktop_agent.store.private_files import PRIVATE_UMASK
 
     # Everything this process makes (history, screenshots, token, log) is its user's alone;
     # the modules that make those files set the modes too, for library users.

@@ -31,9 +31,9 @@ from desktop_agent.core.tools import ToolRegistry
 from desktop_agent.desktop.takeover import InjectionWindows
 
 if TYPE_CHECKING:
+    from desktop_agent.host.takeover import UserTakeover
     from desktop_agent.settings import Settings
     from desktop_agent.store import SqliteRunRepository
-    from desktop_agent.user_takeover import UserTakeover
 
 log = logging.getLogger(__name__)
 
@@ -334,7 +334,7 @@ class Agent:
         if not self.settings.pause_on_user_input:
             return None
         if self.takeover is None:
-            from desktop_agent.user_takeover import UserTakeover
+            from desktop_agent.host.takeover import UserTakeover
 
             self.takeover = UserTakeover(self.runner, self.injections)
         self.takeover.attach()

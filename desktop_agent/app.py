@@ -31,7 +31,7 @@ from desktop_agent.core.events import (
 from desktop_agent.ui.text import one_line, shorten
 
 if TYPE_CHECKING:
-    from desktop_agent.engine import Engine
+    from desktop_agent.host.engine import Engine
     from desktop_agent.ui.acting_panel import ActingPanel
     from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.main_window import MainWindow
@@ -123,7 +123,7 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
     await _first_paint(window)
     # import the heavy parts on a worker thread: the window keeps painting meanwhile
     await asyncio.to_thread(_preload, HEAVY_MODULES)
-    from desktop_agent.engine import Engine
+    from desktop_agent.host.engine import Engine
 
     engine = Engine().start()
     try:

@@ -8,7 +8,7 @@ import logging.handlers
 import os
 from pathlib import Path
 
-from desktop_agent.private_files import private_opener, restrict
+from desktop_agent.store.private_files import private_opener, restrict
 
 LOG_NAME = "desktop-agent.log"
 MAX_BYTES = 2 * 1024 * 1024

@@ -348,7 +348,7 @@ def make_data_dir(path: Path) -> Path:
     """Create the data dir 0700 (missing parents with the usual modes), or make an existing
     one private as a new one is (private_files.tighten_data_dir says how far). OSError when
     it cannot be made."""
-    from desktop_agent.private_files import make_private_dir, tighten_data_dir
+    from desktop_agent.store.private_files import make_private_dir, tighten_data_dir
 
     path = Path(path)
     existed = path.is_dir()
@@ -460,7 +460,7 @@ def save_settings(settings: Settings, path: str | Path | None = None) -> Path:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
-        from desktop_agent.private_files import replace_file
+        from desktop_agent.store.private_files import replace_file
 
         replace_file(Path(tmp), file)  # another instance may be reading it (Windows)
     except BaseException:

@@ -139,7 +139,7 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     from desktop_agent.agent import Agent
     from desktop_agent.app import DesktopApp
     from desktop_agent.core.models import Policy
-    from desktop_agent.engine import Engine
+    from desktop_agent.host.engine import Engine
     from desktop_agent.settings import Settings
     from desktop_agent.ui.approval import ApprovalDialog
     from desktop_agent.ui.engine_client import EngineClient

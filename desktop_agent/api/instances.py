@@ -31,7 +31,7 @@ from typing import Any, TypeGuard
 
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, utcnow
-from desktop_agent.private_files import (
+from desktop_agent.store.private_files import (
     exclusive_lock,
     make_private_dir,
     remove_file,

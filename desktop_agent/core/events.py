@@ -1,4 +1,9 @@
-"""The TaskLoopEvent union: what a run tells its consumer, live or replayed."""
+"""The TaskLoopEvent union: everything the engine tells a face (window, CLI, API), live or replayed.
+
+A run's own events (run_started … run_finished) come from the loop; the host adds what
+happens around runs (a start refused, a stop of everything, the run's totals), so every
+face follows one stream and needs no side channel.
+"""
 
 from __future__ import annotations
 
@@ -26,9 +31,14 @@ class StepFinished:
     type: Literal["step_finished"] = "step_finished"
 
 
+#: why a run paused: someone asked (window, tray, API), or the user took over the desktop
+PauseReason = Literal["request", "user"]
+
+
 @dataclass(frozen=True, slots=True)
 class RunPaused:
     run: RunView
+    reason: PauseReason = "request"
     type: Literal["run_paused"] = "run_paused"
 
 
@@ -58,6 +68,38 @@ class RunFinished:
     type: Literal["run_finished"] = "run_finished"
 
 
+@dataclass(frozen=True, slots=True)
+class RunTotals:
+    """The run's model tokens and cost after a turn (the window's totals; no store read)."""
+
+    run_id: str
+    prompt_tokens: int
+    completion_tokens: int
+    tokens_estimated: bool
+    cost: float | None
+    type: Literal["run_totals"] = "run_totals"
+
+
+@dataclass(frozen=True, slots=True)
+class StartRefused:
+    """A run was refused before it started (its model does not answer or cannot see, …);
+    `reason` is one line. The run is forgotten, or stays queued when the API made it."""
+
+    run_id: str
+    reason: str
+    type: Literal["start_refused"] = "start_refused"
+
+
+@dataclass(frozen=True, slots=True)
+class StoppedEverything:
+    """Stop-everything was carried out: runs stopped in this process and in the other
+    instances on the data dir."""
+
+    here: int
+    elsewhere: int
+    type: Literal["stopped_everything"] = "stopped_everything"
+
+
 TaskLoopEvent = (
     RunStarted
     | StepStarted
@@ -67,14 +109,22 @@ TaskLoopEvent = (
     | ApprovalRequested
     | ApprovalResolved
     | RunFinished
+    | RunTotals
+    | StartRefused
+    | StoppedEverything
 )
 
 
 def event_run_id(event: TaskLoopEvent) -> str:
+    """The run an event is about; "" for one about every run (stopped_everything)."""
     if isinstance(event, StepStarted | StepFinished):
         return event.step.run_id
     if isinstance(event, ApprovalRequested | ApprovalResolved):
         return event.approval.run_id
+    if isinstance(event, RunTotals | StartRefused):
+        return event.run_id
+    if isinstance(event, StoppedEverything):
+        return ""
     return event.run.id
 
 
@@ -91,6 +141,20 @@ def event_to_json(event: TaskLoopEvent) -> dict[str, Any]:
             "decision": event.decision.value,
             "by": event.by,
         }
+    elif isinstance(event, RunTotals):
+        body.update(
+            prompt_tokens=event.prompt_tokens,
+            completion_tokens=event.completion_tokens,
+            tokens_estimated=event.tokens_estimated,
+            cost=event.cost,
+        )
+    elif isinstance(event, StartRefused):
+        body["reason"] = event.reason
+    elif isinstance(event, StoppedEverything):
+        del body["run_id"]
+        body.update(here=event.here, elsewhere=event.elsewhere)
     else:
         body["run"] = event.run.to_json()
+        if isinstance(event, RunPaused):
+            body["reason"] = event.reason
     return body

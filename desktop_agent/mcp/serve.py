@@ -44,7 +44,7 @@ async def serve_mcp(
     from importlib.metadata import version
 
     from desktop_agent.agent import Agent
-    from desktop_agent.cli import _serve_api, _stop_on_hotkey
+    from desktop_agent.cli.commands import _serve_api, _stop_on_hotkey
     from desktop_agent.mcp.server import McpFace
 
     gate = McpApprovalGate(app_asker(data_dir))

@@ -253,16 +253,18 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) -> int:
-    from desktop_agent import cli
     from desktop_agent.agent import Agent
+    from desktop_agent.cli import commands as cli
+    from desktop_agent.cli.gate import AutoGate, gate_for
+    from desktop_agent.cli.output import EXIT_BY_STATUS, print_events
     from desktop_agent.core.models import ApprovalDecision
     from desktop_agent.routines import service
 
     values = dict(args.set)
     if args.scheduled:
-        gate: Any = cli.AutoGate(ApprovalDecision.DENY)  # nobody is there to answer
+        gate: Any = AutoGate(ApprovalDecision.DENY)  # nobody is there to answer
     else:
-        gate = cli._gate_for(args.approve, _tools(args.allow_dangerous))
+        gate = gate_for(args.approve, _tools(args.allow_dangerous))
     agent = await Agent.open(data_dir, settings, gate=gate)
     async with AsyncExitStack() as stack:
         stack.push_async_callback(agent.close)
@@ -290,10 +292,10 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
             handover=not (args.no_agent or args.scheduled),
             stops_seen=stops_before,
         )
-        final = await cli._print_events(
+        final = await print_events(
             handle.events, sys.stdout, as_json=args.json, pause_line=takeover.pause_line
         )
-    return cli.EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
+    return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
 
 
 def _ask_secrets(routine: Routine, values: dict[str, str]) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop_agent.core.errors import StoreError
-from desktop_agent.private_files import make_private_dir, write_private
+from desktop_agent.store.private_files import make_private_dir, write_private
 
 RUNS_DIR = "runs"
 

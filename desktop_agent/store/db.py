@@ -10,7 +10,7 @@ from typing import Any
 import peewee
 
 from desktop_agent.core.errors import StoreError
-from desktop_agent.private_files import private_opener, restrict
+from desktop_agent.store.private_files import private_opener, restrict
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ import peewee
 from desktop_agent.core.errors import StoreError
 from desktop_agent.core.models import RunStatus, RunView, StepView, TaskSpec, utcnow
 from desktop_agent.core.routine import Routine
-from desktop_agent.private_files import make_private_dir
 from desktop_agent.store import artifacts, routines
 from desktop_agent.store.db import (
     DB_NAME,
@@ -28,6 +27,7 @@ from desktop_agent.store.db import (
     migrate,
     schema_version,
 )
+from desktop_agent.store.private_files import make_private_dir
 from desktop_agent.store.process import ProcessIdentity, current_process
 from desktop_agent.store.recovery import recover_interrupted
 from desktop_agent.store.tables import (

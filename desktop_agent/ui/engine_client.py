@@ -27,14 +27,14 @@ from desktop_agent.core.events import TaskLoopEvent
 from desktop_agent.core.models import ApprovalDecision, RunView, StepView
 from desktop_agent.core.permissions import DEFAULT_POLICY
 from desktop_agent.core.routine import Routine
-from desktop_agent.engine import EngineClosed
+from desktop_agent.host.engine import EngineClosed
 from desktop_agent.ui.text import one_line
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
     from desktop_agent.core.model_servers import Discovery
     from desktop_agent.core.runner import RunHandle
-    from desktop_agent.engine import Engine
+    from desktop_agent.host.engine import Engine
     from desktop_agent.planner import VisionVerdict
     from desktop_agent.settings import Settings
 

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
 from functools import cache
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
 
-#: the package's resources/ (package data in the wheel; beside the code in the frozen bundle too);
-#: the app falls back to a painted icon if it is missing
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+
+def _resources() -> Path:
+    """`desktop_agent.resources`: package data where installed (wheel, bundle, .deb), the
+    repository's top-level resources/ in a checkout whose install predates the mapping."""
+    spec = importlib.util.find_spec("desktop_agent.resources")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[2] / "resources"
+
+
+#: the app falls back to a painted icon if the resources are missing
+RESOURCES = _resources()
 
 GREEN = QColor(40, 160, 70)
 BLUE = QColor(40, 110, 210)

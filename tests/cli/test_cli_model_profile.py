@@ -47,7 +47,7 @@ def test_doctor_calibrate_without_a_display_is_refused_in_one_line(
 
 
 async def test_doctor_names_the_profile_the_model_gets() -> None:
-    from desktop_agent.cli import _model_checks
+    from desktop_agent.cli.commands import _model_checks
     from desktop_agent.settings import Settings
     from tests.support.model_server import ModelServer
 

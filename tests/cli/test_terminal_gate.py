@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop_agent.cli import MIN_ANSWER_S, TerminalGate
+from desktop_agent.cli.gate import MIN_ANSWER_S, TerminalGate
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 
 #: a pseudo-terminal (os.openpty) and add_reader on it: POSIX only

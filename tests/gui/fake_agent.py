@@ -106,7 +106,7 @@ def make_agent(
 def make_client(agent: Agent) -> Any:
     """An EngineClient over `agent`, on an engine thread of its own (close it with
     `client.close()`, which ends the thread)."""
-    from desktop_agent.engine import Engine
+    from desktop_agent.host.engine import Engine
     from desktop_agent.ui.engine_client import EngineClient
 
     return EngineClient(Engine().start(), agent)

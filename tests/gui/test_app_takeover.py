@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.models import RunStatus
+from desktop_agent.host.takeover import UserTakeover
 from desktop_agent.ui import acting, main_window
 from desktop_agent.ui.tray import TrayController
-from desktop_agent.user_takeover import UserTakeover
 from tests.gui.fake_agent import CrossEvent, drive, until
 from tests.gui.test_app_wiring import Harness, RecordingTray, blocking_planner
-from tests.unit.test_user_takeover import Watches
+from tests.unit.host.test_takeover import Watches
 
 pytestmark = [
     pytest.mark.gui,

@@ -27,7 +27,7 @@ from desktop_agent.api.instances import (
     register_instance,
     stop_all_instances,
 )
-from desktop_agent.private_files import exclusive_lock
+from desktop_agent.store.private_files import exclusive_lock
 from desktop_agent.store.process import process_identity
 from tests.support.locks import announce_lock_waits
 from tests.unit.api.conftest import Api, Hang, close_api, frames, next_frame, open_api

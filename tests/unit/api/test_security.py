@@ -14,7 +14,7 @@ import pytest
 
 from desktop_agent.api.instances import MIN_TOKEN_CHARS, ensure_token, read_token
 from desktop_agent.api.server import ApiServer, is_loopback_host
-from desktop_agent.private_files import exclusive_lock
+from desktop_agent.store.private_files import exclusive_lock
 from tests.support.locks import wait_for_paths
 from tests.unit.api.conftest import Api, close_api, make_agent, open_api
 

@@ -1,0 +1,115 @@
+"""What the command line prints: one human line or one JSON line per event, and exit codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING, TextIO
+
+from desktop_agent.core.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    StepFinished,
+    TaskLoopEvent,
+    event_to_json,
+)
+from desktop_agent.core.models import RunStatus, RunView
+from desktop_agent.core.text import printable, printable_json
+
+if TYPE_CHECKING:
+    pass
+
+EXIT_COMPLETED, EXIT_FAILED, EXIT_STOPPED, EXIT_REFUSED = 0, 1, 2, 3
+
+EXIT_BY_STATUS = {
+    RunStatus.COMPLETED: EXIT_COMPLETED,
+    RunStatus.FAILED: EXIT_FAILED,
+    RunStatus.STOPPED: EXIT_STOPPED,
+    RunStatus.INTERRUPTED: EXIT_FAILED,
+}
+
+
+async def print_events(
+    events: AsyncIterator[TaskLoopEvent],
+    out: TextIO,
+    *,
+    as_json: bool,
+    pause_line: Callable[[RunView], str] | None = None,
+) -> RunView | None:
+    final: RunView | None = None
+    async with aclosing(events) as stream:  # type: ignore[type-var]
+        async for event in stream:
+            if as_json:
+                line = json_line(event_to_json(event))
+            elif isinstance(event, RunPaused) and pause_line is not None:
+                line = printable(pause_line(event.run))
+            else:
+                line = human(event)
+            if line:
+                out.write(line + "\n")
+                out.flush()
+            if isinstance(event, RunFinished):
+                final = event.run
+    return final
+
+
+def json_line(value: object) -> str:
+    """One JSON line; characters that would act on a terminal are \\u escapes (same value)."""
+    return printable_json(json.dumps(value, ensure_ascii=False))
+
+
+def human(event: TaskLoopEvent) -> str:
+    """One line for a person: the screen's and the model's text cannot steer the terminal."""
+    return printable(_human_line(event))
+
+
+def _human_line(event: TaskLoopEvent) -> str:
+    if isinstance(event, RunStarted):
+        run = event.run
+        return f"run {run.id}: {run.goal!r} with {run.model} (max {run.max_steps} steps)"
+    if isinstance(event, StepFinished):
+        step = event.step
+        duration = f"{step.duration_ms:.0f} ms" if step.duration_ms is not None else "-"
+        detail = step.error or step.summary
+        return (
+            f"{step.index:>4} {step.kind.value:<7} {(step.tool or '-'):<15} "
+            f"{step.short_args(36):<36} {step.status.value:<7} {duration:>8}  {detail}"
+        )
+    if isinstance(event, RunPaused):
+        return "     paused"
+    if isinstance(event, RunResumed):
+        return "     resumed"
+    if isinstance(event, ApprovalRequested):
+        # what will be typed, as the person asked must see it (the stored row hides it)
+        shown = json.dumps(event.approval.to_show)
+        return f"     approval asked: {event.approval.tool} {shown}"
+    if isinstance(event, ApprovalResolved):
+        timed_out = " (timed out)" if event.by == "timeout" else ""
+        return f"     approval: {event.decision.value}{timed_out}"
+    if isinstance(event, RunFinished):
+        return _summary(event.run)
+    return ""
+
+
+def _summary(run: RunView) -> str:
+    elapsed = ""
+    if run.started_at and run.finished_at:
+        elapsed = f" in {(run.finished_at - run.started_at).total_seconds():.1f} s"
+    reason = f" / {run.stop_reason.value}" if run.stop_reason else ""
+    message = f": {run.message}" if run.message else ""
+    return (
+        f"run {run.id} {run.status.value}{reason} after {run.step_count} turn(s){elapsed}"
+        f"; {usage_text(run)}{message}"
+    )
+
+
+def usage_text(run: RunView) -> str:
+    """The run's model tokens and cost, e.g. "1,234 + 56 tokens (estimated), $0.0012"."""
+    about = " (estimated)" if run.tokens_estimated else ""
+    cost = "cost unknown" if run.cost is None else f"${run.cost:.4f}"
+    return f"{run.prompt_tokens:,} + {run.completion_tokens:,} tokens{about}, {cost}"

@@ -1,0 +1,131 @@
+"""The command line's grammar: sub-commands, options and their checks (DESIGN §5)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    pass
+
+
+class UsageError(Exception):
+    """A bad option or argument: one line on stderr, exit 3."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _positive_int(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range {low}..{high}")
+        return value
+
+    return parse
+
+
+def _profile_name(text: str) -> str:
+    from desktop_agent.planner.profiles import AUTO, PROFILE_NAMES
+
+    name = text.strip().lower()
+    if name != AUTO and name not in PROFILE_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"unknown model profile {text!r} (one of: {', '.join((AUTO, *PROFILE_NAMES))})"
+        )
+    return name
+
+
+def _tool_list(text: str) -> tuple[str, ...]:
+    from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("no tools given")
+    known = {spec.name for spec in BUILTIN_TOOLS if spec.offered}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown tool(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="desktop-agent", description="Carry out tasks on this desktop.")
+    parser.add_argument("--data-dir", help="where history, screenshots and the API token live")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="one run, no window; events on stdout")
+    run.add_argument("goal", help="what to do, in words")
+    run.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:11434/v1")
+    run.add_argument("--model", help="model name, e.g. qwen2.5vl")
+    run.add_argument("--api-key-env", help="environment variable holding the API key")
+    run.add_argument("--max-steps", type=_positive_int(1, 500))
+    run.add_argument("--max-failures", type=_positive_int(1, 50))
+    run.add_argument("--allow", type=_tool_list, help="allowed tools, comma-separated")
+    run.add_argument(
+        "--approve",
+        choices=("ask", "all", "none"),
+        default="ask",
+        help="ask on the terminal (default; no terminal: deny), all, or none (deny). "
+        "'all' never approves a dangerous call (launch_app, a launcher key such as super+r, "
+        "a paste, a line typed into a terminal, a password field, a sensitive button) "
+        "unless its tool is named with --allow-dangerous",
+    )
+    run.add_argument(
+        "--allow-dangerous",
+        type=_tool_list,
+        metavar="TOOL,TOOL,...",
+        help="with --approve all: also approve these tools' dangerous calls",
+    )
+    run.add_argument("--vision", choices=("auto", "yes", "no"))
+    run.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
+    run.add_argument("--json", action="store_true", help="one JSON object per line per event")
+
+    runs = commands.add_parser("runs", help="run history, newest first")
+    runs.add_argument("--json", action="store_true")
+    runs.add_argument("--limit", type=_positive_int(1, 100000), default=100)
+
+    show = commands.add_parser("show", help="replay a stored run's events")
+    show.add_argument("run_id")
+    show.add_argument("--json", action="store_true")
+
+    serve = commands.add_parser("serve", help="no window: serve the local API until stopped")
+    serve.add_argument("--port", type=_positive_int(0, 65535), default=0)
+
+    mcp = commands.add_parser(
+        "mcp", help="serve the agent to an MCP client (stdio; --http: streamable HTTP)"
+    )
+    mcp.add_argument(
+        "--http", action="store_true", help="streamable HTTP on 127.0.0.1 (token as the API's)"
+    )
+    mcp.add_argument("--port", type=_positive_int(0, 65535), default=0)
+
+    commands.add_parser("stop-all", help="stop every run of every instance on this data dir")
+    doctor = commands.add_parser("doctor", help="check display, capture, input, hotkey, model")
+    doctor.add_argument("--base-url", help="the model server to check")
+    doctor.add_argument("--model", help="the model to check")
+    doctor.add_argument("--vision", choices=("auto", "yes", "no"))
+    doctor.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
+    doctor.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="show targets on the screen, ask the model to click each, report the error in "
+        "pixels and the coordinate space that fits; offers to save it",
+    )
+    from desktop_agent.routines.cli import add_parser as add_routine_parser
+
+    add_routine_parser(commands, _Parser)
+    # every sub-command takes --data-dir, before or after its name
+    for sub in commands.choices.values():
+        if not any(action.dest == "data_dir" for action in sub._actions):
+            sub.add_argument("--data-dir", default=argparse.SUPPRESS)
+    return parser

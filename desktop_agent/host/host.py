@@ -1,0 +1,338 @@
+"""Host: the engine side of one process, shared by every face (the window, `run`, `serve`, …).
+
+A face gets a Host with `Host.open`, starts runs with `start` (one call, no await: the
+handle and its run id exist before any work, so every stop after it reaches the run),
+follows them with `subscribe` (every event of every run, and the host's own: a start
+refused, stop-everything), and ends with `close`. The Host owns what is the same for
+every face: the runs (it reads each run's events to the end), the local API server, the
+global stop hotkey, stop-everything (this instance and the others on the data dir), the
+signal handlers, the takeover watch and the settings.
+
+Everything here runs on one asyncio loop — the CLI's main loop, the app's engine thread —
+and must be called on it. From another thread, cross with `Engine.call` (plain calls:
+start, stop, pause, …; they land in order) or `Engine.run` (coroutines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.core.errors import RefusedToStart
+from desktop_agent.core.events import (
+    RunFinished,
+    StartRefused,
+    StoppedEverything,
+    TaskLoopEvent,
+)
+from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView, TaskSpec, utcnow
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.core.ports import PermissionGate, Planner
+    from desktop_agent.host.takeover import UserTakeover
+    from desktop_agent.settings import Settings
+
+__all__ = ["Host", "HostedRun", "RunRequest", "new_run_id"]
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[TaskLoopEvent], None]
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What a face asks to run. `None` means the settings' value.
+
+    The id is made with the request, by the face, so the face knows it before the run
+    exists anywhere: a `Host.stop(run_id)` that lands after `Host.start` reaches the run.
+    """
+
+    goal: str
+    run_id: str = field(default_factory=new_run_id)
+    base_url: str | None = None
+    model: str | None = None
+    max_steps: int | None = None
+    max_failures: int | None = None
+    allowed_tools: tuple[str, ...] | None = None
+    vision: VisionSetting | None = None
+
+
+class HostedRun:
+    """A run the host has admitted: stoppable from its first instant; the host owns it.
+
+    Attributes:
+        run: the run as admitted (queued; its id is the request's).
+    """
+
+    def __init__(self, run: RunView) -> None:
+        self.run = run
+        self._queue: asyncio.Queue[TaskLoopEvent] = asyncio.Queue()
+        self._final: asyncio.Future[RunView | None] = asyncio.get_running_loop().create_future()
+
+    @property
+    def run_id(self) -> str:
+        return self.run.id
+
+    async def events(self) -> AsyncIterator[TaskLoopEvent]:
+        """This run's events from its start (buffered: reading late loses none), ending
+        with `run_finished` or `start_refused`. One reader per run."""
+        while True:
+            event = await self._queue.get()
+            yield event
+            if isinstance(event, RunFinished | StartRefused):
+                return
+
+    async def final(self) -> RunView | None:
+        """The run's final view once it ended; None when its start was refused."""
+        return await asyncio.shield(self._final)
+
+    def _put(self, event: TaskLoopEvent) -> None:
+        self._queue.put_nowait(event)
+        if isinstance(event, RunFinished | StartRefused) and not self._final.done():
+            self._final.set_result(event.run if isinstance(event, RunFinished) else None)
+
+
+class Host:
+    """One process's engine side; see the module docstring.
+
+    Attributes:
+        agent: the services (store, runner, approvals); faces read the history through it.
+        api_port: the local API's port once `serve_api` ran, else None.
+        hotkey_problem: why the stop hotkey is not on (one line), else "".
+    """
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.api_port: int | None = None
+        self.hotkey_problem = ""
+        self._listeners: list[Listener] = []
+        self._owned: set[asyncio.Task[Any]] = set()
+        self._closers: list[Callable[[], Any]] = []
+        self._closed = False
+        self._unsubscribe = agent.runner.subscribe(self._tell)
+
+    @classmethod
+    async def open(
+        cls, data_dir: Path, settings: Settings, *, gate: PermissionGate | None = None
+    ) -> Host:
+        """Open the store (recovering crashed runs) and build the services, on this loop."""
+        from desktop_agent.agent import Agent
+
+        return cls(await Agent.open(data_dir, settings, gate=gate))
+
+    @property
+    def settings(self) -> Settings:
+        return self.agent.settings
+
+    @property
+    def data_dir(self) -> Path:
+        return self.agent.data_dir
+
+    # ── runs ─────────────────────────────────────────────────────────────────
+
+    def start(self, request: RunRequest) -> HostedRun:
+        """Admit a run now and own it: stop, pause, stop-everything reach it from this
+        instant. No await: the model check, the vision check and the planner are made
+        inside the run (a stop during them ends it stopped / user_stop, no model request,
+        no input); a refusal comes as `StartRefused` and the run is forgotten.
+
+        Raises RefusedToStart (an empty goal, an unknown tool) and AlreadyRunning at once.
+        """
+        agent = self.agent
+        run = queued_run(agent, request)
+        hosted = HostedRun(run)
+
+        async def prepare(admitted: RunView) -> Planner:
+            return await agent.prepare(admitted, request.vision)
+
+        handle = agent.runner.admit(run, prepare)
+        self._spawn(self._own(hosted, handle.events))
+        return hosted
+
+    async def _own(self, hosted: HostedRun, events: AsyncIterator[TaskLoopEvent]) -> None:
+        """The run's owner: reads its events to the end (subscribers hear them as they come)."""
+        try:
+            async for event in events:
+                hosted._put(event)
+        except RefusedToStart as error:
+            self._refused(hosted, " ".join(str(error).split()))
+        except Exception as error:  # noqa: BLE001 - said in one line; the host goes on
+            log.exception("run %s failed to start", hosted.run_id)
+            self._refused(hosted, " ".join(str(error).split()) or type(error).__name__)
+
+    def _refused(self, hosted: HostedRun, reason: str) -> None:
+        refused = StartRefused(hosted.run_id, reason)
+        self._tell(refused)
+        hosted._put(refused)
+
+    def stop(self, run_id: str) -> bool:
+        """Stop one run; whether it was active."""
+        return self.agent.runner.stop(run_id)
+
+    def pause(self, run_id: str) -> bool:
+        return self.agent.runner.pause(run_id)
+
+    def resume(self, run_id: str) -> bool:
+        return self.agent.runner.resume(run_id)
+
+    def answer(self, approval_id: str, decision: ApprovalDecision) -> bool:
+        """Answer a pending approval (whoever answers first wins)."""
+        return self.agent.approvals.resolve(approval_id, decision)
+
+    def stop_everything(self) -> int:
+        """Stop every run here at once, then tell the other instances on the data dir;
+        `StoppedEverything(here, elsewhere)` follows once they answered. Runs stopped here."""
+        here = self.agent.stop_all()
+        self._spawn(self._stop_other_instances(here))
+        return here
+
+    async def _stop_other_instances(self, here: int) -> None:
+        from desktop_agent.api.instances import stop_all_instances
+
+        try:
+            elsewhere = await stop_all_instances(self.data_dir, exclude_pid=os.getpid())
+        except Exception:  # noqa: BLE001 - this instance's runs are stopped either way
+            log.exception("telling the other instances to stop failed")
+            elsewhere = 0
+        self._tell(StoppedEverything(here, elsewhere))
+
+    # ── events ───────────────────────────────────────────────────────────────
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Hear every event of every run and the host's own, in order, on the host's loop.
+        The listener must not block (hand the event on). Returns the unsubscribe call."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _tell(self, event: TaskLoopEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # ── services a face turns on ─────────────────────────────────────────────
+
+    async def serve_api(self, port: int = 0, *, controls_only: bool = False) -> int:
+        """Serve the local API on loopback and register this instance; its port."""
+        from desktop_agent.api.server import ApiServer
+
+        server = ApiServer(self.agent, controls_only=controls_only)
+        self.api_port = await server.start(port)
+        self._closers.append(server.close)
+        log.info("local API on 127.0.0.1:%d%s", self.api_port, " (controls only)" * controls_only)
+        return self.api_port
+
+    async def grab_stop_hotkey(self) -> bool:
+        """The global stop hotkey (the settings') stops everything, delivered on this loop.
+        False (and `hotkey_problem` says why) when it cannot be had."""
+        if not os.environ.get("DISPLAY") and sys.platform != "win32":
+            self.hotkey_problem = "no display"
+            return False
+        from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
+
+        combo = self.settings.stop_hotkey
+        loop = asyncio.get_running_loop()
+        try:
+            # an X connection and a few round trips: not on the loop's thread
+            handle = await asyncio.to_thread(start_global_hotkey, combo, self._on_hotkey, loop)
+        except HotkeyUnavailable as error:
+            self.hotkey_problem = " ".join(str(error).split())
+            log.warning("stop hotkey %s unavailable: %s", combo, error)
+            return False
+        self.hotkey_problem = ""
+        self._closers.append(lambda: asyncio.to_thread(handle.stop))
+        return True
+
+    def _on_hotkey(self) -> None:
+        log.info("stop hotkey pressed")
+        self.stop_everything()
+
+    def stop_on_signals(self, then: Callable[[], None] | None = None) -> None:
+        """SIGINT and SIGTERM stop everything here (then call `then`); main thread only."""
+        loop = asyncio.get_running_loop()
+
+        def on_signal() -> None:
+            self.agent.stop_all()
+            if then is not None:
+                then()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, on_signal)
+            self._closers.append(partial(loop.remove_signal_handler, signum))
+
+    def watch_takeover(self) -> UserTakeover | None:
+        """From now on the user's own input pauses every run (setting `pause_on_user_input`)."""
+        return self.agent.watch_user_input()
+
+    # ── lifetime ─────────────────────────────────────────────────────────────
+
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._owned.add(task)
+        task.add_done_callback(self._owned.discard)
+        return task
+
+    async def close(self) -> None:
+        """Stop every run (stored stopped / user_stop) and wait for them, then close what
+        the faces turned on (signals, hotkey, API) and the services. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.agent.stop_all()
+        if self._owned:
+            await asyncio.gather(*self._owned, return_exceptions=True)
+        for closer in reversed(self._closers):
+            try:
+                result = closer()
+                if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+                    await result
+            except Exception:  # noqa: BLE001 - closing goes on
+                log.exception("while closing the host")
+        self._unsubscribe()
+        await self.agent.close()
+
+
+def queued_run(agent: Agent, request: RunRequest) -> RunView:
+    """The request as a queued run view (in memory; the loop stores it)."""
+    goal = request.goal.strip()
+    if not goal:
+        raise RefusedToStart("the goal is empty")
+    settings = agent.settings
+    registry = agent.registry
+    allowed = request.allowed_tools or registry.offered_names()
+    unknown = registry.unknown(allowed)
+    if unknown:
+        raise RefusedToStart(f"unknown tool(s): {', '.join(unknown)}")
+    spec = TaskSpec(
+        goal=goal,
+        max_steps=request.max_steps or settings.max_steps,
+        max_failures=request.max_failures or settings.max_failures,
+        allowed_tools=tuple(allowed),
+        model=request.model or settings.model,
+        base_url=request.base_url or settings.base_url,
+    )
+    return RunView(
+        id=request.run_id,
+        goal=spec.goal,
+        status=RunStatus.QUEUED,
+        stop_reason=None,
+        step_count=0,
+        max_steps=spec.max_steps,
+        max_failures=spec.max_failures,
+        allowed_tools=spec.allowed_tools,
+        model=spec.model,
+        base_url=spec.base_url,
+        created_at=utcnow(),
+    )

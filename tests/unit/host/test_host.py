@@ -1,0 +1,129 @@
+"""The Host's public interface: a run admitted at the click (its handle first, stoppable at
+once), its events on one stream, a refused start and stop-everything as events too."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.errors import ModelUnreachable, RefusedToStart
+from desktop_agent.core.events import (
+    RunFinished,
+    RunStarted,
+    StartRefused,
+    StoppedEverything,
+    TaskLoopEvent,
+)
+from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.host import Host, RunRequest
+from tests.fakes import ScriptedPlanner, done, tool
+from tests.gui.fake_agent import make_agent
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncIterator[Host]:
+    made = Host(make_agent(tmp_path, script=[tool("click", x=5, y=5), done()]))
+    yield made
+    await made.close()
+
+
+def heard(host: Host) -> list[TaskLoopEvent]:
+    events: list[TaskLoopEvent] = []
+    host.subscribe(events.append)
+    return events
+
+
+async def test_start_returns_the_run_before_any_work_and_it_runs_to_the_end(host: Host) -> None:
+    events = heard(host)
+    request = RunRequest("click something")
+    hosted = host.start(request)
+
+    assert hosted.run_id == request.run_id and hosted.run.status is RunStatus.QUEUED
+    assert host.agent.runner.is_active(request.run_id)  # admitted, nothing stored yet
+    assert events == []
+    final = await hosted.final()
+    assert final is not None and final.status is RunStatus.COMPLETED
+    assert [e.type for e in events][0] == "run_started" and isinstance(events[-1], RunFinished)
+    assert (await host.agent.repo.get_run(request.run_id)) == final
+
+
+async def test_a_stop_right_after_start_wins_before_the_model_is_asked(host: Host) -> None:
+    planners: list[ScriptedPlanner] = []
+
+    def factory(run: Any) -> ScriptedPlanner:
+        planners.append(ScriptedPlanner([tool("click", x=5, y=5)], then=done()))
+        return planners[-1]
+
+    host.agent.planner_factory = factory
+    hosted = host.start(RunRequest("click something"))
+    host.stop(hosted.run_id)
+
+    streamed = [event async for event in hosted.events()]
+    final = await hosted.final()
+    assert final is not None
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert [e.type for e in streamed] == ["run_started", "run_finished"]
+    assert planners == [] and host.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+
+
+async def test_a_stop_everything_right_after_start_reaches_the_run_and_is_an_event(
+    host: Host,
+) -> None:
+    events = heard(host)
+    hosted = host.start(RunRequest("click something"))
+    assert host.stop_everything() == 1
+    final = await hosted.final()
+    assert final is not None and final.stop_reason is StopReason.USER_STOP
+    for _ in range(200):
+        if any(isinstance(e, StoppedEverything) for e in events):
+            break
+        await asyncio.sleep(0.01)
+    assert StoppedEverything(here=1, elsewhere=0) in events
+
+
+async def test_a_refused_start_is_an_event_on_the_run_and_on_the_stream(host: Host) -> None:
+    async def unreachable(run: Any, vision: Any = None) -> Any:
+        raise ModelUnreachable("the model server at http://127.0.0.1:9/v1 does not answer")
+
+    host.agent.prepare = unreachable  # type: ignore[method-assign]
+    events = heard(host)
+    hosted = host.start(RunRequest("click something"))
+
+    assert [e.type async for e in hosted.events()] == ["start_refused"]
+    assert await hosted.final() is None
+    assert events == [
+        StartRefused(hosted.run_id, "the model server at http://127.0.0.1:9/v1 does not answer")
+    ]
+    assert await host.agent.repo.get_run(hosted.run_id) is None  # forgotten: never stored
+
+
+async def test_start_refuses_an_empty_goal_and_an_unknown_tool_at_once(host: Host) -> None:
+    with pytest.raises(RefusedToStart, match="empty"):
+        host.start(RunRequest("  "))
+    with pytest.raises(RefusedToStart, match="unknown tool"):
+        host.start(RunRequest("x", allowed_tools=("teleport",)))
+    assert host.agent.runner.active_ids == ()
+
+
+async def test_close_stops_a_running_run_and_stores_it_stopped(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path)
+    gate = asyncio.Event()
+
+    class Slow(ScriptedPlanner):
+        async def decide(self, *args: Any, **kwargs: Any) -> Any:
+            gate.set()
+            await asyncio.Event().wait()
+
+    agent.planner_factory = lambda run: Slow([])
+    host = Host(agent)
+    hosted = host.start(RunRequest("wait forever"))
+    await gate.wait()
+    await host.close()
+    final = await hosted.final()
+    assert final is not None and final.stop_reason is StopReason.USER_STOP
+    started = [e async for e in hosted.events()][0]
+    assert isinstance(started, RunStarted)
