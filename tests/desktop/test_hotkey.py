@@ -111,3 +111,36 @@ def test_a_key_this_keyboard_lacks_is_reported(xsession: XSession) -> None:
             start_global_hotkey("ctrl+f24", lambda: None, loop)
     finally:
         loop.close()
+
+
+async def test_a_hotkey_whose_x_server_goes_away_says_it_is_not_armed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.support.xdisplay import start_xsession
+
+    session = await asyncio.to_thread(start_xsession, 640, 480, atspi=False)
+    changes: list[tuple[bool, str]] = []
+    told = asyncio.Event()
+
+    def on_change(armed: bool, why: str) -> None:
+        changes.append((armed, why))
+        told.set()
+
+    try:
+        monkeypatch.setenv("DISPLAY", session.display)
+        handle = await asyncio.to_thread(
+            start_global_hotkey,
+            "ctrl+alt+f9",
+            lambda: None,
+            asyncio.get_running_loop(),
+            on_change=on_change,
+        )
+        assert handle.armed
+    finally:
+        await asyncio.to_thread(session.close)  # the X server ends under the listener
+    await asyncio.wait_for(told.wait(), 10)
+    await asyncio.to_thread(handle.stop)
+
+    ((armed, why),) = changes
+    assert not armed and not handle.armed
+    assert why.startswith("its X11 listener ended:")

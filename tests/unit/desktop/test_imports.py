@@ -25,6 +25,8 @@ MODULES = [
     "desktop_agent.desktop.launch",
     "desktop_agent.desktop.observer",
     "desktop_agent.desktop.win32",
+    "desktop_agent.desktop.win_input",
+    "desktop_agent.desktop.win_messages",
 ]
 HEAVY = [
     "pyautogui",
