@@ -138,18 +138,55 @@ async def read_error_answer(response: Any, cap: int) -> None:
     if response.status_code < 400:
         return
     length = response.headers.get("content-length", "")
-    body = bytearray()
-    cut = length.isdigit() and int(length) > cap
+    body: bytes | None = None
     try:
-        if not cut:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > cap:
-                    cut = True
-                    break
+        if not (length.isdigit() and int(length) > cap):
+            body = await read_body(response, cap)
+    except ValueError:  # an encoding we did not ask for: the message is not worth it
+        body = b""
     finally:
         await response.aclose()
-    raise ErrorAnswer(response.status_code, response.headers, _error_text(bytes(body), cut, cap))
+    text = _error_text(body or b"", body is None, cap)
+    raise ErrorAnswer(response.status_code, response.headers, text)
+
+
+#: what the planner's client accepts: encodings it inflates itself, `cap` bytes at most
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+async def read_body(response: Any, cap: int) -> bytes | None:
+    """The body of an httpx response decoded, or None when it is more than `cap` bytes.
+
+    Read raw and inflated here, never more than the cap at a time: httpx's own decoding
+    inflates each network chunk whole, so a small gzip "bomb" could still expand to GBs
+    before any count saw it. ValueError for an encoding other than gzip or deflate.
+    """
+    inflater = _inflater(response.headers.get("content-encoding", ""))
+    body = bytearray()
+    async for chunk in response.aiter_raw():
+        if inflater is None:
+            body += chunk
+        else:
+            body += inflater.decompress(chunk, cap + 1 - len(body))
+            if inflater.unconsumed_tail:
+                return None  # it stopped at the cap with input left
+        if len(body) > cap:
+            return None
+    return bytes(body)
+
+
+def _inflater(encoding: str) -> Any:
+    """A zlib decompressor for a Content-Encoding, None for none; ValueError otherwise."""
+    import zlib
+
+    name = encoding.strip().lower()
+    if name in ("", "identity"):
+        return None
+    if name in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if name == "deflate":
+        return zlib.decompressobj()
+    raise ValueError(f"an answer encoded as {encoding!r}, which was not asked for")
 
 
 def _error_text(body: bytes, cut: bool, cap: int) -> str:
@@ -459,7 +496,9 @@ class OpenAIPlanner:
                 timeout=openai.Timeout(self.read_timeout_s, connect=self.connect_timeout_s),
                 # No socket outlives a turn: a planner nobody closes (a run that ends at
                 # max_steps) leaks nothing. One connect per turn is small beside the model.
-                default_headers={"Connection": "close"},
+                # only encodings read_body inflates within the cap (httpx would also ask
+                # for br and zstd when their packages are installed)
+                default_headers={"Connection": "close", "Accept-Encoding": ACCEPT_ENCODING},
                 http_client=openai.DefaultAsyncHttpxClient(
                     event_hooks={"response": [bounded_errors]}
                 ),
@@ -484,14 +523,10 @@ class OpenAIPlanner:
                     f"{at} sent an answer of {int(length):,} bytes, more than the "
                     f"{cap:,} bytes a turn may take"
                 )
-            chunks: list[bytes] = []
-            size = 0
             try:
-                async for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > cap:
-                        break
-                    chunks.append(chunk)
+                body = await read_body(response.http_response, cap)
+            except ValueError as error:
+                raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
             except Exception as error:  # noqa: BLE001 - httpx or httpx2 read errors, by version
                 if "Timeout" in type(error).__name__:
                     raise PlannerTransportError(
@@ -500,12 +535,12 @@ class OpenAIPlanner:
                 raise PlannerTransportError(
                     f"{at} broke off its answer ({type(error).__name__}: {error})"
                 ) from None
-            if size > cap:
+            if body is None:
                 raise PlannerTransportError(
                     f"{at} sent more than the {cap:,} bytes a turn may take"
                 )
         try:
-            return completion_from_json(json.loads(b"".join(chunks)))
+            return completion_from_json(json.loads(body))
         except (ValueError, TypeError) as error:
             raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
 

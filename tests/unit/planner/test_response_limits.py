@@ -6,7 +6,12 @@ them. Both limits fail the turn with a one-line PlannerTransportError; nothing e
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
+import tracemalloc
+import zlib
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -94,3 +99,68 @@ async def test_a_small_error_body_still_says_the_servers_message() -> None:
             with pytest.raises(PlannerTransportError) as caught:
                 await planner.decide(make_request())
     assert "answered 503: padded failure (gave up after 1 attempts)" in str(caught.value)
+
+
+def gzipped(data: bytes, times: int = 1) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return b"".join([*(packer.compress(data) for _ in range(times)), packer.flush()])
+
+
+@contextlib.asynccontextmanager
+async def gzip_server(status: int, body: bytes) -> AsyncIterator[str]:
+    """A chat-completions server answering `body` as it is, marked gzip: its base URL."""
+    from aiohttp import web
+
+    async def answer(request: web.Request) -> web.Response:
+        await request.read()
+        headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+        return web.Response(status=status, body=body, headers=headers)
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_gzipped_answer_is_read() -> None:
+    completion = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "qwen2.5vl",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": json.dumps(DONE.content)},
+            }
+        ],
+    }
+    answer = gzipped(json.dumps(completion).encode())
+    async with gzip_server(200, answer) as url, make_planner(url) as planner:
+        assert (await planner.decide(make_request())).action == "done"
+
+
+@pytest.mark.parametrize("status", [200, 500], ids=["answer", "error body"])
+async def test_a_gzip_bomb_never_inflates_past_the_cap(status: int) -> None:
+    # 64 MB of spaces in about 64 KB: inflated whole, one network chunk alone is tens of MB
+    bomb = gzipped(b" " * (1024 * 1024), times=64)
+    cap = 1024 * 1024
+    async with (
+        gzip_server(status, bomb) as url,
+        make_planner(url, max_response_bytes=cap, max_attempts=1) as planner,
+    ):
+        tracemalloc.start()
+        try:
+            with pytest.raises(PlannerTransportError) as caught:
+                await planner.decide(make_request())
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert "1,048,576 bytes" in str(caught.value)
+    assert peak < 8 * cap, f"{peak:,} bytes held at the peak"
