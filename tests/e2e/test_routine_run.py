@@ -187,6 +187,9 @@ def test_a_taught_note_runs_again_moved_and_resized_without_the_model_then_hands
     assert [d["reason"].split(":")[0] for d in played] == [
         f"routine step {n}/{steps}" for n in range(1, steps + 1)
     ]
+    shown = cli.call("show", final["id"], "--json")  # a routine run replays like any run
+    live = [e["step"] for e in events if e["type"] == "step_finished"]
+    assert [e["step"] for e in json_lines(shown.stdout) if e["type"] == "step_finished"] == live
     click = next(s for s in actions_of(events) if s["tool"] == "click")
     # the text area of the moved window: its target is right of and below the new corner
     x, y = click["target"]

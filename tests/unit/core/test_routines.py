@@ -39,7 +39,7 @@ from desktop_agent.core.routine import (
 from desktop_agent.core.routine_player import RoutinePlayer
 from desktop_agent.core.targets import Found, element_ref, find_again, relocate
 from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, grey_signature, make_observation
-from tests.unit.core.conftest import Harness, make_harness
+from tests.unit.core.conftest import Consumer, Harness, make_harness
 
 TITLE = "notes.txt - Editor"
 
@@ -441,3 +441,39 @@ def test_a_password_fields_text_is_never_typed_into_a_look_alike() -> None:
     assert ref is not None and ref.password
     assert isinstance(find_again(ref, screen(True)), Found)
     assert find_again(ref, screen(False)) == f'no focused text "Secret" in "{TITLE}"'
+
+
+async def test_a_step_dropped_by_a_pause_is_played_again_after_the_resume() -> None:
+    harness = make_harness(policies={"click": Policy.ALLOW, "type_text": Policy.ALLOW,
+                                     "hotkey": Policy.ALLOW})  # fmt: skip
+    harness.observer.observation = editor()
+    routine = note_routine()
+    player = RoutinePlayer(routine, routine.bind({}))
+    run = await harness.runner.create(
+        TaskSpec(goal=routine.goal, allowed_tools=("click", "type_text", "hotkey", "wait"),
+                 kind=RunKind.ROUTINE, routine=routine.name)
+    )  # fmt: skip
+
+    class TakenOver:
+        """The user takes over while the first step is decided (the takeover watch pauses)."""
+
+        asked = 0
+
+        async def decide(self, request: Any) -> Any:
+            decision = await player.decide(request)
+            TakenOver.asked += 1
+            if TakenOver.asked == 1:
+                harness.runner.pause(run.id)
+            return decision
+
+    consumer = Consumer(harness.runner.start(run, TakenOver()))
+    await consumer.wait_type("run_paused")
+    assert harness.executor.calls == []  # the decision made before the pause is dropped
+    harness.runner.resume(run.id)
+    events = await consumer.finished()
+
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.run.status is RunStatus.COMPLETED
+    assert [name for name, _ in harness.executor.calls] == ["click", "type_text", "hotkey"]
+    skipped = [s for s in harness.repo.steps[run.id].values() if s.status is StepStatus.SKIPPED]
+    assert [s.tool for s in skipped] == ["click"]
