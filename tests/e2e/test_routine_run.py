@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, display_clients, inventory_of, json_lines
-from tests.support.model_server import ModelServer, Reply
+from tests.e2e.conftest import Cli, display_clients, json_lines
+from tests.e2e.test_whole_task import EditorModel
+from tests.support.model_server import ModelServer
 from tests.support.xdisplay import wait_until
 
 LINE = "taught line 1"
@@ -29,52 +30,29 @@ NEW_LINE = "routine line 2"
 _EDIT = re.compile(r'^\[(\d+)\] (?:text|edit) "[^"]*" @', re.M)
 
 
-class NoteModel:
-    """Acts on what the element list shows: launch the editor if there is none, click its
-    text area, type the line, ctrl+s, type the path in Save As, Enter; done when the title
-    names the file."""
+class NoteModel(EditorModel):
+    """test_whole_task's editor model, which first clicks the editor's text area (an element:
+    a step whose target a routine must find again) and writes `line`; it launches the
+    editor when there is none."""
 
     def __init__(self, target: Path, line: str) -> None:
-        self.target = target
+        super().__init__(target)
         self.line = line
-        self.done: set[str] = set()
-
-    def _once(self, name: str) -> bool:
-        if name in self.done:
-            return False
-        self.done.add(name)
-        return True
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        return Reply(self.decide(inventory_of(body)))
 
     def decide(self, screen: str) -> dict[str, Any]:
-        def use(tool: str, why: str, **args: Any) -> dict[str, Any]:
-            return {"action": "tool", "tool": tool, "args": args, "reason": why}
-
-        settle = use("wait", "the screen is still changing", seconds=0.2)
-        if 'window "Save As' in screen:
-            if self._once("type path"):
-                return use("type_text", "type the file name", text=str(self.target))
-            if self._once("let completion settle"):
-                return use("wait", "path completion swallows an early Enter", seconds=0.4)
-            if self._once("confirm"):
-                return use("hotkey", "confirm the file name", keys=["enter"])
-            return settle
-        if "L3afpad" in screen:
+        if "L3afpad" in screen and 'window "Save As' not in screen and "type line" not in self.done:
             edit = _EDIT.search(screen)
-            if edit and self._once("click text"):
-                return use("click", "put the caret in the text", element=int(edit.group(1)))
-            if "click text" in self.done and self._once("type line"):
-                return use("type_text", "write the line", text=self.line)
-            if "type line" in self.done and self._once("save"):
-                return use("hotkey", "open the save dialog", keys=["ctrl", "s"])
-            if "confirm" in self.done and self.target.name in screen:
-                return {"action": "done", "message": f"saved {self.target}", "reason": "title"}
-            return settle
-        if self._once("launch"):
-            return use("launch_app", "start the editor", command="l3afpad")
-        return settle
+            if edit is None:
+                return _use("wait", "the text area is not listed yet", seconds=0.2)
+            if self._once("click text"):
+                return _use("click", "put the caret in the text", element=int(edit.group(1)))
+            self.done.add("type line")
+            return _use("type_text", "write the line", text=self.line)
+        return super().decide(screen)
+
+
+def _use(tool: str, why: str, **args: Any) -> dict[str, Any]:
+    return {"action": "tool", "tool": tool, "args": args, "reason": why}
 
 
 @pytest.fixture
