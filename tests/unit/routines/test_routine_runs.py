@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.agent import Agent
-from desktop_agent.core.events import RunFinished, StepStarted
+from desktop_agent.core.events import StepStarted
 from desktop_agent.core.models import (
     Effect,
     Element,
@@ -29,6 +29,7 @@ from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, ScriptedGate, ScriptedPlanner, done, tool
 from tests.fakes import make_observation as observation
+from tests.gui.fake_agent import final_run
 
 WINDOW = Element(1, "window", "Report - Viewer", (200, 100, 800, 600), focused=True)
 EXPORT = Element(2, "push button", "Export", (220, 120, 90, 30))
@@ -73,16 +74,8 @@ def executor_of(agent: Agent) -> FakeExecutor:
     return executor
 
 
-async def to_end(handle: Any) -> Any:
-    final = None
-    async for event in handle.events:
-        if isinstance(event, RunFinished):
-            final = event.run
-    return final
-
-
 async def test_a_routines_grants_allow_its_tools_unasked_for_its_run_only(agent: Agent) -> None:
-    final = await to_end(await service.launch(agent, "export"))
+    final = await final_run(await service.launch(agent, "export"))
 
     assert (final.status, final.kind, final.routine) == (RunStatus.COMPLETED, RunKind.ROUTINE,
                                                          "export")  # fmt: skip
@@ -91,7 +84,7 @@ async def test_a_routines_grants_allow_its_tools_unasked_for_its_run_only(agent:
     assert agent.permissions.task_grants(final.id) == frozenset()
     # an agent run of the same tool still asks
     agent.planner_factory = lambda run: ScriptedPlanner([tool("click", x=5, y=5), done()])
-    await to_end(await agent.launch("click", allowed_tools=("click",)))
+    await final_run(await agent.launch("click", allowed_tools=("click",)))
     assert [a.tool for a in gate_of(agent).requests] == ["click"]
 
 
@@ -105,7 +98,7 @@ async def test_stop_all_revokes_the_routine_grants_of_the_current_run(agent: Age
 
     executor_of(agent).handlers["click"] = slow_click
     handle = await service.launch(agent, "export")
-    ending = asyncio.ensure_future(to_end(handle))
+    ending = asyncio.ensure_future(final_run(handle))
     await asyncio.wait_for(clicking.wait(), 5)
     assert agent.permissions.task_grants(handle.run_id) == frozenset({"click"})
 
@@ -148,7 +141,7 @@ async def test_without_a_model_a_mismatch_ends_routine_mismatch(agent: Agent) ->
     agent.runner.services.observer = FakeObserver(observation([WINDOW]))
     await agent.repo.save_routine(routine(), replace=True)
 
-    final = await to_end(await service.launch(agent, "export", handover=False))
+    final = await final_run(await service.launch(agent, "export", handover=False))
 
     assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ROUTINE_MISMATCH)
     assert 'step 1 (click on push button "Export" in "Report - Viewer")' in final.message
