@@ -405,9 +405,11 @@ class _RegisteredHotkey:
             ERROR_HOTKEY_ALREADY_REGISTERED,
             MSG,
             WM_HOTKEY,
+            make_message_queue,
         )
 
         user32, kernel32 = dlls.user32, dlls.kernel32
+        make_message_queue(user32)
         self._thread_id = int(kernel32.GetCurrentThreadId())
         if not user32.RegisterHotKey(None, HOTKEY_ID, modifiers, vk):
             error = int(kernel32.GetLastError())

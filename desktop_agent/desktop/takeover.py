@@ -527,9 +527,10 @@ class _WindowsHookWatch:
         return watch
 
     def _run(self) -> None:
-        from desktop_agent.desktop.win_messages import MSG, WM_APP_REINSTALL
+        from desktop_agent.desktop.win_messages import MSG, WM_APP_REINSTALL, make_message_queue
 
         user32, kernel32 = self._dlls.user32, self._dlls.kernel32
+        make_message_queue(user32)
         proc_type = getattr(ctypes, "WINFUNCTYPE")(  # noqa: B009 - Windows only
             ctypes.c_ssize_t, ctypes.c_int, ctypes.c_size_t, ctypes.c_ssize_t
         )

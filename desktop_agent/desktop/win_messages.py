@@ -10,6 +10,8 @@ import ctypes
 from typing import Any
 
 WM_QUIT = 0x0012
+WM_USER = 0x0400
+PM_NOREMOVE = 0x0000
 WM_HOTKEY = 0x0312
 #: the takeover hooks' thread: unhook and hook again (WM_APP + 1)
 WM_APP_REINSTALL = 0x8001
@@ -34,6 +36,13 @@ class MSG(ctypes.Structure):
 
 class LASTINPUTINFO(ctypes.Structure):
     _fields_ = (("cbSize", ctypes.c_uint32), ("dwTime", ctypes.c_uint32))
+
+
+def make_message_queue(user32: Any) -> None:
+    """Give the calling thread its message queue now (PeekMessage's documented way): a
+    PostThreadMessageW to a thread without one fails, and stop() may post WM_QUIT at once."""
+    message = MSG()
+    user32.PeekMessageW(ctypes.byref(message), None, WM_USER, WM_USER, PM_NOREMOVE)
 
 
 def windll() -> Any:

@@ -199,8 +199,7 @@ def questions(
     is allowed or granted. The same gate judges: the policy, the routine's and persistent
     grants, and the calls that ask every time, on the screen each step was taught on."""
     asked = [
-        f"{name}: a text that is never saved (asked at each run)"
-        for name in routine.secrets()
+        f"{name}: a text that is never saved (asked at each run)" for name in routine.secrets()
     ]
     probe = "routine-questions"
     for tool in routine.grants:

@@ -18,7 +18,9 @@ Microsoft documents these functions (learn.microsoft.com, winuser.h):
   timeout is LowLevelHooksTimeout): `hooks_time_out()` does that to every hook installed.
 - GetLastInputInfo fills dwTime with the tick of the last input of the session from any
   device, injected input included, whether or not any hook saw it.
-- PostThreadMessageW, GetCurrentThreadId, GetModuleHandleW, GetLastError (per thread).
+- PostThreadMessageW fails for a thread that has no message queue yet (a thread gets one
+  at its first PeekMessage/GetMessage); GetCurrentThreadId, GetModuleHandleW, GetLastError
+  (per thread).
 
 The user's actions: `press(vk, modifiers)` (a key of a real keyboard: hotkeys, then the
 keyboard hooks, flags 0), `move_mouse()`. Each advances the tick clock by 10 ms.
@@ -78,8 +80,8 @@ class FakeWindows:
         self.installs = 0
         self._errors: dict[int, int] = {}
         self.user32 = self._functions(
-            "GetMessageW", "PostThreadMessageW", "RegisterHotKey", "UnregisterHotKey",
-            "SetWindowsHookExW", "UnhookWindowsHookEx", "CallNextHookEx", "GetLastInputInfo",
+            "GetMessageW", "PeekMessageW", "PostThreadMessageW", "RegisterHotKey",
+            "UnregisterHotKey", "SetWindowsHookExW", "UnhookWindowsHookEx", "CallNextHookEx", "GetLastInputInfo",
         )  # fmt: skip
         self.kernel32 = self._functions("GetCurrentThreadId", "GetModuleHandleW", "GetLastError")
 
@@ -107,7 +109,17 @@ class FakeWindows:
 
     # -- messages -------------------------------------------------------------------------
 
+    def PeekMessageW(self, msg_ref: Any, hwnd: Any, low: int, high: int, remove: int) -> int:  # noqa: N802
+        """Used to make the thread's queue; a queue exists here once asked for."""
+        self._queue(self._me())
+        return 0
+
     def PostThreadMessageW(self, thread: int, message: int, w: int, l: int) -> int:  # noqa: N802, E741
+        """Fails (0) for a thread that has no message queue yet, as Windows does."""
+        with self._lock:
+            known = int(thread) in self._queues
+        if not known:
+            return 0
         self._queue(int(thread)).put(("message", message, w, l))
         return 1
 
