@@ -81,7 +81,8 @@ class FakeWindows:
         self._errors: dict[int, int] = {}
         self.user32 = self._functions(
             "GetMessageW", "PeekMessageW", "PostThreadMessageW", "RegisterHotKey",
-            "UnregisterHotKey", "SetWindowsHookExW", "UnhookWindowsHookEx", "CallNextHookEx", "GetLastInputInfo",
+            "UnregisterHotKey", "SetWindowsHookExW", "UnhookWindowsHookEx", "CallNextHookEx",
+            "GetLastInputInfo",
         )  # fmt: skip
         self.kernel32 = self._functions("GetCurrentThreadId", "GetModuleHandleW", "GetLastError")
 
