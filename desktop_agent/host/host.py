@@ -39,6 +39,7 @@ from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView, Task
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
     from desktop_agent.core.ports import PermissionGate, Planner
+    from desktop_agent.core.runner import RunHandle
     from desktop_agent.host.takeover import UserTakeover
     from desktop_agent.settings import Settings
 
@@ -160,6 +161,14 @@ class Host:
             return await agent.prepare(admitted, request.vision)
 
         handle = agent.runner.admit(run, prepare)
+        self._spawn(self._own(hosted, handle.events))
+        return hosted
+
+    def own(self, handle: RunHandle) -> HostedRun:
+        """Own a run admitted through the runner by another start path (a routine's run,
+        routines/service.py `launch`): the host reads its events to the end and its
+        subscribers hear them, as for `start`."""
+        hosted = HostedRun(handle.run)
         self._spawn(self._own(hosted, handle.events))
         return hosted
 

@@ -127,3 +127,21 @@ async def test_close_stops_a_running_run_and_stores_it_stopped(tmp_path: Path) -
     assert final is not None and final.stop_reason is StopReason.USER_STOP
     started = [e async for e in hosted.events()][0]
     assert isinstance(started, RunStarted)
+
+
+async def test_a_routine_run_started_elsewhere_is_owned_like_any(host: Host) -> None:
+    from desktop_agent.core.models import RunKind
+    from desktop_agent.core.routine import Routine, RoutineStep
+    from desktop_agent.routines import service
+
+    events = heard(host)
+    await host.agent.repo.save_routine(Routine("nap", "wait a bit",
+                                               (RoutineStep("wait", {"seconds": 0}),)))  # fmt: skip
+    hosted = host.own(await service.launch(host.agent, "nap"))
+
+    final = await hosted.final()
+    assert final is not None and (final.status, final.kind) == (
+        RunStatus.COMPLETED,
+        RunKind.ROUTINE,
+    )
+    assert isinstance(events[-1], RunFinished) and events[-1].run == final
