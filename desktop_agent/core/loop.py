@@ -61,6 +61,7 @@ from desktop_agent.core.models import (
     ToolResult,
     utcnow,
 )
+from desktop_agent.core.own_windows import own_window_refusal
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
@@ -591,6 +592,10 @@ class _TaskLoop:
         step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         # what it acts on, so that a routine saved from this run can find it again
         step = step.with_(element=element_ref(tool, args.model_dump(), observation))
+        if denial := own_window_refusal(tool, call.values, observation):
+            # before any policy, grant or question: nobody's answer makes this run
+            await self._fail(step, StepStatus.DENIED, denial)
+            return
         breaker = deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())

@@ -390,6 +390,10 @@ class Observation:
     signature: bytes = b""
     #: the element list's boxes are drawn on the image with their ids (set-of-mark)
     marked: bool = False
+    #: the app's own windows (main window, dialogs, tray menu, acting panel): the parts of
+    #: them no other listed window covers, in screenshot px. Never shown to the model (they
+    #: are not in `elements`); input aimed at them is refused (core/own_windows.py)
+    own_windows: tuple[Element, ...] = ()
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)

@@ -20,7 +20,12 @@ from desktop_agent.desktop.capture import (
     thumbnail,
 )
 from desktop_agent.desktop.geometry import mapping_for
-from desktop_agent.desktop.inventory import InventoryBackend, InventoryRunner, to_elements
+from desktop_agent.desktop.inventory import (
+    InventoryBackend,
+    InventoryRunner,
+    own_window_elements,
+    to_elements,
+)
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +125,7 @@ class DesktopObserver:
             inventory_backend=backend,
             signature=grey,
             marked=self.set_of_mark and bool(elements),
+            own_windows=own_window_elements(raw, mapping, shot.size),
         )
         self._natives.append((observation, natives))
         return observation

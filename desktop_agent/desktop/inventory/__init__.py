@@ -17,6 +17,7 @@ from desktop_agent.desktop.inventory.base import (
     RawElement,
     WalkLimits,
     inventory_text,
+    own_window_elements,
     to_elements,
 )
 
@@ -28,6 +29,7 @@ __all__ = [
     "WalkLimits",
     "choose_backend",
     "inventory_text",
+    "own_window_elements",
     "to_elements",
 ]
 

@@ -40,6 +40,7 @@ from desktop_agent.desktop.inventory.x11 import (
     X11Windows,
     activate_by_title,
     focus_x11,
+    listed_windows,
     window_elements,
 )
 
@@ -277,8 +278,11 @@ class AtspiInventory:
     # -- listing -------------------------------------------------------------------------
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
-        windows = self.windows.windows(limits)
+        windows = listed_windows(self.windows, limits)
         elements = window_elements(windows)
+        if any(window.active and window.own for window in windows):
+            # this app's own window has the focus: its controls are not the agent's to list
+            return elements[: limits.max_elements], "x11"
         try:
             roots = self._active_roots(windows, limits)
         except TimeoutError:
@@ -322,6 +326,11 @@ class AtspiInventory:
         if not candidates:
             return []
         active_title = next((w.title for w in windows if w.active), None)
+        # a frame of this app's own (AT-SPI may still call it active) is never walked
+        own_titles = {w.title for w in windows if w.own}
+        candidates = [item for item in candidates if clean_name(item[2]) not in own_titles]
+        if not candidates:
+            return []
         siblings, frame, _ = next(
             (item for item in candidates if clean_name(item[2]) == active_title), candidates[0]
         )

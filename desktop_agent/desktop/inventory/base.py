@@ -11,6 +11,8 @@ from desktop_agent.core.models import Element, ScreenMapping
 from desktop_agent.desktop.geometry import rect_to_image
 
 NAME_LIMIT = 80
+#: this app's window class / application name (app.py): its windows are its own controls
+APP_NAME = "desktop-agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +25,9 @@ class RawElement:
     enabled: bool = True
     focused: bool = False
     password: bool = False
+    #: one of this app's own windows: left out of the elements, given to the core apart
+    #: (`own_window_elements`) so input aimed at it is refused
+    own: bool = False
     native: Any = field(default=None, compare=False, repr=False)
 
 
@@ -109,12 +114,14 @@ def to_elements(
     """Core Elements with ids 1.. in order, boxes in screenshot px; and id → native handle.
 
     Elements entirely off the screenshot are dropped; duplicates (same role, name and box)
-    keep the first.
+    keep the first; this app's own windows are never listed (see `own_window_elements`).
     """
     elements: list[Element] = []
     natives: dict[int, Any] = {}
     seen: set[tuple[str, str, tuple[int, int, int, int]]] = set()
     for item in raw:
+        if item.own:
+            continue
         box = rect_to_image(item.rect, mapping, size)
         if box is None:
             continue
@@ -136,6 +143,51 @@ def to_elements(
         if item.native is not None:
             natives[element.id] = item.native
     return tuple(elements), natives
+
+
+def own_window_elements(
+    raw: Iterable[RawElement], mapping: ScreenMapping, size: tuple[int, int]
+) -> tuple[Element, ...]:
+    """The parts of this app's own windows that no other window covers, in screenshot px.
+
+    `raw` lists windows topmost first (every backend does): a piece of an own window under
+    another app's window is that window's, and a click there is not refused.
+    """
+    above: list[tuple[int, int, int, int]] = []
+    found: list[Element] = []
+    for item in raw:
+        if item.role != "window":
+            continue
+        if not item.own:
+            above.append(item.rect)
+            continue
+        pieces = [item.rect]
+        for cover in above:
+            pieces = [part for piece in pieces for part in _without(piece, cover)]
+        for piece in pieces:
+            box = rect_to_image(piece, mapping, size)
+            if box is not None:
+                name = clean_name(item.name)
+                found.append(Element(0, "window", name, box, focused=item.focused))
+    return tuple(found)
+
+
+def _without(
+    rect: tuple[int, int, int, int], cover: tuple[int, int, int, int]
+) -> list[tuple[int, int, int, int]]:
+    """`rect` minus `cover`: up to four rectangles (left, top, width, height)."""
+    x, y, w, h = rect
+    cx, cy, cw, ch = cover
+    left, top, right, bottom = max(x, cx), max(y, cy), min(x + w, cx + cw), min(y + h, cy + ch)
+    if left >= right or top >= bottom:
+        return [rect]
+    parts = [
+        (x, y, w, top - y),  # above the cover
+        (x, bottom, w, y + h - bottom),  # below it
+        (x, top, left - x, bottom - top),  # left of it
+        (right, top, x + w - right, bottom - top),  # right of it
+    ]
+    return [part for part in parts if part[2] > 0 and part[3] > 0]
 
 
 def inventory_text(elements: Sequence[Element]) -> str:

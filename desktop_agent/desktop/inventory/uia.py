@@ -14,6 +14,7 @@ tells "gone" (COMError) from "does not support it". Both fail the step with a on
 from __future__ import annotations
 
 import logging
+import os
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -94,6 +95,13 @@ def _rect(control: Any) -> tuple[int, int, int, int] | None:
     return int(box.left), int(box.top), int(width), int(height)
 
 
+def _is_own(control: Any) -> bool:
+    """One of this app's own windows: made by this process (the app's engine runs in it), or
+    titled as the app's windows are ("Desktop Agent…": main window, dialogs, acting panel)."""
+    title = str(control.Name or "")
+    return getattr(control, "ProcessId", None) == os.getpid() or title.startswith("Desktop Agent")
+
+
 class UiaInventory:
     """UI Automation inventory and actions; `uiautomation` is imported on the thread."""
 
@@ -123,7 +131,9 @@ class UiaInventory:
         foreground = auto.GetForegroundControl()
         foreground_handle = getattr(foreground, "NativeWindowHandle", None)
         found = self._windows(foreground_handle, limits)
-        if foreground is not None and not limits.expired():
+        # this app's own window in front: its controls are not the agent's to list
+        ours = any(item.own and item.focused for item in found)
+        if foreground is not None and not ours and not limits.expired():
             found.extend(self._walk(foreground, limits, limits.max_elements - len(found)))
         return found[: limits.max_elements], "uia"
 
@@ -146,6 +156,7 @@ class UiaInventory:
                         rect=rect,
                         enabled=bool(control.IsEnabled),
                         focused=bool(handle) and handle == foreground_handle,
+                        own=_is_own(control),
                         native=control,
                     )
                 )

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
+from desktop_agent.desktop.inventory.base import APP_NAME, RawElement, WalkLimits, clean_name
+
+log = logging.getLogger(__name__)
 
 _SKIPPED_TYPES = ("_NET_WM_WINDOW_TYPE_DOCK", "_NET_WM_WINDOW_TYPE_DESKTOP")
+
+
+def is_own_class(wm_class: Any) -> bool:
+    """Whether a WM_CLASS (instance, class) is this app's (`desktop-agent`, app.py)."""
+    if not wm_class:
+        return False
+    return any(str(name).casefold() == APP_NAME for name in wm_class)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +30,9 @@ class WindowInfo:
     wm_class: str
     rect: tuple[int, int, int, int]
     active: bool
+    #: one of this app's own windows (WM_CLASS `desktop-agent`): never listed to the model,
+    #: never a target of input (core/own_windows.py)
+    own: bool = False
 
     @property
     def label(self) -> str:
@@ -115,7 +128,31 @@ class X11Windows:
             wm_class=wm_class[1] if wm_class else "",
             rect=rect,
             active=window_id == active,
+            own=is_own_class(wm_class),
         )
+
+    def own_popups(self) -> list[WindowInfo]:
+        """This app's mapped override-redirect windows (menus: the tray menu, a context menu),
+        topmost first: no window manager lists them, and they lie above every managed one."""
+        from Xlib import X, error
+
+        dpy = self._dpy()
+        root = dpy.screen().root
+        found = []
+        for child in reversed(root.query_tree().children):  # bottom to top, reversed
+            try:
+                attributes = child.get_attributes()
+                if not attributes.override_redirect or attributes.map_state != X.IsViewable:
+                    continue
+                wm_class = child.get_wm_class()
+                if not is_own_class(wm_class):
+                    continue
+                geometry = child.get_geometry()
+            except (error.BadWindow, error.BadDrawable, error.BadMatch):
+                continue
+            rect = (geometry.x, geometry.y, geometry.width, geometry.height)
+            found.append(WindowInfo(child.id, "menu", APP_NAME, rect, active=False, own=True))
+        return found
 
     def windows(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
         active = self.active_id()
@@ -129,9 +166,12 @@ class X11Windows:
         return found
 
     def find(self, title: str) -> WindowInfo | None:
-        """The topmost visible window whose title (or class) contains `title`, any case."""
+        """The topmost visible window whose title (or class) contains `title`, any case; never
+        one of this app's own windows."""
         wanted = title.casefold()
         for window in self.windows():
+            if window.own:
+                continue
             if wanted in window.title.casefold() or wanted == window.wm_class.casefold():
                 return window
         return None
@@ -174,16 +214,30 @@ def _wait(condition: Callable[[], bool], timeout: float, interval: float = 0.01)
 
 
 def window_elements(windows: list[WindowInfo]) -> list[RawElement]:
+    """The windows as elements, in their order (topmost first); this app's own are marked."""
     return [
         RawElement(
             role="window",
             name=window.label,
             rect=window.rect,
             focused=window.active,
+            own=window.own,
             native=("x11", window.id),
         )
         for window in windows
     ]
+
+
+def listed_windows(windows: X11Windows, limits: WalkLimits | None = None) -> list[WindowInfo]:
+    """The managed windows topmost first, under this app's own popup menus (which lie above
+    them all); a failure to list the popups only leaves them out."""
+    managed = windows.windows(limits)
+    try:
+        popups = windows.own_popups()
+    except Exception as error:  # noqa: BLE001 - X errors of a menu that closed meanwhile
+        log.debug("own popup windows not listed: %s", error)
+        popups = []
+    return [*popups, *managed]
 
 
 class X11Inventory:
@@ -200,7 +254,7 @@ class X11Inventory:
         return None
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
-        return window_elements(self.windows.windows(limits))[: limits.max_elements], "x11"
+        return window_elements(listed_windows(self.windows, limits))[: limits.max_elements], "x11"
 
     def invoke(self, native: Any) -> str:
         raise LookupError("invoke needs the accessibility tree (AT-SPI); X11 lists windows only")
@@ -232,7 +286,8 @@ def focus_x11(windows: X11Windows, native: Any) -> str:
 def activate_by_title(windows: X11Windows, title: str) -> str:
     info = windows.find(title)
     if info is None:
-        titles = ", ".join(f'"{w.label}"' for w in windows.windows()[:8]) or "none"
+        others = [w for w in windows.windows() if not w.own]
+        titles = ", ".join(f'"{w.label}"' for w in others[:8]) or "none"
         raise LookupError(f"no window titled {title!r}; open windows: {titles}")
     if not windows.activate(info.id):
         raise LookupError(f'the window manager did not activate "{info.label}"')

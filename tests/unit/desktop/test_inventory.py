@@ -18,6 +18,7 @@ from desktop_agent.desktop.inventory import (
     WalkLimits,
     choose_backend,
     inventory_text,
+    own_window_elements,
     to_elements,
 )
 from desktop_agent.desktop.inventory.atspi import atspi_status
@@ -248,3 +249,21 @@ async def test_the_walk_starts_once_the_grab_is_done() -> None:
         observer.close()
 
     assert events == ["grab", "walk"]
+
+
+def test_the_apps_own_windows_are_left_out_and_given_apart_where_uncovered() -> None:
+    """Windows topmost first: an editor over part of the app's main window owns that part
+    (a click there is the editor's); the rest of the main window is the app's own."""
+    identity = ScreenMapping()
+    raw = [
+        RawElement("window", "notes — L3afpad", (0, 0, 400, 300), focused=True),
+        RawElement("window", "Desktop Agent", (200, 100, 400, 400), own=True),
+        RawElement("button", "Save", (10, 10, 50, 20)),
+    ]
+    elements, _ = to_elements(raw, identity, (1000, 1000))
+    assert [e.name for e in elements] == ["notes — L3afpad", "Save"]
+    own = own_window_elements(raw, identity, (1000, 1000))
+    assert {e.box for e in own} == {(200, 300, 400, 200), (400, 100, 200, 200)}
+    assert all(e.name == "Desktop Agent" and e.role == "window" for e in own)
+    # the pieces cover exactly the uncovered part: 400*400 - 200*200
+    assert sum(e.box[2] * e.box[3] for e in own) == 400 * 400 - 200 * 200

@@ -1,0 +1,82 @@
+"""The agent cannot reach its own controls: input aimed at the app's own windows is refused.
+
+With click and hotkey grants a run could otherwise focus the app's window, open its settings
+and allow itself more. The desktop adapters keep the app's windows (window class / app name
+`desktop-agent`: the main window, its dialogs, the tray menu, the acting panel) out of the
+element list and hand them to the core as `Observation.own_windows` (the parts no other
+window covers); `own_window_refusal` says why a call must not run, before any policy, grant
+or question — no answer of anybody's makes it run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from desktop_agent.core.models import Element, Observation
+
+APP_NAME = "desktop-agent"
+#: tools that send keys to whatever has the focus
+_KEYBOARD_TOOLS = frozenset({"type_text", "hotkey"})
+#: pointer tools and the arguments holding their points
+_POINTS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "click": (("x", "y"),),
+    "move_mouse": (("x", "y"),),
+    "scroll": (("x", "y"),),
+    "drag": (("x", "y"), ("to_x", "to_y")),
+}
+
+
+def own_window_refusal(tool: str, args: Mapping[str, Any], observation: Observation) -> str:
+    """Why `tool(args)` (the validated arguments) would act on the app's own windows, or ""."""
+    own = observation.own_windows
+    if tool == "focus_window":
+        return _focus_refusal(args, own)
+    if not own:
+        return ""
+    if tool in _KEYBOARD_TOOLS:
+        focused = next((window for window in own if window.focused), None)
+        if focused is not None:
+            return (
+                f'the app\'s own window "{focused.name}" has the keyboard focus: the agent may '
+                "not type into its own controls (click the window to type into first)"
+            )
+        return ""
+    for x, y in _points(tool, args, observation):
+        window = next((w for w in own if _holds(w.box, x, y)), None)
+        if window is not None:
+            return (
+                f'the point ({x}, {y}) is on the app\'s own window "{window.name}": the agent '
+                "may not use its own controls"
+            )
+    return ""
+
+
+def _focus_refusal(args: Mapping[str, Any], own: tuple[Element, ...]) -> str:
+    title = args.get("title")
+    if not isinstance(title, str):
+        return ""
+    wanted = " ".join(title.casefold().replace("-", " ").split())
+    names = [" ".join(w.name.casefold().replace("-", " ").split()) for w in own]
+    if "desktop agent" in wanted or any(wanted == name for name in names):
+        return f"{title!r} names the app's own window: the agent may not focus its own controls"
+    return ""
+
+
+def _points(
+    tool: str, args: Mapping[str, Any], observation: Observation
+) -> Iterator[tuple[int, int]]:
+    """Where a pointer call presses, moves or scrolls: its points, or its element's centre."""
+    element_id = args.get("element")
+    if isinstance(element_id, int) and tool in _POINTS:
+        element = observation.element(element_id)
+        if element is not None:
+            yield element.center
+    for x_name, y_name in _POINTS.get(tool, ()):
+        x, y = args.get(x_name), args.get(y_name)
+        if isinstance(x, int) and isinstance(y, int):
+            yield x, y
+
+
+def _holds(box: tuple[int, int, int, int], x: int, y: int) -> bool:
+    return box[0] <= x < box[0] + box[2] and box[1] <= y < box[1] + box[3]

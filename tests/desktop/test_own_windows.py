@@ -1,0 +1,118 @@
+"""The agent cannot reach its own controls on a real desktop: a window of WM_CLASS
+`desktop-agent` (and its popup menu) is left out of the element list, handed to the core as
+`own_windows`, and a click or typing aimed at it is refused (issue #15 item 5)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.control import RunControl
+from desktop_agent.core.events import RunFinished
+from desktop_agent.core.loop import LoopDeps, run_task_loop
+from desktop_agent.core.models import ApprovalDecision, StepKind, StepStatus, TaskSpec
+from desktop_agent.core.permissions import Permissions
+from desktop_agent.desktop.executor import DesktopExecutor
+from desktop_agent.desktop.inventory.x11 import X11Windows
+from desktop_agent.desktop.observer import DesktopObserver
+from tests.desktop.conftest import INVENTORY_BUDGET_S, wait_active
+from tests.fakes import MemoryRepository, ScriptedGate, ScriptedPlanner, done, tool
+from tests.support.xdisplay import XSession, wait_until
+
+TITLE = "Desktop Agent — Settings"
+
+
+def start_own_window(xsession: XSession, *extra: str) -> subprocess.Popen[Any]:
+    process = xsession.spawn(
+        [sys.executable, "-m", "tests.support.own_window", *extra],
+        extra_env={"QT_QPA_PLATFORM": "xcb"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    return process
+
+
+@pytest.fixture
+def own_window(xsession: XSession, windows: X11Windows) -> Iterator[None]:
+    process = start_own_window(xsession)
+    try:
+        wait_active(windows, title=TITLE)
+        yield
+    finally:
+        xsession.stop(process)
+
+
+async def test_the_apps_own_window_is_not_listed_and_input_aimed_at_it_is_refused(
+    own_window: None, windows: X11Windows
+) -> None:
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    executor = DesktopExecutor(observer=observer)
+    repo = MemoryRepository()
+    gate = ScriptedGate([ApprovalDecision.ONCE] * 3)
+    try:
+        seen = await observer.observe()
+        assert all("Desktop Agent" not in element.name for element in seen.elements)
+        [own] = [window for window in seen.own_windows if window.name.startswith(TITLE)]
+        assert own.focused
+        inside = own.center
+        # focus_window by title never finds it either
+        assert windows.find("Desktop Agent") is None
+
+        run = await repo.create_run(
+            TaskSpec("change the settings", allowed_tools=("click", "type_text"))
+        )
+        deps = LoopDeps(
+            repo=repo,
+            observer=observer,
+            executor=executor,
+            gate=gate,
+            registry=builtin_registry(),
+            breakers=BreakerBoard(),
+            permissions=Permissions(persistent_grants=["click", "type_text"]),
+            planner=ScriptedPlanner(
+                [
+                    tool("click", x=inside[0], y=inside[1]),
+                    tool("type_text", text="launch_app = allow"),
+                    done(),
+                ]
+            ),
+        )
+        events = [event async for event in run_task_loop(run, deps, RunControl())]
+    finally:
+        executor.close()
+        observer.close()
+    assert isinstance(events[-1], RunFinished)
+    actions = [s for s in await repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert [(a.tool, a.status) for a in actions] == [
+        ("click", StepStatus.DENIED),
+        ("type_text", StepStatus.DENIED),
+    ]
+    assert "own window" in (actions[0].error or "")
+    assert "keyboard focus" in (actions[1].error or "")
+    assert gate.requests == []
+
+
+async def test_the_apps_popup_menu_is_an_own_window_too(
+    xsession: XSession, windows: X11Windows
+) -> None:
+    """The tray menu is an override-redirect popup: no window manager lists it."""
+    process = start_own_window(xsession, "menu")
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    try:
+        wait_until(lambda: windows.own_popups(), timeout=10, what="the popup menu")
+        seen = await observer.observe()
+    finally:
+        observer.close()
+        xsession.stop(process)
+    menus = [window for window in seen.own_windows if window.name.startswith("menu")]
+    assert menus, seen.own_windows
+    left, top, _, _ = menus[0].box
+    scale = seen.width / xsession.width
+    assert (left, top) == (round(900 * scale), round(600 * scale))

@@ -1,0 +1,83 @@
+"""The agent cannot reach its own controls: input aimed at the app's own windows is refused
+before any policy, grant or question (issue #15 item 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.models import ApprovalDecision, Element, Observation, Policy, StepStatus
+from desktop_agent.core.own_windows import own_window_refusal
+from tests.fakes import ScriptedPlanner, done, make_observation, tool
+from tests.unit.core.conftest import make_harness
+
+EDITOR = Element(1, "window", "notes.txt — L3afpad", (0, 0, 1100, 720), focused=True)
+UNDER_PANEL = Element(2, "button", "Save", (1120, 20, 60, 30))
+PANEL = Element(0, "window", "Desktop Agent — acting", (1100, 0, 180, 80))
+SETTINGS = Element(0, "window", "Settings — Desktop Agent", (200, 100, 600, 400), focused=True)
+
+
+def screen(*own: Element, editor_focused: bool = True) -> Observation:
+    editor = EDITOR if editor_focused else Element(1, "window", EDITOR.name, EDITOR.box)
+    return make_observation([editor, UNDER_PANEL]).with_(own_windows=own)
+
+
+@pytest.mark.parametrize(
+    ("call", "args"),
+    [
+        ("click", {"x": 1150, "y": 40}),
+        ("click", {"element": 2}),  # its centre lies under the acting panel
+        ("move_mouse", {"x": 1101, "y": 1}),
+        ("scroll", {"amount": -3, "x": 1200, "y": 50}),
+        ("drag", {"x": 10, "y": 10, "to_x": 1150, "to_y": 40}),
+    ],
+)
+def test_a_point_on_an_own_window_is_refused(call: str, args: dict[str, Any]) -> None:
+    assert "own window" in own_window_refusal(call, args, screen(PANEL))
+
+
+def test_keys_while_an_own_window_has_the_focus_are_refused() -> None:
+    focused = screen(SETTINGS, editor_focused=False)
+    assert "keyboard focus" in own_window_refusal("type_text", {"text": "x"}, focused)
+    assert "keyboard focus" in own_window_refusal("hotkey", {"keys": ["alt", "tab"]}, focused)
+    # the panel does not take the focus: keys go to the editor
+    assert own_window_refusal("hotkey", {"keys": ["ctrl", "s"]}, screen(PANEL)) == ""
+
+
+@pytest.mark.parametrize("title", ["Desktop Agent", "desktop-agent", "settings — desktop agent"])
+def test_focusing_an_own_window_by_title_is_refused(title: str) -> None:
+    assert own_window_refusal("focus_window", {"title": title}, screen())
+
+
+def test_other_input_is_not_refused() -> None:
+    assert own_window_refusal("click", {"x": 500, "y": 300}, screen(PANEL)) == ""
+    assert own_window_refusal("focus_window", {"title": "L3afpad"}, screen(PANEL)) == ""
+    assert own_window_refusal("type_text", {"text": "x"}, screen(PANEL)) == ""
+
+
+async def test_the_run_is_refused_its_own_controls_whatever_the_policy_or_the_answer() -> None:
+    h = make_harness(
+        answers=[ApprovalDecision.ONCE] * 5,
+        policies={"click": Policy.ALLOW, "hotkey": Policy.ALLOW, "type_text": Policy.ALLOW},
+    )
+    h.observer.observation = screen(SETTINGS, PANEL, editor_focused=False)
+    run = await h.create(max_failures=5)
+    planner = ScriptedPlanner(
+        [
+            tool("click", x=300, y=200),  # in the settings dialog
+            tool("hotkey", keys=["ctrl", "s"]),  # the settings dialog has the focus
+            tool("click", x=50, y=50),  # the editor: runs
+            done(),
+        ]
+    )
+    await h.collect(run, planner)
+    actions = [s for s in await h.repo.list_steps(run.id) if s.kind.value == "action"]
+    assert [(s.tool, s.status) for s in actions] == [
+        ("click", StepStatus.DENIED),
+        ("hotkey", StepStatus.DENIED),
+        ("click", StepStatus.OK),
+    ]
+    assert "Settings — Desktop Agent" in (actions[0].error or "")
+    assert h.gate.requests == []
+    assert [(name, args.x) for name, args in h.executor.calls] == [("click", 50)]  # type: ignore[attr-defined]
