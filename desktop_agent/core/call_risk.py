@@ -269,11 +269,12 @@ def window_at(observation: Observation, x: int, y: int) -> list[Element]:
     return [
         element
         for element in observation.elements
-        if element.role == "window" and _holds(element.box, x, y)
+        if element.role == "window" and box_holds(element.box, x, y)
     ]
 
 
-def _holds(box: tuple[int, int, int, int], x: int, y: int) -> bool:
+def box_holds(box: tuple[int, int, int, int], x: int, y: int) -> bool:
+    """Whether a box (left, top, width, height) holds the point."""
     return box[0] <= x < box[0] + box[2] and box[1] <= y < box[1] + box[3]
 
 
@@ -304,7 +305,7 @@ def control_at(observation: Observation, x: int, y: int) -> Element | None:
     hits = [
         element
         for element in observation.elements
-        if element.role != "window" and _holds(element.box, x, y)
+        if element.role != "window" and box_holds(element.box, x, y)
     ]
     return min(hits, key=lambda e: e.box[2] * e.box[3], default=None)
 

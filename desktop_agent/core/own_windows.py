@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from desktop_agent.core.call_risk import box_holds
 from desktop_agent.core.models import Element, Observation
 
 APP_NAME = "desktop-agent"
@@ -43,7 +44,7 @@ def own_window_refusal(tool: str, args: Mapping[str, Any], observation: Observat
             )
         return ""
     for x, y in _points(tool, args, observation):
-        window = next((w for w in own if _holds(w.box, x, y)), None)
+        window = next((w for w in own if box_holds(w.box, x, y)), None)
         if window is not None:
             return (
                 f'the point ({x}, {y}) is on the app\'s own window "{window.name}": the agent '
@@ -76,7 +77,3 @@ def _points(
         x, y = args.get(x_name), args.get(y_name)
         if isinstance(x, int) and isinstance(y, int):
             yield x, y
-
-
-def _holds(box: tuple[int, int, int, int], x: int, y: int) -> bool:
-    return box[0] <= x < box[0] + box[2] and box[1] <= y < box[1] + box[3]
