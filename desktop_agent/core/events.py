@@ -100,6 +100,16 @@ class StoppedEverything:
     type: Literal["stopped_everything"] = "stopped_everything"
 
 
+@dataclass(frozen=True, slots=True)
+class StopHotkeyChanged:
+    """Whether the global stop hotkey is armed now, and why not (one line; "" when armed):
+    said when it is grabbed (or could not be) and when its listener ends by itself."""
+
+    armed: bool
+    why: str
+    type: Literal["stop_hotkey_changed"] = "stop_hotkey_changed"
+
+
 TaskLoopEvent = (
     RunStarted
     | StepStarted
@@ -112,6 +122,7 @@ TaskLoopEvent = (
     | RunTotals
     | StartRefused
     | StoppedEverything
+    | StopHotkeyChanged
 )
 
 
@@ -123,7 +134,7 @@ def event_run_id(event: TaskLoopEvent) -> str:
         return event.approval.run_id
     if isinstance(event, RunTotals | StartRefused):
         return event.run_id
-    if isinstance(event, StoppedEverything):
+    if isinstance(event, StoppedEverything | StopHotkeyChanged):
         return ""
     return event.run.id
 
@@ -153,6 +164,9 @@ def event_to_json(event: TaskLoopEvent) -> dict[str, Any]:
     elif isinstance(event, StoppedEverything):
         del body["run_id"]
         body.update(here=event.here, elsewhere=event.elsewhere)
+    elif isinstance(event, StopHotkeyChanged):
+        del body["run_id"]
+        body.update(armed=event.armed, why=event.why)
     else:
         body["run"] = event.run.to_json()
         if isinstance(event, RunPaused):

@@ -31,6 +31,7 @@ from desktop_agent.core.errors import RefusedToStart
 from desktop_agent.core.events import (
     RunFinished,
     StartRefused,
+    StopHotkeyChanged,
     StoppedEverything,
     TaskLoopEvent,
 )
@@ -245,9 +246,10 @@ class Host:
 
     async def grab_stop_hotkey(self) -> bool:
         """The global stop hotkey (the settings') stops everything, delivered on this loop.
-        False (and `hotkey_problem` says why) when it cannot be had."""
+        False (and `hotkey_problem` says why) when it cannot be had. Either way, and whenever
+        the hotkey stops being armed later, subscribers hear `StopHotkeyChanged`."""
         if not os.environ.get("DISPLAY") and sys.platform != "win32":
-            self.hotkey_problem = "no display"
+            self._on_hotkey_state(False, "no display")
             return False
         from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
 
@@ -255,14 +257,27 @@ class Host:
         loop = asyncio.get_running_loop()
         try:
             # an X connection and a few round trips: not on the loop's thread
-            handle = await asyncio.to_thread(start_global_hotkey, combo, self._on_hotkey, loop)
+            handle = await asyncio.to_thread(
+                partial(
+                    start_global_hotkey,
+                    combo,
+                    self._on_hotkey,
+                    loop,
+                    on_change=self._on_hotkey_state,
+                )
+            )
         except HotkeyUnavailable as error:
-            self.hotkey_problem = " ".join(str(error).split())
             log.warning("stop hotkey %s unavailable: %s", combo, error)
+            self._on_hotkey_state(False, str(error))
             return False
-        self.hotkey_problem = ""
         self._closers.append(lambda: asyncio.to_thread(handle.stop))
+        self._on_hotkey_state(True, "")
         return True
+
+    def _on_hotkey_state(self, armed: bool, why: str) -> None:
+        """The stop hotkey's state, said once to every face (the window's status bar, …)."""
+        self.hotkey_problem = "" if armed else " ".join(why.split())
+        self._tell(StopHotkeyChanged(armed, self.hotkey_problem))
 
     def _on_hotkey(self) -> None:
         log.info("stop hotkey pressed")

@@ -15,8 +15,10 @@ from desktop_agent.core.events import (
     RunFinished,
     RunStarted,
     StartRefused,
+    StopHotkeyChanged,
     StoppedEverything,
     TaskLoopEvent,
+    event_to_json,
 )
 from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.host import Host, RunRequest
@@ -145,3 +147,61 @@ async def test_a_routine_run_started_elsewhere_is_owned_like_any(host: Host) -> 
         RunKind.ROUTINE,
     )
     assert isinstance(events[-1], RunFinished) and events[-1].run == final
+
+
+class LosingHotkey:
+    """A stop hotkey whose listener ends by itself after it was grabbed (X server gone)."""
+
+    def __init__(self) -> None:
+        self.on_change: Any = None
+        self.loop: Any = None
+        self.armed = True
+
+    def start(self, combo: str, callback: Any, loop: Any, *, on_change: Any = None) -> Any:
+        self.on_change, self.loop = on_change, loop
+        return self
+
+    def lose(self, why: str) -> None:
+        self.armed = False
+        self.loop.call_soon_threadsafe(self.on_change, False, why)
+
+    def stop(self) -> None:
+        self.armed = False
+
+
+async def test_the_stop_hotkeys_state_is_said_when_grabbed_and_when_it_is_lost(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hotkey = LosingHotkey()
+    monkeypatch.setattr("desktop_agent.desktop.hotkey.start_global_hotkey", hotkey.start)
+    monkeypatch.setenv("DISPLAY", ":99")
+    events = heard(host)
+    lost = asyncio.Event()
+    host.subscribe(lambda event: lost.set() if getattr(event, "armed", True) is False else None)
+
+    assert await host.grab_stop_hotkey()
+    hotkey.lose("its X11 listener ended: connection lost")
+    await asyncio.wait_for(lost.wait(), 5)
+
+    assert events == [
+        StopHotkeyChanged(True, ""),
+        StopHotkeyChanged(False, "its X11 listener ended: connection lost"),
+    ]
+    assert host.hotkey_problem == "its X11 listener ended: connection lost"
+    assert event_to_json(events[1]) == {
+        "type": "stop_hotkey_changed",
+        "armed": False,
+        "why": "its X11 listener ended: connection lost",
+    }
+
+
+async def test_a_stop_hotkey_that_cannot_be_grabbed_is_said_as_not_armed(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    events = heard(host)
+
+    assert not await host.grab_stop_hotkey()
+
+    assert events == [StopHotkeyChanged(False, "no display")]
