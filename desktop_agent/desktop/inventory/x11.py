@@ -131,7 +131,7 @@ class X11Windows:
             own=is_own_class(wm_class),
         )
 
-    def own_popups(self) -> list[WindowInfo]:
+    def own_popups(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
         """This app's mapped override-redirect windows (menus: the tray menu, a context menu),
         topmost first: no window manager lists them, and they lie above every managed one."""
         from Xlib import X, error
@@ -140,6 +140,8 @@ class X11Windows:
         root = dpy.screen().root
         found = []
         for child in reversed(root.query_tree().children):  # bottom to top, reversed
+            if limits is not None and limits.expired():
+                break
             try:
                 attributes = child.get_attributes()
                 if not attributes.override_redirect or attributes.map_state != X.IsViewable:
@@ -233,7 +235,7 @@ def listed_windows(windows: X11Windows, limits: WalkLimits | None = None) -> lis
     them all); a failure to list the popups only leaves them out."""
     managed = windows.windows(limits)
     try:
-        popups = windows.own_popups()
+        popups = windows.own_popups(limits)
     except Exception as error:  # noqa: BLE001 - X errors of a menu that closed meanwhile
         log.debug("own popup windows not listed: %s", error)
         popups = []
