@@ -5,7 +5,9 @@ judges and the executor runs), dump them, `assess_call` against an observation o
 elements (the inventory's limit) with a window list, and `Permissions.decide`. Calls: a line
 into a terminal, a hotkey with extra keys, clicks by element and by point (the slowest: every
 element's box is tested), a drag, a password field. Prints the median and p99 in µs per call
-over `--trials` (default 2000) and the worst call's p99 against the 1 ms target.
+over `--trials` (default 2000) and the worst call's p99 against the 1 ms target: of the
+wall time, and of the thread's CPU time (what the gate costs; on a shared box the wall p99 is
+mostly the scheduler's time slices of other processes).
 """
 
 from __future__ import annotations
@@ -53,21 +55,29 @@ def main() -> None:
     permissions = Permissions()
     screen = observation()
     print(f"gate per call: validate + assess_call + decide, {len(screen.elements)} elements")
-    worst = 0.0
+    worst_wall = worst_cpu = 0.0
     for tool, raw in CALLS:
-        times = []
+        wall, cpu = [], []
         for _ in range(options.trials):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             spec, args = registry.validate(tool, raw)
             risk = assess_call(tool, args.model_dump(), screen, None, DEFAULT_SENSITIVE_TARGETS)
             permissions.decide("run", tool, spec.risk, sensitive=risk.asks_every_call)
-            times.append((time.perf_counter() - start) * 1e6)
-        times.sort()
-        p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-        worst = max(worst, p99)
+            wall.append((time.perf_counter() - start) * 1e6)
+            cpu.append((time.thread_time() - start_cpu) * 1e6)
+        wall_p99, cpu_p99 = p99(wall), p99(cpu)
+        worst_wall, worst_cpu = max(worst_wall, wall_p99), max(worst_cpu, cpu_p99)
         label = f"{tool} {sorted(raw)}"
-        print(f"  {label:42s} median {statistics.median(times):7.1f} µs, p99 {p99:7.1f} µs")
-    print(f"worst p99 {worst:.1f} µs (target ≤ 1000 µs)")
+        print(
+            f"  {label:40s} wall median {statistics.median(wall):6.1f} µs p99 {wall_p99:7.1f}"
+            f" · cpu median {statistics.median(cpu):6.1f} µs p99 {cpu_p99:6.1f}"
+        )
+    print(f"worst p99: cpu {worst_cpu:.1f} µs, wall {worst_wall:.1f} µs (target ≤ 1000 µs)")
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
 if __name__ == "__main__":
