@@ -14,7 +14,8 @@ import pytest
 
 from tests.support.xdisplay import wait_until
 
-pytestmark = pytest.mark.gui
+#: SIGTERM's clean quit and Linux's DISPLAY rule: on Windows send_signal ends the process at once
+pytestmark = [pytest.mark.gui, pytest.mark.posix]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -80,7 +80,8 @@ Or as a process of its own (``--script`` is a JSON file: ``{"replies": [...],
 
 It prints the port on stdout (one line, flushed), writes it to ``--port-file`` when
 given, appends each chat request body as one JSON line to ``--requests-file``, and
-runs until SIGTERM or SIGINT.
+runs until SIGTERM or SIGINT (on Windows: until Ctrl+C or the process is ended;
+docs/windows-checklist.md drives the app's tools with it).
 """
 
 from __future__ import annotations
@@ -500,7 +501,10 @@ async def _serve(args: argparse.Namespace, data: Mapping[str, Any]) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except NotImplementedError:  # Windows: Ctrl+C ends asyncio.run with KeyboardInterrupt
+            break
     async with server:
         if args.port_file:
             _write_port(args.port_file, server.port)
