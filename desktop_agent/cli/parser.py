@@ -88,6 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--vision", choices=("auto", "yes", "no"))
     run.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
+    run.add_argument(
+        "--grounding",
+        choices=("auto", "off", "zoom", "grounder"),
+        help="how a click by coordinates is refined (default: the settings'; auto: the "
+        "model profile's)",
+    )
+    run.add_argument("--grounder-url", metavar="URL", help="the grounding model's server")
+    run.add_argument(
+        "--grounder-model", metavar="NAME", help="a grounding model (implies --grounding grounder)"
+    )
     run.add_argument("--json", action="store_true", help="one JSON object per line per event")
 
     runs = commands.add_parser("runs", help="run history, newest first")

@@ -1,0 +1,70 @@
+"""`run --grounding/--grounder-url/--grounder-model` reach the settings the run is made with;
+a grounder without its model is one line and exit 3 (issue #19)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_agent.cli import EXIT_REFUSED, build_parser, main
+from desktop_agent.cli.commands import _settings_for
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
+    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DESKTOP_AGENT_GROUNDING"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def test_a_grounding_model_on_the_command_line_is_the_runs_grounder() -> None:
+    args = build_parser().parse_args(
+        [
+            "run",
+            "x",
+            "--grounder-model",
+            "Hcompany/Holo2-8B",
+            "--grounder-url",
+            "http://127.0.0.1:9/v1/",
+        ]
+    )
+
+    settings = _settings_for(args)
+
+    assert (settings.grounding, settings.grounder_model, settings.grounder_base_url) == (
+        "grounder",
+        "Hcompany/Holo2-8B",
+        "http://127.0.0.1:9/v1",
+    )
+
+
+@pytest.mark.parametrize("mode", ["off", "zoom", "auto"])
+def test_grounding_on_the_command_line_beats_the_settings(mode: str) -> None:
+    settings = _settings_for(build_parser().parse_args(["run", "x", "--grounding", mode]))
+
+    assert settings.grounding == mode
+
+
+def test_without_the_options_the_settings_grounding_stays() -> None:
+    assert _settings_for(build_parser().parse_args(["run", "x"])).grounding == "auto"
+
+
+def test_a_grounder_without_its_model_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "x", "--grounding", "grounder"]) == EXIT_REFUSED
+
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert 'grounding = "grounder" needs grounder_model' in err[0]
+
+
+def test_an_unknown_grounding_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "x", "--grounding", "sideways"]) == EXIT_REFUSED
+
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "--grounding" in err[0]
