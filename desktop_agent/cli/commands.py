@@ -404,7 +404,38 @@ async def _model_checks(settings: Settings) -> list[Any]:
             f"{verdict.detail} ({verdict.source})",
             'set vision = "yes" in settings.toml or pass --vision yes if the model can see',
         ),
+        await _grounding_check(settings, profile.grounding),
     ]
+
+
+async def _grounding_check(settings: Settings, profile_default: str) -> Any:
+    """How clicks are refined; with a grounding model, whether its server answers."""
+    from desktop_agent.desktop.doctor import DoctorItem
+    from desktop_agent.planner import check_reachable
+    from desktop_agent.planner.profiles import resolve_profile
+    from desktop_agent.settings import api_key_for
+
+    mode = profile_default if settings.grounding == "auto" else settings.grounding
+    how = f"{mode} ({settings.grounding})"
+    if mode == "off":
+        return DoctorItem("grounding", True, f"{how}: clicks go where the model says", "")
+    if mode == "zoom":
+        return DoctorItem("grounding", True, f"{how}: the model looks again on a crop", "")
+    url = settings.grounder_base_url or settings.base_url
+    key = await asyncio.to_thread(api_key_for, url, settings)
+    try:
+        await check_reachable(url, key)
+    except DesktopAgentError as error:
+        fix = "start the grounding model's server or set grounder_base_url / --grounder-url"
+        return DoctorItem("grounding", False, f"{how}: {error}", fix)
+    grounder = resolve_profile(settings.grounder_model, settings.grounder_profile)
+    return DoctorItem(
+        "grounding",
+        True,
+        f"{how}: {settings.grounder_model} at {url}, profile {grounder.name} "
+        f"({grounder.point_format} answers, coordinates {grounder.coordinates})",
+        "",
+    )
 
 
 def _calibrate(settings: Settings) -> int:

@@ -4,6 +4,7 @@ a grounder without its model is one line and exit 3 (issue #19)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,45 @@ def test_an_unknown_grounding_is_a_usage_error(capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "--grounding" in err[0]
+
+
+async def test_doctor_says_how_clicks_are_refined_and_checks_the_grounding_model() -> None:
+    from desktop_agent.cli.commands import _model_checks
+    from desktop_agent.settings import Settings
+    from tests.support.model_server import ModelServer
+    from tests.unit.planner.conftest import closed_port
+
+    def grounding(items: list[Any]) -> Any:
+        return next(item for item in items if item.name == "grounding")
+
+    async with (
+        ModelServer(ollama={"qwen2.5vl:7b": ["completion", "vision"]}) as server,
+        ModelServer() as grounder,
+    ):
+        settings = Settings(base_url=server.base_url, model="qwen2.5vl:7b")
+        by_grounder = {"grounding": "grounder", "grounder_model": "Salesforce/GTA1-7B"}
+        auto = grounding(await _model_checks(settings))
+        found = grounding(
+            await _model_checks(
+                settings.model_copy(update={**by_grounder, "grounder_base_url": grounder.base_url})
+            )
+        )
+        gone = grounding(
+            await _model_checks(
+                settings.model_copy(
+                    update={
+                        **by_grounder,
+                        "grounder_base_url": f"http://127.0.0.1:{closed_port()}/v1",
+                    }
+                )
+            )
+        )
+
+    assert (auto.ok, auto.detail) == (True, "zoom (auto): the model looks again on a crop")
+    assert found.ok
+    assert found.detail == (
+        f"grounder (grounder): Salesforce/GTA1-7B at {grounder.base_url}, profile gta1 "
+        "(gta1 answers, coordinates resized)"
+    )
+    assert not gone.ok
+    assert gone.fix.startswith("start the grounding model's server")
