@@ -146,11 +146,14 @@ class Host:
 
     # ── runs ─────────────────────────────────────────────────────────────────
 
-    def start(self, request: RunRequest) -> HostedRun:
+    def start(self, request: RunRequest, *, planner: Planner | None = None) -> HostedRun:
         """Admit a run now and own it: stop, pause, stop-everything reach it from this
         instant. No await: the model check, the vision check and the planner are made
         inside the run (a stop during them ends it stopped / user_stop, no model request,
         no input); a refusal comes as `StartRefused` and the run is forgotten.
+
+        `planner`: a run whose planner is at hand — an MCP client's own call (mcp/calls.py),
+        where no model is asked and none is checked.
 
         Raises RefusedToStart (an empty goal, an unknown tool) and AlreadyRunning at once.
         """
@@ -159,6 +162,8 @@ class Host:
         hosted = HostedRun(run)
 
         async def prepare(admitted: RunView) -> Planner:
+            if planner is not None:
+                return planner
             return await agent.prepare(admitted, request.vision)
 
         handle = agent.runner.admit(run, prepare)
@@ -234,11 +239,12 @@ class Host:
 
     # ── services a face turns on ─────────────────────────────────────────────
 
-    async def serve_api(self, port: int = 0, *, controls_only: bool = False) -> int:
-        """Serve the local API on loopback and register this instance; its port."""
+    async def serve_api(self, port: int = 0, *, controls_only: bool = False, face: str = "") -> int:
+        """Serve the local API on loopback and register this instance (as `face`: app, run,
+        serve, mcp); its port."""
         from desktop_agent.api.server import ApiServer
 
-        server = ApiServer(self.agent, controls_only=controls_only)
+        server = ApiServer(self.agent, controls_only=controls_only, face=face)
         self.api_port = await server.start(port)
         self._closers.append(server.close)
         log.info("local API on 127.0.0.1:%d%s", self.api_port, " (controls only)" * controls_only)
@@ -271,6 +277,7 @@ class Host:
             self._on_hotkey_state(False, str(error))
             return False
         self._closers.append(lambda: asyncio.to_thread(handle.stop))
+        log.info("global stop hotkey %s is on", combo)
         self._on_hotkey_state(True, "")
         return True
 

@@ -10,12 +10,11 @@ history ("MCP: click"), so it can be read, replayed and stopped like any other.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import aclosing
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.events import RunFinished, StepFinished, TaskLoopEvent
+from desktop_agent.core.events import RunFinished, StartRefused, StepFinished, TaskLoopEvent
 from desktop_agent.core.models import (
     Decision,
     Element,
@@ -26,11 +25,12 @@ from desktop_agent.core.models import (
     StepView,
     TokenUsage,
 )
-from desktop_agent.core.ports import DecideRequest, Planner
+from desktop_agent.core.ports import DecideRequest
+from desktop_agent.host.host import RunRequest
 from desktop_agent.mcp.gate import Asker, McpApprovalGate
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent
+    from desktop_agent.host.host import Host, HostedRun
 
 OBSERVE_ONLY = "screen_snapshot"
 #: what decided the calls, in the run's model column
@@ -121,53 +121,63 @@ def last_action(steps: Sequence[StepView]) -> StepView | None:
 
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
-    """How one call went: its run's end, its action row (None for a screenshot or a call
-    that never acted), and the observation it was judged on."""
+    """How one run an MCP call followed went: its end (None when its start was refused, and
+    then `refused` says why), its last action row (None for a screenshot or a call that never
+    acted), and the observation a one-step call was judged on."""
 
-    run: RunView
-    action: StepView | None
-    observation: Observation | None
+    run: RunView | None
+    action: StepView | None = None
+    observation: Observation | None = None
+    refused: str = ""
+
+
+EventSink = Callable[[TaskLoopEvent], Awaitable[None]]
+
+
+async def follow(host: Host, hosted: HostedRun, on_event: EventSink | None = None) -> CallOutcome:
+    """Read a hosted run's events to its end for the MCP call that started it. The call owns
+    the run: a call that goes away (the client cancelled it, or left) stops it."""
+    run, action, refused = None, None, ""
+    try:
+        async for event in hosted.events():
+            if on_event is not None:
+                await on_event(event)
+            if isinstance(event, StepFinished) and event.step.kind is StepKind.ACTION:
+                action = event.step
+            elif isinstance(event, RunFinished):
+                run = event.run
+            elif isinstance(event, StartRefused):
+                refused = event.reason
+    finally:
+        if run is None and not refused:
+            host.stop(hosted.run_id)
+    return CallOutcome(run, action, refused=refused)
 
 
 async def run_one_call(
-    agent: Agent,
+    host: Host,
     gate: McpApprovalGate,
     tool: str,
     args: dict[str, Any],
     asker: Asker,
     memory: ElementMemory,
-    on_event: Callable[[TaskLoopEvent], Any] | None = None,
+    on_event: EventSink | None = None,
 ) -> CallOutcome:
-    """Run `tool(args)` as a one-step run through the runner (stoppable like any run) and the
+    """Run `tool(args)` as a one-step run the host owns (stoppable like any run) through the
     loop's gate; the approvals it needs go to `asker`'s channels through `gate`."""
-    stops_seen = agent.runner.stop_all_count
-    run = await agent.create_run(
-        f"MCP: {tool}",
+    request = RunRequest(
+        goal=f"MCP: {tool}",
         model=CALLER,
         max_steps=2,
-        # a call that is refused or fails ends its run at once
-        max_failures=1,
+        max_failures=1,  # a call that is refused or fails ends its run at once
         allowed_tools=(tool,),
     )
     for granted in asker.grants.tools():
-        agent.permissions.grant_for_run(run.id, granted)
+        host.agent.permissions.grant_for_run(request.run_id, granted)
     planner = OneCall(tool, args, memory)
-
-    async def prepare(_: RunView) -> Planner:
-        return planner
-
-    take_back = gate.lend(run.id, asker)
-    final, action = run, None
+    take_back = gate.lend(request.run_id, asker)
     try:
-        handle = agent.runner.admit(run, prepare, stops_seen=stops_seen)
-        async with aclosing(handle.events) as events:
-            async for event in events:
-                if on_event is not None:
-                    await on_event(event)
-                if isinstance(event, StepFinished) and event.step.kind is StepKind.ACTION:
-                    action = event.step
-                elif isinstance(event, RunFinished):
-                    final = event.run
+        outcome = await follow(host, host.start(request, planner=planner), on_event)
     finally:
         take_back()
-    return CallOutcome(final, action, planner.observation)
+    return replace(outcome, observation=planner.observation)

@@ -12,11 +12,9 @@ import asyncio
 import contextlib
 import hmac
 import logging
-import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,40 +41,32 @@ async def serve_mcp(
     """Serve until the client leaves (stdio: end of input) or a signal comes; exit code 0."""
     from importlib.metadata import version
 
-    from desktop_agent.agent import Agent
-    from desktop_agent.cli.commands import _serve_api, _stop_on_hotkey
+    from desktop_agent.host.host import Host
     from desktop_agent.mcp.server import McpFace
 
     gate = McpApprovalGate(app_asker(data_dir))
-    agent = await Agent.open(data_dir, settings, gate=gate)
-    async with AsyncExitStack() as stack:
-        stack.push_async_callback(agent.close)
+    host = await Host.open(data_dir, settings, gate=gate)
+    try:
         ended = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def on_signal() -> None:
-            agent.stop_all()
-            ended.set()
-
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, on_signal)
-            stack.callback(loop.remove_signal_handler, signum)
-        await _serve_api(agent, stack, face="mcp")
-        _stop_on_hotkey(agent, settings, stack)
-        agent.watch_user_input()
-        face = McpFace(agent, gate, version=version("desktop-agent"))
-        serving = _serve_http(face, data_dir, port) if http else _serve_stdio(face)
-        task = asyncio.ensure_future(serving)
+        host.stop_on_signals(then=ended.set)
+        await host.serve_api(controls_only=True, face="mcp")
+        await host.grab_stop_hotkey()
+        host.watch_takeover()
+        face = McpFace(host, gate, version=version("desktop-agent"))
+        serving = asyncio.ensure_future(
+            _serve_http(face, data_dir, port) if http else _serve_stdio(face)
+        )
         waiter = asyncio.ensure_future(ended.wait())
         try:
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({serving, waiter}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            agent.stop_all()  # the client left or a signal came: nothing of ours goes on
-            for pending in (task, waiter):
+            for pending in (serving, waiter):
                 pending.cancel()
-            await asyncio.gather(task, waiter, return_exceptions=True)
-        if task.done() and not task.cancelled() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+            await asyncio.gather(serving, waiter, return_exceptions=True)
+        if not serving.cancelled() and serving.exception() is not None:
+            raise serving.exception()  # type: ignore[misc]
+    finally:
+        await host.close()  # the client left or a signal came: every run ends, then the rest
     return 0
 
 

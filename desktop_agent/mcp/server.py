@@ -3,10 +3,10 @@ tool on the runner and the history. Built on the `mcp` SDK's low-level `Server`.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from desktop_agent.core.errors import DesktopAgentError
-from desktop_agent.core.events import RunFinished, TaskLoopEvent
+from desktop_agent.core.events import StoppedEverything, TaskLoopEvent
 from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
@@ -30,7 +30,14 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.text import printable
 from desktop_agent.core.tools import describe_validation_error
-from desktop_agent.mcp.calls import OBSERVE_ONLY, CallOutcome, ElementMemory, run_one_call
+from desktop_agent.host.host import RunRequest
+from desktop_agent.mcp.calls import (
+    OBSERVE_ONLY,
+    CallOutcome,
+    ElementMemory,
+    follow,
+    run_one_call,
+)
 from desktop_agent.mcp.gate import Asker, AskHuman, McpApprovalGate, SessionGrants
 from desktop_agent.mcp.progress import ProgressOfRun
 from desktop_agent.mcp.tools import (
@@ -43,7 +50,7 @@ from desktop_agent.mcp.tools import (
 )
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent
+    from desktop_agent.host.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +60,8 @@ STOPPED_BY_USER = "stopped by the user"
 MAX_RUN_SCREENSHOTS = 10
 #: stdio has one client; on HTTP each MCP session has its own grants and element memory
 STDIO_SESSION = "stdio"
+#: how long stop_all waits for the other instances' counts (they are stopped either way)
+STOP_ALL_WAIT_S = 5.0
 
 
 class _OnceOrSession(BaseModel):
@@ -76,12 +85,14 @@ class McpFace:
     """The MCP server of one process: its tools over the Agent's runner, store and gate.
 
     Attributes:
-        agent: the services (runner, store, permissions) every run of this process uses.
+        host: the process's engine side: it owns the runs (each call's too), the store, the
+            stops; every run of this process is one of its runs.
         gate: the Agent's PermissionGate (asks the app, else the client, else denies).
     """
 
-    def __init__(self, agent: Agent, gate: McpApprovalGate, *, version: str = "") -> None:
-        self.agent = agent
+    def __init__(self, host: Host, gate: McpApprovalGate, *, version: str = "") -> None:
+        self.host = host
+        self.agent = host.agent
         self.gate = gate
         self.tools = mcp_tools()
         self._sessions: dict[str, _Session] = {}
@@ -128,7 +139,7 @@ class McpFace:
         session = self._session(ctx)
         asker = Asker(session.grants, _elicitor(ctx))
         outcome = await run_one_call(
-            self.agent,
+            self.host,
             self.gate,
             tool.builtin,
             arguments,
@@ -138,7 +149,7 @@ class McpFace:
         )
         if tool.builtin == OBSERVE_ONLY and outcome.observation is not None:
             session.memory.remember(outcome.observation.elements)
-        if asker.unasked:
+        if asker.unasked and outcome.run is not None:
             return _error(
                 f"{tool.name} was not run: it needs the user's approval and nobody could be "
                 "asked (no desktop app on this data dir, and this client does not support "
@@ -170,12 +181,8 @@ class McpFace:
         if isinstance(args, GetRunArgs):
             return await self._get_run(args)
         if isinstance(args, RunIdArgs):
-            runner = self.agent.runner
-            done = (
-                runner.pause(args.run_id)
-                if tool.name == "pause_run"
-                else runner.resume(args.run_id)
-            )
+            host = self.host
+            done = host.pause(args.run_id) if tool.name == "pause_run" else host.resume(args.run_id)
             verb = "pause" if tool.name == "pause_run" else "resume"
             if not done:
                 return _error(f"run {args.run_id} is not running in this server; cannot {verb}")
@@ -186,22 +193,21 @@ class McpFace:
         self, ctx: ServerRequestContext[Any], args: RunTaskArgs
     ) -> types.CallToolResult:
         session = self._session(ctx)
-        handle = await self.agent.launch(
-            args.goal,
+        request = RunRequest(
+            goal=args.goal,
             max_steps=args.max_steps,
             allowed_tools=tuple(args.allowed_tools) if args.allowed_tools else None,
         )
-        take_back = self.gate.lend(handle.run_id, Asker(session.grants, _elicitor(ctx)))
-        send = _progress_sender(ctx, ProgressOfRun(handle.run.max_steps))
-        final = handle.run
+        take_back = self.gate.lend(request.run_id, Asker(session.grants, _elicitor(ctx)))
         try:
-            async with aclosing(handle.events) as events:
-                async for event in events:
-                    await send(event)
-                    if isinstance(event, RunFinished):
-                        final = event.run
+            hosted = self.host.start(request)
+            send = _progress_sender(ctx, ProgressOfRun(hosted.run.max_steps))
+            outcome = await follow(self.host, hosted, send)
         finally:
             take_back()
+        final = outcome.run
+        if final is None:
+            return _error(printable(f"run_task was refused: {outcome.refused}"))
         summary = (
             f"run {final.id} {final.status.value}"
             + (f" / {final.stop_reason.value}" if final.stop_reason else "")
@@ -249,11 +255,26 @@ class McpFace:
         )
 
     async def _stop_all(self) -> types.CallToolResult:
-        from desktop_agent.api.instances import stop_all_instances
+        """Stop everything (here and in every instance on the data dir), as the hotkey does;
+        the count once the others answered."""
+        told: asyncio.Future[StoppedEverything] = asyncio.get_running_loop().create_future()
 
-        here = self.agent.stop_all()
-        others = await stop_all_instances(self.agent.data_dir, exclude_pid=_own_pid())
-        return _text(f"stopped {here + others} run(s)", {"stopped": here + others})
+        def on_event(event: TaskLoopEvent) -> None:
+            if isinstance(event, StoppedEverything) and not told.done():
+                told.set_result(event)
+
+        unsubscribe = self.host.subscribe(on_event)
+        try:
+            here = self.host.stop_everything()
+            try:
+                async with asyncio.timeout(STOP_ALL_WAIT_S):
+                    done = await told
+                stopped = done.here + done.elsewhere
+            except TimeoutError:
+                stopped = here
+        finally:
+            unsubscribe()
+        return _text(f"stopped {stopped} run(s)", {"stopped": stopped})
 
 
 async def _no_discover(ctx: ServerRequestContext[Any], params: types.RequestParams) -> None:
@@ -282,6 +303,8 @@ def _listed(tool: McpTool) -> types.Tool:
 
 def _call_result(name: str, outcome: CallOutcome) -> types.CallToolResult:
     run, action = outcome.run, outcome.action
+    if run is None:  # a one-step call's planner is at hand: only a fault refuses it
+        return _error(printable(f"{name} was not run: {outcome.refused}"))
     if _stopped_by_user(run):
         return _error(f"{STOPPED_BY_USER}: {name} did not finish (run {run.id})")
     if run.status is not RunStatus.COMPLETED:
@@ -339,12 +362,6 @@ def _image_file(data_dir: Path, relative: str) -> types.ImageContent | None:
     except OSError:
         return None
     return types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime)
-
-
-def _own_pid() -> int:
-    import os
-
-    return os.getpid()
 
 
 # ── asking the client's user, telling it the progress ────────────────────────

@@ -20,6 +20,7 @@ from desktop_agent.core.models import (
     StepStatus,
     StopReason,
 )
+from desktop_agent.host.host import Host
 from desktop_agent.mcp.calls import CallOutcome, ElementMemory, run_one_call
 from desktop_agent.mcp.gate import Asker, McpApprovalGate, SessionGrants
 from desktop_agent.settings import Settings
@@ -52,6 +53,7 @@ class Calls:
 
     def __init__(self, agent: Agent, executor: FakeExecutor, app: Human, client: Human) -> None:
         self.agent = agent
+        self.host = Host(agent)
         self.executor = executor
         self.app = app
         self.client = client
@@ -62,12 +64,12 @@ class Calls:
 
     async def call(self, tool: str, **args: Any) -> CallOutcome:
         assert isinstance(self.gate, McpApprovalGate)
-        return await run_one_call(self.agent, self.gate, tool, args, self.asker, self.memory)
+        return await run_one_call(self.host, self.gate, tool, args, self.asker, self.memory)
 
 
 @pytest.fixture
 async def make_calls(tmp_path: Path) -> AsyncIterator[Any]:
-    made: list[Agent] = []
+    made: list[Calls] = []
 
     def make(
         elements: Iterable[Element] = (EDIT,),
@@ -88,12 +90,13 @@ async def make_calls(tmp_path: Path) -> AsyncIterator[Any]:
             gate=gate,
             check_model=False,
         )
-        made.append(agent)
-        return Calls(agent, executor, app_human, client_human)
+        calls = Calls(agent, executor, app_human, client_human)
+        made.append(calls)
+        return calls
 
     yield make
-    for agent in made:
-        await agent.close()
+    for calls in made:
+        await calls.host.close()
 
 
 async def test_each_call_is_a_run_in_the_history_and_an_allowed_one_acts(make_calls: Any) -> None:

@@ -17,6 +17,7 @@ from desktop_agent.agent import Agent
 from desktop_agent.core.events import RunPaused
 from desktop_agent.core.models import Decision, Policy
 from desktop_agent.core.ports import DecideRequest
+from desktop_agent.host.host import Host
 from desktop_agent.mcp.gate import McpApprovalGate
 from desktop_agent.mcp.server import McpFace
 from desktop_agent.settings import Settings
@@ -53,9 +54,9 @@ async def face(tmp_path: Path) -> AsyncIterator[McpFace]:
         gate=gate,
         check_model=False,
     )
-    made = McpFace(agent, gate)
+    made = McpFace(Host(agent), gate)
     yield made
-    await agent.close()
+    await made.host.close()
 
 
 def client(face: McpFace) -> Client:
