@@ -115,7 +115,11 @@ class StdinLines:
 
 @contextlib.asynccontextmanager
 async def _stdin_lines() -> AsyncIterator[Any]:
-    """stdin as StdinLines; None (the SDK's own reader) where it is no pipe (a file)."""
+    """stdin as StdinLines; None (the SDK's own reader) where it is no pipe (a file) and on
+    Windows (a console or anonymous pipe there is no overlapped handle the loop can read)."""
+    if sys.platform == "win32":
+        yield None
+        return
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
     try:

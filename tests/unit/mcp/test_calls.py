@@ -210,3 +210,29 @@ async def test_an_element_that_changed_since_the_clients_screenshot_fails_before
     assert 'was push button "Save"' in outcome.run.message
     assert "take a new screenshot" in outcome.run.message
     assert calls.executor.calls == [] and calls.client.asked == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("click", {"x": 10, "y": 10}),
+        ("type_text", {"text": "hello"}),
+        ("hotkey", {"keys": ["ctrl", "s"]}),
+        ("scroll", {"amount": -3}),
+        ("launch_app", {"command": "l3afpad"}),
+        ("focus_window", {"title": "Editor"}),
+        ("invoke", {"element": 1}),
+    ],
+)
+async def test_every_desktop_tool_runs_its_builtin_with_the_validated_arguments(
+    make_calls: Any, tool: str, args: dict[str, Any]
+) -> None:
+    calls = make_calls(client=[ApprovalDecision.ONCE])
+
+    outcome = await calls.call(tool, **args)
+
+    assert outcome.run is not None and outcome.run.status is RunStatus.COMPLETED
+    [(ran, validated)] = calls.executor.calls
+    assert ran == tool
+    assert validated.model_dump(exclude_defaults=True).items() >= args.items()
+    assert [a.tool for a in calls.client.asked] == [tool]  # input and dangerous tools ask
