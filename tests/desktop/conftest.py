@@ -6,6 +6,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,15 +74,43 @@ class Editor:
     window: WindowInfo
 
 
-@pytest.fixture
-def l3afpad(xsession: XSession, windows: X11Windows) -> Iterator[Editor]:
-    process = xsession.spawn(["l3afpad"])
+#: GTK settings for an editor whose screen changes only when something is done to it: the
+#: caret does not blink, and scroll bars are drawn all the time instead of GTK's overlay
+#: indicator, which fades in when the pointer moves over the text (a click is a move) and out
+#: about a second later: 24 cells of the signature 9-10 grey levels apart, caught or not
+#: between two observations depending on the machine's load
+STILL_GTK_SETTINGS = """[Settings]
+gtk-cursor-blink = false
+gtk-overlay-scrolling = false
+gtk-enable-animations = false
+"""
+
+
+def _editor(
+    xsession: XSession, windows: X11Windows, extra_env: dict[str, str] | None = None
+) -> Iterator[Editor]:
+    process = xsession.spawn(["l3afpad"], extra_env=extra_env)
     try:
         window = wait_active(windows, "l3afpad")
         yield Editor(process, window)
     finally:
         xsession.stop(process)
         wait_until(lambda: active_window(windows, "l3afpad") is None, what="l3afpad to close")
+
+
+@pytest.fixture
+def l3afpad(xsession: XSession, windows: X11Windows) -> Iterator[Editor]:
+    yield from _editor(xsession, windows)
+
+
+@pytest.fixture
+def still_l3afpad(xsession: XSession, windows: X11Windows, tmp_path: Path) -> Iterator[Editor]:
+    """l3afpad with STILL_GTK_SETTINGS (its own XDG_CONFIG_HOME): a test that needs "this
+    action changed nothing" to mean exactly that."""
+    settings = tmp_path / "config" / "gtk-3.0" / "settings.ini"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(STILL_GTK_SETTINGS, encoding="utf-8")
+    yield from _editor(xsession, windows, {"XDG_CONFIG_HOME": str(tmp_path / "config")})
 
 
 async def act(

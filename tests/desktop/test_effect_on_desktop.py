@@ -41,8 +41,10 @@ async def desktop() -> AsyncIterator[tuple[DesktopObserver, DesktopExecutor]]:
 
 
 async def test_typing_changes_the_screen_and_a_click_that_does_nothing_ends_stuck(
-    l3afpad: Editor, desktop: tuple[DesktopObserver, DesktopExecutor]
+    still_l3afpad: Editor, desktop: tuple[DesktopObserver, DesktopExecutor]
 ) -> None:
+    # an editor without a blinking caret or a fading scroll indicator: an empty click then
+    # changes nothing, whatever the machine's load puts between its two observations
     observer, executor = desktop
     spot: dict[str, int] = {}
 
@@ -79,8 +81,6 @@ async def test_typing_changes_the_screen_and_a_click_that_does_nothing_ends_stuc
     assert (final.run.status, final.run.stop_reason) == (RunStatus.FAILED, StopReason.STUCK)
     actions = [s for s in await repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     effects = [(a.tool, a.effect) for a in actions]
-    assert effects[0] == ("type_text", Effect.CHANGED)
-    # the first click may still move the caret (a visible change, which resets the count);
-    # the run ends at the third click in a row that changed nothing
-    assert effects[-3:] == [("click", Effect.NO_CHANGE)] * 3
-    assert all(tool == "click" for tool, _ in effects[1:]) and len(effects) <= 6
+    # the caret is already at the end, where the click puts it: the run ends at the third
+    # click, each of which changed nothing
+    assert effects == [("type_text", Effect.CHANGED), *[("click", Effect.NO_CHANGE)] * 3]
