@@ -33,8 +33,9 @@ from desktop_agent.core.targets import Found, find_again, relocate
 
 log = logging.getLogger(__name__)
 
-#: a target not on the screen yet (a dialog still opening) is waited for this many turns
-PATIENCE_TURNS = 12
+#: a target not on the screen yet (a dialog still opening, an element list cut short by its
+#: time budget on a loaded machine) is waited for this many turns (6 s of waits)
+PATIENCE_TURNS = 24
 WAIT_S = 0.25
 _NO_TOKENS = TokenUsage(prompt_tokens=0, completion_tokens=0)
 

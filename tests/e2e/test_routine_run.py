@@ -110,6 +110,12 @@ def routine_run(cli: Cli, *options: str, env: dict[str, str] | None = None) -> A
     return process.returncode, events, err
 
 
+def reasons(events: list[dict[str, Any]]) -> list[str]:
+    """The decide rows' reasons: what the routine (or the model) did, turn by turn."""
+    steps = [e["step"] for e in events if e["type"] == "step_finished"]
+    return [s["reason"] for s in steps if s["kind"] == "decide" and s["reason"]]
+
+
 def actions_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         e["step"] for e in events
@@ -153,7 +159,7 @@ def test_a_taught_note_runs_again_moved_and_resized_without_the_model_then_hands
                                     "--no-agent")  # fmt: skip
 
     final = events[-1]["run"]
-    assert code == 0, (err, final)
+    assert code == 0, (err, final["message"], reasons(events))
     assert (final["status"], final["kind"], final["routine"]) == ("completed", "routine", "note")
     assert again.read_bytes() == NEW_LINE.encode()
     assert len(server.requests) == asked_before  # no model request
@@ -196,7 +202,7 @@ def test_a_taught_note_runs_again_moved_and_resized_without_the_model_then_hands
              "DESKTOP_AGENT_VISION": "yes"},
     )  # fmt: skip
     final = events[-1]["run"]
-    assert code == 0, (err, final)
+    assert code == 0, (err, final["message"], reasons(events))
     assert final["kind"] == "routine" and len(helper.requests) > 0
     assert third.read_bytes() == b"third line"
     first_ask = json.dumps(helper.requests[0])

@@ -23,6 +23,7 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.routine import Routine, RoutineStep
+from desktop_agent.core.routine_player import PATIENCE_TURNS
 from desktop_agent.core.targets import element_ref
 from desktop_agent.routines import service
 from desktop_agent.settings import Settings
@@ -134,7 +135,7 @@ async def test_on_a_mismatch_the_agent_takes_over_without_the_routine_grants(age
     assert [a.tool for a in gate_of(agent).requests] == ["click"]
     waits = [e.step for e in events if isinstance(e, StepStarted)
              and e.step.kind is StepKind.ACTION and e.step.tool == "wait"]  # fmt: skip
-    assert len(waits) == 12  # it waited for the button before handing over
+    assert len(waits) == PATIENCE_TURNS  # it waited for the button before handing over
 
 
 async def test_without_a_model_a_mismatch_ends_routine_mismatch(agent: Agent) -> None:
