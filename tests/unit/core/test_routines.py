@@ -477,3 +477,21 @@ async def test_a_step_dropped_by_a_pause_is_played_again_after_the_resume() -> N
     assert [name for name, _ in harness.executor.calls] == ["click", "type_text", "hotkey"]
     skipped = [s for s in harness.repo.steps[run.id].values() if s.status is StepStatus.SKIPPED]
     assert [s.tool for s in skipped] == ["click"]
+
+
+async def test_a_dangerous_step_asks_every_time_though_the_routine_grants_its_tool() -> None:
+    harness = make_harness()
+    routine = Routine("start", "start the editor",
+                      (RoutineStep("launch_app", {"command": "l3afpad"}),),
+                      grants=("launch_app",))  # fmt: skip
+    player = RoutinePlayer(routine, routine.bind({}))
+    run = await harness.runner.create(
+        TaskSpec(goal=routine.goal, allowed_tools=("launch_app", "wait"), kind=RunKind.ROUTINE)
+    )
+    harness.permissions.grant_for_run(run.id, "launch_app")  # as routines/service.py does
+
+    events = await harness.collect(run, player)
+
+    asked = [e.approval for e in events if isinstance(e, ApprovalRequested)]
+    assert [(a.tool, a.offer_run_grant) for a in asked] == [("launch_app", False)]
+    assert [name for name, _ in harness.executor.calls] == ["launch_app"]
