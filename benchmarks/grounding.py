@@ -13,7 +13,8 @@ or a grounding answer ({"x", "y"}, or Qwen's computer_use tool call).
 For each of the pixel (generic), resized-pixel (qwen2.5-vl) and 0–1000 (qwen3-vl) profiles
 and each grounding (off; zoom; grounder: a separate model of the same kind, then its zoom;
 grounder without zoom), every target is asked for once through the real OpenAIPlanner and
-its ModelGrounder; the final point is mapped to the screen as the executor maps it. Printed:
+its ModelGrounder (the zoom's crop captured anew at the screen's resolution, as the loop
+lends it); the final point is mapped to the screen as the executor maps it. Printed:
 hit rate (the point inside the target's square) and mean / p90 error in screen pixels, and
 the requests per click. Then the cost of set-of-mark in observe time (the 40 targets, and
 150 elements, as the element list).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import functools
 import io
 import json
 import math
@@ -261,7 +263,13 @@ class Score:
 
 
 async def score(
-    observation: Any, targets: list[Target], profile_name: str, mode: str, sigma: float, seed: int
+    observer: Any,
+    observation: Any,
+    targets: list[Target],
+    profile_name: str,
+    mode: str,
+    sigma: float,
+    seed: int,
 ) -> Score:
     from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
     from desktop_agent.core.ports import DecideRequest, GroundRequest
@@ -304,7 +312,14 @@ async def score(
                 point = (decision.args["x"], decision.args["y"])
                 if planner.grounder is not None:
                     grounded = await planner.grounder.ground(
-                        GroundRequest("click", decision.args["target"], point, observation)
+                        GroundRequest(
+                            "click",
+                            decision.args["target"],
+                            point,
+                            observation,
+                            # as the loop hands it: the crop captured at the screen's resolution
+                            functools.partial(observer.region, observation),
+                        )
                     )
                     point = grounded.point
                 screen = point_to_screen(*point, observation.mapping)
@@ -360,9 +375,17 @@ async def main_async(args: argparse.Namespace, display: str) -> None:
     connection = paint(display, image)
     observer = DesktopObserver(inventory=False)
     try:
-        observation = await observer.observe()
+        await run_all(args, observer, targets)
     finally:
         observer.close()
+    print("set-of-mark, cost in observe time (capture 1280 wide, JPEG):")
+    for line in await set_of_mark_cost(targets, args.runs):
+        print(line)
+    connection.close()
+
+
+async def run_all(args: argparse.Namespace, observer: Any, targets: list[Target]) -> None:
+    observation = await observer.observe()
     print(
         f"{TARGETS} targets of 16-24 px on a {WIDTH}x{HEIGHT} canvas (no element list), "
         f"captured at {observation.width}x{observation.height}; model error sigma = "
@@ -371,12 +394,10 @@ async def main_async(args: argparse.Namespace, display: str) -> None:
     for space, profile in PROFILES.items():
         print(f"{space} ({profile}):")
         for mode in MODES:
-            result = await score(observation, targets, profile, mode, args.sigma, args.seed)
+            result = await score(
+                observer, observation, targets, profile, mode, args.sigma, args.seed
+            )
             print(result.line(mode, TARGETS), flush=True)
-    print("set-of-mark, cost in observe time (capture 1280 wide, JPEG):")
-    for line in await set_of_mark_cost(targets, args.runs):
-        print(line)
-    connection.close()
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -70,6 +71,7 @@ from desktop_agent.core.ports import (
     GroundRequest,
     PermissionGate,
     Planner,
+    RegionSource,
     RunRepository,
     ScreenObserver,
     ToolContext,
@@ -470,7 +472,13 @@ class _TaskLoop:
             return decided
         tool = decision.tool or ""
         step = await self._begin(turn, StepKind.GROUND, tool, {"target": target, "x": x, "y": y})
-        request = GroundRequest(tool, target, (x, y), observation)
+        observer = self.deps.observer
+        region = (
+            functools.partial(observer.region, observation)
+            if isinstance(observer, RegionSource)
+            else None
+        )
+        request = GroundRequest(tool, target, (x, y), observation, region)
         try:
             grounding = await self.control.guard(grounder.ground(request))
         except (StopRequested, asyncio.CancelledError):

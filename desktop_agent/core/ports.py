@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -43,12 +43,17 @@ class Planner(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class GroundRequest:
-    """A coordinate call to refine: its tool, the target it names and the planner's point."""
+    """A coordinate call to refine: its tool, the target it names and the planner's point.
+
+    `region`, when the observer can capture one (RegionSource), gives a box of the
+    observation (screenshot pixels) captured anew at the screen's own resolution.
+    """
 
     tool: str
     target: str
     point: tuple[int, int]
     observation: Observation
+    region: Callable[[tuple[int, int, int, int]], Awaitable[bytes]] | None = None
 
 
 @runtime_checkable
@@ -56,6 +61,14 @@ class Grounder(Protocol):
     async def ground(self, request: GroundRequest) -> Grounding:
         """The point to act on. Never raises for a bad or missing answer: it keeps the first
         point and says why (`Grounding.refined` False); a stop cancels it."""
+        ...
+
+
+@runtime_checkable
+class RegionSource(Protocol):
+    async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
+        """The screen inside `box` (screenshot pixels of `observation`) captured anew at the
+        screen's own resolution, encoded (JPEG or PNG)."""
         ...
 
 

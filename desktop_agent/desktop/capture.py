@@ -101,6 +101,19 @@ class ScreenCapture:
         image = scale_bgra(raw.bgra, (raw.width, raw.height), size, self._pick_scaler())
         return Shot(image, monitor)
 
+    def grab_region(self, box: tuple[int, int, int, int]) -> Image.Image:
+        """The screen inside `box` (left, top, width, height in physical pixels) at its own
+        resolution: what a zoom looks at, with the detail the downscaled screenshot lost."""
+        left, top, width, height = box
+        if width < 1 or height < 1:
+            raise ObservationError(f"an empty region cannot be captured: {width}x{height}")
+        self.monitors()  # opens mss
+        try:
+            raw = self._mss.grab({"left": left, "top": top, "width": width, "height": height})
+        except Exception as error:  # noqa: BLE001 - mss raises ScreenShotError and ctypes errors
+            raise ObservationError(f"screen capture failed: {error}") from None
+        return Image.frombytes("RGB", (raw.width, raw.height), raw.bgra, "raw", "BGRX")
+
     def choose_scaler(self) -> Scaler:
         """Settle "auto": Qt when it is safe to use from the capture thread, else Pillow.
 

@@ -130,6 +130,20 @@ class DesktopObserver:
         self._natives.append((observation, natives))
         return observation
 
+    async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
+        """`box` (screenshot pixels of `observation`) captured anew at the screen's own
+        resolution, as JPEG (a zoom's crop: the RegionSource port)."""
+        left, top, width, height = box
+        x0, y0 = observation.mapping.to_screen(left, top)
+        x1, y1 = observation.mapping.to_screen(left + width, top + height)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._capture_thread, self._grab_region, (x0, y0, x1 - x0, y1 - y0)
+        )
+
+    def _grab_region(self, box: tuple[int, int, int, int]) -> bytes:
+        return encode(self._capture.grab_region(box), "jpeg", 90)
+
     @classmethod
     def from_settings(cls, settings: Any, **options: Any) -> DesktopObserver:
         """An observer as the settings' capture part says (width, format, quality, monitor,

@@ -76,12 +76,27 @@ class _Tally:
 
 
 def _crop_image(observation: Observation, crop: Crop) -> bytes:
+    """The crop cut from the observation's own image, scaled to the size it is sent at."""
     from PIL import Image  # lazily: only a grounding needs it
 
     with Image.open(io.BytesIO(observation.image)) as image:
         region = image.convert("RGB").crop(
             (crop.left, crop.top, crop.left + crop.width, crop.top + crop.height)
         )
+    return _sent(region, crop)
+
+
+def _region_image(data: bytes, crop: Crop) -> bytes:
+    """A region captured at the screen's resolution, scaled to the size it is sent at."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        return _sent(image.convert("RGB"), crop)
+
+
+def _sent(region: Any, crop: Crop) -> bytes:
+    from PIL import Image
+
     region = region.resize((crop.sent_width, crop.sent_height), Image.Resampling.LANCZOS)
     out = io.BytesIO()
     region.save(out, format="JPEG", quality=90)
@@ -145,7 +160,7 @@ class ModelGrounder:
                 )
         assert zoomer is not None
         crop = crop_around(first, observation.width, observation.height, zoomer.profile)
-        image = await asyncio.to_thread(_crop_image, observation, crop)
+        image = await self._crop(request, crop)
         url = data_url("image/jpeg", image)
         messages = point_messages(
             zoomer.profile, request.target, url, crop.sent_width, crop.sent_height
@@ -176,6 +191,19 @@ class ModelGrounder:
             image=image,
             summary=f"refined {_xy(first)} → {_xy(point)} on a {place}",
         )
+
+    async def _crop(self, request: GroundRequest, crop: Crop) -> bytes:
+        """The crop as sent: captured anew at the screen's resolution where the observer can
+        (the detail the downscaled screenshot lost), else cut from the observation."""
+        if request.region is not None:
+            try:
+                data = await request.region(crop.box)
+                return await asyncio.to_thread(_region_image, data, crop)
+            except Exception:  # noqa: BLE001 - a capture that fails: the screenshot's pixels do
+                log.warning(
+                    "the zoom's region capture failed; cropping the screenshot", exc_info=True
+                )
+        return await asyncio.to_thread(_crop_image, request.observation, crop)
 
     async def _locate(
         self, grounder: OpenAIPlanner, request: GroundRequest, tally: _Tally

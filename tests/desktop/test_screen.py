@@ -165,3 +165,19 @@ def test_doctor_passes_on_the_test_desktop(xsession: XSession) -> None:
     assert "→ 1280x720 JPEG in" in items["capture"].detail
     assert items["hotkey"].detail == "ctrl+alt+esc is free (XGrabKey on the X11 root window)"
     assert items["inventory"].detail.startswith("atspi: ")
+
+
+async def test_a_zoom_region_is_captured_anew_at_the_screens_own_resolution(
+    colour_window: ColourWindow, observer: DesktopObserver
+) -> None:
+    observation = await observer.observe()
+
+    # 40x30 screenshot pixels around the window's top-left corner: 60x45 on the screen
+    data = await observer.region(observation, (190, 130, 40, 30))
+
+    region = Image.open(io.BytesIO(data)).convert("RGB")
+    assert region.size == (60, 45)
+    # the corner (300, 210) is at (15, 15) of the region (285, 195 on the screen)
+    inside, outside = region.getpixel((25, 25)), region.getpixel((5, 5))
+    assert all(abs(a - b) <= 12 for a, b in zip(inside, ORANGE, strict=True)), inside
+    assert abs(outside[1] - ORANGE[1]) > 40 or abs(outside[2] - ORANGE[2]) > 40, outside

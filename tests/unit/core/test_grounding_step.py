@@ -10,6 +10,7 @@ from desktop_agent.core.models import (
     ApprovalDecision,
     Element,
     Grounding,
+    Observation,
     RunStatus,
     StepKind,
     StepStatus,
@@ -18,7 +19,14 @@ from desktop_agent.core.models import (
     TokenUsage,
 )
 from desktop_agent.core.ports import GroundRequest
-from tests.fakes import ScriptedGrounder, ScriptedPlanner, done, make_observation, tool
+from tests.fakes import (
+    FakeObserver,
+    ScriptedGrounder,
+    ScriptedPlanner,
+    done,
+    make_observation,
+    tool,
+)
 from tests.unit.core.conftest import Blocker, Consumer, Harness, make_harness
 
 SHOP = make_observation(
@@ -217,3 +225,35 @@ async def test_stop_during_the_grounding_request_ends_the_run_with_no_click() ->
     assert ground.status is StepStatus.SKIPPED
     assert StepKind.ACTION not in {s.kind for s in steps_of(h, run.id)}
     assert events[-1].type == "run_finished"
+
+
+async def test_an_observer_that_captures_regions_lends_them_to_the_grounding() -> None:
+    class RegionObserver(FakeObserver):
+        def __init__(self) -> None:
+            super().__init__(SHOP)
+            self.asked: list[tuple[int, int, int, int]] = []
+
+        async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
+            assert observation.elements == SHOP.elements  # the turn's own observation
+            self.asked.append(box)
+            return b"region"
+
+    seen: list[bytes] = []
+
+    async def look(request: GroundRequest) -> Grounding:
+        assert request.region is not None
+        seen.append(await request.region((1, 2, 3, 4)))
+        return refined((650, 515), (150, 115))
+
+    h = make_harness(answers=[ApprovalDecision.ONCE])
+    observer = RegionObserver()
+    h.runner.services.observer = observer
+    run = await h.create(allowed_tools=("click",))
+    planner = ScriptedPlanner(
+        [tool("click", x=150, y=115, target="Pay now"), done()],
+        grounder=ScriptedGrounder([look]),
+    )
+
+    await h.collect(run, planner)
+
+    assert (observer.asked, seen) == ([(1, 2, 3, 4)], [b"region"])

@@ -25,10 +25,16 @@ class FakeCapture(ScreenCapture):
         self.monitor = monitor
         self.size = size
         self.grabs = 0
+        self.regions: list[tuple[int, int, int, int]] = []
 
     def grab(self) -> Shot:
         self.grabs += 1
         return Shot(Image.new("RGB", self.size, (128, 128, 128)), self.monitor)
+
+    def grab_region(self, box: tuple[int, int, int, int]) -> Image.Image:
+        """The region, as ScreenCapture.grab_region gives it: the box's size, full resolution."""
+        self.regions.append(box)
+        return Image.new("RGB", box[2:], (200, 40, 40))
 
     def close(self) -> None:
         return None

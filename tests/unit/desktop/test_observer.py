@@ -156,3 +156,18 @@ def test_both_scalers_turn_bgra_into_the_right_rgb(scaler: str) -> None:
     assert (image.mode, image.size) == ("RGB", (12, 2))
     assert image.getpixel((1, 1)) == (0, 0, 255)
     assert image.getpixel((10, 1)) == (255, 0, 0)
+
+
+async def test_a_zoom_region_is_asked_of_the_screen_in_its_own_pixels() -> None:
+    capture = FakeCapture(PRIMARY, (1280, 720))
+    obs = observer(inventory=False, capture=capture)
+    try:
+        observation = await obs.observe()
+        data = await obs.region(observation, (480, 270, 320, 180))
+    finally:
+        obs.close()
+
+    # 1920 wide on a 1280 screenshot: the box is 1.5 times as big on the screen
+    assert capture.regions == [(720, 405, 480, 270)]
+    region = Image.open(io.BytesIO(data))
+    assert (region.format, region.size) == ("JPEG", (480, 270))

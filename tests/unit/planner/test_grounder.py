@@ -221,3 +221,62 @@ def test_a_grounding_that_cannot_work_is_one_clear_line(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         make_planner("http://127.0.0.1:9/v1", **options)
+
+
+def _jpeg(size: tuple[int, int], colour: tuple[int, int, int]) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", size, colour).save(out, format="JPEG", quality=95)
+    return out.getvalue()
+
+
+async def test_the_zoom_looks_at_the_region_captured_at_the_screens_resolution() -> None:
+    from desktop_agent.core.ports import GroundRequest
+
+    asked: list[tuple[int, int, int, int]] = []
+
+    async def region(box: tuple[int, int, int, int]) -> bytes:
+        asked.append(box)
+        return _jpeg((480, 270), (230, 20, 20))  # 1.5x the box: the screen's own pixels
+
+    observation = make_observation(width=1280, height=720)
+    async with (
+        ModelServer([Reply('{"x": 640, "y": 360}')]) as server,
+        make_planner(server.base_url, grounding="zoom") as planner,
+    ):
+        assert planner.grounder is not None
+        grounding = await planner.grounder.ground(
+            GroundRequest("click", "the red thing", (640, 360), observation, region)
+        )
+
+    assert asked == [(480, 270, 320, 180)]
+    sent = decoded_image(server.requests[0]).convert("RGB")
+    assert sent.size == (1280, 720)
+    red, green, _ = sent.getpixel((640, 360))
+    assert red > 200 and green < 60  # the region's pixels, not the screenshot's blue
+    assert grounding.point == (640, 360)
+
+
+async def test_a_region_capture_that_fails_zooms_on_the_screenshot_instead() -> None:
+    from desktop_agent.core.ports import GroundRequest
+
+    async def broken(box: tuple[int, int, int, int]) -> bytes:
+        raise RuntimeError("the display went away")
+
+    observation = make_observation(width=1280, height=720)
+    async with (
+        ModelServer([Reply('{"x": 640, "y": 360}')]) as server,
+        make_planner(server.base_url, grounding="zoom") as planner,
+    ):
+        assert planner.grounder is not None
+        grounding = await planner.grounder.ground(
+            GroundRequest("click", "the thing", (640, 360), observation, broken)
+        )
+
+    sent = decoded_image(server.requests[0]).convert("RGB")
+    red, green, blue = sent.getpixel((640, 360))
+    assert blue > 120 and red < 80  # the observation's own blue
+    assert grounding.refined
