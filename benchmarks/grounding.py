@@ -385,7 +385,12 @@ async def main_async(args: argparse.Namespace, display: str) -> None:
 
 
 async def run_all(args: argparse.Namespace, observer: Any, targets: list[Target]) -> None:
+    from PIL import Image
+
     observation = await observer.observe()
+    # the zoom's crops come from the screen itself: say at which size (a failure is loud)
+    region = Image.open(io.BytesIO(await observer.region(observation, (0, 0, 320, 180))))
+    print(f"zoom crops of 320x180 screenshot px are captured at {region.width}x{region.height}")
     print(
         f"{TARGETS} targets of 16-24 px on a {WIDTH}x{HEIGHT} canvas (no element list), "
         f"captured at {observation.width}x{observation.height}; model error sigma = "

@@ -104,6 +104,8 @@ class ScreenCapture:
     def grab_region(self, box: tuple[int, int, int, int]) -> Image.Image:
         """The screen inside `box` (left, top, width, height in physical pixels) at its own
         resolution: what a zoom looks at, with the detail the downscaled screenshot lost."""
+        from PIL import Image
+
         left, top, width, height = box
         if width < 1 or height < 1:
             raise ObservationError(f"an empty region cannot be captured: {width}x{height}")
