@@ -7,6 +7,7 @@ import asyncio
 import base64
 import json
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,6 +61,8 @@ STOPPED_BY_USER = "stopped by the user"
 MAX_RUN_SCREENSHOTS = 10
 #: stdio has one client; on HTTP each MCP session has its own grants and element memory
 STDIO_SESSION = "stdio"
+#: the HTTP sessions whose grants and last screenshot are kept (the least recent go first)
+MAX_SESSIONS = 64
 #: how long stop_all waits for the other instances' counts (they are stopped either way)
 STOP_ALL_WAIT_S = 5.0
 
@@ -95,7 +98,7 @@ class McpFace:
         self.agent = host.agent
         self.gate = gate
         self.tools = mcp_tools()
-        self._sessions: dict[str, _Session] = {}
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=version,
@@ -164,6 +167,9 @@ class McpFace:
         if session is None:
             runner = self.agent.runner
             session = self._sessions[key] = _Session(SessionGrants(lambda: runner.stop_all_count))
+            while len(self._sessions) > MAX_SESSIONS:
+                self._sessions.popitem(last=False)  # its grants go with it: it asks again
+        self._sessions.move_to_end(key)
         return session
 
     # ── task tools ───────────────────────────────────────────────────────────

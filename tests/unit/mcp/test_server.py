@@ -134,3 +134,23 @@ async def test_unknown_tools_and_bad_arguments_are_one_line_error_results(
     # a desktop call is validated by the loop, as the planner's are: recorded, never run
     assert bad_click.is_error and "invalid arguments for click" in text_of(bad_click)
     assert face.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+
+
+async def test_each_http_session_has_its_own_grants_and_the_least_recent_are_forgotten(
+    face: McpFace,
+) -> None:
+    from types import SimpleNamespace
+
+    from desktop_agent.mcp.server import MAX_SESSIONS
+
+    def session(sid: str) -> Any:
+        ctx = SimpleNamespace(request=SimpleNamespace(headers={"mcp-session-id": sid}))
+        return face._session(ctx)  # type: ignore[arg-type]
+
+    first = session("s0")
+    first.grants.grant("click")
+    assert session("s1").grants.tools() == frozenset()
+    assert session("s0") is first
+    for number in range(2, MAX_SESSIONS + 2):
+        session(f"s{number}")
+    assert session("s0") is not first  # forgotten: the tool asks again
