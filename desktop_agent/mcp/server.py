@@ -1,5 +1,5 @@
 """The MCP handlers: list the tools, and call one — a desktop tool as a one-step run, a task
-tool on the runner and the history. Built on the `mcp` SDK's low-level `Server`."""
+tool on the Host and the history. Built on the `mcp` SDK's low-level `Server`."""
 
 from __future__ import annotations
 
@@ -85,12 +85,12 @@ class _Session:
 
 
 class McpFace:
-    """The MCP server of one process: its tools over the Agent's runner, store and gate.
+    """The MCP server of one process: its tools over the Host's runs, the history and the gate.
 
     Attributes:
         host: the process's engine side: it owns the runs (each call's too), the store, the
             stops; every run of this process is one of its runs.
-        gate: the Agent's PermissionGate (asks the app, else the client, else denies).
+        gate: the runs' PermissionGate (asks the app, else the client, else denies).
     """
 
     def __init__(self, host: Host, gate: McpApprovalGate, *, version: str = "") -> None:
