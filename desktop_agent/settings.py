@@ -32,13 +32,14 @@ from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.model_servers import DEFAULT_PORT_NUMBERS
 from desktop_agent.core.models import Policy
+from desktop_agent.store.data_dir import APP_NAME, HOME_ENV
+from desktop_agent.store.data_dir import make_data_dir as make_data_dir
+from desktop_agent.store.data_dir import resolve_data_dir as resolve_data_dir
 
 log = logging.getLogger(__name__)
 
-APP_NAME = "desktop-agent"
 KEYRING_SERVICE = "desktop-agent"
 KEYRING_USER = "api-key"
-HOME_ENV = "DESKTOP_AGENT_HOME"
 ENV_PREFIX = "DESKTOP_AGENT_"
 SETTINGS_FILE = "settings.toml"
 _TOOL_NAMES = tuple(spec.name for spec in BUILTIN_TOOLS)
@@ -328,34 +329,6 @@ def _validate(data: Mapping[str, Any], sources: Mapping[str, str] | None = None)
 
 
 # ── where things live ────────────────────────────────────────────────────────
-
-
-def resolve_data_dir(
-    cli_value: str | Path | None = None, env: Mapping[str, str] = os.environ
-) -> Path:
-    """--data-dir, else DESKTOP_AGENT_HOME, else the platform's user data dir (not created)."""
-    if cli_value:
-        return Path(cli_value).expanduser()
-    home = env.get(HOME_ENV)
-    if home:
-        return Path(home).expanduser()
-    import platformdirs
-
-    return platformdirs.user_data_path(APP_NAME, appauthor=False)
-
-
-def make_data_dir(path: Path) -> Path:
-    """Create the data dir 0700 (missing parents with the usual modes), or make an existing
-    one private as a new one is (private_files.tighten_data_dir says how far). OSError when
-    it cannot be made."""
-    from desktop_agent.store.private_files import make_private_dir, tighten_data_dir
-
-    path = Path(path)
-    existed = path.is_dir()
-    make_private_dir(path)
-    if existed:
-        tighten_data_dir(path)
-    return path
 
 
 def settings_path(env: Mapping[str, str] = os.environ) -> Path:

@@ -9,12 +9,12 @@ to another instance: the listener on a listed port must first prove it holds it
 follows (stop-all, an approval for the app) carries a proof bound to that challenge, its
 port and the request (`request_proof`) instead of the token — so a stranger who takes the
 port after the proof (the instance ended in between) learns nothing it can use.
-aiohttp is imported only inside `stop_all_instances` and `ask_app_instance`.
+stop-all speaks to the instances with the standard library (`desktop-agent stop-all` imports
+no aiohttp, asyncio or pydantic); aiohttp is imported only inside `ask_app_instance`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
@@ -27,10 +27,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from desktop_agent.core.errors import ConfigError
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, utcnow
 from desktop_agent.store.private_files import (
     exclusive_lock,
     make_private_dir,
@@ -38,6 +37,9 @@ from desktop_agent.store.private_files import (
     replace_file,
 )
 from desktop_agent.store.process import ProcessIdentity, is_alive, process_identity
+
+if TYPE_CHECKING:
+    from desktop_agent.core.models import ApprovalDecision, ApprovalRequest
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +158,8 @@ def register_instance(data_dir: Path, port: int, *, pid: int | None = None, face
     pid = os.getpid() if pid is None else pid
     folder = Path(data_dir) / INSTANCES_DIR
     path = folder / f"{pid}.json"
+    from desktop_agent.core.models import utcnow
+
     identity = process_identity(pid)
     body = {
         "pid": pid,
@@ -339,12 +343,25 @@ class Challenges:
 async def stop_all_instances(
     data_dir: Path, *, exclude_pid: int | None = None, timeout_s: float = STOP_ALL_TIMEOUT_S
 ) -> int:
-    """Ask every live instance to stop all its runs; the total number of runs stopped.
+    """`stop_all_blocking` off the event loop (it blocks on sockets)."""
+    import asyncio
+
+    return await asyncio.to_thread(
+        stop_all_blocking, data_dir, exclude_pid=exclude_pid, timeout_s=timeout_s
+    )
+
+
+def stop_all_blocking(
+    data_dir: Path, *, exclude_pid: int | None = None, timeout_s: float = STOP_ALL_TIMEOUT_S
+) -> int:
+    """Ask every live instance to stop all its runs, all at once; the total number of runs
+    stopped, within `timeout_s` overall.
 
     Only a listener that first proved it holds the token (an HMAC of a fresh nonce and its
     port) is asked, with a proof bound to its challenge and the request, never the token
-    itself; redirects are never followed. An instance that does not
-    answer, answers with an error or fails the proof is skipped with a log line.
+    itself; redirects are never followed. An instance that does not answer, answers with an
+    error or fails the proof is skipped with a log line. The standard library's HTTP client,
+    one thread per instance: `desktop-agent stop-all` imports neither aiohttp nor asyncio.
     """
     instances = [i for i in live_instances(data_dir) if i.pid != exclude_pid]
     if not instances:
@@ -353,22 +370,30 @@ async def stop_all_instances(
     if token is None:
         log.warning("%d instance(s) registered but no API token in %s", len(instances), data_dir)
         return 0
-    import aiohttp
+    import threading
 
-    timeout = aiohttp.ClientTimeout(total=timeout_s)
-    async with aiohttp.ClientSession(timeout=timeout) as session:
-        counts = await asyncio.gather(
-            *(_stop_instance(session, instance, token) for instance in instances)
-        )
+    deadline = time.monotonic() + timeout_s
+    counts = [0] * len(instances)
+
+    def stop(index: int) -> None:
+        counts[index] = _stop_instance(instances[index], token, deadline)
+
+    threads = [
+        threading.Thread(target=stop, args=(index,), name=f"stop-all {instance.pid}", daemon=True)
+        for index, instance in enumerate(instances)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()) + 0.5)
     return sum(counts)
 
 
-async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
-    import aiohttp
+def _stop_instance(instance: Instance, token: str, deadline: float) -> int:
+    import http.client
 
-    url = f"{instance.url}{STOP_ALL_PATH}"
     try:
-        proven = await _proves_identity(session, instance, token)
+        proven = _proven_challenge(instance, token, deadline)
         if proven is None:
             log.warning(
                 "the listener on port %d (instance file of pid %d) did not prove it is ours; "
@@ -378,17 +403,8 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
             )
             return 0
         headers = signed_headers(token, instance.port, proven, "POST", STOP_ALL_PATH)
-        async with session.post(url, headers=headers, allow_redirects=False) as response:
-            if response.status != 200:
-                log.warning(
-                    "instance pid %d on port %d answered stop-all with HTTP %d",
-                    instance.pid,
-                    instance.port,
-                    response.status,
-                )
-                return 0
-            body = await _small_json(response)
-    except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
+        status, body = _signed_post(instance, STOP_ALL_PATH, headers, deadline)
+    except (http.client.HTTPException, OSError, ValueError) as error:
         log.warning(
             "instance pid %d on port %d did not answer stop-all: %s",
             instance.pid,
@@ -396,8 +412,64 @@ async def _stop_instance(session: Any, instance: Instance, token: str) -> int:
             _reason(error),
         )
         return 0
+    if status != 200:
+        log.warning(
+            "instance pid %d on port %d answered stop-all with HTTP %d",
+            instance.pid,
+            instance.port,
+            status,
+        )
+        return 0
     stopped = body.get("stopped") if isinstance(body, dict) else None
     return stopped if _is_int(stopped) else 0
+
+
+def _exchange(
+    instance: Instance, method: str, target: str, headers: dict[str, str], deadline: float
+) -> tuple[int, Any]:
+    """One request on its own connection (never redirected): (status, the small JSON body
+    or None); TimeoutError past the deadline."""
+    import http.client
+
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError("no time left")
+    connection = http.client.HTTPConnection("127.0.0.1", instance.port, timeout=remaining)
+    try:
+        connection.request(method, target, headers={**headers, "Connection": "close"})
+        response = connection.getresponse()
+        body = _small_json_read(response.read) if response.status == 200 else None
+        return response.status, body
+    finally:
+        connection.close()
+
+
+def _proven_challenge(instance: Instance, token: str, deadline: float) -> str | None:
+    """Does the listener on the instance's port answer a fresh nonce with our proof? Its
+    challenge for signing the next request when it does ("" from an older version that
+    issues none); None when it does not."""
+    nonce = secrets.token_hex(NONCE_HEX_CHARS // 2)
+    status, body = _exchange(instance, "GET", f"{IDENTITY_PATH}?nonce={nonce}", {}, deadline)
+    return _challenge_of(body, token, nonce, instance.port) if status == 200 else None
+
+
+def _signed_post(
+    instance: Instance, path: str, headers: dict[str, str], deadline: float
+) -> tuple[int, Any]:
+    """The signed request after the proof (a test makes the port change hands before it)."""
+    return _exchange(instance, "POST", path, headers, deadline)
+
+
+def _challenge_of(body: Any, token: str, nonce: str, port: int) -> str | None:
+    """The challenge of an identity answer whose proof is ours; None when it is not."""
+    proof = body.get("proof") if isinstance(body, dict) else None
+    if not isinstance(proof, str):
+        return None
+    expected = identity_proof(token, nonce, port)
+    if not hmac.compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii")):
+        return None
+    challenge = body.get("challenge", "")
+    return challenge if isinstance(challenge, str) and challenge.isprintable() else ""
 
 
 # ── asking the app's user ────────────────────────────────────────────────────
@@ -420,6 +492,8 @@ async def ask_app_instance(
     signed with its challenge (never the token).
     `exclude_pid`: this process by default (-1).
     """
+    from desktop_agent.core.models import ApprovalDecision
+
     own = os.getpid() if exclude_pid == -1 else exclude_pid
     apps = [i for i in live_instances(data_dir) if i.face == "app" and i.pid != own]
     token = read_token(data_dir) if apps else None
@@ -453,32 +527,34 @@ async def ask_app_instance(
 
 
 async def _proves_identity(session: Any, instance: Instance, token: str) -> str | None:
-    """Does the listener on the instance's port answer a fresh nonce with our proof? Its
-    challenge for signing the next request when it does ("" from an older version that
-    issues none); None when it does not."""
+    """`_proven_challenge` over an aiohttp session (the app's approval question)."""
     nonce = secrets.token_hex(NONCE_HEX_CHARS // 2)
     url = f"{instance.url}{IDENTITY_PATH}"
     async with session.get(url, params={"nonce": nonce}, allow_redirects=False) as response:
         if response.status != 200:
             return None
         body = await _small_json(response)
-    proof = body.get("proof") if isinstance(body, dict) else None
-    if not isinstance(proof, str):
-        return None
-    expected = identity_proof(token, nonce, instance.port)
-    if not hmac.compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii")):
-        return None
-    challenge = body.get("challenge", "")
-    return challenge if isinstance(challenge, str) and challenge.isprintable() else ""
+    return _challenge_of(body, token, nonce, instance.port)
 
 
 async def _small_json(response: Any) -> Any:
+    """The JSON of an aiohttp answer of at most PROOF_MAX_BYTES (see `_small_json_read`)."""
+    data = b""
+    while len(data) <= PROOF_MAX_BYTES:
+        chunk = await response.content.read(PROOF_MAX_BYTES + 1 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return None if len(data) > PROOF_MAX_BYTES else json.loads(data)
+
+
+def _small_json_read(read: Callable[[int], bytes]) -> Any:
     """The JSON of an answer of at most PROOF_MAX_BYTES; None when it is bigger (a stranger
     on the port may answer with anything, of any size: never read more). ValueError when it
     is not JSON."""
     data = b""
     while len(data) <= PROOF_MAX_BYTES:
-        chunk = await response.content.read(PROOF_MAX_BYTES + 1 - len(data))
+        chunk = read(PROOF_MAX_BYTES + 1 - len(data))
         if not chunk:
             break
         data += chunk

@@ -8,19 +8,24 @@ output.py    the printers: a human or a JSON line per event; exit codes
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from desktop_agent.cli.gate import AutoGate, TerminalGate
-from desktop_agent.cli.output import (
+from desktop_agent.cli.exits import (
     EXIT_COMPLETED,
     EXIT_FAILED,
     EXIT_REFUSED,
     EXIT_STOPPED,
-    usage_text,
 )
-from desktop_agent.cli.parser import UsageError, build_parser
+from desktop_agent.cli.parser import UsageError, build_parser, parse_args
 from desktop_agent.core.errors import DesktopAgentError
+
+if TYPE_CHECKING:
+    from desktop_agent.cli.gate import AutoGate, TerminalGate
+    from desktop_agent.cli.output import usage_text
 
 __all__ = [
     "EXIT_COMPLETED",
@@ -35,9 +40,22 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    # the gates and the printers import the core's models: not on stop-all's path
+    if name in {"AutoGate", "TerminalGate"}:
+        from desktop_agent.cli import gate
+
+        return getattr(gate, name)
+    if name == "usage_text":
+        from desktop_agent.cli.output import usage_text
+
+        return usage_text
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main(argv: Sequence[str]) -> int:
     try:
-        args = build_parser().parse_args(list(argv))
+        args = parse_args(argv)
     except UsageError as error:
         print(f"desktop-agent: {error}", file=sys.stderr)
         return EXIT_REFUSED
@@ -46,14 +64,23 @@ def main(argv: Sequence[str]) -> int:
 
         return run_app(list(argv), data_dir=args.data_dir)
     try:
-        from desktop_agent.cli.commands import COMMANDS, log_to_file, prepare_data_dir
+        from desktop_agent.cli.setup import log_to_file, prepare_data_dir
 
         data_dir = prepare_data_dir(args.data_dir)
         log_to_file(data_dir)
-        handler = COMMANDS[args.command]
-        return handler(args, data_dir)
+        return _handler(args.command)(args, data_dir)
     except DesktopAgentError as error:
         print(f"desktop-agent: {error}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_STOPPED
+
+
+def _handler(command: str) -> Callable[[argparse.Namespace, Path], int]:
+    if command == "stop-all":  # without the other commands' imports
+        from desktop_agent.cli.stop_all import cmd_stop_all
+
+        return cmd_stop_all
+    from desktop_agent.cli.commands import COMMANDS
+
+    return COMMANDS[command]

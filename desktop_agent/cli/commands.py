@@ -13,14 +13,12 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.cli.exits import EXIT_FAILED, EXIT_REFUSED
 from desktop_agent.cli.gate import gate_for
-from desktop_agent.cli.output import (
-    EXIT_BY_STATUS,
-    EXIT_FAILED,
-    EXIT_REFUSED,
-    json_line,
-    print_events,
-)
+from desktop_agent.cli.output import EXIT_BY_STATUS, json_line, print_events
+from desktop_agent.cli.setup import log_to_file as log_to_file
+from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
+from desktop_agent.cli.stop_all import cmd_stop_all
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
@@ -30,28 +28,6 @@ if TYPE_CHECKING:
     from desktop_agent.settings import Settings
 
 log = logging.getLogger("desktop_agent.cli")
-
-
-def prepare_data_dir(value: str | None) -> Path:
-    from desktop_agent.core.errors import ConfigError
-    from desktop_agent.settings import make_data_dir, resolve_data_dir
-
-    data_dir = resolve_data_dir(value)
-    try:
-        make_data_dir(data_dir)
-        probe = data_dir / f".write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as error:
-        raise ConfigError(f"data dir {data_dir} cannot be written: {error.strerror}") from None
-    return data_dir
-
-
-def log_to_file(data_dir: Path) -> None:
-    """Notices go to <data dir>/desktop-agent.log (rotated, 0600), never to stderr (DESIGN §5)."""
-    from desktop_agent.logs import log_to_file
-
-    log_to_file(data_dir)
 
 
 def _settings_for(args: argparse.Namespace) -> Settings:
@@ -316,14 +292,6 @@ def _cmd_mcp(args: argparse.Namespace, data_dir: Path) -> int:
     return asyncio.run(serve_mcp(data_dir, _settings_for(args), http=args.http, port=args.port))
 
 
-def _cmd_stop_all(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.api.instances import stop_all_instances
-
-    stopped = asyncio.run(stop_all_instances(data_dir))
-    print(f"stopped {stopped} run(s)", flush=True)
-    return 0
-
-
 def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     from desktop_agent.desktop.doctor import run_doctor
 
@@ -491,6 +459,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "show": _cmd_show,
     "serve": _cmd_serve,
     "mcp": _cmd_mcp,
-    "stop-all": _cmd_stop_all,
+    "stop-all": cmd_stop_all,
     "doctor": _cmd_doctor,
 }

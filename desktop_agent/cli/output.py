@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, TextIO
 
+from desktop_agent.cli.exits import EXIT_COMPLETED, EXIT_FAILED, EXIT_STOPPED
 from desktop_agent.core.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -24,7 +25,6 @@ from desktop_agent.core.text import printable, printable_json
 if TYPE_CHECKING:
     pass
 
-EXIT_COMPLETED, EXIT_FAILED, EXIT_STOPPED, EXIT_REFUSED = 0, 1, 2, 3
 
 EXIT_BY_STATUS = {
     RunStatus.COMPLETED: EXIT_COMPLETED,

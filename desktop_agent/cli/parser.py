@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
-
-if TYPE_CHECKING:
-    pass
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 
 class UsageError(Exception):
@@ -58,10 +55,53 @@ def _tool_list(text: str) -> tuple[str, ...]:
     return names
 
 
-def build_parser() -> argparse.ArgumentParser:
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line parsed (UsageError when it is wrong). `stop-all`, the command that
+    must start fastest, is read by a parser of the global options and that command alone:
+    the other commands' grammar imports the routines and the tools."""
+    parser = _stop_all_parser() if _names_only_stop_all(argv) else build_parser()
+    return parser.parse_args(list(argv))
+
+
+def _names_only_stop_all(argv: Sequence[str]) -> bool:
+    words, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--data-dir":
+            skip = True
+        elif not word.startswith("--data-dir="):
+            words.append(word)
+    return words == ["stop-all"]
+
+
+def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The program's parser and its sub-command set."""
     parser = _Parser(prog="desktop-agent", description="Carry out tasks on this desktop.")
     parser.add_argument("--data-dir", help="where history, screenshots and the API token live")
-    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+    return parser, parser.add_subparsers(dest="command", parser_class=_Parser)
+
+
+def _add_stop_all(commands: Any) -> None:
+    commands.add_parser("stop-all", help="stop every run of every instance on this data dir")
+
+
+def _data_dir_everywhere(commands: Any) -> None:
+    """Every sub-command takes --data-dir, before or after its name."""
+    for sub in commands.choices.values():
+        if not any(action.dest == "data_dir" for action in sub._actions):
+            sub.add_argument("--data-dir", default=argparse.SUPPRESS)
+
+
+def _stop_all_parser() -> argparse.ArgumentParser:
+    parser, commands = _top_parser()
+    _add_stop_all(commands)
+    _data_dir_everywhere(commands)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser, commands = _top_parser()
 
     run = commands.add_parser("run", help="one run, no window; events on stdout")
     run.add_argument("goal", help="what to do, in words")
@@ -119,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--port", type=_positive_int(0, 65535), default=0)
 
-    commands.add_parser("stop-all", help="stop every run of every instance on this data dir")
+    _add_stop_all(commands)
     doctor = commands.add_parser("doctor", help="check display, capture, input, hotkey, model")
     doctor.add_argument("--base-url", help="the model server to check")
     doctor.add_argument("--model", help="the model to check")
@@ -134,8 +174,5 @@ def build_parser() -> argparse.ArgumentParser:
     from desktop_agent.routines.cli import add_parser as add_routine_parser
 
     add_routine_parser(commands, _Parser)
-    # every sub-command takes --data-dir, before or after its name
-    for sub in commands.choices.values():
-        if not any(action.dest == "data_dir" for action in sub._actions):
-            sub.add_argument("--data-dir", default=argparse.SUPPRESS)
+    _data_dir_everywhere(commands)
     return parser

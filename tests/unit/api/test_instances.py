@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from desktop_agent.api import instances
 from desktop_agent.api.instances import (
     IDENTITY_PATH,
     REGISTRY_LOCK_FILE,
@@ -380,20 +381,34 @@ async def test_a_flood_from_a_stranger_on_the_port_is_no_answer(
 async def port_taken_after_the_proof(
     real: Api, stranger: ForeignListener, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[None]:
-    """While the block runs, the first POST any client sends finds `real` (which proved
-    itself a moment ago) ended and `stranger` on its port."""
+    """While the block runs, the first signed POST any client sends finds `real` (which
+    proved itself a moment ago) ended and `stranger` on its port: stop-all's standard-library
+    client (`instances._signed_post`, on its own thread) and the approval question's aiohttp
+    session alike."""
+    loop = asyncio.get_running_loop()
+
+    async def change_hands() -> None:
+        await close_api(real)
+        await stranger.__aenter__()
+
+    signed_post = instances._signed_post
+
+    def signed_post_once_the_port_changed_hands(*call: Any) -> Any:
+        asyncio.run_coroutine_threadsafe(change_hands(), loop).result(timeout=10)
+        return signed_post(*call)
+
     post = aiohttp.ClientSession.post
 
     def post_once_the_port_changed_hands(client: Any, url: str, **options: Any) -> Any:
         @contextlib.asynccontextmanager
         async def request() -> AsyncIterator[aiohttp.ClientResponse]:
-            await close_api(real)
-            await stranger.__aenter__()
+            await change_hands()
             async with post(client, url, **options) as response:
                 yield response
 
         return request()
 
+    monkeypatch.setattr(instances, "_signed_post", signed_post_once_the_port_changed_hands)
     monkeypatch.setattr(aiohttp.ClientSession, "post", post_once_the_port_changed_hands)
     try:
         yield
@@ -461,3 +476,55 @@ async def test_a_stranger_answering_the_challenge_with_a_flood_is_dropped(
     assert len(stranger.requests) == 1
     assert api.token.encode() not in stranger.received
     assert "did not prove it is ours" in caplog.text
+
+
+# ── stop-all from a fresh process ────────────────────────────────────────────
+
+HEAVY = ("asyncio", "aiohttp", "openai", "pydantic", "peewee", "PIL")
+
+
+async def test_the_stop_all_command_stops_a_run_importing_no_asyncio_aiohttp_or_pydantic(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    api = await open_api(tmp_path, session, pid=os.getppid())
+    try:
+        hang = Hang()
+        api.planners.scripts["hang"] = [hang]
+        run = await api.create("hang")
+        response = await api.events(run["id"])
+        await hang.asked.wait()
+        command = (
+            "import sys\n"
+            "from desktop_agent.cli import main\n"
+            f"main(['--data-dir', {str(tmp_path)!r}, 'stop-all'])\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+        )
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", command, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await child.communicate()
+
+        assert out.decode().splitlines() == ["stopped 1 run(s)", "[]"]
+        _, finished = await next_frame(frames(response), "run_finished")
+        assert finished["run"]["stop_reason"] == "user_stop"
+        response.release()
+    finally:
+        await close_api(api)
+
+
+def test_stop_all_asks_every_instance_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each instance's answer waits until every instance was asked: one after the other, the
+    # first would wait for a question that never comes
+    for pid in (os.getpid(), os.getppid()):
+        register_instance(tmp_path, 9, pid=pid)
+    (tmp_path / "api-token").write_text("t" * 32)
+    everyone_asked = threading.Barrier(2, timeout=10)
+
+    def answer_once_all_are_asked(instance: Any, token: str, deadline: float) -> int:
+        everyone_asked.wait()
+        return 1
+
+    monkeypatch.setattr(instances, "_stop_instance", answer_once_all_are_asked)
+    assert instances.stop_all_blocking(tmp_path, timeout_s=20) == 2

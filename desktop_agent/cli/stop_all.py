@@ -1,0 +1,18 @@
+"""`desktop-agent stop-all`: the shortest path from a fresh process to every run stopped.
+
+It imports the standard library, argparse's grammar and the instance registry only (no
+asyncio, aiohttp, openai or pydantic): see benchmarks/cli_stop_latency.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def cmd_stop_all(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.api.instances import stop_all_blocking
+
+    stopped = stop_all_blocking(data_dir)
+    print(f"stopped {stopped} run(s)", flush=True)
+    return 0
