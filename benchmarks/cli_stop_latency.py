@@ -125,7 +125,7 @@ def main() -> None:
     finally:
         session.close()
     floor = interpreter_floor(args.trials)
-    print(f"(stop-all includes starting its own Python process: `python -c pass` p50 {floor:.1f} ms)")
+    print(f"(stop-all includes its own Python start; `python -c pass` p50 {floor:.1f} ms)")
     os._exit(0)
 
 
