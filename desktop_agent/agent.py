@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
-from desktop_agent.core.errors import ModelUnreachable, RefusedToStart
+from desktop_agent.core.errors import RefusedToStart
 from desktop_agent.core.events import ApprovalRequested, ApprovalResolved, TaskLoopEvent
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView, TaskSpec
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
@@ -241,32 +241,17 @@ class Agent:
     async def ensure_model(
         self, base_url: str, model: str, vision: VisionSetting | None = None
     ) -> None:
-        """ModelUnreachable or VisionRequired unless the server answers and the model can see.
-
-        Checking vision never sends a chat completion; the verdict is cached per server and
-        model, so checking again before the start costs one small request.
-        """
+        """ModelUnreachable or VisionRequired unless the server answers and the model can see
+        (host/model_check.py: the one check, the one API-key rule; no chat completion).
+        A model the server does not list is tried anyway."""
         if not self.check_model:
             return
-        from desktop_agent.planner import ensure_vision
+        from desktop_agent.host.model_check import check_model
 
-        api_key = await self.api_key_for(base_url)
-        await self.ensure_reachable(base_url, api_key)
-        await ensure_vision(
-            base_url=base_url, model=model, api_key=api_key, setting=vision or self.settings.vision
-        )
-
-    async def ensure_reachable(self, base_url: str, api_key: str | None) -> list[str] | None:
-        """ModelUnreachable unless the server at `base_url` answers; its line then ends with
-        what does answer on this machine (loopback, the settings' probe ports, no key sent).
-        The model ids the server lists, when it lists them."""
-        from desktop_agent.planner import check_reachable
-        from desktop_agent.planner.discovery import with_servers_found
-
-        try:
-            return await check_reachable(base_url, api_key)
-        except ModelUnreachable as error:
-            raise await with_servers_found(error, self.settings.probe_ports) from None
+        checked = await check_model(self.settings, base_url=base_url, model=model, vision=vision)
+        refusal = checked.refusal(listed=False)
+        if refusal is not None:
+            raise refusal
 
     def admit(
         self,

@@ -6,10 +6,8 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +18,12 @@ from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
+from desktop_agent.core.events import RunPaused, StartRefused, TakeoverUnavailable, TaskLoopEvent
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent
+    from desktop_agent.host import Host
     from desktop_agent.settings import Settings
 
 log = logging.getLogger("desktop_agent.cli")
@@ -73,149 +72,83 @@ def _cmd_run(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> int:
-    from desktop_agent.agent import Agent
+    from desktop_agent.host import Host, RunRequest
 
-    out = sys.stdout
     gate = gate_for(args.approve, args.allow_dangerous or ())
-    agent = await Agent.open(data_dir, settings, gate=gate)
-    async with AsyncExitStack() as stack:
-        stack.push_async_callback(agent.close)
-        # every stop (signal, hotkey, API) is a stop_all here; one that comes before the run
-        # exists still keeps the run from acting
-        stops_before = agent.runner.stop_all_count
-        _stop_on_signals(agent, stack)
-        port = await _serve_api(agent, stack)
-        _stop_on_hotkey(agent, settings, stack)
-        takeover = _TakeoverNotes(agent, port, as_json=args.json)
-        try:
-            # admitted at once (stop reaches it); the model is checked inside the run, and a
-            # refused run is forgotten: history holds only runs that started
-            handle = await agent.launch(
-                args.goal,
-                vision=args.vision,
-                max_steps=args.max_steps,
-                max_failures=args.max_failures,
-                allowed_tools=args.allow,
-                stops_seen=stops_before,
-            )
-        except RefusedToStart as error:
-            print(refusal_line(error), file=sys.stderr)
-            return EXIT_REFUSED
-        try:
-            final = await print_events(
-                handle.events, out, as_json=args.json, pause_line=takeover.pause_line
-            )
-        except RefusedToStart as error:
-            print(refusal_line(error), file=sys.stderr)
-            return EXIT_REFUSED
-    return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
-
-
-def refusal_line(error: RefusedToStart) -> str:
-    """A refused run's one line; an unreachable server's ends with the options of a model
-    found on this machine, or how to get one."""
-    found = getattr(error, "found", None)
-    advice = f"; {found.advice()}" if found is not None else ""
-    return f"desktop-agent: {error}{advice}"
-
-
-async def _serve_api(agent: Agent, stack: AsyncExitStack, *, face: str = "run") -> int:
-    from desktop_agent.api.server import ApiServer
-
-    # a run's API serves controls only: its approvals follow its own --approve (an MCP
-    # server's, its own gate)
-    server = ApiServer(agent, controls_only=True, face=face)
-    port = await server.start()
-    stack.push_async_callback(server.close)
-    log.info("local API on 127.0.0.1:%d (controls only)", port)
-    return port
-
-
-def _stop_on_signals(agent: Agent, stack: AsyncExitStack) -> None:
-    """SIGINT / SIGTERM stop every run of this process."""
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, agent.stop_all)
-        stack.callback(loop.remove_signal_handler, signum)
-
-
-def _stop_on_hotkey(agent: Agent, settings: Settings, stack: AsyncExitStack) -> None:
-    """The global stop hotkey stops every run here and in every other instance on the data dir.
-
-    A hotkey another program (or instance) holds is a notice in the log, not an error:
-    the instance that holds it stops this one through the local API.
-    """
-    if not os.environ.get("DISPLAY") and sys.platform != "win32":
-        log.info("no display: the global stop hotkey is off")
-        return
-    loop = asyncio.get_running_loop()
-    reaching_others: set[asyncio.Task[int]] = set()
-
-    def on_hotkey() -> None:
-        log.info("stop hotkey pressed")
-        agent.stop_all()
-        from desktop_agent.api.instances import stop_all_instances
-
-        task = loop.create_task(stop_all_instances(agent.data_dir, exclude_pid=os.getpid()))
-        reaching_others.add(task)
-        task.add_done_callback(reaching_others.discard)
-
-    async def finish_reaching_others() -> None:
-        if reaching_others:
-            await asyncio.gather(*reaching_others, return_exceptions=True)
-
+    host = await Host.open(data_dir, settings, gate=gate)
     try:
-        from desktop_agent.desktop.hotkey import start_global_hotkey
+        notes = TakeoverNotes(host, as_json=args.json)
+        host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
+        # a run's API serves controls only: its approvals follow its own --approve
+        await host.serve_api(controls_only=True, face="run")
+        await host.grab_stop_hotkey()
+        await host.watch_takeover()
+        try:
+            # admitted at once (a stop reaches it from now on); the model is checked inside
+            # the run, and a refused run is forgotten: history holds only runs that started
+            hosted = host.start(
+                RunRequest(
+                    args.goal,
+                    vision=args.vision,
+                    max_steps=args.max_steps,
+                    max_failures=args.max_failures,
+                    allowed_tools=args.allow,
+                )
+            )
+        except RefusedToStart as error:
+            print(f"desktop-agent: {error}", file=sys.stderr)
+            return EXIT_REFUSED
+        final = await print_events(
+            hosted.events(), sys.stdout, as_json=args.json, pause_line=notes.pause_line
+        )
+        if final is None:
+            return EXIT_REFUSED  # TakeoverNotes said why on stderr
+        return EXIT_BY_STATUS.get(final.status, EXIT_FAILED)
+    finally:
+        await host.close()
 
-        handle = start_global_hotkey(settings.stop_hotkey, on_hotkey, loop)
-    except Exception as error:  # noqa: BLE001 - the run goes on without a hotkey
-        log.warning("global stop hotkey %s unavailable: %s", settings.stop_hotkey, error)
-        return
-    log.info("global stop hotkey %s is on", settings.stop_hotkey)
-    stack.push_async_callback(finish_reaching_others)
-    stack.callback(handle.stop)
 
+class TakeoverNotes:
+    """What a headless face says beside its events: a refused start on stderr (with the way
+    forward), and a pause because the user took over the desktop (setting
+    `pause_on_user_input`) with how to resume through the local API — on the human line, or
+    with --json on stderr (stdout stays events only)."""
 
-class _TakeoverNotes:
-    """The user's own input pauses the run (setting `pause_on_user_input`); the human output
-    says so and how to resume through the local API. With --json, stdout stays events only:
-    the hint goes to stderr."""
-
-    def __init__(self, agent: Agent, port: int, *, as_json: bool) -> None:
-        self._agent = agent
-        self._port = port
+    def __init__(self, host: Host, *, as_json: bool) -> None:
+        self._host = host
         self._as_json = as_json
-        self._takeover = agent.watch_user_input()
-        if self._takeover is not None:
-            self._takeover.add_listener(self)
+        host.subscribe(self.on_event)
 
     def resume_hint(self, run_id: str) -> str:
         from desktop_agent.api.instances import TOKEN_FILE
 
-        token = self._agent.data_dir / TOKEN_FILE
+        token = self._host.data_dir / TOKEN_FILE
         return (
             f"resume: curl -X POST -H \"Authorization: Bearer $(cat '{token}')\" "
-            f"http://127.0.0.1:{self._port}/api/tasks/{run_id}/resume"
+            f"http://127.0.0.1:{self._host.api_port}/api/tasks/{run_id}/resume"
         )
 
-    def pause_line(self, run: RunView) -> str:
+    def pause_line(self, event: RunPaused) -> str:
         """The human line of a run_paused event."""
-        if self._takeover is None or run.id not in self._takeover.paused_by_user:
+        if event.reason != "user":
             return "     paused"
-        return f"     paused: you took over the mouse or keyboard; {self.resume_hint(run.id)}"
+        return f"     paused: you took over the mouse or keyboard; {self.resume_hint(event.run.id)}"
 
-    def took_over(self, run_ids: tuple[str, ...]) -> None:
-        if self._as_json:
-            for run_id in run_ids:
-                print(f"desktop-agent: paused: you took over; {self.resume_hint(run_id)}",
-                      file=sys.stderr, flush=True)  # fmt: skip
+    def on_event(self, event: TaskLoopEvent) -> None:
+        if isinstance(event, StartRefused):
+            advice = f"; {event.advice}" if event.advice else ""
+            self._say(f"{event.reason}{advice}")
+        elif isinstance(event, TakeoverUnavailable):
+            self._say(f"your own input will not pause the run: {event.why}")
+        elif isinstance(event, RunPaused) and event.reason == "user" and self._as_json:
+            self._say(f"paused: you took over; {self.resume_hint(event.run.id)}")
 
-    def unavailable(self, why: str) -> None:
-        print(
-            f"desktop-agent: your own input will not pause the run: {why}",
-            file=sys.stderr,
-            flush=True,
-        )
+    @staticmethod
+    def _say(line: str) -> None:
+        print(printable(f"desktop-agent: {line}"), file=sys.stderr, flush=True)
+
+
+# ── runs, show, serve, stop-all, doctor ──────────────────────────────────────
 
 
 def _cmd_runs(args: argparse.Namespace, data_dir: Path) -> int:
@@ -258,29 +191,28 @@ def _cmd_show(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
+    """The host with no window: the local API (its runs, approvals through it), the stop
+    hotkey, the takeover watch, until SIGINT / SIGTERM."""
     from desktop_agent.settings import load_settings
 
     async def go() -> int:
-        from desktop_agent.agent import Agent
-        from desktop_agent.api.server import ApiServer
+        from desktop_agent.host import Host
 
-        agent = await Agent.open(data_dir, load_settings())
-        async with AsyncExitStack() as stack:
-            stack.push_async_callback(agent.close)
-            server = ApiServer(agent, face="serve")
-            port = await server.start(args.port)
-            stack.push_async_callback(server.close)
+        host = await Host.open(data_dir, load_settings())
+        try:
+            TakeoverNotes(host, as_json=True)
+            stopped = asyncio.Event()
+            host.stop_on_signals(then=stopped.set)
+            port = await host.serve_api(args.port, face="serve")
             token_file = data_dir / "api-token"
             print(f"serving the local API on http://127.0.0.1:{port}/api (token: {token_file})")
             sys.stdout.flush()
+            await host.grab_stop_hotkey()
             # the user's own input pauses the API's runs too; resumed through the API
-            agent.watch_user_input()
-            stopped = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(signum, stopped.set)
+            await host.watch_takeover()
             await stopped.wait()
-            agent.stop_all()
+        finally:
+            await host.close()
         return 0
 
     return asyncio.run(go())
@@ -343,17 +275,14 @@ def _print_servers_found(settings: Settings) -> None:
 
 async def _model_checks(settings: Settings) -> list[Any]:
     from desktop_agent.desktop.doctor import DoctorItem
-    from desktop_agent.planner import check_reachable, resolve_vision
-    from desktop_agent.settings import api_key_for
+    from desktop_agent.host.model_check import check_model
 
-    api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
-    try:
-        await check_reachable(settings.base_url, api_key)
-    except DesktopAgentError as error:
-        return [DoctorItem("model", False, str(error), "start the model server or set --base-url")]
-    verdict = await resolve_vision(
-        base_url=settings.base_url, model=settings.model, api_key=api_key, setting=settings.vision
-    )
+    checked = await check_model(settings, discover=False)  # the doctor lists them at the end
+    if checked.unreachable is not None:
+        fix = "start the model server or set --base-url"
+        return [DoctorItem("model", False, str(checked.unreachable), fix)]
+    verdict = checked.verdict
+    assert verdict is not None
     from desktop_agent.planner.profiles import resolve_profile
 
     profile = resolve_profile(settings.model, settings.model_profile, settings.model_coordinates)
@@ -410,7 +339,7 @@ def _calibrate(settings: Settings) -> int:
     """`doctor --calibrate`: the calibration window; the report on stdout; Save writes
     `model_coordinates` into the settings file (the file's own values, not this command's
     overrides)."""
-    from desktop_agent.app import _display_problem
+    from desktop_agent.host.display import display_problem
     from desktop_agent.settings import (
         Settings,
         api_key_for,
@@ -419,7 +348,7 @@ def _calibrate(settings: Settings) -> int:
         settings_path,
     )
 
-    problem = _display_problem(os.environ)
+    problem = display_problem(os.environ)
     if problem:
         print(f"desktop-agent: {problem}", file=sys.stderr)
         return EXIT_REFUSED

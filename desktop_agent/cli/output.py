@@ -39,7 +39,7 @@ async def print_events(
     out: TextIO,
     *,
     as_json: bool,
-    pause_line: Callable[[RunView], str] | None = None,
+    pause_line: Callable[[RunPaused], str] | None = None,
 ) -> RunView | None:
     final: RunView | None = None
     async with aclosing(events) as stream:  # type: ignore[type-var]
@@ -47,7 +47,7 @@ async def print_events(
             if as_json:
                 line = json_line(event_to_json(event))
             elif isinstance(event, RunPaused) and pause_line is not None:
-                line = printable(pause_line(event.run))
+                line = printable(pause_line(event))
             else:
                 line = human(event)
             if line:

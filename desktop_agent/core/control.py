@@ -9,6 +9,7 @@ from collections.abc import Awaitable
 from typing import TypeVar
 
 from desktop_agent.core.errors import StopRequested
+from desktop_agent.core.events import PauseReason
 
 T = TypeVar("T")
 
@@ -19,6 +20,8 @@ class RunControl:
     Attributes:
         cancelled: a thread-safe flag set on stop, for work running in threads
             (typing, drags) that `asyncio` cannot cancel.
+        pause_reason: why the run was last asked to pause: "request" (window, tray, API)
+            or "user" (the user took over the mouse or keyboard); the run_paused event says it.
     """
 
     def __init__(self) -> None:
@@ -26,6 +29,7 @@ class RunControl:
         self._running = asyncio.Event()
         self._running.set()
         self.cancelled = threading.Event()
+        self.pause_reason: PauseReason = "request"
 
     @property
     def stop_requested(self) -> bool:
@@ -40,8 +44,10 @@ class RunControl:
         self._stop.set()
         self._running.set()
 
-    def pause(self) -> None:
+    def pause(self, reason: PauseReason = "request") -> None:
         if not self._stop.is_set():
+            if not self.pause_requested:
+                self.pause_reason = reason
             self._running.clear()
 
     def resume(self) -> None:

@@ -83,10 +83,12 @@ class RunTotals:
 @dataclass(frozen=True, slots=True)
 class StartRefused:
     """A run was refused before it started (its model does not answer or cannot see, …);
-    `reason` is one line. The run is forgotten, or stays queued when the API made it."""
+    `reason` is one line, `advice` the way forward when there is one (a model server found
+    on this machine, how to get one). The run is forgotten, or stays queued (the API's)."""
 
     run_id: str
     reason: str
+    advice: str = ""
     type: Literal["start_refused"] = "start_refused"
 
 
@@ -110,6 +112,15 @@ class StopHotkeyChanged:
     type: Literal["stop_hotkey_changed"] = "stop_hotkey_changed"
 
 
+@dataclass(frozen=True, slots=True)
+class TakeoverUnavailable:
+    """The user's own input cannot be watched (no XInput 2, hooks refused, …): runs go on
+    unpaused by it; said once per process."""
+
+    why: str
+    type: Literal["takeover_unavailable"] = "takeover_unavailable"
+
+
 TaskLoopEvent = (
     RunStarted
     | StepStarted
@@ -123,6 +134,7 @@ TaskLoopEvent = (
     | StartRefused
     | StoppedEverything
     | StopHotkeyChanged
+    | TakeoverUnavailable
 )
 
 
@@ -134,7 +146,7 @@ def event_run_id(event: TaskLoopEvent) -> str:
         return event.approval.run_id
     if isinstance(event, RunTotals | StartRefused):
         return event.run_id
-    if isinstance(event, StoppedEverything | StopHotkeyChanged):
+    if isinstance(event, StoppedEverything | StopHotkeyChanged | TakeoverUnavailable):
         return ""
     return event.run.id
 
@@ -160,13 +172,16 @@ def event_to_json(event: TaskLoopEvent) -> dict[str, Any]:
             cost=event.cost,
         )
     elif isinstance(event, StartRefused):
-        body["reason"] = event.reason
+        body.update(reason=event.reason, advice=event.advice)
     elif isinstance(event, StoppedEverything):
         del body["run_id"]
         body.update(here=event.here, elsewhere=event.elsewhere)
     elif isinstance(event, StopHotkeyChanged):
         del body["run_id"]
         body.update(armed=event.armed, why=event.why)
+    elif isinstance(event, TakeoverUnavailable):
+        del body["run_id"]
+        body["why"] = event.why
     else:
         body["run"] = event.run.to_json()
         if isinstance(event, RunPaused):

@@ -39,6 +39,7 @@ from desktop_agent.core.events import (
     RunPaused,
     RunResumed,
     RunStarted,
+    RunTotals,
     StepFinished,
     StepStarted,
     TaskLoopEvent,
@@ -251,7 +252,7 @@ class _TaskLoop:
             return False
         self.run = self.run.with_(status=RunStatus.PAUSED)
         await self.deps.repo.save_run(self.run)
-        self.emit(RunPaused(self.run))
+        self.emit(RunPaused(self.run, reason=self.control.pause_reason))
         await self.control.wait_resumed()
         self._ready = None  # the user may have changed the screen: observe it afresh
         self.run = self.run.with_(status=RunStatus.RUNNING)
@@ -545,6 +546,13 @@ class _TaskLoop:
             completion_tokens=completion,
             tokens_estimated=self.run.tokens_estimated or estimated,
             cost=self.deps.budget.cost(self.run.model, prompt, completion),
+        )
+        run = self.run
+        # the faces' totals come with the turn (the window reads no store for them)
+        self.emit(
+            RunTotals(
+                run.id, run.prompt_tokens, run.completion_tokens, run.tokens_estimated, run.cost
+            )
         )
 
     async def _validated(self, decision: Decision, observation: Observation) -> _Decided:

@@ -13,7 +13,7 @@ from typing import Any
 
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound, StopRequested
-from desktop_agent.core.events import RunFinished, RunStarted, TaskLoopEvent
+from desktop_agent.core.events import PauseReason, RunFinished, RunStarted, TaskLoopEvent
 from desktop_agent.core.loop import LoopDeps, RunnerServices, run_task_loop
 from desktop_agent.core.models import RunStatus, RunView, StopReason, TaskSpec, utcnow
 from desktop_agent.core.ports import Planner
@@ -218,11 +218,13 @@ class TaskRunnerService:
         control.stop()
         return True
 
-    def pause(self, run_id: str) -> bool:
+    def pause(self, run_id: str, reason: PauseReason = "request") -> bool:
+        """Pause the active run `run_id` at its next pause point; whether it was active.
+        `reason` travels on its run_paused event ("user": the user took over)."""
         control = self._active.get(run_id)
         if control is None:
             return False
-        control.pause()
+        control.pause(reason)
         return True
 
     def resume(self, run_id: str) -> bool:

@@ -84,3 +84,11 @@ def printable_json(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(_json_escape(char) if _is_hidden(char) else char for char in text)
+
+
+def one_line(what: BaseException | str | None) -> str:
+    """`what` with its whitespace runs (newlines too) made single spaces and its control
+    and bidi characters escaped (`printable`); an exception without a message is named by
+    its type."""
+    text = " ".join(printable(str(what)).split()) if what is not None else ""
+    return text or type(what).__name__

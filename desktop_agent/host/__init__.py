@@ -1,11 +1,28 @@
 """The host: what every face (the window, `run`, `serve`, later entry points) shares.
 
-host.py      Host: runs (admitted at the click, owned to their end), the event stream,
-             stop-everything, the local API, the stop hotkey, signals, takeover, closing
-engine.py    Engine: an asyncio loop on a thread of its own (the app's host lives there)
-takeover.py  UserTakeover: the user's own input pauses every run
+    host.py         Host: runs (admitted at the click, owned to their end), the event stream,
+                    stop-everything, the local API, the stop hotkey, signals, takeover, closing
+    model_check.py  the one model check (the one API-key rule)
+    engine.py       Engine: an asyncio loop on a thread of its own (the app's host lives there)
+    takeover.py     UserTakeover: the user's own input pauses every run
+    display.py      whether a window can open here
+
+`Host` and friends are imported on first use: the app's first paint needs only display.py.
 """
 
-from desktop_agent.host.host import Host, HostedRun, RunRequest, new_run_id
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop_agent.host.host import Host, HostedRun, RunRequest, new_run_id
 
 __all__ = ["Host", "HostedRun", "RunRequest", "new_run_id"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from desktop_agent.host import host
+
+        return getattr(host, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,6 +16,7 @@ start, stop, pause, …; they land in order) or `Engine.run` (coroutines).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import signal
@@ -33,15 +34,18 @@ from desktop_agent.core.events import (
     StartRefused,
     StopHotkeyChanged,
     StoppedEverything,
+    TakeoverUnavailable,
     TaskLoopEvent,
 )
 from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView, TaskSpec, utcnow
+from desktop_agent.core.permissions import DEFAULT_POLICY
+from desktop_agent.core.text import one_line
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
     from desktop_agent.core.ports import PermissionGate, Planner
     from desktop_agent.core.runner import RunHandle
-    from desktop_agent.host.takeover import UserTakeover
+    from desktop_agent.host.model_check import ModelCheck
     from desktop_agent.settings import Settings
 
 __all__ = ["Host", "HostedRun", "RunRequest", "new_run_id"]
@@ -125,6 +129,9 @@ class Host:
         self._owned: set[asyncio.Task[Any]] = set()
         self._closers: list[Callable[[], Any]] = []
         self._closed = False
+        self._hotkey: Any = None
+        self._watching = False
+        self._heard: Any = None  # the UserTakeover this listens to
         self._unsubscribe = agent.runner.subscribe(self._tell)
 
     @classmethod
@@ -184,13 +191,14 @@ class Host:
             async for event in events:
                 hosted._put(event)
         except RefusedToStart as error:
-            self._refused(hosted, " ".join(str(error).split()))
+            found = getattr(error, "found", None)  # model servers found on this machine
+            self._refused(hosted, one_line(error), found.advice() if found is not None else "")
         except Exception as error:  # noqa: BLE001 - said in one line; the host goes on
             log.exception("run %s failed to start", hosted.run_id)
-            self._refused(hosted, " ".join(str(error).split()) or type(error).__name__)
+            self._refused(hosted, one_line(error) or type(error).__name__)
 
-    def _refused(self, hosted: HostedRun, reason: str) -> None:
-        refused = StartRefused(hosted.run_id, reason)
+    def _refused(self, hosted: HostedRun, reason: str, advice: str = "") -> None:
+        refused = StartRefused(hosted.run_id, reason, advice)
         self._tell(refused)
         hosted._put(refused)
 
@@ -203,6 +211,12 @@ class Host:
 
     def resume(self, run_id: str) -> bool:
         return self.agent.runner.resume(run_id)
+
+    def pause_all(self, pause: bool) -> None:
+        """Pause (or resume) every active run (the tray's Pause)."""
+        runner = self.agent.runner
+        for run_id in runner.active_ids:
+            (runner.pause if pause else runner.resume)(run_id)
 
     def answer(self, approval_id: str, decision: ApprovalDecision) -> bool:
         """Answer a pending approval (whoever answers first wins)."""
@@ -240,8 +254,8 @@ class Host:
     # ── services a face turns on ─────────────────────────────────────────────
 
     async def serve_api(self, port: int = 0, *, controls_only: bool = False, face: str = "") -> int:
-        """Serve the local API on loopback and register this instance (as `face`: app, run,
-        serve, mcp); its port."""
+        """Serve the local API on loopback and register this instance (`face`: app, run,
+        serve, mcp — what its instance file says); its port."""
         from desktop_agent.api.server import ApiServer
 
         server = ApiServer(self.agent, controls_only=controls_only, face=face)
@@ -250,48 +264,56 @@ class Host:
         log.info("local API on 127.0.0.1:%d%s", self.api_port, " (controls only)" * controls_only)
         return self.api_port
 
-    async def grab_stop_hotkey(self) -> bool:
-        """The global stop hotkey (the settings') stops everything, delivered on this loop.
-        False (and `hotkey_problem` says why) when it cannot be had. Either way, and whenever
-        the hotkey stops being armed later, subscribers hear `StopHotkeyChanged`."""
+    async def grab_stop_hotkey(self, combo: str | None = None) -> bool:
+        """The global stop hotkey (`combo`, default the settings') stops everything, delivered
+        on this loop. Subscribers hear `StopHotkeyChanged` (armed or not, why), now and whenever
+        that changes; False (and `hotkey_problem` says why) when it cannot be had."""
+        await self.release_stop_hotkey()
+        combo = combo or self.settings.stop_hotkey
         if not os.environ.get("DISPLAY") and sys.platform != "win32":
-            self._on_hotkey_state(False, "no display")
-            return False
+            return self._hotkey_state(False, "no display")
         from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
 
-        combo = self.settings.stop_hotkey
+        # what the hotkey runs is imported now, not on the first press
+        await asyncio.to_thread(importlib.import_module, "desktop_agent.api.instances")
         loop = asyncio.get_running_loop()
         try:
             # an X connection and a few round trips: not on the loop's thread
-            handle = await asyncio.to_thread(
+            self._hotkey = await asyncio.to_thread(
                 partial(
                     start_global_hotkey,
                     combo,
                     self._on_hotkey,
                     loop,
-                    on_change=self._on_hotkey_state,
+                    on_change=self._hotkey_changed,
                 )
             )
         except HotkeyUnavailable as error:
             log.warning("stop hotkey %s unavailable: %s", combo, error)
-            self._on_hotkey_state(False, str(error))
-            return False
-        self._closers.append(lambda: asyncio.to_thread(handle.stop))
+            return self._hotkey_state(False, one_line(error))
         log.info("global stop hotkey %s is on", combo)
-        self._on_hotkey_state(True, "")
-        return True
+        return self._hotkey_state(True, "")
 
-    def _on_hotkey_state(self, armed: bool, why: str) -> None:
-        """The stop hotkey's state, said once to every face (the window's status bar, …)."""
-        self.hotkey_problem = "" if armed else " ".join(why.split())
+    def _hotkey_state(self, armed: bool, why: str) -> bool:
+        self.hotkey_problem = "" if armed else one_line(why)
         self._tell(StopHotkeyChanged(armed, self.hotkey_problem))
+        return armed
+
+    def _hotkey_changed(self, armed: bool, why: str) -> None:
+        """The listener stopped being armed (or came back), on this loop."""
+        self._hotkey_state(armed, why)
+
+    async def release_stop_hotkey(self) -> None:
+        hotkey, self._hotkey = self._hotkey, None
+        if hotkey is not None:
+            await asyncio.to_thread(hotkey.stop)  # joins the listener thread (up to 2 s)
 
     def _on_hotkey(self) -> None:
         log.info("stop hotkey pressed")
         self.stop_everything()
 
     def stop_on_signals(self, then: Callable[[], None] | None = None) -> None:
-        """SIGINT and SIGTERM stop everything here (then call `then`); main thread only."""
+        """SIGINT and SIGTERM stop every run here (then call `then`); main thread only."""
         loop = asyncio.get_running_loop()
 
         def on_signal() -> None:
@@ -303,9 +325,53 @@ class Host:
             loop.add_signal_handler(signum, on_signal)
             self._closers.append(partial(loop.remove_signal_handler, signum))
 
-    def watch_takeover(self) -> UserTakeover | None:
-        """From now on the user's own input pauses every run (setting `pause_on_user_input`)."""
-        return self.agent.watch_user_input()
+    async def watch_takeover(self) -> None:
+        """From now on the user's own input pauses every run while the setting
+        `pause_on_user_input` is on (`apply_settings` follows it): such a pause comes as
+        `RunPaused(reason="user")`; a watch that cannot start as `TakeoverUnavailable`."""
+        self._watching = True
+        await self._follow_takeover_setting()
+
+    async def _follow_takeover_setting(self) -> None:
+        agent = self.agent
+        if agent.settings.pause_on_user_input:
+            takeover = agent.watch_user_input()  # the one it has, or a new one
+            if takeover is not None and takeover is not self._heard:
+                self._heard = takeover
+                takeover.add_listener(self)
+        elif agent.takeover is not None:
+            takeover, agent.takeover = agent.takeover, None
+            await takeover.close()
+
+    # the UserTakeover's listener (on this loop): its pauses come as run_paused events
+    def took_over(self, run_ids: tuple[str, ...]) -> None:
+        pass
+
+    def unavailable(self, why: str) -> None:
+        self._tell(TakeoverUnavailable(why))
+
+    # ── settings and the model ───────────────────────────────────────────────
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Use `settings` from now on: the next run's model and limits; the policies, the
+        approval timeout, the budget and the takeover watch at once."""
+        agent = self.agent
+        agent.settings = settings
+        for spec in agent.registry.specs():
+            policy = settings.policies.get(spec.name, DEFAULT_POLICY[spec.risk])
+            agent.permissions.set_policy(spec.name, policy)
+        services = agent.runner.services
+        services.approval_timeout_s = settings.approval_timeout_s
+        services.sensitive_targets = tuple(settings.sensitive_targets)
+        services.budget = settings.budget()
+        if self._watching:
+            await self._follow_takeover_setting()
+
+    async def check_model(self, settings: Settings | None = None, **options: Any) -> ModelCheck:
+        """The one model check (host/model_check.py) for `settings` (default: the host's)."""
+        from desktop_agent.host.model_check import check_model
+
+        return await check_model(settings or self.settings, **options)
 
     # ── lifetime ─────────────────────────────────────────────────────────────
 
@@ -324,6 +390,7 @@ class Host:
         self.agent.stop_all()
         if self._owned:
             await asyncio.gather(*self._owned, return_exceptions=True)
+        await self.release_stop_hotkey()
         for closer in reversed(self._closers):
             try:
                 result = closer()

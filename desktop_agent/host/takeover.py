@@ -201,7 +201,7 @@ class UserTakeover:
         if not running:
             return
         for run_id in running:
-            self._runner.pause(run_id)
+            self._runner.pause(run_id, reason="user")
             self.paused_by_user.add(run_id)
         log.info("the user took over: paused %s", ", ".join(running))
         for listener in list(self._listeners):

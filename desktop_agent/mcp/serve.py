@@ -51,7 +51,7 @@ async def serve_mcp(
         host.stop_on_signals(then=ended.set)
         await host.serve_api(controls_only=True, face="mcp")
         await host.grab_stop_hotkey()
-        host.watch_takeover()
+        await host.watch_takeover()
         face = McpFace(host, gate, version=version("desktop-agent"))
         serving = asyncio.ensure_future(
             _serve_http(face, data_dir, port) if http else _serve_stdio(face)

@@ -8,7 +8,6 @@ import getpass
 import json
 import sys
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -253,11 +252,11 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) -> int:
-    from desktop_agent.agent import Agent
-    from desktop_agent.cli import commands as cli
+    from desktop_agent.cli.commands import TakeoverNotes
     from desktop_agent.cli.gate import AutoGate, gate_for
     from desktop_agent.cli.output import EXIT_BY_STATUS, print_events
     from desktop_agent.core.models import ApprovalDecision
+    from desktop_agent.host import Host
     from desktop_agent.routines import service
 
     values = dict(args.set)
@@ -265,9 +264,9 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         gate: Any = AutoGate(ApprovalDecision.DENY)  # nobody is there to answer
     else:
         gate = gate_for(args.approve, _tools(args.allow_dangerous))
-    agent = await Agent.open(data_dir, settings, gate=gate)
-    async with AsyncExitStack() as stack:
-        stack.push_async_callback(agent.close)
+    host = await Host.open(data_dir, settings, gate=gate)
+    agent = host.agent
+    try:
         routine = await service.get(agent.repo, args.name)
         if args.scheduled:
             asked = service.questions(
@@ -281,10 +280,11 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         else:
             values.update(_ask_secrets(routine, values))
         stops_before = agent.runner.stop_all_count
-        cli._stop_on_signals(agent, stack)
-        port = await cli._serve_api(agent, stack)
-        cli._stop_on_hotkey(agent, settings, stack)
-        takeover = cli._TakeoverNotes(agent, port, as_json=args.json)
+        notes = TakeoverNotes(host, as_json=args.json)
+        host.stop_on_signals()
+        await host.serve_api(controls_only=True, face="run")
+        await host.grab_stop_hotkey()
+        await host.watch_takeover()
         handle = await service.launch(
             agent,
             routine.name,
@@ -293,8 +293,10 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
             stops_seen=stops_before,
         )
         final = await print_events(
-            handle.events, sys.stdout, as_json=args.json, pause_line=takeover.pause_line
+            handle.events, sys.stdout, as_json=args.json, pause_line=notes.pause_line
         )
+    finally:
+        await host.close()
     return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
 
 

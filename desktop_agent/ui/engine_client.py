@@ -399,24 +399,14 @@ class EngineClient(QObject):
         """Whether the model of `settings` can see (no chat request), checked on the engine;
         ModelUnreachable when its server does not answer, ModelNotListed when it does not
         have the model (no verdict then)."""
-        from desktop_agent.planner import resolve_vision
-        from desktop_agent.planner.capabilities import ensure_listed
-        from desktop_agent.settings import api_key_for
+        from desktop_agent.host.model_check import check_model
 
-        async def go() -> VisionVerdict:
-            api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
-            # no verdict for a server that does not answer (ModelUnreachable says so), nor
-            # for a model it does not have (ModelNotListed)
-            listed = await self.agent.ensure_reachable(settings.base_url, api_key)
-            ensure_listed(settings.model, settings.base_url, listed)
-            return await resolve_vision(
-                base_url=settings.base_url,
-                model=settings.model,
-                api_key=api_key,
-                setting=settings.vision,
-            )
-
-        return await self.engine.run(go())
+        checked = await self.engine.run(check_model(settings))
+        problem = checked.unreachable or checked.not_listed
+        if problem is not None:
+            raise problem
+        assert checked.verdict is not None
+        return checked.verdict
 
     async def find_model_servers(self) -> Discovery:
         """The model servers on this machine (127.0.0.1, the settings' probe ports; no key
@@ -426,25 +416,17 @@ class EngineClient(QObject):
         return await self.engine.run(discover(tuple(self.settings.probe_ports)))
 
     async def test_connection(self, settings: Settings) -> str:
-        """Reachability and vision of the model the settings dialog shows (no chat request)."""
-        from desktop_agent.planner import VisionCache, check_reachable, resolve_vision
-        from desktop_agent.settings import api_key_for
+        """Reachability and vision of the model the settings dialog shows (no chat request;
+        the dialog's URL may be unsaved: it gets the keyring's key only once saved)."""
+        from desktop_agent.host.model_check import check_model
 
-        async def go() -> str:
-            # the dialog's URL may be unsaved: it gets the keyring's key only once saved
-            api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
-            await check_reachable(settings.base_url, api_key)
-            verdict = await resolve_vision(
-                base_url=settings.base_url,
-                model=settings.model,
-                api_key=api_key,
-                setting=settings.vision,
-                cache=VisionCache(),
-            )
-            sees = "can see screenshots" if verdict.can_see else "cannot see screenshots"
-            return f"The server answers; {settings.model} {sees} ({verdict.detail})."
-
-        return await self.engine.run(go())
+        checked = await self.engine.run(check_model(settings, fresh=True))
+        if checked.unreachable is not None:
+            raise checked.unreachable
+        verdict = checked.verdict
+        assert verdict is not None
+        sees = "can see screenshots" if verdict.can_see else "cannot see screenshots"
+        return f"The server answers; {settings.model} {sees} ({verdict.detail})."
 
     async def apply_settings(self, settings: Settings) -> None:
         """Use `settings` from the next run on (policies and the approval timeout at once)."""

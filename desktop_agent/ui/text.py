@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import html
 
-from desktop_agent.core.text import printable
+from desktop_agent.core.text import one_line, printable
 
-
-def one_line(what: BaseException | str | None) -> str:
-    """`what` with its whitespace runs (newlines too) made single spaces and its control
-    and bidi characters escaped (core.text.printable); an exception without a message is
-    named by its type."""
-    text = " ".join(printable(str(what)).split()) if what is not None else ""
-    return text or type(what).__name__
+__all__ = ["one_line", "plain_tooltip", "shorten"]
 
 
 def shorten(text: str, width: int) -> str:

@@ -73,6 +73,7 @@ def test_doctor_calibrate_sends_the_stored_key_only_to_the_saved_server(
     servers: tuple[Settings, ModelServer, ModelServer],
 ) -> None:
     import desktop_agent.app
+    import desktop_agent.host.display
     from desktop_agent.ui import calibration
 
     settings, _, other = servers
@@ -82,7 +83,7 @@ def test_doctor_calibrate_sends_the_stored_key_only_to_the_saved_server(
         keys[settings.base_url] = api_key
 
     monkeypatch.setattr(calibration, "calibrate_in_window", calibrate_in_window)
-    monkeypatch.setattr(desktop_agent.app, "_display_problem", lambda env: None)
+    monkeypatch.setattr(desktop_agent.host.display, "display_problem", lambda env: None)
     data = ["--data-dir", str(tmp_path / "data")]
     main(["doctor", "--calibrate", *data])
     main(["doctor", "--calibrate", "--base-url", other.base_url, *data])

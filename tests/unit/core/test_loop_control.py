@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerState
@@ -15,6 +16,7 @@ from desktop_agent.core.events import (
     RunPaused,
     StepFinished,
     TaskLoopEvent,
+    event_to_json,
 )
 from desktop_agent.core.models import (
     ApprovalDecision,
@@ -375,3 +377,19 @@ async def test_a_stop_during_an_action_begins_no_observation_of_its_effect(
     # the effect check's observation is never begun (nor left behind un-awaited)
     assert observations == [1]
     assert harness.observer.calls == 1
+
+
+@pytest.mark.parametrize("reason", ["request", "user"])
+async def test_run_paused_says_why_the_run_paused(harness: Harness, reason: str) -> None:
+    run = await harness.create()
+    planner = ScriptedPlanner([tool("wait", seconds=0), tool("wait", seconds=0), done()])
+    consumer = Consumer(harness.runner.start(run, planner))
+    await consumer.wait_for(
+        lambda event: isinstance(event, StepFinished) and event.step.kind is StepKind.ACTION
+    )
+    harness.runner.pause(run.id, reason=reason)  # type: ignore[arg-type]
+    paused = await consumer.wait_type("run_paused")
+    assert isinstance(paused, RunPaused) and paused.reason == reason
+    assert event_to_json(paused)["reason"] == reason  # the CLI's --json and the SSE say it too
+    harness.runner.resume(run.id)
+    await consumer.finished()

@@ -9,6 +9,7 @@ from desktop_agent.core.events import (
     ApprovalResolved,
     RunFinished,
     RunStarted,
+    RunTotals,
     StepFinished,
     StepStarted,
 )
@@ -102,17 +103,28 @@ async def test_normal_run_emits_the_exact_event_sequence(harness: Harness) -> No
         ("step_started", "observe", 1),
         ("step_finished", "observe", 1),
         ("step_started", "decide", 1),
+        ("run_totals",),  # the turn's tokens counted: the faces' totals, no store read
         ("step_finished", "decide", 1),
         ("step_started", "action", 1),
         ("step_finished", "action", 1),
         ("step_started", "observe", 2),
         ("step_finished", "observe", 2),
         ("step_started", "decide", 2),
+        ("run_totals",),
         ("step_finished", "decide", 2),
         ("run_finished",),
     ]
     finished = [event.step for event in events if isinstance(event, StepFinished)]
     assert all(step.status is StepStatus.OK for step in finished)
+    # the last totals are the run's (what the window shows without reading the store)
+    totals = [event for event in events if isinstance(event, RunTotals)]
+    final = events[-1].run  # type: ignore[union-attr]
+    assert (totals[-1].prompt_tokens, totals[-1].completion_tokens, totals[-1].cost) == (
+        final.prompt_tokens,
+        final.completion_tokens,
+        final.cost,
+    )
+    assert totals[-1].prompt_tokens > 0
     # the decide row names the tool it chose; the action row runs it
     assert [step.tool for step in finished] == [
         "screen_snapshot",
