@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -125,6 +125,36 @@ def test_the_walk_stops_at_its_deadline_with_the_windows_it_has(
 
     assert used == "atspi" and {e.role for e in in_time} >= {"window", "menu", "edit"}
     assert [e.role for e in late] == ["window"] and late_used == "x11"
+
+
+def test_a_second_walk_asks_the_role_only_of_text_fields_and_lists_the_same(
+    l3afpad: Editor, inventory: AtspiInventory
+) -> None:
+    wait_until(
+        lambda: any(e.role == "edit" for e in inventory.snapshot(WalkLimits())[0]),
+        timeout=10,
+        what="l3afpad's text area on the AT-SPI bus",
+    )
+    assert inventory.bus is not None
+    call_many = inventory.bus.call_many
+    asked: list[Call] = []
+
+    def counted(calls: Sequence[Call], deadline: float) -> list[Any]:
+        asked.extend(calls)
+        return call_many(calls, deadline)
+
+    inventory.bus.call_many = counted  # type: ignore[method-assign]
+    inventory.roles.clear()  # as on a new connection
+    first = inventory.snapshot(WalkLimits())
+    roles_first = [c.node for c in asked if c.method == "GetRole"]
+    asked.clear()
+    second = inventory.snapshot(WalkLimits())
+    roles_second = [c.node for c in asked if c.method == "GetRole"]
+
+    assert second == first
+    # the text area (a "text" node: its role is asked each time, a password field's may
+    # change) and the popups' siblings check; every other node's role came from the cache
+    assert len(roles_first) > 10 * len(roles_second) > 0
 
 
 def test_focused_role_is_the_role_name_of_l3afpads_text_area(

@@ -211,6 +211,11 @@ INVOKE_ACTIONS = ("click", "press", "activate", "toggle", "open", "jump")
 CALL_TIMEOUT_S = 0.8
 #: a child reference to this path is no object
 NULL_PATH = "/org/a11y/atspi/null"
+#: roles never taken from the role cache: a toolkit changes an entry's role when it hides or
+#: shows its text (GTK: "password text" <-> "entry"), and a password field must be seen as one
+UNCACHED_ROLES = frozenset({"text", "entry", "password text", "terminal"})
+#: the role cache is emptied past this many nodes (closed windows' nodes never come back)
+ROLE_CACHE_MAX = 50_000
 #: nodes looked at by focused_role() before giving up: the focus sits a few levels down
 FOCUS_MAX_NODES = 3000
 
@@ -256,9 +261,14 @@ class AtspiInventory:
     def __init__(self) -> None:
         self.windows = X11Windows()
         self.bus: AtspiBus | None = None
+        #: role numbers of the nodes seen on this connection (a node's role does not change,
+        #: except UNCACHED_ROLES'): a later walk asks only their children, as libatspi's own
+        #: cache spares pyatspi the call
+        self.roles: dict[Node, int] = {}
 
     def thread_init(self) -> None:
         self.bus = AtspiBus(accessibility_bus_address())
+        self.roles = {}
 
     def _call_many(self, calls: list[Call], limits: WalkLimits | None = None) -> list[Any]:
         """The replies, waiting no longer than CALL_TIMEOUT_S nor past the walk's deadline
@@ -394,23 +404,21 @@ class AtspiInventory:
             if not showing or len(found) >= budget:
                 level = []
                 continue
-            calls = []
-            for node, _, _ in showing:
-                calls += [
-                    Call(node, ACCESSIBLE, "GetRole"),
-                    Call(node, ACCESSIBLE, "GetChildren"),
-                ]
+            calls = [Call(node, ACCESSIBLE, "GetChildren") for node, _, _ in showing]
+            unknown = [node for node, _, _ in showing if node not in self.roles]
+            calls += [Call(node, ACCESSIBLE, "GetRole") for node in unknown]
             try:
                 replies = self._call_many(calls, limits)
             except TimeoutError:
                 log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
                 break
+            asked = dict(zip(unknown, replies[len(showing) :], strict=True))
             next_level: list[tuple[Node, int]] = []
-            for index, (node, depth, states) in enumerate(showing):
-                role_reply, children = replies[2 * index], replies[2 * index + 1]
-                if isinstance(role_reply, Exception):
+            for (node, depth, states), children in zip(showing, replies, strict=False):
+                number = self._role(node, asked)
+                if number is None:
                     continue
-                role_name = role_name_of(role_reply[0])
+                role_name = role_name_of(number)
                 kind = ROLES.get(role_name)
                 if (
                     kind is not None
@@ -423,6 +431,21 @@ class AtspiInventory:
                     next_level.extend((child, depth + 1) for child in _children(children))
             level = next_level if len(found) < budget and visited < limits.max_nodes else []
         return [element for element in found if element is not None]
+
+    def _role(self, node: Node, asked: dict[Node, Any]) -> int | None:
+        """The node's role number, from the cache or this batch's reply (then cached unless
+        it is one of UNCACHED_ROLES); None when the node did not answer."""
+        if node in self.roles:
+            return self.roles[node]
+        reply = asked.get(node)
+        if reply is None or isinstance(reply, Exception):
+            return None
+        number = int(reply[0])
+        if len(self.roles) >= ROLE_CACHE_MAX:
+            self.roles.clear()
+        if role_name_of(number) not in UNCACHED_ROLES:
+            self.roles[node] = number
+        return number
 
     def focused_role(self, deadline: float) -> str | None:
         """The AT-SPI role name of the focused accessible of the active frames ("password
