@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.errors import ToolError
 from desktop_agent.core.events import RunFinished, StartRefused, StepFinished, TaskLoopEvent
 from desktop_agent.core.models import (
     Decision,
@@ -104,6 +105,17 @@ class OneCall:
         )
 
 
+def _as_it_runs(host: Host, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as the loop will validate them (`"element": "2"` is element 2), so the
+    check of the client's element judges the element that is acted on; arguments that do not
+    validate go on as they are, for the loop to refuse with its one line."""
+    try:
+        _, validated = host.agent.registry.validate(tool, args)
+    except ToolError:
+        return args
+    return validated.model_dump(exclude_unset=True)
+
+
 def _outcome(steps: Sequence[StepView]) -> Decision:
     action = last_action(steps)
     if action is not None and action.status is StepStatus.OK:
@@ -174,7 +186,7 @@ async def run_one_call(
     )
     for granted in asker.grants.tools():
         host.agent.permissions.grant_for_run(request.run_id, granted)
-    planner = OneCall(tool, args, memory)
+    planner = OneCall(tool, _as_it_runs(host, tool, args), memory)
     take_back = gate.lend(request.run_id, asker)
     try:
         outcome = await follow(host, host.start(request, planner=planner), on_event)

@@ -270,7 +270,7 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         routine = await service.get(agent.repo, args.name)
         if args.scheduled:
             asked = service.questions(
-                routine, agent.registry, agent.permissions, settings.sensitive_targets
+                routine, agent.registry, agent.permissions, settings.sensitive_targets, values
             )
             if asked:
                 print(printable(f"desktop-agent: routine {routine.name} would ask, and nobody is "

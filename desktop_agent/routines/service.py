@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_agent.core.call_risk import TEXT_TOOLS, assess_call
-from desktop_agent.core.errors import RunNotFound
+from desktop_agent.core.errors import RunNotFound, ToolError
 from desktop_agent.core.models import Element, Observation, Policy, RunKind, RunView, TaskSpec
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.routine import (
@@ -112,20 +113,29 @@ def _read_small(path: Path) -> str:
 def check_tools(routine: Routine, registry: ToolRegistry, grants: Sequence[str] = ()) -> None:
     """Every step's tool is one of ours and its arguments validate (with each parameter's
     default in place); every grant names a tool."""
-    try:
-        steps = routine.bind({name: "x" for name in routine.secrets()})
-    except RoutineError:
-        steps = routine.steps
-    for number, step in enumerate(steps, start=1):
-        if step.tool not in registry.offered_names():
-            raise RoutineError(f"routine {routine.name}: step {number}: unknown tool {step.tool!r}")
-        try:
-            registry.validate(step.tool, step.args)
-        except Exception as error:  # noqa: BLE001 - said as the step's problem, in one line
-            raise RoutineError(f"routine {routine.name}: step {number}: {error}") from None
+    runnable(routine, registry, {name: "x" for name in routine.secrets()})
     unknown = [tool for tool in grants if tool not in registry.offered_names()]
     if unknown:
         raise RoutineError(f"cannot grant unknown tool(s): {', '.join(unknown)}")
+
+
+def runnable(
+    routine: Routine, registry: ToolRegistry, values: Mapping[str, str]
+) -> tuple[RoutineStep, ...]:
+    """The steps as they will run: each parameter's value in place and each step's arguments
+    validated by its tool, as the loop validates a model's call (pydantic's conversions
+    applied: `"enter": "true"` is True) — what the preview judges is what the gate judges and
+    the executor runs. RoutineError (one line) naming the first step that is not valid."""
+    steps = []
+    for number, step in enumerate(routine.bind(values), start=1):
+        if step.tool not in registry.offered_names():
+            raise RoutineError(f"routine {routine.name}: step {number}: unknown tool {step.tool!r}")
+        try:
+            _, args = registry.validate(step.tool, step.args)
+        except ToolError as error:
+            raise RoutineError(f"routine {routine.name}: step {number}: {error}") from None
+        steps.append(replace(step, args=args.model_dump(exclude_unset=True)))
+    return tuple(steps)
 
 
 # ── running ──────────────────────────────────────────────────────────────────
@@ -142,7 +152,8 @@ async def launch(
     before_run: Callable[[], Awaitable[None]] | None = None,
 ) -> RunHandle:
     """Record a routine run and admit it (the runner's one way in); RoutineError before
-    anything is recorded for an unknown routine or a missing parameter.
+    anything is recorded for an unknown routine, a missing parameter or a step whose
+    arguments do not validate (`runnable`).
 
     The routine's grants hold for this run only (stop-all revokes them with every run
     grant) and are withdrawn when the agent takes over: they were given for the routine's
@@ -151,7 +162,7 @@ async def launch(
     """
     seen = agent.runner.stop_all_count if stops_seen is None else stops_seen
     routine = await get(agent.repo, name)
-    steps = routine.bind(values)
+    steps = runnable(routine, agent.registry, values)
     run = await agent.runner.create(routine_spec(agent, routine))
     permissions = agent.permissions
 
@@ -194,20 +205,24 @@ def questions(
     registry: ToolRegistry,
     permissions: Permissions,
     sensitive_targets: Sequence[str],
+    values: Mapping[str, str] = {},  # noqa: B006 - read only
 ) -> list[str]:
-    """What a run of `routine` would ask (or be refused), one line each; [] when every step
-    is allowed or granted. The same gate judges: the policy, the routine's and persistent
-    grants, and the calls that ask every time, on the screen each step was taught on."""
-    asked = [
-        f"{name}: a text that is never saved (asked at each run)" for name in routine.secrets()
-    ]
+    """What a run of `routine` with `values` would ask (or be refused), one line each; []
+    when every step is allowed or granted. The same gate judges the same arguments: the
+    steps as they will run (`runnable`: RoutineError for one that is not valid), under the
+    policy, the routine's and persistent grants, and the calls that ask every time, on the
+    screen each step was taught on."""
+    secrets = [name for name in routine.secrets() if name not in values]
+    asked = [f"{name}: a text that is never saved (asked at each run)" for name in secrets]
+    steps = runnable(routine, registry, {**dict.fromkeys(secrets, "x"), **values})
     probe = "routine-questions"
     for tool in routine.grants:
         permissions.grant_for_run(probe, tool)
     try:
-        for number, step in enumerate(routine.steps, start=1):
+        for number, step in enumerate(steps, start=1):
             spec = registry.get(step.tool)
-            args, observation, focused = taught_screen(step)
+            # every field, defaults included: the loop's gate judges the same dump
+            args, observation, focused = taught_screen(step, spec.validate(step.args).model_dump())
             risk = assess_call(step.tool, args, observation, focused, sensitive_targets)
             policy = permissions.decide(probe, step.tool, spec.risk, sensitive=risk.asks_every_call)
             if policy is Policy.ALLOW:
@@ -223,11 +238,13 @@ def questions(
     return asked
 
 
-def taught_screen(step: RoutineStep) -> tuple[dict[str, object], Observation, str | None]:
-    """The step's arguments on the screen as far as its target is known: its window in front
-    and its target (focused, if it took the focus's input)."""
+def taught_screen(
+    step: RoutineStep, values: Mapping[str, object]
+) -> tuple[dict[str, object], Observation, str | None]:
+    """The step's validated arguments (`values`) on the screen as far as its target is known:
+    its window in front and its target (focused, if it took the focus's input)."""
     ref = step.element
-    args: dict[str, object] = dict(step.args)
+    args: dict[str, object] = dict(values)
     if ref is None:
         return args, Observation(b"", "image/jpeg", 0, 0), None
     elements = [Element(1, "window", ref.window, ref.window_box or ref.box, focused=True)]
@@ -237,9 +254,9 @@ def taught_screen(step: RoutineStep) -> tuple[dict[str, object], Observation, st
                 2, ref.role, ref.name, ref.box, focused=ref.how == "focus", password=ref.password
             )
         )
-        if "element" in args:
+        if args.get("element") is not None:
             args["element"] = 2
-        elif "x" in args:
+        elif args.get("x") is not None:
             args["x"], args["y"] = elements[1].center
     if step.tool in TEXT_TOOLS and ref.password:
         args[TEXT_TOOLS[step.tool]] = "x"

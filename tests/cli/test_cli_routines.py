@@ -175,6 +175,31 @@ def test_a_scheduled_run_that_would_ask_fails_at_start_listing_what_it_would_ask
     assert "step 2" not in line  # granted, and not a call that asks every time
 
 
+def test_a_scheduled_run_given_a_value_its_step_cannot_take_is_refused_with_one_line(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = taught_run(isolated_home)
+    assert main(["routine", "save", run_id, "note", "--param", "text=1",
+                 "--grant", "type_text,hotkey"]) == 0  # fmt: skip
+    capsys.readouterr()
+
+    assert main(["routine", "run", "note", "--scheduled", "--set", "text="]) == EXIT_REFUSED
+
+    assert one_line(capsys) == (
+        "desktop-agent: routine note: step 1: invalid arguments for type_text: text: String "
+        "should have at least 1 character"
+    )
+    assert asyncio.run(_run_ids(isolated_home)) == [run_id]  # no routine run recorded
+
+
+async def _run_ids(home: Path) -> list[str]:
+    repo = SqliteRunRepository.open(home)
+    try:
+        return [run.id for run in await repo.list_runs()]
+    finally:
+        repo.close()
+
+
 def test_schedule_writes_a_systemd_timer_and_service_and_unschedule_removes_them(
     isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

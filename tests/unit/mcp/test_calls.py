@@ -198,13 +198,14 @@ async def test_a_stop_all_while_the_client_is_asked_ends_the_call_stopped_and_re
     assert calls.asker.grants.tools() == frozenset()
 
 
+@pytest.mark.parametrize("element", [2, "2"], ids=["number", "string"])  # both element 2
 async def test_an_element_that_changed_since_the_clients_screenshot_fails_before_acting(
-    make_calls: Any,
+    make_calls: Any, element: object
 ) -> None:
     calls = make_calls([DELETE], client=[ApprovalDecision.ONCE])
     calls.memory.remember((Element(2, "push button", "Save", (10, 10, 60, 24)),))
 
-    outcome = await calls.call("click", element=2)
+    outcome = await calls.call("click", element=element)
 
     assert outcome.run.status is RunStatus.FAILED
     assert 'was push button "Save"' in outcome.run.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from desktop_agent.core.events import StepStarted
 from desktop_agent.core.models import (
     Effect,
     Element,
+    ElementRef,
     Policy,
     RunKind,
     RunStatus,
@@ -22,7 +24,15 @@ from desktop_agent.core.models import (
     ToolResult,
 )
 from desktop_agent.core.permissions import Permissions
-from desktop_agent.core.routine import Routine, RoutineStep
+from desktop_agent.core.routine import (
+    FILE_FORMAT,
+    FILE_VERSION,
+    Routine,
+    RoutineError,
+    RoutineStep,
+    read_routine_text,
+)
+from desktop_agent.core.routine import dump_routine_text as dumps_routine
 from desktop_agent.core.routine_player import PATIENCE_TURNS
 from desktop_agent.core.targets import element_ref
 from desktop_agent.routines import service
@@ -163,3 +173,81 @@ def test_a_routine_would_ask_nothing_once_its_steps_are_granted(agent: Agent) ->
         for n in (1, 2)
     ]
     assert agent.permissions.task_grants("routine-questions") == frozenset()
+
+
+# ── the preview judges what will run ─────────────────────────────────────────
+
+TERMINAL = ElementRef("focus", "terminal", "", "me@box: ~ — xterm", (0, 20, 800, 580),
+                      (0, 0, 800, 600))  # fmt: skip
+
+
+def typed_into_terminal(args: dict[str, Any], **changes: Any) -> Routine:
+    """A hand-written routine file's one step (as `routine import` reads it), type_text granted."""
+    step = {"tool": "type_text", "args": args, "element": TERMINAL.to_json()}
+    text = json.dumps({"format": FILE_FORMAT, "version": FILE_VERSION, "name": "shell",
+                       "goal": "type in the shell", "steps": [step], **changes})  # fmt: skip
+    return read_routine_text(text, source="shell.json").with_(grants=("type_text",))
+
+
+@pytest.mark.parametrize("enter", ["false", 0, "no"])
+def test_the_preview_judges_a_hand_written_steps_validated_arguments(
+    agent: Agent, enter: object
+) -> None:
+    # pydantic reads each of these as False: the loop's gate sees no Enter, and the preview
+    # must not say the run would ask (it refused scheduled runs that would have run)
+    quiet = typed_into_terminal({"text": "ls", "enter": enter})
+    assert service.questions(quiet, agent.registry, agent.permissions, ()) == []
+
+    pressing = typed_into_terminal({"text": "ls", "enter": "true"})
+    assert service.questions(pressing, agent.registry, agent.permissions, ()) == [
+        'step 1 type_text {"text": "ls", "enter": true} on terminal "" in "me@box: ~ — xterm": '
+        "typing a line that ends with Enter into a terminal runs it"
+    ]
+
+
+def test_the_preview_judges_the_values_the_run_is_given(agent: Agent) -> None:
+    params = [{"name": "line", "steps": [1], "default": "ls"}]
+    made = typed_into_terminal({"text": "ls"}, params=params)
+    assert service.questions(made, agent.registry, agent.permissions, ()) == []
+
+    asked = service.questions(made, agent.registry, agent.permissions, (), {"line": "rm -rf ~\n"})
+
+    assert asked == [
+        'step 1 type_text {"text": "rm -rf ~\\n"} on terminal "" in "me@box: ~ — xterm": '
+        "typing a line that ends with Enter into a terminal runs it"
+    ]
+
+
+async def test_a_step_that_does_not_validate_is_a_one_line_refusal_before_anything_runs(
+    agent: Agent,
+) -> None:
+    params = [{"name": "line", "steps": [1], "default": "ls"}]
+    made = typed_into_terminal({"text": "ls"}, params=params)
+    await agent.repo.save_routine(made)
+    why = "routine shell: step 1: invalid arguments for type_text: text: String should have at "
+
+    with pytest.raises(RoutineError, match=why):
+        service.questions(made, agent.registry, agent.permissions, (), {"line": ""})
+    with pytest.raises(RoutineError, match=why):
+        await service.launch(agent, "shell", {"line": ""})
+    assert await agent.repo.list_runs() == []
+
+
+async def test_a_hand_written_element_id_follows_its_element_like_a_taught_one(
+    agent: Agent,
+) -> None:
+    # the file says "2" where a run stores 2: the routine must find its element again all the
+    # same, not click whatever has id 2 on today's screen
+    text = dumps_routine(routine(steps=routine().steps[:1]))
+    text = text.replace('"element": 2', '"element": "2"')
+    assert '"element": "2"' in text
+    await agent.repo.save_routine(read_routine_text(text, source="export.json").with_(
+        name="typed", grants=("click",)))  # fmt: skip
+    moved = Element(7, "push button", "Export", (420, 220, 90, 30))
+    agent.runner.services.observer = FakeObserver(observation([WINDOW, moved]))
+
+    final = await final_run(await service.launch(agent, "typed", handover=False))
+
+    assert final.status is RunStatus.COMPLETED
+    ((name, args),) = executor_of(agent).calls
+    assert (name, args.model_dump(exclude_unset=True)) == ("click", {"element": 7})
