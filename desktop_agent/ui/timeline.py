@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,15 @@ _ANSWERED = frozenset(
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
+@dataclass(frozen=True, slots=True)
+class _RowText:
+    """One row's display strings and tooltips, made once per step update: Qt asks a visible
+    cell for them on every paint."""
+
+    display: tuple[str | None, ...]
+    tooltip: tuple[str | None, ...]
+
+
 class TimelineModel(QAbstractTableModel):
     """The steps of the run on show, one row per stored step row, in `seq` order.
 
@@ -184,7 +194,9 @@ class TimelineModel(QAbstractTableModel):
         super().__init__(parent)
         self.loader = loader
         self._steps: list[StepView] = []
+        self._texts: list[_RowText | None] = []  # per row, made on its first paint
         self._row_of_seq: dict[int, int] = {}
+        self._rows_of_turn: dict[int, list[int]] = {}  # the step detail asks per turn
         self._screens: dict[int, str] = {}  # turn → its observation's screenshot
         self._thumb_rows: dict[str, list[int]] = {}  # loader key → rows showing it
         if loader is not None:
@@ -195,7 +207,9 @@ class TimelineModel(QAbstractTableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self._steps.clear()
+        self._texts.clear()
         self._row_of_seq.clear()
+        self._rows_of_turn.clear()
         self._screens.clear()
         self._thumb_rows.clear()
         self.endResetModel()
@@ -207,12 +221,15 @@ class TimelineModel(QAbstractTableModel):
         row = self._row_of_seq.get(step.seq)
         if row is not None:
             self._steps[row] = step
+            self._texts[row] = None
             self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
             return row
         row = len(self._steps)
         self.beginInsertRows(QModelIndex(), row, row)
         self._steps.append(step)
+        self._texts.append(None)
         self._row_of_seq[step.seq] = row
+        self._rows_of_turn.setdefault(step.index, []).append(row)
         self.endInsertRows()
         return row
 
@@ -244,7 +261,7 @@ class TimelineModel(QAbstractTableModel):
 
     def turn_steps(self, turn: int) -> list[StepView]:
         """The rows of one turn (observe, decide, action), in order."""
-        return [step for step in self._steps if step.index == turn]
+        return [self._steps[row] for row in self._rows_of_turn.get(turn, ())]
 
     def reason_of(self, step: StepView) -> str | None:
         """The model's reason for a step's turn (kept on the turn's decide row)."""
@@ -286,20 +303,17 @@ class TimelineModel(QAbstractTableModel):
         # nothing for are answered first, before any other work
         if role not in _ANSWERED or not index.isValid():
             return None
-        step = self._steps[index.row()]
-        column = index.column()
-        # args, reasons and results are the model's words and the screen's names: text only
-        if role == _DISPLAY:
-            shown = self._display(step, column)
-            return printable(shown) if shown else shown
+        row, column = index.row(), index.column()
+        if role in (_DISPLAY, _TOOLTIP):
+            texts = self._texts[row] or self._make_texts(row)
+            return (texts.display if role == _DISPLAY else texts.tooltip)[column]
+        step = self._steps[row]
         if role == _DECORATION:
             if column == self.STATUS:
                 return status_icon(step.status.value)
             if column == self.SCREEN:
                 return self._thumbnail(index.row(), step)
             return None
-        if role == _TOOLTIP:
-            return plain_tooltip(self._tooltip(step, column))
         if role == _FOREGROUND:
             return status_color(step.status.value) if column == self.RESULT and step.error else None
         if role == _ALIGNMENT:
@@ -307,6 +321,18 @@ class TimelineModel(QAbstractTableModel):
         if role == _ACCESSIBLE:
             return step.status.value if column == self.STATUS else None
         return step  # STEP_ROLE
+
+    def _make_texts(self, row: int) -> _RowText:
+        step = self._steps[row]
+        columns = range(len(self.HEADERS))
+        # args, reasons and results are the model's words and the screen's names: text only
+        shown = (self._display(step, column) for column in columns)
+        texts = _RowText(
+            display=tuple(printable(text) if text else text for text in shown),
+            tooltip=tuple(plain_tooltip(self._tooltip(step, column)) for column in columns),
+        )
+        self._texts[row] = texts
+        return texts
 
     def _display(self, step: StepView, column: int) -> str | None:
         if column == self.TURN:

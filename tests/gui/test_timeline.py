@@ -51,6 +51,32 @@ def test_an_action_row_borrows_its_turns_screenshot_reason_and_target(qtbot: Any
     assert model.index(1, TimelineModel.RESULT).data() == "the OK button"
 
 
+def test_a_rows_strings_are_made_once_per_update_not_per_paint(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    display = TimelineModel._display
+
+    def counted(model: TimelineModel, shown: StepView, column: int) -> str | None:
+        made.append(column)
+        return display(model, shown, column)
+
+    monkeypatch.setattr(TimelineModel, "_display", counted)
+    model = TimelineModel()
+    model.upsert(step(1, 1, StepKind.ACTION, StepStatus.RUNNING, tool="click"))
+    cells = [model.index(0, column) for column in range(model.columnCount())]
+    roles = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)
+    for _paint in range(3):
+        for cell in cells:
+            for role in roles:
+                cell.data(role)
+    assert len(made) == model.columnCount()  # one row's strings, once
+
+    model.upsert(step(1, 1, StepKind.ACTION, StepStatus.OK, tool="click", duration_ms=20.0))
+    assert model.index(0, TimelineModel.DURATION).data() == "20 ms"  # made again, new
+    assert len(made) == 2 * model.columnCount()
+
+
 def test_a_failed_step_shows_its_error_as_the_result(qtbot: Any) -> None:
     model = TimelineModel()
     model.upsert(
