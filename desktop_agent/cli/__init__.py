@@ -9,11 +9,13 @@ output.py    the printers: a human or a JSON line per event; exit codes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.cli.console import has_no_console, output_to_log
 from desktop_agent.cli.exits import (
     EXIT_COMPLETED,
     EXIT_FAILED,
@@ -54,15 +56,25 @@ def __getattr__(name: str) -> Any:
 
 
 def main(argv: Sequence[str]) -> int:
-    try:
-        args = parse_args(argv)
-    except UsageError as error:
-        print(f"desktop-agent: {error}", file=sys.stderr)
-        return EXIT_REFUSED
-    if args.command is None:
-        from desktop_agent.app import run_app
+    """Run a sub-command (or open the app) and give the exit code. Where the process has no
+    console (the windowed Windows exe), what a sub-command prints goes to the log in its data
+    dir (cli/console.py); the app shows its own errors."""
+    with output_to_log():
+        try:
+            args = parse_args(argv)
+        except UsageError as error:
+            if has_no_console():
+                _log_to_named_data_dir(argv)
+            print(f"desktop-agent: {error}", file=sys.stderr)
+            return EXIT_REFUSED
+        if args.command is not None:
+            return _command(args)
+    from desktop_agent.app import run_app
 
-        return run_app(list(argv), data_dir=args.data_dir)
+    return run_app(list(argv), data_dir=args.data_dir)
+
+
+def _command(args: argparse.Namespace) -> int:
     try:
         from desktop_agent.cli.setup import log_to_file, prepare_data_dir
 
@@ -74,6 +86,22 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_STOPPED
+
+
+def _log_to_named_data_dir(argv: Sequence[str]) -> None:
+    """Open the log of the data dir the command line names (else the default one), for a
+    usage error said where there is no console."""
+    from desktop_agent.cli.setup import log_to_file, prepare_data_dir
+
+    named = None
+    for word, following in zip(argv, [*argv[1:], None], strict=True):
+        if word == "--data-dir":
+            named = following
+        elif word.startswith("--data-dir="):
+            named = word.partition("=")[2]
+    # no data dir to log to: the line is lost, the exit code still says it
+    with contextlib.suppress(DesktopAgentError):
+        log_to_file(prepare_data_dir(named))
 
 
 def _handler(command: str) -> Callable[[argparse.Namespace, Path], int]:

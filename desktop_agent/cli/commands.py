@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.cli.console import has_no_console
 from desktop_agent.cli.exits import EXIT_FAILED, EXIT_REFUSED
 from desktop_agent.cli.gate import gate_for
 from desktop_agent.cli.output import EXIT_BY_STATUS, json_line, print_events
@@ -219,8 +220,15 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 def _cmd_mcp(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.core.errors import ConfigError
     from desktop_agent.mcp.serve import serve_mcp
 
+    if not args.http and (sys.stdin is None or has_no_console()):
+        raise ConfigError(
+            "mcp over stdio needs the client's pipes, and this program has none (the windowed "
+            "exe started without them): start it from the console program (desktop-agent, or "
+            "desktop-agent-cli in the installed bundle), or use --http"
+        )
     return asyncio.run(serve_mcp(data_dir, _settings_for(args), http=args.http, port=args.port))
 
 

@@ -39,7 +39,8 @@ MIN_ANSWER_S = 0.5
 
 
 class TerminalGate:
-    """Asks on the terminal: once / for this run / deny. No terminal → deny.
+    """Asks on the terminal: once / for this run / deny. No terminal (or no stdin at all:
+    the windowed Windows exe) → deny.
 
     Only what the user types after the question is shown answers it: the terminal's pending
     input is thrown away once the question is out (a line typed ahead, maybe by the agent
@@ -53,19 +54,20 @@ class TerminalGate:
 
     def __init__(
         self,
-        stdin: TextIO = sys.stdin,
-        prompt_out: TextIO = sys.stderr,
+        stdin: TextIO | None = None,
+        prompt_out: TextIO | None = None,
         *,
         min_answer_s: float = MIN_ANSWER_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._stdin = stdin
-        self._out = prompt_out
+        # the process's streams as they are when the gate is made (None: the windowed exe's)
+        self._stdin = sys.stdin if stdin is None else stdin
+        self._out = sys.stderr if prompt_out is None else prompt_out
         self.min_answer_s = min_answer_s
         self._clock = clock
 
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
-        if not self._stdin.isatty():
+        if self._stdin is None or not self._stdin.isatty():
             return ApprovalDecision.DENY
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
         # the arguments and the reason are the model's: shown, never acted on by the terminal

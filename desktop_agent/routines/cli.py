@@ -307,7 +307,7 @@ def _ask_secrets(routine: Routine, values: dict[str, str]) -> dict[str, str]:
     for name in routine.secrets():
         if name in values:
             continue
-        if not sys.stdin.isatty():
+        if sys.stdin is None or not sys.stdin.isatty():  # None: the windowed exe
             raise RoutineError(
                 f"routine {routine.name} needs {name} (a password field's text): give it with "
                 f"--set {name}=… or run it on a terminal"
