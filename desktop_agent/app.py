@@ -61,7 +61,8 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     Returns the process's exit code; 0 also when another instance on the same data
     dir was asked to come to the front instead.
     """
-    from desktop_agent.settings import make_data_dir, resolve_data_dir
+    # not desktop_agent.settings: pydantic is not on the way to the first paint
+    from desktop_agent.store.data_dir import make_data_dir, resolve_data_dir
 
     directory = resolve_data_dir(data_dir)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -19,7 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.tools import ToolSpec
+if TYPE_CHECKING:
+    # pydantic (under core.tools) is not on the way to the window's first paint
+    from desktop_agent.core.tools import ToolSpec
+
 
 #: the panel's states; the buttons follow them
 STATES = ("idle", "starting", "running", "paused", "stopping")

@@ -139,3 +139,32 @@ def test_without_a_display_the_app_says_so_in_one_line_and_exits_3(
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(expected), done.stderr
     assert lines[0].endswith("use `desktop-agent run` for a run without a window")
+
+
+#: what the window's first paint must not wait for (the engine, the store, the model client)
+NOT_BEFORE_THE_FIRST_PAINT = ("pydantic", "openai", "aiohttp", "peewee", "desktop_agent.settings")
+
+
+def test_the_first_paint_comes_before_pydantic_the_store_and_the_model_client(
+    tmp_path: Path,
+) -> None:
+    # the app as it starts, stopped at its window's first paint: what was imported by then
+    script = (
+        "import os, sys\n"
+        "import desktop_agent.app as app\n"
+        "def painted():\n"
+        f"    print(sorted(m for m in {NOT_BEFORE_THE_FIRST_PAINT!r} if m in sys.modules))\n"
+        "    sys.stdout.flush()\n"
+        "    os._exit(0)\n"
+        "app._log_first_paint = painted\n"
+        f"app.run_app([], data_dir={str(tmp_path)!r})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=app_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines() == ["[]"], done.stderr
