@@ -6,15 +6,13 @@ import asyncio
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.core.text import printable, visible
-
-if TYPE_CHECKING:
-    pass
 
 
 class AutoGate:
@@ -48,8 +46,8 @@ class TerminalGate:
     `min_answer_s` of the question is thrown away too (keystrokes still on their way from
     the agent's last action: nobody reads a question that fast), and the answer is read
     from the terminal itself, never from a buffer filled before. The loop's timeout denies
-    too; reading uses the event loop's reader, so a stop or a timeout cancels the question
-    at once.
+    too; a stop or a timeout cancels the question at once (`TerminalLines`: the event
+    loop's reader, or a thread where the loop has none, as on Windows).
     """
 
     def __init__(
@@ -63,6 +61,8 @@ class TerminalGate:
         # the process's streams as they are when the gate is made (None: the windowed exe's)
         self._stdin = sys.stdin if stdin is None else stdin
         self._out = sys.stderr if prompt_out is None else prompt_out
+        #: the terminal's lines, made at the first question
+        self.lines: TerminalLines | None = None
         self.min_answer_s = min_answer_s
         self._clock = clock
 
@@ -90,10 +90,12 @@ class TerminalGate:
     async def _answer(self, fd: int) -> str | None:
         """The first line typed on `fd` at least `min_answer_s` after the question was shown
         (what was typed before is thrown away); None when the terminal is gone."""
+        if self.lines is None or self.lines.fd != fd:
+            self.lines = TerminalLines(fd)
         discard_pending_input(fd)
         asked_at = self._clock()
         while True:
-            line = await _read_line(fd)
+            line = await self.lines.next_line()
             if line is None or self._clock() - asked_at >= self.min_answer_s:
                 return line
             discard_pending_input(fd)
@@ -115,32 +117,98 @@ def discard_pending_input(fd: int) -> None:
     termios.tcflush(fd, termios.TCIFLUSH)
 
 
-async def _read_line(fd: int) -> str | None:
-    """The next line typed on `fd`, read from the fd itself (os.read: no stream buffer can
-    hold a line typed before the question); None when the terminal is gone."""
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[str | None] = loop.create_future()
-    received = bytearray()
+class TerminalLines:
+    """The lines typed on a terminal's fd, each read from the fd itself (os.read: no stream
+    buffer can hold a line typed before the question), only while a question waits for one.
 
-    def on_readable() -> None:
-        if ready.done():
-            return
+    The event loop watches the fd where it can (`add_reader`: the selector loops of POSIX).
+    Windows' ProactorEventLoop cannot: its `add_reader` is the AbstractEventLoop's, which
+    raises NotImplementedError (CPython 3.11 Lib/asyncio/events.py:529-530; neither
+    proactor_events.BaseProactorEventLoop nor base_events.BaseEventLoop overrides it). There
+    a thread of this object's own reads the fd and hands each chunk to the loop. A read
+    cannot be cancelled, so the thread outlives a cancelled question and keeps reading for
+    the gate's lifetime (a daemon: it never holds the process); a chunk that comes while no
+    question waits was typed ahead and is thrown away, as the selector path never reads it.
+    Either way a stop or a timeout cancels the question at once.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._waiting: asyncio.Future[str | None] | None = None
+        self._received = bytearray()
+        self._thread: threading.Thread | None = None
+        #: the thread read the end of the terminal (it went away): every question is denied
+        self._ended = False
+        #: when the waiting question began to wait (time.monotonic: the thread's stamps)
+        self._opened_at = 0.0
+        #: chunks the thread read while no question waited (typed ahead), thrown away
+        self.thrown_away = 0
+
+    async def next_line(self) -> str | None:
+        """The next line typed on the fd; None when the terminal is gone."""
+        if self._ended:
+            return None
+        loop = asyncio.get_running_loop()
+        waiting: asyncio.Future[str | None] = loop.create_future()
+        self._waiting = waiting
+        self._received.clear()
+        self._opened_at = time.monotonic()
+        watched = self._thread is None and _watch(loop, self.fd, self._on_readable)
+        if not watched and self._thread is None:
+            self._thread = threading.Thread(
+                target=self._read_forever, args=(loop,), name="terminal-lines", daemon=True
+            )
+            self._thread.start()
         try:
-            chunk = os.read(fd, 1024)
-        except OSError:  # the terminal went away: no answer, which denies
-            chunk = b""
-        if not chunk:
-            ready.set_result(None)
-            return
-        received.extend(chunk)
-        if b"\n" in received:
-            ready.set_result(received.split(b"\n", 1)[0].decode("utf-8", "replace"))
+            return await waiting
+        finally:
+            self._waiting = None
+            if watched:
+                loop.remove_reader(self.fd)
 
-    loop.add_reader(fd, on_readable)
+    def _on_readable(self) -> None:
+        self._on_chunk(_read_chunk(self.fd), time.monotonic())
+
+    def _read_forever(self, loop: asyncio.AbstractEventLoop) -> None:
+        while True:
+            chunk = _read_chunk(self.fd)
+            try:
+                loop.call_soon_threadsafe(self._on_chunk, chunk, time.monotonic())
+            except RuntimeError:  # the loop is closed: nobody will ask again
+                return
+            if not chunk:
+                return
+
+    def _on_chunk(self, chunk: bytes, read_at: float) -> None:
+        """On the loop: a chunk read from the fd at `read_at` (b"": the terminal is gone)."""
+        if not chunk and self._thread is not None:
+            self._ended = True
+        waiting = self._waiting
+        if waiting is None or waiting.done() or (chunk and read_at < self._opened_at):
+            self.thrown_away += 1  # read before the question waited: typed ahead
+            return
+        if not chunk:
+            waiting.set_result(None)
+            return
+        self._received.extend(chunk)
+        if b"\n" in self._received:
+            waiting.set_result(self._received.split(b"\n", 1)[0].decode("utf-8", "replace"))
+
+
+def _watch(loop: asyncio.AbstractEventLoop, fd: int, callback: Callable[[], None]) -> bool:
+    """Watch `fd` with the loop's reader; False where the loop has none (see TerminalLines)."""
     try:
-        return await ready
-    finally:
-        loop.remove_reader(fd)
+        loop.add_reader(fd, callback)
+    except NotImplementedError:
+        return False
+    return True
+
+
+def _read_chunk(fd: int) -> bytes:
+    try:
+        return os.read(fd, 1024)
+    except OSError:  # the terminal went away: no answer, which denies
+        return b""
 
 
 def gate_for(mode: str, dangerous_allowed: Sequence[str] = ()) -> AutoGate | TerminalGate:

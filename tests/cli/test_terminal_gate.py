@@ -275,3 +275,104 @@ async def test_a_closed_terminal_denies(terminal: tuple[io.TextIOWrapper, int]) 
     os.close(user)  # the terminal went away (its window closed)
 
     assert await asking is ApprovalDecision.DENY
+
+
+# ── a loop without a reader (Windows' ProactorEventLoop) ─────────────────────
+
+
+def without_the_loops_reader(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The running loop made to answer as Windows' ProactorEventLoop does: its add_reader and
+    remove_reader are AbstractEventLoop's, which raise NotImplementedError (CPython 3.11
+    Lib/asyncio/events.py:529-533; proactor_events.BaseProactorEventLoop overrides neither).
+    Returns the fds the gate tried to watch."""
+    tried: list[int] = []
+
+    def add_reader(fd: int, callback: object, *args: object) -> None:
+        tried.append(fd)
+        raise NotImplementedError
+
+    def remove_reader(fd: int) -> bool:
+        raise NotImplementedError
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(loop, "add_reader", add_reader)
+    monkeypatch.setattr(loop, "remove_reader", remove_reader)
+    return tried
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [("o\n", ApprovalDecision.ONCE), ("r\n", ApprovalDecision.RUN), ("d\n", ApprovalDecision.DENY)],
+)
+async def test_without_the_loops_reader_the_answer_typed_after_the_question_decides(
+    terminal: tuple[io.TextIOWrapper, int],
+    monkeypatch: pytest.MonkeyPatch,
+    typed: str,
+    expected: ApprovalDecision,
+) -> None:
+    stdin, user = terminal
+    tried = without_the_loops_reader(monkeypatch)
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+
+    assert await answer_when_asked(gate, approval(), prompts, user, typed) is expected
+    assert tried == [stdin.fileno()]  # it asked the loop first, then read in a thread
+
+
+async def test_without_the_loops_reader_a_line_read_between_questions_approves_nothing(
+    terminal: tuple[io.TextIOWrapper, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin, user = terminal
+    without_the_loops_reader(monkeypatch)
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+    assert await answer_when_asked(gate, approval(), prompts, user, "d\n") is ApprovalDecision.DENY
+
+    # between questions the reading thread is there: what it reads then answers nothing
+    os.write(user, b"o\n")
+    await read_by_the_thread(gate, 1)
+    prompts = Screen()
+    gate._out = prompts
+    assert await answer_when_asked(gate, approval(), prompts, user, "d\n") is ApprovalDecision.DENY
+
+
+async def test_without_the_loops_reader_a_timeout_cancels_the_question_at_once(
+    terminal: tuple[io.TextIOWrapper, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin, user = terminal
+    without_the_loops_reader(monkeypatch)
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+
+    # the thread's read cannot be cancelled; the question can, and is
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(gate.request(approval()), 0.05)
+    os.write(user, b"o\n")  # the answer to the cancelled question comes late
+    await read_by_the_thread(gate, 1)
+
+    prompts = Screen()
+    gate._out = prompts
+    assert await answer_when_asked(gate, approval(), prompts, user, "d\n") is ApprovalDecision.DENY
+
+
+async def read_by_the_thread(gate: TerminalGate, chunks: int) -> None:
+    """Wait until the gate's reading thread has read (and thrown away) `chunks` chunks that
+    came while no question waited."""
+    async with asyncio.timeout(5):
+        while gate.lines is None or gate.lines.thrown_away < chunks:
+            await asyncio.sleep(0.001)
+
+
+async def test_without_the_loops_reader_a_closed_terminal_denies(
+    terminal: tuple[io.TextIOWrapper, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin, user = terminal
+    without_the_loops_reader(monkeypatch)
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+    asking = asyncio.ensure_future(gate.request(approval()))
+    await prompts.asked.wait()
+    os.close(user)  # the terminal went away (its window closed)
+
+    assert await asyncio.wait_for(asking, 5) is ApprovalDecision.DENY
+    assert await asyncio.wait_for(gate.request(approval()), 5) is ApprovalDecision.DENY
