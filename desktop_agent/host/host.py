@@ -313,7 +313,8 @@ class Host:
         self.stop_everything()
 
     def stop_on_signals(self, then: Callable[[], None] | None = None) -> None:
-        """SIGINT and SIGTERM stop every run here (then call `then`); main thread only."""
+        """SIGINT and SIGTERM (Ctrl+C, Ctrl+Break on Windows) stop every run here (then call
+        `then`); main thread only."""
         loop = asyncio.get_running_loop()
 
         def on_signal() -> None:
@@ -322,7 +323,15 @@ class Host:
                 then()
 
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, on_signal)
+            try:
+                loop.add_signal_handler(signum, on_signal)
+            except NotImplementedError:
+                # Windows' ProactorEventLoop has none (CPython 3.11 Lib/asyncio/events.py:573);
+                # it wakes on a signal (set_wakeup_fd, proactor_events.py:642), and a plain
+                # handler hands the signal to it
+                previous = signal.signal(signum, lambda *_: loop.call_soon_threadsafe(on_signal))
+                self._closers.append(partial(signal.signal, signum, previous))
+                continue
             self._closers.append(partial(loop.remove_signal_handler, signum))
 
     async def watch_takeover(self) -> None:

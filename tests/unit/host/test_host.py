@@ -4,6 +4,8 @@ once), its events on one stream, a refused start and stop-everything as events t
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -205,3 +207,29 @@ async def test_a_stop_hotkey_that_cannot_be_grabbed_is_said_as_not_armed(
     assert not await host.grab_stop_hotkey()
 
     assert events == [StopHotkeyChanged(False, "no display")]
+
+
+async def test_without_the_loops_signal_handlers_a_signal_still_stops_every_run(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows' ProactorEventLoop has no add_signal_handler: its add_signal_handler and
+    remove_signal_handler are AbstractEventLoop's, which raise NotImplementedError (CPython
+    3.11 Lib/asyncio/events.py:573-577)."""
+
+    def not_here(*args: object) -> None:
+        raise NotImplementedError
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(loop, "add_signal_handler", not_here)
+    monkeypatch.setattr(loop, "remove_signal_handler", not_here)
+    before = signal.getsignal(signal.SIGTERM)
+    stopped = asyncio.Event()
+    stops = host.agent.runner.stop_all_count
+
+    host.stop_on_signals(then=stopped.set)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+    await asyncio.wait_for(stopped.wait(), 5)
+    assert host.agent.runner.stop_all_count == stops + 1
+    await host.close()
+    assert signal.getsignal(signal.SIGTERM) is before
