@@ -505,13 +505,12 @@ class OpenAIPlanner:
             )
         return self._openai
 
-    async def _read_capped(self, kwargs: dict[str, Any]) -> Completion:
+    async def _read_capped(self, client: AsyncOpenAI, kwargs: dict[str, Any]) -> Completion:
         """Send the request and read its body, at most `max_response_bytes` of it.
 
         The body is streamed and counted, so a 100 MB answer is refused after the first
         few MB instead of being held in memory whole.
         """
-        client = self._client()
         at = f"{TRANSPORT_PREFIX} at {self.base_url}"
         cap = self.max_response_bytes
         async with client.chat.completions.with_streaming_response.create(
@@ -552,6 +551,9 @@ class OpenAIPlanner:
         fixes = self.formats.fixes(self.base_url, self.model)
         kwargs = chat_body(self.model, messages, schema, level, self.profile, fixes)
         at = f"{TRANSPORT_PREFIX} at {self.base_url}"
+        # made before the deadline starts: the first turn's `import openai` (over a second,
+        # several on a loaded machine) is this process's time, not the server's
+        client = self._client()
         waited = 0.0
         attempt = 0
         while True:
@@ -559,7 +561,7 @@ class OpenAIPlanner:
             retry_after: float | None = None
             try:
                 async with asyncio.timeout(self.response_deadline_s):
-                    return await self._read_capped(kwargs)
+                    return await self._read_capped(client, kwargs)
             except TimeoutError:
                 raise PlannerTransportError(
                     f"{at} did not finish its answer within {self.response_deadline_s:g} s"

@@ -23,20 +23,43 @@ DONE = Reply({"action": "done", "message": "ok"})
 
 
 async def test_a_trickling_server_fails_the_turn_at_the_total_deadline() -> None:
-    # one byte every 50 ms for 3 s: each read is quick, the whole answer is not
-    async with ModelServer([Trickle(DONE, interval_s=0.05, for_s=3.0)], then=DONE) as server:
-        planner = make_planner(server.base_url, read_timeout_s=2.0, response_deadline_s=0.5)
+    # one byte every 50 ms for a minute: each read is quick, the whole answer is not
+    trickle = Trickle(DONE, interval_s=0.05, for_s=60.0)
+    async with ModelServer([DONE, trickle], then=DONE) as server:
+        # a deadline a normal turn meets on a loaded machine; reads time out after 2 s
+        planner = make_planner(server.base_url, read_timeout_s=2.0, response_deadline_s=3.0)
         async with planner:
+            # a first turn makes the client: the timed turn below is the request alone
+            assert (await planner.decide(make_request())).action == "done"
             started = time.monotonic()
             with pytest.raises(PlannerTransportError) as caught:
                 await planner.decide(make_request())
             elapsed = time.monotonic() - started
             message = str(caught.value)
             assert message.startswith(f"model server at {server.base_url}")
-            assert "did not finish its answer within 0.5 s" in message
+            assert "did not finish its answer within 3 s" in message
             assert "\n" not in message
-            assert elapsed < 2.0  # the deadline ended it, not the trickle
+            # the deadline ended it: not a read timeout (2 s), not the trickle's end (60 s)
+            assert 3.0 <= elapsed < 10.0, elapsed
             # the next turn works: nothing was left broken
+            assert (await planner.decide(make_request())).action == "done"
+
+
+async def test_making_the_client_does_not_count_against_the_response_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the first turn imports openai (over a second; several on a loaded machine): that is
+    # this process's time, not the server's answer
+    async with ModelServer([], then=DONE) as server:
+        planner = make_planner(server.base_url, response_deadline_s=3.0)
+        make_client = planner._client
+
+        def slow_client() -> object:
+            time.sleep(3.5)  # a cold import that blocks, as `import openai` does
+            return make_client()
+
+        monkeypatch.setattr(planner, "_client", slow_client)
+        async with planner:
             assert (await planner.decide(make_request())).action == "done"
 
 
