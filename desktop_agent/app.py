@@ -26,7 +26,11 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
     RunFinished,
+    StopHotkeyChanged,
+    StoppedEverything,
+    TakeoverUnavailable,
     TaskLoopEvent,
+    UserTookOver,
 )
 from desktop_agent.host.display import display_problem as _display_problem
 from desktop_agent.ui.text import one_line, shorten
@@ -270,12 +274,7 @@ class DesktopApp(QObject):
 
     def _connect_signals(self) -> None:
         window, tray, client = self.window, self.tray, self.client
-        client.run_event.connect(self.runs.apply)
-        client.stopped_everything.connect(self.on_stopped_everything)
-        client.user_took_over.connect(self.on_user_took_over)
-        client.takeover_unavailable.connect(self.on_takeover_unavailable)
-        client.hotkey_state.connect(window.set_hotkey_state)
-        client.hotkey_state.connect(tray.set_hotkey_state)
+        client.run_event.connect(self.runs.apply)  # the one stream every view follows
         window.stop_all_requested.connect(self.stop_everything)
         window.settings_requested.connect(self.settings.on_settings_requested)
         window.find_servers_requested.connect(self.servers.on_find_requested)
@@ -341,7 +340,8 @@ class DesktopApp(QObject):
     # ── runs ─────────────────────────────────────────────────────────────────
 
     def on_run_event(self, event: TaskLoopEvent) -> None:
-        """The tray follows every run of this process (window, API)."""
+        """The tray follows every run of this process (window, API); what the host says
+        about the process goes where the user looks (status bar, tray)."""
         if isinstance(event, RunFinished):
             run = event.run
             from desktop_agent.ui.main_window import describe_outcome
@@ -349,6 +349,17 @@ class DesktopApp(QObject):
             self.tray.notify(
                 f"Run {run.status.value}", f"{shorten(run.goal, 80)}\n{describe_outcome(run)}"
             )
+        elif isinstance(event, UserTookOver):
+            self.tray.notify("Paused: you took over", "Resume from the tray or the window.")
+        elif isinstance(event, StoppedEverything):
+            self.window.set_status(
+                f"Stop all: {event.here} run(s) here, {event.elsewhere} in other instances."
+            )
+        elif isinstance(event, TakeoverUnavailable):
+            self.window.show_notice(f"Your mouse and keyboard will not pause a run: {event.why}")
+        elif isinstance(event, StopHotkeyChanged):
+            self.window.set_hotkey_state(event.armed, event.why)
+            self.tray.set_hotkey_state(event.armed, event.why)
         state = self.runs.tray_state
         if self.tray.state != state:
             self.tray.set_state(state)
@@ -361,18 +372,6 @@ class DesktopApp(QObject):
         """Stop every run of this app and of every other instance on the data dir."""
         self.client.stop_everything()
         self.window.set_status("Stopping every run here; telling other instances…")
-
-    def on_user_took_over(self, run_ids: tuple[str, ...]) -> None:
-        """The user's own input paused these runs: say so everywhere they may look."""
-        self.window.on_user_took_over(run_ids)
-        self.acting.on_user_took_over(run_ids)
-        self.tray.notify("Paused: you took over", "Resume from the tray or the window when done.")
-
-    def on_takeover_unavailable(self, why: str) -> None:
-        self.window.show_notice(f"Your own mouse and keyboard will not pause a run: {why}")
-
-    def on_stopped_everything(self, here: int, elsewhere: int) -> None:
-        self.window.set_status(f"Stop all: {here} run(s) here, {elsewhere} in other instances.")
 
     def on_hidden_to_tray(self) -> None:
         if "tray" not in self._told:

@@ -113,6 +113,16 @@ class StopHotkeyChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class UserTookOver:
+    """The user's own mouse or keyboard input asked this run to pause (at once, while a
+    model request may still be on its way); `RunPaused(reason="user")` follows when the run
+    reaches its pause point. It resumes when the user says so."""
+
+    run_id: str
+    type: Literal["user_took_over"] = "user_took_over"
+
+
+@dataclass(frozen=True, slots=True)
 class TakeoverUnavailable:
     """The user's own input cannot be watched (no XInput 2, hooks refused, …): runs go on
     unpaused by it; said once per process."""
@@ -134,6 +144,7 @@ TaskLoopEvent = (
     | StartRefused
     | StoppedEverything
     | StopHotkeyChanged
+    | UserTookOver
     | TakeoverUnavailable
 )
 
@@ -144,7 +155,7 @@ def event_run_id(event: TaskLoopEvent) -> str:
         return event.step.run_id
     if isinstance(event, ApprovalRequested | ApprovalResolved):
         return event.approval.run_id
-    if isinstance(event, RunTotals | StartRefused):
+    if isinstance(event, RunTotals | StartRefused | UserTookOver):
         return event.run_id
     if isinstance(event, StoppedEverything | StopHotkeyChanged | TakeoverUnavailable):
         return ""
@@ -182,6 +193,8 @@ def event_to_json(event: TaskLoopEvent) -> dict[str, Any]:
     elif isinstance(event, TakeoverUnavailable):
         del body["run_id"]
         body["why"] = event.why
+    elif isinstance(event, UserTookOver):
+        pass  # the run id says it all
     else:
         body["run"] = event.run.to_json()
         if isinstance(event, RunPaused):

@@ -16,11 +16,11 @@ start, stop, pause, …; they land in order) or `Engine.run` (coroutines).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib
 import logging
 import os
 import signal
-import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -36,13 +36,16 @@ from desktop_agent.core.events import (
     StoppedEverything,
     TakeoverUnavailable,
     TaskLoopEvent,
+    UserTookOver,
 )
 from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView, TaskSpec, utcnow
 from desktop_agent.core.permissions import DEFAULT_POLICY
+from desktop_agent.core.runner import close_planner
 from desktop_agent.core.text import one_line
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.core.model_servers import Discovery
     from desktop_agent.core.ports import PermissionGate, Planner
     from desktop_agent.core.runner import RunHandle
     from desktop_agent.host.model_check import ModelCheck
@@ -75,6 +78,9 @@ class RunRequest:
     max_failures: int | None = None
     allowed_tools: tuple[str, ...] | None = None
     vision: VisionSetting | None = None
+    #: set by a face on another thread when the run may act (the window is out of the way);
+    #: awaited inside the run after its model check, raced against a stop like the rest
+    ready: concurrent.futures.Future[None] | None = field(default=None, compare=False)
 
 
 class HostedRun:
@@ -171,11 +177,30 @@ class Host:
         async def prepare(admitted: RunView) -> Planner:
             if planner is not None:
                 return planner
-            return await agent.prepare(admitted, request.vision)
+            made = await agent.prepare(admitted, request.vision)
+            if request.ready is not None:
+                try:
+                    await asyncio.wrap_future(request.ready)
+                except BaseException:
+                    await close_planner(made)
+                    raise
+            return made
 
         handle = agent.runner.admit(run, prepare)
         self._spawn(self._own(hosted, handle.events))
         return hosted
+
+    def submit(self, request: RunRequest) -> None:
+        """`start` for a face on another thread (sent with `Engine.call`, so it lands in
+        order with every stop sent after it): a request refused at once (an empty goal, an
+        unknown tool) comes as `StartRefused` like any refusal."""
+        try:
+            self.start(request)
+        except RefusedToStart as error:
+            self._tell(StartRefused(request.run_id, one_line(error)))
+        except Exception as error:  # noqa: BLE001 - said in one line; the face stays usable
+            log.exception("starting a run failed")
+            self._tell(StartRefused(request.run_id, one_line(error)))
 
     def own(self, handle: RunHandle) -> HostedRun:
         """Own a run admitted through the runner by another start path (a routine's run,
@@ -270,8 +295,6 @@ class Host:
         that changes; False (and `hotkey_problem` says why) when it cannot be had."""
         await self.release_stop_hotkey()
         combo = combo or self.settings.stop_hotkey
-        if not os.environ.get("DISPLAY") and sys.platform != "win32":
-            return self._hotkey_state(False, "no display")
         from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
 
         # what the hotkey runs is imported now, not on the first press
@@ -352,9 +375,10 @@ class Host:
             takeover, agent.takeover = agent.takeover, None
             await takeover.close()
 
-    # the UserTakeover's listener (on this loop): its pauses come as run_paused events
+    # the UserTakeover's listener (on this loop)
     def took_over(self, run_ids: tuple[str, ...]) -> None:
-        pass
+        for run_id in run_ids:
+            self._tell(UserTookOver(run_id))
 
     def unavailable(self, why: str) -> None:
         self._tell(TakeoverUnavailable(why))
@@ -381,6 +405,13 @@ class Host:
         from desktop_agent.host.model_check import check_model
 
         return await check_model(settings or self.settings, **options)
+
+    async def find_model_servers(self) -> Discovery:
+        """The model servers on this machine (127.0.0.1, the settings' probe ports; no key
+        is sent)."""
+        from desktop_agent.planner.discovery import discover
+
+        return await discover(tuple(self.settings.probe_ports))
 
     # ── lifetime ─────────────────────────────────────────────────────────────
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from desktop_agent.planner import VisionVerdict
     from desktop_agent.settings import Settings
 
-__all__ = ["ModelCheck", "check_model"]
+__all__ = ["ModelCheck", "VisionVerdict", "check_model"]
 
 VisionSetting = Literal["auto", "yes", "no"]
 

@@ -16,9 +16,11 @@ from desktop_agent.core.events import (
     RunPaused,
     RunResumed,
     RunStarted,
+    StartRefused,
     StepFinished,
     StepStarted,
     TaskLoopEvent,
+    UserTookOver,
 )
 from desktop_agent.core.models import RunView, StepKind, StepView
 
@@ -60,12 +62,8 @@ class ActingController(QObject):
         self.approvals_open: Callable[[], int] = lambda: 0
         self._minimize = minimize
         self._minimised_by_us = False
-        self._taken_over: set[str] = set()  # runs the user's own input paused
+        self._taken_over: set[str] = set()  # runs paused because the user took over
         runs.subscribe(self.on_run_event)
-
-    def on_user_took_over(self, run_ids: tuple[str, ...]) -> None:
-        self._taken_over.update(run_ids)
-        self.panel.set_step(TOOK_OVER)
 
     def on_run_event(self, event: TaskLoopEvent) -> None:
         active = self.runs.active
@@ -77,8 +75,11 @@ class ActingController(QObject):
             if self._minimize() and not self.approvals_open():
                 self.get_out_of_the_way()
             self.panel.show_for(event.run.goal)
+        elif isinstance(event, UserTookOver):
+            self._taken_over.add(event.run_id)
+            self.panel.set_step(TOOK_OVER)
         elif isinstance(event, RunPaused):
-            taken = event.run.id in self._taken_over
+            taken = event.reason == "user" or event.run.id in self._taken_over
             self.panel.set_step(TOOK_OVER if taken else PAUSED)
         elif isinstance(event, RunResumed):
             self._taken_over.discard(event.run.id)
@@ -92,8 +93,9 @@ class ActingController(QObject):
                 self.panel.set_step(f"{request.tool} {what[event.decision.value]} ({event.by})")
             if active and not self.approvals_open() and self._minimize():
                 self.get_out_of_the_way()
-        elif isinstance(event, RunFinished):
-            self._taken_over.discard(event.run.id)
+        elif isinstance(event, RunFinished | StartRefused):
+            if isinstance(event, RunFinished):
+                self._taken_over.discard(event.run.id)
             if active:
                 return
             self.panel.hide()

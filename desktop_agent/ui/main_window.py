@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
@@ -23,16 +24,21 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.errors import DesktopAgentError, ModelNotListed, ModelUnreachable
 from desktop_agent.core.events import (
+    PauseReason,
     RunFinished,
     RunPaused,
     RunResumed,
     RunStarted,
+    RunTotals,
+    StartRefused,
     StepFinished,
     StepStarted,
     TaskLoopEvent,
+    UserTookOver,
     event_run_id,
 )
-from desktop_agent.core.models import RunStatus, RunView, StepKind, StepView
+from desktop_agent.core.models import RunStatus, RunView, StepView
+from desktop_agent.host.engine import EngineClosed
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.routines import RoutinesPanel
@@ -117,7 +123,6 @@ class MainWindow(QMainWindow):
         self._turn = 0
         self._clock_started: float | None = None
         self._max_steps_setting: int | None = None
-        self._taken_over: set[str] = set()  # runs the user's own input paused
 
         self.loader = ImageLoader(parent=self)
         self.panel = TaskPanel(self)
@@ -255,7 +260,6 @@ class MainWindow(QMainWindow):
         self.panel.set_tools(client.agent.registry.specs())
         self.panel.set_ready(True)
         runs.subscribe(self.on_run_event)
-        client.start_refused.connect(self.on_start_refused)
         self.apply_settings()
         self.set_status("Ready.")
         self.spawn(self.refresh_history())
@@ -315,19 +319,31 @@ class MainWindow(QMainWindow):
     # ── starting, stopping, replaying ────────────────────────────────────────
 
     def on_start_requested(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
-        if self.client is None or self.live_running:
-            return
-        self._starting = self.spawn(self._start(goal, max_steps, tools))
-
-    async def _start(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
+        """Start at the click: the run is admitted on the engine before anything else (its
+        id is made here), so a Stop, a stop-all or the hotkey after the click reaches it;
+        the model is checked inside the run, a refusal comes as `StartRefused`."""
         client = self.client
-        assert client is not None
-        await self._start_with(
-            lambda stop: client.launch(
-                goal, max_steps=max_steps, allowed_tools=tools, before_run=self.before_run,
-                stop=stop,
-            )
-        )  # fmt: skip
+        if client is None or self.live_running:
+            return
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        try:
+            run_id = client.start(goal, max_steps=max_steps, allowed_tools=tools, ready=ready)
+        except EngineClosed as error:
+            self._not_started(one_line(error))
+            return
+        self._show_live(run_id)
+        self.panel.set_state("starting")
+        self.set_status("Checking the model…")
+        self.spawn(self._out_of_the_way(ready))
+
+    async def _out_of_the_way(self, ready: concurrent.futures.Future[None]) -> None:
+        """The window gets out of the way (minimised, setting), then the run may act."""
+        try:
+            if self.before_run is not None:
+                await self.before_run()
+        finally:
+            if not ready.done():
+                ready.set_result(None)
 
     def start_launched(self, launch: Callable[[threading.Event], Awaitable[RunView]]) -> bool:
         """Show a run another part launches (a routine) live, as Start does; False when a
@@ -365,7 +381,7 @@ class MainWindow(QMainWindow):
     def on_start_refused(self, run_id: str, why: str) -> None:
         """The run of this window was refused before it started (and forgotten)."""
         if self._starting is not None and self._live_id is None:
-            self._early_refusals[run_id] = why  # maybe ours: `launch` has not returned yet
+            self._early_refusals[run_id] = why  # a routine's: `launch` has not returned yet
             return
         if run_id != self._live_id:
             return
@@ -496,18 +512,22 @@ class MainWindow(QMainWindow):
         if isinstance(event, RunStarted | RunPaused | RunResumed | RunFinished):
             self.history.model.upsert(event.run)
         if self._starting is not None and self._live_id is None:
-            self._early.append(event)  # maybe ours: `launch` has not returned yet
+            self._early.append(event)  # a routine's: `launch_routine` has not returned yet
             return
         if self._live_id is None or event_run_id(event) != self._live_id:
             return
         if isinstance(event, StepStarted | StepFinished):
             self.on_step(event.step)
-            if isinstance(event, StepStarted) and event.step.kind is StepKind.OBSERVE:
-                self._refresh_usage(event.step.run_id)  # the turns before it are stored
+        elif isinstance(event, RunTotals):
+            self.on_run_totals(event)
+        elif isinstance(event, StartRefused):
+            self.on_start_refused(event.run_id, event.reason)
+        elif isinstance(event, UserTookOver):
+            self.set_status(TOOK_OVER)  # the run pauses at its next pause point
         elif isinstance(event, RunStarted):
             self.on_run_started(event.run)
         elif isinstance(event, RunPaused):
-            self.on_run_paused(event.run)
+            self.on_run_paused(event.run, event.reason)
         elif isinstance(event, RunResumed):
             self.on_run_resumed(event.run)
         elif isinstance(event, RunFinished):
@@ -536,20 +556,14 @@ class MainWindow(QMainWindow):
             self._turn = step.index
             self._show_turn()
 
-    def on_run_paused(self, run: RunView) -> None:
+    def on_run_paused(self, run: RunView, reason: PauseReason = "request") -> None:
+        """Paused; "user": the user's own input paused it, and it resumes when they say so."""
         self._run = run
         self.panel.set_state("paused")
-        self.set_status(TOOK_OVER if run.id in self._taken_over else "Paused. Resume with Ctrl+P.")
-
-    def on_user_took_over(self, run_ids: tuple[str, ...]) -> None:
-        """The user's own input paused these runs; they resume when the user says so."""
-        self._taken_over.update(run_ids)
-        if self._live_id in run_ids:
-            self.set_status(TOOK_OVER)
+        self.set_status(TOOK_OVER if reason == "user" else "Paused. Resume with Ctrl+P.")
 
     def on_run_resumed(self, run: RunView) -> None:
         self._run = run
-        self._taken_over.discard(run.id)
         self.panel.set_state("running")
         self.set_status("Running.")
 
@@ -639,27 +653,18 @@ class MainWindow(QMainWindow):
             )
         )
 
-    def _refresh_usage(self, run_id: str) -> None:
-        """The live run's stored totals (tokens, cost) into the status bar."""
-        client = self.client
-        if client is None:
-            return
-
-        async def load() -> None:
-            stored = await client.load_run(run_id)
-            current = self._run
-            if stored is None or current is None or current.id != run_id or not self._live:
-                return
-            if current.finished_at is None:  # the run_finished view is final: keep it
-                self._run = current.with_(
-                    prompt_tokens=stored.prompt_tokens,
-                    completion_tokens=stored.completion_tokens,
-                    tokens_estimated=stored.tokens_estimated,
-                    cost=stored.cost,
-                )
-                self._show_turn()
-
-        self.spawn(load())
+    def on_run_totals(self, totals: RunTotals) -> None:
+        """The live run's tokens and cost, as the engine counted them (no store read)."""
+        current = self._run
+        if current is None or current.finished_at is not None:
+            return  # the run_finished view is final: keep it
+        self._run = current.with_(
+            prompt_tokens=totals.prompt_tokens,
+            completion_tokens=totals.completion_tokens,
+            tokens_estimated=totals.tokens_estimated,
+            cost=totals.cost,
+        )
+        self._show_turn()
 
     def on_elapsed_tick(self) -> None:
         run = self._run

@@ -4,7 +4,6 @@ closes at once; closing the app leaves no thread or socket behind."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import threading
@@ -80,7 +79,7 @@ def test_a_stop_from_another_thread_ends_the_run_while_the_gui_thread_is_blocked
     client.engine.call(agent.runner.subscribe, on_engine)
     drive(qloop, _started(harness))
 
-    hotkey = threading.Thread(target=client.engine.call, args=(client.on_hotkey,))
+    hotkey = threading.Thread(target=client.engine.call, args=(client.host._on_hotkey,))
     hotkey.start()
     # the GUI thread is blocked from here on: no Qt event, no asyncio callback runs on it
     assert stored.wait(10), "the run did not end while the GUI thread was blocked"
@@ -104,13 +103,14 @@ def test_a_stop_the_engine_hears_before_a_start_asked_earlier_still_stops_that_r
     assert busy.wait(5)
 
     async def scenario() -> Any:
-        launching = asyncio.ensure_future(client.launch("click something"))
-        await asyncio.sleep(0)  # the launch is in the engine's queue
+        run_id = client.start("click something")  # in the engine's queue, its id known here
         client.stop_everything()  # and the stop behind it
         free.set()
-        run = await launching
-        await until(lambda: agent.repo.runs[run.id].status.is_terminal, what="the run's end")
-        return agent.repo.runs[run.id]
+        await until(
+            lambda: run_id in agent.repo.runs and agent.repo.runs[run_id].status.is_terminal,
+            what="the run's end",
+        )
+        return agent.repo.runs[run_id]
 
     final = drive(qloop, scenario())
     assert_stopped_by_user(final)
@@ -130,8 +130,8 @@ def test_the_windows_stop_while_the_run_is_on_its_way_in_ends_it_before_the_mode
 
     async def scenario() -> None:
         harness.start("click something")
-        await until(lambda: harness.window._starting is not None, what="the start")
-        await asyncio.sleep(0)  # the launch is in the engine's queue
+        await until(lambda: harness.window.live_running, what="the start")
+        # the start is in the engine's queue
         harness.window.panel.stop_button.click()
         free.set()
         await harness.finished()

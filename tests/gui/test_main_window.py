@@ -246,13 +246,13 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usable(
     window: MainWindow, qloop: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent = window.client.agent
-    real_launch = agent.launch
+    agent, host = window.client.agent, window.client.host
+    real_start = host.start
 
-    async def broken(goal: str, **options: Any) -> Any:
+    def broken(request: Any, **options: Any) -> Any:
         raise RuntimeError("socket went away\nsecond line")
 
-    agent.launch = broken  # type: ignore[method-assign]
+    host.start = broken  # type: ignore[method-assign]
 
     async def scenario() -> None:
         start(window, "anything")
@@ -264,7 +264,7 @@ def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usa
     assert window.panel.state == "idle"
     assert "starting a run failed" in caplog.text  # logged with its traceback
     script(agent, done("ok"))
-    agent.launch = real_launch  # type: ignore[method-assign]
+    host.start = real_start  # type: ignore[method-assign]
 
     async def again() -> None:
         start(window, "anything, again")

@@ -65,3 +65,38 @@ def test_totals_that_include_estimates_are_marked(
     text = window.usage_label.text()
     assert text.startswith("≈") and text.endswith("tokens · no price"), text
     assert "estimated" in window.usage_label.toolTip()
+
+
+def test_the_totals_come_with_the_run_events_and_the_store_is_not_read_for_them(
+    window: MainWindow, qloop: Any, agent: Any
+) -> None:
+    """RunTotals carries each turn's tokens: the window reads no stored run per turn (it
+    did, at every observe step, through a round trip to the engine)."""
+    agent.runner.services.budget = Budget(prices={"qwen*": (1.0, 2.0)})
+    release = CrossEvent()
+
+    async def thinking(request: Any) -> Any:
+        await release.wait()
+        return done("finished")
+
+    agent.planner_factory = lambda run: ScriptedPlanner(
+        [replace(tool("wait", seconds=0), usage=TokenUsage(1000, 50)), thinking]
+    )
+    reads: list[str] = []
+    real_get_run = agent.repo.get_run
+
+    async def counting_get_run(run_id: str) -> Any:
+        reads.append(run_id)
+        return await real_get_run(run_id)
+
+    agent.repo.get_run = counting_get_run
+
+    async def scenario() -> None:
+        window.panel.goal_edit.setPlainText("think twice")
+        window.panel.start_button.click()
+        await until(lambda: window.usage_label.text().startswith("1,000 + 50 tokens"))
+        release.set()
+        await until(lambda: window.run is not None and window.run.finished_at, what="the end")
+
+    drive(qloop, scenario())
+    assert reads == []

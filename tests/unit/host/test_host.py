@@ -206,7 +206,9 @@ async def test_a_stop_hotkey_that_cannot_be_grabbed_is_said_as_not_armed(
 
     assert not await host.grab_stop_hotkey()
 
-    assert events == [StopHotkeyChanged(False, "no display")]
+    assert events == [
+        StopHotkeyChanged(False, "no X display for the stop hotkey: DISPLAY is not set")
+    ]
 
 
 async def test_without_the_loops_signal_handlers_a_signal_still_stops_every_run(
