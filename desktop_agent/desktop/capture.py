@@ -198,7 +198,12 @@ def thumbnail(image: Image.Image, width: int = THUMB_WIDTH) -> bytes:
 
     if image.width > width:
         height = max(1, round(image.height * width / image.width))
-        image = image.resize((width, height), Image.Resampling.BILINEAR, reducing_gap=2.0)
+        # an integer box average first (0.7 ms at 1280x720), then a small bilinear step to
+        # the exact size: a bilinear resize all the way (reducing_gap 2) took 6 ms per turn
+        factor = image.width // width
+        if factor > 1:
+            image = image.reduce(factor)
+        image = image.resize((width, height), Image.Resampling.BILINEAR)
     return encode(image, "jpeg", 70)
 
 

@@ -129,3 +129,27 @@ async def test_api_key_goes_in_the_authorization_header_not_the_body() -> None:
         await planner.decide(make_request())
     assert server.authorizations == ["Bearer sk-test-123"]
     assert "sk-test-123" not in json.dumps(server.requests[0])
+
+
+async def test_the_body_goes_as_built_without_openais_walk_over_messages_and_schema(
+    monkeypatch: Any,
+) -> None:
+    # openai's create() transforms its typed parameters (1.8 ms a turn over the messages and
+    # the schema, changing nothing in plain JSON): the turn's body must not go through it
+    from openai.resources.chat.completions import completions
+
+    walked: list[Any] = []
+    transform = completions.async_maybe_transform
+
+    async def recorded(data: Any, expected_type: Any) -> Any:
+        walked.append(data)
+        return await transform(data, expected_type)
+
+    monkeypatch.setattr(completions, "async_maybe_transform", recorded)
+    async with ModelServer([DONE]) as server, make_planner(server.base_url) as planner:
+        await planner.decide(make_request())
+
+    body = server.requests[0]
+    assert body["messages"][0]["role"] == "system" and body["response_format"]
+    assert [params["messages"] for params in walked] == [[]]
+    assert not any(isinstance(params.get("response_format"), dict) for params in walked)
