@@ -135,15 +135,23 @@ class X11Windows:
         """This app's mapped override-redirect windows (menus: the tray menu, a context menu),
         topmost first: no window manager lists them, and they lie above every managed one."""
         from Xlib import X, error
+        from Xlib.protocol import request
 
         dpy = self._dpy()
         root = dpy.screen().root
+        children = list(reversed(root.query_tree().children))  # bottom to top, reversed
+        # every child's attributes asked at once, the replies read after: one round trip for
+        # the whole tree instead of one per window (a desktop has dozens to hundreds)
+        asked = [
+            request.GetWindowAttributes(display=dpy.display, defer=True, window=child)
+            for child in children
+        ]
         found = []
-        for child in reversed(root.query_tree().children):  # bottom to top, reversed
+        for child, attributes in zip(children, asked, strict=True):
             if limits is not None and limits.expired():
                 break
             try:
-                attributes = child.get_attributes()
+                attributes.reply()
                 if not attributes.override_redirect or attributes.map_state != X.IsViewable:
                     continue
                 wm_class = child.get_wm_class()
