@@ -5,11 +5,14 @@ Windows: a console program (cmd, powershell, python: a PE image of the console s
 detached (DETACHED_PROCESS, stdin from NUL) it has no console and ends at once with code 0.
 GUI programs start detached as before. On every system a program that ends within
 EARLY_EXIT_S is reported with its exit code: non-zero fails the step, zero says it ended
-(never "started").
+(never "started"). The watch ends sooner when the program's window is up (`WindowWatch`):
+a GUI launch's step takes as long as the program needs to show it, not the whole second;
+and at once when the run is stopped.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import struct
@@ -19,8 +22,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop_agent.core.errors import ToolError
+
+if TYPE_CHECKING:
+    from desktop_agent.desktop.inventory.x11 import X11Windows
+
+log = logging.getLogger(__name__)
 
 #: how long a program is watched for ending at once (bad arguments, a missing library, a
 #: console program without a console, a launcher that hands over and exits)
@@ -117,14 +126,15 @@ class Launcher:
                 pid = _spawn(program, argv, env)
         except OSError as error:
             raise ToolError(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
-        if windows_child is not None:
-            code = _early_exit(windows_child.poll, cancelled)
-            # Windows leaves no zombies: let go of it, marked done so Popen does not warn
-            windows_child.returncode = 0
-        else:
-            code = _early_exit(lambda: self._exit_code(pid), cancelled)
-            if code is None:
-                self._pids.append(pid)
+        with WindowWatch(pid, windows_child) as window:
+            if windows_child is not None:
+                code = _early_exit(windows_child.poll, cancelled, window.up)
+                # Windows leaves no zombies: let go of it, marked done so Popen does not warn
+                windows_child.returncode = 0
+            else:
+                code = _early_exit(lambda: self._exit_code(pid), cancelled, window.up)
+                if code is None:
+                    self._pids.append(pid)
         if code not in (None, 0):
             raise ToolError(f"{argv[0]!r} exited at once with code {code}")
         shown = subprocess.list2cmdline(argv) if windows_child is not None else shlex.join(argv)
@@ -133,7 +143,7 @@ class Launcher:
                 f"ran {shown} (pid {pid}); it ended within {EARLY_EXIT_S:g} s with code 0 "
                 "(a command that finished, or a launcher that handed over)"
             )
-        return f"started {shown} (pid {pid})"
+        return f"started {shown} (pid {pid})" + ("; its window is up" if window.seen else "")
 
     def _exit_code(self, pid: int) -> int | None:
         try:
@@ -150,16 +160,65 @@ class Launcher:
 def _early_exit(
     poll: Callable[[], int | None],
     cancelled: threading.Event | None,
+    window_up: Callable[[], bool] = lambda: False,
     clock: Callable[[], float] = time.monotonic,
 ) -> int | None:
-    """The exit code of a program that ends within EARLY_EXIT_S, else None (still running,
-    or the run was stopped meanwhile: then it is not waited for)."""
+    """The exit code of a program that ends within EARLY_EXIT_S, else None: still running
+    when the bound passed or its window came up, or the run was stopped meanwhile (then it
+    is not waited for: the stop ends the watch at once)."""
     stop = cancelled or threading.Event()
     deadline = clock() + EARLY_EXIT_S
     while True:
         code = poll()
-        if code is not None or clock() >= deadline or stop.wait(POLL_S):
+        if code is not None or window_up() or clock() >= deadline or stop.wait(POLL_S):
             return code
+
+
+class WindowWatch:
+    """Whether a started program's window is up, asked at each poll of the early-exit watch.
+
+    Windows: WaitForInputIdle (win32.input_idle; a console program never is, so it is watched
+    the whole EARLY_EXIT_S). X11: a managed window whose _NET_WM_PID is the program's. With
+    neither (no display, Wayland, a program whose window is a child process's — a wrapper
+    script), or once asking fails, it never is, and the watch runs its bound.
+
+    Attributes:
+        seen: the window was up when the watch ended.
+    """
+
+    def __init__(self, pid: int, windows_child: subprocess.Popen[bytes] | None) -> None:
+        self.pid = pid
+        self.seen = False
+        self._handle: int | None = None
+        self._x11: X11Windows | None = None
+        if windows_child is not None:
+            self._handle = int(getattr(windows_child, "_handle", 0)) or None
+        elif os.environ.get("DISPLAY"):
+            from desktop_agent.desktop.inventory.x11 import X11Windows
+
+            self._x11 = X11Windows()
+
+    def __enter__(self) -> WindowWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        x11, self._x11 = self._x11, None
+        if x11 is not None:
+            x11.close()
+
+    def up(self) -> bool:
+        try:
+            if self._handle is not None:
+                from desktop_agent.desktop.win32 import input_idle
+
+                self.seen = input_idle(self._handle)
+            elif self._x11 is not None:
+                self.seen = self.pid in self._x11.client_pids()
+        except Exception:  # noqa: BLE001 - no answer is "not known": the watch runs its bound
+            log.debug("cannot tell whether pid %s has a window", self.pid, exc_info=True)
+            self._handle = None
+            self.__exit__()
+        return self.seen
 
 
 def is_console_program(path: str) -> bool:

@@ -50,6 +50,17 @@ def enable_dpi_awareness() -> str:
     return "set before"
 
 
+def input_idle(process: int) -> bool:
+    """Whether a started GUI program is up: WaitForInputIdle with no wait answers 0 once its
+    first thread has made its windows and waits for input; WAIT_TIMEOUT while it starts, and
+    WAIT_FAILED at once for a console program (no message queue). learn.microsoft.com,
+    "WaitForInputIdle function (winuser.h)"."""
+    import ctypes
+
+    user32: Any = ctypes.windll.user32  # type: ignore[attr-defined]
+    return bool(user32.WaitForInputIdle(ctypes.c_void_p(process), 0) == 0)
+
+
 def resolve_program(name: str) -> str | None:
     """A program name as Windows' Run box finds it: PATH with PATHEXT, then App Paths."""
     found = shutil.which(name)

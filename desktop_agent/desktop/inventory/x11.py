@@ -89,6 +89,17 @@ class X11Windows:
         clients = self._prop(root, "_NET_CLIENT_LIST")
         return [int(w) for w in clients] if clients is not None else []
 
+    def client_pids(self) -> set[int]:
+        """The process ids the managed windows say are theirs (_NET_WM_PID; a window that
+        does not say is left out)."""
+        pids = set()
+        for window_id in self.client_ids():
+            window = self._dpy().create_resource_object("window", window_id)
+            value = self._prop(window, "_NET_WM_PID")
+            if value is not None and len(value):
+                pids.add(int(value[0]))
+        return pids
+
     def info(self, window_id: int, active: int | None = None) -> WindowInfo | None:
         """Title, class and frame rectangle of a visible window; None if hidden or gone."""
         from Xlib import X, error

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,8 @@ class WindowsPopen:
     with DETACHED_PROCESS has no console, and one whose stdin is NUL reads end-of-file at once:
     cmd, powershell and python then exit 0 straight away. With CREATE_NEW_CONSOLE it has a
     console of its own and runs. A GUI program runs either way. `exits_after` polls, a program
-    that runs ends by itself with `code` (a command that fails at once)."""
+    that runs ends by itself with `code` (a command that fails at once). `_handle` is the
+    process handle (Lib/subprocess.py `_execute_child` on Windows keeps it there)."""
 
     started: list[WindowsPopen] = []
 
@@ -174,20 +176,48 @@ class WindowsPopen:
         self.argv = argv
         self.options = options
         self.pid = 4242 + len(self.started)
+        self._handle = 0x700 + len(self.started)
         self.returncode: int | None = None
+        self.polls = 0
         flags = int(options.get("creationflags", 0))  # type: ignore[call-overload]
-        console = launch.is_console_program(argv[0])
+        self.console = launch.is_console_program(argv[0])
         no_console = bool(flags & launch.DETACHED_PROCESS) or options.get("stdin") is not None
-        self.polls_left, self.code = (0, 0) if console and no_console else RUNS
+        self.polls_left, self.code = (0, 0) if self.console and no_console else RUNS
         self.started.append(self)
 
     def poll(self) -> int | None:
+        self.polls += 1
         if self.polls_left is None:
             return None
         if self.polls_left > 0:
             self.polls_left -= 1
             return None
         return self.code
+
+
+#: how many WaitForInputIdle calls a GUI program answers WAIT_TIMEOUT before its window is up
+IDLE_AFTER = 3
+WAIT_TIMEOUT = 0x102
+WAIT_FAILED = -1  # 0xFFFFFFFF as ctypes' default c_int restype reads it
+
+
+class FakeUser32:
+    """user32.WaitForInputIdle as learn.microsoft.com ("WaitForInputIdle function
+    (winuser.h)") says it answers: 0 once the GUI program has finished its initialization
+    and waits for input, WAIT_TIMEOUT before (with a 0 ms wait it returns at once), and
+    WAIT_FAILED at once for a console program (it has no message queue)."""
+
+    def WaitForInputIdle(self, process: ctypes.c_void_p, milliseconds: int) -> int:  # noqa: N802
+        (child,) = [c for c in WindowsPopen.started if c._handle == process.value]
+        assert milliseconds == 0  # the watch polls; it never blocks in the call
+        if child.console:
+            return WAIT_FAILED
+        child.idle_asked = getattr(child, "idle_asked", 0) + 1
+        return 0 if child.idle_asked > IDLE_AFTER else WAIT_TIMEOUT
+
+
+class FakeWindll:
+    user32 = FakeUser32()
 
 
 #: (polls before it ends or None to run on, exit code): how a started program behaves
@@ -209,6 +239,7 @@ def windows_programs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[st
     )
     monkeypatch.setattr(launch.subprocess, "Popen", WindowsPopen)
     monkeypatch.setattr(WindowsPopen, "started", [])
+    monkeypatch.setattr(ctypes, "windll", FakeWindll(), raising=False)
     return programs
 
 
@@ -233,6 +264,37 @@ def test_a_gui_program_still_starts_detached_with_no_stdio(
     (child,) = WindowsPopen.started
     assert int(child.options["creationflags"]) & launch.DETACHED_PROCESS  # type: ignore[call-overload]
     assert child.options["stdin"] == subprocess.DEVNULL
+
+
+def test_a_gui_programs_step_ends_when_its_window_is_up_not_after_the_whole_watch(
+    windows_programs: dict[str, Path],
+) -> None:
+    summary = launch.Launcher().launch("notepad")
+
+    (child,) = WindowsPopen.started
+    assert summary == "started notepad (pid 4242); its window is up"
+    # polled until WaitForInputIdle said it was up: not the ~50 polls of the whole second
+    assert child.polls == IDLE_AFTER + 1
+
+
+def test_a_stop_during_the_watch_ends_it_at_once(
+    windows_programs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launch, "EARLY_EXIT_S", 3600.0)  # a watch only the stop can end
+    stopped = threading.Event()
+    poll = WindowsPopen.poll
+
+    def stop_at_the_second_poll(child: WindowsPopen) -> int | None:
+        if child.polls == 1:
+            stopped.set()  # the user pressed stop while the program was watched
+        return poll(child)
+
+    monkeypatch.setattr(WindowsPopen, "poll", stop_at_the_second_poll)
+
+    summary = launch.Launcher().launch("cmd /k echo hi", stopped)
+
+    (child,) = WindowsPopen.started
+    assert (summary, child.polls) == ("started cmd /k echo hi (pid 4242)", 2)
 
 
 @pytest.mark.parametrize(("code", "fails"), [(0, False), (9009, True)])
