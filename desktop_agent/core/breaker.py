@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 
 FAILURE_THRESHOLD = 3
@@ -75,10 +76,34 @@ class ToolBreaker:
         """The call was cancelled: it counts for nothing, and a trial may be tried again."""
         self._trial_in_flight = False
 
+    @contextmanager
+    def slot(self) -> Iterator[BreakerSlot]:
+        """The place of one call that `acquire` let through: `record` its outcome; leaving
+        without one (stopped, cancelled, denied, paused before it ran) releases the place,
+        which counts for nothing. The release is written once, here."""
+        slot = BreakerSlot(self)
+        try:
+            yield slot
+        finally:
+            if not slot.recorded:
+                self.release()
+
     def retry_in_s(self) -> float:
         if self._opened_at is None:
             return 0.0
         return max(0.0, self._cooldown_s - (self._clock() - self._opened_at))
+
+
+class BreakerSlot:
+    """One call's place in its breaker (`ToolBreaker.slot`)."""
+
+    def __init__(self, breaker: ToolBreaker) -> None:
+        self._breaker = breaker
+        self.recorded = False
+
+    def record(self, ok: bool) -> None:
+        self.recorded = True
+        self._breaker.record(ok)
 
 
 class BreakerBoard:

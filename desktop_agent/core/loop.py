@@ -340,22 +340,22 @@ class _TaskLoop:
             await self._fail(step, StepStatus.FAILED, message)
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return None
-        try:
-            observation = await self.control.guard(
-                _within(
-                    deps.observe_timeout_s,
-                    "the observation did not finish",
-                    deps.observer.observe,
+        with breaker.slot() as slot:
+            try:
+                observation = await self.control.guard(
+                    _within(
+                        deps.observe_timeout_s,
+                        "the observation did not finish",
+                        deps.observer.observe,
+                    )
                 )
-            )
-        except (StopRequested, asyncio.CancelledError):
-            breaker.release()
-            raise
-        except Exception as error:  # noqa: BLE001 - any observer fault is a failed step
-            breaker.record(False)
-            await self._fail(step, StepStatus.FAILED, _describe(error))
-            return None
-        breaker.record(True)
+            except StopRequested:
+                raise
+            except Exception as error:  # noqa: BLE001 - any observer fault is a failed step
+                slot.record(False)
+                await self._fail(step, StepStatus.FAILED, _describe(error))
+                return None
+            slot.record(True)
         return observation
 
     async def _effect_of(
@@ -619,40 +619,29 @@ class _TaskLoop:
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return
         target = _target_of(args, observation)
-        try:
+        with breaker.slot() as slot:
             refusal = await self._gate(turn, spec, decided, risk, observation, target)
-        except BaseException:
-            breaker.release()
-            raise
-        if refusal is not None:
-            breaker.release()
-            await self._fail(step, StepStatus.DENIED, refusal)
-            return
-        try:
-            paused = await self._pause_point()  # a pause (a take-over) while the human was asked
-        except BaseException:
-            breaker.release()
-            raise
-        if paused:
-            breaker.release()
-            await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
-            return
-        context = ToolContext(self.run.id, observation, self.control.cancelled)
-        deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
-        try:
-            result = await self.control.guard(
-                _within(
-                    deadline,
-                    f"{tool} did not finish",
-                    lambda: deps.executor.execute(spec, args, context),
+            if refusal is not None:
+                await self._fail(step, StepStatus.DENIED, refusal)
+                return
+            if await self._pause_point():  # a pause (a take-over) while the human was asked
+                await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+                return
+            context = ToolContext(self.run.id, observation, self.control.cancelled)
+            deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
+            try:
+                result = await self.control.guard(
+                    _within(
+                        deadline,
+                        f"{tool} did not finish",
+                        lambda: deps.executor.execute(spec, args, context),
+                    )
                 )
-            )
-        except (StopRequested, asyncio.CancelledError):
-            breaker.release()
-            raise
-        except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
-            result = ToolResult.failure(_describe(error))
-        breaker.record(result.ok)
+            except StopRequested:
+                raise
+            except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
+                result = ToolResult.failure(_describe(error))
+            slot.record(result.ok)
         summary = decided.redact(result.summary)
         if result.ok:
             self.failures = 0

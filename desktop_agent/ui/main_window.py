@@ -451,12 +451,7 @@ class MainWindow(QMainWindow):
         self._live_id = None
         self._live = worker.live
         self._reset_view()
-        worker.run_started.connect(self.on_run_started)
-        worker.step_started.connect(self.on_step)
-        worker.step_finished.connect(self.on_step)
-        worker.run_paused.connect(self.on_run_paused)
-        worker.run_resumed.connect(self.on_run_resumed)
-        worker.run_finished.connect(self.on_run_finished)
+        worker.run_event.connect(self._show_event)  # the live run's handler: one code path
         worker.failed.connect(self.on_worker_failed)
         worker.done.connect(self.on_worker_done)
         worker.start()
@@ -476,16 +471,7 @@ class MainWindow(QMainWindow):
             self._disconnect_worker(previous)
 
     def _disconnect_worker(self, worker: RunWorker) -> None:
-        for signal in (
-            worker.run_started,
-            worker.step_started,
-            worker.step_finished,
-            worker.run_paused,
-            worker.run_resumed,
-            worker.run_finished,
-            worker.failed,
-            worker.done,
-        ):
+        for signal in (worker.run_event, worker.failed, worker.done):
             signal.disconnect()
 
     @property
@@ -516,6 +502,10 @@ class MainWindow(QMainWindow):
             return
         if self._live_id is None or event_run_id(event) != self._live_id:
             return
+        self._show_event(event)
+
+    def _show_event(self, event: TaskLoopEvent) -> None:
+        """An event of the run on show, live or replayed: the one way it reaches the views."""
         if isinstance(event, StepStarted | StepFinished):
             self.on_step(event.step)
         elif isinstance(event, RunTotals):

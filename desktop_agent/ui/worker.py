@@ -1,4 +1,4 @@
-"""RunWorker: one run's TaskLoopEvents, live or replayed, re-emitted as Qt signals."""
+"""RunWorker: a stored run's events (a replay) read on the GUI loop, handed on as one signal."""
 
 from __future__ import annotations
 
@@ -9,14 +9,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from PySide6.QtCore import QObject, Signal
 
 from desktop_agent.core.events import (
-    ApprovalRequested,
-    ApprovalResolved,
     RunFinished,
     RunPaused,
     RunResumed,
     RunStarted,
-    StepFinished,
-    StepStarted,
     TaskLoopEvent,
 )
 from desktop_agent.core.models import RunView
@@ -29,21 +25,14 @@ REPLAY_SLICE = 200
 
 
 class RunWorker(QObject):
-    """The one consumer of a run's events for the window, whether live or replayed.
+    """Reads one stored run's events (a replay) and hands them on as they come.
 
-    It owns the event generator: `cancel()` (or the window going away) closes it, which
-    ends a live run as stopped / user_stop (DESIGN §1, "Who owns a loop"). A replay and
-    a live run go through the same signals, so the timeline has one code path.
+    The window puts a replay on show through the same handler as the live run's events
+    (`MainWindow._show_event`): one code path for the timeline, live or replayed.
+    `cancel()` (or the window going away) closes the events.
 
     Signals:
-        run_started(RunView): the run began (a replay shows it as it began live).
-        step_started(StepView): a step row opened (live only).
-        step_finished(StepView): a step row closed, with its result.
-        run_paused(RunView), run_resumed(RunView): the run waits / goes on.
-        approval_requested(ApprovalRequest): the run waits for a human's answer.
-        approval_resolved(ApprovalRequest, str, str): the answer (once | run | deny) and
-            who gave it (user | timeout | ...).
-        run_finished(RunView): the final run view.
+        run_event(object): each TaskLoopEvent, in order.
         failed(str): the events could not be read (one line); `done` follows.
         done: the worker is finished, whatever happened; always the last signal.
 
@@ -52,14 +41,7 @@ class RunWorker(QObject):
         run: the latest run view seen, None before run_started.
     """
 
-    run_started = Signal(object)
-    step_started = Signal(object)
-    step_finished = Signal(object)
-    run_paused = Signal(object)
-    run_resumed = Signal(object)
-    approval_requested = Signal(object)
-    approval_resolved = Signal(object, str, str)
-    run_finished = Signal(object)
+    run_event = Signal(object)
     failed = Signal(str)
     done = Signal()
 
@@ -83,7 +65,7 @@ class RunWorker(QObject):
         self._task = asyncio.get_running_loop().create_task(self._consume())
 
     def cancel(self) -> None:
-        """Stop consuming; a live run then ends stopped / user_stop."""
+        """Stop consuming (closing the events)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
@@ -100,7 +82,9 @@ class RunWorker(QObject):
         handed = 0
         try:
             async for event in self._events:
-                self._dispatch(event)
+                if isinstance(event, RunStarted | RunPaused | RunResumed | RunFinished):
+                    self.run = event.run
+                self.run_event.emit(event)
                 if not self.live:
                     handed += 1
                     if handed % REPLAY_SLICE == 0:
@@ -112,28 +96,6 @@ class RunWorker(QObject):
         finally:
             await _close(self._events)
             self.done.emit()
-
-    def _dispatch(self, event: TaskLoopEvent) -> None:
-        if isinstance(event, StepFinished):
-            self.step_finished.emit(event.step)
-        elif isinstance(event, StepStarted):
-            self.step_started.emit(event.step)
-        elif isinstance(event, RunStarted):
-            self.run = event.run
-            self.run_started.emit(event.run)
-        elif isinstance(event, RunFinished):
-            self.run = event.run
-            self.run_finished.emit(event.run)
-        elif isinstance(event, RunPaused):
-            self.run = event.run
-            self.run_paused.emit(event.run)
-        elif isinstance(event, RunResumed):
-            self.run = event.run
-            self.run_resumed.emit(event.run)
-        elif isinstance(event, ApprovalRequested):
-            self.approval_requested.emit(event.approval)
-        elif isinstance(event, ApprovalResolved):
-            self.approval_resolved.emit(event.approval, event.decision.value, event.by)
 
 
 async def _close(events: AsyncIterator[TaskLoopEvent]) -> None:

@@ -36,7 +36,9 @@ def row_shapes(model: TimelineModel) -> list[tuple[Any, ...]]:
     ]
 
 
-def test_a_run_emits_its_signals_in_order(qtbot: Any, qloop: Any, agent: Any) -> None:
+def test_a_worker_hands_on_a_runs_events_in_order_then_done(
+    qtbot: Any, qloop: Any, agent: Any
+) -> None:
     script(agent, tool("wait", seconds=0), done("all done"))
 
     async def make_worker() -> RunWorker:
@@ -44,21 +46,19 @@ def test_a_run_emits_its_signals_in_order(qtbot: Any, qloop: Any, agent: Any) ->
         return RunWorker(agent.runner.start(run, agent.planner_factory(run)), live=True)
 
     worker = drive(qloop, make_worker())
-    turn = [worker.step_started, worker.step_finished]  # one step row: opened, closed
-    expected = [
-        worker.run_started,
-        *turn * 3,  # turn 1: observe, decide, action
-        *turn * 2,  # turn 2: observe, decide (done)
-        worker.run_finished,
-        worker.done,
-    ]
-    with qtbot.waitSignals(expected, order="strict", timeout=5000):
+    seen: list[str] = []
+    worker.run_event.connect(lambda event: seen.append(event.type))
+    with qtbot.waitSignal(worker.done, timeout=5000):
 
         async def consume() -> None:
             worker.start()
             await worker.wait()
 
         drive(qloop, consume())
+    turn = ["step_started", "step_finished"]  # one step row: opened, closed
+    steps = [kind for kind in seen if kind.startswith("step_")]
+    assert seen[0] == "run_started" and seen[-1] == "run_finished"
+    assert steps == turn * 5  # turn 1: observe, decide, action; turn 2: observe, decide
     assert worker.run is not None and worker.run.status is RunStatus.COMPLETED
 
 

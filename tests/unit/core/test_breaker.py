@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from desktop_agent.core.breaker import COOLDOWN_S, BreakerBoard, BreakerState, ToolBreaker
 from tests.fakes import ManualClock
 
@@ -128,3 +130,27 @@ def test_the_board_gives_one_breaker_per_tool_on_the_shared_clock() -> None:
     assert board.states() == {"click": BreakerState.OPEN, "wait": BreakerState.CLOSED}
     clock.advance(COOLDOWN_S)
     assert board.states()["click"] is BreakerState.HALF_OPEN
+
+
+def test_a_slot_left_without_an_outcome_frees_the_half_open_trial() -> None:
+    clock = ManualClock()
+    breaker = opened(clock)
+    clock.advance(COOLDOWN_S)
+    assert breaker.acquire()  # the one trial call
+    try:
+        with breaker.slot():
+            raise asyncio.CancelledError  # stopped while the call ran: counts for nothing
+    except asyncio.CancelledError:
+        pass
+    assert breaker.state is BreakerState.HALF_OPEN
+    assert breaker.acquire()  # the trial may be tried again
+
+
+def test_a_slot_with_an_outcome_counts_it_and_releases_nothing_more() -> None:
+    clock = ManualClock()
+    breaker = opened(clock)
+    clock.advance(COOLDOWN_S)
+    assert breaker.acquire()
+    with breaker.slot() as slot:
+        slot.record(True)
+    assert breaker.state is BreakerState.CLOSED and breaker.consecutive_failures == 0
