@@ -80,6 +80,9 @@ class DesktopObserver:
         )
         self.inventory: InventoryRunner | None = InventoryRunner(backend) if inventory else None
         self._natives: deque[tuple[Observation, dict[int, Any]]] = deque(maxlen=NATIVE_HISTORY)
+        #: (the shot's image, the marks drawn, its encoding): the capture gives the same image
+        #: back for the same pixels, which are then not encoded again
+        self._encoded: tuple[Any, tuple[Any, ...], tuple[bytes, bytes, bytes]] | None = None
 
     async def observe(self) -> Observation:
         loop = asyncio.get_running_loop()
@@ -158,13 +161,19 @@ class DesktopObserver:
 
     def _encode(self, shot: Shot, elements: tuple[Element, ...] = ()) -> tuple[bytes, bytes, bytes]:
         """(encoded screenshot, thumbnail, signature), the signature of the unmarked screen."""
+        marks = tuple((element.id, element.box) for element in elements) if self.set_of_mark else ()
+        last = self._encoded
+        if last is not None and last[0] is shot.image and last[1] == marks:
+            return last[2]
         thumb = thumbnail(shot.image)
         grey = signature(shot.image)
         image = shot.image
-        if self.set_of_mark and elements:
+        if marks:
             image = image.copy()
-            draw_marks(image, [(element.id, element.box) for element in elements])
-        return encode(image, self.fmt, self.quality), thumb, grey
+            draw_marks(image, list(marks))
+        encoded = encode(image, self.fmt, self.quality), thumb, grey
+        self._encoded = (shot.image, marks, encoded)
+        return encoded
 
     def native(self, observation: Observation, element_id: int) -> Any | None:
         """The accessibility object behind an element of a recent observation, if any.

@@ -181,3 +181,41 @@ async def test_a_zoom_region_is_captured_anew_at_the_screens_own_resolution(
     inside, outside = region.getpixel((25, 25)), region.getpixel((5, 5))
     assert all(abs(a - b) <= 12 for a, b in zip(inside, ORANGE, strict=True)), inside
     assert abs(outside[1] - ORANGE[1]) > 40 or abs(outside[2] - ORANGE[2]) > 40, outside
+
+
+async def test_the_same_pixels_are_not_downscaled_or_encoded_again_other_pixels_are(
+    xsession: XSession, observer: DesktopObserver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_agent.desktop import capture
+
+    scaled: list[tuple[int, int]] = []
+    scale_bgra = capture.scale_bgra
+
+    def counted(bgra: bytes, source: tuple[int, int], size: tuple[int, int], *rest: Any) -> Any:
+        scaled.append(size)
+        return scale_bgra(bgra, source, size, *rest)
+
+    monkeypatch.setattr(capture, "scale_bgra", counted)
+    window = ColourWindow(xsession.display)
+    try:
+        first = await observer.observe()
+        again = await observer.observe()  # nothing moved on the test desktop
+        downscaled_for_both = len(scaled)
+    finally:
+        window.close()
+    gone = await observer.observe()
+    for _ in range(100):  # until the X server has taken the window away
+        if centre_of(gone) != ORANGE:
+            break
+        await asyncio.sleep(0.05)
+        gone = await observer.observe()
+
+    assert downscaled_for_both == 1
+    assert again.image is first.image and again.thumbnail is first.thumbnail
+    assert centre_of(first) == ORANGE and centre_of(gone) != ORANGE
+    assert len(scaled) >= 2  # other pixels: downscaled anew
+
+
+def centre_of(observation: Any) -> Any:
+    """The colour at the test window's centre in an observation's screenshot."""
+    return Image.open(io.BytesIO(observation.image)).convert("RGB").getpixel((400, 250))
