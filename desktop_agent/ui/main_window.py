@@ -43,7 +43,7 @@ from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.routines import RoutinesPanel
 from desktop_agent.ui.step_detail import StepDetail
-from desktop_agent.ui.task_panel import TaskPanel
+from desktop_agent.ui.task_panel import PanelState, TaskPanel
 from desktop_agent.ui.text import one_line, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.widgets import Grounded
@@ -332,7 +332,7 @@ class MainWindow(QMainWindow):
             self._not_started(one_line(error))
             return
         self._show_live(run_id)
-        self.panel.set_state("starting")
+        self.panel.set_state(PanelState.STARTING)
         self.set_status("Checking the model…")
         self.spawn(self._out_of_the_way(ready))
 
@@ -357,7 +357,7 @@ class MainWindow(QMainWindow):
         client = self.client
         assert client is not None
         self._show_live(None)
-        self.panel.set_state("starting")
+        self.panel.set_state(PanelState.STARTING)
         self.set_status("Checking the model…")
         self._launch_stop = stop = threading.Event()
         try:
@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
         self.panel.show_error(why)
 
     def _not_started(self, why: str) -> None:
-        self.panel.set_state("idle")
+        self.panel.set_state(PanelState.IDLE)
         self.set_status(f"Not started: {why}")
 
     def _show_live(self, run_id: str | None) -> None:
@@ -424,7 +424,7 @@ class MainWindow(QMainWindow):
         if not self.live_running or self._live_id is None:
             return
         self.client.stop(self._live_id)
-        self.panel.set_state("stopping")
+        self.panel.set_state(PanelState.STOPPING)
         self.set_status("Stopping…")
 
     def on_run_selected(self, run_id: str) -> None:
@@ -530,7 +530,7 @@ class MainWindow(QMainWindow):
         self.run_title.setToolTip(f"{run.goal}\nrun {run.id} · {run.model}")
         if live:
             self.history.select_run(run.id)
-            self.panel.set_state("running")
+            self.panel.set_state(PanelState.RUNNING)
             self.set_status("Running.")
             self._clock_started = time.monotonic()
             self._elapsed_timer.start()
@@ -549,19 +549,19 @@ class MainWindow(QMainWindow):
     def on_run_paused(self, run: RunView, reason: PauseReason = "request") -> None:
         """Paused; "user": the user's own input paused it, and it resumes when they say so."""
         self._run = run
-        self.panel.set_state("paused")
+        self.panel.set_state(PanelState.PAUSED)
         self.set_status(TOOK_OVER if reason == "user" else "Paused. Resume with Ctrl+P.")
 
     def on_run_resumed(self, run: RunView) -> None:
         self._run = run
-        self.panel.set_state("running")
+        self.panel.set_state(PanelState.RUNNING)
         self.set_status("Running.")
 
     def on_run_finished(self, run: RunView) -> None:
         live = self._live
         self._run = run
         self._elapsed_timer.stop()
-        self.panel.set_state("idle")
+        self.panel.set_state(PanelState.IDLE)
         self._turn = max(self._turn, run.step_count)
         self._show_turn()
         self.on_elapsed_tick()
@@ -573,8 +573,8 @@ class MainWindow(QMainWindow):
 
     def on_worker_done(self) -> None:
         self._elapsed_timer.stop()
-        if self.panel.state != "idle":
-            self.panel.set_state("idle")
+        if self.panel.state is not PanelState.IDLE:
+            self.panel.set_state(PanelState.IDLE)
 
     # ── the timeline's selection ─────────────────────────────────────────────
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from desktop_agent.core.events import (
     ApprovalRequested,
@@ -23,6 +24,15 @@ from desktop_agent.core.events import (
 from desktop_agent.core.models import ApprovalRequest, RunStatus, RunView
 
 Listener = Callable[[TaskLoopEvent], None]
+
+
+class TrayState(StrEnum):
+    """What the tray icon says of this process's runs."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    PAUSED = "paused"
+    FAILED = "failed"  # the last run that ended failed
 
 
 @dataclass
@@ -68,14 +78,13 @@ class RunsState:
             listener(event)
 
     @property
-    def tray_state(self) -> str:
-        """idle | running | paused | failed, for the tray icon."""
+    def tray_state(self) -> TrayState:
         runs = self.active.values()
         if any(run.status is not RunStatus.PAUSED for run in runs):
-            return "running"
+            return TrayState.RUNNING
         if runs:
-            return "paused"
-        return "failed" if self.last_failed else "idle"
+            return TrayState.PAUSED
+        return TrayState.FAILED if self.last_failed else TrayState.IDLE
 
     def is_active(self, run_id: str) -> bool:
         return run_id in self.active

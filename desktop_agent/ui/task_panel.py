@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
@@ -25,8 +26,17 @@ if TYPE_CHECKING:
     from desktop_agent.core.tools import ToolSpec
 
 
-#: the panel's states; the buttons follow them
-STATES = ("idle", "starting", "running", "paused", "stopping")
+class PanelState(StrEnum):
+    """What the panel's run is doing; the buttons follow it."""
+
+    IDLE = "idle"
+    STARTING = "starting"  # admitted, its model being checked
+    RUNNING = "running"
+    PAUSED = "paused"
+    STOPPING = "stopping"
+
+
+STATES = tuple(PanelState)
 
 
 class GoalEdit(QPlainTextEdit):
@@ -72,7 +82,7 @@ class TaskPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("taskPanel")
-        self.state = "idle"
+        self.state = PanelState.IDLE
         self._ready = False
 
         self.goal_edit = GoalEdit(self)
@@ -154,18 +164,19 @@ class TaskPanel(QWidget):
         self._ready = ready
         self.set_state(self.state)
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: PanelState | str) -> None:
         if state not in STATES:
             raise ValueError(f"unknown panel state {state!r}; the states are: {', '.join(STATES)}")
-        self.state = state
-        active = state in ("running", "paused")
-        self.start_button.setEnabled(self._ready and state == "idle")
+        self.state = state = PanelState(state)
+        idle = state is PanelState.IDLE
+        active = state in (PanelState.RUNNING, PanelState.PAUSED)
+        self.start_button.setEnabled(self._ready and idle)
         self.pause_button.setEnabled(active)
-        self.pause_button.setText("&Resume" if state == "paused" else "&Pause")
-        self.stop_button.setEnabled(active or state == "starting")
-        self.goal_edit.setReadOnly(state != "idle")
-        self.max_steps.setEnabled(state == "idle")
-        self.tools_list.setEnabled(state == "idle")
+        self.pause_button.setText("&Resume" if state is PanelState.PAUSED else "&Pause")
+        self.stop_button.setEnabled(active or state is PanelState.STARTING)
+        self.goal_edit.setReadOnly(not idle)
+        self.max_steps.setEnabled(idle)
+        self.tools_list.setEnabled(idle)
 
     def set_tools(self, specs: Iterable[ToolSpec], allowed: Iterable[str] | None = None) -> None:
         """The tools the model may be offered; the `allowed` ones (default: all) are checked."""
@@ -261,7 +272,7 @@ class TaskPanel(QWidget):
 
     def on_pause_clicked(self) -> None:
         if self.pause_button.isEnabled():
-            self.pause_requested.emit(self.state != "paused")
+            self.pause_requested.emit(self.state is not PanelState.PAUSED)
 
     def on_stop_clicked(self) -> None:
         if self.stop_button.isEnabled():

@@ -9,6 +9,7 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop_agent.core.text import printable
+from desktop_agent.ui.runs_state import TrayState
 from desktop_agent.ui.widgets import STATE_COLORS, state_icon
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class TrayController(QObject):
     def __init__(self, parent: QObject | None = None, *, available: bool | None = None) -> None:
         super().__init__(parent)
         self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
-        self.state = "idle"
+        self.state = TrayState.IDLE
         self.hotkey_problem = ""
         self._icons: dict[str, QIcon] = {state: state_icon(state) for state in STATES}
         self.menu = QMenu()
@@ -98,11 +99,11 @@ class TrayController(QObject):
     def visible(self) -> bool:
         return self._tray is not None and self._tray.isVisible()
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: TrayState | str) -> None:
         """idle | running | paused | failed: the icon, tooltip and Pause/Resume follow it."""
         if state not in self._icons:
             raise ValueError(f"unknown tray state {state!r}; the states are: {', '.join(STATES)}")
-        self.state = state
+        self.state = TrayState(state)
         self._apply_state()
 
     def set_hotkey_state(self, armed: bool, why: str) -> None:
@@ -137,7 +138,7 @@ class TrayController(QObject):
         self.show_requested.emit()
 
     def on_pause_triggered(self) -> None:
-        self.pause_toggled.emit(self.state != "paused")
+        self.pause_toggled.emit(self.state is not TrayState.PAUSED)
 
     def on_stop_all_triggered(self) -> None:
         self.stop_all_requested.emit()
@@ -155,7 +156,7 @@ class TrayController(QObject):
     # ── internals ─────────────────────────────────────────────────────────────
 
     def _apply_state(self) -> None:
-        paused = self.state == "paused"
+        paused = self.state is TrayState.PAUSED
         self.pause_action.setText("&Resume" if paused else "&Pause")
         self.pause_action.setEnabled(self.state in ("running", "paused"))
         if self._tray is not None:

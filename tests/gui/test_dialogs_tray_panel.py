@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -186,3 +187,16 @@ def test_stop_button_emits_stop_requested_once_until_shown_again(panel, qtbot) -
     assert panel.stop_button.isEnabled()
     with qtbot.waitSignal(panel.stop_requested, timeout=1000):
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+
+
+def test_the_panel_and_the_tray_hold_their_states_as_enums(qtbot: Any) -> None:
+    from desktop_agent.ui.runs_state import RunsState, TrayState
+    from desktop_agent.ui.task_panel import PanelState, TaskPanel
+
+    panel = TaskPanel()
+    qtbot.addWidget(panel)
+    panel.set_state("paused")
+    assert panel.state is PanelState.PAUSED and panel.pause_button.text() == "&Resume"
+    with pytest.raises(ValueError, match="unknown panel state 'sleeping'"):
+        panel.set_state("sleeping")
+    assert RunsState().tray_state is TrayState.IDLE
