@@ -42,21 +42,7 @@ class MemoryRepository:
         self._ids = itertools.count(1)
 
     async def create_run(self, spec: TaskSpec, *, run_id: str | None = None) -> RunView:
-        run = RunView(
-            id=run_id or f"run{next(self._ids)}",
-            goal=spec.goal,
-            status=RunStatus.QUEUED,
-            stop_reason=None,
-            step_count=0,
-            max_steps=spec.max_steps,
-            max_failures=spec.max_failures,
-            allowed_tools=spec.allowed_tools,
-            model=spec.model,
-            base_url=spec.base_url,
-            created_at=utcnow(),
-            kind=spec.kind,
-            routine=spec.routine,
-        )
+        run = RunView.queued(spec, run_id or f"run{next(self._ids)}", utcnow())
         self.runs[run.id] = run
         return run
 

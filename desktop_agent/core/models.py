@@ -167,6 +167,26 @@ class RunView:
     #: the routine's name, for a routine run
     routine: str | None = None
 
+    @classmethod
+    def queued(cls, spec: TaskSpec, run_id: str, created_at: datetime) -> RunView:
+        """A run asked for and not started: the view of `spec` (the store's new row, the
+        Host's run admitted at the click)."""
+        return cls(
+            id=run_id,
+            goal=spec.goal,
+            status=RunStatus.QUEUED,
+            stop_reason=None,
+            step_count=0,
+            max_steps=spec.max_steps,
+            max_failures=spec.max_failures,
+            allowed_tools=tuple(spec.allowed_tools),
+            model=spec.model,
+            base_url=spec.base_url,
+            created_at=created_at,
+            kind=spec.kind,
+            routine=spec.routine,
+        )
+
     def with_(self, **changes: Any) -> RunView:
         return replace(self, **changes)
 

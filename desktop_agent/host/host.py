@@ -38,7 +38,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
     UserTookOver,
 )
-from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView, TaskSpec, utcnow
+from desktop_agent.core.models import ApprovalDecision, RunView, TaskSpec, utcnow
 from desktop_agent.core.permissions import DEFAULT_POLICY
 from desktop_agent.core.runner import close_planner
 from desktop_agent.core.text import one_line
@@ -461,16 +461,4 @@ def queued_run(agent: Agent, request: RunRequest) -> RunView:
         model=request.model or settings.model,
         base_url=request.base_url or settings.base_url,
     )
-    return RunView(
-        id=request.run_id,
-        goal=spec.goal,
-        status=RunStatus.QUEUED,
-        stop_reason=None,
-        step_count=0,
-        max_steps=spec.max_steps,
-        max_failures=spec.max_failures,
-        allowed_tools=spec.allowed_tools,
-        model=spec.model,
-        base_url=spec.base_url,
-        created_at=utcnow(),
-    )
+    return RunView.queued(spec, request.run_id, utcnow())

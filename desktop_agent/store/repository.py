@@ -188,21 +188,7 @@ class SqliteRunRepository:
         return future.result()
 
     def _create_run(self, spec: TaskSpec, run_id: str | None) -> RunView:
-        run = RunView(
-            id=run_id or uuid.uuid4().hex,
-            goal=spec.goal,
-            status=RunStatus.QUEUED,
-            stop_reason=None,
-            step_count=0,
-            max_steps=spec.max_steps,
-            max_failures=spec.max_failures,
-            allowed_tools=tuple(spec.allowed_tools),
-            model=spec.model,
-            base_url=spec.base_url,
-            created_at=self._now(),
-            kind=spec.kind,
-            routine=spec.routine,
-        )
+        run = RunView.queued(spec, run_id or uuid.uuid4().hex, self._now())
         try:
             runs = self._tables.runs
             runs.insert(columns_of(runs, run_to_row(run, None))).execute()
