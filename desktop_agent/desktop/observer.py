@@ -182,7 +182,9 @@ class DesktopObserver:
         matched by its image bytes object, else by equal elements.
         """
         for seen, natives in reversed(self._natives):
-            if seen.image is observation.image:
+            # an unchanged screen shares its image bytes between observations: their
+            # element lists (walked anew each time) must be the same too
+            if seen.image is observation.image and seen.elements == observation.elements:
                 return natives.get(element_id)
         for seen, natives in reversed(self._natives):
             if seen.elements and seen.elements == observation.elements:
