@@ -93,6 +93,38 @@ class _FormatRejected(Exception):  # noqa: N818 - internal signal
         self.error = error
 
 
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """The server refused a parameter the request sent: send it fixed (remembered)."""
+
+    fix: ParamFix
+
+
+@dataclass(frozen=True, slots=True)
+class Downgrade:
+    """The server refused the response format: step down to the next one."""
+
+    error: PlannerTransportError
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Worth another attempt (a 429 or 5xx, no connection): after `after` s if it said."""
+
+    problem: str
+    after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """No attempt will do better: say why."""
+
+    error: PlannerTransportError
+
+
+Outcome = Fix | Downgrade | Retry | Fail
+
+
 def retry_after_s(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
     """Seconds asked by `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
     millis = headers.get("retry-after-ms")
@@ -562,7 +594,6 @@ class OpenAIPlanner:
         attempt = 0
         while True:
             attempt += 1
-            retry_after: float | None = None
             try:
                 async with asyncio.timeout(self.response_deadline_s):
                     return await self._read_capped(client, kwargs)
@@ -570,64 +601,89 @@ class OpenAIPlanner:
                 raise PlannerTransportError(
                     f"{at} did not finish its answer within {self.response_deadline_s:g} s"
                 ) from None
-            except ErrorAnswer as error:
-                status = error.status_code
-                message = error.message
-                fix = param_fix(message, kwargs) if status in (400, 422) else None
-                if fix is not None and fix not in fixes:
-                    # a refused parameter, not a refused response_format: fix it and ask again
-                    log.info("%s refused a parameter (%s); retrying with %s", at, message, fix)
-                    self.formats.add_fix(self.base_url, self.model, fix)
-                    fixes = self.formats.fixes(self.base_url, self.model)
-                    kwargs = chat_body(self.model, messages, schema, level, self.profile, fixes)
-                    attempt -= 1
-                    continue
-                if status in (400, 422) and level != "text" and fix is None:
-                    raise _FormatRejected(
-                        PlannerTransportError(f"{at} rejected the request ({status}): {message}")
-                    ) from None
-                if status in (401, 403):
-                    raise PlannerTransportError(
-                        f"{at} refused the API key ({status}): {message}"
-                    ) from None
-                if status == 404:
-                    raise PlannerTransportError(
+            except (ErrorAnswer, openai.OpenAIError) as error:
+                outcome = self._classify(error, at, kwargs, fixes, level)
+            if isinstance(outcome, Fix):
+                # a refused parameter, not a refused response_format: fix it and ask again
+                log.info("%s refused a parameter; retrying with %s", at, outcome.fix)
+                self.formats.add_fix(self.base_url, self.model, outcome.fix)
+                fixes = self.formats.fixes(self.base_url, self.model)
+                kwargs = chat_body(self.model, messages, schema, level, self.profile, fixes)
+                attempt -= 1
+            elif isinstance(outcome, Downgrade):
+                raise _FormatRejected(outcome.error) from None
+            elif isinstance(outcome, Fail):
+                raise outcome.error from None
+            else:
+                delay = self._retry_delay(at, outcome, attempt, waited)
+                log.info("%s %s; retry %d in %.1f s", at, outcome.problem, attempt, delay)
+                await self._sleep(delay)
+                waited += delay
+
+    def _classify(
+        self,
+        error: Exception,
+        at: str,
+        kwargs: Mapping[str, Any],
+        fixes: frozenset[ParamFix],
+        level: FormatLevel,
+    ) -> Outcome:
+        """What to do about one failed request (httpx's way: the error is classified once,
+        the retry decision follows from its class)."""
+        import openai
+
+        if isinstance(error, ErrorAnswer):
+            status, message = error.status_code, error.message
+            fix = param_fix(message, kwargs) if status in (400, 422) else None
+            if fix is not None and fix not in fixes:
+                return Fix(fix)
+            if status in (400, 422) and level != "text" and fix is None:
+                return Downgrade(
+                    PlannerTransportError(f"{at} rejected the request ({status}): {message}")
+                )
+            if status in (401, 403):
+                return Fail(
+                    PlannerTransportError(f"{at} refused the API key ({status}): {message}")
+                )
+            if status == 404:
+                return Fail(
+                    PlannerTransportError(
                         f"{at} does not know model {self.model!r} (404): {message}"
-                    ) from None
-                if status != 429 and status < 500:
-                    raise PlannerTransportError(
-                        f"{at} rejected the request ({status}): {message}"
-                    ) from None
-                problem = f"answered {status}: {message}"
-                retry_after = retry_after_s(error.headers)
-            except openai.APITimeoutError as error:
-                if type(error.__cause__).__name__ != "ConnectTimeout":
-                    raise PlannerTransportError(
-                        f"{at} did not answer within {self.read_timeout_s:g} s"
-                    ) from None
-                problem = f"did not accept a connection within {self.connect_timeout_s:g} s"
-            except openai.APIConnectionError as error:
-                problem = f"could not be reached ({_cause_text(error)})"
-            except openai.OpenAIError as error:
-                raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
-            if attempt >= self.max_attempts:
-                raise PlannerTransportError(f"{at} {problem} (gave up after {attempt} attempts)")
-            delay = self._backoff(attempt, retry_after)
-            left = self.max_backoff_total_s - waited
-            if delay > left:
-                if retry_after is not None:
-                    raise PlannerTransportError(
-                        f"{at} {problem}; it asked to retry after {retry_after:g} s, more "
-                        f"than the {self.max_backoff_total_s:g} s this planner waits"
                     )
-                if left <= 0:
-                    raise PlannerTransportError(
-                        f"{at} {problem} (gave up after {attempt} attempts)"
-                    )
-                delay = left
-            log.info("%s %s; retry %d in %.1f s", at, problem, attempt, delay)
-            await self._sleep(delay)
-            waited += delay
+                )
+            if status != 429 and status < 500:
+                return Fail(
+                    PlannerTransportError(f"{at} rejected the request ({status}): {message}")
+                )
+            return Retry(f"answered {status}: {message}", retry_after_s(error.headers))
+        if isinstance(error, openai.APITimeoutError):
+            if type(error.__cause__).__name__ != "ConnectTimeout":
+                return Fail(
+                    PlannerTransportError(f"{at} did not answer within {self.read_timeout_s:g} s")
+                )
+            return Retry(f"did not accept a connection within {self.connect_timeout_s:g} s")
+        if isinstance(error, openai.APIConnectionError):
+            return Retry(f"could not be reached ({_cause_text(error)})")
+        return Fail(PlannerTransportError(f"{at} gave an unusable answer: {error}"))
+
+    def _retry_delay(self, at: str, retry: Retry, attempt: int, waited: float) -> float:
+        """How long to wait before the next attempt; PlannerTransportError when there is
+        none (attempts or the backoff budget used up, or the server asks for longer)."""
+        problem, retry_after = retry.problem, retry.after
+        if attempt >= self.max_attempts:
+            raise PlannerTransportError(f"{at} {problem} (gave up after {attempt} attempts)")
+        delay = self._backoff(attempt, retry_after)
+        left = self.max_backoff_total_s - waited
+        if delay <= left:
+            return delay
+        if retry_after is not None:
+            raise PlannerTransportError(
+                f"{at} {problem}; it asked to retry after {retry_after:g} s, more "
+                f"than the {self.max_backoff_total_s:g} s this planner waits"
+            )
+        if left <= 0:
+            raise PlannerTransportError(f"{at} {problem} (gave up after {attempt} attempts)")
+        return left
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

@@ -190,3 +190,41 @@ async def test_a_planner_nobody_closes_leaves_no_socket_open() -> None:
         del planner
         gc.collect()
     assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "text", "level", "kind"),
+    [
+        (429, {"retry-after": "2"}, "slow down", "json_schema", "Retry"),
+        (503, {}, "busy", "json_schema", "Retry"),
+        (401, {}, "bad key", "json_schema", "Fail"),
+        (404, {}, "no such model", "json_schema", "Fail"),
+        (400, {}, "response_format is not supported", "json_schema", "Downgrade"),
+        (400, {}, "response_format is not supported", "text", "Fail"),
+        (
+            400,
+            {},
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "json_schema",
+            "Fix",
+        ),
+    ],
+)
+def test_one_failed_request_is_classified_once_and_the_retry_follows_from_its_class(
+    status: int, headers: dict[str, str], text: str, level: str, kind: str
+) -> None:
+    from desktop_agent.planner.client import ErrorAnswer, OpenAIPlanner, Retry
+
+    planner = OpenAIPlanner(base_url="http://127.0.0.1:9/v1", model="m", api_key=None)
+    body = {"model": "m", "max_tokens": 1024, "temperature": 0}
+    outcome = planner._classify(
+        ErrorAnswer(status, headers, text),
+        "at",
+        body,
+        frozenset(),
+        level,  # type: ignore[arg-type]
+    )
+    assert type(outcome).__name__ == kind
+    if status == 429:
+        assert isinstance(outcome, Retry) and outcome.after == 2.0
