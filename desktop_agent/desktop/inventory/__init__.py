@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from desktop_agent.desktop.inventory.base import (
@@ -61,13 +62,24 @@ def choose_backend() -> InventoryBackend:
     return X11Inventory(reason=why)
 
 
+@dataclass(eq=False)
+class _Thread:
+    """One inventory thread and the backend made on it: a call sees only its own thread's
+    backend, so a thread left behind cannot start or swap the backend of the one after it."""
+
+    pool: concurrent.futures.ThreadPoolExecutor
+    backend: InventoryBackend | None
+    ready: bool = False
+
+
 class InventoryRunner:
     """Owns a backend and the single thread all its calls run on (COM and D-Bus proxies are
     tied to a thread). The backend is chosen on that thread at first use, not at construction.
 
     A call that outlives its deadline has hung its thread: the thread is abandoned (it ends
-    when the call returns, if ever) and a new one, with a backend made anew on it, takes
-    the calls after it. `abandoned` counts such replacements.
+    when the call returns, if ever, and then closes the backend made on it) and a new one,
+    with a backend made anew on it, takes the calls after it. `abandoned` counts such
+    replacements.
     """
 
     def __init__(
@@ -77,35 +89,39 @@ class InventoryRunner:
         factory: Callable[[], InventoryBackend] = choose_backend,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._backend = backend
         self._backend_given = backend is not None
         self._factory = factory
         self.abandoned = 0
-        self._ready = False
         self._clock = clock
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inventory")
+        self._thread = _Thread(self._new_pool(), backend)
         self._running: concurrent.futures.Future[Any] | None = None
 
-    def _ensure(self) -> InventoryBackend:
-        if self._backend is None:
-            self._backend = self._factory()
-        if not self._ready:
+    @staticmethod
+    def _new_pool() -> concurrent.futures.ThreadPoolExecutor:
+        return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inventory")
+
+    def _ensure(self, thread: _Thread) -> InventoryBackend:
+        """`thread`'s backend, made and started on it at its first call (runs on it)."""
+        if thread.backend is None:
+            thread.backend = self._factory()
+        if not thread.ready:
             try:
-                self._backend.thread_init()
+                thread.backend.thread_init()
             except Exception as error:  # noqa: BLE001 - a backend that cannot start: none
-                log.warning("inventory backend %s failed to start: %s", self._backend.name, error)
-                self._backend = NoInventory(f"{self._backend.name} failed to start: {error}")
-            self._ready = True
-        return self._backend
+                log.warning("inventory backend %s failed to start: %s", thread.backend.name, error)
+                thread.backend = NoInventory(f"{thread.backend.name} failed to start: {error}")
+            thread.ready = True
+        return thread.backend
 
     @property
     def backend(self) -> InventoryBackend | None:
         """The backend, once chosen (None before the first call)."""
-        return self._backend
+        return self._thread.backend
 
     def submit(self, call: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
         """Run call(backend, *args) on the inventory thread."""
-        return self._pool.submit(lambda: call(self._ensure(), *args))
+        thread = self._thread
+        return thread.pool.submit(lambda: call(self._ensure(thread), *args))
 
     async def run(self, call: Callable[..., T], *args: Any, timeout_s: float | None = None) -> T:
         """call(backend, *args) on the inventory thread; past `timeout_s` TimeoutError, and
@@ -126,13 +142,16 @@ class InventoryRunner:
     def abandon_thread(self, why: str) -> None:
         """Leave the current thread to its hung call; later calls go to a new thread."""
         log.warning("inventory thread abandoned and replaced: %s", why)
-        old = self._pool
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inventory")
-        old.shutdown(wait=False, cancel_futures=False)
-        self._running = None
-        self._ready = False
+        old = self._thread
+        given = old.backend if self._backend_given else None
+        # a backend made on the old thread belongs to it: made anew on the next one
+        self._thread = _Thread(self._new_pool(), given)
         if not self._backend_given:
-            self._backend = None  # its proxies belong to the old thread: make one anew
+            # after the hung call (and those queued behind it) the old thread closes its own
+            # backend: its bus connection is not left to the garbage collector
+            old.pool.submit(_close_backend, old)
+        old.pool.shutdown(wait=False, cancel_futures=False)
+        self._running = None
         self.abandoned += 1
 
     async def snapshot(
@@ -166,7 +185,17 @@ class InventoryRunner:
             return [], "none"
 
     def close(self) -> None:
-        if self._backend is not None:
-            backend = self._backend
-            self._pool.submit(backend.close)
-        self._pool.shutdown(wait=False, cancel_futures=False)
+        thread = self._thread
+        if thread.backend is not None:
+            thread.pool.submit(thread.backend.close)
+        thread.pool.shutdown(wait=False, cancel_futures=False)
+
+
+def _close_backend(thread: _Thread) -> None:
+    """Close what an abandoned thread made (runs on it, once its calls have returned)."""
+    if thread.backend is not None:
+        try:
+            thread.backend.close()
+        except Exception as error:  # noqa: BLE001 - closing a broken connection: nothing to do
+            log.debug("closing an abandoned inventory backend: %s", error)
+        thread.backend = None

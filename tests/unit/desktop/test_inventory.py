@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from desktop_agent.desktop.inventory import (
 from desktop_agent.desktop.inventory.atspi import atspi_status
 from desktop_agent.desktop.inventory.x11 import WindowInfo
 from desktop_agent.desktop.observer import DesktopObserver
+from tests.support.xdisplay import wait_until
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture
 
 MAPPING = mapping_for(Monitor(0, 0, 1920, 1080), (1280, 720))
@@ -267,3 +269,47 @@ def test_the_apps_own_windows_are_left_out_and_given_apart_where_uncovered() -> 
     assert all(e.name == "Desktop Agent" and e.role == "window" for e in own)
     # the pieces cover exactly the uncovered part: 400*400 - 200*200
     assert sum(e.box[2] * e.box[3] for e in own) == 400 * 400 - 200 * 200
+
+
+def test_a_thread_abandoned_while_starting_its_backend_leaves_the_next_its_own() -> None:
+    # the focus probe gave up while AT-SPI's connect was slow (a loaded machine): the old
+    # thread, once its start returned, marked the runner's backend started, and every later
+    # call got a backend never started on its thread ("thread_init() was not called")
+    starting = threading.Event()
+    release = threading.Event()
+    made: list[Starting] = []
+
+    @dataclass
+    class Starting(FakeBackend):
+        started: bool = False
+        closed: bool = False
+
+        def thread_init(self) -> None:
+            if not made or self is made[0]:
+                starting.set()
+                release.wait(10)
+            self.started = True
+
+        def close(self) -> None:
+            self.closed = True
+
+    def factory() -> Starting:
+        made.append(Starting())
+        return made[-1]
+
+    runner = InventoryRunner(factory=factory)
+    try:
+        first = runner.submit(lambda backend: backend)
+        assert starting.wait(10)
+        runner.abandon_thread("a call took longer than 0.45 s")
+        release.set()
+        assert first.result(10) is made[0]  # the old thread's call had its own backend
+        later = runner.submit(lambda backend: backend).result(10)
+        assert later is made[1] and later.started
+        assert runner.backend is made[1]
+        # the old thread closed what it made once its call returned: no bus left open
+        wait_until(lambda: made[0].closed, timeout=10, what="the abandoned backend closed")
+        assert not made[1].closed
+    finally:
+        release.set()
+        runner.close()
