@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import TaskLoopEvent
@@ -137,6 +137,7 @@ class EngineClient(QObject):
 
     # ── on the GUI thread ────────────────────────────────────────────────────
 
+    @Slot()
     def _hand_on_events(self) -> None:
         """`run_event` for each waiting event, in order, for at most SLICE_S at a time: a burst
         (a fast run, many runs) never holds the GUI thread from painting and input."""
@@ -157,9 +158,11 @@ class EngineClient(QObject):
                 QTimer.singleShot(1, self._hand_on_events)
                 return
 
+    @Slot()
     def _after_paint(self) -> None:
         QTimer.singleShot(1, self._tell_caught_up)
 
+    @Slot()
     def _tell_caught_up(self) -> None:
         with contextlib.suppress(EngineClosed):
             self.engine.call(self._set_caught_up)

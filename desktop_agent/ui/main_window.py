@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent
 from PySide6.QtWidgets import (
     QLabel,
@@ -504,6 +504,7 @@ class MainWindow(QMainWindow):
             return
         self._show_event(event)
 
+    @Slot(object)
     def _show_event(self, event: TaskLoopEvent) -> None:
         """An event of the run on show, live or replayed: the one way it reaches the views."""
         if isinstance(event, StepStarted | StepFinished):
@@ -568,9 +569,11 @@ class MainWindow(QMainWindow):
         outcome = describe_outcome(run)
         self.set_status(outcome if live else f"Replayed: {outcome}")
 
+    @Slot(str)
     def on_worker_failed(self, message: str) -> None:
         self.set_status(f"Could not show the run: {message}")
 
+    @Slot()
     def on_worker_done(self) -> None:
         self._elapsed_timer.stop()
         if self.panel.state is not PanelState.IDLE:
