@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import io
 import os
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -79,9 +80,16 @@ def terminal() -> Iterator[tuple[io.TextIOWrapper, int]]:
     user, gate_side = os.openpty()
     stdin = open(gate_side, encoding="utf-8", closefd=True)  # noqa: SIM115
     yield stdin, user
-    stdin.close()
+    # the user's side first: a gate's reading thread (the loop without a reader) then reads
+    # the terminal's end and stops. Its fd is closed only after: a thread still reading an fd
+    # number the next test's terminal is given would take that test's answer
     with contextlib.suppress(OSError):  # a test may have closed it
         os.close(user)
+    for thread in threading.enumerate():
+        if thread.name == "terminal-lines":
+            thread.join(10)
+            assert not thread.is_alive(), "the gate's reading thread did not end"
+    stdin.close()
 
 
 async def test_without_a_terminal_the_gate_denies_without_asking() -> None:
