@@ -284,3 +284,24 @@ class FakeFocusProbe:
         if self.hang:
             await asyncio.Event().wait()
         return self.role
+
+
+class LosingHotkey:
+    """A stop hotkey whose listener ends by itself after it was grabbed (the X server went
+    away): `start` as desktop.hotkey.start_global_hotkey, `lose` tells its on_change."""
+
+    def __init__(self) -> None:
+        self.on_change: Any = None
+        self.loop: Any = None
+        self.armed = True
+
+    def start(self, combo: str, callback: Any, loop: Any, *, on_change: Any = None) -> Any:
+        self.on_change, self.loop = on_change, loop
+        return self
+
+    def lose(self, why: str) -> None:
+        self.armed = False
+        self.loop.call_soon_threadsafe(self.on_change, False, why)
+
+    def stop(self) -> None:
+        self.armed = False

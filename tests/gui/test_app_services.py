@@ -13,7 +13,7 @@ import pytest
 
 from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.settings import Settings
-from tests.fakes import ScriptedPlanner, done, fail, tool
+from tests.fakes import LosingHotkey, ScriptedPlanner, done, fail, tool
 from tests.gui.fake_agent import bind_window, drive, make_agent, until
 from tests.gui.test_app_wiring import Harness, RecordingTray, build
 
@@ -48,18 +48,20 @@ def test_services_serve_the_api_and_say_once_what_is_missing(
     assert not (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
 
 
+async def settled_harness(qtbot: Any, agent: Any, tray: RecordingTray) -> Harness:
+    """The app with `tray`, once the window's start-up tasks have ended."""
+    harness = Harness(qtbot, agent, tray=tray)
+    await until(lambda: not harness.window._tasks)
+    return harness
+
+
 def test_a_stop_hotkey_that_could_not_be_armed_stays_said_in_the_status_bar_and_tray(
     qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
     tray = RecordingTray()
 
-    async def make() -> Harness:
-        harness = Harness(qtbot, agent, tray=tray)
-        await until(lambda: not harness.window._tasks)
-        return harness
-
-    harness = drive(qloop, make())
+    harness = drive(qloop, settled_harness(qtbot, agent, tray))
     try:
         drive(qloop, harness.app.start_services())
         label = harness.window.hotkey_label
@@ -72,26 +74,6 @@ def test_a_stop_hotkey_that_could_not_be_armed_stays_said_in_the_status_bar_and_
         drive(qloop, harness.close())
 
 
-class LosingHotkey:
-    """A started hotkey whose listener ends by itself later (the X server went away)."""
-
-    def __init__(self) -> None:
-        self.on_change: Any = None
-        self.loop: Any = None
-        self.armed = True
-
-    def start(self, combo: str, callback: Any, loop: Any, *, on_change: Any = None) -> Any:
-        self.on_change, self.loop = on_change, loop
-        return self
-
-    def lose(self, why: str) -> None:
-        self.armed = False
-        self.loop.call_soon_threadsafe(self.on_change, False, why)
-
-    def stop(self) -> None:
-        self.armed = False
-
-
 def test_a_stop_hotkey_that_stops_being_armed_is_said_in_the_status_bar_and_tray(
     qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -99,12 +81,7 @@ def test_a_stop_hotkey_that_stops_being_armed_is_said_in_the_status_bar_and_tray
     monkeypatch.setattr("desktop_agent.desktop.hotkey.start_global_hotkey", hotkey.start)
     tray = RecordingTray()
 
-    async def make() -> Harness:
-        harness = Harness(qtbot, agent, tray=tray)
-        await until(lambda: not harness.window._tasks)
-        return harness
-
-    harness = drive(qloop, make())
+    harness = drive(qloop, settled_harness(qtbot, agent, tray))
     try:
         drive(qloop, harness.app.start_services())
         label = harness.window.hotkey_label

@@ -24,7 +24,7 @@ from desktop_agent.core.events import (
 )
 from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.host import Host, RunRequest
-from tests.fakes import ScriptedPlanner, done, tool
+from tests.fakes import LosingHotkey, ScriptedPlanner, done, tool
 from tests.gui.fake_agent import make_agent
 
 
@@ -149,26 +149,6 @@ async def test_a_routine_run_started_elsewhere_is_owned_like_any(host: Host) -> 
         RunKind.ROUTINE,
     )
     assert isinstance(events[-1], RunFinished) and events[-1].run == final
-
-
-class LosingHotkey:
-    """A stop hotkey whose listener ends by itself after it was grabbed (X server gone)."""
-
-    def __init__(self) -> None:
-        self.on_change: Any = None
-        self.loop: Any = None
-        self.armed = True
-
-    def start(self, combo: str, callback: Any, loop: Any, *, on_change: Any = None) -> Any:
-        self.on_change, self.loop = on_change, loop
-        return self
-
-    def lose(self, why: str) -> None:
-        self.armed = False
-        self.loop.call_soon_threadsafe(self.on_change, False, why)
-
-    def stop(self) -> None:
-        self.armed = False
 
 
 async def test_the_stop_hotkeys_state_is_said_when_grabbed_and_when_it_is_lost(
