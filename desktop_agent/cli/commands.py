@@ -18,7 +18,7 @@ from desktop_agent.cli.output import EXIT_BY_STATUS, json_line, print_events
 from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
-from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
+from desktop_agent.core.errors import RefusedToStart
 from desktop_agent.core.events import RunPaused, StartRefused, TakeoverUnavailable, TaskLoopEvent
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
@@ -314,11 +314,11 @@ async def _model_checks(settings: Settings) -> list[Any]:
 
 
 async def _grounding_check(settings: Settings, profile_default: str) -> Any:
-    """How clicks are refined; with a grounding model, whether its server answers."""
+    """How clicks are refined; with a grounding model, whether its server answers and has it
+    (the one model check, so the grounder's server gets a key by the one rule)."""
     from desktop_agent.desktop.doctor import DoctorItem
-    from desktop_agent.planner import check_reachable
+    from desktop_agent.host.model_check import check_model
     from desktop_agent.planner.profiles import resolve_profile
-    from desktop_agent.settings import api_key_for
 
     mode = profile_default if settings.grounding == "auto" else settings.grounding
     how = f"{mode} ({settings.grounding})"
@@ -327,12 +327,18 @@ async def _grounding_check(settings: Settings, profile_default: str) -> Any:
     if mode == "zoom":
         return DoctorItem("grounding", True, f"{how}: the model looks again on a crop", "")
     url = settings.grounder_base_url or settings.base_url
-    key = await asyncio.to_thread(api_key_for, url, settings)
-    try:
-        await check_reachable(url, key)
-    except DesktopAgentError as error:
-        fix = "start the grounding model's server or set grounder_base_url / --grounder-url"
-        return DoctorItem("grounding", False, f"{how}: {error}", fix)
+    # vision "yes": a run does not ask whether its grounder can see either
+    checked = await check_model(
+        settings, base_url=url, model=settings.grounder_model, vision="yes", discover=False
+    )
+    refusal = checked.refusal()
+    if refusal is not None:
+        fix = (
+            "start the grounding model's server or set grounder_base_url / --grounder-url"
+            if checked.unreachable is not None
+            else "load the grounding model on its server or set grounder_model"
+        )
+        return DoctorItem("grounding", False, f"{how}: {refusal}", fix)
     grounder = resolve_profile(settings.grounder_model, settings.grounder_profile)
     return DoctorItem(
         "grounding",

@@ -82,7 +82,7 @@ async def test_doctor_says_how_clicks_are_refined_and_checks_the_grounding_model
 
     async with (
         ModelServer(ollama={"qwen2.5vl:7b": ["completion", "vision"]}) as server,
-        ModelServer() as grounder,
+        ModelServer(models=("Salesforce/GTA1-7B",)) as grounder,
     ):
         settings = Settings(base_url=server.base_url, model="qwen2.5vl:7b")
         by_grounder = {"grounding": "grounder", "grounder_model": "Salesforce/GTA1-7B"}
@@ -111,3 +111,59 @@ async def test_doctor_says_how_clicks_are_refined_and_checks_the_grounding_model
     )
     assert not gone.ok
     assert gone.fix.startswith("start the grounding model's server")
+
+
+async def test_doctor_says_when_the_grounders_server_does_not_have_the_grounding_model() -> None:
+    from desktop_agent.cli.commands import _model_checks
+    from desktop_agent.settings import Settings
+    from tests.support.model_server import ModelServer
+
+    async with (
+        ModelServer(ollama={"qwen2.5vl:7b": ["completion", "vision"]}) as server,
+        ModelServer(models=("Hcompany/Holo2-8B",)) as grounder,
+    ):
+        settings = Settings(
+            base_url=server.base_url,
+            model="qwen2.5vl:7b",
+            grounding="grounder",
+            grounder_model="Salesforce/GTA1-7B",
+            grounder_base_url=grounder.base_url,
+        )
+        (line,) = [item for item in await _model_checks(settings) if item.name == "grounding"]
+
+    assert not line.ok
+    assert "'Salesforce/GTA1-7B' is not among the models of the server at" in line.detail
+    assert "Hcompany/Holo2-8B" in line.detail
+    assert line.fix.startswith("load the grounding model")
+
+
+async def test_doctor_sends_the_planners_key_to_its_server_and_none_to_another_grounder(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_agent.cli.commands import _model_checks
+    from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER, Settings, save_settings
+    from tests.support.keyrings import memory_keyring
+    from tests.support.model_server import ModelServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    async with (
+        ModelServer(ollama={"qwen2.5vl:7b": ["completion", "vision"]}) as server,
+        ModelServer(models=("Salesforce/GTA1-7B",)) as grounder,
+    ):
+        settings = Settings(base_url=server.base_url, model="qwen2.5vl:7b")
+        save_settings(settings, isolated_home / "settings.toml")  # the key is for this server
+        with memory_keyring() as keyring:
+            keyring.passwords[(KEYRING_SERVICE, KEYRING_USER)] = "sk-saved"
+            items = await _model_checks(
+                settings.model_copy(
+                    update={
+                        "grounding": "grounder",
+                        "grounder_model": "Salesforce/GTA1-7B",
+                        "grounder_base_url": grounder.base_url,
+                    }
+                )
+            )
+
+    assert all(item.ok for item in items), items
+    assert {key for _, _, key in server.heard} == {"Bearer sk-saved"}
+    assert grounder.heard and {key for _, _, key in grounder.heard} == {None}
