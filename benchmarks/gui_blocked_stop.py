@@ -50,9 +50,9 @@ async def one_trial(
     window.panel.goal_edit.setPlainText("wait for a model that never answers")
     window.panel.start_button.click()
     await until(lambda: window.panel.state == "running", timeout=10, what="running")
-    await until(lambda: client.agent.runner.active_ids, timeout=10)
+    await until(lambda: client.host.agent.runner.active_ids, timeout=10)
     await asyncio.sleep(0.05)  # the model request is in flight
-    run_id = client.agent.runner.active_ids[0]
+    run_id = client.host.agent.runner.active_ids[0]
     blocked: dict[str, float] = {}
 
     def block_the_gui_thread() -> None:
@@ -102,8 +102,8 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[tuple[flo
 
     client.engine.call(agent.runner.subscribe, on_engine)
     await until(lambda: not window._tasks)
-    if not await client.start_hotkey(HOTKEY):
-        raise SystemExit(f"gui_blocked_stop: no hotkey: {client.hotkey_problem}")
+    if not await client.ask(client.host.grab_stop_hotkey, HOTKEY):
+        raise SystemExit(f"gui_blocked_stop: no hotkey: {client.host.hotkey_problem}")
     try:
         return [await one_trial(window, client, finished, args.block_s) for _ in range(args.trials)]
     finally:

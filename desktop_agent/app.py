@@ -169,7 +169,7 @@ async def _first_paint(window: MainWindow) -> None:
 async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> EngineClient | None:
     """Settings (defaults when the file is bad, said in the window) and the Agent, opened on
     the engine; the GUI's client of it."""
-    from desktop_agent.agent import Agent
+    from desktop_agent.host.host import Host
     from desktop_agent.settings import Settings, load_settings
     from desktop_agent.ui.engine_client import EngineClient
 
@@ -181,7 +181,7 @@ async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> En
         notice = f"Settings not loaded, using the defaults: {one_line(error)}"
         log.warning("%s", notice)
     try:
-        agent = await engine.run(Agent.open(data_dir, settings))
+        host = await engine.run(Host.open(data_dir, settings))
     except Exception as error:  # noqa: BLE001 - the window stays up and says what is wrong
         what = one_line(error)
         if not isinstance(error, DesktopAgentError):
@@ -191,7 +191,7 @@ async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> En
         window.set_status(message)
         window.panel.show_error(message)
         return None
-    client = EngineClient(engine, agent, parent=window)
+    client = EngineClient(engine, host, parent=window)
     if notice:
         window.show_notice(notice)
     return client
@@ -254,7 +254,7 @@ class DesktopApp(QObject):
             window,
             self.acting_panel,
             self.runs,
-            minimize=lambda: client.settings.minimize_while_acting,
+            minimize=lambda: client.host.settings.minimize_while_acting,
         )
         self.approvals = ApprovalController(window, client, self.runs, self.acting)
         self.settings = SettingsController(window, client, self._restart_hotkey)
@@ -281,7 +281,7 @@ class DesktopApp(QObject):
         window.hidden_to_tray.connect(self.on_hidden_to_tray)
         window.quit_requested.connect(self.on_quit_requested)
         tray.show_requested.connect(window.on_show_requested)
-        tray.pause_toggled.connect(client.pause_all)
+        tray.pause_toggled.connect(lambda pause: client.send(client.host.pause_all, pause))
         tray.stop_all_requested.connect(self.stop_everything)
         tray.quit_requested.connect(self.on_quit_requested)
         self.acting_panel.stop_requested.connect(self.on_acting_stop_requested)
@@ -296,21 +296,22 @@ class DesktopApp(QObject):
         else:
             self.notices.append("No system tray here: closing the window quits the app.")
         try:
-            await self.client.start_api()
+            await self.client.ask(self.client.host.serve_api, face="app")
         except (DesktopAgentError, OSError) as error:
             self.notices.append(f"Local API not served: {one_line(error)}")
             log.warning("local API not served: %s", error)
         self.notices += await self._start_hotkey()
-        await self.client.watch_user_input()
+        await self.client.ask(self.client.host.watch_takeover)
         if self.notices:
             self.window.show_notice(" · ".join(self.notices))
         self.window.spawn(self.servers.open_on_first_start())
 
     async def _start_hotkey(self) -> list[str]:
-        combo = self.client.settings.stop_hotkey
-        if await self.client.start_hotkey(combo):
+        host = self.client.host
+        combo = host.settings.stop_hotkey
+        if await self.client.ask(host.grab_stop_hotkey, combo):
             return []
-        return [f"Stop hotkey {combo} unavailable: {self.client.hotkey_problem}"]
+        return [f"Stop hotkey {combo} unavailable: {host.hotkey_problem}"]
 
     async def _restart_hotkey(self) -> list[str]:
         if not self._services_started:
@@ -366,11 +367,11 @@ class DesktopApp(QObject):
 
     def on_acting_stop_requested(self) -> None:
         for run_id in list(self.runs.active):
-            self.client.stop(run_id)
+            self.client.send(self.client.host.stop, run_id)
 
     def stop_everything(self) -> None:
         """Stop every run of this app and of every other instance on the data dir."""
-        self.client.stop_everything()
+        self.client.send(self.client.host.stop_everything)
         self.window.set_status("Stopping every run here; telling other instances…")
 
     def on_hidden_to_tray(self) -> None:

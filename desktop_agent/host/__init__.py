@@ -2,7 +2,9 @@
 
     host.py         Host: runs (admitted at the click, owned to their end), the event stream,
                     stop-everything, the local API, the stop hotkey, signals, takeover, closing
-    model_check.py  the one model check (the one API-key rule)
+    records.py      Records: the history and the routines as a face reads and edits them
+    model_check.py  the one model check (the one API-key rule), and its verdict in the
+                    window's words
     engine.py       Engine: an asyncio loop on a thread of its own (the app's host lives there)
     takeover.py     UserTakeover: the user's own input pauses every run
     display.py      whether a window can open here

@@ -42,12 +42,14 @@ from desktop_agent.core.models import ApprovalDecision, RunView, TaskSpec, utcno
 from desktop_agent.core.permissions import DEFAULT_POLICY
 from desktop_agent.core.runner import close_planner
 from desktop_agent.core.text import one_line
+from desktop_agent.host.records import Records
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
     from desktop_agent.core.model_servers import Discovery
     from desktop_agent.core.ports import PermissionGate, Planner
     from desktop_agent.core.runner import RunHandle
+    from desktop_agent.core.tools import ToolSpec
     from desktop_agent.host.model_check import ModelCheck
     from desktop_agent.settings import Settings
 
@@ -121,14 +123,20 @@ class HostedRun:
 class Host:
     """One process's engine side; see the module docstring.
 
+    A face on another thread may read `settings` (replaced whole, never changed in place),
+    `data_dir`, `tools`, `checks_model`, `api_port` and `hotkey_problem` from its own thread;
+    everything else it asks on the host's loop.
+
     Attributes:
-        agent: the services (store, runner, approvals); faces read the history through it.
+        agent: the services (store, runner, approvals).
+        records: the history and the routines, as a face reads and edits them.
         api_port: the local API's port once `serve_api` ran, else None.
         hotkey_problem: why the stop hotkey is not on (one line), else "".
     """
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
+        self.records = Records(agent)
         self.api_port: int | None = None
         self.hotkey_problem = ""
         self._listeners: list[Listener] = []
@@ -156,6 +164,16 @@ class Host:
     @property
     def data_dir(self) -> Path:
         return self.agent.data_dir
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The tools a run may be offered (fixed for the process)."""
+        return self.agent.registry.specs()
+
+    @property
+    def checks_model(self) -> bool:
+        """Whether the model is checked before a run (off only for tests' fakes)."""
+        return self.agent.check_model
 
     # ── runs ─────────────────────────────────────────────────────────────────
 

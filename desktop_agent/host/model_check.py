@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from desktop_agent.planner import VisionVerdict
     from desktop_agent.settings import Settings
 
-__all__ = ["ModelCheck", "VisionVerdict", "check_model"]
+__all__ = ["ModelCheck", "VisionVerdict", "check_model", "connection_report", "vision_verdict"]
 
 VisionSetting = Literal["auto", "yes", "no"]
 
@@ -104,3 +104,28 @@ async def check_model(
         cache=VisionCache() if fresh else None,
     )
     return ModelCheck(url, name, not_listed=not_listed, verdict=verdict)
+
+
+async def vision_verdict(settings: Settings) -> VisionVerdict:
+    """Whether the model of `settings` can see (the window's model line; no chat request).
+    Raises ModelUnreachable when its server does not answer, ModelNotListed when the server
+    does not have the model: there is no verdict then."""
+    checked = await check_model(settings)
+    problem = checked.unreachable or checked.not_listed
+    if problem is not None:
+        raise problem
+    assert checked.verdict is not None
+    return checked.verdict
+
+
+async def connection_report(settings: Settings) -> str:
+    """The settings dialog's Test connection, in one line: whether the server answers and
+    the model can see, asked afresh (no chat request; the dialog's URL may be unsaved: it
+    gets the keyring's key only once saved). Raises ModelUnreachable."""
+    checked = await check_model(settings, fresh=True)
+    if checked.unreachable is not None:
+        raise checked.unreachable
+    verdict = checked.verdict
+    assert verdict is not None
+    sees = "can see screenshots" if verdict.can_see else "cannot see screenshots"
+    return f"The server answers; {settings.model} {sees} ({verdict.detail})."

@@ -83,7 +83,7 @@ class ApprovalController(QObject):
                 decision = await ask_approval(
                     self.window,
                     request,
-                    self.client.data_dir,
+                    self.client.host.data_dir,
                     loader=self.window.loader,
                     explain=self.explain,
                 )
@@ -99,7 +99,7 @@ class ApprovalController(QObject):
                 await self.acting.prepare_to_act()
         finally:
             self.open_dialogs.pop(request.id, None)
-        self.client.resolve_approval(request.id, decision)
+        self.client.send(self.client.host.answer, request.id, decision)
 
     def close(self) -> None:
         for approval_id in list(self.open_dialogs):

@@ -47,7 +47,7 @@ from desktop_agent.ui.task_panel import PanelState, TaskPanel
 from desktop_agent.ui.text import one_line, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.widgets import Grounded
-from desktop_agent.ui.worker import RunWorker
+from desktop_agent.ui.worker import RunWorker, stored_events
 
 if TYPE_CHECKING:
     from desktop_agent.ui.engine_client import EngineClient
@@ -256,8 +256,8 @@ class MainWindow(QMainWindow):
         `runs`, the app's one channel of run events."""
         self.client = client
         self.runs = runs
-        self.loader.data_dir = client.data_dir
-        self.panel.set_tools(client.agent.registry.specs())
+        self.loader.data_dir = client.host.data_dir
+        self.panel.set_tools(client.host.tools)
         self.panel.set_ready(True)
         runs.subscribe(self.on_run_event)
         self.apply_settings()
@@ -268,7 +268,7 @@ class MainWindow(QMainWindow):
         """Show the model and the step limit of the current settings; check the model's vision."""
         if self.client is None:
             return
-        settings = self.client.settings
+        settings = self.client.host.settings
         self.panel.set_model(settings.model, settings.base_url)
         if settings.max_steps != self._max_steps_setting:
             # the panel's limit is what a start uses: a new default must reach it
@@ -278,22 +278,25 @@ class MainWindow(QMainWindow):
 
     async def check_vision(self) -> None:
         """Resolve (without a chat request) whether the configured model can see."""
+        from desktop_agent.host.model_check import vision_verdict
+
         client = self.client
         if client is None:
             return
-        settings = client.settings
-        if not client.check_model:
+        host = client.host
+        settings = host.settings
+        if not host.checks_model:
             self.panel.set_vision("unknown", "model checks are off")
             return
         self.panel.set_vision("checking")
         try:
-            verdict = await client.check_vision(settings)
+            verdict = await client.ask(vision_verdict, settings)
         except ModelUnreachable as error:
-            if client.settings is settings:
+            if host.settings is settings:
                 self.panel.set_server_absent(server_address(settings.base_url), one_line(error))
             return
         except ModelNotListed as error:
-            if client.settings is settings:
+            if host.settings is settings:
                 address = server_address(settings.base_url)
                 self.panel.set_model_missing(settings.model, address, one_line(error))
             return
@@ -301,14 +304,14 @@ class MainWindow(QMainWindow):
             log.info("vision check failed: %s", error)
             self.panel.set_vision("unknown", one_line(error))
             return
-        if client.settings is settings:
+        if host.settings is settings:
             self.panel.set_vision("yes" if verdict.can_see else "no", verdict.detail)
 
     async def refresh_history(self) -> None:
         if self.client is None:
             return
         try:
-            runs = await self.client.list_runs(limit=500)
+            runs = await self.client.ask(self.client.host.records.list_runs, 500)
         except DesktopAgentError as error:
             self.set_status(f"The history cannot be read: {error}")
             return
@@ -325,13 +328,16 @@ class MainWindow(QMainWindow):
         client = self.client
         if client is None or self.live_running:
             return
+        from desktop_agent.host.host import RunRequest
+
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        request = RunRequest(goal, max_steps=max_steps, allowed_tools=tools or None, ready=ready)
         try:
-            run_id = client.start(goal, max_steps=max_steps, allowed_tools=tools, ready=ready)
+            client.send(client.host.submit, request)
         except EngineClosed as error:
             self._not_started(one_line(error))
             return
-        self._show_live(run_id)
+        self._show_live(request.run_id)
         self.panel.set_state(PanelState.STARTING)
         self.set_status("Checking the model…")
         self.spawn(self._out_of_the_way(ready))
@@ -376,7 +382,7 @@ class MainWindow(QMainWindow):
         if run.id in self._early_refusals:
             self.on_start_refused(run.id, self._early_refusals[run.id])
         elif stop.is_set():
-            client.stop(run.id)  # pressed after the engine looked: stop it now
+            client.send(client.host.stop, run.id)  # pressed after the engine looked: stop it now
 
     def on_start_refused(self, run_id: str, why: str) -> None:
         """The run of this window was refused before it started (and forgotten)."""
@@ -409,10 +415,10 @@ class MainWindow(QMainWindow):
         if self.client is None or self._run is None or not self.live_running:
             return
         if pause:
-            self.client.pause(self._run.id)
+            self.client.send(self.client.host.pause, self._run.id)
             self.set_status("Pausing at the next safe point…")
         else:
-            self.client.resume(self._run.id)
+            self.client.send(self.client.host.resume, self._run.id)
 
     def on_stop_requested(self) -> None:
         if self.client is None:
@@ -423,7 +429,7 @@ class MainWindow(QMainWindow):
             return
         if not self.live_running or self._live_id is None:
             return
-        self.client.stop(self._live_id)
+        self.client.send(self.client.host.stop, self._live_id)
         self.panel.set_state(PanelState.STOPPING)
         self.set_status("Stopping…")
 
@@ -440,7 +446,7 @@ class MainWindow(QMainWindow):
             where = "in another window or client" if run.status.is_active else "yet"
             self.set_status(f"That run has not ended {where}; it can be replayed when it has.")
             return
-        self.show_worker(RunWorker(self.client.replay(run_id), live=False, parent=self))
+        self.show_worker(RunWorker(stored_events(self.client, run_id), live=False, parent=self))
 
     def show_worker(self, worker: RunWorker) -> None:
         """Put `worker`'s (replayed) run on show: clear the timeline and follow its signals."""
@@ -635,7 +641,7 @@ class MainWindow(QMainWindow):
             return
         self.turn_label.setText(f"Turn {self._turn} of {run.max_steps}")
         going = self.client is not None and self._live and run.finished_at is None
-        max_tokens = self.client.settings.max_run_tokens if self.client and going else 0
+        max_tokens = self.client.host.settings.max_run_tokens if self.client and going else 0
         self.usage_label.setText(usage_line(run, max_tokens))
         self.usage_label.setToolTip(
             "Model tokens (prompt + completion) and the cost estimate from the price table"
@@ -671,7 +677,7 @@ class MainWindow(QMainWindow):
             seconds = time.monotonic() - self._clock_started
         else:
             seconds = (datetime.now(UTC) - run.started_at).total_seconds()
-        limit = self.client.settings.max_run_seconds if self.client and self._live else 0
+        limit = self.client.host.settings.max_run_seconds if self.client and self._live else 0
         of = f" of {format_elapsed(limit)}" if limit and run.finished_at is None else ""
         self.elapsed_label.setText(format_elapsed(seconds) + of)
 

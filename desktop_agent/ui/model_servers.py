@@ -392,10 +392,10 @@ class ModelServersController(QObject):
             await self._look_into(self.dialog)
 
     async def _look_into(self, dialog: ModelServersDialog) -> None:
-        settings = self.client.settings
+        settings = self.client.host.settings
         dialog.show_looking(settings.probe_ports)
         try:
-            found = await self.client.find_model_servers()
+            found = await self.client.ask(self.client.host.find_model_servers)
         except Exception as error:  # noqa: BLE001 - said in the dialog, never fatal
             log.exception("looking for model servers failed")
             if shiboken6.isValid(dialog):
@@ -442,7 +442,7 @@ class ModelServersController(QObject):
     async def use(self, server: FoundServer, model: FoundModel) -> None:
         """Save and apply the model chosen; then the first task to try."""
         try:
-            await self.apply_settings(settings_for(self.client.settings, server, model))
+            await self.apply_settings(settings_for(self.client.host.settings, server, model))
         except Exception as error:  # noqa: BLE001 - said in the dialog
             log.exception("setting the model failed")
             if self.dialog is not None:
@@ -470,12 +470,13 @@ class ModelServersController(QObject):
         """On the first start (no settings file yet), open the finder when the model server
         in the settings does not answer."""
         from desktop_agent.core.errors import ModelUnreachable
+        from desktop_agent.host.model_check import vision_verdict
         from desktop_agent.settings import settings_path
 
         if await asyncio.to_thread(lambda: settings_path().exists()):
             return
         try:
-            await self.client.check_vision(self.client.settings)
+            await self.client.ask(vision_verdict, self.client.host.settings)
         except ModelUnreachable:
             log.info("first start, and no model server answers: opening the finder")
             self.on_find_requested()

@@ -45,7 +45,7 @@ class RoutinesController(QObject):
 
     async def refresh(self) -> None:
         try:
-            routines = await self.client.list_routines()
+            routines = await self.client.ask(self.client.host.records.list_routines)
         except DesktopAgentError as error:
             self.window.routines.show_note(f"Routines not read: {one_line(error)}")
             return
@@ -80,7 +80,7 @@ class RoutinesController(QObject):
         """Ask for the name, parameters and grants, then save; said in the panel's note."""
         panel = self.window.routines
         try:
-            steps = await self.client.list_steps(run_id)
+            steps = await self.client.ask(self.client.host.records.list_steps, run_id)
         except DesktopAgentError as error:
             panel.show_note(one_line(error))
             return
@@ -98,7 +98,10 @@ class RoutinesController(QObject):
             if await answered != QDialog.DialogCode.Accepted:
                 return
             name = dialog.name_edit.text().strip()
-            routine = await self.client.save_routine(run_id, name, dialog.params(), dialog.grants())
+            records = self.client.host.records
+            routine = await self.client.ask(
+                records.save_routine, run_id, name, dialog.params(), dialog.grants()
+            )
         except DesktopAgentError as error:
             panel.show_note(f"Not saved: {one_line(error)}")
             return

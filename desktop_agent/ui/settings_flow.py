@@ -47,6 +47,7 @@ class SettingsController(QObject):
         self.find_servers: Callable[[Any], Awaitable[Any]] | None = None
 
     def on_settings_requested(self) -> None:
+        from desktop_agent.host.model_check import connection_report
         from desktop_agent.ui.settings_dialog import SettingsDialog
 
         if self.dialog is not None and self.dialog.isVisible():
@@ -54,8 +55,8 @@ class SettingsController(QObject):
             return
         dialog = SettingsDialog(
             self.window,
-            self.client.settings,
-            test_connection=self.client.test_connection,
+            self.client.host.settings,
+            test_connection=lambda settings: self.client.ask(connection_report, settings),
             calibrate=self.calibrate,
             find_servers=self.find_servers,
         )
@@ -69,7 +70,7 @@ class SettingsController(QObject):
     async def show_routine_grants(self) -> None:
         """The routines' grants in the open dialog's Routines tab."""
         try:
-            routines = await self.client.list_routines()
+            routines = await self.client.ask(self.client.host.records.list_routines)
         except DesktopAgentError as error:
             log.warning("routines not read: %s", error)
             return
@@ -78,7 +79,7 @@ class SettingsController(QObject):
 
     def on_revoke_routine_grants(self, name: str) -> None:
         async def revoke() -> None:
-            await self.client.set_routine_grants(name, ())
+            await self.client.ask(self.client.host.records.set_routine_grants, name, ())
             await self.show_routine_grants()
 
         self.window.spawn(revoke())
@@ -105,7 +106,7 @@ class SettingsController(QObject):
         """Save the settings and use them from the next run on."""
         from desktop_agent.settings import save_settings
 
-        previous = self.client.settings
+        previous = self.client.host.settings
         notices = []
         if save:
             try:
@@ -117,7 +118,7 @@ class SettingsController(QObject):
                 notices.append(unsaved)
             else:
                 log.info("settings saved to %s", path)
-        await self.client.apply_settings(settings)
+        await self.client.ask(self.client.host.apply_settings, settings)
         if settings.stop_hotkey != previous.stop_hotkey:
             # also when the old combination could not be grabbed: the new one may be free
             notices += await self.restart_hotkey()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -17,6 +19,9 @@ from desktop_agent.core.events import (
 )
 from desktop_agent.core.models import RunView
 from desktop_agent.ui.text import one_line
+
+if TYPE_CHECKING:
+    from desktop_agent.ui.engine_client import EngineClient
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +101,14 @@ class RunWorker(QObject):
         finally:
             await _close(self._events)
             self.done.emit()
+
+
+async def stored_events(client: EngineClient, run_id: str) -> AsyncIterator[TaskLoopEvent]:
+    """A stored run's events (a replay), read on the engine and handed over in batches."""
+    async with contextlib.aclosing(client.stream(client.host.records.replay, run_id)) as batches:
+        async for batch in batches:
+            for event in batch:
+                yield event
 
 
 async def _close(events: AsyncIterator[TaskLoopEvent]) -> None:

@@ -107,9 +107,10 @@ def make_client(agent: Agent) -> Any:
     """An EngineClient over `agent`, on an engine thread of its own (close it with
     `client.close()`, which ends the thread)."""
     from desktop_agent.host.engine import Engine
+    from desktop_agent.host.host import Host
     from desktop_agent.ui.engine_client import EngineClient
 
-    return EngineClient(Engine().start(), agent)
+    return EngineClient(Engine().start(), Host(agent))
 
 
 def bind_window(window: Any, agent: Agent) -> Any:

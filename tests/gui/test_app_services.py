@@ -41,7 +41,7 @@ def test_services_serve_the_api_and_say_once_what_is_missing(
         message = harness.window.statusBar().currentMessage()
         assert "No system tray here: closing the window quits the app." in message
         assert "Stop hotkey ctrl+alt+esc unavailable" in message
-        assert harness.client.api_port
+        assert harness.client.host.api_port
         assert (agent.data_dir / "instances" / f"{os.getpid()}.json").exists()
     finally:
         drive(qloop, harness.close())
@@ -92,7 +92,7 @@ def test_a_stop_hotkey_that_stops_being_armed_is_said_in_the_status_bar_and_tray
 
         assert label.text() == "Stop hotkey not armed: its X11 listener ended: connection lost"
         assert tray.tooltip().endswith(label.text())
-        assert harness.client.hotkey_problem == "its X11 listener ended: connection lost"
+        assert harness.client.host.hotkey_problem == "its X11 listener ended: connection lost"
     finally:
         drive(qloop, harness.close())
 

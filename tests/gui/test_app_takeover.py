@@ -43,7 +43,7 @@ def test_the_users_input_pauses_the_run_and_every_view_says_they_took_over(
     window, panel, runner = harness.window, harness.app.acting_panel, agent.runner
 
     async def scenario() -> None:
-        await harness.client.watch_user_input()
+        await harness.client.ask(harness.client.host.watch_takeover)
         assert not watches.started  # no run, no watch
         harness.start("act for a while")
         await until(lambda: watches.started, what="the watch to start with the run")
@@ -59,7 +59,7 @@ def test_the_users_input_pauses_the_run_and_every_view_says_they_took_over(
         # the decide step's end came meanwhile: the panel still says why it waits
         assert panel.step_label.toolTip() == acting.TOOK_OVER
 
-        harness.client.pause_all(False)  # Resume …
+        harness.client.send(harness.client.host.pause_all, False)  # Resume …
         await until(lambda: window.panel.state != "paused", what="the resume")
         from_the_watch_thread(watches.started[0].report)  # … and the hand that clicked it
         await harness.finished()

@@ -399,7 +399,7 @@ def test_settings_that_cannot_be_written_are_used_anyway_and_it_is_said(
     chosen = agent.settings.model_copy(update={"model": "llava:13b", "max_failures": 9})
 
     drive(qloop, harness.app.settings.apply_settings(chosen))
-    assert agent.settings is chosen and harness.client.settings is chosen
+    assert agent.settings is chosen and harness.client.host.settings is chosen
     notice = window.statusBar().currentMessage()
     assert notice.startswith("Settings used until the app quits, but not saved: "), notice
     assert "\n" not in notice

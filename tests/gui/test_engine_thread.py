@@ -14,6 +14,7 @@ import pytest
 
 from desktop_agent.core.events import RunFinished
 from desktop_agent.core.models import Policy, RunStatus, StopReason
+from desktop_agent.host.host import RunRequest
 from desktop_agent.ui.approval import ApprovalDialog
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, until
@@ -103,8 +104,10 @@ def test_a_stop_the_engine_hears_before_a_start_asked_earlier_still_stops_that_r
     assert busy.wait(5)
 
     async def scenario() -> Any:
-        run_id = client.start("click something")  # in the engine's queue, its id known here
-        client.stop_everything()  # and the stop behind it
+        request = RunRequest("click something")
+        client.send(client.host.submit, request)  # in the engine's queue, its id known here
+        client.send(client.host.stop_everything)  # and the stop behind it
+        run_id = request.run_id
         free.set()
         await until(
             lambda: run_id in agent.repo.runs and agent.repo.runs[run_id].status.is_terminal,
@@ -206,7 +209,7 @@ def test_closing_the_app_stops_its_runs_and_leaves_no_thread_or_socket(
 
     async def scenario() -> None:
         await harness.app.start_services()  # the local API, on the engine
-        assert harness.client.api_port
+        assert harness.client.host.api_port
         await _started(harness)
         await harness.close()
 

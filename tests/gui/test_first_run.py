@@ -206,7 +206,7 @@ def test_the_finder_lists_the_servers_marks_those_that_see_and_one_click_sets_th
             lmstudio.base_url,
             "qwen2.5-vl-7b-instruct",
         )
-        assert harness.client.settings.model == "qwen2.5-vl-7b-instruct"
+        assert harness.client.host.settings.model == "qwen2.5-vl-7b-instruct"
         assert "qwen2.5-vl-7b-instruct" in window.panel.model_label.text()
         goal = dialog.first_task_goal.toPlainText()
         assert "Hello from Desktop Agent" in goal and "without saving" in goal

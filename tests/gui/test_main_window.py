@@ -10,7 +10,7 @@ from PySide6.QtGui import QPixmap
 from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StopReason
 from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.timeline import THUMB_SIZE, TimelineModel
-from desktop_agent.ui.worker import RunWorker
+from desktop_agent.ui.worker import RunWorker, stored_events
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import CrossEvent, drive, until
 
@@ -63,7 +63,11 @@ def test_a_worker_hands_on_a_runs_events_in_order_then_done(
 
 
 def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, qloop: Any) -> None:
-    script(window.client.agent, tool("click", x=100, y=50, reason="the OK button"), done("clicked"))
+    script(
+        window.client.host.agent,
+        tool("click", x=100, y=50, reason="the OK button"),
+        done("clicked"),
+    )
 
     async def scenario() -> None:
         start(window, "click OK")
@@ -90,7 +94,7 @@ def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, q
 def test_thumbnails_load_off_the_gui_thread_into_the_timeline(
     window: MainWindow, qloop: Any
 ) -> None:
-    script(window.client.agent, done("nothing to do"))
+    script(window.client.host.agent, done("nothing to do"))
 
     async def scenario() -> QPixmap:
         start(window, "look only")
@@ -110,7 +114,10 @@ def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
     window: MainWindow, qloop: Any
 ) -> None:
     script(
-        window.client.agent, tool("type_text", text="hello"), tool("wait", seconds=0), done("typed")
+        window.client.host.agent,
+        tool("type_text", text="hello"),
+        tool("wait", seconds=0),
+        done("typed"),
     )
 
     async def live() -> str:
@@ -141,7 +148,9 @@ def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason
     window: MainWindow, qloop: Any
 ) -> None:
     script(
-        window.client.agent, tool("click", x=320, y=180, reason="the Save button is there"), done()
+        window.client.host.agent,
+        tool("click", x=320, y=180, reason="the Save button is there"),
+        done(),
     )
 
     async def scenario() -> None:
@@ -161,7 +170,7 @@ def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason
 
 
 def test_pause_resume_and_stop_buttons_drive_the_runner(window: MainWindow, qloop: Any) -> None:
-    agent = window.client.agent
+    agent = window.client.host.agent
     release = CrossEvent()
 
     async def slow_decision(request: Any) -> Any:
@@ -202,7 +211,7 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
 ) -> None:
     from desktop_agent.core.errors import VisionRequired
 
-    agent = window.client.agent
+    agent = window.client.host.agent
 
     async def refuse(run: Any, vision: Any = None) -> Any:
         raise VisionRequired("model 'blind' at http://x cannot see screenshots")
@@ -225,7 +234,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 ) -> None:
     from desktop_agent.core.errors import ModelUnreachable
 
-    agent = window.client.agent
+    agent = window.client.host.agent
 
     async def unreachable(base_url: str, model: str, vision: Any = None) -> None:
         raise ModelUnreachable(f"the model server at {base_url} does not answer")
@@ -246,7 +255,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usable(
     window: MainWindow, qloop: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent, host = window.client.agent, window.client.host
+    agent, host = window.client.host.agent, window.client.host
     real_start = host.start
 
     def broken(request: Any, **options: Any) -> Any:
@@ -277,7 +286,7 @@ def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usa
 def test_a_fault_while_the_run_is_prepared_ends_it_failed_in_one_line(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.agent
+    agent = window.client.host.agent
 
     async def broken(run: Any, vision: Any = None) -> Any:
         raise RuntimeError("keyring exploded\nbadly")
@@ -302,11 +311,12 @@ def test_a_fault_while_the_run_is_prepared_ends_it_failed_in_one_line(
 def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.agent
+    agent = window.client.host.agent
     script(agent, done("ok"))
 
     async def scenario() -> None:
-        await window.client.apply_settings(agent.settings.model_copy(update={"max_steps": 7}))
+        chosen = agent.settings.model_copy(update={"max_steps": 7})
+        await window.client.ask(window.client.host.apply_settings, chosen)
         window.apply_settings()
         assert window.panel.max_steps.value() == 7
         start(window, "anything")
@@ -319,7 +329,7 @@ def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
 def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.agent
+    agent = window.client.host.agent
     checking = CrossEvent()
     never = CrossEvent()
     asked: list[Any] = []
@@ -354,7 +364,8 @@ def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
 
 def test_a_replay_that_cannot_be_read_says_why(window: MainWindow, qloop: Any) -> None:
     async def scenario() -> None:
-        worker = RunWorker(window.client.replay("no-such-run"), live=False, parent=window)
+        events = stored_events(window.client, "no-such-run")
+        worker = RunWorker(events, live=False, parent=window)
         window.show_worker(worker)
         await worker.wait()
 

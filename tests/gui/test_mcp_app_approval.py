@@ -70,7 +70,7 @@ def test_an_mcp_click_asks_in_the_apps_dialog_and_not_the_client(
     call = McpCall(env, tmp_path, "click", {"x": 5, "y": 5})
 
     async def scenario() -> str:
-        await harness.client.start_api()  # the app registers: face "app"
+        await harness.client.ask(harness.client.host.serve_api, face="app")  # registers as the app
         call.start()
         dialog = await until(
             lambda: harness.window.findChild(ApprovalDialog), 60, "the app's approval dialog"

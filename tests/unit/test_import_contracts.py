@@ -90,9 +90,6 @@ DEBTS: dict[tuple[str, str], str] = {
     ("desktop_agent.ui.calibration", "desktop_agent.desktop"): "calibration",
     # the settings dialog lists the model profiles (a table of names and notes, no I/O)
     ("desktop_agent.ui.settings_dialog", "desktop_agent.planner.profiles"): "profile names",
-    # the GUI's bridge is built on an Agent (tests' fakes, the app's open) and hands out
-    # its fixed parts (registry, data dir)
-    ("desktop_agent.ui.engine_client", "desktop_agent.agent"): "bridge",
 }
 
 

@@ -1,0 +1,93 @@
+"""EngineClient only crosses the thread: `send` lands calls on the engine in order, `ask` awaits
+a coroutine run there, `stream` hands an engine-side iterator's items to the GUI loop; what
+fails over there is raised here."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.errors import RunNotFound
+from tests.gui.fake_agent import drive, make_client, until
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def client(qloop: Any, agent: Any) -> Iterator[Any]:
+    made = make_client(agent)
+    yield made
+    drive(qloop, made.close())
+
+
+def test_sent_calls_run_on_the_engine_thread_in_the_order_sent(client: Any, qloop: Any) -> None:
+    seen: list[tuple[int, bool]] = []
+
+    def note(n: int, *, last: bool = False) -> None:
+        seen.append((n, threading.current_thread() is client.engine.thread))
+
+    for n in range(50):
+        client.send(note, n)
+    client.send(note, 50, last=True)
+
+    drive(qloop, until(lambda: len(seen) == 51, what="the calls"))
+    assert seen == [(n, True) for n in range(51)]
+
+
+def test_ask_awaits_the_engines_answer_and_raises_its_error_here(client: Any, qloop: Any) -> None:
+    async def where(add: int) -> tuple[bool, int]:
+        await asyncio.sleep(0)
+        return threading.current_thread() is client.engine.thread, 41 + add
+
+    async def refuse() -> None:
+        raise RunNotFound("no run 'x'")
+
+    assert drive(qloop, client.ask(where, 1)) == (True, 42)
+    with pytest.raises(RunNotFound, match="no run 'x'"):
+        drive(qloop, client.ask(refuse))
+
+
+def test_a_stream_hands_over_what_was_read_before_an_error_then_raises_it(
+    client: Any, qloop: Any
+) -> None:
+    async def two_then_a_fault() -> AsyncIterator[int]:
+        yield 1
+        yield 2
+        raise OSError("disk I/O error")
+
+    got: list[int] = []
+
+    async def read() -> None:
+        async for item in client.stream(two_then_a_fault):
+            got.append(item)
+
+    with pytest.raises(OSError, match="disk I/O error"):
+        drive(qloop, read())
+    assert got == [1, 2]
+
+
+def test_a_stream_closed_early_ends_the_engines_side(client: Any, qloop: Any) -> None:
+    closed = threading.Event()
+
+    async def endless() -> AsyncIterator[int]:
+        n = 0
+        try:
+            while True:
+                yield n
+                n += 1
+                await asyncio.sleep(0.001)
+        finally:
+            closed.set()
+
+    async def read_three() -> list[int]:
+        items = client.stream(endless)
+        got = [await anext(items) for _ in range(3)]
+        await items.aclose()
+        return got
+
+    assert drive(qloop, read_three()) == [0, 1, 2]
+    drive(qloop, until(closed.is_set, what="the engine's side to end"))
