@@ -23,12 +23,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from desktop_agent.core.calibration import Target  # noqa: E402
 from desktop_agent.planner import OpenAIPlanner, ResponseFormatMemory  # noqa: E402
-from desktop_agent.planner.calibration import (  # noqa: E402
-    Target,
-    calibrate,
-    synthetic_observation,
-)
+from desktop_agent.planner.calibration import calibrate, synthetic_observation  # noqa: E402
 from desktop_agent.planner.profiles import ResizeRule  # noqa: E402
 from tests.support.model_server import ModelServer, Reply, ScriptItem  # noqa: E402
 

@@ -352,15 +352,10 @@ async def _grounding_check(settings: Settings, profile_default: str) -> Any:
 def _calibrate(settings: Settings) -> int:
     """`doctor --calibrate`: the calibration window; the report on stdout; Save writes
     `model_coordinates` into the settings file (the file's own values, not this command's
-    overrides)."""
+    overrides). The screenshot and the model's requests run on an engine thread, as in the
+    app: the window's thread only paints."""
     from desktop_agent.host.display import display_problem
-    from desktop_agent.settings import (
-        Settings,
-        api_key_for,
-        load_settings,
-        save_settings,
-        settings_path,
-    )
+    from desktop_agent.settings import Settings, load_settings, save_settings, settings_path
 
     problem = display_problem(os.environ)
     if problem:
@@ -369,6 +364,8 @@ def _calibrate(settings: Settings) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from desktop_agent.host.calibration import ScreenCalibration
+    from desktop_agent.host.engine import Engine
     from desktop_agent.ui.calibration import calibrate_in_window
 
     def save(space: str) -> None:
@@ -382,11 +379,20 @@ def _calibrate(settings: Settings) -> int:
         print(text, flush=True)
         print("press Save in the window to keep its finding; Close or Escape ends", flush=True)
 
-    app = QApplication.instance() or QApplication(["desktop-agent"])
-    api_key = api_key_for(settings.base_url, settings)
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        report = runner.run(calibrate_in_window(settings, api_key, save=save, on_report=show))
-    return 0 if report is not None else 1
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(["desktop-agent"])
+    # the window's close must not stop the loop before the engine has let the capture go
+    app.setQuitOnLastWindowClosed(False)
+    engine = Engine("desktop-agent-calibration").start()
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            calibrating = calibrate_in_window(
+                ScreenCalibration(settings), engine.run, save=save, on_report=show
+            )
+            result = runner.run(calibrating)
+    finally:
+        engine.close()
+    return 0 if result is not None else 1
 
 
 def _cmd_routine(args: argparse.Namespace, data_dir: Path) -> int:

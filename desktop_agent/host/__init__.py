@@ -7,6 +7,7 @@
                     window's words
     engine.py       Engine: an asyncio loop on a thread of its own (the app's host lives there)
     takeover.py     UserTakeover: the user's own input pauses every run
+    calibration.py  ScreenCalibration: the screenshot and the model's answers of a calibration
     display.py      whether a window can open here
 
 `Host` and friends are imported on first use: the app's first paint needs only display.py.

@@ -1,10 +1,12 @@
 """Calibration: ask the model to click targets at known places and find its coordinate space.
 
-No Qt here: the window that shows the targets is ui/calibration.py. The flow is
+No Qt here: the window that shows the targets is ui/calibration.py, the engine side that
+takes the screenshot and builds the planner host/calibration.py; where the targets are is
+core/calibration.py (the window paints them from there). The flow is
 
     targets = targets_for(width, height)            # where they are, in screen pixels
     observation = <a screenshot showing them>       # or synthetic_observation(...)
-    report = await calibrate(planner, observation, screen_targets_to_image(...))
+    report = await calibrate(planner, observation, to_image_targets(targets, mapping))
     print("\n".join(report.lines()))
 
 One chat request per target, each with the same screenshot. Each answer is read in every
@@ -21,8 +23,14 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.calibration import (
+    TARGET_RADIUS,
+    CalibrationResult,
+    Target,
+    targets_for,
+)
 from desktop_agent.core.errors import PlannerError
-from desktop_agent.core.models import Decision, Observation, ScreenMapping
+from desktop_agent.core.models import Decision, Observation
 from desktop_agent.core.ports import DecideRequest
 from desktop_agent.planner.profiles import (
     AUTO,
@@ -33,16 +41,6 @@ from desktop_agent.planner.profiles import (
     to_screenshot,
 )
 
-#: where the targets sit, as fractions of the screen: corners and centre, none symmetric, so
-#: pixels, 0–1000 and a resized image give clearly different answers
-TARGET_SPOTS: tuple[tuple[str, float, float], ...] = (
-    ("A", 0.12, 0.16),
-    ("B", 0.86, 0.22),
-    ("C", 0.50, 0.50),
-    ("D", 0.22, 0.84),
-    ("E", 0.78, 0.78),
-)
-TARGET_RADIUS = 28
 _CLICK = next(spec for spec in BUILTIN_TOOLS if spec.name == "click")
 
 
@@ -53,15 +51,6 @@ class ModelSpacePlanner(Protocol):
     def profile(self) -> ModelProfile: ...
 
     async def decide_in_model_space(self, request: DecideRequest) -> Decision: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A ring with a letter, its centre in pixels (of the screen, or of the screenshot)."""
-
-    label: str
-    x: int
-    y: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +120,11 @@ class CalibrationReport:
             return AUTO
         return self.best.space
 
+    def result(self) -> CalibrationResult:
+        """The report as plain data for the window and the CLI."""
+        suggested = self.suggested_coordinates
+        return CalibrationResult(tuple(self.lines()), None if suggested == AUTO else suggested)
+
     def lines(self) -> list[str]:
         """The report as text, one line each (the CLI prints it, the window shows it)."""
         out = [
@@ -168,19 +162,6 @@ class CalibrationReport:
                 f'save model_coordinates = "{best.space}"'
             )
         return out
-
-
-def targets_for(width: int, height: int) -> tuple[Target, ...]:
-    """The targets for a screen (or image) of width × height pixels."""
-    return tuple(
-        Target(label, round(fx * (width - 1)), round(fy * (height - 1)))
-        for label, fx, fy in TARGET_SPOTS
-    )
-
-
-def to_image_targets(targets: Sequence[Target], mapping: ScreenMapping) -> tuple[Target, ...]:
-    """Targets placed in screen pixels → where they are in the screenshot."""
-    return tuple(Target(t.label, *mapping.to_image(t.x, t.y)) for t in targets)
 
 
 def space_profile(profile: ModelProfile, space: CoordinateSpace) -> ModelProfile:

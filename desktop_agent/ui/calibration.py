@@ -1,40 +1,40 @@
 """The calibration window: targets at known places, the model asked to click each, the report.
 
-The logic (targets, one request per target, fitting the coordinate space) is
-planner/calibration.py; this window only shows the targets, takes the screenshot through
-the observer it is given, and shows the report with a Save button.
+The window only paints the targets (core/calibration.py says where) and shows the report with
+a Save button. The screenshot and the model's answers are the engine's
+(host/calibration.py's ScreenCalibration), awaited through `on_engine` (the app's
+`Engine.run`): the GUI thread never captures, reads the keyring or talks to the model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeyEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from desktop_agent.core.ports import ScreenObserver
-from desktop_agent.planner.calibration import (
-    TARGET_RADIUS,
-    CalibrationReport,
-    ModelSpacePlanner,
-    Target,
-    calibrate,
-    targets_for,
-    to_image_targets,
-)
-from desktop_agent.planner.profiles import AUTO
+from desktop_agent.core.calibration import TARGET_RADIUS, CalibrationResult, Target, targets_for
+from desktop_agent.host.engine import EngineClosed
 
 if TYPE_CHECKING:
-    from desktop_agent.settings import Settings
+    from desktop_agent.host.calibration import ScreenCalibration
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: time for the window manager to map and paint the window before the screenshot
 SETTLE_MS = 400
+
+
+class OnEngine(Protocol):
+    """Awaits a coroutine on the engine's loop (the app's `Engine.run`)."""
+
+    def __call__(self, work: Coroutine[Any, Any, T], /) -> Awaitable[T]: ...
 
 
 class CalibrationWindow(QWidget):
@@ -45,7 +45,7 @@ class CalibrationWindow(QWidget):
         closed(): the window was closed.
 
     Attributes:
-        report: the last CalibrationReport, else None.
+        result: what the last calibration found, else None.
         status: the line that says what is happening, then the report.
         save_button, close_button: Save (enabled when the report suggests a change), Close.
     """
@@ -61,7 +61,7 @@ class CalibrationWindow(QWidget):
         palette = self.palette()
         palette.setColor(self.backgroundRole(), QColor(245, 245, 245))
         self.setPalette(palette)
-        self.report: CalibrationReport | None = None
+        self.result: CalibrationResult | None = None
         self._painted: asyncio.Future[None] | None = None
 
         self.status = QLabel("Showing the targets…")
@@ -128,16 +128,17 @@ class CalibrationWindow(QWidget):
     # ── the run ──────────────────────────────────────────────────────────────
 
     async def run(
-        self, planner: ModelSpacePlanner, observer: ScreenObserver, model: str
-    ) -> CalibrationReport | None:
-        """Show the targets, take the screenshot, ask the model, show the report."""
+        self, calibration: ScreenCalibration, on_engine: OnEngine
+    ) -> CalibrationResult | None:
+        """Show the targets, have the engine take the screenshot and ask the model, show the
+        report."""
         try:
             await self.shown()
-            observation = await observer.observe()
-            targets = to_image_targets(self.screen_targets(), observation.mapping)
-            self.status.setText(f"Asking {model} to click {len(targets)} targets…")
+            observation = await on_engine(calibration.screenshot())
+            targets = self.screen_targets()
+            self.status.setText(f"Asking {calibration.model} to click {len(targets)} targets…")
             self._show_panel()
-            report = await calibrate(planner, observation, targets, model)
+            result = await on_engine(calibration.ask(observation, targets))
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - any failure is the window's one-line answer
@@ -146,14 +147,13 @@ class CalibrationWindow(QWidget):
             self.status.setText(f"Calibration failed: {line}")
             self._show_panel()
             return None
-        self.report = report
-        self.status.setText("\n".join(report.lines()))
-        suggested = report.suggested_coordinates
-        self.save_button.setEnabled(suggested != AUTO)
-        if suggested != AUTO:
-            self.save_button.setText(f'&Save model_coordinates = "{suggested}"')
+        self.result = result
+        self.status.setText("\n".join(result.lines))
+        self.save_button.setEnabled(result.suggested is not None)
+        if result.suggested is not None:
+            self.save_button.setText(f'&Save model_coordinates = "{result.suggested}"')
         self._show_panel()
-        return report
+        return result
 
     def _show_panel(self) -> None:
         self._panel.adjustSize()
@@ -175,8 +175,8 @@ class CalibrationWindow(QWidget):
         self.closed.emit()
 
     def on_save_clicked(self) -> None:
-        if self.report is not None and self.report.suggested_coordinates != AUTO:
-            self.save_requested.emit(self.report.suggested_coordinates)
+        if self.result is not None and self.result.suggested is not None:
+            self.save_requested.emit(self.result.suggested)
             self.save_button.setEnabled(False)
             self.save_button.setText("Saved")
 
@@ -187,59 +187,40 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 
 async def calibrate_in_window(
-    settings: Settings,
-    api_key: str | None,
+    calibration: ScreenCalibration,
+    on_engine: OnEngine,
     *,
     save: Callable[[str], Any] | None = None,
     on_report: Callable[[str], Any] | None = None,
-    observer: ScreenObserver | None = None,
     parent: QWidget | None = None,
-) -> CalibrationReport | None:
-    """Open the window, calibrate the configured model, wait until the user closes it.
+) -> CalibrationResult | None:
+    """Open the window, calibrate on the engine, wait until the user closes the window.
 
     `save` gets the coordinate space when the user presses Save; `on_report` the report's
-    text (or the failure's line) as soon as it is shown. The observer defaults to the
-    desktop's (no element inventory: only the image matters here).
+    text (or the failure's line) as soon as it is shown. `calibration` is closed on the
+    engine at the end.
     """
-    from desktop_agent.planner import OpenAIPlanner
-
-    own_observer = observer is None
-    if observer is None:
-        from desktop_agent.desktop import DesktopObserver
-
-        observer = DesktopObserver.from_settings(settings, inventory=False, set_of_mark=False)
     window = CalibrationWindow(parent)
     closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     window.closed.connect(lambda: _resolve(closed))
     if save is not None:
         window.save_requested.connect(save)
-    planner = OpenAIPlanner(
-        base_url=settings.base_url,
-        model=settings.model,
-        api_key=api_key,
-        read_timeout_s=settings.read_timeout_s,
-        profile=settings.model_profile,
-        coordinates=settings.model_coordinates,
-    )
     try:
-        async with planner:
-            # closing the window (Close, Escape) ends a calibration still asking the model
-            work = asyncio.ensure_future(window.run(planner, observer, settings.model))
-            either: set[asyncio.Future[Any]] = {work, closed}
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            if not work.done():
-                work.cancel()
-                await asyncio.gather(work, return_exceptions=True)
-                log.info("calibration closed before it finished")
-                return None
-            report = work.result()
+        # closing the window (Close, Escape) ends a calibration still asking the model
+        work = asyncio.ensure_future(window.run(calibration, on_engine))
+        either: set[asyncio.Future[Any]] = {work, closed}
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+            log.info("calibration closed before it finished")
+            return None
+        result = work.result()
         if on_report is not None:
             on_report(window.status.text())
         await closed
-        return report
+        return result
     finally:
         window.deleteLater()
-        if own_observer:
-            close = getattr(observer, "close", None)
-            if close is not None:
-                close()
+        with contextlib.suppress(EngineClosed):
+            await on_engine(calibration.close())

@@ -86,17 +86,17 @@ class SettingsController(QObject):
 
     async def calibrate(self, settings: Settings) -> str | None:
         """Calibrate the model of `settings` (the dialog's, maybe unsaved) in the calibration
-        window; the coordinate space the user chose to save there, or None. The model's
-        requests are awaited on this (qasync) loop, the API key is read off the GUI thread."""
-        from desktop_agent.settings import api_key_for
+        window; the coordinate space the user chose to save there, or None. The screenshot,
+        the API key and the model's requests are the engine's (host/calibration.py)."""
+        from desktop_agent.host.calibration import ScreenCalibration
         from desktop_agent.ui import calibration
 
-        # the dialog's URL may be unsaved: it gets the keyring's key only once saved
-        api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
         chosen: list[str] = []
         # a child of the (window-modal) dialog, or the dialog would block its Save button
         parent = self.dialog if self.dialog is not None else self.window
-        await calibration.calibrate_in_window(settings, api_key, save=chosen.append, parent=parent)
+        await calibration.calibrate_in_window(
+            ScreenCalibration(settings), self.client.engine.run, save=chosen.append, parent=parent
+        )
         return chosen[-1] if chosen else None
 
     def on_settings_saved(self, settings: Settings) -> None:

@@ -16,11 +16,12 @@ from desktop_agent.host.model_check import connection_report, vision_verdict
 from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER, Settings, save_settings
 from tests.gui.fake_agent import drive, make_agent, make_client
 from tests.support.keyrings import memory_keyring
-from tests.support.model_server import ModelServer, serve_in_thread
+from tests.support.model_server import ModelServer, Reply, serve_in_thread
 
 pytestmark = pytest.mark.gui
 
 STORED = "sk-stored-for-the-saved-server"
+CLICK = Reply({"action": "tool", "tool": "click", "args": {"x": 10, "y": 10}})
 
 
 @pytest.fixture
@@ -36,8 +37,8 @@ def servers(
     sees = {"qwen2.5vl": ["completion", "vision"]}
     with (
         memory_keyring() as backend,
-        serve_in_thread(ModelServer(ollama=sees)) as saved,
-        serve_in_thread(ModelServer(ollama=sees)) as other,
+        serve_in_thread(ModelServer(ollama=sees, then=CLICK)) as saved,
+        serve_in_thread(ModelServer(ollama=sees, then=CLICK)) as other,
     ):
         backend.passwords[(KEYRING_SERVICE, KEYRING_USER)] = STORED
         settings = Settings(base_url=saved.base_url)
@@ -75,17 +76,26 @@ def test_doctor_calibrate_sends_the_stored_key_only_to_the_saved_server(
 ) -> None:
     import desktop_agent.app
     import desktop_agent.host.display
+    from desktop_agent.core.calibration import targets_for
+    from desktop_agent.planner.calibration import synthetic_observation
     from desktop_agent.ui import calibration
 
-    settings, _, other = servers
-    keys: dict[str, str | None] = {}
+    settings, saved, other = servers
+    asked: list[str] = []
 
-    async def calibrate_in_window(settings: Settings, api_key: str | None, **_: Any) -> None:
-        keys[settings.base_url] = api_key
+    async def calibrate_in_window(calibration: Any, on_engine: Any, **_: Any) -> None:
+        # the window's part done: the engine takes the screenshot and asks the model
+        observation, _targets = synthetic_observation(640, 360)
+        await on_engine(calibration.ask(observation, targets_for(640, 360)))
+        asked.append(calibration.settings.base_url)
 
     monkeypatch.setattr(calibration, "calibrate_in_window", calibrate_in_window)
     monkeypatch.setattr(desktop_agent.host.display, "display_problem", lambda env: None)
     data = ["--data-dir", str(tmp_path / "data")]
     main(["doctor", "--calibrate", *data])
     main(["doctor", "--calibrate", "--base-url", other.base_url, *data])
-    assert keys == {settings.base_url: STORED, other.base_url: None}
+    assert asked == [settings.base_url, other.base_url]
+    assert saved.authorizations == [f"Bearer {STORED}"] * 5
+    # (the openai client needs some key: a placeholder goes where none may)
+    assert len(other.authorizations) == 5
+    assert not any(STORED in (header or "") for header in other.authorizations)

@@ -1,7 +1,9 @@
 """The calibration window: targets painted where it says, the model asked, the report shown.
 
 The observer grabs the window itself (offscreen there is no screen to capture); the model is
-the scripted loopback server answering in 0–1000 of the image it is sent.
+the scripted loopback server answering in 0–1000 of the image it is sent. The screenshot and
+the model's requests are the engine's (host/calibration.py): with a real engine thread, the
+GUI thread never captures or reads the key.
 """
 
 from __future__ import annotations
@@ -10,28 +12,54 @@ import asyncio
 import base64
 import io
 import re
-from typing import Any
+import threading
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from PIL import Image
 from PySide6.QtCore import QBuffer, QIODevice, QPoint
 
+from desktop_agent.core.calibration import TARGET_RADIUS, targets_for
 from desktop_agent.core.models import Observation, ScreenMapping
-from desktop_agent.planner import OpenAIPlanner, ResponseFormatMemory
-from desktop_agent.planner.calibration import TARGET_RADIUS, targets_for
-from desktop_agent.ui.calibration import CalibrationWindow
-from tests.support.model_server import ModelServer, Reply, ScriptItem
+from desktop_agent.host.calibration import ScreenCalibration
+from desktop_agent.host.engine import Engine
+from desktop_agent.planner import ResponseFormatMemory
+from desktop_agent.settings import Settings
+from desktop_agent.ui.calibration import CalibrationWindow, calibrate_in_window
+from tests.gui.fake_agent import real_observation
+from tests.support.model_server import Hang, ModelServer, Reply, ScriptItem
 
 pytestmark = [
     pytest.mark.gui,
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
 _LABEL = re.compile(r"red ring labelled ([A-Z])")
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
 def qapp_args() -> list[str]:
     return ["desktop-agent-tests", "-platform", "offscreen"]
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API key rule reads the settings file: this test's, not the user's."""
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def engine() -> Iterator[Engine]:
+    engine = Engine().start()
+    yield engine
+    engine.close()
+
+
+async def here(work: Coroutine[Any, Any, T]) -> T:
+    """On this loop: the window's grab is a Qt call, made on the GUI thread."""
+    return await work
 
 
 class WindowGrab:
@@ -80,22 +108,19 @@ def test_window_shows_targets_finds_a_0_to_1000_model_and_offers_to_save(
 
     async def go() -> Any:
         async with ModelServer(respond=normalized_model) as server:
-            planner = OpenAIPlanner(
-                base_url=server.base_url,
-                model="some-vlm",
-                api_key=None,
-                profile="generic",
-                formats=ResponseFormatMemory(),
-            )
-            async with planner:
-                report = await window.run(planner, grab, "some-vlm")
+            settings = Settings(base_url=server.base_url, model="some-vlm", model_profile="generic")
+            calibration = ScreenCalibration(settings, observer=grab, formats=ResponseFormatMemory())
+            report = await window.run(calibration, here)
             return report, len(server.requests)
 
     report, requests = qloop.run_until_complete(go())
     assert requests == 5  # one chat request per target
     assert report is not None
-    assert report.best.space == "normalized"
-    assert report.best.max_px <= 1.0
+    assert report.suggested == "normalized"
+    for line in report.lines:
+        if " px off as " in line:
+            assert line.endswith(" as normalized")
+            assert float(line.rsplit("→ ", 1)[1].split(" px")[0]) <= 1.0, line
     # the rings are painted where the window says: red on each ring's left edge
     assert grab.image is not None
     for target in window.local_targets():
@@ -115,15 +140,14 @@ def test_a_failed_calibration_says_why_in_one_line(qapp: Any, qloop: Any, qtbot:
 
     async def go() -> Any:
         async with ModelServer() as server:  # answers 500 "script exhausted"
-            planner = OpenAIPlanner(
-                base_url=server.base_url,
-                model="m",
-                api_key=None,
+            settings = Settings(base_url=server.base_url, model="m")
+            calibration = ScreenCalibration(
+                settings,
+                observer=WindowGrab(window),
                 max_attempts=1,
                 formats=ResponseFormatMemory(),
             )
-            async with planner:
-                return await window.run(planner, WindowGrab(window), "m")
+            return await window.run(calibration, here)
 
     assert qloop.run_until_complete(go()) is None
     text = window.status.text()
@@ -132,32 +156,35 @@ def test_a_failed_calibration_says_why_in_one_line(qapp: Any, qloop: Any, qtbot:
     assert not window.save_button.isEnabled()
 
 
-def test_closing_the_window_ends_a_calibration_still_asking_the_model(
-    qapp: Any, qloop: Any, qtbot: Any
-) -> None:
+class Still:
+    """An observer with one still image; it remembers the threads it was asked on."""
+
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+
+    async def observe(self) -> Observation:
+        self.threads.append(threading.current_thread())
+        return real_observation()
+
+
+def open_windows() -> list[CalibrationWindow]:
     from PySide6.QtWidgets import QApplication
 
-    from desktop_agent.settings import Settings
-    from desktop_agent.ui.calibration import calibrate_in_window
-    from tests.gui.fake_agent import real_observation
-    from tests.support.model_server import Hang
+    return [
+        widget
+        for widget in QApplication.topLevelWidgets()
+        if isinstance(widget, CalibrationWindow) and widget.isVisible()
+    ]
 
-    class Still:
-        async def observe(self) -> Observation:
-            return real_observation()
 
-    def open_windows() -> list[CalibrationWindow]:
-        return [
-            widget
-            for widget in QApplication.topLevelWidgets()
-            if isinstance(widget, CalibrationWindow) and widget.isVisible()
-        ]
-
+def test_closing_the_window_ends_a_calibration_still_asking_the_model_on_the_engine(
+    qapp: Any, qloop: Any, qtbot: Any, engine: Engine
+) -> None:
     async def go() -> Any:
         async with ModelServer(script=[Hang()]) as server:
             settings = Settings(base_url=server.base_url, model="m", model_profile="generic")
             calibrating = asyncio.ensure_future(
-                calibrate_in_window(settings, None, observer=Still())
+                calibrate_in_window(ScreenCalibration(settings, observer=Still()), engine.run)
             )
             await server.wait_requests(1)  # the model is thinking about the first target
             (window,) = open_windows()
@@ -169,3 +196,45 @@ def test_closing_the_window_ends_a_calibration_still_asking_the_model(
     assert report is None
     assert requests == 1  # the model is asked nothing more
     assert open_windows() == []
+
+
+def test_the_screenshot_and_the_key_are_taken_off_the_gui_thread_and_the_window_shows_the_report(
+    qapp: Any, qloop: Any, qtbot: Any, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import desktop_agent.settings
+
+    key_threads: list[threading.Thread] = []
+    real_api_key_for = desktop_agent.settings.api_key_for
+
+    def read_key(url: str, settings: Any) -> str | None:
+        key_threads.append(threading.current_thread())
+        return real_api_key_for(url, settings)
+
+    monkeypatch.setattr(desktop_agent.settings, "api_key_for", read_key)
+    still = Still()
+    reports: list[str] = []
+
+    async def go() -> Any:
+        click = Reply({"action": "tool", "tool": "click", "args": {"x": 10, "y": 10}})
+        async with ModelServer(then=click) as server:
+            settings = Settings(base_url=server.base_url, model="m", model_profile="generic")
+            calibrating = asyncio.ensure_future(
+                calibrate_in_window(
+                    ScreenCalibration(settings, observer=still),
+                    engine.run,
+                    on_report=reports.append,
+                )
+            )
+            while not reports:  # noqa: ASYNC110 - the report shown, delivered on this loop
+                await asyncio.sleep(0.005)
+            (window,) = open_windows()
+            window.close()
+            await asyncio.wait_for(calibrating, 5)
+            return len(server.requests)
+
+    assert qloop.run_until_complete(go()) == 5
+    assert still.threads == [engine.thread]
+    assert key_threads and threading.main_thread() not in key_threads
+    assert engine.thread not in key_threads  # the keyring: off the engine's loop too
+    (report,) = reports
+    assert report.startswith("model m, profile generic")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from desktop_agent.planner.calibration import targets_for
+from desktop_agent.core.calibration import targets_for
 from tests.support.model_server import ModelServer, Reply, ScriptItem, serve_in_thread
 from tests.support.xdisplay import start_xsession, wait_until
 

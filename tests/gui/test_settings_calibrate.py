@@ -1,4 +1,5 @@
-"""Settings… in the app has Calibrate…, and it calibrates the dialog's model in the window."""
+"""Settings… in the app has Calibrate…, and it calibrates the dialog's model in the window, with
+the screenshot and the model's requests on the engine thread."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 
 import pytest
 
-import desktop_agent.settings
 from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER
 from desktop_agent.ui import calibration
 from desktop_agent.ui.settings_dialog import SettingsDialog
@@ -36,18 +36,15 @@ def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
     qtbot: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch, saved_home: None
 ) -> None:
     calls: list[dict[str, Any]] = []
-    key_threads: list[threading.Thread] = []
-    real_api_key_for = desktop_agent.settings.api_key_for
 
-    def read_key(url: str, settings: Any) -> str | None:
-        key_threads.append(threading.current_thread())
-        return real_api_key_for(url, settings)
+    async def calibrate_in_window(calibration: Any, on_engine: Any, **options: Any) -> None:
+        async def where() -> threading.Thread:
+            return threading.current_thread()
 
-    async def calibrate_in_window(settings: Any, api_key: Any, **options: Any) -> None:
-        calls.append({"settings": settings, "api_key": api_key, **options})
+        thread = await on_engine(where())
+        calls.append({"settings": calibration.settings, "thread": thread, **options})
         options["save"]("normalized")  # the user pressed Save in the calibration window
 
-    monkeypatch.setattr(desktop_agent.settings, "api_key_for", read_key)
     monkeypatch.setattr(calibration, "calibrate_in_window", calibrate_in_window)
     harness: Harness = build(qtbot, qloop, agent)
     try:
@@ -66,16 +63,9 @@ def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
         (call,) = calls
         assert call["settings"].model == "qwen3-vl"
         assert call["parent"] is dialog
-        # the loopback server of the settings may have the key; read off the GUI thread
-        assert call["api_key"] == "sk-local"
-        assert key_threads and key_threads[0] is not threading.main_thread()
+        # the calibration's work crosses to the engine: never the GUI thread
+        assert call["thread"] is harness.client.engine.thread
         assert dialog.calibrate_result.text() == "the model answers in normalized coordinates"
         assert dialog.fields["model_coordinates"].currentData() == "normalized"
-
-        # a URL typed and not saved yet gets no stored key
-        dialog.fields["base_url"].setText("https://elsewhere.example/v1")
-        calls.clear()
-        drive(qloop, scenario())
-        assert [call["api_key"] for call in calls] == [None]
     finally:
         drive(qloop, harness.close())

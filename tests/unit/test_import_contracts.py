@@ -82,12 +82,6 @@ CONTRACTS = (
 
 #: (importer, imported): imports the contracts forbid that are still there, each with why
 DEBTS: dict[tuple[str, str], str] = {
-    # the calibration window builds its planner and observer on the GUI loop (issue 17 left
-    # this; the host should make them and the window only show the targets)
-    ("desktop_agent.ui.calibration", "desktop_agent.planner.calibration"): "calibration",
-    ("desktop_agent.ui.calibration", "desktop_agent.planner.profiles"): "calibration",
-    ("desktop_agent.ui.calibration", "desktop_agent.planner"): "calibration",
-    ("desktop_agent.ui.calibration", "desktop_agent.desktop"): "calibration",
     # the settings dialog lists the model profiles (a table of names and notes, no I/O)
     ("desktop_agent.ui.settings_dialog", "desktop_agent.planner.profiles"): "profile names",
 }
@@ -160,6 +154,16 @@ def test_every_listed_debt_is_still_owed() -> None:
         if not any(i.module == importer and _under(i.target, (target,)) for i in found)
     ]
     assert paid == []
+
+
+def test_the_calibration_window_imports_no_planner_or_desktop_adapter() -> None:
+    """It paints the rings and shows the report; the engine takes the screenshot and asks
+    the model (host/calibration.py)."""
+    found = [i for i in all_imports() if i.module == "desktop_agent.ui.calibration"]
+    assert found
+    banned = ("desktop_agent.planner", "desktop_agent.desktop", "desktop_agent.store")
+    assert [f"{i.line}: {i.target}" for i in found if _under(i.target, banned)] == []
+    assert not any(importer == "desktop_agent.ui.calibration" for importer, _ in DEBTS)
 
 
 @pytest.mark.parametrize(

@@ -8,14 +8,9 @@ from typing import Any
 
 import pytest
 
+from desktop_agent.core.calibration import Target, targets_for, to_image_targets
 from desktop_agent.core.models import ScreenMapping
-from desktop_agent.planner.calibration import (
-    Target,
-    calibrate,
-    synthetic_observation,
-    targets_for,
-    to_image_targets,
-)
+from desktop_agent.planner.calibration import calibrate, synthetic_observation
 from desktop_agent.planner.profiles import profile_named
 from tests.support.model_server import ModelServer, Reply, ScriptItem
 from tests.unit.planner.conftest import make_planner

@@ -1,0 +1,98 @@
+"""ScreenCalibration: the engine side of a calibration — the screenshot and the model's answers.
+
+The window (ui/calibration.py) only paints the rings and shows the report; it awaits these
+coroutines on the engine (the app's `Engine.run`, `doctor --calibrate`'s own engine), so the
+capture, the keyring and the model's requests never run on the GUI thread.
+
+    calibration = ScreenCalibration(settings)
+    observation = await engine.run(calibration.screenshot())   # the rings on the screen
+    result = await engine.run(calibration.ask(observation, screen_targets))
+    await engine.run(calibration.close())
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.core.calibration import CalibrationResult, Target, to_image_targets
+from desktop_agent.core.models import Observation
+
+if TYPE_CHECKING:
+    from desktop_agent.core.ports import ScreenObserver
+    from desktop_agent.settings import Settings
+
+
+class ScreenCalibration:
+    """Calibrates the model of `settings` (maybe the settings dialog's, unsaved).
+
+    Await its coroutines on one loop, the engine's. The observer defaults to the desktop's,
+    made at the first screenshot, without the element inventory or set-of-mark (only the
+    image matters here, and marks would cover the rings); `close` releases it.
+
+    Attributes:
+        settings: the model, its server, profile and the capture to calibrate with.
+        planner_options: more arguments for the planner (tests: `max_attempts=1`).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        observer: ScreenObserver | None = None,
+        **planner_options: Any,
+    ) -> None:
+        self.settings = settings
+        self.planner_options = planner_options
+        self._observer = observer
+        self._own_observer: Any = None
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    async def screenshot(self) -> Observation:
+        """The screen as the model will be shown it (the capture runs on its own thread)."""
+        if self._observer is None:
+            from desktop_agent.desktop import DesktopObserver
+
+            self._own_observer = DesktopObserver.from_settings(
+                self.settings, inventory=False, set_of_mark=False
+            )
+            self._observer = self._own_observer
+        return await self._observer.observe()
+
+    async def ask(
+        self, observation: Observation, screen_targets: Sequence[Target]
+    ) -> CalibrationResult:
+        """Ask the model for each target (one request each) and fit its answers.
+
+        `screen_targets` are where the rings are on the screen; the API key goes by the one
+        rule (`settings.api_key_for`), read off this loop's thread.
+        """
+        from desktop_agent.planner import OpenAIPlanner
+        from desktop_agent.planner.calibration import calibrate
+        from desktop_agent.settings import api_key_for
+
+        settings = self.settings
+        targets = to_image_targets(screen_targets, observation.mapping)
+        api_key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
+        planner = OpenAIPlanner(
+            base_url=settings.base_url,
+            model=settings.model,
+            api_key=api_key,
+            read_timeout_s=settings.read_timeout_s,
+            profile=settings.model_profile,
+            coordinates=settings.model_coordinates,
+            **self.planner_options,
+        )
+        async with planner:
+            report = await calibrate(planner, observation, targets, settings.model)
+        return report.result()
+
+    async def close(self) -> None:
+        """Release the observer made here (one passed in stays its owner's)."""
+        observer, self._own_observer = self._own_observer, None
+        if observer is not None:
+            observer.close()
