@@ -63,7 +63,7 @@ def normalize_newlines(text: str) -> str:
 class PyAutoGuiDriver:
     """InputDriver on pyautogui. Its X11 connection is made when pyautogui is first imported,
     for the DISPLAY of that moment. Every call that sends input runs inside an injection
-    window of `injections`, which the takeover watch (desktop/takeover.py) reads.
+    window of `injections`, which the takeover watch (desktop/takeover/) reads.
 
     `scroll(amount, x, y)` is `amount` notches of the wheel at (x, y) on every system (the
     pointer is moved there first); on Windows keys and the wheel go through SendInput

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.desktop.takeover import KBDLLHOOKSTRUCT, MSLLHOOKSTRUCT, WH_KEYBOARD_LL
+from desktop_agent.desktop.takeover.windows import KBDLLHOOKSTRUCT, MSLLHOOKSTRUCT, WH_KEYBOARD_LL
 from desktop_agent.desktop.win_messages import (
     ERROR_HOTKEY_ALREADY_REGISTERED,
     WM_HOTKEY,

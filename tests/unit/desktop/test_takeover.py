@@ -12,9 +12,10 @@ from collections.abc import Callable
 import pytest
 
 from desktop_agent.core.errors import StopRequested
-from desktop_agent.desktop import takeover
 from desktop_agent.desktop.input import PyAutoGuiDriver
-from desktop_agent.desktop.takeover import (
+from desktop_agent.desktop.takeover import InjectionWindows, UserInputs, start_takeover_watch
+from desktop_agent.desktop.takeover import windows as windows_hooks
+from desktop_agent.desktop.takeover.windows import (
     HC_ACTION,
     KBDLLHOOKSTRUCT,
     LLKHF_INJECTED,
@@ -22,10 +23,7 @@ from desktop_agent.desktop.takeover import (
     MSLLHOOKSTRUCT,
     HookEvent,
     HookHealth,
-    InjectionWindows,
     LowLevelHooks,
-    UserInputs,
-    start_takeover_watch,
 )
 from tests.fakes import ManualClock
 from tests.unit.desktop.fake_pyautogui import FakePyAutoGui
@@ -238,7 +236,7 @@ def windows(monkeypatch: pytest.MonkeyPatch) -> FakeWindows:
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setattr(ctypes, "windll", fake, raising=False)
     monkeypatch.setattr(ctypes, "WINFUNCTYPE", ctypes.CFUNCTYPE, raising=False)
-    monkeypatch.setattr(takeover, "HEALTH_CHECK_S", 0.02)
+    monkeypatch.setattr(windows_hooks, "HEALTH_CHECK_S", 0.02)
     return fake
 
 
