@@ -286,3 +286,18 @@ def test_user_inputs_keep_the_time_of_the_last_report() -> None:
     inputs()
     assert inputs.idle_s() == 0.0
     assert reports == [1000.0, 1001.5]
+
+
+def test_the_takeover_package_imports_a_backend_only_when_one_is_started() -> None:
+    """The port is what the input driver and the host import; the X11 and Windows backends
+    come only with `start_takeover_watch` (Windows-only code never loads on Linux)."""
+    import subprocess
+
+    code = (
+        "import sys, desktop_agent.desktop.takeover\n"
+        "print(sorted(m for m in sys.modules if m.startswith('desktop_agent.desktop.takeover')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.strip()
+    assert out == "['desktop_agent.desktop.takeover', 'desktop_agent.desktop.takeover.base']"
