@@ -7,9 +7,9 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.cli.console import has_no_console
 from desktop_agent.cli.exits import EXIT_FAILED, EXIT_REFUSED
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from desktop_agent.settings import Settings
 
 log = logging.getLogger("desktop_agent.cli")
+T = TypeVar("T")
 
 
 def _settings_for(args: argparse.Namespace) -> Settings:
@@ -384,10 +385,17 @@ def _calibrate(settings: Settings) -> int:
     # the window's close must not stop the loop before the engine has let the capture go
     app.setQuitOnLastWindowClosed(False)
     engine = Engine("desktop-agent-calibration").start()
+
+    async def on_engine(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        async def call() -> T:  # made on the engine, as EngineClient.ask does
+            return await fn(*args)
+
+        return await engine.run(call())
+
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
             calibrating = calibrate_in_window(
-                ScreenCalibration(settings), engine.run, save=save, on_report=show
+                ScreenCalibration(settings), on_engine, save=save, on_report=show
             )
             result = runner.run(calibrating)
     finally:

@@ -1,13 +1,13 @@
 """ScreenCalibration: the engine side of a calibration — the screenshot and the model's answers.
 
 The window (ui/calibration.py) only paints the rings and shows the report; it awaits these
-coroutines on the engine (the app's `Engine.run`, `doctor --calibrate`'s own engine), so the
-capture, the keyring and the model's requests never run on the GUI thread.
+coroutines on the engine (the app's `EngineClient.ask`, `doctor --calibrate`'s own engine),
+so the capture, the keyring and the model's requests never run on the GUI thread.
 
     calibration = ScreenCalibration(settings)
-    observation = await engine.run(calibration.screenshot())   # the rings on the screen
-    result = await engine.run(calibration.ask(observation, screen_targets))
-    await engine.run(calibration.close())
+    observation = await client.ask(calibration.screenshot)     # the rings on the screen
+    result = await client.ask(calibration.ask, observation, screen_targets)
+    await client.ask(calibration.close)
 """
 
 from __future__ import annotations

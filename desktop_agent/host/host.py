@@ -431,6 +431,14 @@ class Host:
 
         return await discover(tuple(self.settings.probe_ports))
 
+    @staticmethod
+    def model_profiles() -> tuple[tuple[str, str], ...]:
+        """(name, note) of every model profile (planner/profiles.py), the settings dialog's
+        choices: a fixed table, no I/O, so any thread may read it."""
+        from desktop_agent.planner.profiles import PROFILES
+
+        return tuple((profile.name, profile.note) for profile in PROFILES)
+
     # ── lifetime ─────────────────────────────────────────────────────────────
 
     def _spawn(self, work: Any) -> asyncio.Task[Any]:

@@ -3,7 +3,7 @@
 The window only paints the targets (core/calibration.py says where) and shows the report with
 a Save button. The screenshot and the model's answers are the engine's
 (host/calibration.py's ScreenCalibration), awaited through `on_engine` (the app's
-`Engine.run`): the GUI thread never captures, reads the keyring or talks to the model.
+`EngineClient.ask`): the GUI thread never captures, reads the keyring or talks to the model.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
@@ -32,9 +32,9 @@ SETTLE_MS = 400
 
 
 class OnEngine(Protocol):
-    """Awaits a coroutine on the engine's loop (the app's `Engine.run`)."""
+    """Awaits `fn(*args)` run on the engine's loop (the app's `EngineClient.ask`)."""
 
-    def __call__(self, work: Coroutine[Any, Any, T], /) -> Awaitable[T]: ...
+    def __call__(self, fn: Callable[..., Awaitable[T]], /, *args: Any) -> Awaitable[T]: ...
 
 
 class CalibrationWindow(QWidget):
@@ -134,11 +134,11 @@ class CalibrationWindow(QWidget):
         report."""
         try:
             await self.shown()
-            observation = await on_engine(calibration.screenshot())
+            observation = await on_engine(calibration.screenshot)
             targets = self.screen_targets()
             self.status.setText(f"Asking {calibration.model} to click {len(targets)} targets…")
             self._show_panel()
-            result = await on_engine(calibration.ask(observation, targets))
+            result = await on_engine(calibration.ask, observation, targets)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - any failure is the window's one-line answer
@@ -223,4 +223,4 @@ async def calibrate_in_window(
     finally:
         window.deleteLater()
         with contextlib.suppress(EngineClosed):
-            await on_engine(calibration.close())
+            await on_engine(calibration.close)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -48,6 +48,8 @@ Calibrate = Callable[[Settings], Awaitable[str | None]]
 #: opens a finder of the model servers on this machine over the dialog; the (server,
 #: model) chosen there (core.model_servers.FoundServer / FoundModel), or None
 FindServers = Callable[[QWidget], Awaitable[Any]]
+#: (name, note) of a model profile (the host's `model_profiles()`)
+ProfileChoice = tuple[str, str]
 _COORDINATES = (
     ("auto", "As the profile says"),
     ("pixels", "Screenshot pixels"),
@@ -79,7 +81,9 @@ class SettingsDialog(QDialog):
     Invalid values are shown under their field (and listed at the bottom) and Save is
     disabled while any is. Save stores a typed API key in the OS keyring (never in the
     settings file) and emits `saved`; the owner writes the file and applies the settings.
-    Open it with open(), never exec() (asyncio runs on the Qt loop).
+    Open it with open(), never exec() (asyncio runs on the Qt loop). The model profiles
+    offered are `profiles` (the host's `model_profiles()`); the settings' own choice is
+    kept when it is not among them.
 
     Signals:
         saved(Settings): the new, valid settings, emitted when Save is pressed.
@@ -108,9 +112,11 @@ class SettingsDialog(QDialog):
         test_connection: TestConnection | None = None,
         calibrate: Calibrate | None = None,
         find_servers: FindServers | None = None,
+        profiles: Sequence[ProfileChoice] = (),
     ) -> None:
         super().__init__(parent)
         self.settings = settings
+        self._profiles = tuple(profiles)
         self._find_servers = find_servers
         self._find_task: asyncio.Task[None] | None = None
         self.result_settings: Settings | None = None
@@ -231,13 +237,7 @@ class SettingsDialog(QDialog):
 
     def _model_profile_rows(self, form: QFormLayout) -> None:
         """The model family's profile, its coordinate space, and Calibrate…"""
-        from desktop_agent.planner.profiles import AUTO, PROFILES
-
-        profile = QComboBox()
-        profile.addItem("Auto (by the model name)", AUTO)
-        for entry in PROFILES:
-            profile.addItem(f"{entry.name} — {entry.note}", entry.name)
-        self._row(form, "model_profile", "Model pro&file:", profile)
+        self._row(form, "model_profile", "Model pro&file:", self._profile_box("model_profile"))
         coordinates = QComboBox()
         for value, text in _COORDINATES:
             coordinates.addItem(text, value)
@@ -255,10 +255,19 @@ class SettingsDialog(QDialog):
         form.addRow("", calibrate_row)
         self.calibrate_button.setVisible(self._calibrate is not None)
 
+    def _profile_box(self, setting: str) -> QComboBox:
+        """Auto and every profile offered; the settings' own choice too, if not offered."""
+        box = QComboBox()
+        box.addItem("Auto (by the model name)", "auto")
+        for name, note in self._profiles:
+            box.addItem(f"{name} — {note}", name)
+        current = getattr(self.settings, setting)
+        if box.findData(current) < 0:
+            box.addItem(current, current)
+        return box
+
     def _grounding_tab(self) -> QWidget:
         """How a click by coordinates finds its point (docs/planner.md "Grounding")."""
-        from desktop_agent.planner.profiles import AUTO, PROFILES
-
         page = QWidget()
         form = QFormLayout(page)
         mode = QComboBox()
@@ -271,10 +280,7 @@ class SettingsDialog(QDialog):
         name = QLineEdit()
         name.setPlaceholderText("e.g. Salesforce/GTA1-7B, Hcompany/Holo2-8B, ui-tars-1.5-7b")
         self._row(form, "grounder_model", "Grounding &model:", name)
-        profile = QComboBox()
-        profile.addItem("Auto (by the model name)", AUTO)
-        for entry in PROFILES:
-            profile.addItem(f"{entry.name} — {entry.note}", entry.name)
+        profile = self._profile_box("grounder_profile")
         self._row(form, "grounder_profile", "Grounding model's pro&file:", profile)
         zoom = QCheckBox("Then look again on a crop around its point")
         self._row(form, "grounder_zoom", "&Zoom:", zoom)

@@ -59,6 +59,7 @@ class SettingsController(QObject):
             test_connection=lambda settings: self.client.ask(connection_report, settings),
             calibrate=self.calibrate,
             find_servers=self.find_servers,
+            profiles=self.client.host.model_profiles(),
         )
         dialog.saved.connect(self.on_settings_saved)
         dialog.routine_grants.revoke_requested.connect(self.on_revoke_routine_grants)
@@ -95,7 +96,7 @@ class SettingsController(QObject):
         # a child of the (window-modal) dialog, or the dialog would block its Save button
         parent = self.dialog if self.dialog is not None else self.window
         await calibration.calibrate_in_window(
-            ScreenCalibration(settings), self.client.engine.run, save=chosen.append, parent=parent
+            ScreenCalibration(settings), self.client.ask, save=chosen.append, parent=parent
         )
         return chosen[-1] if chosen else None
 

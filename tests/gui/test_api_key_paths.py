@@ -86,7 +86,7 @@ def test_doctor_calibrate_sends_the_stored_key_only_to_the_saved_server(
     async def calibrate_in_window(calibration: Any, on_engine: Any, **_: Any) -> None:
         # the window's part done: the engine takes the screenshot and asks the model
         observation, _targets = synthetic_observation(640, 360)
-        await on_engine(calibration.ask(observation, targets_for(640, 360)))
+        await on_engine(calibration.ask, observation, targets_for(640, 360))
         asked.append(calibration.settings.base_url)
 
     monkeypatch.setattr(calibration, "calibrate_in_window", calibrate_in_window)

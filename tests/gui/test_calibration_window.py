@@ -13,7 +13,7 @@ import base64
 import io
 import re
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,9 +57,21 @@ def engine() -> Iterator[Engine]:
     engine.close()
 
 
-async def here(work: Coroutine[Any, Any, T]) -> T:
+async def here(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """On this loop: the window's grab is a Qt call, made on the GUI thread."""
-    return await work
+    return await fn(*args)
+
+
+def on(engine: Engine) -> Callable[..., Awaitable[Any]]:
+    """`fn(*args)` awaited on `engine`'s thread (as EngineClient.ask)."""
+
+    async def ask(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        async def call() -> T:
+            return await fn(*args)
+
+        return await engine.run(call())
+
+    return ask
 
 
 class WindowGrab:
@@ -184,7 +196,7 @@ def test_closing_the_window_ends_a_calibration_still_asking_the_model_on_the_eng
         async with ModelServer(script=[Hang()]) as server:
             settings = Settings(base_url=server.base_url, model="m", model_profile="generic")
             calibrating = asyncio.ensure_future(
-                calibrate_in_window(ScreenCalibration(settings, observer=Still()), engine.run)
+                calibrate_in_window(ScreenCalibration(settings, observer=Still()), on(engine))
             )
             await server.wait_requests(1)  # the model is thinking about the first target
             (window,) = open_windows()
@@ -221,7 +233,7 @@ def test_the_screenshot_and_the_key_are_taken_off_the_gui_thread_and_the_window_
             calibrating = asyncio.ensure_future(
                 calibrate_in_window(
                     ScreenCalibration(settings, observer=still),
-                    engine.run,
+                    on(engine),
                     on_report=reports.append,
                 )
             )

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
+from desktop_agent.host.host import Host
 from desktop_agent.planner.profiles import PROFILE_NAMES
 from desktop_agent.settings import Settings, load_settings, save_settings
 from desktop_agent.ui.settings_dialog import SettingsDialog
@@ -46,7 +47,7 @@ def saved(qloop: Any, dialog: SettingsDialog) -> Settings:
 def test_the_profile_choice_offers_auto_and_every_profile_and_is_saved(
     qtbot: Any, qloop: Any, tmp_path: Any
 ) -> None:
-    dialog = SettingsDialog(None, Settings())
+    dialog = SettingsDialog(None, Settings(), profiles=Host.model_profiles())
     qtbot.addWidget(dialog)
     profiles = box(dialog, "model_profile")
     assert [profiles.itemData(i) for i in range(profiles.count())] == ["auto", *PROFILE_NAMES]
@@ -57,6 +58,16 @@ def test_the_profile_choice_offers_auto_and_every_profile_and_is_saved(
     path = save_settings(result, tmp_path / "settings.toml")
     assert 'model_profile = "qwen3-vl"' in path.read_text()
     assert load_settings(path, env={}).model_profile == "qwen3-vl"
+
+
+def test_a_profile_chosen_in_the_settings_stays_chosen_when_the_dialog_is_not_offered_it(
+    qtbot: Any, qloop: Any
+) -> None:
+    dialog = SettingsDialog(None, Settings(model_profile="qwen3-vl", grounder_profile="gta1"))
+    qtbot.addWidget(dialog)
+    assert box(dialog, "model_profile").currentData() == "qwen3-vl"
+    result = saved(qloop, dialog)
+    assert (result.model_profile, result.grounder_profile) == ("qwen3-vl", "gta1")
 
 
 def test_calibrate_puts_the_coordinate_space_it_found_into_the_form(qtbot: Any, qloop: Any) -> None:

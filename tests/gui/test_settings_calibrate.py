@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtWidgets import QComboBox
 
+from desktop_agent.planner.profiles import PROFILE_NAMES
 from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER
 from desktop_agent.ui import calibration
 from desktop_agent.ui.settings_dialog import SettingsDialog
@@ -41,7 +43,7 @@ def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
         async def where() -> threading.Thread:
             return threading.current_thread()
 
-        thread = await on_engine(where())
+        thread = await on_engine(where)
         calls.append({"settings": calibration.settings, "thread": thread, **options})
         options["save"]("normalized")  # the user pressed Save in the calibration window
 
@@ -53,6 +55,11 @@ def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
         assert isinstance(dialog, SettingsDialog)
         qtbot.addWidget(dialog)
         assert dialog.calibrate_button.isVisible()
+        # the profiles offered are the host's (the dialog imports no planner)
+        profiles = dialog.fields["model_profile"]
+        assert isinstance(profiles, QComboBox)
+        offered = [profiles.itemData(i) for i in range(profiles.count())]
+        assert offered == ["auto", *PROFILE_NAMES]
         dialog.fields["model"].setText("qwen3-vl")  # an unsaved change is what is calibrated
 
         async def scenario() -> None:
