@@ -1,13 +1,13 @@
 """The desktop app's composition root: Qt + asyncio (qasync), the Agent, windows, tray and API.
 
-Start-up order keeps the first paint fast: Qt and the main window first (no store, no
-model client, no desktop adapters imported), then — once the window has painted — the
-settings, the Agent (store, adapters), the local API, the tray and the stop hotkey.
+Start-up order keeps the first paint fast: Qt and the main window first, painted by Qt's own
+loop (no asyncio, no store, no model client, no desktop adapters imported), then — once the
+window has painted — asyncio on the Qt loop, the settings, the Agent (store, adapters), the
+local API, the tray and the stop hotkey.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import os
@@ -36,6 +36,8 @@ from desktop_agent.host.display import display_problem as _display_problem
 from desktop_agent.ui.text import one_line, shorten
 
 if TYPE_CHECKING:
+    import asyncio
+
     from desktop_agent.host.engine import Engine
     from desktop_agent.ui.acting_panel import ActingPanel
     from desktop_agent.ui.engine_client import EngineClient
@@ -78,7 +80,6 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     if problem:
         return refuse_to_start(problem)
 
-    import qasync
     from PySide6.QtWidgets import QApplication
 
     # argv[0] names the X11 WM_CLASS instance: "desktop-agent", not "__main__.py"
@@ -98,7 +99,16 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
 
     window = MainWindow()
     window.first_painted.connect(_log_first_paint)
+    guard.raise_requested.connect(window.on_show_requested)
     window.show()
+    if _until_first_paint(window) == "closed":
+        guard.close()
+        return 0
+    # asyncio and qasync come after the first paint: the window does not wait for them
+    import asyncio
+
+    import qasync
+
     report = ErrorReporter(window)
     previous_hook, sys.excepthook = sys.excepthook, report.on_uncaught  # a slot's exception
     try:
@@ -109,7 +119,43 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
         sys.excepthook = previous_hook
 
 
+def _until_first_paint(window: MainWindow) -> str:
+    """Run Qt's own loop until the window has painted ("painted"), was closed ("closed"), or
+    FIRST_PAINT_TIMEOUT_S passed ("timeout": minimised, or a display that never exposes it;
+    the app goes on)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    if window.painted:
+        return "painted"
+    outcome = "timeout"
+    loop = QEventLoop()
+
+    def on_painted() -> None:
+        nonlocal outcome
+        outcome = "painted"
+        loop.quit()
+
+    def on_closed() -> None:
+        nonlocal outcome
+        outcome = "closed"
+        loop.quit()
+
+    window.first_painted.connect(on_painted)
+    window.quit_requested.connect(on_closed)
+    QTimer.singleShot(int(FIRST_PAINT_TIMEOUT_S * 1000), loop.quit)
+    try:
+        loop.exec()
+    finally:
+        window.first_painted.disconnect(on_painted)
+        window.quit_requested.disconnect(on_closed)
+    if outcome == "timeout":
+        log.info("no paint within %.1f s (minimised?); going on", FIRST_PAINT_TIMEOUT_S)
+    return outcome
+
+
 async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> int:
+    import asyncio
+
     loop = asyncio.get_running_loop()
     shutdown: asyncio.Future[int] = loop.create_future()
 
@@ -124,9 +170,7 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
         except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
             log.debug("no handler for signal %s here", signum)
     window.quit_requested.connect(quit_app)
-    guard.raise_requested.connect(window.on_show_requested)
 
-    await _first_paint(window)
     # import the heavy parts on a worker thread: the window keeps painting meanwhile
     await asyncio.to_thread(_preload, HEAVY_MODULES)
     from desktop_agent.host.engine import Engine
@@ -150,25 +194,11 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
         guard.close()
 
 
-async def _first_paint(window: MainWindow) -> None:
-    if window.painted:
-        return
-    painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def on_painted() -> None:
-        if not painted.done():
-            painted.set_result(None)
-
-    window.first_painted.connect(on_painted)
-    try:
-        await asyncio.wait_for(painted, FIRST_PAINT_TIMEOUT_S)
-    except TimeoutError:
-        log.info("no paint within %.1f s (minimised?); going on", FIRST_PAINT_TIMEOUT_S)
-
-
 async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> EngineClient | None:
     """Settings (defaults when the file is bad, said in the window) and the Agent, opened on
     the engine; the GUI's client of it."""
+    import asyncio
+
     from desktop_agent.host.host import Host
     from desktop_agent.settings import Settings, load_settings
     from desktop_agent.ui.engine_client import EngineClient

@@ -56,14 +56,22 @@ def _tool_list(text: str) -> tuple[str, ...]:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    """The command line parsed (UsageError when it is wrong). `stop-all`, the command that
-    must start fastest, is read by a parser of the global options and that command alone:
-    the other commands' grammar imports the routines and the tools."""
-    parser = _stop_all_parser() if _names_only_stop_all(argv) else build_parser()
+    """The command line parsed (UsageError when it is wrong). The two commands that must start
+    fastest are read by a parser of the global options (and that command) alone: `stop-all`,
+    and the app (no command: its window paints before asyncio is loaded); the other commands'
+    grammar imports the routines and the tools."""
+    words = _command_words(argv)
+    if not words:
+        parser = _top_parser()[0]
+    elif words == ["stop-all"]:
+        parser = _stop_all_parser()
+    else:
+        parser = build_parser()
     return parser.parse_args(list(argv))
 
 
-def _names_only_stop_all(argv: Sequence[str]) -> bool:
+def _command_words(argv: Sequence[str]) -> list[str]:
+    """`argv` without the global --data-dir option."""
     words, skip = [], False
     for word in argv:
         if skip:
@@ -72,7 +80,7 @@ def _names_only_stop_all(argv: Sequence[str]) -> bool:
             skip = True
         elif not word.startswith("--data-dir="):
             words.append(word)
-    return words == ["stop-all"]
+    return words
 
 
 def _top_parser() -> tuple[argparse.ArgumentParser, Any]:

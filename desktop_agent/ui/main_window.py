@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import logging
 import threading
 import time
@@ -38,7 +36,6 @@ from desktop_agent.core.events import (
     event_run_id,
 )
 from desktop_agent.core.models import RunStatus, RunView, StepView
-from desktop_agent.host.engine import EngineClosed
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.routines import RoutinesPanel
@@ -50,6 +47,9 @@ from desktop_agent.ui.widgets import Grounded
 from desktop_agent.ui.worker import RunWorker, stored_events
 
 if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
+
     from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.runs_state import RunsState
 
@@ -325,6 +325,10 @@ class MainWindow(QMainWindow):
         """Start at the click: the run is admitted on the engine before anything else (its
         id is made here), so a Stop, a stop-all or the hotkey after the click reaches it;
         the model is checked inside the run, a refusal comes as `StartRefused`."""
+        import concurrent.futures
+
+        from desktop_agent.host.engine import EngineClosed
+
         client = self.client
         if client is None or self.live_running:
             return
@@ -742,6 +746,8 @@ class MainWindow(QMainWindow):
         if worker is not None:
             worker.cancel()
             await worker.wait()
+        import asyncio
+
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -749,6 +755,8 @@ class MainWindow(QMainWindow):
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run `coro` on the loop, keeping a reference and logging what it raises."""
+        import asyncio
+
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -21,6 +20,8 @@ from desktop_agent.core.models import RunView
 from desktop_agent.ui.text import one_line
 
 if TYPE_CHECKING:
+    import asyncio
+
     from desktop_agent.ui.engine_client import EngineClient
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ class RunWorker(QObject):
 
     def start(self) -> None:
         """Begin consuming on the running asyncio loop (qasync's, in the app)."""
+        import asyncio  # not at the top: the main window paints before asyncio is loaded
+
         if self._task is not None:
             raise RuntimeError("a RunWorker starts once")
         self._task = asyncio.get_running_loop().create_task(self._consume())
@@ -80,10 +83,14 @@ class RunWorker(QObject):
 
     async def wait(self) -> None:
         """Until the worker is done (never raises; errors went out as `failed`)."""
+        import asyncio
+
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _consume(self) -> None:
+        import asyncio
+
         handed = 0
         try:
             async for event in self._events:
