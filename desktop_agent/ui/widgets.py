@@ -101,19 +101,40 @@ def paint_screenshot(
     image: QImage,
     target: tuple[int, int] | None,
     grounded: Grounded | None = None,
+    *,
+    scaled: QPixmap | None = None,
 ) -> QRectF:
     """Paint `image` scaled to fit `bounds` with `target` marked (and, after a grounding, its
-    crop and first point); the rectangle it was drawn in."""
+    crop and first point); the rectangle it was drawn in. `scaled`: the image already scaled
+    to that rectangle (`scaled_to_fit`), drawn as it is."""
     drawn = fit_rect(image.size(), bounds)
-    painter.save()
-    painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-    painter.drawImage(drawn, image)
-    painter.restore()
+    if scaled is not None:
+        painter.drawPixmap(drawn.topLeft(), scaled)
+    else:
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        painter.drawImage(drawn, image)
+        painter.restore()
     if grounded is not None:
         draw_grounding(painter, image.size(), drawn, grounded)
     if target is not None:
         draw_target(painter, map_target(image.size(), drawn, target))
     return drawn
+
+
+def scaled_to_fit(image: QImage, bounds: QRectF, pixel_ratio: float = 1.0) -> QPixmap:
+    """`image` smoothly scaled to the rectangle `paint_screenshot` draws it in within `bounds`,
+    at the screen's pixel ratio."""
+    size = fit_rect(image.size(), bounds).size() * pixel_ratio
+    pixmap = QPixmap.fromImage(
+        image.scaled(
+            size.toSize(),
+            Qt.AspectRatioMode.IgnoreAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+    )
+    pixmap.setDevicePixelRatio(pixel_ratio)
+    return pixmap
 
 
 def render_marked(
@@ -138,7 +159,9 @@ class ScreenshotView(QWidget):
     """A screenshot scaled to fit the widget, aspect kept, with the acted-on point marked.
 
     Used by the approval dialog and the step detail; both have the image read off the GUI
-    thread (ImageLoader) and hand it over with `set_image`.
+    thread (ImageLoader) and hand it over with `set_image`. The image is scaled once per image
+    and size, not on every paint (a smooth scale of a screenshot is 1-2 ms, and the step
+    detail repaints with every step of a live run).
 
     Attributes:
         image: the screenshot shown, or None (then `placeholder` is drawn instead).
@@ -152,6 +175,8 @@ class ScreenshotView(QWidget):
         self.target: tuple[int, int] | None = None
         self.grounded: Grounded | None = None
         self.placeholder = "No screenshot"
+        self._scaled: QPixmap | None = None
+        self._scaled_for: tuple[int, QSize, float] | None = None  # image, widget size, ratio
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAccessibleName("Screenshot")
 
@@ -164,6 +189,8 @@ class ScreenshotView(QWidget):
         self.image = image
         self.target = target
         self.grounded = grounded
+        if image is None:
+            self._scaled = self._scaled_for = None
         description = (
             "screenshot with the target at {}, {}".format(*target)
             if image is not None and target is not None
@@ -185,6 +212,15 @@ class ScreenshotView(QWidget):
             return None
         return map_target(self.image.size(), self.image_rect(), self.target)
 
+    def _scaled_image(self, bounds: QRectF) -> QPixmap:
+        assert self.image is not None
+        ratio = self.devicePixelRatioF()
+        key = (self.image.cacheKey(), self.size(), ratio)
+        if self._scaled is None or self._scaled_for != key:
+            self._scaled = scaled_to_fit(self.image, bounds, ratio)
+            self._scaled_for = key
+        return self._scaled
+
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         return QSize(480, 270)
 
@@ -198,8 +234,14 @@ class ScreenshotView(QWidget):
                 painter.setPen(self.palette().placeholderText().color())
                 painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.placeholder)
             else:
+                bounds = QRectF(self.rect())
                 paint_screenshot(
-                    painter, QRectF(self.rect()), self.image, self.target, self.grounded
+                    painter,
+                    bounds,
+                    self.image,
+                    self.target,
+                    self.grounded,
+                    scaled=self._scaled_image(bounds),
                 )
         finally:
             painter.end()
