@@ -3,7 +3,8 @@
     python benchmarks/loop_overhead.py [--turns 500] [--image-kb 136] [--dir PARENT]
 
 Each turn stores 3 step rows twice (running, then final), the run once, and a
-screenshot plus a thumbnail file; the model answers `wait 0` at once and the tool
+screenshot plus a thumbnail file, in two writes handed to the store's thread (one before
+the model is asked, one before the tool runs); the model answers `wait 0` at once and the tool
 does nothing, so a turn's wall time is the loop's and the store's overhead. The
 same run against an in-memory repository shows the store's share. Target: median
 and p99 <= 5 ms per turn.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from desktop_agent.core.errors import PlannerError
 from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
+    Artifact,
     Decision,
     Element,
     Grounding,
@@ -21,6 +22,7 @@ from desktop_agent.core.models import (
     RunStatus,
     RunView,
     StepView,
+    StoreWrite,
     TaskSpec,
     ToolResult,
     utcnow,
@@ -39,6 +41,8 @@ class MemoryRepository:
         self.artifacts: dict[str, bytes] = {}
         self.grants: set[str] = set()
         self.routines: dict[str, Routine] = {}
+        #: every `write`, as it was handed over
+        self.writes: list[tuple[StoreWrite, ...]] = []
         self._ids = itertools.count(1)
 
     async def create_run(self, spec: TaskSpec, *, run_id: str | None = None) -> RunView:
@@ -65,9 +69,25 @@ class MemoryRepository:
         return [s for _, s in sorted(self.steps.get(run_id, {}).items())]
 
     async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
-        path = f"runs/{run_id}/{name}"
+        path = self.artifact_path(run_id, name)
         self.artifacts[path] = data
         return path
+
+    def artifact_path(self, run_id: str, name: str) -> str:
+        return f"runs/{run_id}/{name}"
+
+    async def write(self, writes: Sequence[StoreWrite]) -> None:
+        """As the SQLite store's: the files first, then the rows in order."""
+        writes = tuple(writes)
+        self.writes.append(writes)
+        for item in writes:
+            if isinstance(item, Artifact):
+                await self.save_artifact(item.run_id, item.name, item.data)
+        for item in writes:
+            if isinstance(item, StepView):
+                await self.save_step(item)
+            elif isinstance(item, RunView):
+                await self.save_run(item)
 
     async def delete_run(self, run_id: str) -> bool:
         self.steps.pop(run_id, None)

@@ -48,6 +48,7 @@ from desktop_agent.core.models import (
     REDACTED,
     ApprovalDecision,
     ApprovalRequest,
+    Artifact,
     Decision,
     Effect,
     Grounding,
@@ -60,6 +61,7 @@ from desktop_agent.core.models import (
     StepStatus,
     StepView,
     StopReason,
+    StoreWrite,
     ToolResult,
     utcnow,
 )
@@ -186,6 +188,10 @@ class _TaskLoop:
         #: the observation taken after the last action, for the next turn
         self._ready: Observation | None = None
         self._since = 0.0
+        #: rows and files not stored yet, and the events that wait for them: stored as one
+        #: write before the loop next waits on the outside world, then told (`_settle`)
+        self._held_writes: list[StoreWrite] = []
+        self._held_events: list[TaskLoopEvent] = []
 
     # ── the run ──────────────────────────────────────────────────────────────
 
@@ -207,17 +213,17 @@ class _TaskLoop:
                 await self._pause_point()
                 await self._turn()
         except StopRequested:
-            await self._close_open_step("stopped by the user")
+            self._close_open_step("stopped by the user")
             self.outcome = _Outcome(RunStatus.STOPPED, StopReason.USER_STOP, "stopped by the user")
         except asyncio.CancelledError:
             # The consumer went away (window closed, client gone): the run ends as a user stop.
-            await self._close_open_step("stopped: the viewer went away")
+            self._close_open_step("stopped: the viewer went away")
             await self._finish(
                 _Outcome(RunStatus.STOPPED, StopReason.USER_STOP, "the viewer went away")
             )
             raise
         except Exception as error:  # noqa: BLE001 - a fault must end the run, not vanish
-            await self._close_open_step(_describe(error))
+            self._close_open_step(_describe(error))
             self.outcome = _Outcome(
                 RunStatus.FAILED, StopReason.ERROR, f"unexpected fault: {_describe(error)}"
             )
@@ -226,10 +232,12 @@ class _TaskLoop:
         return final
 
     async def _finish(self, outcome: _Outcome) -> RunView:
-        """Revoke the run's grants and store its end. A store that fails now (disk full,
-        database locked) does not keep the run from ending: its row stays active, and the
-        store's recovery marks it interrupted when this process opens the store again or
-        another one does after this process has ended (store/recovery.py)."""
+        """Revoke the run's grants and store its end with whatever is held (a write that
+        failed before is tried once more with it). A store that fails now (disk full,
+        database locked) does not keep the run from ending: its row stays active, the held
+        events are not told (they were not stored), and the store's recovery marks it
+        interrupted when this process opens the store again or another one does after this
+        process has ended (store/recovery.py)."""
         self.deps.permissions.revoke_run(self.run.id)
         self.run = self.run.with_(
             status=outcome.status,
@@ -237,9 +245,12 @@ class _TaskLoop:
             message=outcome.message,
             finished_at=self.deps.now(),
         )
+        self._held_writes.append(self.run)
         try:
-            await self.deps.repo.save_run(self.run)
+            await self._settle(pace=False)  # no next step for a viewer to catch up with
         except Exception as error:  # noqa: BLE001 - the end must be told even if not stored
+            self._held_writes.clear()
+            self._held_events.clear()
             self.run = self.run.with_(
                 message=f"{outcome.message} (the end was not stored: {_describe(error)})".lstrip()
             )
@@ -251,13 +262,12 @@ class _TaskLoop:
         if not self.control.pause_requested:
             return False
         self.run = self.run.with_(status=RunStatus.PAUSED)
-        await self.deps.repo.save_run(self.run)
-        self.emit(RunPaused(self.run, reason=self.control.pause_reason))
+        self._tell(RunPaused(self.run, reason=self.control.pause_reason), self.run)
+        await self._settle()
         await self.control.wait_resumed()
         self._ready = None  # the user may have changed the screen: observe it afresh
         self.run = self.run.with_(status=RunStatus.RUNNING)
-        await self.deps.repo.save_run(self.run)
-        self.emit(RunResumed(self.run))
+        self._tell(RunResumed(self.run), self.run)
         return True
 
     # ── one turn ─────────────────────────────────────────────────────────────
@@ -271,11 +281,11 @@ class _TaskLoop:
                 decided = await self._ground(turn, decided, observation)
                 if await self._pause_point():
                     # the user may have changed the screen meanwhile: the decision is stale
-                    await self._skip_stale(turn, decided)
+                    self._skip_stale(turn, decided)
                 else:
                     await self._act(turn, decided, observation)
         self.run = self.run.with_(step_count=turn)
-        await self.deps.repo.save_run(self.run)
+        self._held_writes.append(self.run)
         if self.outcome is None:
             self.outcome = self._limits()
 
@@ -307,8 +317,7 @@ class _TaskLoop:
         return "unknown"
 
     async def _observe(self, turn: int) -> Observation | None:
-        deps = self.deps
-        step = await self._begin(turn, StepKind.OBSERVE, OBSERVE_TOOL, {})
+        step = self._begin(turn, StepKind.OBSERVE, OBSERVE_TOOL, {})
         # the screen as the last action left it, taken for its effect check: not taken twice
         observation, self._ready = self._ready, None
         if observation is None:
@@ -316,18 +325,16 @@ class _TaskLoop:
             if observation is None:
                 return None
         ext = "png" if observation.mime == "image/png" else "jpg"
-        path = await deps.repo.save_artifact(self.run.id, f"{turn:04d}.{ext}", observation.image)
+        path = self._keep_file(f"{turn:04d}.{ext}", observation.image)
         thumb = None
         if observation.thumbnail:
-            thumb = await deps.repo.save_artifact(
-                self.run.id, f"{turn:04d}.thumb.jpg", observation.thumbnail
-            )
+            thumb = self._keep_file(f"{turn:04d}.thumb.jpg", observation.thumbnail)
         observation = observation.with_(screenshot_path=path)
         summary = (
             f"screenshot {observation.width}x{observation.height}, "
             f"{len(observation.elements)} elements"
         )
-        await self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
+        self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
         return observation
 
     async def _capture(self, step: StepView) -> Observation | None:
@@ -337,13 +344,13 @@ class _TaskLoop:
         breaker = deps.breakers[OBSERVE_TOOL]
         if not breaker.acquire():
             message = _breaker_message(OBSERVE_TOOL, breaker.retry_in_s())
-            await self._fail(step, StepStatus.FAILED, message)
+            self._fail(step, StepStatus.FAILED, message)
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return None
         with breaker.slot() as slot:
             try:
-                observation = await self.control.guard(
-                    _within(
+                observation = await self._outside(
+                    lambda: _within(
                         deps.observe_timeout_s,
                         "the observation did not finish",
                         deps.observer.observe,
@@ -353,7 +360,7 @@ class _TaskLoop:
                 raise
             except Exception as error:  # noqa: BLE001 - any observer fault is a failed step
                 slot.record(False)
-                await self._fail(step, StepStatus.FAILED, _describe(error))
+                self._fail(step, StepStatus.FAILED, _describe(error))
                 return None
             slot.record(True)
         return observation
@@ -366,8 +373,8 @@ class _TaskLoop:
         (effect, a note for the model: "" or "no visible change…")."""
         await self._after_action()
         try:
-            after = await self.control.guard(
-                _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
+            after = await self._outside(
+                lambda: _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
             )
         except (StopRequested, asyncio.CancelledError):
             raise
@@ -391,19 +398,19 @@ class _TaskLoop:
         if hook is None:
             return
         try:
-            await self.control.guard(_within(self.deps.observe_timeout_s, "after_action", hook))
+            await self._outside(lambda: _within(self.deps.observe_timeout_s, "after_action", hook))
         except (StopRequested, asyncio.CancelledError):
             raise
         except Exception:  # noqa: BLE001 - e.g. the watch's X connection went away
             log.warning("run %s: the after-action hook failed", self.run.id, exc_info=True)
 
-    async def _skip_stale(self, turn: int, decided: _Decided) -> None:
-        step = await self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
-        await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+    def _skip_stale(self, turn: int, decided: _Decided) -> None:
+        step = self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
+        self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
 
     async def _decide(self, turn: int, observation: Observation) -> _Decided | None:
         deps = self.deps
-        step = await self._begin(turn, StepKind.DECIDE, None, {})
+        step = self._begin(turn, StepKind.DECIDE, None, {})
         request = DecideRequest(
             goal=self.run.goal,
             run_id=self.run.id,
@@ -417,9 +424,9 @@ class _TaskLoop:
             ),
         )
         try:
-            decision = await self.control.guard(deps.planner.decide(request))
+            decision = await self._outside(lambda: deps.planner.decide(request))
         except PlannerError as error:
-            await self._fail(step, StepStatus.FAILED, str(error), raw_output=error.raw or None)
+            self._fail(step, StepStatus.FAILED, str(error), raw_output=error.raw or None)
             return None
         usage = decision.usage
         self._count_tokens(request, decision)
@@ -427,7 +434,7 @@ class _TaskLoop:
         decided = _Decided(decision, None, None, {}, ())
         if is_tool:
             decided = await self._validated(decision, observation)
-        await self._end(
+        self._end(
             step,
             StepStatus.OK,
             tool=decision.tool if is_tool else None,
@@ -472,7 +479,7 @@ class _TaskLoop:
         ):
             return decided
         tool = decision.tool or ""
-        step = await self._begin(turn, StepKind.GROUND, tool, {"target": target, "x": x, "y": y})
+        step = self._begin(turn, StepKind.GROUND, tool, {"target": target, "x": x, "y": y})
         observer = self.deps.observer
         region = (
             functools.partial(observer.region, observation)
@@ -481,7 +488,7 @@ class _TaskLoop:
         )
         request = GroundRequest(tool, target, (x, y), observation, region)
         try:
-            grounding = await self.control.guard(grounder.ground(request))
+            grounding = await self._outside(lambda: grounder.ground(request))
         except (StopRequested, asyncio.CancelledError):
             raise
         except Exception as error:  # noqa: BLE001 - grounding is a refinement: keep the point
@@ -503,9 +510,7 @@ class _TaskLoop:
         crop = None
         if grounding.image:
             ext = "png" if grounding.mime == "image/png" else "jpg"
-            crop = await self.deps.repo.save_artifact(
-                self.run.id, f"{turn:04d}.ground.{ext}", grounding.image
-            )
+            crop = self._keep_file(f"{turn:04d}.ground.{ext}", grounding.image)
         usage = grounding.usage
         if usage is not None:
             self._add_tokens(
@@ -516,7 +521,7 @@ class _TaskLoop:
             stored["first"] = list(grounding.first)
         if grounding.crop is not None:
             stored["crop"] = list(grounding.crop)
-        await self._end(
+        self._end(
             step,
             StepStatus.OK,
             args=stored,
@@ -549,7 +554,7 @@ class _TaskLoop:
         )
         run = self.run
         # the faces' totals come with the turn (the window reads no store for them)
-        self.emit(
+        self._tell(
             RunTotals(
                 run.id, run.prompt_tokens, run.completion_tokens, run.tokens_estimated, run.cost
             )
@@ -580,6 +585,7 @@ class _TaskLoop:
             probe = self.deps.executor
         if probe is None or decision.tool not in _FOCUS_TOOLS:
             return None
+        await self._settle()  # before the deadline starts: the store's time is not the probe's
         try:
             async with asyncio.timeout(self.deps.focus_timeout_s):
                 return await self.control.guard(probe.focused_role())
@@ -594,10 +600,10 @@ class _TaskLoop:
         tool = decision.tool or ""
         call = decided.call
         if call is None:
-            step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
+            step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
             error = decided.refusal
             status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
-            await self._fail(step, status, str(error))
+            self._fail(step, status, str(error))
             return
         spec, args = call.spec, call.args
         # asked again now, before anything of the call is told: the focus may have moved
@@ -605,33 +611,33 @@ class _TaskLoop:
         risk = self._assess(call, observation, await self._focused_role(decision))
         if risk.sensitivity.redact and not decided.secrets:
             decided = _Decided.redacted(decision, call, risk.sensitivity)
-        step = await self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
+        step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         # what it acts on, so that a routine saved from this run can find it again
         step = step.with_(element=element_ref(tool, args.model_dump(), observation))
         if denial := own_window_refusal(tool, call.values, observation):
             # before any policy, grant or question: nobody's answer makes this run
-            await self._fail(step, StepStatus.DENIED, denial)
+            self._fail(step, StepStatus.DENIED, denial)
             return
         breaker = deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())
-            await self._fail(step, StepStatus.FAILED, message)
+            self._fail(step, StepStatus.FAILED, message)
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return
         target = _target_of(args, observation)
         with breaker.slot() as slot:
             refusal = await self._gate(turn, spec, decided, risk, observation, target)
             if refusal is not None:
-                await self._fail(step, StepStatus.DENIED, refusal)
+                self._fail(step, StepStatus.DENIED, refusal)
                 return
             if await self._pause_point():  # a pause (a take-over) while the human was asked
-                await self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+                self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
                 return
             context = ToolContext(self.run.id, observation, self.control.cancelled)
             deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
             try:
-                result = await self.control.guard(
-                    _within(
+                result = await self._outside(
+                    lambda: _within(
                         deadline,
                         f"{tool} did not finish",
                         lambda: deps.executor.execute(spec, args, context),
@@ -649,11 +655,9 @@ class _TaskLoop:
                 effect, note = await self._effect_of(tool, args.model_dump(), observation)
             except (StopRequested, asyncio.CancelledError):
                 # the action did run: its row says so, then the stop ends the run
-                await self._end(
-                    step, StepStatus.OK, summary=summary, target=result.target or target
-                )
+                self._end(step, StepStatus.OK, summary=summary, target=result.target or target)
                 raise
-            await self._end(
+            self._end(
                 step,
                 StepStatus.OK,
                 summary=f"{summary} [{note}]" if note else summary,
@@ -661,7 +665,7 @@ class _TaskLoop:
                 effect=effect,
             )
         else:
-            await self._fail(
+            self._fail(
                 step,
                 StepStatus.FAILED,
                 decided.redact(result.error or "failed"),
@@ -701,6 +705,7 @@ class _TaskLoop:
             target=target,
             **_what_to_show(decided, risk),
         )
+        await self._settle()
         self.control.check()  # a stop that came while the step was stored: ask nobody
         self.emit(ApprovalRequested(approval))
         by = "user"
@@ -708,7 +713,7 @@ class _TaskLoop:
             answer = await self.control.guard(self._ask(approval))
         except TimeoutError:
             answer, by = ApprovalDecision.DENY, "timeout"
-        self.emit(ApprovalResolved(approval, answer, by))
+        self._tell(ApprovalResolved(approval, answer, by))
         if answer is ApprovalDecision.DENY:
             return "approval timed out" if by == "timeout" else "denied by the user"
         if answer is ApprovalDecision.RUN and approval.offer_run_grant:
@@ -720,11 +725,9 @@ class _TaskLoop:
         async with asyncio.timeout(self.deps.approval_timeout_s):
             return await self.deps.gate.request(approval)
 
-    # ── step rows ────────────────────────────────────────────────────────────
+    # ── step rows, and what is held for the store ─────────────────────────────
 
-    async def _begin(
-        self, turn: int, kind: StepKind, tool: str | None, args: dict[str, Any]
-    ) -> StepView:
+    def _begin(self, turn: int, kind: StepKind, tool: str | None, args: dict[str, Any]) -> StepView:
         step = StepView(
             run_id=self.run.id,
             seq=len(self.steps) + 1,
@@ -738,11 +741,10 @@ class _TaskLoop:
         self.steps.append(step)
         self.open_step = step
         self._open_since = self.deps.perf()
-        await self.deps.repo.save_step(step)
-        self.emit(StepStarted(step))
+        self._tell(StepStarted(step), step)
         return step
 
-    async def _end(self, step: StepView, status: StepStatus, **fields: Any) -> StepView:
+    def _end(self, step: StepView, status: StepStatus, **fields: Any) -> StepView:
         done = step.with_(
             status=status,
             finished_at=self.deps.now(),
@@ -751,27 +753,57 @@ class _TaskLoop:
         )
         self.steps[done.seq - 1] = done
         self.open_step = None
-        await self.deps.repo.save_step(done)
-        self.emit(StepFinished(done))
-        await self._keep_pace()
+        self._tell(StepFinished(done), done)
         return done
+
+    def _fail(self, step: StepView, status: StepStatus, error: str, **fields: Any) -> None:
+        """End a step that counts as a failure toward max_failures."""
+        self.failures += 1
+        self._end(step, status, error=error, **fields)
+
+    def _close_open_step(self, error: str) -> None:
+        if self.open_step is not None:
+            self._end(self.open_step, StepStatus.SKIPPED, error=error)
+
+    def _keep_file(self, name: str, data: bytes) -> str:
+        """Hold an artifact of this run for the next write; its path relative to the data dir."""
+        self._held_writes.append(Artifact(self.run.id, name, data))
+        return self.deps.repo.artifact_path(self.run.id, name)
+
+    def _tell(self, event: TaskLoopEvent, write: StoreWrite | None = None) -> None:
+        """Tell `event` once `write` and every write held before it are stored: at once when
+        nothing is held, else in order at the next `_settle`."""
+        if write is not None:
+            self._held_writes.append(write)
+        if self._held_writes or self._held_events:
+            self._held_events.append(event)
+        else:
+            self.emit(event)
+
+    async def _settle(self, *, pace: bool = True) -> None:
+        """Store what is held as one write (one hand-off to the store, one transaction), then
+        tell the events that waited for it, in order. Called before every wait on the outside
+        world, so a turn costs one write before the model request and one before the tool:
+        whatever a viewer was told is stored, and a process killed mid-run loses nothing it
+        told. A write that fails stays held (the run's end tries it once more) and raises."""
+        if self._held_writes:
+            await self.deps.repo.write(self._held_writes)
+            self._held_writes = []
+        events, self._held_events = self._held_events, []
+        for event in events:
+            self.emit(event)
+        if pace and any(isinstance(event, StepFinished) for event in events):
+            await self._keep_pace()
+
+    async def _outside(self, start: Callable[[], Awaitable[T]]) -> T:
+        """Settle, then await `start()` (the model, a tool, the screen) guarded by the stop."""
+        await self._settle()
+        return await self.control.guard(start())
 
     async def _keep_pace(self) -> None:
         # never while the run is ending: a stop closes its open step without waiting
         if self.deps.pace is not None and not self.control.stop_requested:
             await self.control.guard(self.deps.pace())
-
-    async def _fail(self, step: StepView, status: StepStatus, error: str, **fields: Any) -> None:
-        """End a step that counts as a failure toward max_failures."""
-        self.failures += 1
-        await self._end(step, status, error=error, **fields)
-
-    async def _close_open_step(self, error: str) -> None:
-        if self.open_step is not None:
-            try:
-                await self._end(self.open_step, StepStatus.SKIPPED, error=error)
-            except Exception:  # noqa: BLE001 - the store failing is often why the run ends
-                self.open_step = None
 
 
 @dataclass(frozen=True, slots=True)

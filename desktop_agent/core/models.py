@@ -285,6 +285,19 @@ class StepView:
 
 
 @dataclass(frozen=True, slots=True)
+class Artifact:
+    """A file of a run (a screenshot, a thumbnail, a crop): runs/<run id>/<name>."""
+
+    run_id: str
+    name: str
+    data: bytes
+
+
+#: what the loop hands to the store: a run's row, a step's row, an artifact file
+StoreWrite = RunView | StepView | Artifact
+
+
+@dataclass(frozen=True, slots=True)
 class ElementRef:
     """What an action acted on, said so that it can be found again on another screen.
 

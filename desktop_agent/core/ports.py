@@ -18,6 +18,7 @@ from desktop_agent.core.models import (
     RunStatus,
     RunView,
     StepView,
+    StoreWrite,
     TaskSpec,
     ToolResult,
 )
@@ -124,16 +125,24 @@ class RunRepository(Protocol):
 
     async def save_run(self, run: RunView) -> None: ...
 
-    async def save_step(self, step: StepView) -> None: ...
-
     async def list_steps(self, run_id: str) -> list[StepView]: ...
 
     async def delete_run(self, run_id: str) -> bool:
         """Forget a run and its steps (a start that was refused); True when it existed."""
         ...
 
-    async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
-        """Write runs/<run id>/<name> off the event loop; the path relative to the data dir."""
+    async def write(self, writes: Sequence[StoreWrite]) -> None:
+        """Store these as one, off the event loop: the artifact files first, then every row
+        in order in one transaction (all of the rows or none); raises StoreError.
+
+        The loop hands over what it holds once before each wait on the outside world (the
+        model, a tool, the screen, a person), so a turn costs one or two of these.
+        """
+        ...
+
+    def artifact_path(self, run_id: str, name: str) -> str:
+        """Where `write` puts the Artifact (run_id, name): relative to the data dir, with
+        forward slashes; StoreError for a name that is not one plain file name part."""
         ...
 
     async def list_grants(self) -> set[str]: ...

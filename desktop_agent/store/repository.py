@@ -15,7 +15,15 @@ from typing import Any, TypeVar
 import peewee
 
 from desktop_agent.core.errors import StoreError
-from desktop_agent.core.models import RunStatus, RunView, StepView, TaskSpec, utcnow
+from desktop_agent.core.models import (
+    Artifact,
+    RunStatus,
+    RunView,
+    StepView,
+    StoreWrite,
+    TaskSpec,
+    utcnow,
+)
 from desktop_agent.core.routine import Routine
 from desktop_agent.store import artifacts, routines
 from desktop_agent.store.db import (
@@ -233,6 +241,18 @@ class SqliteRunRepository:
         artifacts.write_file(self.data_dir / relative, data)
         return relative
 
+    def _write(self, writes: Sequence[StoreWrite]) -> None:
+        # The files first: a row is never committed pointing at a file not yet written.
+        for item in writes:
+            if isinstance(item, Artifact):
+                self._save_artifact(item.run_id, item.name, item.data)
+        with self._db.atomic():
+            for item in writes:
+                if isinstance(item, StepView):
+                    self._save_step(item)
+                elif isinstance(item, RunView):
+                    self._save_run(item)
+
     def _delete_run(self, run_id: str) -> bool:
         runs, steps = self._tables.runs, self._tables.steps
         with self._db.atomic():
@@ -287,6 +307,14 @@ class SqliteRunRepository:
     async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
         """Write runs/<run id>/<name> off the event loop; the path relative to the data dir."""
         return await self._call(self._save_artifact, run_id, name, data)
+
+    async def write(self, writes: Sequence[StoreWrite]) -> None:
+        """Artifact files, then every row in one transaction: one hand-off to the store's
+        thread for what the loop did between two waits on the outside world."""
+        await self._call(self._write, tuple(writes))
+
+    def artifact_path(self, run_id: str, name: str) -> str:
+        return artifacts.relative_path(run_id, name)
 
     async def delete_run(self, run_id: str) -> bool:
         """Forget a run and its steps (a start that was refused); True when it existed."""

@@ -1,4 +1,5 @@
-"""A real run on the real store that prints `ack <seq> <status>` after each step row is stored.
+"""A real run on the real store that prints `ack <seq> <status>` for each step row stored,
+once the write that held it has returned.
 
 Run as `python -m tests.crash.worker DATA_DIR` from the repository root; the crash
 tests kill it with SIGKILL at chosen points and then inspect the store.
@@ -8,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
-from desktop_agent.core.models import Policy, RunStatus, RunView, StepView, TaskSpec
+from desktop_agent.core.models import Policy, RunStatus, RunView, StepView, StoreWrite, TaskSpec
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.runner import RunnerServices, TaskRunnerService
 from desktop_agent.store import SqliteRunRepository
@@ -28,9 +30,11 @@ class AckingRepository:
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
-    async def save_step(self, step: StepView) -> None:
-        await self.inner.save_step(step)
-        print(f"ack {step.seq} {step.status.value}", flush=True)
+    async def write(self, writes: Sequence[StoreWrite]) -> None:
+        await self.inner.write(writes)
+        for item in writes:
+            if isinstance(item, StepView):
+                print(f"ack {item.seq} {item.status.value}", flush=True)
 
     async def save_run(self, run: RunView) -> None:
         await self.inner.save_run(run)

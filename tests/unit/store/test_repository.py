@@ -11,6 +11,7 @@ import pytest
 
 from desktop_agent.core.errors import StoreError
 from desktop_agent.core.models import (
+    Artifact,
     Effect,
     RunStatus,
     RunView,
@@ -225,6 +226,45 @@ async def test_artifacts_are_written_under_runs_of_the_data_dir(
     assert path == f"runs/{run.id}/0001.jpg"
     assert (tmp_path / path).read_bytes() == b"\xff\xd8jpeg"
     assert sorted(p.name for p in (tmp_path / "runs" / run.id).iterdir()) == ["0001.jpg"]
+
+
+async def test_a_write_stores_its_files_and_all_its_rows_in_one_hand_off(
+    repo: SqliteRunRepository, tmp_path: Path
+) -> None:
+    run = await repo.create_run(TaskSpec("g"))
+    running = full_step(run.id, 1, status=StepStatus.RUNNING, finished_at=None)
+    shot = repo.artifact_path(run.id, "0001.jpg")
+    await repo.write(
+        [
+            running,
+            Artifact(run.id, "0001.jpg", b"\xff\xd8jpeg"),
+            running.with_(status=StepStatus.OK, screenshot=shot),
+            full_step(run.id, 2),
+            run.with_(status=RunStatus.RUNNING, step_count=1),
+        ]
+    )
+    assert shot == f"runs/{run.id}/0001.jpg"
+    assert (tmp_path / shot).read_bytes() == b"\xff\xd8jpeg"
+    steps = await repo.list_steps(run.id)
+    assert [(step.seq, step.status) for step in steps] == [(1, StepStatus.OK), (2, StepStatus.OK)]
+    assert steps[0].screenshot == shot
+    stored = await repo.get_run(run.id)
+    assert stored is not None and (stored.status, stored.step_count) == (RunStatus.RUNNING, 1)
+
+
+async def test_a_write_that_fails_stores_none_of_its_rows(repo: SqliteRunRepository) -> None:
+    run = await repo.create_run(TaskSpec("g"))
+    with pytest.raises(StoreError, match="no such run"):
+        await repo.write(
+            [
+                full_step(run.id, 1),
+                run.with_(status=RunStatus.RUNNING, step_count=1),
+                full_step("no-such-run", 1),
+            ]
+        )
+    assert await repo.list_steps(run.id) == []
+    stored = await repo.get_run(run.id)
+    assert stored is not None and stored.status is RunStatus.QUEUED
 
 
 @pytest.mark.parametrize("name", ["", "..", "../escape.jpg", "a/b.jpg", "a\\b.jpg", " x.jpg"])

@@ -4,13 +4,14 @@ run_finished is emitted, its grants are revoked — and the next start marks it 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.control import RunControl
-from desktop_agent.core.events import RunFinished, RunStarted, TaskLoopEvent
+from desktop_agent.core.events import RunFinished, RunStarted, StepFinished, TaskLoopEvent
 from desktop_agent.core.loop import LoopDeps, run_task_loop
 from desktop_agent.core.models import (
     ApprovalDecision,
@@ -18,6 +19,7 @@ from desktop_agent.core.models import (
     RunView,
     StepStatus,
     StopReason,
+    StoreWrite,
     TaskSpec,
 )
 from desktop_agent.core.permissions import Permissions
@@ -29,22 +31,30 @@ TOOLS = ("click", "wait")
 
 
 class FailingStore(SqliteRunRepository):
-    """The real store, whose writes fail from a chosen moment on, like a full disk would."""
+    """The real store, whose writes fail at chosen moments, as a full disk or a database
+    locked by another process would make them fail."""
 
     fail_run_end = False
-    fail_steps_after: int | None = None
-    steps_saved = 0
+    #: writes numbered from 1; those from `fail_from` on fail, `fail_times` of them
+    fail_from: int | None = None
+    fail_times = 1_000_000
+    writes_asked = 0
 
     async def save_run(self, run: RunView) -> None:
         if self.fail_run_end and run.status.is_terminal:
             raise sqlite3.OperationalError("database or disk is full")
         await super().save_run(run)
 
-    async def save_step(self, step: Any) -> None:
-        if self.fail_steps_after is not None and self.steps_saved >= self.fail_steps_after:
+    async def write(self, writes: Sequence[StoreWrite]) -> None:
+        self.writes_asked += 1
+        if self.fail_run_end and any(
+            isinstance(item, RunView) and item.status.is_terminal for item in writes
+        ):
+            raise sqlite3.OperationalError("database or disk is full")
+        start = self.fail_from
+        if start is not None and start <= self.writes_asked < start + self.fail_times:
             raise sqlite3.OperationalError("database is locked")
-        self.steps_saved += 1
-        await super().save_step(step)
+        await super().write(writes)
 
 
 def open_failing(data_dir: Path, owner: ProcessIdentity | None = None) -> FailingStore:
@@ -141,7 +151,9 @@ async def test_a_store_failing_mid_run_ends_it_failed_with_run_finished(tmp_path
     permissions = Permissions()
     store = open_failing(tmp_path)
     try:
-        store.fail_steps_after = 3  # observe started, observe ended, decide started
+        # 1: observe started; 2: observed, decide started; from 3 on (the decision, the
+        # action started, before the person is asked) every write fails
+        store.fail_from = 3
         run, events = await run_once(
             store, permissions, ScriptedPlanner([tool("click", x=1, y=1), done()])
         )
@@ -152,9 +164,11 @@ async def test_a_store_failing_mid_run_ends_it_failed_with_run_finished(tmp_path
     assert isinstance(finished, RunFinished)
     assert (finished.run.status, finished.run.stop_reason) == (RunStatus.FAILED, StopReason.ERROR)
     assert "database is locked" in finished.run.message
+    # nothing that was not stored was told: the decision's end never was
+    told = [(e.step.kind.value, e.step.status) for e in events if isinstance(e, StepFinished)]
+    assert told == [("observe", StepStatus.OK)]
     with SqliteRunRepository.open(tmp_path) as reopened:
-        stored = reopened.get_run_sync(run.id)
-        assert stored is not None and stored.status is RunStatus.FAILED
+        assert list(reopened.recovered) == [run.id]
         # the decide row whose end could not be stored is closed by the reopen
         steps = reopened.list_steps_sync(run.id)
         assert [(step.kind.value, step.status) for step in steps] == [
@@ -162,6 +176,39 @@ async def test_a_store_failing_mid_run_ends_it_failed_with_run_finished(tmp_path
             ("decide", StepStatus.SKIPPED),
         ]
         assert steps[-1].error == "interrupted"
+
+
+async def test_a_write_that_failed_once_is_stored_with_the_runs_end(tmp_path: Path) -> None:
+    """A write refused once (the database locked by another process for longer than the busy
+    timeout) ends the run failed; the run's end stores what that write held, so the history
+    is whole: the decision, the action skipped, the run failed."""
+    store = open_failing(tmp_path)
+    try:
+        store.fail_from, store.fail_times = 3, 1
+        run, events = await run_once(
+            store, Permissions(), ScriptedPlanner([tool("click", x=1, y=1), done()])
+        )
+        finished = events[-1]
+        assert isinstance(finished, RunFinished)
+        assert (finished.run.status, finished.run.stop_reason) == (
+            RunStatus.FAILED,
+            StopReason.ERROR,
+        )
+        assert "database is locked" in finished.run.message
+        assert "not stored" not in finished.run.message
+        stored = await store.get_run(run.id)
+        assert stored is not None and stored.status is RunStatus.FAILED
+        steps = await store.list_steps(run.id)
+    finally:
+        store.close()
+    assert [(step.kind.value, step.status) for step in steps] == [
+        ("observe", StepStatus.OK),
+        ("decide", StepStatus.OK),
+        ("action", StepStatus.SKIPPED),
+    ]
+    # every stored step was told, in the order stored, and nothing else
+    told = [e.step for e in events if isinstance(e, StepFinished)]
+    assert told == steps
 
 
 async def test_a_store_failing_at_the_start_still_tells_start_and_end(tmp_path: Path) -> None:
