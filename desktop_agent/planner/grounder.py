@@ -166,30 +166,20 @@ class ModelGrounder:
             zoomer.profile, request.target, url, crop.sent_width, crop.sent_height
         )
         place = f"{crop.width}x{crop.height} crop at {crop.left},{crop.top}"
-        kept = {"point": first, "first": first, "refined": False, "crop": crop.box}
-        try:
-            answer = await self._ask(zoomer, messages, crop.sent_width, crop.sent_height)
-        except PlannerError as error:
-            return tally.grounding(
-                **kept, image=image, summary=f"kept the first point {_xy(first)}: {error}"
-            )
-        tally.add(answer)
-        try:
-            point = crop.to_screenshot(zoomer.profile, *parse_point(answer.text))
-        except PlannerError as error:
-            return tally.grounding(
-                **kept,
-                image=image,
-                summary=f"kept the first point {_xy(first)}: the answer on the {place} was "
-                f"not usable: {error}",
-            )
+        point = await self._point(
+            zoomer,
+            messages,
+            (crop.sent_width, crop.sent_height),
+            lambda x, y: crop.to_screenshot(zoomer.profile, x, y),
+            tally,
+            answer=f"the answer on the {place}",
+        )
+        if isinstance(point, str):
+            summary, point, refined = f"kept the first point {_xy(first)}: {point}", first, False
+        else:
+            summary, refined = f"refined {_xy(first)} → {_xy(point)} on a {place}", True
         return tally.grounding(
-            point=point,
-            first=first,
-            refined=True,
-            crop=crop.box,
-            image=image,
-            summary=f"refined {_xy(first)} → {_xy(point)} on a {place}",
+            point=point, first=first, refined=refined, crop=crop.box, image=image, summary=summary
         )
 
     async def _crop(self, request: GroundRequest, crop: Crop) -> bytes:
@@ -210,28 +200,49 @@ class ModelGrounder:
     ) -> tuple[int, int] | Grounding:
         """The grounder's point on the whole screenshot, or the Grounding that keeps the
         planner's point (the grounder failed)."""
-        observation = request.observation
-        shown = await shown_image(observation, grounder.profile)
+        width, height = request.observation.width, request.observation.height
+        shown = await shown_image(request.observation, grounder.profile)
         messages = point_messages(
             grounder.profile, request.target, shown.url, shown.width, shown.height
         )
-        kept = {"point": request.point, "first": request.point, "refined": False}
-        try:
-            answer = await self._ask(grounder, messages, shown.width, shown.height)
-        except PlannerError as error:
+        point = await self._point(
+            grounder,
+            messages,
+            (shown.width, shown.height),
+            lambda x, y: to_screenshot(grounder.profile, x, y, width, height),
+            tally,
+            answer=f"the answer of {_who(grounder)}",
+        )
+        if isinstance(point, str):
             return tally.grounding(
-                **kept, summary=f"kept the planner's point {_xy(request.point)}: {error}"
+                point=request.point,
+                first=request.point,
+                refined=False,
+                summary=f"kept the planner's point {_xy(request.point)}: {point}",
             )
-        tally.add(answer)
+        return point
+
+    async def _point(
+        self,
+        model: OpenAIPlanner,
+        messages: list[dict[str, Any]],
+        sent: tuple[int, int],
+        to_point: Callable[[float, float], tuple[int, int]],
+        tally: _Tally,
+        *,
+        answer: str,
+    ) -> tuple[int, int] | str:
+        """`model`'s point in screenshot pixels (`to_point` maps its answer there), or why
+        there is none: the request failed, or `answer` was not usable."""
         try:
-            x, y = parse_point(answer.text)
-            return to_screenshot(grounder.profile, x, y, observation.width, observation.height)
+            asked = await self._ask(model, messages, *sent)
         except PlannerError as error:
-            return tally.grounding(
-                **kept,
-                summary=f"kept the planner's point {_xy(request.point)}: the answer of "
-                f"{_who(grounder)} was not usable: {error}",
-            )
+            return str(error)
+        tally.add(asked)
+        try:
+            return to_point(*parse_point(asked.text))
+        except PlannerError as error:
+            return f"{answer} was not usable: {error}"
 
     async def _ask(
         self, model: OpenAIPlanner, messages: list[dict[str, Any]], width: int, height: int
