@@ -19,13 +19,9 @@ from tests.support.model_server import ModelServer, serve_in_thread
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
-    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DISPLAY"):
-        monkeypatch.delenv(name, raising=False)
+def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-reach-a-probe")
-    return home
+    return isolated_home
 
 
 def _closed_port() -> int:

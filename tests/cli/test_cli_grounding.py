@@ -11,14 +11,7 @@ import pytest
 from desktop_agent.cli import EXIT_REFUSED, build_parser, main
 from desktop_agent.cli.commands import _settings_for
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
-    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DESKTOP_AGENT_GROUNDING"):
-        monkeypatch.delenv(name, raising=False)
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def test_a_grounding_model_on_the_command_line_is_the_runs_grounder() -> None:

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from desktop_agent.cli import EXIT_REFUSED, build_parser, main
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
-    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DISPLAY"):
-        monkeypatch.delenv(name, raising=False)
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.mark.parametrize("command", [["run", "x"], ["doctor"]])

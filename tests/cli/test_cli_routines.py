@@ -29,15 +29,7 @@ from desktop_agent.routines.schedule import schtasks_xml, systemd_units
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import make_observation
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DISPLAY"):
-        monkeypatch.delenv(name, raising=False)
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 SCREEN = make_observation(

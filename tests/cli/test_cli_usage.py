@@ -11,14 +11,7 @@ import pytest
 from desktop_agent.cli import EXIT_REFUSED, main
 from tests.support.model_server import ModelServer, serve_in_thread
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
-    for name in ("DESKTOP_AGENT_BASE_URL", "DESKTOP_AGENT_MODEL", "DISPLAY"):
-        monkeypatch.delenv(name, raising=False)
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:

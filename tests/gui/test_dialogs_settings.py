@@ -21,6 +21,7 @@ from desktop_agent.settings import (
     to_toml,
 )
 from desktop_agent.ui.settings_dialog import SettingsDialog
+from tests.gui.test_dialogs_settings_profile import saved as saved_after_save_click
 from tests.support.keyrings import MemoryKeyring
 from tests.support.keyrings import memory_keyring as keyring_in_memory
 
@@ -340,20 +341,6 @@ async def until(predicate: Callable[[], object]) -> None:
 
 
 # ── API key ─────────────────────────────────────────────────────────────────
-
-
-def saved_after_save_click(qloop: Any, dialog: SettingsDialog) -> Settings:
-    """Press Save and await `saved` on the loop (a typed key is stored off the GUI thread)."""
-    got: list[Settings] = []
-    dialog.saved.connect(got.append)
-
-    async def scenario() -> None:
-        dialog.on_save_clicked()
-        while not got:  # noqa: ASYNC110 - the signal, delivered on the loop's thread
-            await asyncio.sleep(0.005)
-
-    qloop.run_until_complete(asyncio.wait_for(scenario(), 10))
-    return got[0]
 
 
 def test_api_key_is_stored_in_the_keyring_never_in_the_settings(

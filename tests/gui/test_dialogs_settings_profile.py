@@ -32,6 +32,7 @@ def box(dialog: SettingsDialog, name: str) -> QComboBox:
 
 
 def saved(qloop: Any, dialog: SettingsDialog) -> Settings:
+    """Press Save and await `saved` on the loop (a typed key is stored off the GUI thread)."""
     got: list[Settings] = []
     dialog.saved.connect(got.append)
 
