@@ -6,7 +6,6 @@ from desktop_agent.planner.capabilities import (
     VisionCache,
     VisionVerdict,
     check_reachable,
-    ensure_vision,
     resolve_vision,
 )
 from desktop_agent.planner.client import OpenAIPlanner, ResponseFormatMemory
@@ -18,7 +17,6 @@ __all__ = [
     "VisionCache",
     "VisionVerdict",
     "check_reachable",
-    "ensure_vision",
     "parse_decision",
     "resolve_vision",
 ]

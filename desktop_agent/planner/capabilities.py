@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from desktop_agent.core.errors import ModelNotListed, ModelUnreachable, VisionRequired
+from desktop_agent.core.errors import ModelNotListed, ModelUnreachable
 
 if TYPE_CHECKING:
     import aiohttp
@@ -261,24 +261,6 @@ def vision_refusal(model: str, base_url: str, verdict: VisionVerdict) -> str:
         f"model {model!r} at {base_url} cannot see screenshots ({verdict.detail}); "
         f"choose a vision model such as qwen2.5vl, or {fix}"
     )
-
-
-async def ensure_vision(
-    *,
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    setting: VisionSetting,
-    http: aiohttp.ClientSession | None = None,
-    cache: VisionCache | None = None,
-) -> VisionVerdict:
-    """The verdict when the model can see; VisionRequired (one line, says the fix) when not."""
-    verdict = await resolve_vision(
-        base_url=base_url, model=model, api_key=api_key, setting=setting, http=http, cache=cache
-    )
-    if not verdict.can_see:
-        raise VisionRequired(vision_refusal(model, base_url, verdict))
-    return verdict
 
 
 async def check_reachable(

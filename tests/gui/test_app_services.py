@@ -268,7 +268,6 @@ def test_the_agent_opens_its_store_and_reads_the_api_key_off_the_gui_thread(
     monkeypatch.setattr(SqliteRunRepository, "open", classmethod(recording_open))
     monkeypatch.setattr(desktop_agent.settings, "api_key_for", recording_key)
     monkeypatch.setattr(desktop_agent.planner, "check_reachable", answers)
-    monkeypatch.setattr(desktop_agent.planner, "ensure_vision", answers)
 
     async def scenario() -> None:
         settings = Settings(base_url="http://127.0.0.1:9/v1")  # the key is for this server

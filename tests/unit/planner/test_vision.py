@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_agent.core.errors import ModelUnreachable, VisionRequired
-from desktop_agent.planner import (
-    VisionCache,
-    VisionVerdict,
-    check_reachable,
-    ensure_vision,
-    resolve_vision,
+from desktop_agent.core.errors import ModelUnreachable
+from desktop_agent.planner import VisionCache, VisionVerdict, check_reachable, resolve_vision
+from desktop_agent.planner.capabilities import (
+    VisionSetting,
+    name_suggests_vision,
+    server_root,
+    vision_refusal,
 )
-from desktop_agent.planner.capabilities import VisionSetting, name_suggests_vision, server_root
 from tests.support.model_server import ModelServer
 from tests.unit.planner.conftest import closed_port
+
+
+async def _refusal(base_url: str, model: str, setting: VisionSetting, cache: VisionCache) -> str:
+    """The one line a run is refused with (as the model check's refusal): the model cannot see."""
+    verdict = await resolve_vision(
+        base_url=base_url, model=model, api_key=None, setting=setting, cache=cache
+    )
+    assert not verdict.can_see
+    return vision_refusal(model, base_url, verdict)
 
 
 async def _resolve(
@@ -56,15 +64,8 @@ async def test_ollama_without_vision_is_final_even_for_a_vision_like_name(
     cache: VisionCache,
 ) -> None:
     async with ModelServer(ollama={"llava-text": ["completion", "tools"]}) as server:
-        with pytest.raises(VisionRequired) as caught:
-            await ensure_vision(
-                base_url=server.base_url,
-                model="llava-text",
-                api_key=None,
-                setting="auto",
-                cache=cache,
-            )
-    assert str(caught.value) == (
+        refusal = await _refusal(server.base_url, "llava-text", "auto", cache)
+    assert refusal == (
         f"model 'llava-text' at {server.base_url} cannot see screenshots (Ollama lists its "
         "capabilities: completion, tools); choose a vision model such as qwen2.5vl, or if it "
         'can see, run with --vision yes or set vision = "yes" in the settings'
@@ -99,15 +100,7 @@ async def test_ollama_not_knowing_the_model_falls_through(cache: VisionCache) ->
 
 async def test_unknown_model_is_refused_naming_it_and_the_fix(cache: VisionCache) -> None:
     async with ModelServer() as server:
-        with pytest.raises(VisionRequired) as caught:
-            await ensure_vision(
-                base_url=server.base_url,
-                model="mystery-7b",
-                api_key=None,
-                setting="auto",
-                cache=cache,
-            )
-    message = str(caught.value)
+        message = await _refusal(server.base_url, "mystery-7b", "auto", cache)
     assert message.startswith(
         f"cannot tell whether model 'mystery-7b' at {server.base_url} can see screenshots"
     )
@@ -116,16 +109,8 @@ async def test_unknown_model_is_refused_naming_it_and_the_fix(cache: VisionCache
 
 
 async def test_setting_no_refuses_a_vision_model(cache: VisionCache) -> None:
-    with pytest.raises(
-        VisionRequired, match=r'is marked as unable to see screenshots \(vision = "no"\)'
-    ):
-        await ensure_vision(
-            base_url="http://127.0.0.1:9/v1",
-            model="qwen2.5vl",
-            api_key=None,
-            setting="no",
-            cache=cache,
-        )
+    refusal = await _refusal("http://127.0.0.1:9/v1", "qwen2.5vl", "no", cache)
+    assert 'is marked as unable to see screenshots (vision = "no")' in refusal
 
 
 async def test_verdicts_are_cached_per_base_url_and_model(cache: VisionCache) -> None:
