@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -21,12 +21,7 @@ from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
 from desktop_agent.core.replay import replay_run
-from desktop_agent.core.runner import (
-    RunHandle,
-    RunnerServices,
-    TaskRunnerService,
-    close_planner,
-)
+from desktop_agent.core.runner import RunnerServices, TaskRunnerService
 from desktop_agent.core.tools import ToolRegistry
 from desktop_agent.desktop.takeover import InjectionWindows
 
@@ -252,66 +247,6 @@ class Agent:
         refusal = checked.refusal(listed=False)
         if refusal is not None:
             raise refusal
-
-    def admit(
-        self,
-        run: RunView,
-        vision: VisionSetting | None = None,
-        *,
-        forget_if_refused: bool = False,
-        before_run: Callable[[], Awaitable[None]] | None = None,
-        stops_seen: int | None = None,
-    ) -> RunHandle:
-        """The one way a run starts (CLI, API, app): admitted now, so a stop reaches it at once.
-
-        The model and vision checks and the planner are made inside the run (a stop during
-        them ends it stopped / user_stop, before any model request or input); a refusal is
-        raised from the handle's events, and the run is forgotten when `forget_if_refused`
-        (the CLI and the app: a refused start leaves nothing queued) or stays queued (the
-        API, whose POST made it). `before_run` is awaited last (the app gets out of the way).
-        `stops_seen`: `runner.stop_all_count` when the user asked for the run (a stop-all
-        since then ends it at once; see `TaskRunnerService.admit`).
-        """
-
-        async def prepare(admitted: RunView) -> Planner:
-            try:
-                planner = await self.prepare(admitted, vision)
-            except RefusedToStart:
-                if forget_if_refused:
-                    await self.repo.delete_run(admitted.id)
-                raise
-            if before_run is not None:
-                try:
-                    await before_run()
-                except BaseException:
-                    await close_planner(planner)
-                    raise
-            return planner
-
-        return self.runner.admit(run, prepare, stops_seen=stops_seen)
-
-    async def launch(
-        self,
-        goal: str,
-        *,
-        vision: VisionSetting | None = None,
-        before_run: Callable[[], Awaitable[None]] | None = None,
-        stops_seen: int | None = None,
-        **options: Any,
-    ) -> RunHandle:
-        """Record a run for `goal` and admit it (a refused start forgets it); `options` are
-        `create_run`'s.
-
-        A stop-all that comes while the run is on its way in (being recorded, or queued on
-        this loop behind the stop) reaches it too: it ends stopped / user_stop before any
-        model request or input. `stops_seen` is `runner.stop_all_count` when the user asked
-        for the run (read then, on any thread); default: now.
-        """
-        seen = self.runner.stop_all_count if stops_seen is None else stops_seen
-        run = await self.create_run(goal, **options)
-        return self.admit(
-            run, vision, forget_if_refused=True, before_run=before_run, stops_seen=seen
-        )
 
     def watch_user_input(self) -> UserTakeover | None:
         """From now on the user's own input pauses every active run (the setting

@@ -28,13 +28,8 @@ from desktop_agent.api.schemas import (
 )
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
 from desktop_agent.core.events import TaskLoopEvent, event_to_json
-from desktop_agent.core.models import (
-    ApprovalDecision,
-    RunStatus,
-    RunView,
-    StopReason,
-    utcnow,
-)
+from desktop_agent.core.models import ApprovalDecision, RunView
+from desktop_agent.host.starts import NotQueued, QueuedRun, admit
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
@@ -186,24 +181,21 @@ class Routes:
 
     async def _stop(self, request: web.Request, run_id: str) -> None:
         runner = self.agent.runner
-        if runner.stop(run_id):  # running, paused, or still being prepared
+        if runner.stop(run_id):  # running, paused, or still being found or prepared
             return
-        run = await self._load(request)
-        if runner.stop(run_id):  # it was admitted while the store answered
-            return
-        if run.status is not RunStatus.QUEUED:
-            raise Conflict(f"run {run_id} is not running ({run.status.value}); nothing to stop")
-        # A queued run that is stopped never starts: no client can own it any more.
+        # A queued run that is stopped never starts: admitted stopped (in this same step, so
+        # no start of it can slip in between), the runner stores it stopped / user_stop,
+        # "stopped before it started", as any run stopped on its way in.
+        handle = admit(self.agent, QueuedRun(run_id))
+        handle.control.stop()
         self.vision.pop(run_id, None)
-        await self.agent.repo.save_run(
-            run.with_(
-                status=RunStatus.STOPPED,
-                stop_reason=StopReason.USER_STOP,
-                finished_at=utcnow(),
-                message="stopped before it started",
-            )
-        )
-        runner.stop(run_id)  # admitted while it was being stored: it ends stopped too
+        try:
+            async with aclosing(handle.events) as events:
+                async for _ in events:
+                    pass
+        except NotQueued as refusal:
+            status = refusal.run.status.value
+            raise Conflict(f"run {run_id} is not running ({status}); nothing to stop") from None
 
     async def stop_all(self, request: web.Request) -> web.StreamResponse:
         parse_body(await request.read(), NoBody)
@@ -212,20 +204,26 @@ class Routes:
     # ── events ───────────────────────────────────────────────────────────────
 
     async def events(self, request: web.Request) -> web.StreamResponse:
-        stops_seen = self.agent.runner.stop_all_count  # before the store is asked
-        run = await self._load(request)
-        if run.status.is_terminal:
-            return await self._stream(request, self.agent.replay(run.id), run.id)
-        self._refuse_if_controls_only()  # a replay (above) is a show; a start is not
-        if self.agent.runner.is_active(run.id):
-            raise Conflict(f"run {run.id} is running already")
-        if run.status is not RunStatus.QUEUED:
-            raise Conflict(f"run {run.id} is {run.status.value} in another process")
-        # admitted before the model is checked: a stop during the check reaches it
-        # (a stop-all while the store answered found nothing of it to stop: it ends at once)
-        handle = self.agent.admit(run, self.vision.get(run.id), stops_seen=stops_seen)
-        response = await self._stream(request, handle.events, run.id)
-        self.vision.pop(run.id, None)  # kept when the start is refused: the client may retry
+        run_id = _run_id(request)
+        if self.controls_only:  # a replay is a show; a start is not
+            run = await self._load(request)
+            if run.status.is_terminal:
+                return await self._stream(request, self.agent.replay(run.id), run.id)
+            self._refuse_if_controls_only()
+        # admitted now, before the store is read: a stop or a stop-all from here on reaches
+        # it (the read and the model check happen inside the run)
+        try:
+            handle = admit(self.agent, QueuedRun(run_id, self.vision.get(run_id)))
+        except AlreadyRunning:
+            raise Conflict(f"run {run_id} is running already") from None
+        try:
+            response = await self._stream(request, handle.events, run_id)
+        except NotQueued as refusal:
+            run = refusal.run
+            if run.status.is_terminal:
+                return await self._stream(request, self.agent.replay(run.id), run.id)
+            raise Conflict(f"run {run.id} is {run.status.value} in another process") from None
+        self.vision.pop(run_id, None)  # kept when the start is refused: the client may retry
         return response
 
     async def _stream(

@@ -13,7 +13,13 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop_agent.api.schemas import BadRequest, parse_body
-from desktop_agent.core.routine import NAME_PATTERN, RoutineError, routine_to_file
+from desktop_agent.core.routine import (
+    NAME_PATTERN,
+    RoutineError,
+    RoutineNotFound,
+    routine_to_file,
+)
+from desktop_agent.host.starts import RoutineRequest, admit
 
 if TYPE_CHECKING:
     from desktop_agent.api.routes import Routes
@@ -50,21 +56,20 @@ def install(app: web.Application, routes: Routes) -> None:
 
     async def run_routine(request: web.Request) -> web.StreamResponse:
         from desktop_agent.api.routes import NotFound
-        from desktop_agent.routines import service
 
         routes._refuse_if_controls_only()
-        stops_seen = routes.agent.runner.stop_all_count  # before the store is asked
         name = request.match_info["name"]
         body = parse_body(await request.read(), RunRoutine)
-        if not NAME_PATTERN.fullmatch(name) or await routes.agent.repo.get_routine(name) is None:
+        if not NAME_PATTERN.fullmatch(name):
             raise NotFound(f"no routine named {name[:64]!r}")
+        # admitted now (a stop-all from here on reaches it); the routine is looked up inside
+        handle = admit(routes.agent, RoutineRequest(name, body.params, handover=body.handover))
         try:
-            handle = await service.launch(
-                routes.agent, name, body.params, handover=body.handover, stops_seen=stops_seen
-            )
+            return await routes._stream(request, handle.events, handle.run_id)
+        except RoutineNotFound:
+            raise NotFound(f"no routine named {name[:64]!r}") from None
         except RoutineError as error:
             raise BadRequest(str(error)) from None
-        return await routes._stream(request, handle.events, handle.run_id)
 
     app.router.add_route("GET", "/api/routines", list_routines)
     app.router.add_route("POST", "/api/routines/{name}/run", run_routine)

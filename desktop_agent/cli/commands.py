@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import logging
 import os
 import sys
@@ -81,13 +82,11 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
     try:
         notes = TakeoverNotes(host, as_json=args.json)
         host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
-        # a run's API serves controls only: its approvals follow its own --approve
-        await host.serve_api(controls_only=True, face="run")
-        await host.grab_stop_hotkey()
-        await host.watch_takeover()
+        # admitted in the same step, so a stop from now on reaches it; the model is checked
+        # inside the run, which acts once the API and the hotkey are up. A refused run is
+        # forgotten: history holds only runs that started
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         try:
-            # admitted at once (a stop reaches it from now on); the model is checked inside
-            # the run, and a refused run is forgotten: history holds only runs that started
             hosted = host.start(
                 RunRequest(
                     args.goal,
@@ -95,11 +94,17 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
                     max_steps=args.max_steps,
                     max_failures=args.max_failures,
                     allowed_tools=args.allow,
+                    ready=ready,
                 )
             )
         except RefusedToStart as error:
             print(f"desktop-agent: {error}", file=sys.stderr)
             return EXIT_REFUSED
+        # a run's API serves controls only: its approvals follow its own --approve
+        await host.serve_api(controls_only=True, face="run")
+        await host.grab_stop_hotkey()
+        await host.watch_takeover()
+        ready.set_result(None)
         final = await print_events(
             hosted.events(), sys.stdout, as_json=args.json, pause_line=notes.pause_line
         )

@@ -46,6 +46,9 @@ class Permissions:
         self._policies = dict(policies or {})
         self._task_grants: dict[str, set[str]] = {}
         self._persistent = set(persistent_grants)
+        #: how many times every task grant was revoked (stop-all): grants kept elsewhere for
+        #: a run not started yet (an MCP session's) end with them
+        self.revocations = 0
 
     def set_policy(self, tool: str, policy: Policy) -> None:
         self._policies[tool] = policy
@@ -74,6 +77,7 @@ class Permissions:
 
     def revoke_all_task_grants(self) -> None:
         self._task_grants.clear()
+        self.revocations += 1
 
     def grant_persistent(self, tool: str) -> None:
         self._persistent.add(tool)

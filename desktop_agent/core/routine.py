@@ -43,6 +43,10 @@ class RoutineError(DesktopAgentError):
     """A routine that cannot be made, read or bound: the message is one line for the user."""
 
 
+class RoutineNotFound(RoutineError):
+    """No routine has that name."""
+
+
 @dataclass(frozen=True, slots=True)
 class RoutineStep:
     """One action to do again: the tool, its validated arguments, what it acted on, and

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -18,13 +17,20 @@ from desktop_agent.core.loop import LoopDeps, RunnerServices, run_task_loop
 from desktop_agent.core.models import RunStatus, RunView, StopReason, TaskSpec, utcnow
 from desktop_agent.core.ports import Planner
 
-__all__ = ["Prepare", "RunHandle", "RunnerServices", "TaskRunnerService", "close_planner"]
+__all__ = [
+    "Find",
+    "Prepare",
+    "RunHandle",
+    "RunnerServices",
+    "TaskRunnerService",
+    "close_planner",
+]
 
 log = logging.getLogger(__name__)
 
-#: how many stops of runs not admitted (yet) are remembered
-STOPPED_EARLY_KEPT = 256
-
+#: the run as it starts, found inside the run: its queued view made in memory, or read from
+#: the store (a queued run the API starts, a routine looked up)
+Find = Callable[[], Awaitable[RunView]]
 #: what a run needs before its first turn: the model checked, its planner made
 Prepare = Callable[[RunView], Awaitable[Planner]]
 
@@ -34,18 +40,14 @@ class RunHandle:
     """A run the runner has admitted: active (stoppable) from its first instant.
 
     Attributes:
-        run: the run as admitted (queued).
+        run_id: the run's id (its view is found inside the run: `run_started` carries it).
         control: its pause / resume / stop.
         events: iterate to run it; closing them ends it stopped / user_stop.
     """
 
-    run: RunView
+    run_id: str
     control: RunControl
     events: AsyncGenerator[TaskLoopEvent, None]
-
-    @property
-    def run_id(self) -> str:
-        return self.run.id
 
 
 class TaskRunnerService:
@@ -61,12 +63,6 @@ class TaskRunnerService:
         self._active: dict[str, RunControl] = {}
         self._approval_ids = itertools.count(1)
         self._listeners: list[Callable[[TaskLoopEvent], None]] = []
-        #: how many times stop_all was asked; a front end reads it when the user asks for a
-        #: run and hands it to `admit`, which stops the run if a stop-all came in between
-        self.stop_all_count = 0
-        #: runs asked to stop before they were admitted (the API's stop of a queued run
-        #: racing its start): admitted later after all, they end before they act
-        self._stopped_early: OrderedDict[str, bool] = OrderedDict()
 
     @property
     def active_ids(self) -> tuple[str, ...]:
@@ -94,34 +90,42 @@ class TaskRunnerService:
             raise RunNotFound(f"no run {run_id!r}")
         return run
 
-    def admit(self, run: RunView, prepare: Prepare, *, stops_seen: int | None = None) -> RunHandle:
-        """Register `run` as active now and return its handle; iterate its events to run it.
-
-        From this instant `stop`, `stop_all`, `pause` and `resume` reach the run. `prepare`
-        (the model and vision checks, the planner) is awaited inside the run, raced against
-        a stop like every await of the loop: a run stopped while it is being prepared ends
-        stopped / user_stop and never asks the model nor sends input. A `RefusedToStart`
-        from `prepare` is raised from the events (the run stays as it was: queued).
-
-        A stop that came while the run was on its way in, when nothing of it was active to
-        stop, ends it here too, before its events begin: a `stop(run.id)` before now, or a
-        `stop_all` since `stop_all_count` was `stops_seen` (read when the user asked for
-        the run).
-        """
-        if run.id in self._active:
-            raise AlreadyRunning(f"run {run.id} is running already")
+    def admit(self, run: RunView, prepare: Prepare) -> RunHandle:
+        """`admit_id` for a run whose queued view is at hand (made in memory; the loop stores
+        it). RefusedToStart at once for a run that has ended."""
         if run.status.is_terminal:
             raise RefusedToStart(f"run {run.id} has ended ({run.status.value}); start a new one")
+
+        async def found() -> RunView:
+            return run
+
+        return self.admit_id(run.id, found, prepare)
+
+    def admit_id(self, run_id: str, find: Find, prepare: Prepare) -> RunHandle:
+        """Register `run_id` as active now and return its handle; iterate its events to run it.
+
+        The one way a run starts. From this instant `stop`, `stop_all`, `pause` and `resume`
+        reach the run, so the caller admits it in the same step of the loop in which the user
+        asked for it: every stop that lands after that reaches it, and no stop is remembered
+        for a run not admitted yet.
+
+        Inside the run, `find` gives its queued view (a store read: the API's queued run, a
+        routine looked up) and then `prepare` (the model and vision checks, the planner) is
+        awaited, raced against a stop like every await of the loop. A stop that lands while
+        `find` reads the store takes effect the moment the store answered (the read is not
+        cancelled: its view is what the run is stored stopped as); either way the run ends
+        stopped / user_stop and never asks the model nor sends input. What `find` raises
+        (no such run, an ended one, an unknown routine) and a `RefusedToStart` from
+        `prepare` are raised from the events: nothing is stored, the run stays as it was.
+        """
+        if run_id in self._active:
+            raise AlreadyRunning(f"run {run_id} is running already")
         control = RunControl()
-        self._active[run.id] = control
-        stopped_early = self._stopped_early.pop(run.id, False)
-        stopped_all = stops_seen is not None and stops_seen != self.stop_all_count
-        if stopped_early or stopped_all:
-            control.stop()  # it ends "stopped before it started", as a stop during prepare
+        self._active[run_id] = control
         events = _RunEvents(
-            self._events(run, prepare, control), lambda: self._release(run.id, control)
+            self._events(run_id, find, prepare, control), lambda: self._release(run_id, control)
         )
-        return RunHandle(run, control, events)
+        return RunHandle(run_id, control, events)
 
     def start(self, run: RunView, planner: Planner) -> AsyncGenerator[TaskLoopEvent, None]:
         """`admit` with a planner at hand; the run's events."""
@@ -132,11 +136,13 @@ class TaskRunnerService:
         return self.admit(run, ready).events
 
     async def _events(
-        self, run: RunView, prepare: Prepare, control: RunControl
+        self, run_id: str, find: Find, prepare: Prepare, control: RunControl
     ) -> AsyncGenerator[TaskLoopEvent, None]:
         try:
+            run = await find()
             ended: RunView | None = None
             try:
+                # a stop that landed while the store answered raises here at once
                 planner = await control.guard(prepare(run))
             except StopRequested:
                 ended = await self._never_started(run, "stopped before it started")
@@ -170,7 +176,7 @@ class TaskRunnerService:
             finally:
                 await close_planner(planner)
         finally:
-            self._release(run.id, control)
+            self._release(run_id, control)
 
     async def _never_started(self, run: RunView, why: str, *, failed: bool = False) -> RunView:
         """Store a run that ended while it was being prepared: it never acted."""
@@ -207,13 +213,10 @@ class TaskRunnerService:
         return final
 
     def stop(self, run_id: str) -> bool:
-        """Stop the active run `run_id`; whether it was active. A run not admitted yet is
-        remembered: if it is admitted after all, it ends at once."""
+        """Stop the active run `run_id` (admitted: being prepared, running or paused); whether
+        it was active."""
         control = self._active.get(run_id)
         if control is None:
-            self._stopped_early[run_id] = True
-            while len(self._stopped_early) > STOPPED_EARLY_KEPT:
-                self._stopped_early.popitem(last=False)
             return False
         control.stop()
         return True
@@ -236,7 +239,6 @@ class TaskRunnerService:
 
     def stop_all(self) -> int:
         """Stop every active run and revoke every task-level grant; how many runs were stopped."""
-        self.stop_all_count += 1
         controls = list(self._active.values())
         for control in controls:
             control.stop()

@@ -2,6 +2,8 @@
 
     host.py         Host: runs (admitted at the click, owned to their end), the event stream,
                     stop-everything, the local API, the stop hotkey, signals, takeover, closing
+    starts.py       how every run starts: a goal, a routine or a stored queued run, admitted
+                    in one synchronous call; the store read and the model check inside it
     records.py      Records: the history and the routines as a face reads and edits them
     model_check.py  the one model check (the one API-key rule), and its verdict in the
                     window's words
@@ -18,9 +20,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from desktop_agent.host.host import Host, HostedRun, RunRequest, new_run_id
+    from desktop_agent.host.host import (
+        Host,
+        HostedRun,
+        QueuedRun,
+        RoutineRequest,
+        RunRequest,
+        new_run_id,
+    )
 
-__all__ = ["Host", "HostedRun", "RunRequest", "new_run_id"]
+__all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "new_run_id"]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,19 +16,16 @@ start, stop, pause, …; they land in order) or `Engine.run` (coroutines).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import importlib
 import logging
 import os
 import signal
-import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.errors import RefusedToStart
+from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
     RunFinished,
     StartRefused,
@@ -38,68 +35,45 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
     UserTookOver,
 )
-from desktop_agent.core.models import ApprovalDecision, RunView, TaskSpec, utcnow
+from desktop_agent.core.models import ApprovalDecision, RunView
 from desktop_agent.core.permissions import DEFAULT_POLICY
-from desktop_agent.core.runner import close_planner
 from desktop_agent.core.text import one_line
 from desktop_agent.host.records import Records
+from desktop_agent.host.starts import (
+    QueuedRun,
+    RoutineRequest,
+    RunRequest,
+    StartRequest,
+    admit,
+    new_run_id,
+)
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.agent import Agent
     from desktop_agent.core.model_servers import Discovery
     from desktop_agent.core.ports import PermissionGate, Planner
-    from desktop_agent.core.runner import RunHandle
     from desktop_agent.core.tools import ToolSpec
     from desktop_agent.host.model_check import ModelCheck
     from desktop_agent.settings import Settings
 
-__all__ = ["Host", "HostedRun", "RunRequest", "new_run_id"]
+__all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "new_run_id"]
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[TaskLoopEvent], None]
 
 
-def new_run_id() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """What a face asks to run. `None` means the settings' value.
-
-    The id is made with the request, by the face, so the face knows it before the run
-    exists anywhere: a `Host.stop(run_id)` that lands after `Host.start` reaches the run.
-    """
-
-    goal: str
-    run_id: str = field(default_factory=new_run_id)
-    base_url: str | None = None
-    model: str | None = None
-    max_steps: int | None = None
-    max_failures: int | None = None
-    allowed_tools: tuple[str, ...] | None = None
-    vision: VisionSetting | None = None
-    #: set by a face on another thread when the run may act (the window is out of the way);
-    #: awaited inside the run after its model check, raced against a stop like the rest
-    ready: concurrent.futures.Future[None] | None = field(default=None, compare=False)
-
-
 class HostedRun:
     """A run the host has admitted: stoppable from its first instant; the host owns it.
 
     Attributes:
-        run: the run as admitted (queued; its id is the request's).
+        run_id: the request's (its view comes with `run_started`).
     """
 
-    def __init__(self, run: RunView) -> None:
-        self.run = run
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
         self._queue: asyncio.Queue[TaskLoopEvent] = asyncio.Queue()
         self._final: asyncio.Future[RunView | None] = asyncio.get_running_loop().create_future()
-
-    @property
-    def run_id(self) -> str:
-        return self.run.id
 
     async def events(self) -> AsyncIterator[TaskLoopEvent]:
         """This run's events from its start (buffered: reading late loses none), ending
@@ -177,63 +151,41 @@ class Host:
 
     # ── runs ─────────────────────────────────────────────────────────────────
 
-    def start(self, request: RunRequest, *, planner: Planner | None = None) -> HostedRun:
+    def start(self, request: StartRequest, *, planner: Planner | None = None) -> HostedRun:
         """Admit a run now and own it: stop, pause, stop-everything reach it from this
-        instant. No await: the model check, the vision check and the planner are made
-        inside the run (a stop during them ends it stopped / user_stop, no model request,
-        no input); a refusal comes as `StartRefused` and the run is forgotten.
+        instant. No await: what takes time happens inside the run (host/starts.py: the
+        store read of a routine or a queued run, the model check, the planner, the face's
+        `ready`); a stop during any of it ends the run stopped / user_stop, no model
+        request, no input. A refusal comes as `StartRefused` and nothing is stored.
 
         `planner`: a run whose planner is at hand — an MCP client's own call (mcp/calls.py),
         where no model is asked and none is checked.
 
-        Raises RefusedToStart (an empty goal, an unknown tool) and AlreadyRunning at once.
+        Raises AlreadyRunning, and for a goal RefusedToStart (empty, an unknown tool), at once.
         """
-        agent = self.agent
-        run = queued_run(agent, request)
-        hosted = HostedRun(run)
-
-        async def prepare(admitted: RunView) -> Planner:
-            if planner is not None:
-                return planner
-            made = await agent.prepare(admitted, request.vision)
-            if request.ready is not None:
-                try:
-                    await asyncio.wrap_future(request.ready)
-                except BaseException:
-                    await close_planner(made)
-                    raise
-            return made
-
-        handle = agent.runner.admit(run, prepare)
+        handle = admit(self.agent, request, planner=planner)
+        hosted = HostedRun(handle.run_id)
         self._spawn(self._own(hosted, handle.events))
         return hosted
 
-    def submit(self, request: RunRequest) -> None:
+    def submit(self, request: StartRequest) -> None:
         """`start` for a face on another thread (sent with `Engine.call`, so it lands in
         order with every stop sent after it): a request refused at once (an empty goal, an
         unknown tool) comes as `StartRefused` like any refusal."""
         try:
             self.start(request)
-        except RefusedToStart as error:
+        except DesktopAgentError as error:
             self._tell(StartRefused(request.run_id, one_line(error)))
         except Exception as error:  # noqa: BLE001 - said in one line; the face stays usable
             log.exception("starting a run failed")
             self._tell(StartRefused(request.run_id, one_line(error)))
-
-    def own(self, handle: RunHandle) -> HostedRun:
-        """Own a run admitted through the runner by another start path (a routine's run,
-        routines/service.py `launch`): the host reads its events to the end and its
-        subscribers hear them, as for `start`."""
-        hosted = HostedRun(handle.run)
-        self._spawn(self._own(hosted, handle.events))
-        return hosted
 
     async def _own(self, hosted: HostedRun, events: AsyncIterator[TaskLoopEvent]) -> None:
         """The run's owner: reads its events to the end (subscribers hear them as they come)."""
         try:
             async for event in events:
                 hosted._put(event)
-        except RefusedToStart as error:
+        except DesktopAgentError as error:  # refused: no such routine, no model, …
             found = getattr(error, "found", None)  # model servers found on this machine
             self._refused(hosted, one_line(error), found.advice() if found is not None else "")
         except Exception as error:  # noqa: BLE001 - said in one line; the host goes on
@@ -466,25 +418,3 @@ class Host:
                 log.exception("while closing the host")
         self._unsubscribe()
         await self.agent.close()
-
-
-def queued_run(agent: Agent, request: RunRequest) -> RunView:
-    """The request as a queued run view (in memory; the loop stores it)."""
-    goal = request.goal.strip()
-    if not goal:
-        raise RefusedToStart("the goal is empty")
-    settings = agent.settings
-    registry = agent.registry
-    allowed = request.allowed_tools or registry.offered_names()
-    unknown = registry.unknown(allowed)
-    if unknown:
-        raise RefusedToStart(f"unknown tool(s): {', '.join(unknown)}")
-    spec = TaskSpec(
-        goal=goal,
-        max_steps=request.max_steps or settings.max_steps,
-        max_failures=request.max_failures or settings.max_failures,
-        allowed_tools=tuple(allowed),
-        model=request.model or settings.model,
-        base_url=request.base_url or settings.base_url,
-    )
-    return RunView.queued(spec, request.run_id, utcnow())

@@ -31,9 +31,11 @@ class SessionGrants:
     revokes every run grant.
     """
 
-    def __init__(self, stop_all_count: Callable[[], int]) -> None:
-        self._stop_all_count = stop_all_count
-        self._since = stop_all_count()
+    def __init__(self, revocations: Callable[[], int]) -> None:
+        """`revocations`: how many times every task grant was revoked so far
+        (`Permissions.revocations`)."""
+        self._revocations = revocations
+        self._since = revocations()
         self._tools: set[str] = set()
 
     def grant(self, tool: str) -> None:
@@ -45,7 +47,7 @@ class SessionGrants:
         return frozenset(self._tools)
 
     def _fresh(self) -> None:
-        now = self._stop_all_count()
+        now = self._revocations()
         if now != self._since:
             self._since = now
             self._tools.clear()

@@ -10,6 +10,7 @@ from desktop_agent.core.events import (
     ApprovalResolved,
     RunPaused,
     RunResumed,
+    RunStarted,
     StepFinished,
     TaskLoopEvent,
 )
@@ -28,7 +29,8 @@ class Progress:
 class ProgressOfRun:
     """Turns a run's events into progress notices; events nobody needs told give None.
 
-    `progress` counts the notices (it must only grow); `total` is the run's turn limit.
+    `progress` counts the notices (it must only grow); `total` is the run's turn limit (its
+    `run_started` says it).
     """
 
     def __init__(self, max_steps: int | None = None) -> None:
@@ -36,6 +38,8 @@ class ProgressOfRun:
         self.count = 0
 
     def __call__(self, event: TaskLoopEvent) -> Progress | None:
+        if isinstance(event, RunStarted):
+            self.total = float(event.run.max_steps)
         message = _message(event)
         if message is None:
             return None

@@ -165,8 +165,8 @@ class McpFace:
         key = (headers.get("mcp-session-id") if headers is not None else None) or STDIO_SESSION
         session = self._sessions.get(key)
         if session is None:
-            runner = self.agent.runner
-            session = self._sessions[key] = _Session(SessionGrants(lambda: runner.stop_all_count))
+            permissions = self.agent.permissions
+            session = self._sessions[key] = _Session(SessionGrants(lambda: permissions.revocations))
             while len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)  # its grants go with it: it asks again
         self._sessions.move_to_end(key)
@@ -207,7 +207,7 @@ class McpFace:
         take_back = self.gate.lend(request.run_id, Asker(session.grants, _elicitor(ctx)))
         try:
             hosted = self.host.start(request)
-            send = _progress_sender(ctx, ProgressOfRun(hosted.run.max_steps))
+            send = _progress_sender(ctx, ProgressOfRun())
             outcome = await follow(self.host, hosted, send)
         finally:
             take_back()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import getpass
 import json
 import sys
@@ -256,7 +257,7 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
     from desktop_agent.cli.gate import AutoGate, gate_for
     from desktop_agent.cli.output import EXIT_BY_STATUS, print_events
     from desktop_agent.core.models import ApprovalDecision
-    from desktop_agent.host import Host
+    from desktop_agent.host import Host, RoutineRequest
     from desktop_agent.routines import service
 
     values = dict(args.set)
@@ -279,22 +280,29 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
                 return EXIT_REFUSED
         else:
             values.update(_ask_secrets(routine, values))
-        stops_before = agent.runner.stop_all_count
         notes = TakeoverNotes(host, as_json=args.json)
-        host.stop_on_signals()
+        host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
+        # admitted in the same step (a stop from now on reaches it); it acts once the API and
+        # the hotkey are up. The routine is looked up again inside the run: a refusal
+        # (deleted meanwhile) comes as StartRefused, said on stderr
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        hosted = host.start(
+            RoutineRequest(
+                routine.name,
+                values,
+                handover=not (args.no_agent or args.scheduled),
+                ready=ready,
+            )
+        )
         await host.serve_api(controls_only=True, face="run")
         await host.grab_stop_hotkey()
         await host.watch_takeover()
-        handle = await service.launch(
-            agent,
-            routine.name,
-            values,
-            handover=not (args.no_agent or args.scheduled),
-            stops_seen=stops_before,
-        )
+        ready.set_result(None)
         final = await print_events(
-            handle.events, sys.stdout, as_json=args.json, pause_line=notes.pause_line
+            hosted.events(), sys.stdout, as_json=args.json, pause_line=notes.pause_line
         )
+        if final is None:
+            return EXIT_REFUSED  # TakeoverNotes said why on stderr
     finally:
         await host.close()
     return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED

@@ -1,25 +1,35 @@
 """Routines for the faces: save one from a run, export and import its file, start its runs.
 
-A routine run is started through the runner's admission like every run (stoppable from
-its first instant); its planner is the RoutinePlayer, which asks no model while the
-screen matches. The model is checked only if the agent has to take over.
+A routine run is started through the one admission of every run (host/starts.py: stoppable
+from its first instant, the routine looked up inside the run); its planner is the
+RoutinePlayer, which asks no model while the screen matches. The model is checked only if
+the agent has to take over.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_agent.core.call_risk import TEXT_TOOLS, assess_call
 from desktop_agent.core.errors import RunNotFound, ToolError
-from desktop_agent.core.models import Element, Observation, Policy, RunKind, RunView, TaskSpec
+from desktop_agent.core.models import (
+    Element,
+    Observation,
+    Policy,
+    RunKind,
+    RunView,
+    TaskSpec,
+    utcnow,
+)
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.routine import (
     Routine,
     RoutineError,
+    RoutineNotFound,
     RoutineStep,
     check_name,
     dump_routine_text,
@@ -27,12 +37,13 @@ from desktop_agent.core.routine import (
     routine_from_run,
 )
 from desktop_agent.core.routine_player import PATIENCE_TURNS, RoutinePlayer
-from desktop_agent.core.runner import RunHandle
+from desktop_agent.core.runner import Find, Prepare
 from desktop_agent.core.tools import ToolRegistry
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.agent import Agent
     from desktop_agent.core.ports import Planner
+    from desktop_agent.host.starts import RoutineRequest
     from desktop_agent.store import SqliteRunRepository
 
 #: a file bigger than this is not a routine someone wrote or exported
@@ -62,7 +73,7 @@ async def save_from_run(
 async def get(repo: SqliteRunRepository, name: str) -> Routine:
     routine = await repo.get_routine(name)
     if routine is None:
-        raise RoutineError(f"no routine named {name!r}")
+        raise RoutineNotFound(f"no routine named {name!r}")
     return routine
 
 
@@ -141,48 +152,42 @@ def runnable(
 # ── running ──────────────────────────────────────────────────────────────────
 
 
-async def launch(
-    agent: Agent,
-    name: str,
-    values: Mapping[str, str] = {},  # noqa: B006 - read only
-    *,
-    handover: bool = True,
-    vision: VisionSetting | None = None,
-    stops_seen: int | None = None,
-    before_run: Callable[[], Awaitable[None]] | None = None,
-) -> RunHandle:
-    """Record a routine run and admit it (the runner's one way in); RoutineError before
-    anything is recorded for an unknown routine, a missing parameter or a step whose
-    arguments do not validate (`runnable`).
+def routine_start(agent: Agent, request: RoutineRequest) -> tuple[Find, Prepare]:
+    """What a routine run does inside its admission (host/starts.py `admit`, the one way in):
+    `find` looks the routine up and binds its values — RoutineError, nothing stored, for an
+    unknown routine (RoutineNotFound), a missing parameter or a step whose arguments do not
+    validate (`runnable`) — and `prepare` makes its player.
 
     The routine's grants hold for this run only (stop-all revokes them with every run
     grant) and are withdrawn when the agent takes over: they were given for the routine's
     steps, not for whatever the model decides. With `handover` False (or no model that
     answers) a mismatch ends the run failed / routine_mismatch.
     """
-    seen = agent.runner.stop_all_count if stops_seen is None else stops_seen
-    routine = await get(agent.repo, name)
-    steps = runnable(routine, agent.registry, values)
-    run = await agent.runner.create(routine_spec(agent, routine))
-    permissions = agent.permissions
+    found: list[tuple[Routine, tuple[RoutineStep, ...]]] = []
 
-    async def prepare(admitted: RunView) -> Planner:
+    async def find() -> RunView:
+        routine = await get(agent.repo, request.name)
+        steps = runnable(routine, agent.registry, request.values)
+        found.append((routine, steps))
+        return RunView.queued(routine_spec(agent, routine), request.run_id, utcnow())
+
+    async def prepare(run: RunView) -> Planner:
+        routine, steps = found[0]
+        permissions = agent.permissions
         for tool in routine.grants:
-            permissions.grant_for_run(admitted.id, tool)
+            permissions.grant_for_run(run.id, tool)
 
         async def take_over() -> Planner:
-            return await agent.prepare(admitted, vision)
+            return await agent.prepare(run, request.vision)
 
-        if before_run is not None:
-            await before_run()  # the app gets out of the way
         return RoutinePlayer(
             routine,
             steps,
-            handover=take_over if handover else None,
-            on_handover=lambda: permissions.revoke_run(admitted.id),
+            handover=take_over if request.handover else None,
+            on_handover=lambda: permissions.revoke_run(run.id),
         )
 
-    return agent.runner.admit(run, prepare, stops_seen=seen)
+    return find, prepare
 
 
 def routine_spec(agent: Agent, routine: Routine) -> TaskSpec:
@@ -193,6 +198,7 @@ def routine_spec(agent: Agent, routine: Routine) -> TaskSpec:
         goal=routine.goal,
         max_steps=min(500, settings.max_steps + 2 * len(routine.steps) + PATIENCE_TURNS),
         max_failures=settings.max_failures,
+        allowed_tools=agent.registry.offered_names(),
         model=settings.model,
         base_url=settings.base_url,
         kind=RunKind.ROUTINE,

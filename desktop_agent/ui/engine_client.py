@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -25,7 +25,6 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import TaskLoopEvent
-from desktop_agent.core.models import RunView
 from desktop_agent.host.engine import EngineClosed
 from desktop_agent.ui.text import one_line
 
@@ -188,34 +187,6 @@ class EngineClient(QObject):
         with contextlib.suppress(EngineClosed):
             self.engine.call(self._set_caught_up)
 
-    # ── routines (desktop_agent/routines/service.py) ─────────────────────────
-
-    async def launch_routine(
-        self,
-        name: str,
-        values: dict[str, str],
-        *,
-        before_run: Callable[[], Coroutine[Any, Any, None]] | None = None,
-        stop: threading.Event | None = None,
-    ) -> RunView:
-        """Record and admit a routine run (as `launch`); the engine owns it."""
-        from desktop_agent.routines import service
-
-        agent = self.host.agent
-        stops_seen = agent.runner.stop_all_count
-        hook = _from_engine_on_gui(before_run)
-
-        async def go() -> RunView:
-            handle = await service.launch(
-                agent, name, values, stops_seen=stops_seen, before_run=hook
-            )
-            if stop is not None and stop.is_set():
-                agent.runner.stop(handle.run_id)
-            self.host.own(handle)
-            return handle.run
-
-        return await self.engine.run(go())
-
     # ── lifetime ─────────────────────────────────────────────────────────────
 
     async def close(self) -> None:
@@ -230,21 +201,6 @@ class EngineClient(QObject):
             except (DesktopAgentError, OSError, RuntimeError) as error:
                 log.error("closing the engine's services: %s", one_line(error))
         await asyncio.to_thread(self.engine.close)
-
-
-def _from_engine_on_gui(
-    gui_coroutine: Callable[[], Coroutine[Any, Any, None]] | None,
-) -> Callable[[], Coroutine[Any, Any, None]] | None:
-    """A coroutine function the engine awaits that runs `gui_coroutine` on the caller's (GUI)
-    loop; call it on the GUI thread."""
-    if gui_coroutine is None:
-        return None
-    gui_loop = asyncio.get_running_loop()
-
-    async def hook() -> None:
-        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(gui_coroutine(), gui_loop))
-
-    return hook
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     import asyncio
     import concurrent.futures
 
+    from desktop_agent.host.starts import StartRequest
     from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.runs_state import RunsState
 
@@ -111,12 +111,6 @@ class MainWindow(QMainWindow):
         self._quitting = False
         self._painted = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._starting: asyncio.Task[Any] | None = None
-        # Stop pressed while the run is on its way in (read on the engine at admission)
-        self._launch_stop = threading.Event()
-        # what came for a run before `launch` returned its id: events, a refusal
-        self._early: list[TaskLoopEvent] = []
-        self._early_refusals: dict[str, str] = {}
         self._live_id: str | None = None
         self._live = False
         self._run: RunView | None = None
@@ -325,26 +319,42 @@ class MainWindow(QMainWindow):
         """Start at the click: the run is admitted on the engine before anything else (its
         id is made here), so a Stop, a stop-all or the hotkey after the click reaches it;
         the model is checked inside the run, a refusal comes as `StartRefused`."""
+        from desktop_agent.host.host import RunRequest
+
+        self.start_live(
+            lambda ready: RunRequest(
+                goal, max_steps=max_steps, allowed_tools=tools or None, ready=ready
+            )
+        )
+
+    def start_live(
+        self,
+        request_for: Callable[[concurrent.futures.Future[None]], StartRequest],
+        status: str = "Checking the model…",
+    ) -> bool:
+        """Start a run at the click and show it live (Start, a routine's Run): the request
+        `request_for` makes (its id made here) is admitted on the engine in order with every
+        stop sent after it; the run acts once the window is out of the way (the future it
+        was given is set). False when a run of this window is on already."""
         import concurrent.futures
 
         from desktop_agent.host.engine import EngineClosed
 
         client = self.client
         if client is None or self.live_running:
-            return
-        from desktop_agent.host.host import RunRequest
-
+            return False
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        request = RunRequest(goal, max_steps=max_steps, allowed_tools=tools or None, ready=ready)
+        request = request_for(ready)
         try:
             client.send(client.host.submit, request)
         except EngineClosed as error:
             self._not_started(one_line(error))
-            return
+            return True
         self._show_live(request.run_id)
         self.panel.set_state(PanelState.STARTING)
-        self.set_status("Checking the model…")
+        self.set_status(status)
         self.spawn(self._out_of_the_way(ready))
+        return True
 
     async def _out_of_the_way(self, ready: concurrent.futures.Future[None]) -> None:
         """The window gets out of the way (minimised, setting), then the run may act."""
@@ -355,44 +365,8 @@ class MainWindow(QMainWindow):
             if not ready.done():
                 ready.set_result(None)
 
-    def start_launched(self, launch: Callable[[threading.Event], Awaitable[RunView]]) -> bool:
-        """Show a run another part launches (a routine) live, as Start does; False when a
-        run of this window is on already. `launch` gets the Stop-while-starting event."""
-        if self.client is None or self.live_running:
-            return False
-        self._starting = self.spawn(self._start_with(launch))
-        return True
-
-    async def _start_with(self, launch: Callable[[threading.Event], Awaitable[RunView]]) -> None:
-        client = self.client
-        assert client is not None
-        self._show_live(None)
-        self.panel.set_state(PanelState.STARTING)
-        self.set_status("Checking the model…")
-        self._launch_stop = stop = threading.Event()
-        try:
-            # admitted at once (a stop reaches it while the model is checked); a refusal
-            # comes back as the client's start_refused
-            run = await launch(stop)
-        except Exception as error:  # noqa: BLE001 - said in one line; the window stays usable
-            if not isinstance(error, DesktopAgentError):
-                log.exception("starting a run failed")
-            self._not_started(one_line(error))
-            self.panel.show_error(one_line(error))
-            return
-        finally:
-            self._starting = None
-        self._show_live(run.id)
-        if run.id in self._early_refusals:
-            self.on_start_refused(run.id, self._early_refusals[run.id])
-        elif stop.is_set():
-            client.send(client.host.stop, run.id)  # pressed after the engine looked: stop it now
-
     def on_start_refused(self, run_id: str, why: str) -> None:
         """The run of this window was refused before it started (and forgotten)."""
-        if self._starting is not None and self._live_id is None:
-            self._early_refusals[run_id] = why  # a routine's: `launch` has not returned yet
-            return
         if run_id != self._live_id:
             return
         self._live_id = None
@@ -403,17 +377,12 @@ class MainWindow(QMainWindow):
         self.panel.set_state(PanelState.IDLE)
         self.set_status(f"Not started: {why}")
 
-    def _show_live(self, run_id: str | None) -> None:
-        """Put the live run `run_id` on show (None: one is being admitted)."""
+    def _show_live(self, run_id: str) -> None:
+        """Put the live run `run_id` on show (admitted on the engine)."""
         self._drop_worker()
         self._live_id = run_id
         self._live = True
         self._reset_view()
-        if run_id is None:
-            self._early_refusals.clear()
-        early, self._early = self._early, []
-        for event in early:
-            self.on_run_event(event)
 
     def on_pause_requested(self, pause: bool) -> None:
         if self.client is None or self._run is None or not self.live_running:
@@ -426,10 +395,6 @@ class MainWindow(QMainWindow):
 
     def on_stop_requested(self) -> None:
         if self.client is None:
-            return
-        if self._starting is not None:
-            self._launch_stop.set()  # on its way in: stopped as soon as it is admitted
-            self.set_status("Stopping…")
             return
         if not self.live_running or self._live_id is None:
             return
@@ -486,9 +451,7 @@ class MainWindow(QMainWindow):
 
     @property
     def live_running(self) -> bool:
-        """A live run of this window is being admitted or has not ended."""
-        if self._starting is not None:
-            return True
+        """A live run of this window has not ended."""
         return (
             self._live
             and self._live_id is not None
@@ -507,9 +470,6 @@ class MainWindow(QMainWindow):
         timeline the live run on show."""
         if isinstance(event, RunStarted | RunPaused | RunResumed | RunFinished):
             self.history.model.upsert(event.run)
-        if self._starting is not None and self._live_id is None:
-            self._early.append(event)  # a routine's: `launch_routine` has not returned yet
-            return
         if self._live_id is None or event_run_id(event) != self._live_id:
             return
         self._show_event(event)
@@ -740,8 +700,6 @@ class MainWindow(QMainWindow):
     async def shutdown(self) -> None:
         """End the replay on show, what the window spawned, and the loader (the engine stops
         the live runs)."""
-        if self._starting is not None:
-            self._starting.cancel()
         worker = self.worker
         if worker is not None:
             worker.cancel()

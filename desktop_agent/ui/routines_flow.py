@@ -60,11 +60,12 @@ class RoutinesController(QObject):
             )
 
     def on_run_requested(self, name: str, values: dict[str, str]) -> None:
-        window, client = self.window, self.client
-        started = window.start_launched(
-            lambda stop: client.launch_routine(
-                name, values, before_run=window.before_run, stop=stop
-            )
+        from desktop_agent.host.host import RoutineRequest
+
+        window = self.window
+        started = window.start_live(
+            lambda ready: RoutineRequest(name, dict(values), ready=ready),
+            status=f"Starting routine {name}…",
         )
         panel = window.routines
         if not started:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.models import RunKind, RunStatus, RunView
+from desktop_agent.core.models import RunKind, RunStatus, RunView, StopReason
 from desktop_agent.core.routine import REDACTED, Routine, RoutineParam, RoutineStep
 from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, tool
-from tests.gui.fake_agent import drive, until
+from tests.gui.fake_agent import CrossEvent, drive, until
 from tests.gui.test_app_wiring import Harness
 
 pytestmark = [
@@ -117,3 +117,42 @@ def test_settings_show_the_routines_grants_and_revoke_them(harness: Harness, qlo
         settings.dialog.reject()
 
     drive(qloop, scenario())
+
+
+@pytest.mark.parametrize("stop", ["stop", "stop all"])
+def test_a_stop_while_the_routine_is_read_from_the_store_ends_its_run_before_it_acts(
+    harness: Harness, qloop: Any, stop: str
+) -> None:
+    agent, window = harness.agent, harness.window
+    agent.planner_factory = no_model
+    routine = Routine("poke", "click it", (RoutineStep("click", {"x": 5, "y": 5}),),
+                      grants=("click",))  # fmt: skip
+    reading, release = CrossEvent(), CrossEvent()
+    real_get = agent.repo.get_routine
+
+    async def held(name: str) -> Any:  # on the engine: the store answers when the test says
+        found = await real_get(name)
+        reading.set()
+        await release.wait()
+        return found
+
+    async def scenario() -> None:
+        await harness.client.engine.run(agent.repo.save_routine(routine))
+        await harness.app.routines.refresh()
+        agent.repo.get_routine = held
+        window.routines.run_button.click()
+        await reading.wait()
+        assert window.live_running and window.panel.stop_button.isEnabled()
+        button = window.panel.stop_button if stop == "stop" else window.panel.stop_all_button
+        button.click()
+        release.set()
+        await harness.finished()
+
+    drive(qloop, scenario(), timeout=20)
+
+    run = window.run
+    assert run is not None and run.routine == "poke"
+    assert (run.status, run.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert run.message == "stopped before it started"
+    assert agent.runner.services.executor.calls == []
+    assert agent.runner.active_ids == ()

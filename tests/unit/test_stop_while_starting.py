@@ -1,5 +1,6 @@
-"""A stop-all that comes while a run is on its way in (its row being recorded, or its start
-still queued behind the stop) reaches it: stopped / user_stop, no model request, no input."""
+"""A stop that comes while a run is on its way in — its routine being read from the store, its
+model being checked — reaches it: stopped / user_stop, no model request, no input. Every
+start is admitted in the step of the ask (host/starts.py), so nothing remembers stops."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.core.routine import Routine, RoutineStep
+from desktop_agent.host import Host, RoutineRequest, RunRequest
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import final_run, make_agent
+from tests.gui.fake_agent import make_agent
 
 
 @pytest.fixture
-async def agent(tmp_path: Path) -> AsyncIterator[Any]:
-    made = make_agent(tmp_path)
+async def host(tmp_path: Path) -> AsyncIterator[Host]:
+    made = Host(make_agent(tmp_path))
     yield made
     await made.close()
 
@@ -34,36 +37,52 @@ def count_model_requests(agent: Any) -> list[Any]:
     return planners
 
 
-async def test_a_stop_all_while_the_run_is_recorded_stops_it_before_it_acts(agent: Any) -> None:
-    planners = count_model_requests(agent)
-    recording, release = asyncio.Event(), asyncio.Event()
-    real_create = agent.repo.create_run
+def hold_the_routine_read(agent: Any) -> tuple[asyncio.Event, asyncio.Event]:
+    """The store's answer to the next routine look-up waits for `release`; `reading` is set
+    once the look-up is under way."""
+    reading, release = asyncio.Event(), asyncio.Event()
+    real_get = agent.repo.get_routine
 
-    async def slow_create(spec: Any, **kwargs: Any) -> Any:
-        recording.set()
+    async def held(name: str) -> Any:
+        found = await real_get(name)
+        reading.set()
         await release.wait()
-        return await real_create(spec, **kwargs)
+        return found
 
-    agent.repo.create_run = slow_create  # type: ignore[method-assign]
-    launching = asyncio.ensure_future(agent.launch("click something"))
-    await recording.wait()
-    assert agent.stop_all() == 0  # nothing is active yet
-    release.set()
-    final = await final_run(await launching)
-
-    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
-    assert planners == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+    agent.repo.get_routine = held
+    return reading, release
 
 
-async def test_a_stop_all_before_the_start_reaches_the_loop_stops_the_run_asked_for_earlier(
-    agent: Any,
+@pytest.mark.parametrize("stop", ["its id", "everything"])
+async def test_a_stop_while_the_routine_is_read_from_the_store_ends_its_run_before_it_acts(
+    host: Host, stop: str
 ) -> None:
+    agent = host.agent
     planners = count_model_requests(agent)
-    asked_at = agent.runner.stop_all_count  # the user pressed Start (the app's GUI thread)
-    agent.stop_all()  # the hotkey's stop reached the engine first
-    final = await final_run(await agent.launch("click something", stops_seen=asked_at))
+    await agent.repo.save_routine(
+        Routine("poke", "click it", (RoutineStep("click", {"x": 5, "y": 5}),), grants=("click",))
+    )
+    reading, release = hold_the_routine_read(agent)
+    hosted = host.start(RoutineRequest("poke"))
+    await reading.wait()
+    if stop == "its id":
+        assert host.stop(hosted.run_id)
+    else:
+        assert host.stop_everything() == 1
+    release.set()
+    final = await hosted.final()
 
+    assert final is not None and final.routine == "poke"
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert final.message == "stopped before it started"
     assert planners == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
-    # a run asked for after the stop is not touched by it
-    assert (await final_run(await agent.launch("later"))).status is RunStatus.COMPLETED
+    assert await agent.repo.get_run(hosted.run_id) == final
+
+
+async def test_a_stop_all_before_the_ask_does_not_touch_a_run_asked_for_after_it(
+    host: Host,
+) -> None:
+    count_model_requests(host.agent)
+    host.stop_everything()
+    final = await host.start(RunRequest("click something")).final()
+    assert final is not None and final.status is RunStatus.COMPLETED

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from desktop_agent.core.models import Element, Policy, ToolResult
 from desktop_agent.core.routine import REDACTED, Routine, RoutineParam, RoutineStep
 from desktop_agent.core.targets import element_ref
 from tests.fakes import FakeObserver, make_observation
-from tests.unit.api.conftest import Api, frames
+from tests.unit.api.conftest import Api, Frame, frames
 
 SCREEN = make_observation(
     [
@@ -94,4 +96,45 @@ async def test_an_unknown_routine_or_a_missing_secret_is_refused_in_one_line(api
     assert status == 400 and "needs a value for password" in answer["error"]
     status, answer = await api.call("POST", "/api/routines/login/run", body={"params": {"x": 1}})
     assert status == 400
+    assert api.agent.runner.active_ids == ()
+
+
+async def test_a_stop_all_while_the_routine_is_looked_up_ends_its_run_before_it_acts(
+    api: Api,
+) -> None:
+    await save_login(api)
+    reading, release = asyncio.Event(), asyncio.Event()
+    real_get = api.agent.repo.get_routine
+
+    async def held(name: str) -> Routine | None:  # the store answers once the test says so
+        found = await real_get(name)
+        reading.set()
+        await release.wait()
+        return found
+
+    api.agent.repo.get_routine = held  # type: ignore[method-assign]
+    url = f"{api.base}/api/routines/login/run"
+    body = {"params": {"user": "bob", "password": "pw-1"}}
+
+    async def start() -> list[Frame]:
+        async with api.session.post(url, json=body, headers=api.headers()) as response:
+            assert response.status == 200, await response.text()
+            return [frame async for frame in frames(response)]
+
+    client = asyncio.ensure_future(start())
+    await reading.wait()  # admitted at the request; the routine not read yet
+    assert await api.call("POST", "/api/tasks/stop-all") == (200, {"stopped": 1})
+    release.set()
+    stream = await client
+
+    assert [name for name, _ in stream] == ["run_started", "run_finished"]
+    final = stream[-1][1]["run"]
+    assert (final["status"], final["stop_reason"], final["routine"]) == (
+        "stopped",
+        "user_stop",
+        "login",
+    )
+    assert final["message"] == "stopped before it started"
+    assert api.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+    assert api.planners.made == {}
     assert api.agent.runner.active_ids == ()

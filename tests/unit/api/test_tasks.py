@@ -373,10 +373,10 @@ async def test_a_stop_all_while_the_start_reads_the_store_stops_that_run_before_
     run = await api.create("never act")
     reading, release = hold_the_first_run_read(api)
     client = asyncio.ensure_future(api.stream(run["id"]))
-    await reading.wait()  # the start is on its way in: nothing is active yet
+    await reading.wait()  # admitted at the request; the store has not answered yet
 
     status, body = await api.call("POST", "/api/tasks/stop-all")
-    assert (status, body) == (200, {"stopped": 0})
+    assert (status, body) == (200, {"stopped": 1})
     release.set()
     stream = await client
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 from pydantic import BaseModel
 
-from desktop_agent.core.errors import AlreadyRunning, RefusedToStart
+from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
 from desktop_agent.core.events import (
     ApprovalRequested,
     RunFinished,
@@ -22,6 +22,7 @@ from desktop_agent.core.models import (
     Policy,
     Risk,
     RunStatus,
+    RunView,
     StepKind,
     StepStatus,
     StopReason,
@@ -154,19 +155,59 @@ async def test_a_stop_reaches_the_active_run_not_a_refused_second_start(harness:
     assert final_of(await consumer.finished()) == (RunStatus.STOPPED, StopReason.USER_STOP)
 
 
-async def test_a_run_stopped_before_it_was_admitted_ends_before_it_acts_if_admitted_after_all(
-    harness: Harness,
+@pytest.mark.parametrize("stop", ["stop", "stop_all"])
+async def test_a_stop_while_the_run_is_found_in_the_store_ends_it_before_it_acts(
+    harness: Harness, stop: str
 ) -> None:
     run = await harness.create()
-    assert not harness.runner.stop(run.id)  # not active yet: remembered
-    planner = ScriptedPlanner([tool("click", x=1, y=1)], then=done())
-    events = await harness.collect(run, planner)
+    reading, answer = asyncio.Event(), asyncio.Event()
 
+    async def slow_find() -> RunView:  # the store read of a queued run or a routine
+        reading.set()
+        await answer.wait()
+        return run
+
+    planner = ScriptedPlanner([tool("click", x=1, y=1)], then=done())
+
+    async def prepare(_: RunView) -> ScriptedPlanner:
+        return planner
+
+    handle = harness.runner.admit_id(run.id, slow_find, prepare)
+    consumer = Consumer(handle.events)
+    await reading.wait()
+    assert harness.runner.stop(run.id) if stop == "stop" else harness.runner.stop_all() == 1
+    answer.set()
+    events = await consumer.finished()
+
+    assert [event.type for event in events] == ["run_started", "run_finished"]
     assert final_of(events) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert harness.stored(run.id).message == "stopped before it started"
     assert planner.requests == [] and harness.executor.calls == []
-    # the stop was for that run only: another one runs
-    other = await harness.create()
-    assert final_of(await harness.collect(other, ScriptedPlanner([done()]))) == (
+    assert harness.runner.active_ids == ()
+
+
+async def test_what_the_find_raises_comes_from_the_events_and_frees_the_id(
+    harness: Harness,
+) -> None:
+    async def no_such_run() -> RunView:
+        raise RunNotFound("no run 'r1'")
+
+    async def never(_: RunView) -> ScriptedPlanner:
+        raise AssertionError("a run that was not found is not prepared")
+
+    handle = harness.runner.admit_id("r1", no_such_run, never)
+    with pytest.raises(RunNotFound):
+        await anext(handle.events)
+    assert harness.runner.active_ids == () and harness.repo.runs == {}
+
+
+async def test_a_stop_reaches_only_runs_admitted_before_it(harness: Harness) -> None:
+    """Admission is in the step of the ask (host/starts.py): a stop of an id nobody admitted
+    is nobody's, and a run asked for after it is not touched by it."""
+    run = await harness.create()
+    assert not harness.runner.stop(run.id)
+    assert harness.runner.stop_all() == 0
+    assert final_of(await harness.collect(run, ScriptedPlanner([done()]))) == (
         RunStatus.COMPLETED,
         StopReason.DONE,
     )

@@ -23,7 +23,7 @@ from desktop_agent.core.events import (
     event_to_json,
 )
 from desktop_agent.core.models import RunStatus, StopReason
-from desktop_agent.host import Host, RunRequest
+from desktop_agent.host import Host, RoutineRequest, RunRequest
 from tests.fakes import LosingHotkey, ScriptedPlanner, done, tool
 from tests.gui.fake_agent import make_agent
 
@@ -46,7 +46,7 @@ async def test_start_returns_the_run_before_any_work_and_it_runs_to_the_end(host
     request = RunRequest("click something")
     hosted = host.start(request)
 
-    assert hosted.run_id == request.run_id and hosted.run.status is RunStatus.QUEUED
+    assert hosted.run_id == request.run_id
     assert host.agent.runner.is_active(request.run_id)  # admitted, nothing stored yet
     assert events == []
     final = await hosted.final()
@@ -133,15 +133,14 @@ async def test_close_stops_a_running_run_and_stores_it_stopped(tmp_path: Path) -
     assert isinstance(started, RunStarted)
 
 
-async def test_a_routine_run_started_elsewhere_is_owned_like_any(host: Host) -> None:
+async def test_a_routine_run_is_started_and_owned_like_any(host: Host) -> None:
     from desktop_agent.core.models import RunKind
     from desktop_agent.core.routine import Routine, RoutineStep
-    from desktop_agent.routines import service
 
     events = heard(host)
     await host.agent.repo.save_routine(Routine("nap", "wait a bit",
                                                (RoutineStep("wait", {"seconds": 0}),)))  # fmt: skip
-    hosted = host.own(await service.launch(host.agent, "nap"))
+    hosted = host.start(RoutineRequest("nap"))
 
     final = await hosted.final()
     assert final is not None and (final.status, final.kind) == (
@@ -206,12 +205,13 @@ async def test_without_the_loops_signal_handlers_a_signal_still_stops_every_run(
     monkeypatch.setattr(loop, "remove_signal_handler", not_here)
     before = signal.getsignal(signal.SIGTERM)
     stopped = asyncio.Event()
-    stops = host.agent.runner.stop_all_count
+    hosted = host.start(RunRequest("click something"))
 
     host.stop_on_signals(then=stopped.set)
     os.kill(os.getpid(), signal.SIGTERM)
 
     await asyncio.wait_for(stopped.wait(), 5)
-    assert host.agent.runner.stop_all_count == stops + 1
+    final = await hosted.final()
+    assert final is not None and final.stop_reason is StopReason.USER_STOP
     await host.close()
     assert signal.getsignal(signal.SIGTERM) is before

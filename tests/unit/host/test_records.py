@@ -16,6 +16,7 @@ from desktop_agent.core.models import Policy
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.host import records
 from desktop_agent.host.records import Records
+from desktop_agent.host.starts import RunRequest, admit
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, ScriptedPlanner, done, make_observation, tool
@@ -42,7 +43,7 @@ async def agent(tmp_path: Path) -> AsyncIterator[Agent]:
 
 
 async def a_finished_run(agent: Agent) -> str:
-    final = await final_run(await agent.launch("wait twice", allowed_tools=("wait",)))
+    final = await final_run(admit(agent, RunRequest("wait twice", allowed_tools=("wait",))))
     assert final is not None and final.status.is_terminal
     return str(final.id)
 

@@ -12,6 +12,7 @@ from desktop_agent.agent import Agent
 from desktop_agent.core.events import ApprovalRequested, RunPaused, TaskLoopEvent
 from desktop_agent.core.models import ApprovalDecision, Policy, RunStatus, ToolResult
 from desktop_agent.desktop.takeover import InjectionWindows, TakeoverUnavailable
+from desktop_agent.host.starts import RunRequest, admit
 from desktop_agent.host.takeover import UserTakeover
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import ALLOW_ALL, final_run, make_agent, until
@@ -106,7 +107,7 @@ def setup(
 
 async def start(agent: Agent, *script: Any) -> asyncio.Task[Any]:
     agent.planner_factory = lambda run: ScriptedPlanner(list(script))
-    handle = await agent.launch("do it")
+    handle = admit(agent, RunRequest("do it"))
     return asyncio.get_running_loop().create_task(final_run(handle))
 
 
@@ -229,7 +230,7 @@ async def test_input_made_during_an_action_pauses_the_run_before_its_next_turn(
         return ToolResult.success("clicked")
 
     agent.runner.services.executor.handlers["click"] = click  # type: ignore[attr-defined]
-    handle = await agent.launch("click, then wait")
+    handle = admit(agent, RunRequest("click, then wait"))
     reader = asyncio.get_running_loop().create_task(final_run(handle))
     await until(lambda: any(isinstance(e, RunPaused) for e in events), what="run_paused")
 

@@ -58,8 +58,8 @@ class Calls:
         self.app = app
         self.client = client
         self.gate = agent.runner.services.gate
-        runner = agent.runner
-        self.asker = Asker(SessionGrants(lambda: runner.stop_all_count), client)
+        permissions = agent.permissions
+        self.asker = Asker(SessionGrants(lambda: permissions.revocations), client)
         self.memory = ElementMemory()
 
     async def call(self, tool: str, **args: Any) -> CallOutcome:

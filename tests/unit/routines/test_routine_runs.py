@@ -35,6 +35,7 @@ from desktop_agent.core.routine import (
 from desktop_agent.core.routine import dump_routine_text as dumps_routine
 from desktop_agent.core.routine_player import PATIENCE_TURNS
 from desktop_agent.core.targets import element_ref
+from desktop_agent.host.starts import RoutineRequest, RunRequest, admit
 from desktop_agent.routines import service
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
@@ -86,7 +87,7 @@ def executor_of(agent: Agent) -> FakeExecutor:
 
 
 async def test_a_routines_grants_allow_its_tools_unasked_for_its_run_only(agent: Agent) -> None:
-    final = await final_run(await service.launch(agent, "export"))
+    final = await final_run(admit(agent, RoutineRequest("export")))
 
     assert (final.status, final.kind, final.routine) == (RunStatus.COMPLETED, RunKind.ROUTINE,
                                                          "export")  # fmt: skip
@@ -95,7 +96,7 @@ async def test_a_routines_grants_allow_its_tools_unasked_for_its_run_only(agent:
     assert agent.permissions.task_grants(final.id) == frozenset()
     # an agent run of the same tool still asks
     agent.planner_factory = lambda run: ScriptedPlanner([tool("click", x=5, y=5), done()])
-    await final_run(await agent.launch("click", allowed_tools=("click",)))
+    await final_run(admit(agent, RunRequest("click", allowed_tools=("click",))))
     assert [a.tool for a in gate_of(agent).requests] == ["click"]
 
 
@@ -108,7 +109,7 @@ async def test_stop_all_revokes_the_routine_grants_of_the_current_run(agent: Age
         return ToolResult.success("clicked")
 
     executor_of(agent).handlers["click"] = slow_click
-    handle = await service.launch(agent, "export")
+    handle = admit(agent, RoutineRequest("export"))
     ending = asyncio.ensure_future(final_run(handle))
     await asyncio.wait_for(clicking.wait(), 5)
     assert agent.permissions.task_grants(handle.run_id) == frozenset({"click"})
@@ -133,7 +134,7 @@ async def test_on_a_mismatch_the_agent_takes_over_without_the_routine_grants(age
     agent.planner_factory = model
     await agent.repo.save_routine(routine(steps=routine().steps[:1]), replace=True)
     events: list[Any] = []
-    handle = await service.launch(agent, "export")
+    handle = admit(agent, RoutineRequest("export"))
     async for event in handle.events:
         events.append(event)
     final = events[-1].run
@@ -152,7 +153,7 @@ async def test_without_a_model_a_mismatch_ends_routine_mismatch(agent: Agent) ->
     agent.runner.services.observer = FakeObserver(observation([WINDOW]))
     await agent.repo.save_routine(routine(), replace=True)
 
-    final = await final_run(await service.launch(agent, "export", handover=False))
+    final = await final_run(admit(agent, RoutineRequest("export", handover=False)))
 
     assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ROUTINE_MISMATCH)
     assert 'step 1 (click on push button "Export" in "Report - Viewer")' in final.message
@@ -229,7 +230,7 @@ async def test_a_step_that_does_not_validate_is_a_one_line_refusal_before_anythi
     with pytest.raises(RoutineError, match=why):
         service.questions(made, agent.registry, agent.permissions, (), {"line": ""})
     with pytest.raises(RoutineError, match=why):
-        await service.launch(agent, "shell", {"line": ""})
+        await final_run(admit(agent, RoutineRequest("shell", {"line": ""})))
     assert await agent.repo.list_runs() == []
 
 
@@ -246,7 +247,7 @@ async def test_a_hand_written_element_id_follows_its_element_like_a_taught_one(
     moved = Element(7, "push button", "Export", (420, 220, 90, 30))
     agent.runner.services.observer = FakeObserver(observation([WINDOW, moved]))
 
-    final = await final_run(await service.launch(agent, "typed", handover=False))
+    final = await final_run(admit(agent, RoutineRequest("typed", handover=False)))
 
     assert final.status is RunStatus.COMPLETED
     ((name, args),) = executor_of(agent).calls

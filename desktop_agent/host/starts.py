@@ -1,0 +1,200 @@
+"""How every run starts: one synchronous admit, keyed on an id the asker already has.
+
+A face asks for a run with one of three requests — a goal (`RunRequest`: the window, `run`,
+`serve`, MCP), a routine (`RoutineRequest`: the window, `routine run`, the API) or a run the
+store holds queued (`QueuedRun`: the API's POST made it, its events start it) — and `admit`
+registers the run id with the runner at once, in the same step of the loop as the ask. So a
+stop, a stop-all or the hotkey that lands after the ask reaches the run, whatever it is
+doing: reading the store, checking the model, waiting for the window to get out of the way.
+
+Everything that takes time happens inside the run (core/runner.py `admit_id`): `find` (the
+store read: the queued run loaded, the routine looked up; a goal's view is made in memory),
+then `prepare` (the model check and the planner; the routine's player), then the face's
+`ready` future. A refusal — no such run, an ended one, an unknown routine, a missing
+parameter, a model that does not answer — is raised from the run's events; nothing is
+stored for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from desktop_agent.core.errors import DesktopAgentError, RefusedToStart, RunNotFound
+from desktop_agent.core.models import RunStatus, RunView, TaskSpec, utcnow
+from desktop_agent.core.runner import Find, Prepare, RunHandle, close_planner
+
+if TYPE_CHECKING:
+    from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.core.ports import Planner
+
+__all__ = [
+    "NotQueued",
+    "QueuedRun",
+    "RoutineRequest",
+    "RunRequest",
+    "StartRequest",
+    "admit",
+    "new_run_id",
+    "queued_run",
+]
+
+#: set by a face on another thread when the run may act (the window is out of the way);
+#: awaited inside the run after its model check, raced against a stop like the rest
+Ready = concurrent.futures.Future[None]
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """A run for a goal. `None` means the settings' value.
+
+    The id is made with the request, by the face, so the face knows it before the run
+    exists anywhere: a `Host.stop(run_id)` that lands after `Host.start` reaches the run.
+    """
+
+    goal: str
+    run_id: str = field(default_factory=new_run_id)
+    base_url: str | None = None
+    model: str | None = None
+    max_steps: int | None = None
+    max_failures: int | None = None
+    allowed_tools: tuple[str, ...] | None = None
+    vision: VisionSetting | None = None
+    ready: Ready | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RoutineRequest:
+    """A run of the saved routine `name` with its parameters' `values` (routines/service.py).
+
+    `handover`: the settings' model takes over on a mismatch (False: routine_mismatch).
+    """
+
+    name: str
+    values: Mapping[str, str] = field(default_factory=dict)
+    handover: bool = True
+    run_id: str = field(default_factory=new_run_id)
+    vision: VisionSetting | None = None
+    ready: Ready | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedRun:
+    """The run the store holds queued under `run_id` (the API's POST made it)."""
+
+    run_id: str
+    vision: VisionSetting | None = None
+    ready: Ready | None = field(default=None, compare=False)
+
+
+StartRequest = RunRequest | RoutineRequest | QueuedRun
+
+
+class NotQueued(DesktopAgentError):
+    """The stored run is not queued (it has ended, or runs in another process): it does not
+    start here. `run` is its view."""
+
+    def __init__(self, run: RunView) -> None:
+        super().__init__(f"run {run.id} is {run.status.value}; it cannot start")
+        self.run = run
+
+
+def admit(agent: Agent, request: StartRequest, *, planner: Planner | None = None) -> RunHandle:
+    """Admit the run of `request` now (no await); iterate the handle's events to run it.
+
+    `planner`: a run whose planner is at hand (an MCP client's own call): no model is
+    asked nor checked. Raises at once what needs no store: AlreadyRunning; for a goal,
+    RefusedToStart (an empty goal, an unknown tool).
+    """
+    find, prepare = _parts(agent, request)
+    if planner is not None:
+        at_hand = planner
+
+        async def given(_: RunView) -> Planner:
+            return at_hand
+
+        prepare = given
+    ready = request.ready
+    if ready is not None:
+        prepare = _then_ready(prepare, ready)
+    return agent.runner.admit_id(request.run_id, find, prepare)
+
+
+def _parts(agent: Agent, request: StartRequest) -> tuple[Find, Prepare]:
+    """The request's `find` (its queued view) and `prepare` (its planner)."""
+    if isinstance(request, RoutineRequest):
+        from desktop_agent.routines import service
+
+        return service.routine_start(agent, request)
+    if isinstance(request, QueuedRun):
+        return _stored(agent, request.run_id), _checked(agent, request.vision)
+    run = queued_run(agent, request)
+
+    async def made() -> RunView:
+        return run
+
+    return made, _checked(agent, request.vision)
+
+
+def _stored(agent: Agent, run_id: str) -> Find:
+    async def find() -> RunView:
+        run = await agent.repo.get_run(run_id)
+        if run is None:
+            raise RunNotFound(f"no run {run_id!r}")
+        if run.status is not RunStatus.QUEUED:
+            raise NotQueued(run)
+        return run
+
+    return find
+
+
+def _checked(agent: Agent, vision: VisionSetting | None) -> Prepare:
+    async def prepare(run: RunView) -> Planner:
+        return await agent.prepare(run, vision)
+
+    return prepare
+
+
+def _then_ready(prepare: Prepare, ready: Ready) -> Prepare:
+    """`prepare`, then wait for the face (its planner closed if the wait is stopped)."""
+
+    async def prepared_and_ready(run: RunView) -> Planner:
+        made = await prepare(run)
+        try:
+            # shielded: a stop ends this wait, not the face's future (it may still set it)
+            await asyncio.shield(asyncio.wrap_future(ready))
+        except BaseException:
+            await close_planner(made)
+            raise
+        return made
+
+    return prepared_and_ready
+
+
+def queued_run(agent: Agent, request: RunRequest) -> RunView:
+    """The request as a queued run view (in memory; the loop stores it)."""
+    goal = request.goal.strip()
+    if not goal:
+        raise RefusedToStart("the goal is empty")
+    settings = agent.settings
+    allowed = request.allowed_tools or agent.registry.offered_names()
+    unknown = agent.registry.unknown(allowed)
+    if unknown:
+        raise RefusedToStart(f"unknown tool(s): {', '.join(unknown)}")
+    spec = TaskSpec(
+        goal=goal,
+        max_steps=request.max_steps or settings.max_steps,
+        max_failures=request.max_failures or settings.max_failures,
+        allowed_tools=tuple(allowed),
+        model=request.model or settings.model,
+        base_url=request.base_url or settings.base_url,
+    )
+    return RunView.queued(spec, request.run_id, utcnow())
