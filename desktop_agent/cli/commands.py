@@ -81,6 +81,8 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
     host = await Host.open(data_dir, settings, gate=gate)
     try:
         notes = TakeoverNotes(host, as_json=args.json)
+        # attached before any run (it arms once one starts: nothing is said of a run refused)
+        await host.watch_takeover()
         host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
         # admitted in the same step, so a stop from now on reaches it; the model is checked
         # inside the run, which acts once the API and the hotkey are up. A refused run is
@@ -103,7 +105,6 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
         # a run's API serves controls only: its approvals follow its own --approve
         await host.serve_api(controls_only=True, face="run")
         await host.grab_stop_hotkey()
-        await host.watch_takeover()
         ready.set_result(None)
         final = await print_events(
             hosted.events(), sys.stdout, as_json=args.json, pause_line=notes.pause_line

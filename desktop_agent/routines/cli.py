@@ -281,6 +281,8 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         else:
             values.update(_ask_secrets(routine, values))
         notes = TakeoverNotes(host, as_json=args.json)
+        # attached before any run (it arms once one starts: nothing is said of a run refused)
+        await host.watch_takeover()
         host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
         # admitted in the same step (a stop from now on reaches it); it acts once the API and
         # the hotkey are up. The routine is looked up again inside the run: a refusal
@@ -296,7 +298,6 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         )
         await host.serve_api(controls_only=True, face="run")
         await host.grab_stop_hotkey()
-        await host.watch_takeover()
         ready.set_result(None)
         final = await print_events(
             hosted.events(), sys.stdout, as_json=args.json, pause_line=notes.pause_line
