@@ -375,7 +375,7 @@ class DesktopApp(QObject):
         about the process goes where the user looks (status bar, tray)."""
         if isinstance(event, RunFinished):
             run = event.run
-            from desktop_agent.ui.main_window import describe_outcome
+            from desktop_agent.ui.run_on_show import describe_outcome
 
             self.tray.notify(
                 f"Run {run.status.value}", f"{shorten(run.goal, 80)}\n{describe_outcome(run)}"

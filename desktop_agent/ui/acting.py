@@ -62,27 +62,23 @@ class ActingController(QObject):
         self.approvals_open: Callable[[], int] = lambda: 0
         self._minimize = minimize
         self._minimised_by_us = False
-        self._taken_over: set[str] = set()  # runs paused because the user took over
         runs.subscribe(self.on_run_event)
 
     def on_run_event(self, event: TaskLoopEvent) -> None:
-        active = self.runs.active
+        active, taken_over = self.runs.active, self.runs.taken_over
         if isinstance(event, StepStarted | StepFinished):
             # a run the user took over says so until it resumes, not its last steps
-            if event.step.run_id in active and event.step.run_id not in self._taken_over:
+            if event.step.run_id in active and event.step.run_id not in taken_over:
                 self.panel.set_step(describe_step(event.step, active))
         elif isinstance(event, RunStarted):
             if self._minimize() and not self.approvals_open():
                 self.get_out_of_the_way()
             self.panel.show_for(event.run.goal)
         elif isinstance(event, UserTookOver):
-            self._taken_over.add(event.run_id)
             self.panel.set_step(TOOK_OVER)
         elif isinstance(event, RunPaused):
-            taken = event.reason == "user" or event.run.id in self._taken_over
-            self.panel.set_step(TOOK_OVER if taken else PAUSED)
+            self.panel.set_step(TOOK_OVER if event.run.id in taken_over else PAUSED)
         elif isinstance(event, RunResumed):
-            self._taken_over.discard(event.run.id)
             self.panel.set_step("Resumed — looking at the screen afresh")
         elif isinstance(event, ApprovalRequested):
             self.panel.set_step(f"Waiting for your approval: {event.approval.tool}")
@@ -94,8 +90,6 @@ class ActingController(QObject):
             if active and not self.approvals_open() and self._minimize():
                 self.get_out_of_the_way()
         elif isinstance(event, RunFinished | StartRefused):
-            if isinstance(event, RunFinished):
-                self._taken_over.discard(event.run.id)
             if active:
                 return
             self.panel.hide()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtCore import QRect, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -141,6 +141,7 @@ class ActingPanel(QWidget):
 
     # ── slots ────────────────────────────────────────────────────────────────
 
+    @Slot()
     def on_stop_clicked(self) -> None:
         self.stop_button.setEnabled(False)
         self.stop_button.setText("Stopping…")

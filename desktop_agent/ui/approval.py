@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QFont, QImage
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -68,7 +68,7 @@ class ApprovalDialog(QDialog):
         screenshot_view: the screenshot with the target marked.
     """
 
-    decided = Signal(object)
+    decided = Signal(ApprovalDecision)
 
     def __init__(
         self,
@@ -232,20 +232,25 @@ class ApprovalDialog(QDialog):
 
     # ── slots ────────────────────────────────────────────────────────────────
 
+    @Slot()
     def on_once_clicked(self) -> None:
         self._finish(ApprovalDecision.ONCE)
 
+    @Slot()
     def on_run_clicked(self) -> None:
         if self.request.offer_run_grant:
             self._finish(ApprovalDecision.RUN)
 
+    @Slot()
     def on_deny_clicked(self) -> None:
         self._finish(ApprovalDecision.DENY)
 
+    @Slot(bool)
     def on_show_secret_toggled(self, shown: bool) -> None:
         request = self.request
         self.args_view.setPlainText(_pretty(request.revealed_args if shown else request.to_show))
 
+    @Slot()
     def on_args_scrolled(self, *_: object) -> None:
         hidden = self.hidden_argument_characters()
         self.args_more_label.setText(
@@ -262,10 +267,12 @@ class ApprovalDialog(QDialog):
         last_shown = view.cursorForPosition(corner).position()
         return max(0, view.document().characterCount() - 1 - last_shown)
 
+    @Slot(str)
     def on_image_loaded(self, key: str) -> None:
         if key == self._screenshot_key:
             self._show_screenshot()
 
+    @Slot()
     def on_tick(self) -> None:
         left = self.remaining_s()
         self._show_remaining(left)

@@ -14,6 +14,7 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
     Signal,
+    Slot,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -193,14 +194,17 @@ class HistoryPanel(QWidget):
         save.triggered.connect(lambda: self.save_routine_requested.emit(run.id))
         return menu
 
+    @Slot(QPoint)
     def on_context_menu(self, point: QPoint) -> None:
         run = self.view.indexAt(point).data(HistoryModel.RUN_ROLE)
         if isinstance(run, RunView):
             self.context_menu(run).popup(self.view.viewport().mapToGlobal(point))
 
+    @Slot(str)
     def on_filter_changed(self, text: str) -> None:
         self.proxy.set_text(text)
 
+    @Slot(QModelIndex)
     def on_activated(self, index: QModelIndex) -> None:
         run = index.data(HistoryModel.RUN_ROLE)
         if isinstance(run, RunView):

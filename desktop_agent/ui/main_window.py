@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent
@@ -21,7 +18,6 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.errors import DesktopAgentError, ModelNotListed, ModelUnreachable
 from desktop_agent.core.events import (
-    PauseReason,
     RunFinished,
     RunPaused,
     RunResumed,
@@ -31,15 +27,22 @@ from desktop_agent.core.events import (
     StepFinished,
     StepStarted,
     TaskLoopEvent,
-    UserTookOver,
-    event_run_id,
 )
-from desktop_agent.core.models import RunStatus, RunView, StepView
+from desktop_agent.core.models import RunView
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.routines import RoutinesPanel
+from desktop_agent.ui.run_on_show import (
+    TOOK_OVER,
+    Change,
+    PanelState,
+    RunOnShow,
+    format_elapsed,
+    server_address,
+    usage_line,
+)
 from desktop_agent.ui.step_detail import StepDetail
-from desktop_agent.ui.task_panel import PanelState, TaskPanel
+from desktop_agent.ui.task_panel import TaskPanel
 from desktop_agent.ui.text import one_line, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.widgets import Grounded
@@ -50,24 +53,26 @@ if TYPE_CHECKING:
     import concurrent.futures
 
     from desktop_agent.host.starts import StartRequest
+    from desktop_agent.settings import Settings
     from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.runs_state import RunsState
+
+__all__ = ["TITLE", "TOOK_OVER", "MainWindow"]
 
 log = logging.getLogger(__name__)
 
 TITLE = "Desktop Agent"
-#: the status line when the user's own mouse or keyboard input paused the run
-TOOK_OVER = "Paused: you took over the mouse or keyboard. Resume with Ctrl+P or from the tray."
 
 
 class MainWindow(QMainWindow):
-    """The app's window: layout and the user's intents. It gets the EngineClient (its one
-    door to the Agent, which runs on the engine thread) once that is open, so the window
-    can paint before the store and the desktop adapters are loaded.
+    """The app's window: a view of the run on show and the user's intents. It gets the
+    EngineClient (its one door to the Host, which runs on the engine thread) once that is
+    open, so the window can paint before the store and the desktop adapters are loaded.
 
-    One run is on show at a time. A live run is followed through the app's RunsState
-    (`follow`), the one channel every view hears; a replay through a RunWorker reading
-    the stored events. Both land in the same handlers, so the timeline has one code path.
+    One run is on show at a time; what it is — live or replayed, starting, refused, paused
+    by the user — is the model's (`shown`, ui/run_on_show.py, kept by the app's RunsState).
+    A live run's events reach it from RunsState, a replay's from a RunWorker: one path
+    (`RunOnShow.apply`), and the window renders each change (`on_shown_changed`).
 
     Signals:
         first_painted: the window painted for the first time (start-up figure).
@@ -81,6 +86,7 @@ class MainWindow(QMainWindow):
     Attributes:
         client: the engine's client, None until `bind`.
         runs: the app's runs state the window follows, None until `bind`.
+        shown: the run on show (the model this window renders; `runs.shown` once bound).
         worker: the RunWorker of the replay on show, None when none is.
         hide_on_close: closing hides the window instead of quitting (a tray is there).
         before_run: awaited after a run is admitted and before its first step (the app
@@ -91,7 +97,7 @@ class MainWindow(QMainWindow):
     """
 
     first_painted = Signal()
-    showing_run = Signal(object)
+    showing_run = Signal(RunView)
     stop_all_requested = Signal()
     settings_requested = Signal()
     find_servers_requested = Signal()
@@ -111,11 +117,8 @@ class MainWindow(QMainWindow):
         self._quitting = False
         self._painted = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._live_id: str | None = None
-        self._live = False
-        self._run: RunView | None = None
-        self._turn = 0
-        self._clock_started: float | None = None
+        self.shown = RunOnShow()
+        self._turn_shown = 0
         self._max_steps_setting: int | None = None
 
         self.loader = ImageLoader(parent=self)
@@ -250,6 +253,8 @@ class MainWindow(QMainWindow):
         `runs`, the app's one channel of run events."""
         self.client = client
         self.runs = runs
+        self.shown = runs.shown
+        self.shown.subscribe(self.on_shown_changed)
         self.loader.data_dir = client.host.data_dir
         self.panel.set_tools(client.host.tools)
         self.panel.set_ready(True)
@@ -310,15 +315,13 @@ class MainWindow(QMainWindow):
             self.set_status(f"The history cannot be read: {error}")
             return
         self.history.model.set_runs(runs)
-        if self._run is not None:
-            self.history.select_run(self._run.id)
+        if self.shown.run is not None:
+            self.history.select_run(self.shown.run.id)
 
-    # ── starting, stopping, replaying ────────────────────────────────────────
+    # ── the user's intents ───────────────────────────────────────────────────
 
+    @Slot(str, int, tuple)
     def on_start_requested(self, goal: str, max_steps: int, tools: tuple[str, ...]) -> None:
-        """Start at the click: the run is admitted on the engine before anything else (its
-        id is made here), so a Stop, a stop-all or the hotkey after the click reaches it;
-        the model is checked inside the run, a refusal comes as `StartRefused`."""
         from desktop_agent.host.host import RunRequest
 
         self.start_live(
@@ -332,10 +335,12 @@ class MainWindow(QMainWindow):
         request_for: Callable[[concurrent.futures.Future[None]], StartRequest],
         status: str = "Checking the model…",
     ) -> bool:
-        """Start a run at the click and show it live (Start, a routine's Run): the request
-        `request_for` makes (its id made here) is admitted on the engine in order with every
-        stop sent after it; the run acts once the window is out of the way (the future it
-        was given is set). False when a run of this window is on already."""
+        """Start at the click and show the run live (Start, a routine's Run): the request
+        `request_for` makes (its id made here) is sent to the Host, which admits it in order
+        with every stop sent after it, so a Stop, a stop-all or the hotkey after the click
+        reaches it; the model is checked inside the run, a refusal comes as `StartRefused`.
+        The run acts once the window is out of the way (the future `request_for` gets is set
+        then). False when a run of this window is on already."""
         import concurrent.futures
 
         from desktop_agent.host.engine import EngineClosed
@@ -348,11 +353,10 @@ class MainWindow(QMainWindow):
         try:
             client.send(client.host.submit, request)
         except EngineClosed as error:
-            self._not_started(one_line(error))
+            self.shown.not_started(one_line(error))
             return True
-        self._show_live(request.run_id)
-        self.panel.set_state(PanelState.STARTING)
-        self.set_status(status)
+        self._drop_worker()
+        self.shown.show_live(request.run_id, status)
         self.spawn(self._out_of_the_way(ready))
         return True
 
@@ -365,192 +369,121 @@ class MainWindow(QMainWindow):
             if not ready.done():
                 ready.set_result(None)
 
-    def on_start_refused(self, run_id: str, why: str) -> None:
-        """The run of this window was refused before it started (and forgotten)."""
-        if run_id != self._live_id:
-            return
-        self._live_id = None
-        self._not_started(why)
-        self.panel.show_error(why)
-
-    def _not_started(self, why: str) -> None:
-        self.panel.set_state(PanelState.IDLE)
-        self.set_status(f"Not started: {why}")
-
-    def _show_live(self, run_id: str) -> None:
-        """Put the live run `run_id` on show (admitted on the engine)."""
-        self._drop_worker()
-        self._live_id = run_id
-        self._live = True
-        self._reset_view()
-
+    @Slot(bool)
     def on_pause_requested(self, pause: bool) -> None:
-        if self.client is None or self._run is None or not self.live_running:
-            return
-        if pause:
-            self.client.send(self.client.host.pause, self._run.id)
-            self.set_status("Pausing at the next safe point…")
-        else:
-            self.client.send(self.client.host.resume, self._run.id)
+        run_id = self.shown.ask_pause(pause)
+        if self.client is not None and run_id is not None:
+            self.client.send(self.client.host.pause if pause else self.client.host.resume, run_id)
 
+    @Slot()
     def on_stop_requested(self) -> None:
         if self.client is None:
             return
-        if not self.live_running or self._live_id is None:
-            return
-        self.client.send(self.client.host.stop, self._live_id)
-        self.panel.set_state(PanelState.STOPPING)
-        self.set_status("Stopping…")
+        run_id = self.shown.ask_stop()
+        if run_id is not None:
+            self.client.send(self.client.host.stop, run_id)
 
+    @Slot(str)
     def on_run_selected(self, run_id: str) -> None:
         if self.client is None:
             return
-        if self.live_running:
-            if self._run is None or self._run.id != run_id:
-                self.set_status("A run is on; its history can be replayed when it ends.")
-            return
         row = self.history.model.row_of(run_id)
-        run = self.history.model.runs()[row] if row >= 0 else None
-        if run is not None and not run.status.is_terminal:
-            where = "in another window or client" if run.status.is_active else "yet"
-            self.set_status(f"That run has not ended {where}; it can be replayed when it has.")
-            return
-        self.show_worker(RunWorker(stored_events(self.client, run_id), live=False, parent=self))
+        stored = self.history.model.runs()[row] if row >= 0 else None
+        may, why = self.shown.may_replay(run_id, stored)
+        if why:
+            self.set_status(why)
+        if may:
+            events = stored_events(self.client, run_id)
+            self.show_worker(RunWorker(events, live=False, parent=self))
 
     def show_worker(self, worker: RunWorker) -> None:
-        """Put `worker`'s (replayed) run on show: clear the timeline and follow its signals."""
-        if self.live_running:
+        """Put `worker`'s (replayed) run on show: its events take the live run's path."""
+        if self.shown.live_running:
             raise RuntimeError("a live run is on show; it must end first")
         self._drop_worker()
         self.worker = worker
-        self._live_id = None
-        self._live = worker.live
-        self._reset_view()
-        worker.run_event.connect(self._show_event)  # the live run's handler: one code path
+        self.shown.show_replay()
+        worker.run_event.connect(self.on_replayed_event)
         worker.failed.connect(self.on_worker_failed)
         worker.done.connect(self.on_worker_done)
         worker.start()
-
-    def _reset_view(self) -> None:
-        self._run = None
-        self._turn = 0
-        self._elapsed_timer.stop()
-        self.timeline_model.clear()
-        self.detail.show_step(None)
 
     def _drop_worker(self) -> None:
         """Stop following the replay on show, if any."""
         previous, self.worker = self.worker, None
         if previous is not None:
             previous.cancel()
-            self._disconnect_worker(previous)
-
-    def _disconnect_worker(self, worker: RunWorker) -> None:
-        for signal in (worker.run_event, worker.failed, worker.done):
-            signal.disconnect()
+            for signal in (previous.run_event, previous.failed, previous.done):
+                signal.disconnect()
 
     @property
     def live_running(self) -> bool:
-        """A live run of this window has not ended."""
-        return (
-            self._live
-            and self._live_id is not None
-            and (self._run is None or not self._run.status.is_terminal)
-        )
+        """A live run of this window is admitted and has not ended."""
+        return self.shown.live_running
 
     @property
     def run(self) -> RunView | None:
         """The run on show (its latest view)."""
-        return self._run
+        return self.shown.run
 
-    # ── run events (live, every run) and the replay worker's signals ─────────
+    # ── what the engine says, and the model's changes rendered ──────────────
 
     def on_run_event(self, event: TaskLoopEvent) -> None:
-        """Every event of every run of this process: the history follows them all, the
-        timeline the live run on show."""
+        """Every event of every run of this process: the history follows them all (the run
+        on show hears its own from RunsState)."""
         if isinstance(event, RunStarted | RunPaused | RunResumed | RunFinished):
             self.history.model.upsert(event.run)
-        if self._live_id is None or event_run_id(event) != self._live_id:
-            return
-        self._show_event(event)
 
     @Slot(object)
-    def _show_event(self, event: TaskLoopEvent) -> None:
-        """An event of the run on show, live or replayed: the one way it reaches the views."""
-        if isinstance(event, StepStarted | StepFinished):
-            self.on_step(event.step)
-        elif isinstance(event, RunTotals):
-            self.on_run_totals(event)
-        elif isinstance(event, StartRefused):
-            self.on_start_refused(event.run_id, event.reason)
-        elif isinstance(event, UserTookOver):
-            self.set_status(TOOK_OVER)  # the run pauses at its next pause point
-        elif isinstance(event, RunStarted):
-            self.on_run_started(event.run)
-        elif isinstance(event, RunPaused):
-            self.on_run_paused(event.run, event.reason)
-        elif isinstance(event, RunResumed):
-            self.on_run_resumed(event.run)
-        elif isinstance(event, RunFinished):
-            self.on_run_finished(event.run)
+    def on_replayed_event(self, event: TaskLoopEvent) -> None:
+        self.shown.apply(event)  # the live run's path
 
-    def on_run_started(self, run: RunView) -> None:
-        live = self._live
-        self._run = run
+    @Slot(str)
+    def on_worker_failed(self, message: str) -> None:
+        self.shown.replay_failed(message)
+
+    @Slot()
+    def on_worker_done(self) -> None:
+        self.shown.replay_done()
+
+    def on_shown_changed(self, change: Change) -> None:
+        """Show what changed in the run on show (live or replayed: one path)."""
+        shown = self.shown
+        if isinstance(change, StepStarted | StepFinished):
+            self.timeline_model.upsert(change.step)
+            if shown.turn != self._turn_shown:
+                self._show_turn()
+            return
+        if isinstance(change, RunTotals):
+            self._show_turn()
+            return
+        if change == "reset":
+            self._elapsed_timer.stop()
+            self.timeline_model.clear()
+            self.detail.show_step(None)
+        elif isinstance(change, RunStarted):
+            self._on_run_started(change.run)
+        elif isinstance(change, StartRefused):
+            self.panel.show_error(change.reason)
+        elif isinstance(change, RunFinished) or shown.state is PanelState.IDLE:
+            self._elapsed_timer.stop()
+        self.panel.set_state(shown.state)
+        self.set_status(shown.status)
+        self._show_turn()
+        self.on_elapsed_tick()
+
+    def _on_run_started(self, run: RunView) -> None:
+        live = self.shown.live
         self.run_title.setText(("" if live else "Replay: ") + " ".join(run.goal.split()))
         self.run_title.setToolTip(f"{run.goal}\nrun {run.id} · {run.model}")
         if live:
             self.history.select_run(run.id)
-            self.panel.set_state(PanelState.RUNNING)
-            self.set_status("Running.")
-            self._clock_started = time.monotonic()
             self._elapsed_timer.start()
-        else:
-            self.set_status("Replaying a stored run.")
-        self._show_turn()
-        self.on_elapsed_tick()
         self.showing_run.emit(run)
-
-    def on_step(self, step: StepView) -> None:
-        self.timeline_model.upsert(step)
-        if step.index != self._turn:
-            self._turn = step.index
-            self._show_turn()
-
-    def on_run_paused(self, run: RunView, reason: PauseReason = "request") -> None:
-        """Paused; "user": the user's own input paused it, and it resumes when they say so."""
-        self._run = run
-        self.panel.set_state(PanelState.PAUSED)
-        self.set_status(TOOK_OVER if reason == "user" else "Paused. Resume with Ctrl+P.")
-
-    def on_run_resumed(self, run: RunView) -> None:
-        self._run = run
-        self.panel.set_state(PanelState.RUNNING)
-        self.set_status("Running.")
-
-    def on_run_finished(self, run: RunView) -> None:
-        live = self._live
-        self._run = run
-        self._elapsed_timer.stop()
-        self.panel.set_state(PanelState.IDLE)
-        self._turn = max(self._turn, run.step_count)
-        self._show_turn()
-        self.on_elapsed_tick()
-        outcome = describe_outcome(run)
-        self.set_status(outcome if live else f"Replayed: {outcome}")
-
-    @Slot(str)
-    def on_worker_failed(self, message: str) -> None:
-        self.set_status(f"Could not show the run: {message}")
-
-    @Slot()
-    def on_worker_done(self) -> None:
-        self._elapsed_timer.stop()
-        if self.panel.state is not PanelState.IDLE:
-            self.panel.set_state(PanelState.IDLE)
 
     # ── the timeline's selection ─────────────────────────────────────────────
 
+    @Slot(QItemSelection, QItemSelection)
     def on_step_selection_changed(self, selected: QItemSelection, _: QItemSelection) -> None:
         self._show_selected_step()
 
@@ -598,14 +531,16 @@ class MainWindow(QMainWindow):
         self.status_label.setToolTip(plain_tooltip(text) or "")
 
     def _show_turn(self) -> None:
-        run = self._run
+        shown, settings = self.shown, self._settings()
+        run = shown.run
+        self._turn_shown = shown.turn
         if run is None:
             self.turn_label.setText("")
             self.usage_label.setText("")
             return
-        self.turn_label.setText(f"Turn {self._turn} of {run.max_steps}")
-        going = self.client is not None and self._live and run.finished_at is None
-        max_tokens = self.client.host.settings.max_run_tokens if self.client and going else 0
+        self.turn_label.setText(f"Turn {shown.turn} of {run.max_steps}")
+        going = shown.live and run.finished_at is None
+        max_tokens = settings.max_run_tokens if settings is not None and going else 0
         self.usage_label.setText(usage_line(run, max_tokens))
         self.usage_label.setToolTip(
             "Model tokens (prompt + completion) and the cost estimate from the price table"
@@ -616,34 +551,20 @@ class MainWindow(QMainWindow):
             )
         )
 
-    def on_run_totals(self, totals: RunTotals) -> None:
-        """The live run's tokens and cost, as the engine counted them (no store read)."""
-        current = self._run
-        if current is None or current.finished_at is not None:
-            return  # the run_finished view is final: keep it
-        self._run = current.with_(
-            prompt_tokens=totals.prompt_tokens,
-            completion_tokens=totals.completion_tokens,
-            tokens_estimated=totals.tokens_estimated,
-            cost=totals.cost,
-        )
-        self._show_turn()
-
+    @Slot()
     def on_elapsed_tick(self) -> None:
-        run = self._run
-        if run is None or run.started_at is None:
+        shown, settings = self.shown, self._settings()
+        seconds = shown.elapsed_s()
+        if seconds is None:
             self.elapsed_label.setText("")
             return
-        if run.finished_at is not None:
-            seconds = (run.finished_at - run.started_at).total_seconds()
-        elif self._clock_started is not None and self._live:
-            # the monotonic clock since run_started: wall-clock jumps do not show
-            seconds = time.monotonic() - self._clock_started
-        else:
-            seconds = (datetime.now(UTC) - run.started_at).total_seconds()
-        limit = self.client.host.settings.max_run_seconds if self.client and self._live else 0
-        of = f" of {format_elapsed(limit)}" if limit and run.finished_at is None else ""
+        going = shown.run is not None and shown.run.finished_at is None
+        limit = settings.max_run_seconds if settings is not None and shown.live else 0
+        of = f" of {format_elapsed(limit)}" if limit and going else ""
         self.elapsed_label.setText(format_elapsed(seconds) + of)
+
+    def _settings(self) -> Settings | None:
+        return self.client.host.settings if self.client is not None else None
 
     # ── window behaviour ─────────────────────────────────────────────────────
 
@@ -654,6 +575,7 @@ class MainWindow(QMainWindow):
         self.raise_()
         self.activateWindow()
 
+    @Slot()
     def on_show_requested(self) -> None:
         """The tray's Show, or another launch on this data dir, asked for the window."""
         self.bring_to_front()
@@ -662,9 +584,11 @@ class MainWindow(QMainWindow):
         """Minimise while a run acts, so its screenshots show the desktop, not this window."""
         self.showMinimized()
 
+    @Slot()
     def on_refresh_requested(self) -> None:
         self.spawn(self.refresh_history())
 
+    @Slot()
     def on_quit_chosen(self) -> None:
         self._quitting = True
         self.quit_requested.emit()
@@ -726,39 +650,3 @@ class MainWindow(QMainWindow):
             error = task.exception()
             log.error("window task failed", exc_info=error)
             self.set_status(f"Error: {one_line(error)}")
-
-
-def describe_outcome(run: RunView) -> str:
-    """One line: how a run ended, e.g. "Completed: Saved the file." or "Stopped (max steps)"."""
-    words = {
-        RunStatus.COMPLETED: "Completed",
-        RunStatus.FAILED: "Failed",
-        RunStatus.STOPPED: "Stopped",
-        RunStatus.INTERRUPTED: "Interrupted",
-    }
-    head = words.get(run.status, run.status.value.capitalize())
-    if run.stop_reason is not None and run.stop_reason.value not in ("done", "user_stop", "error"):
-        head += f" ({run.stop_reason.value.replace('_', ' ')})"
-    return f"{head}: {run.message}" if run.message else head
-
-
-def usage_line(run: RunView, max_tokens: int = 0) -> str:
-    """The status bar's tokens and cost, e.g. "1,000 + 50 tokens of 1,000,000 · $0.0011";
-    "≈" marks totals that include estimates."""
-    about = "≈" if run.tokens_estimated else ""
-    limit = f" of {max_tokens:,}" if max_tokens else ""
-    cost = "no price" if run.cost is None else f"${run.cost:.4f}"
-    return f"{about}{run.prompt_tokens:,} + {run.completion_tokens:,} tokens{limit} · {cost}"
-
-
-def server_address(base_url: str) -> str:
-    """host:port of a base URL ("http://localhost:11434/v1" → "localhost:11434")."""
-    parts = urlsplit(base_url)
-    return parts.netloc or base_url
-
-
-def format_elapsed(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

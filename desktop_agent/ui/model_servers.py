@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -66,7 +66,7 @@ class ModelServersDialog(QDialog):
 
     Signals:
         check_again_requested: look again.
-        chosen(object): (FoundServer, FoundModel) — use this model.
+        chosen(tuple): (FoundServer, FoundModel) — use this model.
         first_task_accepted(str): put this goal in the task panel.
 
     Attributes:
@@ -78,7 +78,7 @@ class ModelServersDialog(QDialog):
     """
 
     check_again_requested = Signal()
-    chosen = Signal(object)
+    chosen = Signal(tuple)
     first_task_accepted = Signal(str)
 
     def __init__(self, parent: QWidget | None, platform: str = sys.platform) -> None:
@@ -299,20 +299,25 @@ class ModelServersDialog(QDialog):
 
     # ── slots ────────────────────────────────────────────────────────────────
 
+    @Slot()
     def on_selection_changed(self) -> None:
         self.use_button.setEnabled(self.selected() is not None)
 
+    @Slot(QTreeWidgetItem, int)
     def on_item_double_clicked(self, item: QTreeWidgetItem, column: int) -> None:
         self.on_use_clicked()
 
+    @Slot()
     def on_use_clicked(self) -> None:
         choice = self.selected()
         if choice is not None:
             self.chosen.emit(choice)
 
+    @Slot()
     def on_try_clicked(self) -> None:
         self.first_task_accepted.emit(self.first_task_goal.toPlainText())
 
+    @Slot(str)
     def on_copy(self, command: str) -> None:
         clipboard = QGuiApplication.clipboard()
         clipboard.setText(command)
@@ -366,6 +371,7 @@ class ModelServersController(QObject):
         self.dialog: ModelServersDialog | None = None
         self._looking: asyncio.Task[None] | None = None
 
+    @Slot()
     def on_find_requested(self) -> None:
         """Open the finder (or bring it up) and look."""
         dialog = self.dialog
@@ -382,6 +388,7 @@ class ModelServersController(QObject):
             dialog.activateWindow()
         self.on_check_again()
 
+    @Slot()
     def on_check_again(self) -> None:
         if self._looking is not None and not self._looking.done():
             return
@@ -435,6 +442,7 @@ class ModelServersController(QObject):
                 dialog.done(QDialog.DialogCode.Accepted)
                 dialog.deleteLater()
 
+    @Slot(tuple)
     def on_chosen(self, choice: Choice) -> None:
         server, model = choice
         self.window.spawn(self.use(server, model))
@@ -452,6 +460,7 @@ class ModelServersController(QObject):
         if self.dialog is not None:
             self.dialog.show_first_task(server, model, goal)
 
+    @Slot(str)
     def on_first_task_accepted(self, goal: str) -> None:
         panel = self.window.panel
         panel.goal_edit.setPlainText(goal)
@@ -459,6 +468,7 @@ class ModelServersController(QObject):
         if self.dialog is not None:
             self.dialog.accept()
 
+    @Slot(int)
     def on_dialog_finished(self, _: int) -> None:
         dialog, self.dialog = self.dialog, None
         if self._looking is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -33,7 +33,7 @@ class RoutinesPanel(QWidget):
     """The saved routines; the selected one's parameters as a form; Run.
 
     Signals:
-        run_requested(str, object): the routine's name and its parameter values (dict).
+        run_requested(str, dict): the routine's name and its parameter values.
 
     Attributes:
         list: one row per routine (name, steps, schedule).
@@ -42,7 +42,7 @@ class RoutinesPanel(QWidget):
         note: the last problem (one line), or what to do.
     """
 
-    run_requested = Signal(str, object)
+    run_requested = Signal(str, dict)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -127,6 +127,7 @@ class RoutinesPanel(QWidget):
     def values(self) -> dict[str, str]:
         return {name: edit.text() for name, edit in self.fields.items()}
 
+    @Slot()
     def on_run_clicked(self) -> None:
         name = self.selected_name()
         routine = self._routines.get(name or "")
@@ -283,6 +284,7 @@ class RoutineGrantsPage(QWidget):
             self.list.addItem(QListWidgetItem("No routine has grants."))
             self.list.item(0).setFlags(Qt.ItemFlag.NoItemFlags)
 
+    @Slot()
     def on_revoke_clicked(self) -> None:
         item = self.list.currentItem()
         name = item.data(NAME_ROLE) if item is not None else None

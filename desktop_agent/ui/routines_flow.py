@@ -6,7 +6,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QDialog
 
 from desktop_agent.core.errors import DesktopAgentError
@@ -59,6 +59,7 @@ class RoutinesController(QObject):
                 f"Routine {run.routine}: {run.status.value}{reason}. {one_line(run.message)}"
             )
 
+    @Slot(str, dict)
     def on_run_requested(self, name: str, values: dict[str, str]) -> None:
         from desktop_agent.host.host import RoutineRequest
 
@@ -74,6 +75,7 @@ class RoutinesController(QObject):
         panel.clear_secrets()
         panel.show_note(f"Running routine {name}: no model is asked while the screen matches.")
 
+    @Slot(str)
     def on_save_requested(self, run_id: str) -> None:
         self.window.spawn(self.save(run_id))
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -102,7 +102,7 @@ class SettingsDialog(QDialog):
         summary: every invalid value, one per line.
     """
 
-    saved = Signal(object)
+    saved = Signal(Settings)
 
     def __init__(
         self,
@@ -449,6 +449,7 @@ class SettingsDialog(QDialog):
 
     # ── slots ────────────────────────────────────────────────────────────────
 
+    @Slot(int)
     def on_provider_chosen(self, index: int) -> None:
         preset = PRESETS.get(self.provider_box.itemData(index))
         if preset is not None:
@@ -461,6 +462,7 @@ class SettingsDialog(QDialog):
         self._show_preset_note()
         self.validate()
 
+    @Slot(str)
     def on_base_url_edited(self, text: str) -> None:
         """A URL typed by hand selects the preset it belongs to, else Custom."""
         wanted = text.strip().rstrip("/")
@@ -468,6 +470,7 @@ class SettingsDialog(QDialog):
         self.provider_box.setCurrentIndex(self.provider_box.findData(key))
         self._show_preset_note()
 
+    @Slot()
     def on_test_clicked(self) -> None:
         candidate = self.validate()
         if candidate is None or self._test_connection is None:
@@ -494,6 +497,7 @@ class SettingsDialog(QDialog):
         self.validate()
         return result
 
+    @Slot()
     def on_find_clicked(self) -> None:
         if self._find_servers is None or (self._find_task and not self._find_task.done()):
             return
@@ -520,6 +524,7 @@ class SettingsDialog(QDialog):
             box.setCurrentIndex(max(0, box.findData("auto")))
         self.validate()
 
+    @Slot()
     def on_calibrate_clicked(self) -> None:
         candidate = self.validate()
         if candidate is None or self._calibrate is None:
@@ -555,6 +560,7 @@ class SettingsDialog(QDialog):
         self.validate()
         return space
 
+    @Slot()
     def on_save_clicked(self) -> None:
         candidate = self.validate()
         if candidate is None or self._saving:

@@ -8,13 +8,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.settings import Settings
 from desktop_agent.ui.text import one_line
 
 if TYPE_CHECKING:
-    from desktop_agent.settings import Settings
     from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.main_window import MainWindow
 
@@ -46,6 +46,7 @@ class SettingsController(QObject):
         self.dialog: Any = None
         self.find_servers: Callable[[Any], Awaitable[Any]] | None = None
 
+    @Slot()
     def on_settings_requested(self) -> None:
         from desktop_agent.host.model_check import connection_report
         from desktop_agent.ui.settings_dialog import SettingsDialog
@@ -78,6 +79,7 @@ class SettingsController(QObject):
         if self.dialog is not None:
             self.dialog.routine_grants.set_routines(routines)
 
+    @Slot(str)
     def on_revoke_routine_grants(self, name: str) -> None:
         async def revoke() -> None:
             await self.client.ask(self.client.host.records.set_routine_grants, name, ())
@@ -100,6 +102,7 @@ class SettingsController(QObject):
         )
         return chosen[-1] if chosen else None
 
+    @Slot(Settings)
     def on_settings_saved(self, settings: Settings) -> None:
         self.window.spawn(self.apply_settings(settings))
 

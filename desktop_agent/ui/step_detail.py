@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -141,6 +141,7 @@ class StepDetail(QWidget):
         )
         self.screenshot.set_image(None)
 
+    @Slot(str)
     def on_image_loaded(self, key: str) -> None:
         if key != self._screenshot_key:
             return

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -21,19 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.ui.run_on_show import PanelState
+
 if TYPE_CHECKING:
     # pydantic (under core.tools) is not on the way to the window's first paint
     from desktop_agent.core.tools import ToolSpec
-
-
-class PanelState(StrEnum):
-    """What the panel's run is doing; the buttons follow it."""
-
-    IDLE = "idle"
-    STARTING = "starting"  # admitted, its model being checked
-    RUNNING = "running"
-    PAUSED = "paused"
-    STOPPING = "stopping"
 
 
 STATES = tuple(PanelState)
@@ -57,7 +48,7 @@ class TaskPanel(QWidget):
     The panel only asks (signals); the window decides and tells it the state back.
 
     Signals:
-        start_requested(str, int, object): goal, max steps, allowed tool names (tuple).
+        start_requested(str, int, tuple): goal, max steps, allowed tool names.
         pause_requested(bool): True to pause the run, False to resume it.
         stop_requested: stop the run on show.
         stop_all_requested: stop every run (this app and any `desktop-agent run`).
@@ -72,7 +63,7 @@ class TaskPanel(QWidget):
             and the last refusal or error (one line).
     """
 
-    start_requested = Signal(str, int, object)
+    start_requested = Signal(str, int, tuple)
     pause_requested = Signal(bool)
     stop_requested = Signal()
     stop_all_requested = Signal()
@@ -240,6 +231,7 @@ class TaskPanel(QWidget):
         self.vision_label.setToolTip(why)
         self.vision_label.setProperty("vision", state)
 
+    @Slot(str)
     def on_model_link(self, link: str) -> None:
         if link == "find":
             self.find_servers_requested.emit()
@@ -255,6 +247,7 @@ class TaskPanel(QWidget):
 
     # ── slots ────────────────────────────────────────────────────────────────
 
+    @Slot()
     def on_start_clicked(self) -> None:
         if not self.start_button.isEnabled():
             return
@@ -270,14 +263,17 @@ class TaskPanel(QWidget):
         self.show_error("")
         self.start_requested.emit(goal, self.max_steps.value(), tools)
 
+    @Slot()
     def on_pause_clicked(self) -> None:
         if self.pause_button.isEnabled():
             self.pause_requested.emit(self.state is not PanelState.PAUSED)
 
+    @Slot()
     def on_stop_clicked(self) -> None:
         if self.stop_button.isEnabled():
             self.stop_requested.emit()
 
+    @Slot()
     def on_stop_all_clicked(self) -> None:
         self.stop_all_requested.emit()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
@@ -134,15 +134,19 @@ class TrayController(QObject):
 
     # ── slots ────────────────────────────────────────────────────────────────
 
+    @Slot()
     def on_show_triggered(self) -> None:
         self.show_requested.emit()
 
+    @Slot()
     def on_pause_triggered(self) -> None:
         self.pause_toggled.emit(self.state is not TrayState.PAUSED)
 
+    @Slot()
     def on_stop_all_triggered(self) -> None:
         self.stop_all_requested.emit()
 
+    @Slot()
     def on_quit_triggered(self) -> None:
         self.quit_requested.emit()
 

@@ -346,7 +346,7 @@ def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
     async def scenario() -> None:
         start(window, "anything")
         await until(lambda: checking._event.is_set(), what="the model check")
-        await until(lambda: window.panel.state == "starting" and window._live_id is not None)
+        await until(lambda: window.panel.state == "starting" and window.shown.run_id is not None)
         assert window.panel.stop_button.isEnabled()
         window.panel.stop_button.click()
         await until(lambda: window.panel.state == "idle", what="the run to end")

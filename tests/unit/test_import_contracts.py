@@ -3,7 +3,8 @@ over the engine, the faces use the host and not each other's insides.
 
 - `ui` imports neither `planner`, `desktop` nor `store` (nor the Agent): everything the engine
   tells it comes as events through the host;
-- `host`, `agent`, `api`, `cli`, `mcp` and `routines` import no Qt;
+- `host`, `agent`, `api`, `cli`, `mcp` and `routines` import no Qt, nor do the window's models
+  (`ui/runs_state.py`, `ui/run_on_show.py`);
 - `cli` (and every face but the app) imports no name of the app's that starts with `_`.
 
 `core` has its own, stricter test (test_core_purity.py). Imports are found at any depth (inside
@@ -71,6 +72,11 @@ CONTRACTS = (
             "desktop_agent.routines",
         ),
         ("PySide6", "qasync", "shiboken6", "desktop_agent.ui", "desktop_agent.app"),
+    ),
+    Contract(
+        "the window's models are Qt-free (the view renders them)",
+        ("desktop_agent.ui.runs_state", "desktop_agent.ui.run_on_show"),
+        ("PySide6", "qasync", "shiboken6"),
     ),
     Contract(
         "no face uses the app's internals",
@@ -184,6 +190,7 @@ def test_the_window_imports_no_planner_or_desktop_adapter(module: str) -> None:
             "ui",
         ),
         ("from PySide6.QtCore import QObject", "desktop_agent.host.host", "Qt"),
+        ("from PySide6.QtCore import Signal", "desktop_agent.ui.run_on_show", "Qt"),
         ("import desktop_agent.ui.main_window", "desktop_agent.api.routes", "Qt"),
         ("from desktop_agent.app import _display_problem", "desktop_agent.cli.commands", "app"),
     ],
