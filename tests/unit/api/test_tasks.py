@@ -401,3 +401,30 @@ async def test_a_stop_of_a_queued_run_while_its_start_reads_the_store_keeps_it_f
     assert [name for name, _ in stream] == ["run_started", "run_finished"]
     assert stream[-1][1]["run"]["stop_reason"] == "user_stop"
     assert api.planners.made == {}
+
+
+async def test_a_start_while_a_stop_of_the_queued_run_reads_the_store_is_refused_and_never_acts(
+    api: Api,
+) -> None:
+    """The stop of a queued run admits it stopped in the step it arrives: a start of the same
+    run that comes while the stop reads the store finds it admitted (409), and once the stop
+    is done the run replays as stopped before it started."""
+    run = await api.create("never act")
+    reading, release = hold_the_first_run_read(api)
+    stopping = asyncio.ensure_future(api.call("POST", f"/api/tasks/{run['id']}/stop"))
+    await reading.wait()
+
+    status, answer = await api.call("GET", f"/api/tasks/{run['id']}/events")
+    assert (status, answer) == (409, {"error": f"run {run['id']} is running already"})
+    release.set()
+    assert (await stopping)[0] == 200
+
+    replayed = await api.stream(run["id"])
+    assert [name for name, _ in replayed] == ["run_started", "run_finished"]
+    final = replayed[-1][1]["run"]
+    assert (final["status"], final["stop_reason"], final["message"]) == (
+        "stopped",
+        "user_stop",
+        "stopped before it started",
+    )
+    assert api.planners.made == {} and api.agent.runner.active_ids == ()
