@@ -11,7 +11,6 @@ closing order) is the Host's (desktop_agent/host/).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -25,7 +24,6 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import TaskLoopEvent
-from desktop_agent.host.engine import EngineClosed
 from desktop_agent.ui.text import one_line
 
 if TYPE_CHECKING:
@@ -41,8 +39,10 @@ T = TypeVar("T")
 #: short, as one event's views (row, selection, step detail) take ~0.5-1 ms; 4 ms slices
 #: put the median GUI gap at 8 ms in benchmarks/gui_stall.py, 1 ms ones at ~5 ms
 SLICE_S = 0.001
-#: the longest a turn waits for the GUI thread to catch up with the run's events
+#: the longest a turn waits for the GUI thread to catch up with the run's events, and how
+#: often it looks
 PACE_MAX_S = 0.05
+PACE_POLL_S = 0.002
 _END = object()
 
 
@@ -76,7 +76,8 @@ class EngineClient(QObject):
         self._inbox: deque[TaskLoopEvent] = deque()
         self._inbox_lock = threading.Lock()
         self._woken = False
-        self._caught_up: asyncio.Event  # the engine's, made there
+        # the GUI thread has painted every event handed to it (the next turn may go on)
+        self._caught_up = True
         self._events_waiting.connect(self._hand_on_events)
         engine.call(self._subscribe)
 
@@ -127,8 +128,6 @@ class EngineClient(QObject):
     # ── on the engine thread ─────────────────────────────────────────────────
 
     def _subscribe(self) -> None:
-        self._caught_up = asyncio.Event()
-        self._caught_up.set()
         self.host.agent.runner.services.pace = self._pace
         self.host.subscribe(self._from_engine)  # for the Host's life
 
@@ -136,7 +135,7 @@ class EngineClient(QObject):
         """An event of a run (engine thread): into the inbox, and wake the GUI thread once."""
         with self._inbox_lock:
             self._inbox.append(event)
-            self._caught_up.clear()
+            self._caught_up = False
             if self._woken:
                 return
             self._woken = True
@@ -145,15 +144,13 @@ class EngineClient(QObject):
     async def _pace(self) -> None:
         """Before a turn (engine thread): while the GUI thread has events waiting, let it
         catch up, for PACE_MAX_S at most. An engine that races ahead only makes the two
-        threads fight over the GIL, and the window's paints slow down several times."""
-        if self._caught_up.is_set():
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._caught_up.wait(), PACE_MAX_S)
-
-    def _set_caught_up(self) -> None:
-        if not self._inbox:
-            self._caught_up.set()
+        threads fight over the GIL, and the window's paints slow down several times. The
+        turn looks every PACE_POLL_S rather than being woken: a wake across the threads costs
+        the GUI thread ~1 ms at every catch-up."""
+        deadline = time.monotonic() + PACE_MAX_S
+        # a poll, not an Event: setting one from the GUI thread is the wake this avoids
+        while not self._caught_up and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(PACE_POLL_S)
 
     # ── on the GUI thread ────────────────────────────────────────────────────
 
@@ -184,8 +181,10 @@ class EngineClient(QObject):
 
     @Slot()
     def _tell_caught_up(self) -> None:
-        with contextlib.suppress(EngineClosed):
-            self.engine.call(self._set_caught_up)
+        """The events handed on are painted: the next turn may go on."""
+        with self._inbox_lock:
+            if not self._inbox:  # else more came meanwhile: their pass tells
+                self._caught_up = True
 
     # ── lifetime ─────────────────────────────────────────────────────────────
 

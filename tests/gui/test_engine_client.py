@@ -91,3 +91,47 @@ def test_a_stream_closed_early_ends_the_engines_side(client: Any, qloop: Any) ->
 
     assert drive(qloop, read_three()) == [0, 1, 2]
     drive(qloop, until(closed.is_set, what="the engine's side to end"))
+
+
+def test_each_turn_waits_for_the_gui_to_hand_on_the_events_before_it_without_a_call_back(
+    client: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine keeps pace with the window (a turn starts once the GUI thread has handed on
+    and painted what came before), and the GUI thread never calls into the engine for that: a
+    call across costs the GUI thread ~1 ms at every catch-up (GIL handover)."""
+    from desktop_agent.core.events import RunFinished
+    from desktop_agent.host.host import RunRequest
+    from desktop_agent.ui import engine_client
+    from tests.fakes import ScriptedPlanner, done, tool
+
+    monkeypatch.setattr(engine_client, "PACE_MAX_S", 60.0)  # wait as long as it takes
+    agent.planner_factory = lambda run: ScriptedPlanner(
+        [tool("wait", seconds=0), tool("wait", seconds=0), tool("wait", seconds=0), done()]
+    )
+    made: list[object] = []  # on the engine thread, as the run makes them
+    shown: list[object] = []  # on the GUI thread, as the client hands them on
+    behind_at_turns: list[int] = []
+    client.send(agent.runner.subscribe, made.append)
+    client.run_event.connect(shown.append)
+    services = agent.runner.services
+    drive(qloop, until(lambda: services.pace is not None, what="the client's pace"))
+    pace = services.pace
+
+    async def watched_pace() -> None:
+        await pace()
+        behind_at_turns.append(len(made) - len(shown))
+
+    services.pace = watched_pace
+    calls: list[str] = []
+    send = client.engine.call
+
+    def counted(fn: Any, *args: Any) -> Any:
+        calls.append(getattr(getattr(fn, "func", fn), "__name__", repr(fn)))
+        return send(fn, *args)
+
+    monkeypatch.setattr(client.engine, "call", counted)
+    client.send(client.host.submit, RunRequest("four turns"))
+    drive(qloop, until(lambda: any(isinstance(e, RunFinished) for e in shown), what="the run"))
+
+    assert len(behind_at_turns) >= 4 and set(behind_at_turns) == {0}, behind_at_turns
+    assert calls == ["submit"], calls  # the start; nothing for the catching up
