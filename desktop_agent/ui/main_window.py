@@ -120,6 +120,8 @@ class MainWindow(QMainWindow):
         self.shown = RunOnShow()
         self._turn_shown = 0
         self._max_steps_setting: int | None = None
+        # the latest check of the settings' model; the ModelUnreachable it met, else None
+        self.model_check: asyncio.Task[ModelUnreachable | None] | None = None
 
         self.loader = ImageLoader(parent=self)
         self.panel = TaskPanel(self)
@@ -273,38 +275,40 @@ class MainWindow(QMainWindow):
             # the panel's limit is what a start uses: a new default must reach it
             self._max_steps_setting = settings.max_steps
             self.panel.max_steps.setValue(settings.max_steps)
-        self.spawn(self.check_vision())
+        self.model_check = self.spawn(self.check_vision())
 
-    async def check_vision(self) -> None:
-        """Resolve (without a chat request) whether the configured model can see."""
+    async def check_vision(self) -> ModelUnreachable | None:
+        """Resolve (without a chat request) whether the configured model can see; the
+        ModelUnreachable met (its `found`: what does answer here), else None."""
         from desktop_agent.host.model_check import vision_verdict
 
         client = self.client
         if client is None:
-            return
+            return None
         host = client.host
         settings = host.settings
         if not host.checks_model:
             self.panel.set_vision("unknown", "model checks are off")
-            return
+            return None
         self.panel.set_vision("checking")
         try:
             verdict = await client.ask(vision_verdict, settings)
         except ModelUnreachable as error:
             if host.settings is settings:
                 self.panel.set_server_absent(server_address(settings.base_url), one_line(error))
-            return
+            return error
         except ModelNotListed as error:
             if host.settings is settings:
                 address = server_address(settings.base_url)
                 self.panel.set_model_missing(settings.model, address, one_line(error))
-            return
+            return None
         except Exception as error:  # noqa: BLE001 - shown, never fatal
             log.info("vision check failed: %s", error)
             self.panel.set_vision("unknown", one_line(error))
-            return
+            return None
         if host.settings is settings:
             self.panel.set_vision("yes" if verdict.can_see else "no", verdict.detail)
+        return None
 
     async def refresh_history(self) -> None:
         if self.client is None:

@@ -372,8 +372,9 @@ class ModelServersController(QObject):
         self._looking: asyncio.Task[None] | None = None
 
     @Slot()
-    def on_find_requested(self) -> None:
-        """Open the finder (or bring it up) and look."""
+    def on_find_requested(self, found: Discovery | None = None) -> None:
+        """Open the finder (or bring it up) and look; `found`: a look just made, shown
+        instead of looking again."""
         dialog = self.dialog
         if dialog is None:
             dialog = ModelServersDialog(self.window)
@@ -386,7 +387,11 @@ class ModelServersController(QObject):
         else:
             dialog.raise_()
             dialog.activateWindow()
-        self.on_check_again()
+        if found is None:
+            self.on_check_again()
+        else:
+            settings = self.client.host.settings
+            dialog.show_found(found, (settings.base_url, settings.model))
 
     @Slot()
     def on_check_again(self) -> None:
@@ -478,20 +483,19 @@ class ModelServersController(QObject):
 
     async def open_on_first_start(self) -> None:
         """On the first start (no settings file yet), open the finder when the model server
-        in the settings does not answer."""
-        from desktop_agent.core.errors import ModelUnreachable
-        from desktop_agent.host.model_check import vision_verdict
+        in the settings does not answer. It waits for the window's check of the model (which
+        looked for servers when it found none), so the start asks the servers once."""
         from desktop_agent.settings import settings_path
 
         if await asyncio.to_thread(lambda: settings_path().exists()):
             return
-        try:
-            await self.client.ask(vision_verdict, self.client.host.settings)
-        except ModelUnreachable:
+        check = self.window.model_check
+        if check is None:
+            return
+        unreachable = await asyncio.shield(check)
+        if unreachable is not None:
             log.info("first start, and no model server answers: opening the finder")
-            self.on_find_requested()
-        except Exception:  # noqa: BLE001 - the model line says what is wrong
-            log.debug("first start check", exc_info=True)
+            self.on_find_requested(unreachable.found)
 
     def close(self) -> None:
         if self.dialog is not None:

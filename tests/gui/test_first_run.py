@@ -267,6 +267,32 @@ def test_on_the_first_start_the_finder_opens_when_the_model_server_does_not_answ
         drive(qloop, harness.close())
 
 
+def test_the_first_start_asks_the_model_servers_once(
+    qtbot: Any, qloop: Any, tmp_path: Path, home: Path
+) -> None:
+    """The window's check of the model, which looks for servers when the settings' one does
+    not answer, is the start's one look: the first-start finder shows what it found (it asked
+    again, and the finder a third time)."""
+    ollama = ModelServer(
+        ollama={"qwen2.5vl:7b": ["completion", "vision"]}, models=("qwen2.5vl:7b",)
+    )
+    with serve_in_thread(ollama):
+        agent = _agent(tmp_path, f"http://127.0.0.1:{_closed_port()}/v1", [ollama.port])
+        harness = build(qtbot, qloop, agent)
+        try:
+            drive(qloop, harness.app.servers.open_on_first_start())
+            dialog = harness.window.findChild(ModelServersDialog)
+            assert dialog is not None and dialog.isVisible()
+            assert dialog.pages.currentWidget() is dialog.found_page
+            assert _models(dialog) == {
+                f"Ollama — {ollama.base_url}": [("qwen2.5vl:7b", "✓ sees", "qwen2.5-vl-ollama")]
+            }
+            looks = [path for _, path, _ in ollama.heard if path == "/api/tags"]
+            assert looks == ["/api/tags"], ollama.heard
+        finally:
+            drive(qloop, harness.close())
+
+
 def test_settings_find_model_servers_fills_the_model_fields(
     qtbot: Any, qloop: Any, tmp_path: Path, servers: tuple[ModelServer, ...]
 ) -> None:
