@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from desktop_agent.core.errors import DesktopAgentError
@@ -311,7 +311,7 @@ class DesktopApp(QObject):
         window.hidden_to_tray.connect(self.on_hidden_to_tray)
         window.quit_requested.connect(self.on_quit_requested)
         tray.show_requested.connect(window.on_show_requested)
-        tray.pause_toggled.connect(lambda pause: client.send(client.host.pause_all, pause))
+        tray.pause_toggled.connect(self.on_pause_toggled)
         tray.stop_all_requested.connect(self.stop_everything)
         tray.quit_requested.connect(self.on_quit_requested)
         self.acting_panel.stop_requested.connect(self.on_acting_stop_requested)
@@ -395,20 +395,29 @@ class DesktopApp(QObject):
         if self.tray.state != state:
             self.tray.set_state(state)
 
+    @Slot(bool)
+    def on_pause_toggled(self, pause: bool) -> None:
+        """The tray's Pause / Resume: every run of this app."""
+        self.client.send(self.client.host.pause_all, pause)
+
+    @Slot()
     def on_acting_stop_requested(self) -> None:
         for run_id in list(self.runs.active):
             self.client.send(self.client.host.stop, run_id)
 
+    @Slot()
     def stop_everything(self) -> None:
         """Stop every run of this app and of every other instance on the data dir."""
         self.client.send(self.client.host.stop_everything)
         self.window.set_status("Stopping every run here; telling other instances…")
 
+    @Slot()
     def on_hidden_to_tray(self) -> None:
         if "tray" not in self._told:
             self._told.add("tray")
             self.tray.notify("Desktop Agent is still running", "Quit it from the tray icon's menu.")
 
+    @Slot()
     def on_quit_requested(self) -> None:
         self._quit_app()
 
@@ -492,6 +501,7 @@ class InstanceGuard(QObject):
         self._server = server
         return True
 
+    @Slot()
     def on_new_connection(self) -> None:
         server = self._server
         while server is not None and server.hasPendingConnections():
@@ -500,12 +510,14 @@ class InstanceGuard(QObject):
             socket.readyRead.connect(self.on_ready_read)
             socket.disconnected.connect(self.on_socket_disconnected)
 
+    @Slot()
     def on_ready_read(self) -> None:
         socket = self.sender()
         if isinstance(socket, QLocalSocket) and b"raise" in bytes(socket.readAll().data()):
             log.info("another launch on this data dir asked for the window")
             self.raise_requested.emit()
 
+    @Slot()
     def on_socket_disconnected(self) -> None:
         socket = self.sender()
         if isinstance(socket, QLocalSocket):

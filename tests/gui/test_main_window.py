@@ -372,3 +372,27 @@ def test_a_replay_that_cannot_be_read_says_why(window: MainWindow, qloop: Any) -
     drive(qloop, scenario())
     assert window.status_label.text() == "Could not show the run: no run 'no-such-run'"
     assert window.panel.state == "idle"
+
+
+def test_the_window_renders_its_model_and_sends_the_stop_the_model_answers(
+    window: MainWindow, qloop: Any
+) -> None:
+    """The run on show is the model's (RunOnShow): what it says is what the panel and the
+    status bar show, and Stop goes to the run the model names (here one the engine never
+    admitted: the stop is sent all the same, and lands as a no-op)."""
+    from desktop_agent.core.events import StartRefused
+
+    assert window.runs is not None and window.shown is window.runs.shown
+    shown = window.shown
+    shown.show_live("not-admitted", status="Starting routine export…")
+    assert window.panel.state == "starting" and window.panel.stop_button.isEnabled()
+    assert window.status_label.text() == "Starting routine export…"
+    assert window.live_running and window.run is None
+
+    window.panel.stop_button.click()
+    assert window.panel.state == "stopping" and window.status_label.text() == "Stopping…"
+    shown.apply(StartRefused("not-admitted", "no routine 'export'"))
+
+    assert window.panel.state == "idle" and not window.live_running
+    assert window.status_label.text() == "Not started: no routine 'export'"
+    assert window.panel.error_label.text() == "no routine 'export'"
