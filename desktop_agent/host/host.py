@@ -20,7 +20,7 @@ import importlib
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -235,6 +235,11 @@ class Host:
         self._tell(StoppedEverything(here, elsewhere))
 
     # ── events ───────────────────────────────────────────────────────────────
+
+    def pace_runs(self, pace: Callable[[], Awaitable[None]] | None) -> None:
+        """What every run awaits before a turn (the window: until it has painted the
+        events before it, at most briefly; `RunnerServices.pace`); None: nothing."""
+        self.agent.runner.services.pace = pace
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Hear every event of every run and the host's own, in order, on the host's loop.

@@ -128,7 +128,7 @@ class EngineClient(QObject):
     # ── on the engine thread ─────────────────────────────────────────────────
 
     def _subscribe(self) -> None:
-        self.host.agent.runner.services.pace = self._pace
+        self.host.pace_runs(self._pace)
         self.host.subscribe(self._from_engine)  # for the Host's life
 
     def _from_engine(self, event: TaskLoopEvent) -> None:
