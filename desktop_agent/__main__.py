@@ -1,12 +1,29 @@
-"""Entry point of `desktop-agent`: the app without arguments, a sub-command with them."""
+"""Entry point of `desktop-agent`: the app without arguments, a sub-command with them.
+
+`stop-all` is answered here first, before the command line's package is imported: a stop is
+felt, and argparse, logging and pathlib were a third of its time (benchmarks/README.md).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+#: cli.exits.EXIT_STOPPED (that module is not imported on this path)
+EXIT_STOPPED = 2
+
 
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if "stop-all" in words:
+        code = stop_all(words)
+        if code is not None:
+            return code
+
     from desktop_agent.cli import main as cli_main
     from desktop_agent.store.private_files import PRIVATE_UMASK
 
@@ -14,7 +31,118 @@ def main(argv: list[str] | None = None) -> int:
     # the modules that make those files set the modes too, for library users.
     os.umask(PRIVATE_UMASK)
 
-    return cli_main(sys.argv[1:] if argv is None else argv)
+    return cli_main(words)
+
+
+def stop_all(argv: Sequence[str]) -> int | None:
+    """`desktop-agent stop-all [--data-dir DIR]` in the fewest steps: every live instance asked
+    at once, "stopped N run(s)" printed, exit 0 (DESIGN §5), as `cli.stop_all` does.
+
+    None, having sent nothing, when the command line says more than that or the data dir asks
+    for what only the full command does: make the data dir or make it private, remove a stale
+    or unreadable instance file, say that the token is missing or the data dir cannot be
+    written, or write to the log where there is no console. The caller then runs the full
+    command, which does all of that as before. What goes wrong after the requests were sent
+    (an instance that does not prove itself or answer) is logged as the full command logs it.
+    """
+    try:
+        data_dir = _data_dir_of(argv)
+        if data_dir is None or sys.stdout is None or sys.stderr is None:
+            return None
+        if sys.platform == "win32" or not _private_and_writable(data_dir):
+            return None
+        from desktop_agent.api import stop_all as client
+
+        listeners = _live_listeners(data_dir)
+        if listeners is None:
+            return None
+        stopped = 0
+        if listeners:
+            token, _ = client.read_token(data_dir)
+            if token is None:
+                return None
+            stopped, notices = client.stop_everywhere(listeners, token)
+            if notices:
+                _log(data_dir, notices)
+        print(f"stopped {stopped} run(s)", flush=True)
+        return 0
+    except KeyboardInterrupt:
+        return EXIT_STOPPED
+
+
+def _data_dir_of(argv: Sequence[str]) -> str | None:
+    """The data dir of a command line that is `stop-all` with at most one `--data-dir DIR`
+    (or `--data-dir=DIR`), before or after it; None for any other command line."""
+    words, named, commands = list(argv), [], 0
+    while words:
+        word = words.pop(0)
+        if word == "--data-dir" and words and not words[0].startswith("-"):
+            named.append(words.pop(0))
+        elif word.startswith("--data-dir="):
+            named.append(word.partition("=")[2])
+        elif word == "stop-all":
+            commands += 1
+        else:
+            return None
+    if commands != 1 or len(named) > 1:
+        return None
+    value = named[0] if named else os.environ.get("DESKTOP_AGENT_HOME")
+    if value:
+        return os.path.expanduser(value)
+    from desktop_agent.store.data_dir import resolve_data_dir
+
+    return str(resolve_data_dir(None))
+
+
+def _private_and_writable(data_dir: str) -> bool:
+    """Is the data dir there, ours, readable by us alone, and can we write in it? Then making
+    it and making it private (store.data_dir.make_data_dir) would change nothing that others
+    could see, and the full command's check that it can be written would pass."""
+    import stat
+
+    try:
+        info = os.stat(data_dir)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            return False
+        probe = os.path.join(data_dir, f".write-test-{os.getpid()}")
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        os.unlink(probe)
+    except OSError:
+        return False
+    return True
+
+
+def _live_listeners(data_dir: str) -> list[tuple[int, int]] | None:
+    """(pid, port) of every instance file of the data dir; None when one is stale or cannot
+    be read (the full command removes it, under the registry's lock, with a log line)."""
+    from desktop_agent.api import stop_all as client
+    from desktop_agent.store.liveness import still_running
+
+    folder = os.path.join(data_dir, client.INSTANCES_DIR)
+    listeners = []
+    for name in client.instance_file_names(folder):
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as file:
+                fields = client.parse_instance(file.read())
+        except (OSError, ValueError):
+            return None
+        if fields is None or not still_running(fields["pid"], fields["process_started"]):
+            return None
+        listeners.append((fields["pid"], fields["port"]))
+    return listeners
+
+
+def _log(data_dir: str, notices: Sequence[tuple[int, str]]) -> None:
+    """The notices to the data dir's log, as the full command writes them."""
+    from pathlib import Path
+
+    from desktop_agent.api.instances import log_notices
+    from desktop_agent.logs import log_to_file
+    from desktop_agent.store.private_files import PRIVATE_UMASK
+
+    os.umask(PRIVATE_UMASK)
+    log_to_file(Path(data_dir))
+    log_notices(notices)
 
 
 if __name__ == "__main__":

@@ -9,13 +9,13 @@ to another instance: the listener on a listed port must first prove it holds it
 follows (stop-all, an approval for the app) carries a proof bound to that challenge, its
 port and the request (`request_proof`) instead of the token — so a stranger who takes the
 port after the proof (the instance ended in between) learns nothing it can use.
-stop-all speaks to the instances with the standard library (`desktop-agent stop-all` imports
-no aiohttp, asyncio or pydantic); aiohttp is imported only inside `ask_app_instance`.
+stop-all's client, the proofs and the constants they share are in stop_all.py (standard
+library only: `desktop-agent stop-all` runs it before anything else); aiohttp is imported only
+inside `ask_app_instance`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import logging
@@ -24,11 +24,36 @@ import secrets
 import stat
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
+from desktop_agent.api import stop_all
+
+# the names instances.py has always offered, now made in stop_all.py (stdlib only)
+from desktop_agent.api.stop_all import IDENTITY_PATH as IDENTITY_PATH
+from desktop_agent.api.stop_all import INSTANCES_DIR as INSTANCES_DIR
+from desktop_agent.api.stop_all import MIN_TOKEN_CHARS as MIN_TOKEN_CHARS
+from desktop_agent.api.stop_all import NONCE_HEX_CHARS as NONCE_HEX_CHARS
+from desktop_agent.api.stop_all import PROOF_MAX_BYTES as PROOF_MAX_BYTES
+from desktop_agent.api.stop_all import PROOF_SCHEME as PROOF_SCHEME
+from desktop_agent.api.stop_all import STOP_ALL_PATH as STOP_ALL_PATH
+from desktop_agent.api.stop_all import STOP_ALL_TIMEOUT_S as STOP_ALL_TIMEOUT_S
+from desktop_agent.api.stop_all import TOKEN_FILE as TOKEN_FILE
+from desktop_agent.api.stop_all import (
+    Notice,
+    challenge_of,
+    instance_file_names,
+    mac,
+    new_nonce,
+    parse_instance,
+    reason,
+    stop_everywhere,
+)
+from desktop_agent.api.stop_all import identity_proof as identity_proof
+from desktop_agent.api.stop_all import request_proof as request_proof
+from desktop_agent.api.stop_all import signed_headers as signed_headers
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.store.private_files import (
     exclusive_lock,
@@ -43,20 +68,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TOKEN_FILE = "api-token"
 TOKEN_LOCK_FILE = "api-token.lock"
-INSTANCES_DIR = "instances"
 #: held while an instance file is written or a stale one removed (in INSTANCES_DIR)
 REGISTRY_LOCK_FILE = ".lock"
-MIN_TOKEN_CHARS = 16
-STOP_ALL_TIMEOUT_S = 3.0
-#: the one route answered without the token: proves the listener holds it (see docs/api.md)
-IDENTITY_PATH = "/api/instance/identity"
-NONCE_HEX_CHARS = 64
-PROOF_MAX_BYTES = 4096
-STOP_ALL_PATH = "/api/tasks/stop-all"
-#: `Authorization: Proof <challenge> <request proof>`: a request signed, not the token
-PROOF_SCHEME = "Proof"
 #: how long a challenge from the identity route may be used (once)
 CHALLENGE_TTL_S = 10.0
 
@@ -85,17 +99,9 @@ class Instance:
 
 def read_token(data_dir: Path) -> str | None:
     """The data dir's API token; None when there is none (or the file holds no usable token)."""
-    path = Path(data_dir) / TOKEN_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        log.warning("cannot read the API token %s: %s", path, _reason(error))
-        return None
-    token = text.strip()
-    if len(token) < MIN_TOKEN_CHARS or any(char.isspace() for char in token):
-        return None
+    token, problem = stop_all.read_token(str(data_dir))
+    if problem:
+        log.warning("%s", problem)
     return token
 
 
@@ -119,7 +125,7 @@ def ensure_token(data_dir: Path) -> str:
                     token = _write_token(path, replace=path.exists())
         _restrict(path)
     except OSError as error:
-        raise ConfigError(f"cannot write the API token {path}: {_reason(error)}") from None
+        raise ConfigError(f"cannot write the API token {path}: {reason(error)}") from None
     return token
 
 
@@ -175,7 +181,7 @@ def register_instance(data_dir: Path, port: int, *, pid: int | None = None, face
         with exclusive_lock(folder / REGISTRY_LOCK_FILE):
             replace_file(temporary, path)  # a lister may hold it open (Windows)
     except OSError as error:
-        raise ConfigError(f"cannot register this instance in {folder}: {_reason(error)}") from None
+        raise ConfigError(f"cannot register this instance in {folder}: {reason(error)}") from None
     return path
 
 
@@ -187,7 +193,7 @@ def unregister_instance(path: Path, port: int) -> None:
     try:
         remove_file(path)
     except OSError as error:
-        log.warning("cannot remove the instance file %s: %s", path, _reason(error))
+        log.warning("cannot remove the instance file %s: %s", path, reason(error))
 
 
 def live_instances(data_dir: Path) -> list[Instance]:
@@ -202,14 +208,14 @@ def live_instances(data_dir: Path) -> list[Instance]:
     if not folder.is_dir():
         return []
     live = []
-    for path in sorted(folder.glob("*.json")):
+    for path in (folder / name for name in instance_file_names(str(folder))):
         instance = _live(path)
         if instance is None:
             try:
                 with exclusive_lock(folder / REGISTRY_LOCK_FILE):
                     instance = _live(path, remove=True)
             except OSError as error:
-                log.warning("cannot remove %s: %s", path, _reason(error))
+                log.warning("cannot remove %s: %s", path, reason(error))
         if instance is not None:
             live.append(instance)
     return sorted(live, key=lambda instance: instance.pid)
@@ -232,41 +238,13 @@ def _live(path: Path, *, remove: bool = False) -> Instance | None:
 
 def _parse(path: Path) -> Instance | None:
     try:
-        body: Any = json.loads(path.read_text(encoding="utf-8"))
+        fields = parse_instance(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(body, dict):
-        return None
-    pid, port, started_at = body.get("pid"), body.get("port"), body.get("started_at")
-    if not (_is_int(pid) and _is_int(port)) or pid <= 0 or not 0 < port < 65536:
-        return None
-    process_started, face = body.get("process_started"), body.get("face")
-    return Instance(
-        pid=pid,
-        port=port,
-        started_at=str(started_at or ""),
-        path=path,
-        process_started=process_started if isinstance(process_started, str) else "",
-        face=face if isinstance(face, str) else "",
-    )
-
-
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return None if fields is None else Instance(path=path, **fields)
 
 
 # ── proving a listener is ours ───────────────────────────────────────────────
-
-
-def identity_proof(token: str, nonce: str, port: int) -> str:
-    """HMAC-SHA256 under the token of a client's nonce and the port the server listens on.
-
-    Only a holder of the token can compute it, and it names the port: a stranger on
-    another port who relays the nonce to a real instance gets a proof for the real
-    instance's port, which the client (who asked on the stranger's port) rejects.
-    """
-    message = f"desktop-agent instance identity\n{port}\n{nonce}".encode("ascii")
-    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
 def is_nonce(text: str) -> bool:
@@ -274,29 +252,8 @@ def is_nonce(text: str) -> bool:
     return len(text) == NONCE_HEX_CHARS and all(char in "0123456789abcdef" for char in text)
 
 
-def request_proof(token: str, port: int, challenge: str, method: str, path: str) -> str:
-    """HMAC-SHA256 under the token of one request (method and path) to the listener on
-    `port`, bound to a challenge that listener issued: what stop-all sends in place of the
-    token. A stranger who gets it can use it for nothing else, nowhere else, and not twice."""
-    message = f"desktop-agent request\n{port}\n{method} {path}\n{challenge}"
-    return _mac(token, message)
-
-
-def signed_headers(token: str, port: int, challenge: str, method: str, path: str) -> dict[str, str]:
-    """The Authorization header of a request to a listener that proved itself and gave
-    `challenge`; the bearer token only for an older version that gave none."""
-    if not challenge:
-        return {"Authorization": f"Bearer {token}"}
-    proof = request_proof(token, port, challenge, method, path)
-    return {"Authorization": f"{PROOF_SCHEME} {challenge} {proof}"}
-
-
-def _mac(token: str, message: str) -> str:
-    return hmac.new(token.encode("utf-8"), message.encode("utf-8"), hashlib.sha256).hexdigest()
-
-
 def _challenge_mac(token: str, port: int, stamp: str, nonce: str) -> str:
-    return _mac(token, f"desktop-agent challenge\n{port}\n{stamp}\n{nonce}")
+    return mac(token, f"desktop-agent challenge\n{port}\n{stamp}\n{nonce}")
 
 
 class Challenges:
@@ -360,116 +317,25 @@ def stop_all_blocking(
     Only a listener that first proved it holds the token (an HMAC of a fresh nonce and its
     port) is asked, with a proof bound to its challenge and the request, never the token
     itself; redirects are never followed. An instance that does not answer, answers with an
-    error or fails the proof is skipped with a log line. The standard library's HTTP client,
-    one thread per instance: `desktop-agent stop-all` imports neither aiohttp nor asyncio.
+    error or fails the proof is skipped with a log line (stop_all.stop_everywhere: the
+    standard library, one thread per instance).
     """
-    instances = [i for i in live_instances(data_dir) if i.pid != exclude_pid]
-    if not instances:
+    listeners = [(i.pid, i.port) for i in live_instances(data_dir) if i.pid != exclude_pid]
+    if not listeners:
         return 0
     token = read_token(data_dir)
     if token is None:
-        log.warning("%d instance(s) registered but no API token in %s", len(instances), data_dir)
+        log.warning("%d instance(s) registered but no API token in %s", len(listeners), data_dir)
         return 0
-    import threading
-
-    deadline = time.monotonic() + timeout_s
-    counts = [0] * len(instances)
-
-    def stop(index: int) -> None:
-        counts[index] = _stop_instance(instances[index], token, deadline)
-
-    threads = [
-        threading.Thread(target=stop, args=(index,), name=f"stop-all {instance.pid}", daemon=True)
-        for index, instance in enumerate(instances)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()) + 0.5)
-    return sum(counts)
+    stopped, notices = stop_everywhere(listeners, token, timeout_s)
+    log_notices(notices)
+    return stopped
 
 
-def _stop_instance(instance: Instance, token: str, deadline: float) -> int:
-    import http.client
-
-    try:
-        proven = _proven_challenge(instance, token, deadline)
-        if proven is None:
-            log.warning(
-                "the listener on port %d (instance file of pid %d) did not prove it is ours; "
-                "the token was not sent to it",
-                instance.port,
-                instance.pid,
-            )
-            return 0
-        headers = signed_headers(token, instance.port, proven, "POST", STOP_ALL_PATH)
-        status, body = _signed_post(instance, STOP_ALL_PATH, headers, deadline)
-    except (http.client.HTTPException, OSError, ValueError) as error:
-        log.warning(
-            "instance pid %d on port %d did not answer stop-all: %s",
-            instance.pid,
-            instance.port,
-            _reason(error),
-        )
-        return 0
-    if status != 200:
-        log.warning(
-            "instance pid %d on port %d answered stop-all with HTTP %d",
-            instance.pid,
-            instance.port,
-            status,
-        )
-        return 0
-    stopped = body.get("stopped") if isinstance(body, dict) else None
-    return stopped if _is_int(stopped) else 0
-
-
-def _exchange(
-    instance: Instance, method: str, target: str, headers: dict[str, str], deadline: float
-) -> tuple[int, Any]:
-    """One request on its own connection (never redirected): (status, the small JSON body
-    or None); TimeoutError past the deadline."""
-    import http.client
-
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise TimeoutError("no time left")
-    connection = http.client.HTTPConnection("127.0.0.1", instance.port, timeout=remaining)
-    try:
-        connection.request(method, target, headers={**headers, "Connection": "close"})
-        response = connection.getresponse()
-        body = _small_json_read(response.read) if response.status == 200 else None
-        return response.status, body
-    finally:
-        connection.close()
-
-
-def _proven_challenge(instance: Instance, token: str, deadline: float) -> str | None:
-    """Does the listener on the instance's port answer a fresh nonce with our proof? Its
-    challenge for signing the next request when it does ("" from an older version that
-    issues none); None when it does not."""
-    nonce = secrets.token_hex(NONCE_HEX_CHARS // 2)
-    status, body = _exchange(instance, "GET", f"{IDENTITY_PATH}?nonce={nonce}", {}, deadline)
-    return _challenge_of(body, token, nonce, instance.port) if status == 200 else None
-
-
-def _signed_post(
-    instance: Instance, path: str, headers: dict[str, str], deadline: float
-) -> tuple[int, Any]:
-    """The signed request after the proof (a test makes the port change hands before it)."""
-    return _exchange(instance, "POST", path, headers, deadline)
-
-
-def _challenge_of(body: Any, token: str, nonce: str, port: int) -> str | None:
-    """The challenge of an identity answer whose proof is ours; None when it is not."""
-    proof = body.get("proof") if isinstance(body, dict) else None
-    if not isinstance(proof, str):
-        return None
-    expected = identity_proof(token, nonce, port)
-    if not hmac.compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii")):
-        return None
-    challenge = body.get("challenge", "")
-    return challenge if isinstance(challenge, str) and challenge.isprintable() else ""
+def log_notices(notices: Iterable[Notice]) -> None:
+    """stop_all.py's notices, as this module's log lines."""
+    for level, line in notices:
+        log.log(level, "%s", line)
 
 
 # ── asking the app's user ────────────────────────────────────────────────────
@@ -517,7 +383,7 @@ async def ask_app_instance(
                 ) as response:
                     body = await _small_json(response) if response.status == 200 else None
             except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
-                log.warning("the app on port %d was not reached: %s", instance.port, _reason(error))
+                log.warning("the app on port %d was not reached: %s", instance.port, reason(error))
                 continue
             decision = body.get("decision") if isinstance(body, dict) else None
             if decision in {d.value for d in ApprovalDecision}:
@@ -527,14 +393,14 @@ async def ask_app_instance(
 
 
 async def _proves_identity(session: Any, instance: Instance, token: str) -> str | None:
-    """`_proven_challenge` over an aiohttp session (the app's approval question)."""
-    nonce = secrets.token_hex(NONCE_HEX_CHARS // 2)
+    """`stop_all.proven_challenge` over an aiohttp session (the app's approval question)."""
+    nonce = new_nonce()
     url = f"{instance.url}{IDENTITY_PATH}"
     async with session.get(url, params={"nonce": nonce}, allow_redirects=False) as response:
         if response.status != 200:
             return None
         body = await _small_json(response)
-    return _challenge_of(body, token, nonce, instance.port)
+    return challenge_of(body, token, nonce, instance.port)
 
 
 async def _small_json(response: Any) -> Any:
@@ -546,22 +412,3 @@ async def _small_json(response: Any) -> Any:
             break
         data += chunk
     return None if len(data) > PROOF_MAX_BYTES else json.loads(data)
-
-
-def _small_json_read(read: Callable[[int], bytes]) -> Any:
-    """The JSON of an answer of at most PROOF_MAX_BYTES; None when it is bigger (a stranger
-    on the port may answer with anything, of any size: never read more). ValueError when it
-    is not JSON."""
-    data = b""
-    while len(data) <= PROOF_MAX_BYTES:
-        chunk = read(PROOF_MAX_BYTES + 1 - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return None if len(data) > PROOF_MAX_BYTES else json.loads(data)
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return str(error) or type(error).__name__

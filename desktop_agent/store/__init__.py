@@ -6,9 +6,11 @@ log and the settings) must not pull peewee into every process that only writes a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+# not typing's: `stop-all` imports store.liveness through here and never needs typing
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from desktop_agent.store.process import ProcessIdentity
     from desktop_agent.store.repository import SqliteRunRepository
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
+
+from desktop_agent.store.liveness import running_since, start_time, still_running
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,99 +23,15 @@ class ProcessIdentity:
 
 def current_process() -> ProcessIdentity:
     pid = os.getpid()
-    return ProcessIdentity(pid, _start_time(pid) or "")
+    return ProcessIdentity(pid, start_time(pid) or "")
 
 
 def process_identity(pid: int) -> ProcessIdentity | None:
     """The live process with this pid, or None when there is none (a zombie counts as gone)."""
-    if pid <= 0 or not _pid_alive(pid):
-        return None
-    started = _start_time(pid)
-    if started is None and sys.platform.startswith("linux"):
-        return None  # it ended between the two looks, or it is a zombie
-    return ProcessIdentity(pid, started or "")
+    started = running_since(pid)
+    return None if started is None else ProcessIdentity(pid, started)
 
 
 def is_alive(owner: ProcessIdentity) -> bool:
     """Is the process that stored `owner` still running (and not a later one with its pid)?"""
-    now = process_identity(owner.pid)
-    if now is None:
-        return False
-    if owner.started and now.started:
-        return owner.started == now.started
-    return True
-
-
-def _pid_alive(pid: int) -> bool:
-    if sys.platform == "win32":
-        return _windows_start_time(pid) is not None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, it belongs to someone else
-    except OSError:
-        return False
-    return True
-
-
-def _start_time(pid: int) -> str | None:
-    if sys.platform == "win32":
-        return _windows_start_time(pid)
-    if sys.platform.startswith("linux"):
-        return _linux_start_time(pid)
-    return ""
-
-
-def _linux_start_time(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat; None when the process is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            text = stat.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces and ')'.
-    fields = text[text.rfind(")") + 2 :].split()
-    if len(fields) < 20 or fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
-
-
-def _windows_start_time(pid: int) -> str | None:
-    """The creation time of a running process; None when it is gone.
-
-    os.kill(pid, 0) would terminate the process on Windows, so this asks
-    OpenProcess / GetExitCodeProcess / GetProcessTimes instead.
-    """
-    if sys.platform != "win32":
-        return None
-    import ctypes
-    from ctypes import wintypes
-
-    query_limited_information = 0x1000
-    still_active = 259
-    access_denied = 5
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    handle = kernel32.OpenProcess(query_limited_information, False, pid)
-    if not handle:
-        # A process we may not query still exists; its start time is unknown.
-        return "" if ctypes.get_last_error() == access_denied else None
-    try:
-        code = wintypes.DWORD()
-        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
-            return None
-        if code.value != still_active:
-            return None
-        created, exited, kernel, user = (wintypes.FILETIME() for _ in range(4))
-        if not kernel32.GetProcessTimes(
-            handle,
-            ctypes.byref(created),
-            ctypes.byref(exited),
-            ctypes.byref(kernel),
-            ctypes.byref(user),
-        ):
-            return ""
-        return str((created.dwHighDateTime << 32) | created.dwLowDateTime)
-    finally:
-        kernel32.CloseHandle(handle)
+    return still_running(owner.pid, owner.started)

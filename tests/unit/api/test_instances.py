@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from desktop_agent.api import instances
+from desktop_agent.api import instances, stop_all
 from desktop_agent.api.instances import (
     IDENTITY_PATH,
     REGISTRY_LOCK_FILE,
@@ -383,7 +383,7 @@ async def port_taken_after_the_proof(
 ) -> AsyncIterator[None]:
     """While the block runs, the first signed POST any client sends finds `real` (which
     proved itself a moment ago) ended and `stranger` on its port: stop-all's standard-library
-    client (`instances._signed_post`, on its own thread) and the approval question's aiohttp
+    client (`stop_all._signed_post`) and the approval question's aiohttp
     session alike."""
     loop = asyncio.get_running_loop()
 
@@ -391,7 +391,7 @@ async def port_taken_after_the_proof(
         await close_api(real)
         await stranger.__aenter__()
 
-    signed_post = instances._signed_post
+    signed_post = stop_all._signed_post
 
     def signed_post_once_the_port_changed_hands(*call: Any) -> Any:
         asyncio.run_coroutine_threadsafe(change_hands(), loop).result(timeout=10)
@@ -408,7 +408,7 @@ async def port_taken_after_the_proof(
 
         return request()
 
-    monkeypatch.setattr(instances, "_signed_post", signed_post_once_the_port_changed_hands)
+    monkeypatch.setattr(stop_all, "_signed_post", signed_post_once_the_port_changed_hands)
     monkeypatch.setattr(aiohttp.ClientSession, "post", post_once_the_port_changed_hands)
     try:
         yield
@@ -522,9 +522,11 @@ def test_stop_all_asks_every_instance_at_once(
     (tmp_path / "api-token").write_text("t" * 32)
     everyone_asked = threading.Barrier(2, timeout=10)
 
-    def answer_once_all_are_asked(instance: Any, token: str, deadline: float) -> int:
+    def answer_once_all_are_asked(
+        pid: int, port: int, token: str, deadline: float
+    ) -> tuple[int, None]:
         everyone_asked.wait()
-        return 1
+        return 1, None
 
-    monkeypatch.setattr(instances, "_stop_instance", answer_once_all_are_asked)
+    monkeypatch.setattr(stop_all, "stop_instance", answer_once_all_are_asked)
     assert instances.stop_all_blocking(tmp_path, timeout_s=20) == 2
