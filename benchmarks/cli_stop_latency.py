@@ -4,8 +4,13 @@ A run's model request hangs (the loopback model server never answers); then the 
 stopped by SIGINT, by the global hotkey (`xdotool key ctrl+alt+Escape` on Xvfb), or by
 `desktop-agent stop-all` from another process. Measured: from just before the stop is
 sent to the `run_finished` line arriving on the run's stdout (stored before it is printed).
-For stop-all, the time includes starting the stop-all process (Python start-up, ~0.25 s);
-for the hotkey, starting xdotool.
+For stop-all, the time includes starting the stop-all process (Python's own start is printed
+last as the floor); for the hotkey, starting xdotool.
+
+The processes run with Python's bytecode cache on, as an installed package does (pip compiles
+it at install): PYTHONDONTWRITEBYTECODE, when set here, is dropped for them (it would make
+every start compile the package's modules again), and one trial of each path is run first,
+not counted, to fill the cache (PYTHONPYCACHEPREFIX, when set, says where it is).
 
     .venv/bin/python benchmarks/cli_stop_latency.py [--trials 20] [--paths stop-all]
 
@@ -93,10 +98,11 @@ def one_trial(path: str, server: ModelServer, env: dict[str, str], data: Path) -
 
 def interpreter_floor(trials: int) -> float:
     """The median start of this Python doing nothing: the part of stop-all no code can save."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     times = []
     for _ in range(trials):
         began = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
         times.append((time.perf_counter() - began) * 1000)
     return statistics.median(times)
 
@@ -113,7 +119,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp, serve_in_thread(ModelServer()) as server:
             data = Path(tmp)
             env = session.child_env({"DESKTOP_AGENT_HOME": str(data)})
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
             for path in args.paths.split(","):
+                one_trial(path, server, env, data)  # fills the bytecode cache; not counted
                 times = sorted(one_trial(path, server, env, data) for _ in range(args.trials))
                 p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
                 p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
