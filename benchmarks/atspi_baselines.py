@@ -19,7 +19,7 @@ from typing import Any
 from desktop_agent.desktop.inventory.atspi import ROLES, AtspiInventory
 from desktop_agent.desktop.inventory.atspi_bus import AtspiError, Call, accessibility_bus_address
 from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
-from desktop_agent.desktop.inventory.x11 import window_elements
+from desktop_agent.desktop.inventory.x11 import listed_windows, window_elements
 
 DEBIAN_DIST_PACKAGES = "/usr/lib/python3/dist-packages"
 
@@ -108,7 +108,9 @@ class PyatspiInventory(AtspiInventory):
         self._pyatspi = import_pyatspi()
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
-        windows = self.windows.windows(limits)
+        # the same X11 work as the app's path (its own popup menus asked too), so that the
+        # two differ in their AT-SPI walks only
+        windows = listed_windows(self.windows, limits)
         elements = window_elements(windows)
         roots = self._pyatspi_roots(windows)
         if not roots:

@@ -1,9 +1,9 @@
 """The Linux accessibility tree (AT-SPI over D-Bus, atspi_bus) of the active window, plus windows.
 
-The walk sends one batch of calls per tree level (state, role, children of every node of the
-level, plus the name and extents of the controls found in the level before) and stops at the
-walk's deadline with what it has. `atspi_status()` finds the accessibility bus without ever
-auto-launching a D-Bus daemon.
+The walk sends one batch of calls per tree level (state, children and, the first time, role
+of every node of the level, plus the name and extents of the controls found in the level
+before) and stops at the walk's deadline with what it has. `atspi_status()` finds the
+accessibility bus without ever auto-launching a D-Bus daemon.
 """
 
 from __future__ import annotations
@@ -361,12 +361,14 @@ class AtspiInventory:
     def _walk(self, roots: list[Node], limits: WalkLimits, budget: int) -> list[RawElement]:
         """Breadth first, so a walk cut short by the deadline still has the outer controls.
 
-        Each level costs two batches: the states of its nodes (with the names and extents of
-        the controls found one level up), then the roles and children of those that
-        show; a hidden node (a closed menu's items) costs one call, its subtree none.
+        Each level costs one batch: the state and children of each of its nodes (and its
+        role, the first time it is seen), with the names and extents of the controls found
+        one level up. A hidden node's children are asked with its state but not walked: a
+        closed menu's items cost nothing. One batch a level, not two, halves the walk's
+        round trips to the applications, which are most of its time.
         """
         found: list[RawElement | None] = []
-        # controls whose name and extents are asked with the next batch of states
+        # controls whose name and extents are asked with the next batch
         pending: list[tuple[int, Node, str, str, list[int]]] = []
         level = [(root, 0) for root in roots]
         visited = 0
@@ -375,7 +377,11 @@ class AtspiInventory:
                 log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
                 break
             level = level[: max(limits.max_nodes - visited, 0)]
-            calls = [Call(node, ACCESSIBLE, "GetState") for node, _ in level]
+            calls: list[Call] = []
+            for node, _ in level:
+                calls += [Call(node, ACCESSIBLE, "GetState"), Call(node, ACCESSIBLE, "GetChildren")]
+            unknown = [node for node, _ in level if node not in self.roles]
+            calls += [Call(node, ACCESSIBLE, "GetRole") for node in unknown]
             for _, node, _, _, _ in pending:
                 calls += [
                     Call.prop(node, ACCESSIBLE, "Name"),
@@ -386,7 +392,7 @@ class AtspiInventory:
             except TimeoutError:
                 log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
                 break
-            offset = len(level)
+            offset = 2 * len(level) + len(unknown)
             for index, (slot, control, role, role_name, states) in enumerate(pending):
                 name, extents = replies[offset + 2 * index], replies[offset + 2 * index + 1]
                 if not isinstance(name, Exception) and not isinstance(extents, Exception):
@@ -395,36 +401,26 @@ class AtspiInventory:
                     )
             pending = []
             visited += len(level)
-            showing = [
-                (node, depth, list(reply[0]))
-                for (node, depth), reply in zip(level, replies, strict=False)
-                # a node that vanished mid-walk, or hidden: nothing under it shows either
-                if not isinstance(reply, Exception) and states_contain(reply[0], STATE_SHOWING)
-            ]
-            if not showing or len(found) >= budget:
-                level = []
-                continue
-            calls = [Call(node, ACCESSIBLE, "GetChildren") for node, _, _ in showing]
-            unknown = [node for node, _, _ in showing if node not in self.roles]
-            calls += [Call(node, ACCESSIBLE, "GetRole") for node in unknown]
-            try:
-                replies = self._call_many(calls, limits)
-            except TimeoutError:
-                log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
-                break
-            asked = dict(zip(unknown, replies[len(showing) :], strict=True))
+            # every role asked is kept, a hidden node's too: it is not asked again
+            roles = {
+                node: self._role(node, reply)
+                for node, reply in zip(unknown, replies[2 * len(level) : offset], strict=True)
+            }
             next_level: list[tuple[Node, int]] = []
-            for (node, depth, states), children in zip(showing, replies, strict=False):
-                number = self._role(node, asked)
+            for index, (node, depth) in enumerate(level):
+                reply, children = replies[2 * index], replies[2 * index + 1]
+                # a node that vanished mid-walk, or hidden: nothing under it shows either
+                if isinstance(reply, Exception) or not states_contain(reply[0], STATE_SHOWING):
+                    continue
+                if len(found) >= budget:
+                    break
+                states = list(reply[0])
+                number = roles[node] if node in roles else self.roles.get(node)
                 if number is None:
                     continue
                 role_name = role_name_of(number)
                 kind = ROLES.get(role_name)
-                if (
-                    kind is not None
-                    and states_contain(states, STATE_VISIBLE)
-                    and len(found) < budget
-                ):
+                if kind is not None and states_contain(states, STATE_VISIBLE):
                     pending.append((len(found), node, kind, role_name, states))
                     found.append(None)
                 if depth < limits.max_depth and not isinstance(children, Exception):
@@ -432,13 +428,10 @@ class AtspiInventory:
             level = next_level if len(found) < budget and visited < limits.max_nodes else []
         return [element for element in found if element is not None]
 
-    def _role(self, node: Node, asked: dict[Node, Any]) -> int | None:
-        """The node's role number, from the cache or this batch's reply (then cached unless
-        it is one of UNCACHED_ROLES); None when the node did not answer."""
-        if node in self.roles:
-            return self.roles[node]
-        reply = asked.get(node)
-        if reply is None or isinstance(reply, Exception):
+    def _role(self, node: Node, reply: Any) -> int | None:
+        """The role number of a GetRole reply, kept in the cache unless it is one of
+        UNCACHED_ROLES; None when the node did not answer."""
+        if isinstance(reply, Exception):
             return None
         number = int(reply[0])
         if len(self.roles) >= ROLE_CACHE_MAX:

@@ -9,10 +9,13 @@ trip per tree level rather than one per node; every read waits no longer than it
 from __future__ import annotations
 
 import os
+import struct
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from desktop_agent.desktop.inventory.dbus_wire import ERROR, WireReader, read_reply
 
 #: AT-SPI names and paths (at-spi2-core's xml/*.xml)
 REGISTRY = "org.a11y.atspi.Registry"
@@ -34,6 +37,9 @@ STATE_SHOWING = 25
 STATE_VISIBLE = 30
 #: ATSPI_COORD_TYPE_SCREEN
 COORD_SCREEN = 0
+#: messages kept ready to send (AtspiBus._messages) before the store of them is emptied
+MESSAGES_KEPT = 50_000
+_SERIAL = struct.Struct("<I")
 
 
 class AtspiError(RuntimeError):
@@ -125,47 +131,76 @@ class AtspiBus:
 
         self._connection = open_dbus_connection(address, auth_timeout=timeout_s)
         self._auto_start = auto_start
+        # from here on the replies are read by WireReader, not jeepney: it takes over the
+        # bytes jeepney read past its Hello reply (a NameAcquired signal)
+        pending = self._connection.parser.buf
+        self._reader = WireReader(self._connection.sock.recv, pending.read(pending.bytes_buffered))
+        #: each read's message as sent, but for its serial (bytes 8-11): a walk asks the same
+        #: calls of the same nodes again, and jeepney's serialising cost more than the bus's
+        #: answer
+        self._messages: dict[Call, bytes] = {}
 
     def call_many(self, calls: Sequence[Call], deadline: float) -> list[Any]:
         """Send every call, then read the replies: each reply's body, or an AtspiError for a
         D-Bus error. TimeoutError when the replies are not all in by `deadline` (monotonic);
         replies that come later are read and dropped by the next call_many."""
-        from jeepney import DBusAddress, MessageType, new_method_call
-        from jeepney.low_level import HeaderFields, MessageFlag
-
         if time.monotonic() >= deadline:
             raise TimeoutError(f"the deadline passed before {len(calls)} AT-SPI calls were sent")
         connection = self._connection
+        messages = self._messages
+        if len(messages) > MESSAGES_KEPT:
+            messages.clear()  # closed windows' nodes never come back
         waiting: dict[int, int] = {}
-        chunks = []
+        batch = bytearray()
         for index, call in enumerate(calls):
-            address = DBusAddress(call.node.path, bus_name=call.node.bus, interface=call.interface)
-            message = new_method_call(address, call.method, call.signature, call.args)
-            if not self._auto_start:
-                message.header.flags |= MessageFlag.no_auto_start
+            data = messages.get(call)
+            if data is None:
+                data = self._serialised(call)
+                # reads only: a text set or an action is sent once and not kept
+                if call.method.startswith("Get"):
+                    messages[call] = data
             serial = next(connection.outgoing_serial)
-            chunks.append(message.serialise(serial=serial))
+            start = len(batch)
+            batch += data
+            # jeepney writes little-endian messages: the serial is the u32 at offset 8
+            _SERIAL.pack_into(batch, start + 8, serial)
             waiting[serial] = index
         # one write for the batch: a send per message cost more than the bus's answers
-        connection.sock.sendall(b"".join(chunks))
+        connection.sock.sendall(batch)
         results: list[Any] = [None] * len(calls)
+        reader, ready = self._reader, connection.selector.select
         while waiting:
-            try:
-                message = connection.receive(timeout=max(deadline - time.monotonic(), 0.0))
-            except TimeoutError:
-                raise TimeoutError(
-                    f"{len(waiting)} AT-SPI replies still missing at the deadline"
-                ) from None
-            index = waiting.pop(message.header.fields.get(HeaderFields.reply_serial, -1), -1)
+            message = reader.next_message()
+            if message is None:
+                # a reply already read is taken even past the deadline, as jeepney's receive
+                if not ready(max(deadline - time.monotonic(), 0.0)):
+                    raise TimeoutError(
+                        f"{len(waiting)} AT-SPI replies still missing at the deadline"
+                    )
+                reader.read_more()
+                continue
+            reply = read_reply(message, waiting.__contains__)
+            index = waiting.pop(reply.reply_serial, -1)
             if index < 0:
                 continue  # a signal, or the late reply of an earlier call
-            if message.header.message_type == MessageType.error:
-                text = message.body[0] if message.body and isinstance(message.body[0], str) else ""
-                name = str(message.header.fields.get(HeaderFields.error_name, "error"))
-                results[index] = AtspiError(name, text)
+            body = reply.body or ()
+            if reply.kind == ERROR:
+                text = body[0] if body and isinstance(body[0], str) else ""
+                results[index] = AtspiError(reply.error_name or "error", text)
             else:
-                results[index] = message.body
+                results[index] = body
         return results
+
+    def _serialised(self, call: Call) -> bytes:
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.low_level import Endianness, MessageFlag
+
+        address = DBusAddress(call.node.path, bus_name=call.node.bus, interface=call.interface)
+        message = new_method_call(address, call.method, call.signature, call.args)
+        assert message.header.endianness is Endianness.little
+        if not self._auto_start:
+            message.header.flags |= MessageFlag.no_auto_start
+        return message.serialise(serial=1)
 
     def call(self, call: Call, timeout_s: float) -> Any:
         """One call; its reply body, or the AtspiError raised."""
