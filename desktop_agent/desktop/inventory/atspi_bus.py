@@ -134,7 +134,9 @@ class AtspiBus:
         # from here on the replies are read by WireReader, not jeepney: it takes over the
         # bytes jeepney read past its Hello reply (a NameAcquired signal)
         pending = self._connection.parser.buf
-        self._reader = WireReader(self._connection.sock.recv, pending.read(pending.bytes_buffered))
+        # (jeepney's BufferPipe.read(0) pops from its empty deque: IndexError)
+        already = pending.read(pending.bytes_buffered) if pending.bytes_buffered else b""
+        self._reader = WireReader(self._connection.sock.recv, already)
         #: each read's message as sent, but for its serial (bytes 8-11): a walk asks the same
         #: calls of the same nodes again, and jeepney's serialising cost more than the bus's
         #: answer
@@ -200,7 +202,8 @@ class AtspiBus:
         assert message.header.endianness is Endianness.little
         if not self._auto_start:
             message.header.flags |= MessageFlag.no_auto_start
-        return message.serialise(serial=1)
+        data: bytes = message.serialise(serial=1)
+        return data
 
     def call(self, call: Call, timeout_s: float) -> Any:
         """One call; its reply body, or the AtspiError raised."""

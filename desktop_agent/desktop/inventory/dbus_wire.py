@@ -107,7 +107,8 @@ def message_size(head: bytes) -> int:
     """The whole message's length from its first 16 bytes."""
     order = "<" if head[:1] == b"l" else ">"
     body, _serial, fields = struct.unpack_from(order + "III", head, 4)
-    return _align(16 + fields, 8) + body
+    size: int = _align(16 + fields, 8) + body
+    return size
 
 
 def read_reply(message: bytes, wanted: Callable[[int], bool]) -> Reply:

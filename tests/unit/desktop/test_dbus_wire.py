@@ -3,12 +3,18 @@ messages jeepney serialises, in both byte orders; messages cut anywhere are put 
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from typing import Any
 
 import pytest
 from jeepney import DBusAddress, new_error, new_method_call, new_method_return, new_signal
-from jeepney.low_level import Endianness, Message
+from jeepney.io import blocking
+from jeepney.io.blocking import DBusConnection
+from jeepney.low_level import Endianness, HeaderFields, Message, Parser
 
+from desktop_agent.desktop.inventory.atspi_bus import ACCESSIBLE, AtspiBus, Call, Node
 from desktop_agent.desktop.inventory.dbus_wire import (
     ERROR,
     FAST_BODIES,
@@ -120,3 +126,65 @@ def _answering(serial: int) -> Message:
     call = new_method_call(DBusAddress("/p", bus_name=":1.4", interface="x.y"), "Get")
     call.header.serial = serial
     return call
+
+
+class PeerBus:
+    """The other end of a socketpair speaking as a D-Bus bus: every call it reads is answered,
+    the replies serialised by jeepney (Hello: a unique name; GetRole: 61; anything else: a
+    state set)."""
+
+    def __init__(self) -> None:
+        self.ours, self.theirs = socket.socketpair()
+        self.theirs.settimeout(5)
+        self._thread = threading.Thread(target=self._answer, daemon=True)
+        self._thread.start()
+
+    def _answer(self) -> None:
+        parser = Parser()
+        serial = 100
+        try:
+            while data := self.theirs.recv(65536):
+                for call in parser.feed(data):
+                    member = call.header.fields[HeaderFields.member]
+                    signature, body = {"Hello": ("s", (":1.9",)), "GetRole": ("u", (61,))}.get(
+                        member, ("au", ([3, 0],))
+                    )
+                    serial += 1
+                    reply = new_method_return(call, signature, body)
+                    self.theirs.sendall(reply.serialise(serial=serial))
+        except OSError:
+            pass  # closed, or the test is over
+
+    def close(self) -> None:
+        self.ours.close()
+        self.theirs.close()
+        self._thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("read_past_hello", [False, True])
+def test_a_bus_reads_its_replies_whatever_jeepney_had_read_before(
+    monkeypatch: pytest.MonkeyPatch, read_past_hello: bool
+) -> None:
+    """jeepney may or may not have read a NameAcquired signal with its Hello reply; the
+    replies are read either way (an empty pipe once made the bus fail to open)."""
+    peer = PeerBus()
+
+    def opened(*_args: Any, **_kwargs: Any) -> DBusConnection:
+        connection = DBusConnection(peer.ours)  # says Hello, as open_dbus_connection does
+        if read_past_hello:
+            bus = DBusAddress("/org/freedesktop/DBus", interface="org.freedesktop.DBus")
+            signal = new_signal(bus, "NameAcquired", "s", (":1.9",))
+            connection.parser.add_data(signal.serialise(serial=2))
+        return connection
+
+    monkeypatch.setattr(blocking, "open_dbus_connection", opened)
+    try:
+        bus = AtspiBus("unix:path=/unused")
+        node = Node(":1.4", "/org/a11y/atspi/accessible/3")
+        replies = bus.call_many(
+            [Call(node, ACCESSIBLE, "GetRole"), Call(node, ACCESSIBLE, "GetState")],
+            deadline=time.monotonic() + 5,
+        )
+    finally:
+        peer.close()
+    assert replies == [(61,), ([3, 0],)]
