@@ -27,7 +27,7 @@ from desktop_agent.api.schemas import (
     validate,
 )
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
-from desktop_agent.core.events import TaskLoopEvent, event_to_json
+from desktop_agent.core.events import TaskLoopEvent, event_line
 from desktop_agent.core.models import ApprovalDecision, RunView
 from desktop_agent.host.starts import NotQueued, QueuedRun, admit
 
@@ -53,8 +53,7 @@ def error_response(
 
 def sse_frame(event: TaskLoopEvent) -> bytes:
     """`event: <type>` and `data: <the CLI's --json line>`, then a blank line."""
-    data = json.dumps(event_to_json(event), ensure_ascii=False)
-    return f"event: {event.type}\ndata: {data}\n\n".encode()
+    return f"event: {event.type}\ndata: {event_line(event)}\n\n".encode()
 
 
 class Refusal(Exception):  # noqa: N818 - an answer, not a fault

@@ -17,7 +17,7 @@ from desktop_agent.core.events import (
     RunStarted,
     StepFinished,
     TaskLoopEvent,
-    event_to_json,
+    event_line,
 )
 from desktop_agent.core.models import RunStatus, RunView
 from desktop_agent.core.text import printable, printable_json
@@ -45,7 +45,7 @@ async def print_events(
     async with aclosing(events) as stream:  # type: ignore[type-var]
         async for event in stream:
             if as_json:
-                line = json_line(event_to_json(event))
+                line = event_line(event)
             elif isinstance(event, RunPaused) and pause_line is not None:
                 line = printable(pause_line(event))
             else:

@@ -7,10 +7,12 @@ face follows one stream and needs no side channel.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView, StepView
+from desktop_agent.core.text import printable_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +162,13 @@ def event_run_id(event: TaskLoopEvent) -> str:
     if isinstance(event, StoppedEverything | StopHotkeyChanged | TakeoverUnavailable):
         return ""
     return event.run.id
+
+
+def event_line(event: TaskLoopEvent) -> str:
+    """The event's JSON on one line, as the CLI's `--json` prints it and the API's SSE frame
+    carries it (`data:`), the same text for both: characters that would act on a terminal
+    (the screen's and the model's text) are JSON \\u escapes, the same value for a parser."""
+    return printable_json(json.dumps(event_to_json(event), ensure_ascii=False))
 
 
 def event_to_json(event: TaskLoopEvent) -> dict[str, Any]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 
 import aiohttp
 import pytest
 
+from desktop_agent.cli.output import print_events
 from desktop_agent.core.events import event_to_json
 from tests.fakes import done, tool
 from tests.unit.api.conftest import Api, Hang, frames, next_frame, until
@@ -53,6 +55,33 @@ async def test_sse_frames_are_event_and_data_lines_with_the_cli_json(api: Api) -
     finished = json.loads(blocks[-2].split("\n")[1].removeprefix("data: "))
     assert blocks[-2].split("\n")[0] == "event: run_finished"
     assert finished == event_to_json(replayed[-1])
+
+
+async def test_an_sse_frames_data_is_the_cli_json_line_byte_for_byte(api: Api) -> None:
+    """The screen's and the model's text may hold terminal controls and bidi marks: the API
+    sends them as the CLI prints them, JSON \\u escapes (one encoding for both faces)."""
+    message = "saved \x1b[2J\x1b]0;owned\x07 it \u202eexe.txt"
+    api.planners.scripts["hostile text"] = [tool("wait", seconds=0), done(message)]
+    run = await api.create("hostile text")
+    async with api.events(run["id"]) as response:
+        sent = await response.read()
+
+    printed = io.StringIO()
+    await print_events(api.agent.replay(run["id"]), printed, as_json=True)
+    data = [
+        line.removeprefix("data: ")
+        for line in sent.decode().split("\n")
+        if line.startswith("data: ")
+    ]
+    # the live stream also has step_started and run_totals; a replay the rest, the same
+    ended = ('"type": "step_finished"', '"type": "run_finished"')
+    assert [line for line in data if line.startswith(("{" + ended[0], "{" + ended[1]))] == [
+        line
+        for line in printed.getvalue().splitlines()
+        if not line.startswith('{"type": "run_started"')
+    ]
+    assert b"\x1b" not in sent and "\u202e".encode() not in sent
+    assert json.loads(data[-1])["run"]["message"] == message
 
 
 async def test_a_terminal_run_is_replayed_then_the_stream_closes(api: Api) -> None:
