@@ -185,10 +185,11 @@ class RunOnShow:
 
     # ── events of the run on show, live or replayed: the one path ────────────
 
-    def apply(self, event: TaskLoopEvent) -> None:
+    def apply(self, event: TaskLoopEvent, *, taken_over: bool = False) -> None:
         """Take in an event of the run on show (the caller checked it is: `follows`, or
         the replay's own) and tell the subscribers; events that change nothing shown (an
-        approval's: the dialog shows those) are not told."""
+        approval's: the dialog shows those) are not told. `taken_over`: the run is in
+        RunsState's record of the runs the user's input paused (the one record of it)."""
         if isinstance(event, StepStarted | StepFinished):
             self.turn = max(self.turn, event.step.index)
         elif isinstance(event, RunTotals):
@@ -219,7 +220,8 @@ class RunOnShow:
         elif isinstance(event, RunPaused):
             self.run = event.run
             self.state = PanelState.PAUSED
-            self.status = TOOK_OVER if event.reason == "user" else "Paused. Resume with Ctrl+P."
+            by_user = event.reason == "user" or taken_over
+            self.status = TOOK_OVER if by_user else "Paused. Resume with Ctrl+P."
         elif isinstance(event, RunResumed):
             self.run = event.run
             self.state = PanelState.RUNNING

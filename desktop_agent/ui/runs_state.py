@@ -22,6 +22,7 @@ from desktop_agent.core.events import (
     RunStarted,
     TaskLoopEvent,
     UserTookOver,
+    event_run_id,
 )
 from desktop_agent.core.models import ApprovalRequest, RunStatus, RunView
 from desktop_agent.ui.run_on_show import RunOnShow
@@ -93,7 +94,7 @@ class RunsState:
             self.active[event.run.id] = event.run
             self.taken_over.discard(event.run.id)
         if self.shown.follows(event):
-            self.shown.apply(event)
+            self.shown.apply(event, taken_over=event_run_id(event) in self.taken_over)
         for listener in list(self._listeners):
             listener(event)
 

@@ -281,3 +281,19 @@ def test_an_approval_of_the_live_run_changes_nothing_on_show() -> None:
     runs.apply(ApprovalRequested(request))
 
     assert heard == [] and runs.approvals == {"a1": request}
+
+
+def test_the_window_and_the_acting_panel_read_one_record_of_paused_by_the_user() -> None:
+    """A pause asked while the user's input is pausing the run (the tray's Pause, the
+    API's) still says the user took over: RunsState.taken_over decides, for every view."""
+    runs = RunsState()
+    runs.shown.show_live("r1")
+    runs.apply(RunStarted(run()))
+    runs.apply(UserTookOver("r1"))
+
+    runs.apply(RunPaused(run(status=RunStatus.PAUSED), reason="request"))
+
+    assert runs.taken_over == {"r1"} and runs.shown.status == TOOK_OVER
+    runs.apply(RunResumed(run()))
+    runs.apply(RunPaused(run(status=RunStatus.PAUSED), reason="request"))
+    assert runs.taken_over == set() and runs.shown.status == "Paused. Resume with Ctrl+P."
