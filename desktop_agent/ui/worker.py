@@ -33,12 +33,13 @@ REPLAY_SLICE = 200
 class RunWorker(QObject):
     """Reads one stored run's events (a replay) and hands them on as they come.
 
-    The window puts a replay on show through the same handler as the live run's events
-    (`MainWindow._show_event`): one code path for the timeline, live or replayed.
+    The window puts a replay on show through the same path as the live run's events
+    (`RunOnShow.apply`, rendered by the window): one code path, live or replayed.
     `cancel()` (or the window going away) closes the events.
 
     Signals:
-        run_event(object): each TaskLoopEvent, in order.
+        run_event(object): each TaskLoopEvent, in order (`object`: the events are a union
+            of dataclasses, which a Qt signal cannot name as one type).
         failed(str): the events could not be read (one line); `done` follows.
         done: the worker is finished, whatever happened; always the last signal.
 
