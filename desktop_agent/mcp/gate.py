@@ -38,8 +38,17 @@ class SessionGrants:
         self._since = revocations()
         self._tools: set[str] = set()
 
-    def grant(self, tool: str) -> None:
+    def mark(self) -> int:
+        """Where the revocations stand now: note it when a question is asked, give it to
+        `grant` with the answer."""
+        return self._revocations()
+
+    def grant(self, tool: str, *, asked_at: int | None = None) -> None:
+        """Allow `tool` for the session; not when a stop-all came since `asked_at` (the answer
+        was on its way as every grant was revoked: it grants nothing)."""
         self._fresh()
+        if asked_at is not None and asked_at != self._revocations():
+            return
         self._tools.add(tool)
 
     def tools(self) -> frozenset[str]:
@@ -90,11 +99,12 @@ class McpApprovalGate:
         asker = self._askers.get(approval.run_id)
         if asker is not None:
             asker.asked.append(approval)
+        asked_at = asker.grants.mark() if asker is not None else 0
         decision = await self._first_answer(approval, asker)
         if decision is ApprovalDecision.RUN and not approval.offer_run_grant:
             decision = ApprovalDecision.ONCE  # a call that asks every time grants nothing
         if decision is ApprovalDecision.RUN and asker is not None:
-            asker.grants.grant(approval.tool)
+            asker.grants.grant(approval.tool, asked_at=asked_at)
         return decision
 
     async def _first_answer(
