@@ -128,9 +128,20 @@ class DesktopExecutor:
         """FocusProbe: the focused control's accessibility role, None when unknown."""
         return await DesktopFocusProbe(self._inventory()).focused_role()
 
-    async def _on_input_thread(self, work: Callable[[], T]) -> T:
+    async def _on_input_thread(self, work: Callable[[], T], cancelled: threading.Event) -> T:
+        """`work` on the input thread, once the driver is ready and unless a stop came
+        meanwhile: the thread may start it late (busy, or the driver's first start), and a
+        stop that landed in between must not be followed by the input."""
         pool = self._input
-        future = pool.submit(work)
+        driver = self.driver
+
+        def unless_stopped() -> T:
+            driver.ready()
+            if cancelled.is_set():
+                raise StopRequested("stopped before the input")
+            return work()
+
+        future = pool.submit(unless_stopped)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.call_timeout_s)
         except TimeoutError:
@@ -201,14 +212,16 @@ class DesktopExecutor:
             x, y = self.driver.safe_point(*screen)
             self.driver.click(x, y, args.button, args.clicks)
 
-        await self._on_input_thread(work)
+        await self._on_input_thread(work, context.cancelled)
         times = {1: "", 2: " twice", 3: " three times"}[args.clicks]
         button = "" if args.button == "left" else f"{args.button}-"
         return ToolResult.success(f"{button}clicked {where}{times}", target=point)
 
     async def _move_mouse(self, args: tools.MoveMouseArgs, context: ToolContext) -> ToolResult:
         point, screen, where = self._point(context, args.x, args.y, args.element)
-        await self._on_input_thread(lambda: self.driver.move(*self.driver.safe_point(*screen)))
+        await self._on_input_thread(
+            lambda: self.driver.move(*self.driver.safe_point(*screen)), context.cancelled
+        )
         return ToolResult.success(f"moved the pointer to {where}", target=point)
 
     async def _drag(self, args: tools.DragArgs, context: ToolContext) -> ToolResult:
@@ -234,7 +247,7 @@ class DesktopExecutor:
                 self.driver.mouse_up(x, y, "left")
             return True
 
-        if not await self._on_input_thread(work):
+        if not await self._on_input_thread(work, cancelled):
             raise StopRequested("stopped during drag")
         return ToolResult.success(
             f"dragged from ({args.x}, {args.y}) to ({args.to_x}, {args.to_y})", target=end
@@ -257,7 +270,7 @@ class DesktopExecutor:
             else:
                 self.driver.scroll(amount, *self.driver.safe_point(*screen))
 
-        await self._on_input_thread(work)
+        await self._on_input_thread(work, context.cancelled)
         direction = "up" if amount > 0 else "down"
         return ToolResult.success(f"scrolled {direction} {abs(amount)}{where}", target=point)
 
@@ -267,19 +280,20 @@ class DesktopExecutor:
         text = normalize_newlines(args.text)
         cancelled = context.cancelled
         if typeable(text):
-            typed = await self._on_input_thread(lambda: self._type_keys(text, cancelled))
+            typed = await self._on_input_thread(lambda: self._type_keys(text, cancelled), cancelled)
             if typed < len(text):
                 raise StopRequested(f"stopped during type_text after {typed} of {len(text)} keys")
             how = ""
         else:
             await self._on_input_thread(
-                lambda: self.paster.paste(text, lambda: self.driver.hotkey(["ctrl", "v"]))
+                lambda: self.paster.paste(text, lambda: self.driver.hotkey(["ctrl", "v"])),
+                cancelled,
             )
             how = " (pasted through the clipboard)"
         if args.enter:
             if cancelled.is_set():
                 raise StopRequested("stopped before pressing enter")
-            await self._on_input_thread(lambda: self.driver.press("enter"))
+            await self._on_input_thread(lambda: self.driver.press("enter"), cancelled)
         enter = " and pressed enter" if args.enter else ""
         return ToolResult.success(f"typed {len(text)} characters{how}{enter}")
 
@@ -295,7 +309,7 @@ class DesktopExecutor:
 
     async def _hotkey(self, args: tools.HotkeyArgs, context: ToolContext) -> ToolResult:
         keys = list(args.keys)
-        await self._on_input_thread(lambda: self.driver.hotkey(keys))
+        await self._on_input_thread(lambda: self.driver.hotkey(keys), context.cancelled)
         return ToolResult.success(f"pressed {'+'.join(keys)}")
 
     # -- programs, time, windows -------------------------------------------------------------
@@ -318,18 +332,20 @@ class DesktopExecutor:
     async def _focus_window(self, args: tools.FocusWindowArgs, context: ToolContext) -> ToolResult:
         if args.title is not None:
             title = args.title
-            summary = await self._native_call(lambda backend: backend.activate_window(title))
+            summary = await self._native_call(
+                lambda backend: backend.activate_window(title), context.cancelled
+            )
             return ToolResult.success(summary)
         assert args.element is not None
         observation, element = self._element(context, args.element)
         native = self._native(observation, element)
-        summary = await self._native_call(lambda backend: backend.focus(native))
+        summary = await self._native_call(lambda backend: backend.focus(native), context.cancelled)
         return ToolResult.success(summary, target=element.center)
 
     async def _invoke(self, args: tools.InvokeArgs, context: ToolContext) -> ToolResult:
         observation, element = self._element(context, args.element)
         native = self._native(observation, element)
-        how = await self._native_call(lambda backend: backend.invoke(native))
+        how = await self._native_call(lambda backend: backend.invoke(native), context.cancelled)
         return ToolResult.success(
             f'invoked [{element.id}] {element.role} "{element.name}" ({how})',
             target=element.center,
@@ -339,7 +355,9 @@ class DesktopExecutor:
         observation, element = self._element(context, args.element)
         native = self._native(observation, element)
         value = args.value
-        how = await self._native_call(lambda backend: backend.set_value(native, value))
+        how = await self._native_call(
+            lambda backend: backend.set_value(native, value), context.cancelled
+        )
         return ToolResult.success(
             f'set [{element.id}] {element.role} "{element.name}" to {len(value)} characters '
             f"({how})",
@@ -355,9 +373,19 @@ class DesktopExecutor:
             )
         return native
 
-    async def _native_call(self, call: Callable[[Any], str]) -> str:
+    async def _native_call(self, call: Callable[[Any], str], cancelled: threading.Event) -> str:
+        """`call(backend)` on the inventory thread, unless a stop came while it waited there
+        (behind a walk, or the backend's start on a fresh thread)."""
+
+        def unless_stopped(backend: Any) -> str:
+            if cancelled.is_set():
+                raise StopRequested("stopped before the action")
+            return call(backend)
+
         try:
-            return await self._inventory().run(call, timeout_s=self.call_timeout_s)
+            return await self._inventory().run(unless_stopped, timeout_s=self.call_timeout_s)
+        except StopRequested:
+            raise
         except TimeoutError:
             raise ToolError(
                 f"the accessibility call did not finish in {self.call_timeout_s:g} s "

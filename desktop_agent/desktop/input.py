@@ -46,6 +46,12 @@ class InputDriver(Protocol):
         """(x, y) moved one pixel off a fail-safe corner, so a click there does not stop the run."""
         ...
 
+    def ready(self) -> None:
+        """Whatever the first input needs (a library loaded, a connection made), done now, on
+        the input thread, before the stop flag is looked at a last time: a stop that lands
+        while it is made is not followed by the input."""
+        ...
+
 
 #: characters typed as key events: printable ASCII, newline and tab
 TYPEABLE = frozenset(chr(code) for code in range(0x20, 0x7F)) | {"\n", "\t"}
@@ -83,6 +89,9 @@ class PyAutoGuiDriver:
         self._windows = sys.platform == "win32" if windows is None else windows
         self._send_input = send_input or win_input.user32_send_input
         self._scan_code = scan_code or win_input.user32_scan_code
+
+    def ready(self) -> None:
+        self._gui()  # pyautogui's import and X connection: 0.1-0.3 s the first time
 
     def _gui(self) -> Any:
         if self._module is None:

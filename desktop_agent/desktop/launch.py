@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop_agent.core.errors import ToolError
+from desktop_agent.core.errors import StopRequested, ToolError
 
 if TYPE_CHECKING:
     from desktop_agent.desktop.inventory.x11 import X11Windows
@@ -116,6 +116,9 @@ class Launcher:
         if program is None:
             raise ToolError(f"program not found: {argv[0]!r} (not on PATH)")
         self.reap()
+        if cancelled is not None and cancelled.is_set():
+            # the stop came while this waited for a worker thread: start nothing
+            raise StopRequested("stopped before the program was started")
         windows_child = None
         try:
             env = program_env(self.hidden_env)

@@ -6,25 +6,36 @@ only for the screen and the tools (ports)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from desktop_agent.agent import Agent
+from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.errors import StopRequested
 from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
     Element,
+    Observation,
     RunStatus,
     StopReason,
 )
+from desktop_agent.core.ports import ToolContext
+from desktop_agent.desktop.geometry import Monitor
+from desktop_agent.desktop.launch import Launcher
+from desktop_agent.desktop.observer import DesktopObserver
 from desktop_agent.host.host import Host
 from desktop_agent.mcp.calls import CallOutcome, ElementMemory, run_one_call
 from desktop_agent.mcp.gate import Asker, McpApprovalGate, SessionGrants
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, make_observation
+from tests.unit.desktop.fakes import FakeBackend, FakeCapture, FakeDriver, executor_with
 
 EDIT = Element(1, "text", "Body", (0, 40, 600, 400), focused=True)
 
@@ -107,3 +118,144 @@ async def test_allow_for_the_session_answered_in_the_step_of_a_stop_all_grants_n
     client.answer(ApprovalDecision.ONCE)
     assert (await asyncio.wait_for(after, 5)).run.status is RunStatus.COMPLETED  # type: ignore[union-attr]
     assert len(client.asked) == 2
+
+
+# ── input: a stop while the input thread gets going ─────────────────────────
+
+
+@dataclass
+class SlowToStartDriver(FakeDriver):
+    """The input driver as PyAutoGuiDriver is the first time: its first input imports pyautogui
+    and opens its X connection (0.1-0.3 s; desktop/input.py `_gui`, reached from `ready` and
+    from every input call). That start is held here until the test lets it go."""
+
+    starting: threading.Event = field(default_factory=threading.Event)
+    go: threading.Event = field(default_factory=threading.Event)
+    started: bool = False
+
+    def ready(self) -> None:
+        if not self.started:
+            self.starting.set()
+            self.go.wait(10)
+            self.started = True
+
+    def safe_point(self, x: int, y: int) -> tuple[int, int]:
+        self.ready()
+        return super().safe_point(x, y)
+
+    def press(self, key: str) -> None:
+        self.ready()
+        super().press(key)
+
+    def hotkey(self, keys: list[str]) -> None:
+        self.ready()
+        super().hotkey(keys)
+
+    def scroll(self, amount: int, x: int | None, y: int | None) -> None:
+        self.ready()
+        super().scroll(amount, x, y)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("click", {"x": 10, "y": 10}),
+        ("move_mouse", {"x": 10, "y": 10}),
+        ("drag", {"x": 10, "y": 10, "to_x": 50, "to_y": 50}),
+        ("scroll", {"amount": -3}),
+        ("hotkey", {"keys": ["ctrl", "s"]}),
+        ("type_text", {"text": "hi"}),
+    ],
+)
+async def test_a_stop_while_the_input_driver_starts_is_not_followed_by_the_input(
+    tool: str, args: dict[str, Any]
+) -> None:
+    """The stop lands while the input thread is still getting the driver ready (the run's
+    first input): the tool is cancelled, and once the driver is ready no event goes out."""
+    driver = SlowToStartDriver()
+    executor = executor_with(driver)
+    pool = executor._input  # the input thread the call runs on
+    cancelled = threading.Event()
+    screen = Observation(b"jpeg", "image/jpeg", 100, 100)
+    spec, validated = builtin_registry().validate(tool, args)
+    acting = asyncio.ensure_future(
+        executor.execute(spec, validated, ToolContext("run", screen, cancelled))
+    )
+    try:
+        assert await asyncio.to_thread(driver.starting.wait, 10)
+        cancelled.set()  # RunControl.stop: the flag first, then the await is cancelled
+        acting.cancel()
+        with pytest.raises((asyncio.CancelledError, StopRequested)):
+            await acting
+    finally:
+        driver.go.set()
+        await asyncio.to_thread(pool.shutdown, wait=True)  # the thread's work has ended
+        executor.close()
+    assert driver.events == []
+
+
+@dataclass
+class SlowToStartBackend(FakeBackend):
+    """An accessibility backend as AT-SPI's is on a fresh inventory thread: its `thread_init`
+    connects to the bus (desktop/inventory/__init__.py `InventoryRunner._ensure`, at a
+    thread's first call, also after a hung walk's thread was replaced). Held here until the
+    test lets it go."""
+
+    starting: threading.Event = field(default_factory=threading.Event)
+    go: threading.Event = field(default_factory=threading.Event)
+
+    def thread_init(self) -> None:
+        super().thread_init()
+        self.starting.set()
+        self.go.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [("focus_window", {"title": "Editor"}), ("invoke", {"element": 2})],
+)
+async def test_a_stop_while_the_accessibility_backend_starts_is_not_followed_by_its_action(
+    tool: str, args: dict[str, Any]
+) -> None:
+    backend = SlowToStartBackend()
+    observer = DesktopObserver(
+        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), (1280, 720))
+    )
+    assert observer.inventory is not None
+    pool = observer.inventory._thread.pool  # the inventory thread the call runs on
+    executor = executor_with(FakeDriver(), observer=observer)
+    button = Element(2, "push button", "Delete", (10, 10, 60, 24))
+    screen = Observation(b"jpeg", "image/jpeg", 1280, 720, elements=(button,))
+    observer.native = lambda observation, element_id: ("atspi", "delete-node")  # type: ignore[method-assign]
+    spec, validated = builtin_registry().validate(tool, args)
+    cancelled = threading.Event()
+    acting = asyncio.ensure_future(
+        executor.execute(spec, validated, ToolContext("run", screen, cancelled))
+    )
+    try:
+        assert await asyncio.to_thread(backend.starting.wait, 10)
+        cancelled.set()  # RunControl.stop: the flag first, then the await is cancelled
+        acting.cancel()
+        with pytest.raises((asyncio.CancelledError, StopRequested)):
+            await acting
+    finally:
+        backend.go.set()
+        await asyncio.to_thread(pool.shutdown, wait=True)
+        observer.close()
+        executor.close()
+    assert backend.actions == []
+
+
+def test_a_launch_whose_run_was_stopped_while_it_waited_for_a_thread_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    """launch_app runs in a worker thread (asyncio.to_thread): a stop that lands before that
+    thread gets to it must not start the program."""
+    made = tmp_path / "started"
+    cancelled = threading.Event()
+    cancelled.set()
+    with pytest.raises(StopRequested):
+        Launcher().launch(f"touch {made}", cancelled)
+    assert not made.exists()
+    Launcher().launch(f"touch {made}", threading.Event())  # not stopped: it ran, and ended
+    assert made.exists()

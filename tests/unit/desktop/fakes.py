@@ -79,6 +79,9 @@ class FakeDriver:
     def hotkey(self, keys: list[str]) -> None:
         self._record("hotkey", *keys)
 
+    def ready(self) -> None:
+        """Nothing to start (PyAutoGuiDriver imports pyautogui here)."""
+
     def safe_point(self, x: int, y: int) -> tuple[int, int]:
         if (x, y) in self.corners:
             return (x + 1 if x == 0 else x - 1), (y + 1 if y == 0 else y - 1)
