@@ -250,7 +250,11 @@ def exchange(
         lines.append("Content-Length: 0")
     lines.append("Connection: close")
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    with socket.create_connection(("127.0.0.1", port), timeout=remaining) as connection:
+    # not create_connection: its getaddrinfo encodes the host as IDNA, whose codec (with
+    # stringprep and unicodedata) is a millisecond of the command's start for a literal address
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as connection:
+        connection.settimeout(remaining)
+        connection.connect(("127.0.0.1", port))
         connection.sendall(request)
         return _answer(lambda at_most: _receive(connection, at_most, deadline))
 

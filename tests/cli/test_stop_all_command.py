@@ -47,6 +47,7 @@ HEAVY = (
     "openai",
     "peewee",
     "platformdirs",
+    "encodings.idna",  # getaddrinfo's, for a literal address
     "desktop_agent.cli",
     "desktop_agent.core",
 )
