@@ -404,7 +404,8 @@ async def _proves_identity(session: Any, instance: Instance, token: str) -> str 
 
 
 async def _small_json(response: Any) -> Any:
-    """The JSON of an aiohttp answer of at most PROOF_MAX_BYTES (see `_small_json_read`)."""
+    """The JSON of an aiohttp answer of at most PROOF_MAX_BYTES; None when it is bigger (a
+    stranger on the port may answer with anything, of any size: never read more)."""
     data = b""
     while len(data) <= PROOF_MAX_BYTES:
         chunk = await response.content.read(PROOF_MAX_BYTES + 1 - len(data))
