@@ -107,7 +107,6 @@ class MainWindow(QMainWindow):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(TITLE)
-        self.setWindowIcon(app_icon())
         self.setObjectName("mainWindow")
         self.client: EngineClient | None = None
         self.runs: RunsState | None = None
@@ -610,6 +609,13 @@ class MainWindow(QMainWindow):
         if not self._painted:
             self._painted = True
             self.first_painted.emit()
+            # the icon comes after the first paint: on X11 it is drawn from its SVG at each
+            # size a window manager may show, 10-15 ms of the start
+            QTimer.singleShot(0, self.on_first_painted)
+
+    @Slot()
+    def on_first_painted(self) -> None:
+        self.setWindowIcon(app_icon())
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         if self._quitting:

@@ -396,3 +396,15 @@ def test_the_window_renders_its_model_and_sends_the_stop_the_model_answers(
     assert window.panel.state == "idle" and not window.live_running
     assert window.status_label.text() == "Not started: no routine 'export'"
     assert window.panel.error_label.text() == "no routine 'export'"
+
+
+def test_the_window_paints_before_its_icon_is_drawn_and_has_it_after(qtbot: Any) -> None:
+    # the app icon is an SVG drawn at each size a window manager may show: not on the way
+    # to the first paint
+    window = MainWindow()
+    qtbot.addWidget(window)
+    assert window.windowIcon().isNull()
+    with qtbot.waitSignal(window.first_painted):
+        window.show()
+    qtbot.waitUntil(lambda: not window.windowIcon().isNull())
+    assert not window.windowIcon().pixmap(32).isNull()  # the SVG draws
