@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -21,10 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.call_risk import TEXT_TOOLS
 from desktop_agent.core.models import StepKind, StepStatus, StepView
-from desktop_agent.core.routine import NAME_PATTERN, PARAM_PATTERN, REDACTED, Routine
 from desktop_agent.ui.text import one_line, shorten
+
+if TYPE_CHECKING:
+    from desktop_agent.core.routine import Routine
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -175,6 +177,10 @@ class SaveRoutineDialog(QDialog):
         form = QFormLayout()
         form.addRow("&Name:", self.name_edit)
         self.param_boxes: dict[int, tuple[QCheckBox, QLineEdit]] = {}
+        # the routines' rules come with the dialog: not on the way to the window's first paint
+        from desktop_agent.core.call_risk import TEXT_TOOLS
+        from desktop_agent.core.routine import REDACTED
+
         typed = [s for s in actions if s.tool in TEXT_TOOLS]
         for number, step in enumerate(typed, start=1):
             text = str(step.args.get(TEXT_TOOLS[step.tool or ""], ""))
@@ -223,6 +229,8 @@ class SaveRoutineDialog(QDialog):
         return [tool for tool, box in self.grant_boxes.items() if box.isChecked()]
 
     def validate(self) -> bool:
+        from desktop_agent.core.routine import NAME_PATTERN, PARAM_PATTERN
+
         name = self.name_edit.text().strip()
         problem = ""
         if not NAME_PATTERN.fullmatch(name):

@@ -152,6 +152,8 @@ NOT_BEFORE_THE_FIRST_PAINT = (
     "aiohttp",
     "peewee",
     "desktop_agent.settings",
+    "desktop_agent.core.call_risk",
+    "desktop_agent.core.routine",
 )
 
 
