@@ -192,6 +192,8 @@ class _TaskLoop:
         #: write before the loop next waits on the outside world, then told (`_settle`)
         self._held_writes: list[StoreWrite] = []
         self._held_events: list[TaskLoopEvent] = []
+        #: the last screenshot kept: (its image, its path, its thumbnail's path)
+        self._last_screenshot: tuple[bytes, str, str | None] | None = None
 
     # ── the run ──────────────────────────────────────────────────────────────
 
@@ -324,11 +326,7 @@ class _TaskLoop:
             observation = await self._capture(step)
             if observation is None:
                 return None
-        ext = "png" if observation.mime == "image/png" else "jpg"
-        path = self._keep_file(f"{turn:04d}.{ext}", observation.image)
-        thumb = None
-        if observation.thumbnail:
-            thumb = self._keep_file(f"{turn:04d}.thumb.jpg", observation.thumbnail)
+        path, thumb = self._keep_screenshot(turn, observation)
         observation = observation.with_(screenshot_path=path)
         summary = (
             f"screenshot {observation.width}x{observation.height}, "
@@ -764,6 +762,22 @@ class _TaskLoop:
     def _close_open_step(self, error: str) -> None:
         if self.open_step is not None:
             self._end(self.open_step, StepStatus.SKIPPED, error=error)
+
+    def _keep_screenshot(self, turn: int, observation: Observation) -> tuple[str, str | None]:
+        """The paths of the observation's screenshot and thumbnail, held for the next write.
+        The same image as the last one kept (an unchanged screen: the observer gives back the
+        very bytes it encoded before) is not written again; the row names the file that has
+        it, and a turn that waits on a still screen writes no file."""
+        last = self._last_screenshot
+        if last is not None and last[0] is observation.image:
+            return last[1], last[2]
+        ext = "png" if observation.mime == "image/png" else "jpg"
+        path = self._keep_file(f"{turn:04d}.{ext}", observation.image)
+        thumb = None
+        if observation.thumbnail:
+            thumb = self._keep_file(f"{turn:04d}.thumb.jpg", observation.thumbnail)
+        self._last_screenshot = (observation.image, path, thumb)
+        return path, thumb
 
     def _keep_file(self, name: str, data: bytes) -> str:
         """Hold an artifact of this run for the next write; its path relative to the data dir."""

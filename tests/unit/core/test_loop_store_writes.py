@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -19,7 +20,7 @@ from desktop_agent.core.models import (
     ToolResult,
 )
 from desktop_agent.core.ports import DecideRequest, ToolContext
-from tests.fakes import MemoryRepository, ScriptedPlanner, done, tool
+from tests.fakes import MemoryRepository, ScriptedPlanner, done, make_observation, tool
 from tests.unit.core.conftest import Harness, make_harness
 
 
@@ -125,3 +126,30 @@ async def test_every_step_told_is_stored_as_told_and_in_the_order_told(harness: 
     finished = [e.step for e in told if isinstance(e, StepFinished)]
     assert finished == await harness.repo.list_steps(run.id)
     assert harness.stored(run.id) == told[-1].run  # type: ignore[attr-defined]
+
+
+async def test_a_still_screen_is_written_once_and_every_turn_names_that_file(
+    harness: Harness,
+) -> None:
+    run = await harness.create(max_steps=3)
+    await harness.collect(run, ScriptedPlanner([], then=tool("wait", seconds=0)))
+    observed = [s for s in await harness.repo.list_steps(run.id) if s.kind is StepKind.OBSERVE]
+    assert [s.screenshot for s in observed] == [f"runs/{run.id}/0001.jpg"] * 3
+    assert [s.thumbnail for s in observed] == [f"runs/{run.id}/0001.thumb.jpg"] * 3
+    assert sorted(harness.repo.artifacts) == [
+        f"runs/{run.id}/0001.jpg",
+        f"runs/{run.id}/0001.thumb.jpg",
+    ]
+
+
+async def test_a_changed_screen_is_written_at_each_turn(harness: Harness) -> None:
+    async def the_screen_changes(request: DecideRequest) -> Decision:
+        image = b"\xff\xd8 screen %d" % request.turn
+        harness.observer.observation = replace(make_observation(), image=image)
+        return tool("wait", seconds=0)
+
+    run = await harness.create(max_steps=3)
+    await harness.collect(run, ScriptedPlanner([the_screen_changes] * 3))
+    observed = [s for s in await harness.repo.list_steps(run.id) if s.kind is StepKind.OBSERVE]
+    assert [s.screenshot for s in observed] == [f"runs/{run.id}/{n:04d}.jpg" for n in (1, 2, 3)]
+    assert harness.repo.artifacts[f"runs/{run.id}/0003.jpg"] == b"\xff\xd8 screen 2"
