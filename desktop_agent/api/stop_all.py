@@ -1,9 +1,10 @@
 """stop-all across the live instances of a data dir, with the standard library alone.
 
 `desktop-agent stop-all` runs this from a fresh process before anything else of the package
-(desktop_agent/__main__.py): it imports os, sys, json, hmac and socket (threading when there
-are several instances) and store.liveness; not argparse, logging, pathlib, dataclasses,
-secrets or http.client, which took half of the command's time (benchmarks/README.md).
+(desktop_agent/__main__.py): it imports os, json, the interpreter's own SHA-256 and _socket
+(threading when there are several instances) and store.liveness; not argparse, logging,
+pathlib, dataclasses, typing, secrets or http.client, which took half of the command's time,
+nor hmac, hashlib (OpenSSL) or socket.py (benchmarks/README.md).
 instances.py (the registry, the token, the server's challenges) builds on what is here, so
 the app's stop-everything and the command speak to the instances with one client.
 
@@ -24,12 +25,19 @@ imports no logging, so the command pays for it only when there is something to l
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import _socket  # socket.py's own base; socket.py adds enums whose making is ~3 ms of a start
 import json
 import os
-import socket
 import time
+from _operator import _compare_digest as compare_digest  # what hmac.compare_digest is
+
+try:  # the interpreter's own SHA-256: hashlib's and hmac's load OpenSSL (~2 ms of a start)
+    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # 3.12 and later
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[no-redef,unused-ignore]  # 3.11
+    except ImportError:  # an interpreter built without it
+        from hashlib import sha256  # type: ignore[assignment,unused-ignore]
 
 # not typing's (`import typing` alone is a few ms of the command's start); mypy and ruff
 # take the name as typing.TYPE_CHECKING
@@ -88,7 +96,22 @@ def signed_headers(token: str, port: int, challenge: str, method: str, path: str
 
 
 def mac(token: str, message: str) -> str:
-    return hmac.new(token.encode("utf-8"), message.encode("utf-8"), hashlib.sha256).hexdigest()
+    """HMAC-SHA256 (RFC 2104) of `message` under `token`, in hex: what
+    `hmac.new(key, message, hashlib.sha256).hexdigest()` gives, computed as Lib/hmac.py does
+    where OpenSSL does not (`HMAC._init_old`: the key padded to the block, XORed with 0x36 for
+    the inner hash and 0x5C for the outer), so stop-all need not load OpenSSL.
+    tests/unit/api/test_stop_all_client.py compares the two."""
+    key = token.encode("utf-8")
+    if len(key) > _SHA256_BLOCK:
+        key = sha256(key).digest()
+    key = key.ljust(_SHA256_BLOCK, b"\0")
+    inner = sha256(key.translate(_INNER_PAD) + message.encode("utf-8")).digest()
+    return str(sha256(key.translate(_OUTER_PAD) + inner).hexdigest())
+
+
+_SHA256_BLOCK = 64
+_INNER_PAD = bytes(byte ^ 0x36 for byte in range(256))
+_OUTER_PAD = bytes(byte ^ 0x5C for byte in range(256))
 
 
 def challenge_of(body: Any, token: str, nonce: str, port: int) -> str | None:
@@ -97,7 +120,7 @@ def challenge_of(body: Any, token: str, nonce: str, port: int) -> str | None:
     if not isinstance(proof, str):
         return None
     expected = identity_proof(token, nonce, port)
-    if not hmac.compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii")):
+    if not compare_digest(proof.encode("utf-8", "replace"), expected.encode("ascii")):
         return None
     challenge = body.get("challenge", "")
     return challenge if isinstance(challenge, str) and challenge.isprintable() else ""
@@ -250,16 +273,19 @@ def exchange(
         lines.append("Content-Length: 0")
     lines.append("Connection: close")
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    # not create_connection: its getaddrinfo encodes the host as IDNA, whose codec (with
-    # stringprep and unicodedata) is a millisecond of the command's start for a literal address
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as connection:
+    # a literal address, no getaddrinfo: it would encode the host as IDNA, whose codec (with
+    # stringprep and unicodedata) is a millisecond of the command's start
+    connection = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    try:
         connection.settimeout(remaining)
         connection.connect(("127.0.0.1", port))
         connection.sendall(request)
         return _answer(lambda at_most: _receive(connection, at_most, deadline))
+    finally:
+        connection.close()
 
 
-def _receive(connection: socket.socket, at_most: int, deadline: float) -> bytes:
+def _receive(connection: _socket.socket, at_most: int, deadline: float) -> bytes:
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise TimeoutError("timed out")

@@ -48,6 +48,9 @@ HEAVY = (
     "peewee",
     "platformdirs",
     "encodings.idna",  # getaddrinfo's, for a literal address
+    "_hashlib",  # OpenSSL
+    "hmac",
+    "socket",  # socket.py's enums (the command uses _socket)
     "desktop_agent.cli",
     "desktop_agent.core",
 )

@@ -1,14 +1,19 @@
-"""stop-all's standard-library HTTP client (api/stop_all.py) against whatever a listener on an
-instance's port answers: only a small JSON body of a 200 is read, nothing of any size is."""
+"""stop-all's standard-library client (api/stop_all.py): its HTTP against whatever a listener
+on an instance's port answers (only a small JSON body of a 200 is read, nothing of any size
+is), and its HMAC, made without OpenSSL, against the hmac module's."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import socket
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from desktop_agent.api import stop_all
 
@@ -137,3 +142,26 @@ def test_a_listener_that_never_answers_times_out_at_the_deadline(
 def test_no_time_left_sends_nothing() -> None:
     with pytest.raises(TimeoutError, match="no time left"):
         stop_all.exchange(9, "GET", "/x", {}, time.monotonic() - 1)
+
+
+# ── the proofs: HMAC-SHA256 without OpenSSL ──────────────────────────────────
+
+
+@given(key=st.text(max_size=200), message=st.text(max_size=300))
+def test_the_mac_is_hmac_sha256(key: str, message: str) -> None:
+    expected = hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()
+    assert stop_all.mac(key, message) == expected
+
+
+@pytest.mark.parametrize("length", [0, 1, 63, 64, 65, 128, 1000])
+def test_the_mac_is_hmac_sha256_for_keys_about_the_block_size(length: int) -> None:
+    key = "k" * length
+    expected = hmac.new(key.encode(), b"m", hashlib.sha256).hexdigest()
+    assert stop_all.mac(key, "m") == expected
+
+
+def test_rfc_4231_case_2() -> None:
+    # RFC 4231, 4.3: key "Jefe", data "what do ya want for nothing?"
+    assert stop_all.mac("Jefe", "what do ya want for nothing?") == (
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    )
