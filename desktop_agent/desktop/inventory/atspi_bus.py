@@ -37,8 +37,9 @@ STATE_SHOWING = 25
 STATE_VISIBLE = 30
 #: ATSPI_COORD_TYPE_SCREEN
 COORD_SCREEN = 0
-#: messages kept ready to send (AtspiBus._messages) before the store of them is emptied
-MESSAGES_KEPT = 50_000
+#: messages kept ready to send (AtspiBus._messages) before the store of them is emptied:
+#: a walk of a large window asks ~1,000 (at most ~6 MB kept; closed windows' never again)
+MESSAGES_KEPT = 20_000
 _SERIAL = struct.Struct("<I")
 
 
