@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import ipaddress
 import json
 import logging
@@ -269,11 +270,24 @@ class Settings(BaseModel):
         return prices
 
     def budget(self) -> Budget:
-        """The per-run limits and price table for the loop (RunnerServices.budget)."""
+        """The per-run limits and price table for the loop (RunnerServices.budget).
+
+        The grounding model's tokens are priced by its own name's row; a grounder on this
+        machine without one is free (a local server costs nothing), so a priced planner
+        with a local grounder still has a cost."""
+        prices = dict(self.prices)
+        grounder = self.grounder_model
+        if (
+            self.grounding == "grounder"
+            and grounder
+            and Budget(prices=prices).price_of(grounder) is None
+            and is_loopback_host(urlsplit(self.grounder_base_url or self.base_url).hostname or "")
+        ):
+            prices[glob.escape(grounder)] = (0.0, 0.0)
         return Budget(
             max_seconds=self.max_run_seconds or None,
             max_tokens=self.max_run_tokens or None,
-            prices=dict(self.prices),
+            prices=prices,
         )
 
     @field_validator("stop_hotkey")

@@ -4,7 +4,8 @@ Tokens are the usage the server reports; a turn without it is estimated (text at
 characters a token, the image at one token per 28×28 patch, Qwen2.5-VL's rule, plus the
 system prompt) and the run's totals say they include estimates. Prices are per million
 tokens, matched on the model name by shell pattern, the first match winning; a model
-without a price has no cost (None), never a made-up one.
+without a price has no cost (None), never a made-up one. A run whose tokens went to two
+models (the planner and a grounding model) is priced per model.
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ class Budget:
         if price is None:
             return None
         return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+    def cost_of(self, tokens: Mapping[str, tuple[int, int]]) -> float | None:
+        """The cost of (prompt, completion) tokens by model; None when one has no price."""
+        total = 0.0
+        for model, (prompt_tokens, completion_tokens) in tokens.items():
+            cost = self.cost(model, prompt_tokens, completion_tokens)
+            if cost is None:
+                return None
+            total += cost
+        return total
 
     def exceeded(self, elapsed_s: float, tokens: int) -> str:
         """Which limit is passed, in words; "" when none."""

@@ -182,6 +182,8 @@ class _TaskLoop:
         self.open_step: StepView | None = None
         self._open_since = 0.0
         self.stuck = StuckDetector()
+        #: (prompt, completion) tokens by the model they went to, for the cost
+        self._tokens = {run.model: (run.prompt_tokens, run.completion_tokens)}
         #: the policies and persistent grants as they are now: a change during the run (the
         #: settings dialog) applies to the next one
         self.permissions = deps.permissions.for_run(run.id)
@@ -512,7 +514,10 @@ class _TaskLoop:
         usage = grounding.usage
         if usage is not None:
             self._add_tokens(
-                usage.prompt_tokens or 0, usage.completion_tokens or 0, grounding.tokens_estimated
+                usage.prompt_tokens or 0,
+                usage.completion_tokens or 0,
+                grounding.tokens_estimated,
+                model=grounding.model,
             )
         stored = {"target": target, "x": x, "y": y}
         if grounding.first != (x, y):
@@ -541,14 +546,18 @@ class _TaskLoop:
         usage, estimated = usage_of(request, decision)
         self._add_tokens(usage.prompt_tokens or 0, usage.completion_tokens or 0, estimated)
 
-    def _add_tokens(self, prompt_tokens: int, completion_tokens: int, estimated: bool) -> None:
-        prompt = self.run.prompt_tokens + prompt_tokens
-        completion = self.run.completion_tokens + completion_tokens
+    def _add_tokens(
+        self, prompt_tokens: int, completion_tokens: int, estimated: bool, model: str = ""
+    ) -> None:
+        """Counted in the run's totals; priced at `model`'s price ("": the run's model)."""
+        name = model or self.run.model
+        before = self._tokens.get(name, (0, 0))
+        self._tokens[name] = (before[0] + prompt_tokens, before[1] + completion_tokens)
         self.run = self.run.with_(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
+            prompt_tokens=self.run.prompt_tokens + prompt_tokens,
+            completion_tokens=self.run.completion_tokens + completion_tokens,
             tokens_estimated=self.run.tokens_estimated or estimated,
-            cost=self.deps.budget.cost(self.run.model, prompt, completion),
+            cost=self.deps.budget.cost_of(self._tokens),
         )
         run = self.run
         # the faces' totals come with the turn (the window reads no store for them)

@@ -477,6 +477,8 @@ class Grounding:
     #: the grounding requests' tokens, the server's or estimated (then `tokens_estimated`)
     usage: TokenUsage | None = None
     tokens_estimated: bool = False
+    #: the model those tokens are priced as ("": the run's own model)
+    model: str = ""
     latency_ms: float | None = None
 
 

@@ -56,8 +56,11 @@ class _Tally:
     estimated: bool = False
     latency_ms: float = 0.0
     raw: str = ""
+    #: the model asked (one per grounding: the planner's to zoom, else the grounder's)
+    model: str = ""
 
-    def add(self, answer: _Answer) -> None:
+    def add(self, answer: _Answer, model: str) -> None:
+        self.model = model
         self.prompt += answer.usage.prompt_tokens or 0
         self.completion += answer.usage.completion_tokens or 0
         self.estimated = self.estimated or answer.estimated
@@ -69,6 +72,7 @@ class _Tally:
         return Grounding(
             usage=TokenUsage(self.prompt, self.completion) if asked else None,
             tokens_estimated=self.estimated,
+            model=self.model,
             latency_ms=self.latency_ms if asked else None,
             raw=self.raw,
             **fields,
@@ -238,7 +242,7 @@ class ModelGrounder:
             asked = await self._ask(model, messages, *sent)
         except PlannerError as error:
             return str(error)
-        tally.add(asked)
+        tally.add(asked, model.model)
         try:
             return to_point(*parse_point(asked.text))
         except PlannerError as error:

@@ -81,3 +81,52 @@ def test_grounding_by_a_grounder_needs_its_model_named() -> None:
     assert validation_messages(caught.value) == [
         'settings: grounding = "grounder" needs grounder_model (the grounding model\'s name)'
     ]
+
+
+PLANNER_PRICE = {"gpt-4o*": (2.50, 10.00)}
+
+
+def test_a_grounder_on_this_machine_without_a_price_is_free_the_planner_keeps_its_price() -> None:
+    settings = Settings(
+        base_url="https://api.openai.com/v1",
+        model="gpt-4o",
+        prices=PLANNER_PRICE,
+        grounding="grounder",
+        grounder_base_url="http://127.0.0.1:8000/v1",
+        grounder_model="Salesforce/GTA1-7B",
+    )
+
+    budget = settings.budget()
+
+    assert budget.cost_of({"gpt-4o": (1000, 100), "Salesforce/GTA1-7B": (5000, 50)}) == (
+        1000 * 2.50 + 100 * 10.00
+    ) / 1_000_000
+    assert budget.price_of("Salesforce/GTA1-7B-other") is None  # its own name only
+    assert settings.prices == PLANNER_PRICE  # nothing is written to the settings
+
+
+@pytest.mark.parametrize(
+    ("url", "prices", "cost"),
+    [
+        # a grounder afar without a price: the run's cost is not known
+        ("https://grounder.example/v1", PLANNER_PRICE, None),
+        # its own price, wherever it runs
+        ("http://127.0.0.1:8000/v1", {**PLANNER_PRICE, "salesforce/gta1*": (0.2, 0.8)},
+         (1000 * 2.50 + 100 * 10.00 + 5000 * 0.2 + 50 * 0.8) / 1_000_000),
+    ],
+)  # fmt: skip
+def test_a_grounder_with_its_own_price_or_afar_without_one(
+    url: str, prices: dict[str, tuple[float, float]], cost: float | None
+) -> None:
+    settings = Settings(
+        base_url="https://api.openai.com/v1",
+        model="gpt-4o",
+        prices=prices,
+        grounding="grounder",
+        grounder_base_url=url,
+        grounder_model="Salesforce/GTA1-7B",
+    )
+
+    assert settings.budget().cost_of(
+        {"gpt-4o": (1000, 100), "Salesforce/GTA1-7B": (5000, 50)}
+    ) == pytest.approx(cost)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.breaker import BreakerBoard
+from desktop_agent.core.budget import Budget
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS, builtin_registry
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.models import (
@@ -36,7 +37,7 @@ DONE = {"action": "done", "message": "saved", "reason": "saved"}
 
 
 class _Run:
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
         self.repo = MemoryRepository()
         self.executor = FakeExecutor()
         self.runner = TaskRunnerService(
@@ -48,11 +49,14 @@ class _Run:
                 registry=builtin_registry(),
                 breakers=BreakerBoard(clock=ManualClock()),
                 permissions=Permissions({spec.name: Policy.ALLOW for spec in BUILTIN_TOOLS}),
+                budget=budget or Budget(),
             )
         )
 
-    async def create(self) -> RunView:
-        return await self.runner.create(TaskSpec(goal="save", allowed_tools=("click",)))
+    async def create(self, model: str = "") -> RunView:
+        return await self.runner.create(
+            TaskSpec(goal="save", allowed_tools=("click",), model=model)
+        )
 
     def clicked(self) -> list[tuple[int, int]]:
         return [(args.x, args.y) for _, args in self.executor.calls]  # type: ignore[attr-defined]
@@ -155,6 +159,34 @@ async def test_a_grounding_model_finds_the_target_on_the_whole_screen_then_zooms
     ground = await run_.ground_step(run.id)
     assert ground.args["first"] == [640, 360]
     assert ground.summary == "refined 640,360 → 560,315 on a 320x180 crop at 480,270"
+
+
+async def test_the_grounding_models_tokens_are_priced_at_its_price_the_planners_at_its() -> None:
+    prices = {"gpt-4o*": (2.50, 10.00), "tongyi-mai/mai-ui*": (0.20, 0.80)}
+    run_ = _Run(Budget(prices=prices))
+    run = await run_.create(model="gpt-4o")
+    located = [
+        Reply('<answer>{"coordinate": [500, 500]}</answer>', usage=(3000, 40)),
+        Reply('<answer>{"coordinate": [250, 250]}</answer>', usage=(1000, 20)),
+    ]
+    async with (
+        ModelServer([Reply(CLICK, usage=(2000, 100)), Reply(DONE, usage=(2500, 50))]) as server,
+        ModelServer(located) as grounder_server,
+    ):
+        grounder = make_planner(
+            grounder_server.base_url, model="Tongyi-MAI/MAI-UI-8B", profile="auto"
+        )
+        async with make_planner(
+            server.base_url, model="gpt-4o", grounding="grounder", grounder=grounder
+        ) as planner:
+            final = await run_.runner.run(run, planner)
+
+    assert final.status is RunStatus.COMPLETED
+    assert (final.prompt_tokens, final.completion_tokens) == (8500, 210)
+    planner_cost = (4500 * 2.50 + 150 * 10.00) / 1_000_000
+    grounder_cost = (4000 * 0.20 + 60 * 0.80) / 1_000_000
+    assert final.cost == pytest.approx(planner_cost + grounder_cost)
+    assert (await run_.repo.get_run(run.id)).cost == final.cost
 
 
 async def test_a_grounder_that_does_not_answer_keeps_the_planners_point() -> None:
