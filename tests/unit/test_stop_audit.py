@@ -17,24 +17,30 @@ import pytest
 from desktop_agent.agent import Agent
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import StopRequested
+from desktop_agent.core.events import ApprovalRequested, RunPaused, TaskLoopEvent
 from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
+    Effect,
     Element,
+    ElementRef,
     Observation,
     RunStatus,
     StopReason,
 )
 from desktop_agent.core.ports import ToolContext
+from desktop_agent.core.routine import Routine, RoutineStep
 from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.launch import Launcher
 from desktop_agent.desktop.observer import DesktopObserver
-from desktop_agent.host.host import Host
+from desktop_agent.host.host import Host, RoutineRequest, RunRequest
 from desktop_agent.mcp.calls import CallOutcome, ElementMemory, run_one_call
 from desktop_agent.mcp.gate import Asker, McpApprovalGate, SessionGrants
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, make_observation
+from tests.gui.fake_agent import real_observation
+from tests.support.model_server import ModelServer, Reply
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture, FakeDriver, executor_with
 
 EDIT = Element(1, "text", "Body", (0, 40, 600, 400), focused=True)
@@ -259,3 +265,145 @@ def test_a_launch_whose_run_was_stopped_while_it_waited_for_a_thread_starts_noth
     assert not made.exists()
     Launcher().launch(f"touch {made}", threading.Event())  # not stopped: it ran, and ended
     assert made.exists()
+
+
+# ── the real model client on loopback: pause, approvals, a routine's hand-over ─
+
+CLICK = {"action": "tool", "tool": "click", "args": {"x": 10, "y": 10}, "reason": "the button"}
+
+
+class Desk:
+    """A Host over a real store and the real model client, talking to a loopback model server
+    that counts what it is asked; the screen and the tools are fakes (ports)."""
+
+    def __init__(self, host: Host, server: ModelServer, executor: FakeExecutor) -> None:
+        self.host = host
+        self.server = server
+        self.executor = executor
+        self.events: list[TaskLoopEvent] = []
+        self._heard = asyncio.Event()
+        host.subscribe(self._on_event)
+
+    def _on_event(self, event: TaskLoopEvent) -> None:
+        self.events.append(event)
+        self._heard.set()
+
+    async def heard(self, kind: type[TaskLoopEvent]) -> Any:
+        while True:
+            for event in self.events:
+                if isinstance(event, kind):
+                    return event
+            self._heard.clear()
+            await asyncio.wait_for(self._heard.wait(), 10)
+
+    def asked(self) -> tuple[int, int]:
+        """(chat completions, tool calls begun) so far."""
+        return len(self.server.requests), len(self.executor.calls)
+
+
+@pytest.fixture
+async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
+    async with ModelServer(then=Reply(CLICK)) as server:
+        executor = FakeExecutor()
+        settings = Settings(
+            base_url=server.base_url,
+            model="qwen2.5vl",
+            vision="yes",
+            approval_timeout_s=30,
+        )
+        agent = Agent.assemble(
+            tmp_path,
+            settings,
+            await asyncio.to_thread(SqliteRunRepository.open, tmp_path),
+            observer=FakeObserver(real_observation([EDIT])),
+            executor=executor,
+            check_model=True,
+        )
+        host = Host(agent)
+        yield Desk(host, server, executor)
+        await host.close()
+
+
+@pytest.mark.parametrize("then", ["resume", "resume_first"])
+async def test_pause_then_stop_then_resume_asks_the_model_nothing_more_and_acts_no_more(
+    desk: Desk, then: str
+) -> None:
+    """A paused run that is stopped stays stopped, whether the resume comes after the stop or
+    in the same step just before it."""
+    host = desk.host
+    hosted = host.start(RunRequest("click the button"))
+    host.pause(hosted.run_id)  # honoured at the top of the first turn
+    await desk.heard(RunPaused)
+    before = desk.asked()
+
+    if then == "resume":
+        host.stop(hosted.run_id)
+        host.resume(hosted.run_id)
+    else:
+        host.resume(hosted.run_id)
+        host.stop(hosted.run_id)
+    final = await asyncio.wait_for(hosted.final(), 10)
+
+    assert final is not None
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert desk.asked() == before == (0, 0)
+
+
+@pytest.mark.parametrize("answer", [ApprovalDecision.ONCE, ApprovalDecision.RUN])
+async def test_an_allow_clicked_after_stop_all_acts_not_and_grants_nothing(
+    desk: Desk, answer: ApprovalDecision
+) -> None:
+    """The window sends stop-all, then the still-open dialog's Allow lands (the same order on
+    the engine, `Engine.call`): the tool does not run, the run ends stopped."""
+    host = desk.host
+    hosted = host.start(RunRequest("click the button"))
+    asked = (await desk.heard(ApprovalRequested)).approval
+    assert desk.asked() == (1, 0)
+
+    host.stop_everything()
+    host.answer(asked.id, answer)  # the dialog's Allow, after the stop-all
+    final = await asyncio.wait_for(hosted.final(), 10)
+
+    assert final is not None
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert desk.asked() == (1, 0)
+    assert host.agent.permissions.task_grants(hosted.run_id) == frozenset()
+
+
+def mismatching_routine() -> Routine:
+    """One click on a button that is not on the screen: after its patience the routine hands
+    over to the agent, whose model is checked first."""
+    gone = ElementRef(how="element", role="push button", name="Export", window="Report",
+                      box=(220, 120, 90, 30))  # fmt: skip
+    step = RoutineStep("click", {"element": 9}, gone, Effect.UNKNOWN)
+    return Routine("export", "export the report", (step,), grants=("click",))
+
+
+async def test_a_stop_all_from_another_process_during_the_routines_handover_asks_no_model(
+    desk: Desk,
+) -> None:
+    """The routine hands over to the agent; while the agent's model is checked (GET /v1/models
+    held by the server), `desktop-agent stop-all` from another process reaches this instance
+    through its API: the run ends stopped, no chat completion is asked, nothing more acts."""
+    from desktop_agent.api.instances import stop_all_instances
+
+    host = desk.host
+    desk.server.hang_checks = True
+    await host.agent.repo.save_routine(mismatching_routine())
+    await host.serve_api(face="run")
+    hosted = host.start(RoutineRequest("export"))
+    while desk.server.models_requests == 0:  # the routine's waits, then the hand-over's check
+        assert not hosted._final.done(), await hosted.final()
+        await asyncio.sleep(0.005)
+    before = desk.asked()
+    assert host.agent.permissions.task_grants(hosted.run_id) == frozenset({"click"})
+
+    stopped = await stop_all_instances(host.data_dir)  # what the command does, from here
+    final = await asyncio.wait_for(hosted.final(), 10)
+
+    assert stopped == 1
+    assert final is not None
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert desk.asked() == before and before[0] == 0
+    assert host.agent.permissions.task_grants(hosted.run_id) == frozenset()
+    assert all(call[0] == "wait" for call in desk.executor.calls)
