@@ -152,7 +152,7 @@ def executor_with(
 ) -> DesktopExecutor:
     return DesktopExecutor(
         observer=observer,
-        driver=driver,  # type: ignore[arg-type]
+        driver=driver,
         paster=paster or FakePaster(),
         launcher=launcher,
         key_interval_s=key_interval_s,
