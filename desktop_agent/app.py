@@ -15,6 +15,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -170,6 +171,10 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
         except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
             log.debug("no handler for signal %s here", signum)
     window.quit_requested.connect(quit_app)
+    # Stop all can be pressed in the painted window before the engine is up: the other
+    # instances on the data dir are told at once (this app has no run yet)
+    stop_early = partial(_stop_other_instances, window, data_dir)
+    window.stop_all_requested.connect(stop_early)
 
     # import the heavy parts on a worker thread: the window keeps painting meanwhile
     await asyncio.to_thread(_preload, HEAVY_MODULES)
@@ -183,6 +188,7 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
             await _close_window(window)
             return code
         desktop = DesktopApp(window, client, quit_app=quit_app)
+        window.stop_all_requested.disconnect(stop_early)  # the app's stop-everything has it
         try:
             await desktop.start_services()
             code = await shutdown
@@ -192,6 +198,24 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
     finally:
         await asyncio.to_thread(engine.close)  # idempotent: the client closed it already
         guard.close()
+
+
+def _stop_other_instances(window: MainWindow, data_dir: Path) -> None:
+    """Stop all before the engine is up: every other instance on the data dir stops its runs."""
+
+    async def stop() -> None:
+        from desktop_agent.api.instances import stop_all_instances
+
+        try:
+            elsewhere = await stop_all_instances(data_dir, exclude_pid=os.getpid())
+        except Exception as error:  # noqa: BLE001 - said; the window stays usable
+            log.exception("stop all before the engine was up failed")
+            window.set_status(f"Stop all failed: {one_line(error)}")
+            return
+        window.set_status(f"Stop all: {elsewhere} run(s) in other instances.")
+
+    window.set_status("Stopping every run on this data dir…")
+    window.spawn(stop())
 
 
 async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> EngineClient | None:
@@ -297,7 +321,12 @@ class DesktopApp(QObject):
         self._services_started = False
         self._closed = False
         window.hide_on_close = self.tray.available
-        window.before_run = self.acting.prepare_to_act
+        import asyncio
+
+        # clear while start_services brings up the API and the hotkey (set without it)
+        self._services_up = asyncio.Event()
+        self._services_up.set()
+        window.before_run = self.before_run
         window.bind(client, self.runs)
         self.runs.subscribe(self.on_run_event)
         self._connect_signals()
@@ -321,6 +350,13 @@ class DesktopApp(QObject):
     async def start_services(self) -> None:
         """The tray icon, the local API and the global stop hotkey; what fails is said once."""
         self._services_started = True
+        self._services_up.clear()
+        try:
+            await self._start_services()
+        finally:
+            self._services_up.set()
+
+    async def _start_services(self) -> None:
         if self.tray.available:
             self.tray.show()
         else:
@@ -335,6 +371,13 @@ class DesktopApp(QObject):
         if self.notices:
             self.window.show_notice(" · ".join(self.notices))
         self.window.spawn(self.servers.open_on_first_start())
+
+    async def before_run(self) -> None:
+        """Before a run of the window acts: the local API and the stop hotkey are up (as `run`
+        waits for them: a stop-all from another process and the hotkey reach the run once
+        it acts), then the window gets out of the way."""
+        await self._services_up.wait()
+        await self.acting.prepare_to_act()
 
     async def _start_hotkey(self) -> list[str]:
         host = self.client.host
