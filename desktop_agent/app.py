@@ -8,13 +8,14 @@ local API, the tray and the stop hotkey.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -321,12 +322,9 @@ class DesktopApp(QObject):
         self._services_started = False
         self._closed = False
         window.hide_on_close = self.tray.available
-        import asyncio
-
-        # clear while start_services brings up the API and the hotkey (set without it)
-        self._services_up = asyncio.Event()
-        self._services_up.set()
-        window.before_run = self.before_run
+        self._services = ServicesComing()
+        # not a method of this app: the window holding it would tie the two in a cycle
+        window.before_run = partial(self._services.then, self.acting.prepare_to_act)
         window.bind(client, self.runs)
         self.runs.subscribe(self.on_run_event)
         self._connect_signals()
@@ -350,11 +348,8 @@ class DesktopApp(QObject):
     async def start_services(self) -> None:
         """The tray icon, the local API and the global stop hotkey; what fails is said once."""
         self._services_started = True
-        self._services_up.clear()
-        try:
+        with self._services.coming():
             await self._start_services()
-        finally:
-            self._services_up.set()
 
     async def _start_services(self) -> None:
         if self.tray.available:
@@ -371,13 +366,6 @@ class DesktopApp(QObject):
         if self.notices:
             self.window.show_notice(" · ".join(self.notices))
         self.window.spawn(self.servers.open_on_first_start())
-
-    async def before_run(self) -> None:
-        """Before a run of the window acts: the local API and the stop hotkey are up (as `run`
-        waits for them: a stop-all from another process and the hotkey reach the run once
-        it acts), then the window gets out of the way."""
-        await self._services_up.wait()
-        await self.acting.prepare_to_act()
 
     async def _start_hotkey(self) -> list[str]:
         host = self.client.host
@@ -463,6 +451,37 @@ class DesktopApp(QObject):
     @Slot()
     def on_quit_requested(self) -> None:
         self._quit_app()
+
+
+class ServicesComing:
+    """Whether the app's local API and stop hotkey are still being brought up. A run of the
+    window acts once they are (`then`), as `run` waits for its own: a stop-all from another
+    process and the hotkey reach it from its first action."""
+
+    def __init__(self) -> None:
+        # held only while they come: a future keeps its loop, whose Qt objects must not
+        # outlive it
+        self._coming: asyncio.Future[None] | None = None
+
+    @contextlib.contextmanager
+    def coming(self) -> Iterator[None]:
+        import asyncio
+
+        coming = self._coming = asyncio.get_running_loop().create_future()
+        try:
+            yield
+        finally:
+            self._coming = None
+            coming.set_result(None)
+
+    async def then(self, act: Callable[[], Awaitable[None]]) -> None:
+        """Once the services are up (at once when none are coming), `act()`."""
+        import asyncio
+
+        coming = self._coming
+        if coming is not None:
+            await asyncio.shield(coming)
+        await act()
 
 
 class ErrorReporter:
