@@ -53,6 +53,7 @@ def stop_all(argv: Sequence[str]) -> int | None:
             return None
         from desktop_agent.api import stop_all as client
 
+        client.mark_stop_all(data_dir)  # before the registry is read: see STOP_MARK_FILE
         listeners = _live_listeners(data_dir)
         if listeners is None:
             return None

@@ -46,6 +46,7 @@ from desktop_agent.api.stop_all import (
     challenge_of,
     instance_file_names,
     mac,
+    mark_stop_all,
     new_nonce,
     parse_instance,
     reason,
@@ -320,6 +321,7 @@ def stop_all_blocking(
     error or fails the proof is skipped with a log line (stop_all.stop_everywhere: the
     standard library, one thread per instance).
     """
+    mark_stop_all(str(data_dir))  # before the registry is read: see STOP_MARK_FILE
     listeners = [(i.pid, i.port) for i in live_instances(data_dir) if i.pid != exclude_pid]
     if not listeners:
         return 0

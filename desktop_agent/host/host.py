@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.api.stop_all import read_stop_mark
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
     RunFinished,
@@ -121,6 +122,9 @@ class Host:
         self._watching = False
         self._heard: Any = None  # the UserTakeover this listens to
         self._unsubscribe = agent.runner.subscribe(self._tell)
+        # the last stop-all's mark as this host opened: one made before its API is up (and
+        # findable) stops its runs then (serve_api)
+        self._stop_mark = read_stop_mark(str(agent.data_dir))
 
     @classmethod
     async def open(
@@ -261,6 +265,11 @@ class Host:
         server = ApiServer(self.agent, controls_only=controls_only, face=face)
         self.api_port = await server.start(port)
         self._closers.append(server.close)
+        if read_stop_mark(str(self.data_dir)) != self._stop_mark:
+            # a stop-all came while this instance was starting and did not find it: its runs
+            # (admitted meanwhile, waiting for this API to act) stop now
+            log.info("a stop-all came while this instance started: its runs are stopped")
+            self.agent.stop_all()
         log.info("local API on 127.0.0.1:%d%s", self.api_port, " (controls only)" * controls_only)
         return self.api_port
 

@@ -6,6 +6,10 @@ only for the screen and the tools (ports)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -39,7 +43,7 @@ from desktop_agent.mcp.gate import Asker, McpApprovalGate, SessionGrants
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, make_observation
-from tests.gui.fake_agent import real_observation
+from tests.gui.fake_agent import real_observation, until
 from tests.support.model_server import ModelServer, Reply
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture, FakeDriver, executor_with
 
@@ -407,3 +411,69 @@ async def test_a_stop_all_from_another_process_during_the_routines_handover_asks
     assert desk.asked() == before and before[0] == 0
     assert host.agent.permissions.task_grants(hosted.run_id) == frozenset()
     assert all(call[0] == "wait" for call in desk.executor.calls)
+
+
+# ── stop-all from another process while this one starts ──────────────────────
+
+
+async def test_a_stop_all_before_this_instances_api_is_up_stops_its_waiting_run(
+    desk: Desk,
+) -> None:
+    """`run` admits its run, then serves its API and grabs the hotkey, and the run acts once
+    they are up (its `ready`). A `desktop-agent stop-all` in between finds no instance file
+    to tell; it leaves its mark, and the instance, once registered, sees it and stops the
+    run: no chat completion, no input."""
+    from desktop_agent.api.instances import stop_all_instances
+
+    host = desk.host
+    ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+    hosted = host.start(RunRequest("click the button", ready=ready))
+    await until(lambda: desk.server.models_requests, what="its model check (then `ready`)")
+
+    assert await stop_all_instances(host.data_dir) == 0  # nobody registered to tell
+    await host.serve_api(face="run")
+    ready.set_result(None)  # the API and the hotkey are up: the run may act
+    final = await asyncio.wait_for(hosted.final(), 10)
+
+    assert final is not None
+    assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert desk.asked() == (0, 0)
+
+
+async def test_a_stop_all_before_another_run_was_asked_for_does_not_stop_it(desk: Desk) -> None:
+    """The mark is read when the host opens: a stop-all that came before stops nothing later."""
+    from desktop_agent.api.instances import stop_all_instances
+
+    host = desk.host
+    await stop_all_instances(host.data_dir)
+    fresh = Host(host.agent)  # the process that opens after the stop-all
+    await fresh.serve_api(face="run")
+    hosted = fresh.start(RunRequest("click the button"))
+    await desk.heard(ApprovalRequested)  # it went on to its click
+    assert desk.asked() == (1, 0)
+    fresh.stop(hosted.run_id)
+    await asyncio.wait_for(hosted.final(), 10)
+    await fresh.close()
+
+
+def test_the_stop_all_command_leaves_its_mark_before_it_reads_the_registry(tmp_path: Path) -> None:
+    """Both paths of `desktop-agent stop-all` (the lean one at the entry point, the full
+    command) mark the data dir, with no instance to tell."""
+    from desktop_agent.api.stop_all import read_stop_mark
+
+    marks = [read_stop_mark(str(tmp_path))]
+    tmp_path.chmod(0o700)
+    for mode in (0o700, 0o755):  # the lean path declines a data dir others may read
+        tmp_path.chmod(mode)
+        env = {**os.environ, "DESKTOP_AGENT_HOME": str(tmp_path)}
+        done = subprocess.run(
+            [sys.executable, "-m", "desktop_agent", "stop-all"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        marks.append(read_stop_mark(str(tmp_path)))
+        assert (done.returncode, done.stdout) == (0, "stopped 0 run(s)\n"), done.stderr
+    assert marks[0] == "" and marks[1] and marks[2] and marks[1] != marks[2]
