@@ -133,10 +133,11 @@ def new_nonce() -> str:
 
 # ── the registry, read ───────────────────────────────────────────────────────
 
-#: in INSTANCES_DIR: a fresh nonce written by every stop-all before it reads the registry. An
-#: instance that is starting (its run admitted, its API not registered yet) reads it before
-#: and after it registers, and stops its runs when it changed (host.py `Host.serve_api`): a
-#: stop-all that did not find it has marked this before it looked
+#: in INSTANCES_DIR: one byte appended by every stop-all before it reads the registry. An
+#: instance that is starting (its run admitted, its API not registered yet) reads its size
+#: before and after it registers, and stops its runs when it grew (host.py
+#: `Host.serve_api`): a stop-all that did not find it had marked this before it looked.
+#: (An append is ~15 us here; a fresh file written and renamed into place was ~1.4 ms.)
 STOP_MARK_FILE = "stop-all"
 
 
@@ -144,26 +145,25 @@ def mark_stop_all(data_dir: str) -> None:
     """Say that a stop-all is under way (see STOP_MARK_FILE); done before the registry is
     read. A mark that cannot be written is skipped: the instances found are told anyway."""
     folder = os.path.join(data_dir, INSTANCES_DIR)
-    temporary = os.path.join(folder, f".{STOP_MARK_FILE}.{os.getpid()}")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        path = os.path.join(folder, STOP_MARK_FILE)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            os.write(descriptor, new_nonce().encode("ascii"))
+            os.write(descriptor, b".")
         finally:
             os.close(descriptor)
-        os.replace(temporary, os.path.join(folder, STOP_MARK_FILE))
     except OSError:
         return
 
 
 def read_stop_mark(data_dir: str) -> str:
-    """The last stop-all's mark ("" when none was made, or it cannot be read)."""
+    """Where the stop-alls' marks stand ("" when none was made, or it cannot be read)."""
     try:
-        with open(os.path.join(data_dir, INSTANCES_DIR, STOP_MARK_FILE), encoding="ascii") as file:
-            return file.read(NONCE_HEX_CHARS)
-    except (OSError, ValueError):
+        info = os.stat(os.path.join(data_dir, INSTANCES_DIR, STOP_MARK_FILE))
+    except OSError:
         return ""
+    return f"{info.st_ino}:{info.st_size}"
 
 
 
