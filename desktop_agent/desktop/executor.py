@@ -285,10 +285,15 @@ class DesktopExecutor:
                 raise StopRequested(f"stopped during type_text after {typed} of {len(text)} keys")
             how = ""
         else:
-            await self._on_input_thread(
-                lambda: self.paster.paste(text, lambda: self.driver.hotkey(["ctrl", "v"])),
-                cancelled,
-            )
+
+            def press_paste() -> None:
+                # the clipboard was read and set first (xclip, the Windows clipboard): a stop
+                # meanwhile sends no ctrl+v (the paster puts the clipboard back either way)
+                if cancelled.is_set():
+                    raise StopRequested("stopped before the paste")
+                self.driver.hotkey(["ctrl", "v"])
+
+            await self._on_input_thread(lambda: self.paster.paste(text, press_paste), cancelled)
             how = " (pasted through the clipboard)"
         if args.enter:
             if cancelled.is_set():

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,13 @@ from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, make_observation
 from tests.gui.fake_agent import real_observation, until
 from tests.support.model_server import ModelServer, Reply
-from tests.unit.desktop.fakes import FakeBackend, FakeCapture, FakeDriver, executor_with
+from tests.unit.desktop.fakes import (
+    FakeBackend,
+    FakeCapture,
+    FakeDriver,
+    FakePaster,
+    executor_with,
+)
 
 EDIT = Element(1, "text", "Body", (0, 40, 600, 400), focused=True)
 
@@ -202,6 +208,49 @@ async def test_a_stop_while_the_input_driver_starts_is_not_followed_by_the_input
         await asyncio.to_thread(pool.shutdown, wait=True)  # the thread's work has ended
         executor.close()
     assert driver.events == []
+
+
+@dataclass
+class HeldPaster(FakePaster):
+    """A clipboard paster whose clipboard work before the paste key (XclipPaster.paste reads
+    the old text and sets the new one with xclip, tens of ms) is held until `go`."""
+
+    setting: threading.Event = field(default_factory=threading.Event)
+    go: threading.Event = field(default_factory=threading.Event)
+    restored: bool = False
+
+    def paste(self, text: str, press_paste: Callable[[], None]) -> None:
+        self.setting.set()
+        self.go.wait(10)
+        try:
+            super().paste(text, press_paste)
+        finally:
+            self.restored = True  # the paster puts the old clipboard back either way
+
+
+async def test_a_stop_while_the_clipboard_is_set_for_a_paste_sends_no_paste_key() -> None:
+    driver = FakeDriver()
+    paster = HeldPaster()
+    executor = executor_with(driver, paster=paster)
+    pool = executor._input
+    cancelled = threading.Event()
+    spec, validated = builtin_registry().validate("type_text", {"text": "héllo"})
+    screen = Observation(b"jpeg", "image/jpeg", 100, 100)
+    acting = asyncio.ensure_future(
+        executor.execute(spec, validated, ToolContext("run", screen, cancelled))
+    )
+    try:
+        assert await asyncio.to_thread(paster.setting.wait, 10)
+        cancelled.set()
+        acting.cancel()
+        with pytest.raises((asyncio.CancelledError, StopRequested)):
+            await acting
+    finally:
+        paster.go.set()
+        await asyncio.to_thread(pool.shutdown, wait=True)
+        executor.close()
+    assert driver.events == []
+    assert paster.restored
 
 
 @dataclass
