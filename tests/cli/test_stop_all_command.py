@@ -28,6 +28,9 @@ from desktop_agent.api.instances import register_instance
 from desktop_agent.cli.exits import EXIT_STOPPED
 from tests.unit.api.conftest import Api, Hang, close_api, frames, next_frame, open_api
 
+# the lean path is POSIX's (Windows takes the full command: tests/unit/api/test_instances.py)
+pytestmark = pytest.mark.posix
+
 ROOT = Path(__file__).resolve().parents[2]
 LOG = "desktop-agent.log"
 #: what the command must not import: the CLI's grammar, logging, the slow parts of the
