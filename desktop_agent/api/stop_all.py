@@ -166,7 +166,6 @@ def read_stop_mark(data_dir: str) -> str:
     return f"{info.st_ino}:{info.st_size}"
 
 
-
 def parse_instance(text: str) -> dict[str, Any] | None:
     """The fields of an instance file (pid, port, started_at, process_started, face) checked
     and defaulted; None when it is not one."""
