@@ -97,6 +97,11 @@ def test_stop_all_pressed_before_the_engine_exists_stops_another_instances_run(
         await until(loading.is_set, what="the app loading its engine")
 
         assert window.client is None  # no engine yet: the app still loads its parts
+        # nothing of the app can start meanwhile: Start (button, Ctrl+Return) is off
+        window.panel.goal_edit.setPlainText("open the editor")
+        window.start_action.trigger()
+        window.panel.start_button.click()
+        assert not window.panel.start_button.isEnabled() and not window.live_running
         window.panel.stop_all_button.click()
         try:
             final = await asyncio.wait_for(asyncio.shield(finished), 5)
