@@ -24,7 +24,14 @@ from desktop_agent.core.call_risk import (
     assess_call,
 )
 from desktop_agent.core.control import RunControl
-from desktop_agent.core.effect import STUCK_AT, WARN_AT, StuckDetector, call_key, compare
+from desktop_agent.core.effect import (
+    PASSIVE_TOOLS,
+    STUCK_AT,
+    WARN_AT,
+    StuckDetector,
+    call_key,
+    compare,
+)
 from desktop_agent.core.errors import (
     BreakerOpen,
     PlannerError,
@@ -92,6 +99,12 @@ _FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
 OBSERVE_TIMEOUT_S = 30.0
 TOOL_TIMEOUT_S = 60.0
 FOCUS_TIMEOUT_S = 0.5
+#: an action whose screen shows no change yet is looked at again until it does, for this
+#: long after the first look: a slow app (a loaded machine) draws what it did late, and a
+#: first look taken too soon would tell the model (or a routine) the action did nothing
+EFFECT_WAIT_S = 2.0
+#: the pause between those looks (each is a whole observation: capture and element list)
+EFFECT_LOOK_EVERY_S = 0.1
 STALE_DECISION = "paused before acting: the next turn decides on a fresh screenshot"
 #: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
 GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
@@ -114,6 +127,8 @@ class RunnerServices:
     focus: FocusProbe | None = None
     focus_timeout_s: float = FOCUS_TIMEOUT_S
     observe_timeout_s: float = OBSERVE_TIMEOUT_S
+    #: how long a screen that shows no change after an action is looked at again (0: once)
+    effect_wait_s: float = EFFECT_WAIT_S
     #: for `wait`, its seconds come on top
     tool_timeout_s: float = TOOL_TIMEOUT_S
     #: words whose click / invoke targets ask every time (settings: sensitive_targets)
@@ -372,16 +387,11 @@ class _TaskLoop:
         compare it with the one it acted on, and count a call that keeps changing nothing.
         (effect, a note for the model: "" or "no visible change…")."""
         await self._after_action()
-        try:
-            after = await self._outside(
-                lambda: _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
-            )
-        except (StopRequested, asyncio.CancelledError):
-            raise
-        except Exception:  # noqa: BLE001 - the next turn observes (and fails) on its own
+        seen = await self._screen_after(tool, before)
+        if seen is None:
             return Effect.UNKNOWN, ""
+        after, effect = seen
         self._ready = after
-        effect = compare(before, after)
         repeats = self.stuck.record(tool, args, effect)
         if repeats >= STUCK_AT:
             self.outcome = _Outcome(
@@ -390,6 +400,40 @@ class _TaskLoop:
                 f"{call_key(tool, args)} changed nothing on the screen {repeats} times",
             )
         return effect, _effect_note(tool, effect, repeats)
+
+    async def _screen_after(
+        self, tool: str, before: Observation
+    ) -> tuple[Observation, Effect] | None:
+        """The screen an action left and its effect; looked at again while it shows no
+        change, up to `effect_wait_s` (a slow app draws late; `wait` expects no change).
+        None when the screen cannot be had."""
+        after = await self._look()
+        if after is None:
+            return None
+        effect = compare(before, after)
+        if tool in PASSIVE_TOOLS:
+            return after, effect
+        clock = asyncio.get_running_loop().time
+        deadline = clock() + self.deps.effect_wait_s
+        while effect is Effect.NO_CHANGE and clock() < deadline:
+            await self.control.guard(asyncio.sleep(EFFECT_LOOK_EVERY_S))
+            again = await self._look()
+            if again is None:
+                break
+            after, effect = again, compare(before, again)
+        return after, effect
+
+    async def _look(self) -> Observation | None:
+        """The screen for the effect check; None when it cannot be had (the next turn
+        observes, and fails, on its own)."""
+        try:
+            return await self._outside(
+                lambda: _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
+            )
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - the next turn observes (and fails) on its own
+            return None
 
     async def _after_action(self) -> None:
         """The services' `after_action` hook, within the observation deadline; a fault of

@@ -1,12 +1,16 @@
 """The effect check on a real desktop: typing into l3afpad changes the screen; clicking the
-same empty spot again and again does not, and the run ends stuck at the third time."""
+same empty spot again and again does not, and the run ends stuck at the third time; an
+editor that draws what was typed late (a loaded machine) is seen changed, not unchanged."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator
 
 import pytest
+from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
@@ -19,16 +23,21 @@ from desktop_agent.core.models import (
     StepKind,
     StopReason,
     TaskSpec,
+    ToolResult,
 )
 from desktop_agent.core.permissions import Permissions
-from desktop_agent.core.ports import DecideRequest
+from desktop_agent.core.ports import DecideRequest, ToolContext
+from desktop_agent.core.tools import ToolSpec
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.desktop.conftest import INVENTORY_BUDGET_S, Editor
-from tests.fakes import MemoryRepository, ScriptedGate, ScriptedPlanner, tool
+from tests.fakes import MemoryRepository, ScriptedGate, ScriptedPlanner, done, tool
 
 #: GTK's default gtk-double-click-time
 DOUBLE_CLICK_S = 0.4
+#: how long after the action the frozen editor goes on (and draws what it was sent): later
+#: than the effect check's first look (the executor's 0.1 s settle, then one capture)
+LATE_S = 0.7
 
 
 @pytest.fixture
@@ -84,3 +93,53 @@ async def test_typing_changes_the_screen_and_a_click_that_does_nothing_ends_stuc
     # the caret is already at the end, where the click puts it: the run ends at the third
     # click, each of which changed nothing
     assert effects == [("type_text", Effect.CHANGED), *[("click", Effect.NO_CHANGE)] * 3]
+
+
+class ActingOnAFrozenApp:
+    """The desktop executor acting while the app is stopped (SIGSTOP): the input waits in
+    its X queue and nothing is drawn until it goes on (SIGCONT) `LATE_S` after the action:
+    an app that a loaded machine lets draw late."""
+
+    def __init__(self, executor: DesktopExecutor, pid: int) -> None:
+        self.executor = executor
+        self.pid = pid
+
+    async def execute(self, spec: ToolSpec, args: BaseModel, context: ToolContext) -> ToolResult:
+        os.kill(self.pid, signal.SIGSTOP)
+        try:
+            return await self.executor.execute(spec, args, context)
+        finally:
+            asyncio.get_running_loop().call_later(LATE_S, self.go_on)
+
+    def go_on(self) -> None:
+        os.kill(self.pid, signal.SIGCONT)
+
+
+async def test_typing_the_editor_draws_late_is_seen_as_a_change(still_l3afpad: Editor) -> None:
+    # the screenshot alone: the element list of a stopped app would wait on its D-Bus replies
+    observer = DesktopObserver(fmt="png", inventory=False)
+    executor = DesktopExecutor(observer=observer)
+    frozen = ActingOnAFrozenApp(executor, still_l3afpad.process.pid)
+    repo = MemoryRepository()
+    run = await repo.create_run(TaskSpec("type", max_steps=3, allowed_tools=("type_text",)))
+    deps = LoopDeps(
+        repo=repo,
+        observer=observer,
+        executor=frozen,
+        gate=ScriptedGate(),
+        registry=builtin_registry(),
+        breakers=BreakerBoard(),
+        permissions=Permissions(persistent_grants=["type_text"]),
+        planner=ScriptedPlanner([tool("type_text", text="hello world")], then=done()),
+    )
+    try:
+        events = [event async for event in run_task_loop(run, deps, RunControl())]
+    finally:
+        frozen.go_on()
+        executor.close()
+        observer.close()
+
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.run.status is RunStatus.COMPLETED
+    action = next(s for s in await repo.list_steps(run.id) if s.kind is StepKind.ACTION)
+    assert (action.effect, action.summary) == (Effect.CHANGED, "typed 11 characters")

@@ -98,9 +98,10 @@ def test_a_grounder_on_this_machine_without_a_price_is_free_the_planner_keeps_it
 
     budget = settings.budget()
 
-    assert budget.cost_of({"gpt-4o": (1000, 100), "Salesforce/GTA1-7B": (5000, 50)}) == (
-        1000 * 2.50 + 100 * 10.00
-    ) / 1_000_000
+    assert (
+        budget.cost_of({"gpt-4o": (1000, 100), "Salesforce/GTA1-7B": (5000, 50)})
+        == (1000 * 2.50 + 100 * 10.00) / 1_000_000
+    )
     assert budget.price_of("Salesforce/GTA1-7B-other") is None  # its own name only
     assert settings.prices == PLANNER_PRICE  # nothing is written to the settings
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel
 
 from desktop_agent.core.events import RunFinished, StepFinished
 from desktop_agent.core.models import (
     ApprovalDecision,
     Effect,
+    Observation,
     RunStatus,
     StepKind,
+    StepStatus,
     StopReason,
     ToolResult,
 )
@@ -20,7 +24,8 @@ from tests.unit.core.conftest import Harness, make_harness
 
 
 def still_screen() -> Harness:
-    h = make_harness(answers=[ApprovalDecision.RUN])
+    # one look after each action: these tests are about what "no change" leads to
+    h = make_harness(answers=[ApprovalDecision.RUN], effect_wait_s=0.0)
     h.observer.observation = make_observation(signature=grey_signature(90))
     return h
 
@@ -93,3 +98,52 @@ async def test_a_program_that_shows_nothing_yet_is_waited_for_not_started_again(
     assert action.summary.endswith(
         "[no visible change yet: a program takes a moment to start; wait for its window]"
     )
+
+
+async def test_a_slow_app_that_draws_the_action_late_is_seen_changed() -> None:
+    h = make_harness(answers=[ApprovalDecision.RUN])  # the default effect_wait_s
+    drawn_at_look = iter([False, False, True])  # the app draws at the 3rd look after the action
+    acted = False
+
+    async def hotkey(_args: BaseModel, _context: ToolContext) -> ToolResult:
+        nonlocal acted
+        acted = True
+        return ToolResult.success("pressed ctrl+s")
+
+    async def observe() -> Observation:
+        drawn = acted and next(drawn_at_look, True)
+        return make_observation(signature=grey_signature(150 if drawn else 90))
+
+    h.executor.handlers["hotkey"] = hotkey
+    h.observer.observe = observe  # type: ignore[method-assign]
+    run = await h.create(max_steps=10)
+    await h.collect(run, ScriptedPlanner([tool("hotkey", keys=["ctrl", "s"])], then=done()))
+
+    action = next(s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION)
+    assert (action.effect, action.summary) == (Effect.CHANGED, "pressed ctrl+s")
+
+
+async def test_a_stop_while_the_screen_is_looked_at_again_ends_the_run_at_once() -> None:
+    h = make_harness(answers=[ApprovalDecision.RUN], effect_wait_s=600.0)
+    h.observer.observation = make_observation(signature=grey_signature(90))
+    run = await h.create(max_steps=10)
+    looks_after_the_click: list[int] = []
+    observe = h.observer.observe
+
+    async def look() -> Observation:
+        if h.executor.calls:
+            looks_after_the_click.append(1)
+            if len(looks_after_the_click) == 3:  # the screen still shows no change
+                assert h.runner.stop(run.id)
+        return await observe()
+
+    h.observer.observe = look  # type: ignore[method-assign]
+    planner = ScriptedPlanner([tool("click", x=5, y=5)], then=done())
+    events = await asyncio.wait_for(h.collect(run, planner), timeout=30)
+
+    final = events[-1]
+    assert isinstance(final, RunFinished)
+    assert (final.run.status, final.run.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+    assert len(looks_after_the_click) == 3 and len(planner.requests) == 1
+    action = next(s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION)
+    assert action.status is StepStatus.OK  # the click did run; the stop ended the run

@@ -342,8 +342,9 @@ async def test_a_step_that_no_longer_changes_the_screen_is_a_mismatch() -> None:
 
 
 async def test_no_visible_change_is_enough_when_the_next_steps_target_is_there() -> None:
+    # one look after each action: the screen never changes here, waiting for it would not help
     harness = make_harness(policies={"click": Policy.ALLOW, "type_text": Policy.ALLOW,
-                                     "hotkey": Policy.ALLOW})  # fmt: skip
+                                     "hotkey": Policy.ALLOW}, effect_wait_s=0.0)  # fmt: skip
     harness.observer.observation = editor(signature=grey_signature(40))
     routine = note_routine()
 
