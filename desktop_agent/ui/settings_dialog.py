@@ -94,6 +94,7 @@ class SettingsDialog(QDialog):
         fields: the editor widget of each setting, by setting name.
         errors: the inline error label of each setting, by setting name.
         policy_boxes: the allow / ask / deny box of each offered built-in tool.
+        next_run_note: says that a policy change applies to the next run, not one going on.
         save_button, test_button: Save, and Test connection (hidden without a tester).
         test_result: the one-line result of the last connection test.
         calibrate_button, calibrate_result: Calibrate… (hidden without a calibrator), and
@@ -309,6 +310,12 @@ class SettingsDialog(QDialog):
         intro = QLabel("Allow runs a tool without asking; Ask opens the approval dialog.")
         intro.setWordWrap(True)
         form.addRow(intro)
+        # a run's permissions are frozen at its start (the agent must not widen its own)
+        self.next_run_note = QLabel(
+            "A change applies to the next run; a run going on keeps the policies it started with."
+        )
+        self.next_run_note.setWordWrap(True)
+        form.addRow(self.next_run_note)
         self.policy_boxes: dict[str, QComboBox] = {}
         for spec in BUILTIN_TOOLS:
             if not spec.offered:

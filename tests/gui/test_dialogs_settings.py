@@ -222,6 +222,23 @@ def test_the_form_shows_the_settings_it_was_opened_with(make_dialog) -> None:
     assert "screen_snapshot" not in dialog.policy_boxes  # the loop's own tool is not offered
 
 
+def test_the_tools_tab_says_a_policy_change_applies_to_the_next_run(make_dialog, qtbot) -> None:
+    dialog = make_dialog()
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    tools = next(i for i in range(dialog.tabs.count()) if dialog.tabs.tabText(i) == "&Tools")
+    dialog.tabs.setCurrentIndex(tools)
+
+    note = dialog.next_run_note
+    assert note.isVisible()
+    assert note.text() == (
+        "A change applies to the next run; a run going on keeps the policies it started with."
+    )
+    # beside the policies it is about
+    assert note.window() is dialog and dialog.tabs.widget(tools).isAncestorOf(note)
+    assert dialog.tabs.widget(tools).isAncestorOf(dialog.policy_boxes["launch_app"])
+
+
 # ── presets ─────────────────────────────────────────────────────────────────
 
 
