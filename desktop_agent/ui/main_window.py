@@ -364,12 +364,20 @@ class MainWindow(QMainWindow):
         return True
 
     async def _out_of_the_way(self, ready: concurrent.futures.Future[None]) -> None:
-        """The window gets out of the way (minimised, setting), then the run may act."""
+        """The window gets out of the way (minimised, setting), then the run may act — also
+        when that failed, but not when the window is closing (this wait cancelled): the run
+        never acts then, and closing the engine stops it."""
+        import asyncio
+
+        closing = False
         try:
             if self.before_run is not None:
                 await self.before_run()
+        except asyncio.CancelledError:
+            closing = True
+            raise
         finally:
-            if not ready.done():
+            if not closing and not ready.done():
                 ready.set_result(None)
 
     @Slot(bool)

@@ -176,3 +176,48 @@ def test_a_run_of_the_window_acts_only_once_the_api_and_the_stop_hotkey_are_up(
     finally:
         hotkey.go.set()
         drive(qloop, harness.close())
+
+
+def test_a_window_that_closes_before_its_run_may_act_never_lets_it_act(
+    window: Any, qloop: Any, agent: Any
+) -> None:
+    """The app is quit (window closed, SIGTERM) while a run of the window still waits to act
+    (the services coming, the window going out of the way): the window's wait is cancelled
+    and the run never gets its go; closing the engine stops it, nothing asked, nothing done."""
+    asked: list[Any] = []
+
+    async def decide(request: Any) -> Any:
+        asked.append(request)
+        return tool("wait", seconds=0)
+
+    agent.planner_factory = lambda run: ScriptedPlanner([decide], then=done())
+    never = asyncio.Event()
+
+    async def still_coming() -> None:
+        await never.wait()
+
+    window.before_run = still_coming
+    requests: list[Any] = []
+    client = window.client
+    send = client.send
+
+    def recorded(fn: Any, *args: Any) -> None:
+        requests.extend(args)
+        send(fn, *args)
+
+    client.send = recorded
+
+    async def start() -> None:
+        window.on_start_requested("wait a little", 5, ())
+        await until(lambda: agent.runner.active_ids, what="the run admitted")
+
+    drive(qloop, start())
+
+    drive(qloop, window.shutdown())  # the app's close: first the window's tasks end
+    assert not requests[0].ready.done()
+    drive(qloop, client.close())  # then the engine: every run stopped and awaited
+
+    assert asked == [] and agent.runner.services.executor.calls == []
+    stored = drive(qloop, agent.repo.get_run(requests[0].run_id))
+    assert stored is not None
+    assert (stored.status, stored.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
