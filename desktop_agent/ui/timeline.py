@@ -5,25 +5,22 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
     QObject,
+    QPersistentModelIndex,
     QSize,
     Qt,
     QThreadPool,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import (
-    QImage,
-    QImageReader,
-    QPaintEvent,
-    QPixmap,
-    QStandardItem,
-    QStandardItemModel,
-)
+from PySide6.QtGui import QImage, QImageReader, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from desktop_agent.core.models import StepKind, StepStatus, StepView
@@ -35,6 +32,8 @@ log = logging.getLogger(__name__)
 
 THUMB_SIZE = QSize(72, 40)
 ROW_HEIGHT = THUMB_SIZE.height() + 6
+
+Index = QModelIndex | QPersistentModelIndex
 
 
 class ImageLoader(QObject):
@@ -160,22 +159,28 @@ _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
 _ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
 _STEP = int(Qt.ItemDataRole.UserRole) + 1
+#: the roles the timeline answers, as plain ints (a set lookup, no enum work per call)
+_ANSWERED = frozenset(
+    (_DISPLAY, _DECORATION, _TOOLTIP, _FOREGROUND, _ALIGNMENT, _ACCESSIBLE, _STEP)
+)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
-class TimelineModel(QStandardItemModel):
+@dataclass(frozen=True, slots=True)
+class _RowText:
+    """One row's display strings and tooltips, made once per step update: Qt asks a visible
+    cell for them on every paint."""
+
+    display: tuple[str | None, ...]
+    tooltip: tuple[str | None, ...]
+
+
+class TimelineModel(QAbstractTableModel):
     """The steps of the run on show, one row per stored step row, in `seq` order.
 
     `upsert` adds a row for a new `seq` and updates the row of a known one, so
     step_started + step_finished (live) and step_finished alone (replay) give the
     same rows.
-
-    Each cell's roles (text, tooltip, icon, colour, alignment) are set once per step update
-    and kept by Qt: a paint reads them in C++. A Python `data()` was asked seven roles per
-    visible cell per paint, each call taking the GIL from the engine thread; the timeline's
-    paint was twice as long. Thumbnails are asked for the rows a paint shows
-    (`want_thumbnails`, from TimelineView) and set when the loader has them. The row's
-    StepView is the STATUS cell's STEP_ROLE.
 
     Attributes:
         loader: where thumbnails come from (None: no thumbnails).
@@ -186,71 +191,46 @@ class TimelineModel(QStandardItemModel):
     STEP_ROLE = _STEP
 
     def __init__(self, loader: ImageLoader | None = None, parent: QObject | None = None) -> None:
-        super().__init__(0, len(self.HEADERS), parent)
-        self.setHorizontalHeaderLabels(list(self.HEADERS))
-        self.setHeaderData(self.STATUS, Qt.Orientation.Horizontal, "Status", _TOOLTIP)
+        super().__init__(parent)
         self.loader = loader
         self._steps: list[StepView] = []
+        self._texts: list[_RowText | None] = []  # per row, made on its first paint
         self._row_of_seq: dict[int, int] = {}
         self._rows_of_turn: dict[int, list[int]] = {}  # the step detail asks per turn
         self._screens: dict[int, str] = {}  # turn → its observation's screenshot
-        self._thumb_rows: dict[str, list[int]] = {}  # loader key → rows waiting for it
-        self._thumbs: list[str | None] = []  # per row: the loader key of the thumbnail shown
+        self._thumb_rows: dict[str, list[int]] = {}  # loader key → rows showing it
         if loader is not None:
             loader.loaded.connect(self.on_image_loaded)
 
     # ── content ──────────────────────────────────────────────────────────────
 
     def clear(self) -> None:
-        """No rows (the columns and their headers stay)."""
         self.beginResetModel()
-        self.blockSignals(True)  # one reset, not a removal signal per row
-        try:
-            self.setRowCount(0)
-        finally:
-            self.blockSignals(False)
         self._steps.clear()
+        self._texts.clear()
         self._row_of_seq.clear()
         self._rows_of_turn.clear()
         self._screens.clear()
         self._thumb_rows.clear()
-        self._thumbs.clear()
         self.endResetModel()
 
     def upsert(self, step: StepView) -> int:
         """Show `step`: a new row, or the existing row of its `seq` updated; the row."""
         if step.screenshot and step.kind is not StepKind.GROUND:  # a ground row's is its crop
             self._screens[step.index] = step.screenshot
-        cells = self._cells(step)
         row = self._row_of_seq.get(step.seq)
         if row is not None:
             self._steps[row] = step
-            self.blockSignals(True)  # one dataChanged for the row, not one per cell
-            try:
-                for column, roles in enumerate(cells):
-                    item = self.item(row, column)
-                    for role, value in roles.items():
-                        item.setData(value, role)
-            finally:
-                self.blockSignals(False)
-            if self._thumbs[row] != self._thumb_key(step):
-                self._thumbs[row] = None  # another picture: asked for at the next paint
+            self._texts[row] = None
             self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
             return row
         row = len(self._steps)
+        self.beginInsertRows(QModelIndex(), row, row)
         self._steps.append(step)
-        self._thumbs.append(None)
+        self._texts.append(None)
         self._row_of_seq[step.seq] = row
         self._rows_of_turn.setdefault(step.index, []).append(row)
-        items = []
-        for roles in cells:
-            text = roles.pop(_DISPLAY, None)
-            item = QStandardItem() if text is None else QStandardItem(text)
-            for role, value in roles.items():
-                if value is not None:
-                    item.setData(value, role)
-            items.append(item)
-        self.appendRow(items)
+        self.endInsertRows()
         return row
 
     def steps(self) -> list[StepView]:
@@ -301,89 +281,107 @@ class TimelineModel(QStandardItemModel):
                 return other.target
         return None
 
-    # ── cells ────────────────────────────────────────────────────────────────
+    # ── Qt model interface ───────────────────────────────────────────────────
 
-    def _cells(self, step: StepView) -> list[dict[int, Any]]:
-        """Each column's roles for `step` (None: the role is cleared). Made once per step
-        update (a replay makes a thousand rows at once: this is kept lean)."""
-        status = step.status.value
-        result = result_text(step)
-        args = step.short_args(2000)  # one encoding for the cell and its tooltip
-        args_short = args if len(args) <= 48 else args[:47] + "…"
-        running = step.status is StepStatus.RUNNING
-        duration = "…" if running else format_duration(step.duration_ms)
-        reason = step.reason if step.kind is StepKind.DECIDE else None
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._steps)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(  # noqa: N802
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return "Status" if section == self.STATUS else None
+        return None
+
+    def data(self, index: Index, role: int = _DISPLAY) -> Any:
+        # Qt asks each visible cell for seven roles on every paint: those this model has
+        # nothing for are answered first, before any other work
+        if role not in _ANSWERED or not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        if role in (_DISPLAY, _TOOLTIP):
+            texts = self._texts[row] or self._make_texts(row)
+            return (texts.display if role == _DISPLAY else texts.tooltip)[column]
+        step = self._steps[row]
+        if role == _DECORATION:
+            if column == self.STATUS:
+                return status_icon(step.status.value)
+            if column == self.SCREEN:
+                return self._thumbnail(index.row(), step)
+            return None
+        if role == _FOREGROUND:
+            return status_color(step.status.value) if column == self.RESULT and step.error else None
+        if role == _ALIGNMENT:
+            return _RIGHT if column in (self.TURN, self.DURATION) else None
+        if role == _ACCESSIBLE:
+            return step.status.value if column == self.STATUS else None
+        return step  # STEP_ROLE
+
+    def _make_texts(self, row: int) -> _RowText:
+        step = self._steps[row]
+        columns = range(len(self.HEADERS))
         # args, reasons and results are the model's words and the screen's names: text only
-        return [
-            {
-                _DECORATION: status_icon(status),
-                _TOOLTIP: status,
-                _ACCESSIBLE: status,
-                _STEP: step,
-            },
-            {_DISPLAY: str(step.index), _ALIGNMENT: _RIGHT},
-            {_DISPLAY: step.kind.value},
-            {_DISPLAY: printable(step.tool or ""), _TOOLTIP: plain_tooltip(reason)},
-            {_DISPLAY: printable(args_short), _TOOLTIP: plain_tooltip(args or None)},
-            {
-                _DISPLAY: printable(result),
-                _TOOLTIP: plain_tooltip(result or None),
-                _FOREGROUND: status_color(status) if step.error else None,
-            },
-            {_DISPLAY: duration, _ALIGNMENT: _RIGHT},
-            {},
-        ]
+        shown = (self._display(step, column) for column in columns)
+        texts = _RowText(
+            display=tuple(printable(text) if text else text for text in shown),
+            tooltip=tuple(plain_tooltip(self._tooltip(step, column)) for column in columns),
+        )
+        self._texts[row] = texts
+        return texts
 
-    # ── thumbnails ───────────────────────────────────────────────────────────
+    def _display(self, step: StepView, column: int) -> str | None:
+        if column == self.TURN:
+            return str(step.index)
+        if column == self.KIND:
+            return step.kind.value
+        if column == self.TOOL:
+            return step.tool or ""
+        if column == self.ARGS:
+            return step.short_args(48)
+        if column == self.RESULT:
+            return result_text(step)
+        if column == self.DURATION:
+            if step.status is StepStatus.RUNNING:
+                return "…"
+            return format_duration(step.duration_ms)
+        return None
 
-    @staticmethod
-    def _thumb_key(step: StepView) -> str | None:
+    def _tooltip(self, step: StepView, column: int) -> str | None:
+        if column == self.STATUS:
+            return step.status.value
+        if column == self.ARGS and step.args:
+            return step.short_args(2000)
+        if column == self.RESULT:
+            return result_text(step) or None
+        if column == self.TOOL and step.kind is StepKind.DECIDE and step.reason:
+            return step.reason
+        return None
+
+    def _thumbnail(self, row: int, step: StepView) -> QPixmap | None:
         relative = step.thumbnail or step.screenshot
-        return ImageLoader.key(relative, THUMB_SIZE) if relative else None
-
-    def want_thumbnails(self, first: int, last: int) -> None:
-        """Rows `first`..`last` are about to be painted: their thumbnails, from memory at
-        once, else asked of the loader (off the GUI thread; set when it has them)."""
-        loader = self.loader
-        if loader is None:
-            return
-        for row in range(max(first, 0), min(last, len(self._steps) - 1) + 1):
-            step = self._steps[row]
-            key = self._thumb_key(step)
-            if key is None or self._thumbs[row] == key:
-                continue
-            relative = step.thumbnail or step.screenshot
-            assert relative is not None
-            image = loader.cached(relative, THUMB_SIZE)
-            if isinstance(image, QPixmap):
-                self._set_thumbnail(row, key, image)
-                continue
-            loader.request(relative, THUMB_SIZE)
-            if loader.missing(key):
-                self._thumbs[row] = key  # nothing to show; not asked again
-                continue
-            rows = self._thumb_rows.setdefault(key, [])
-            if row not in rows:
-                rows.append(row)
-
-    def _set_thumbnail(self, row: int, key: str, pixmap: QPixmap) -> None:
-        self._thumbs[row] = key
-        self.item(row, self.SCREEN).setData(pixmap, _DECORATION)
+        if self.loader is None or not relative:
+            return None
+        image = self.loader.cached(relative, THUMB_SIZE)
+        if isinstance(image, QPixmap):
+            return image
+        key = self.loader.request(relative, THUMB_SIZE)
+        if self.loader.missing(key):
+            return None
+        rows = self._thumb_rows.setdefault(key, [])
+        if row not in rows:
+            rows.append(row)
+        return None
 
     def on_image_loaded(self, key: str) -> None:
-        loader = self.loader
         for row in self._thumb_rows.pop(key, []):
-            if loader is None or row >= len(self._steps):
-                continue
-            step = self._steps[row]
-            relative = step.thumbnail or step.screenshot
-            if relative is None or self._thumb_key(step) != key:
-                continue  # the row shows another step now
-            image = loader.cached(relative, THUMB_SIZE)
-            if isinstance(image, QPixmap):
-                self._set_thumbnail(row, key, image)
-            else:
-                self._thumbs[row] = key  # missing: nothing to show
+            if row < len(self._steps):
+                cell = self.index(row, self.SCREEN)
+                self.dataChanged.emit(cell, cell, [Qt.ItemDataRole.DecorationRole])
 
 
 def result_text(step: StepView) -> str:
@@ -473,17 +471,6 @@ class TimelineView(QTableView):
 
     def on_model_reset(self) -> None:
         self.follow = True
-
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
-        # the thumbnails of the rows this paint shows (the model asks the loader for them)
-        model = self.model()
-        if isinstance(model, TimelineModel) and model.rowCount():
-            area = event.rect()
-            first = self.rowAt(area.top())
-            last = self.rowAt(area.bottom())
-            if first >= 0:
-                model.want_thumbnails(first, last if last >= 0 else model.rowCount() - 1)
-        super().paintEvent(event)
 
 
 def _ints(value: object, count: int) -> tuple[int, ...] | None:
