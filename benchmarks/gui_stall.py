@@ -1,7 +1,7 @@
 """The GUI thread's longest stall while a 200-turn scripted run streams into the main window.
 
     python benchmarks/gui_stall.py [--turns 200] [--tick-ms 4] [--store sqlite|memory]
-                                   [--repeat 3] [--xvfb]
+                                   [--repeat 3] [--gc gui|auto] [--xvfb]
 
 The real main window (timeline, thumbnails, step detail, history, status bar) shows a
 run of `--turns` turns (the Agent on its engine thread, as in the app): an instant
@@ -18,6 +18,10 @@ own CPU time within a gap (what the thread did, whatever other processes and the
 thread took from it: the wall-time gaps on a shared machine are mostly the scheduler's).
 Targets (DESIGN §7): the longest stall <= 50 ms, p99 <= 12 ms.
 
+Python's cycle collection runs as in the app (`--gc gui`, desktop_agent/ui/collector.py: on a
+GUI-thread timer); `--gc auto` leaves CPython's automatic collector on (any thread) to compare.
+Printed too: the collections per generation, the threads they ran on and the longest of each.
+
 Runs offscreen unless QT_QPA_PLATFORM or DISPLAY says otherwise; `--xvfb` runs it on a
 private Xvfb 1920x1080 + openbox desktop (tests/support/xdisplay.py) with Qt's xcb platform.
 """
@@ -26,10 +30,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -42,9 +49,34 @@ import qasync  # noqa: E402
 from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from desktop_agent.ui.collector import collect_on_gui_thread  # noqa: E402
 from desktop_agent.ui.main_window import MainWindow  # noqa: E402
 from tests.fakes import ScriptedPlanner, done, tool  # noqa: E402
 from tests.gui.fake_agent import bind_window, make_agent, until  # noqa: E402
+
+
+class Collections:
+    """Every cycle collection (gc.callbacks): its generation, thread and duration in ms."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[int, str, float]] = []
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            took = (time.perf_counter() - self._started) * 1000
+            self.done.append((info["generation"], threading.current_thread().name, took))
+
+    def summary(self) -> str:
+        parts = []
+        for generation in (0, 1, 2):
+            took = [ms for g, _, ms in self.done if g == generation]
+            if took:
+                parts.append(f"gen {generation}: {len(took)}, longest {max(took):.1f} ms")
+        threads = sorted({name for _, name, _ in self.done})
+        return "; ".join(parts or ["none"]) + f" (on {', '.join(threads) or '-'})"
 
 
 class Heartbeat:
@@ -152,6 +184,7 @@ def main() -> int:
     parser.add_argument("--tick-ms", type=int, default=4)
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--gc", choices=("gui", "auto"), default="gui")
     parser.add_argument("--xvfb", action="store_true", help="on a private Xvfb desktop")
     args = parser.parse_args()
     if args.xvfb:
@@ -160,11 +193,15 @@ def main() -> int:
         return rerun_on_xvfb()
     app = QApplication([sys.argv[0]])
     app.setQuitOnLastWindowClosed(False)  # the engine closes after the window
+    collections = Collections()
+    gc.callbacks.append(collections)
     with (
+        collect_on_gui_thread() if args.gc == "gui" else contextlib.nullcontext(),
         tempfile.TemporaryDirectory(prefix="gui-stall-") as tmp,
         asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner,
     ):
         results = runner.run(main_async(args, Path(tmp)))
+    gc.callbacks.remove(collections)
     platform = app.platformName()
     print(
         f"gui_stall: {args.turns}-turn scripted run into the main window "
@@ -178,6 +215,7 @@ def main() -> int:
         )
     worst = max(r["max"] for r in results)
     p99 = max(r["p99"] for r in results)
+    print(f"  collections ({args.gc}): {collections.summary()}")
     print(
         f"  worst of {len(results)}: longest stall {worst:.1f} ms (target <= 50), "
         f"p99 {p99:.1f} ms (target <= 12)"

@@ -91,34 +91,39 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     app.setDesktopFileName(APP_NAME)
     app.setQuitOnLastWindowClosed(False)
 
-    guard = InstanceGuard(directory)
-    if guard.signal_running():
-        log.info("another instance runs on %s; asked it to come to the front", directory)
-        return 0
-    guard.listen()
+    from desktop_agent.ui.collector import collect_on_gui_thread
 
-    from desktop_agent.ui.main_window import MainWindow
+    # Python's cycle collection runs on this (the GUI) thread only, never on the engine's
+    # or another worker's, where it would free Qt objects (ui/collector.py)
+    with collect_on_gui_thread():
+        guard = InstanceGuard(directory)
+        if guard.signal_running():
+            log.info("another instance runs on %s; asked it to come to the front", directory)
+            return 0
+        guard.listen()
 
-    window = MainWindow()
-    window.first_painted.connect(_log_first_paint)
-    guard.raise_requested.connect(window.on_show_requested)
-    window.show()
-    if _until_first_paint(window) == "closed":
-        guard.close()
-        return 0
-    # asyncio and qasync come after the first paint: the window does not wait for them
-    import asyncio
+        from desktop_agent.ui.main_window import MainWindow
 
-    import qasync
+        window = MainWindow()
+        window.first_painted.connect(_log_first_paint)
+        guard.raise_requested.connect(window.on_show_requested)
+        window.show()
+        if _until_first_paint(window) == "closed":
+            guard.close()
+            return 0
+        # asyncio and qasync come after the first paint: the window does not wait for them
+        import asyncio
 
-    report = ErrorReporter(window)
-    previous_hook, sys.excepthook = sys.excepthook, report.on_uncaught  # a slot's exception
-    try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            runner.get_loop().set_exception_handler(report.on_loop_error)
-            return runner.run(_serve(window, guard, directory))
-    finally:
-        sys.excepthook = previous_hook
+        import qasync
+
+        report = ErrorReporter(window)
+        previous_hook, sys.excepthook = sys.excepthook, report.on_uncaught  # a slot's exception
+        try:
+            with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+                runner.get_loop().set_exception_handler(report.on_loop_error)
+                return runner.run(_serve(window, guard, directory))
+        finally:
+            sys.excepthook = previous_hook
 
 
 def _until_first_paint(window: MainWindow) -> str:

@@ -1,0 +1,101 @@
+"""Python's cyclic garbage collection run on the GUI thread only (a QTimer), never on a worker.
+
+CPython starts a collection on whichever thread happens to allocate past the threshold: on
+the engine thread, a capture thread or the store's writer it would free the Qt objects held
+in reference cycles (a QObject wrapper and its bound slots) off the GUI thread, and Qt may
+crash ("Timers cannot be stopped from another thread", then a segfault). So the automatic
+collector is off while the app runs and a timer on the GUI thread collects instead, by
+generation as CPython's thresholds would. The pattern is pyqtgraph's
+(pyqtgraph/util/garbage_collector.py, GarbageCollector, after Erik Janssens' "Should Python
+garbage collector be disabled in Qt apps?"); here one collect of the highest due generation
+per tick, and the collector's earlier state comes back at stop.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QTimer
+
+#: how often the GUI thread looks whether a collection is due: a generation-0 collect takes a
+#: few ms at most; a full one (at most every ~121 ticks, 12 s) tens of ms, as CPython's own
+CHECK_INTERVAL_MS = 100
+
+
+def due_generation(count: tuple[int, int, int], threshold: tuple[int, ...]) -> int | None:
+    """The oldest generation CPython's automatic collector would collect now, or None.
+
+    `count` is gc.get_count(), `threshold` gc.get_threshold(): generation 0 is due when
+    its allocations pass threshold[0]; an older one when it is due as well as all younger.
+    A threshold[0] of 0 means collection is off.
+    """
+    if not threshold or threshold[0] == 0:
+        return None
+    due = None
+    for generation, (counted, limit) in enumerate(zip(count, threshold, strict=False)):
+        if counted <= limit:
+            break
+        due = generation
+    return due
+
+
+def collect_if_due(threshold: tuple[int, ...]) -> int | None:
+    """Collect the due generation (due_generation) on this thread; returns it, or None."""
+    generation = due_generation(gc.get_count(), threshold)
+    if generation is not None:
+        gc.collect(generation)
+    return generation
+
+
+class GuiThreadCollector:
+    """The automatic collector off, and a timer on the thread that starts it collecting.
+
+    Start it on the GUI thread once the QApplication exists; stop it at shutdown (the
+    collector's state before start comes back).
+
+    Attributes:
+        threshold: gc.get_threshold() when started: what a generation is due at.
+    """
+
+    def __init__(self, interval_ms: int = CHECK_INTERVAL_MS) -> None:
+        self.threshold: tuple[int, ...] = gc.get_threshold()
+        self._interval_ms = interval_ms
+        self._timer: QTimer | None = None
+        self._was_enabled = False
+
+    def start(self) -> GuiThreadCollector:
+        from PySide6.QtCore import QTimer
+
+        self.threshold = gc.get_threshold()
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        self._timer = QTimer()
+        self._timer.timeout.connect(self.on_tick)
+        self._timer.start(self._interval_ms)
+        return self
+
+    def on_tick(self) -> None:
+        collect_if_due(self.threshold)
+
+    def stop(self) -> None:
+        if self._timer is None:
+            return
+        self._timer.stop()
+        self._timer.timeout.disconnect(self.on_tick)
+        self._timer = None
+        if self._was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def collect_on_gui_thread(interval_ms: int = CHECK_INTERVAL_MS) -> Iterator[GuiThreadCollector]:
+    """GuiThreadCollector started for the body of the `with`, stopped at its end."""
+    collector = GuiThreadCollector(interval_ms).start()
+    try:
+        yield collector
+    finally:
+        collector.stop()
