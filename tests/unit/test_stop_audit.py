@@ -172,6 +172,34 @@ class SlowToStartDriver(FakeDriver):
         super().scroll(amount, x, y)
 
 
+async def stop_while_held(
+    executor: Any,
+    pool: concurrent.futures.Executor,
+    tool: str,
+    args: dict[str, Any],
+    screen: Observation,
+    held: threading.Event,
+    go: threading.Event,
+) -> None:
+    """Run `tool` on `executor`, stop it as a run's stop does once the thread it runs on is
+    `held` (the flag first, then the await is cancelled), see the call end cancelled, then
+    let the thread go on and wait until its work has ended."""
+    spec, validated = builtin_registry().validate(tool, args)
+    cancelled = threading.Event()
+    acting = asyncio.ensure_future(
+        executor.execute(spec, validated, ToolContext("run", screen, cancelled))
+    )
+    try:
+        assert await asyncio.to_thread(held.wait, 10)
+        cancelled.set()  # RunControl.stop: the flag first, then the await is cancelled
+        acting.cancel()
+        with pytest.raises((asyncio.CancelledError, StopRequested)):
+            await acting
+    finally:
+        go.set()
+        await asyncio.to_thread(pool.shutdown, wait=True)  # the thread's work has ended
+
+
 @pytest.mark.parametrize(
     ("tool", "args"),
     [
@@ -190,22 +218,12 @@ async def test_a_stop_while_the_input_driver_starts_is_not_followed_by_the_input
     first input): the tool is cancelled, and once the driver is ready no event goes out."""
     driver = SlowToStartDriver()
     executor = executor_with(driver)
-    pool = executor._input  # the input thread the call runs on
-    cancelled = threading.Event()
     screen = Observation(b"jpeg", "image/jpeg", 100, 100)
-    spec, validated = builtin_registry().validate(tool, args)
-    acting = asyncio.ensure_future(
-        executor.execute(spec, validated, ToolContext("run", screen, cancelled))
-    )
-    try:
-        assert await asyncio.to_thread(driver.starting.wait, 10)
-        cancelled.set()  # RunControl.stop: the flag first, then the await is cancelled
-        acting.cancel()
-        with pytest.raises((asyncio.CancelledError, StopRequested)):
-            await acting
+    try:  # executor._input: the input thread the call runs on
+        await stop_while_held(
+            executor, executor._input, tool, args, screen, driver.starting, driver.go
+        )
     finally:
-        driver.go.set()
-        await asyncio.to_thread(pool.shutdown, wait=True)  # the thread's work has ended
         executor.close()
     assert driver.events == []
 
@@ -232,22 +250,18 @@ async def test_a_stop_while_the_clipboard_is_set_for_a_paste_sends_no_paste_key(
     driver = FakeDriver()
     paster = HeldPaster()
     executor = executor_with(driver, paster=paster)
-    pool = executor._input
-    cancelled = threading.Event()
-    spec, validated = builtin_registry().validate("type_text", {"text": "héllo"})
     screen = Observation(b"jpeg", "image/jpeg", 100, 100)
-    acting = asyncio.ensure_future(
-        executor.execute(spec, validated, ToolContext("run", screen, cancelled))
-    )
     try:
-        assert await asyncio.to_thread(paster.setting.wait, 10)
-        cancelled.set()
-        acting.cancel()
-        with pytest.raises((asyncio.CancelledError, StopRequested)):
-            await acting
+        await stop_while_held(
+            executor,
+            executor._input,
+            "type_text",
+            {"text": "héllo"},
+            screen,
+            paster.setting,
+            paster.go,
+        )
     finally:
-        paster.go.set()
-        await asyncio.to_thread(pool.shutdown, wait=True)
         executor.close()
     assert driver.events == []
     assert paster.restored
@@ -286,20 +300,9 @@ async def test_a_stop_while_the_accessibility_backend_starts_is_not_followed_by_
     button = Element(2, "push button", "Delete", (10, 10, 60, 24))
     screen = Observation(b"jpeg", "image/jpeg", 1280, 720, elements=(button,))
     observer.native = lambda observation, element_id: ("atspi", "delete-node")  # type: ignore[method-assign]
-    spec, validated = builtin_registry().validate(tool, args)
-    cancelled = threading.Event()
-    acting = asyncio.ensure_future(
-        executor.execute(spec, validated, ToolContext("run", screen, cancelled))
-    )
     try:
-        assert await asyncio.to_thread(backend.starting.wait, 10)
-        cancelled.set()  # RunControl.stop: the flag first, then the await is cancelled
-        acting.cancel()
-        with pytest.raises((asyncio.CancelledError, StopRequested)):
-            await acting
+        await stop_while_held(executor, pool, tool, args, screen, backend.starting, backend.go)
     finally:
-        backend.go.set()
-        await asyncio.to_thread(pool.shutdown, wait=True)
         observer.close()
         executor.close()
     assert backend.actions == []
