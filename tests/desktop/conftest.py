@@ -16,6 +16,7 @@ from desktop_agent.core.models import Observation, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.inventory.x11 import WindowInfo, X11Windows
+from tests.support.gtk import still_gtk_env
 from tests.support.xdisplay import XSession, wait_until, xsession, xsession_env
 
 __all__ = ["xsession", "xsession_env"]
@@ -74,18 +75,6 @@ class Editor:
     window: WindowInfo
 
 
-#: GTK settings for an editor whose screen changes only when something is done to it: the
-#: caret does not blink, and scroll bars are drawn all the time instead of GTK's overlay
-#: indicator, which fades in when the pointer moves over the text (a click is a move) and out
-#: about a second later: 24 cells of the signature 9-10 grey levels apart, caught or not
-#: between two observations depending on the machine's load
-STILL_GTK_SETTINGS = """[Settings]
-gtk-cursor-blink = false
-gtk-overlay-scrolling = false
-gtk-enable-animations = false
-"""
-
-
 def _editor(
     xsession: XSession, windows: X11Windows, extra_env: dict[str, str] | None = None
 ) -> Iterator[Editor]:
@@ -105,12 +94,9 @@ def l3afpad(xsession: XSession, windows: X11Windows) -> Iterator[Editor]:
 
 @pytest.fixture
 def still_l3afpad(xsession: XSession, windows: X11Windows, tmp_path: Path) -> Iterator[Editor]:
-    """l3afpad with STILL_GTK_SETTINGS (its own XDG_CONFIG_HOME): a test that needs "this
-    action changed nothing" to mean exactly that."""
-    settings = tmp_path / "config" / "gtk-3.0" / "settings.ini"
-    settings.parent.mkdir(parents=True)
-    settings.write_text(STILL_GTK_SETTINGS, encoding="utf-8")
-    yield from _editor(xsession, windows, {"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    """l3afpad with tests/support/gtk.py's STILL_GTK_SETTINGS: a test that needs "this action
+    changed nothing" to mean exactly that."""
+    yield from _editor(xsession, windows, still_gtk_env(tmp_path / "config"))
 
 
 async def act(

@@ -22,6 +22,7 @@ import pytest
 
 from tests.e2e.conftest import Cli, display_clients, json_lines
 from tests.e2e.test_whole_task import EditorModel
+from tests.support.gtk import still_gtk_env
 from tests.support.model_server import ModelServer
 from tests.support.xdisplay import wait_until
 
@@ -66,9 +67,16 @@ def editors() -> Iterator[list[subprocess.Popen[bytes]]]:
         process.wait(timeout=10)
 
 
+def still_editor_env(cli: Cli) -> dict[str, str]:
+    """The environment of an l3afpad whose screen changes only when it is acted on (no caret
+    blink, no overlay scroll bar fading): the routine checks each step's effect on it."""
+    return still_gtk_env(cli.data_dir.parent / "gtk-config")
+
+
 def start_editor(cli: Cli, editors: list[subprocess.Popen[bytes]]) -> int:
     """A fresh l3afpad in front; its X window id."""
-    editors.append(subprocess.Popen(["l3afpad"], env=cli.env(), start_new_session=True))
+    env = cli.env(still_editor_env(cli))
+    editors.append(subprocess.Popen(["l3afpad"], env=env, start_new_session=True))
     found: list[int] = []
 
     def listed() -> bool:
@@ -199,7 +207,7 @@ def test_a_taught_note_runs_again_moved_and_resized_without_the_model_then_hands
         cli, "--set", "text=third line", "--set", f"path={third}",
         "--allow-dangerous", "launch_app",
         env={"DESKTOP_AGENT_BASE_URL": helper.base_url, "DESKTOP_AGENT_MODEL": "qwen2.5vl",
-             "DESKTOP_AGENT_VISION": "yes"},
+             "DESKTOP_AGENT_VISION": "yes", **still_editor_env(cli)},  # the editor it launches
     )  # fmt: skip
     final = events[-1]["run"]
     assert code == 0, (err, final["message"], reasons(events))
