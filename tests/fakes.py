@@ -41,8 +41,6 @@ class MemoryRepository:
         self.artifacts: dict[str, bytes] = {}
         self.grants: set[str] = set()
         self.routines: dict[str, Routine] = {}
-        #: every `write`, as it was handed over
-        self.writes: list[tuple[StoreWrite, ...]] = []
         self._ids = itertools.count(1)
 
     async def create_run(self, spec: TaskSpec, *, run_id: str | None = None) -> RunView:
@@ -79,7 +77,6 @@ class MemoryRepository:
     async def write(self, writes: Sequence[StoreWrite]) -> None:
         """As the SQLite store's: the files first, then the rows in order."""
         writes = tuple(writes)
-        self.writes.append(writes)
         for item in writes:
             if isinstance(item, Artifact):
                 await self.save_artifact(item.run_id, item.name, item.data)
