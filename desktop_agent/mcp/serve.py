@@ -159,8 +159,12 @@ async def _serve_http(face: McpFace, data_dir: Path, port: int) -> None:
         listener.close()
         raise ConfigError(f"cannot serve MCP on 127.0.0.1:{port}: {error.strerror}") from None
     bound = listener.getsockname()[1]
-    log.info("MCP over streamable HTTP on http://127.0.0.1:%d%s", bound, HTTP_PATH)
-    print(f"serving MCP on http://127.0.0.1:{bound}{HTTP_PATH}", flush=True)
+
+    def serving() -> None:
+        log.info("MCP over streamable HTTP on http://127.0.0.1:%d%s", bound, HTTP_PATH)
+        print(f"serving MCP on http://127.0.0.1:{bound}{HTTP_PATH}", flush=True)
+
+    server.serving = serving
     try:
         await server.serve(sockets=[listener])
     finally:
@@ -173,11 +177,21 @@ def _quiet_uvicorn() -> type[Any]:
 
     class QuietUvicorn(uvicorn.Server):
         """uvicorn without signal handlers of its own: SIGINT / SIGTERM are the process's
-        (they stop every run first); uvicorn's would replace them while it serves."""
+        (they stop every run first); uvicorn's would replace them while it serves. Its
+        `serving()` is called once it accepts connections."""
+
+        serving: Callable[[], None] = staticmethod(lambda: None)
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             yield
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            # the address is told once the socket listens: a client that connects the moment
+            # it reads the line was refused while uvicorn still started its app
+            await super().startup(sockets)
+            if self.started:
+                self.serving()
 
     return QuietUvicorn
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -318,6 +319,15 @@ async def test_stop_all_while_a_desktop_call_is_asked_ends_it_stopped_and_nothin
 
 
 # ── streamable HTTP: the local API's token and Host / Origin rules ───────────
+
+
+def test_http_accepts_a_connection_as_soon_as_it_prints_its_address(cli: Cli) -> None:
+    # a client reads the line and connects at once: the address must already be served
+    process = cli.start("mcp", "--http")
+    line = process.stdout.readline()  # type: ignore[union-attr]
+    port = int(line.strip().rpartition(":")[2].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=5):
+        pass
 
 
 async def test_http_needs_the_token_and_a_loopback_host_and_then_serves_the_tools(
