@@ -7,7 +7,6 @@ import asyncio
 import base64
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -16,11 +15,12 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.context import ClientRequestContext
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
 from tests.e2e.conftest import Cli
+from tests.support.app import mcp_server
 from tests.support.model_server import Hang, ModelServer, Reply
 from tests.support.xdisplay import XSession, wait_until
 
@@ -48,12 +48,7 @@ class Asked:
 async def mcp_client(
     cli: Cli, asked: Asked | None = None, env: dict[str, str] | None = None
 ) -> AsyncIterator[Client]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "desktop_agent", "mcp", "--data-dir", str(cli.data_dir)],
-        env=cli.env(env),
-        cwd=ROOT,
-    )
+    params = mcp_server(cli.data_dir, cli.env(env))
     async with Client(params, elicitation_callback=asked, read_timeout_seconds=120) as client:
         yield client
 
@@ -72,20 +67,13 @@ def l3afpad(cli: Cli, xsession: XSession) -> Iterator[subprocess.Popen[Any]]:
 
 def _active_class(xsession: XSession) -> str:
     done = subprocess.run(
-        ["xprop", "-id", _xdotool(xsession, "getactivewindow"), "WM_CLASS"],
+        ["xprop", "-id", xsession.xdotool("getactivewindow", check=False), "WM_CLASS"],
         env=xsession.child_env(),
         capture_output=True,
         text=True,
         check=False,
     )
     return done.stdout.rpartition(",")[2].strip().strip('"').lower()
-
-
-def _xdotool(xsession: XSession, *args: str) -> str:
-    done = subprocess.run(
-        ["xdotool", *args], env=xsession.child_env(), capture_output=True, text=True, check=False
-    )
-    return done.stdout.strip()
 
 
 async def test_the_client_lists_the_desktop_and_task_tools_with_the_planners_schemas(
@@ -136,7 +124,7 @@ def editor_text(xsession: XSession) -> str:
         text=True,
         check=True,
     )
-    _xdotool(xsession, "key", "--clearmodifiers", "ctrl+a", "ctrl+c")
+    xsession.xdotool("key", "--clearmodifiers", "ctrl+a", "ctrl+c", check=False)
 
     def copied() -> str | None:
         text = _xdotool_out(xsession, ["xclip", "-selection", "clipboard", "-o"])
@@ -154,8 +142,8 @@ def _xdotool_out(xsession: XSession, argv: list[str]) -> str:
 def editor_is_empty(xsession: XSession) -> bool:
     """Whether l3afpad holds no text: a letter typed at its end is then its whole text (a copy
     of an empty document copies nothing, which no wait could tell from a slow copy)."""
-    _xdotool(xsession, "key", "--clearmodifiers", "ctrl+End")
-    _xdotool(xsession, "type", "--clearmodifiers", "Q")
+    xsession.xdotool("key", "--clearmodifiers", "ctrl+End", check=False)
+    xsession.xdotool("type", "--clearmodifiers", "Q", check=False)
     return editor_text(xsession) == "Q"
 
 
@@ -245,7 +233,7 @@ async def test_run_task_streams_progress_per_step_and_ends_completed(
 
 
 def press_the_stop_hotkey(cli: Cli, xsession: XSession) -> None:
-    _xdotool(xsession, "key", "ctrl+alt+Escape")
+    xsession.xdotool("key", "ctrl+alt+Escape", check=False)
 
 
 def run_stop_all(cli: Cli, xsession: XSession) -> None:

@@ -2,105 +2,54 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.support.app import ROOT, offscreen_env, spawn_app
 from tests.support.xdisplay import wait_until
 
 #: SIGTERM's clean quit and Linux's DISPLAY rule: on Windows send_signal ends the process at once
 pytestmark = [pytest.mark.gui, pytest.mark.posix]
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def app_env(data_dir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env.update(QT_QPA_PLATFORM="offscreen", DESKTOP_AGENT_HOME=str(data_dir))
-    return env
-
 
 def test_the_app_serves_the_api_hands_a_second_launch_over_and_quits_on_sigterm(
     tmp_path: Path,
 ) -> None:
-    argv = [sys.executable, "-m", "desktop_agent", "--data-dir", str(tmp_path)]
-    env = app_env(tmp_path)
-    app = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    instance = tmp_path / "instances" / f"{app.pid}.json"
-    log = tmp_path / "desktop-agent.log"
-    try:
-        wait_until(instance.exists, timeout=20, what="the app's API registration")
-        port = json.loads(instance.read_text())["port"]
-        token = (tmp_path / "api-token").read_text().strip()
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/api/tasks", headers={"Authorization": f"Bearer {token}"}
-        )
-        with urllib.request.urlopen(request, timeout=5) as response:
-            assert response.status == 200
-            assert json.loads(response.read()) == []
+    with spawn_app(tmp_path) as app:
+        app.wait_serving()
+        assert app.api("/api/tasks") == []
 
-        second = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, timeout=20)
+        second = subprocess.run(
+            app.process.args, cwd=ROOT, env=offscreen_env(tmp_path), capture_output=True,
+            timeout=20,
+        )  # fmt: skip
         assert second.returncode == 0, second.stderr
         wait_until(
-            lambda: "another launch on this data dir asked for the window" in log.read_text(),
+            lambda: "another launch on this data dir asked for the window" in app.log(),
             timeout=5,
             what="the first instance to hear the second",
         )
-        assert app.poll() is None
+        assert app.process.poll() is None
 
-        app.send_signal(signal.SIGTERM)
-        assert app.wait(timeout=15) == 0
-    finally:
-        if app.poll() is None:
-            app.kill()
-            app.wait()
-        stderr = app.stderr.read().decode(errors="replace") if app.stderr else ""
-        if app.stderr:
-            app.stderr.close()
-    assert not instance.exists(), "the app left its instance file behind"
+        app.quit_with_sigterm()
+    stderr = app.stderr()
+    assert not app.instance.exists(), "the app left its instance file behind"
     assert "Traceback" not in stderr, stderr
     assert "QThread: Destroyed while thread" not in stderr, stderr  # every thread ended first
-    assert "first window painted at" in log.read_text()
+    assert "first window painted at" in app.log()
 
 
 def test_a_bad_settings_file_is_reported_and_the_app_opens_with_the_defaults(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "settings.toml").write_text("max_steps = 0\n", encoding="utf-8")
-    argv = [sys.executable, "-m", "desktop_agent", "--data-dir", str(tmp_path)]
-    app = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        env=app_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        instance = tmp_path / "instances" / f"{app.pid}.json"
-        wait_until(instance.exists, timeout=20, what="the app's API registration")
-        log = (tmp_path / "desktop-agent.log").read_text()
-        assert "Settings not loaded, using the defaults: max_steps:" in log
-        app.send_signal(signal.SIGTERM)
-        assert app.wait(timeout=15) == 0
-    finally:
-        if app.poll() is None:
-            app.kill()
-            app.wait()
+    with spawn_app(tmp_path) as app:
+        app.wait_serving()
+        assert "Settings not loaded, using the defaults: max_steps:" in app.log()
+        app.quit_with_sigterm()
 
 
 def unused_display() -> str:
@@ -122,7 +71,7 @@ def unused_display() -> str:
 def test_without_a_display_the_app_says_so_in_one_line_and_exits_3(
     tmp_path: Path, display: str | None, expected: str
 ) -> None:
-    env = app_env(tmp_path)
+    env = offscreen_env(tmp_path)
     env.pop("QT_QPA_PLATFORM")
     env.pop("WAYLAND_DISPLAY", None)
     if display:
@@ -176,7 +125,7 @@ def test_the_first_paint_comes_before_asyncio_pydantic_the_store_and_the_model_c
     done = subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
-        env=app_env(tmp_path),
+        env=offscreen_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=60,

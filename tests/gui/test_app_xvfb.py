@@ -4,10 +4,7 @@ the window gets out of the way while acting and comes back; closing it quits."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.app import AppProcess, spawn_app
 from tests.support.model_server import Hang, ModelServer, Reply, serve_in_thread
 from tests.support.xdisplay import XSession, close_window, start_xsession, wait_until
 
 pytestmark = [pytest.mark.gui, pytest.mark.desktop]
 
-ROOT = Path(__file__).resolve().parents[2]
 MAIN_TITLE = "^Desktop Agent$"
 
 
@@ -28,19 +25,18 @@ MAIN_TITLE = "^Desktop Agent$"
 class RunningApp:
     session: XSession
     server: ModelServer
-    process: subprocess.Popen[Any]
-    data_dir: Path
+    app: AppProcess
 
-    def xdotool(self, *args: str, timeout: float = 20) -> str:
-        done = subprocess.run(
-            ["xdotool", *args],
-            env=self.session.child_env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=True,
-        )
-        return done.stdout.strip()
+    @property
+    def process(self) -> subprocess.Popen[Any]:
+        return self.app.process
+
+    @property
+    def data_dir(self) -> Path:
+        return self.app.data_dir
+
+    def xdotool(self, *args: str) -> str:
+        return self.session.xdotool(*args)
 
     def window(self, title: str = MAIN_TITLE) -> str:
         return self.xdotool("search", "--sync", "--onlyvisible", "--name", title).split()[0]
@@ -56,21 +52,10 @@ class RunningApp:
         return "_NET_WM_STATE_HIDDEN" in state or "Iconic" in state
 
     def api(self, path: str) -> Any:
-        instance = self.data_dir / "instances" / f"{self.process.pid}.json"
-        port = json.loads(instance.read_text())["port"]
-        token = (self.data_dir / "api-token").read_text().strip()
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"}
-        )
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return json.loads(response.read())
+        return self.app.api(path)
 
     def diagnostics(self) -> str:
-        texts = []
-        for name in ("desktop-agent.log", "stderr.txt"):
-            path = self.data_dir / name
-            texts.append(f"--- {name}\n" + (path.read_text()[-3000:] if path.exists() else ""))
-        return "\n".join(texts)
+        return self.app.diagnostics()
 
     def newest_run(self) -> dict[str, Any] | None:
         runs = self.api("/api/tasks")
@@ -92,27 +77,15 @@ def tool_reply(tool: str, reason: str, **args: Any) -> Reply:
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
     data_dir = tmp_path_factory.mktemp("app-xvfb")
     session = start_xsession(1280, 800, atspi=False)
-    stderr = (data_dir / "stderr.txt").open("wb")
     try:
-        with serve_in_thread(ModelServer()) as server:
-            process = session.spawn(
-                [sys.executable, "-m", "desktop_agent", "--data-dir", str(data_dir)],
-                extra_env={
-                    "DESKTOP_AGENT_HOME": str(data_dir),
-                    "DESKTOP_AGENT_BASE_URL": server.base_url,
-                    "DESKTOP_AGENT_MODEL": "qwen2.5vl",
-                    "QT_QPA_PLATFORM": "xcb",
-                },
-                cwd=ROOT,
-                stderr=stderr,
-            )
-            running = RunningApp(session, server, process, data_dir)
-            instance = data_dir / "instances" / f"{process.pid}.json"
-            wait_until(instance.exists, timeout=20, what="the app's API")
-            yield running
+        with (
+            serve_in_thread(ModelServer()) as server,
+            spawn_app(data_dir, session=session, server=server) as app,
+        ):
+            app.wait_serving()
+            yield RunningApp(session, server, app)
     finally:
         session.close()
-        stderr.close()
 
 
 def test_the_main_window_is_titled_and_classed_desktop_agent(app: RunningApp) -> None:
@@ -172,10 +145,7 @@ def test_the_global_stop_hotkey_stops_a_run_while_the_model_thinks(app: RunningA
 def test_closing_the_window_quits_the_app_when_there_is_no_tray(app: RunningApp) -> None:
     main = app.window()
     close_window(app.session.display, main)  # openbox's Close: WM_DELETE_WINDOW
-    try:
-        code = app.process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the app did not quit after its window was closed\n{app.diagnostics()}")
+    code = app.app.wait_exit(timeout=15)
     assert code == 0, app.diagnostics()
     assert not (app.data_dir / "instances" / f"{app.process.pid}.json").exists()
     assert "window closed: quitting" in (app.data_dir / "desktop-agent.log").read_text()

@@ -9,8 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +16,12 @@ import pytest
 from PIL import Image
 
 from desktop_agent.core.calibration import targets_for
+from tests.support.app import spawn_app
 from tests.support.model_server import ModelServer, Reply, ScriptItem, serve_in_thread
-from tests.support.xdisplay import start_xsession, wait_until
+from tests.support.xdisplay import start_xsession
 
 pytestmark = [pytest.mark.gui, pytest.mark.desktop]
 
-ROOT = Path(__file__).resolve().parents[2]
 _LABEL = re.compile(r"red ring labelled ([A-Z])")
 SCREEN = (1920, 1080)  # captured at the default 1280 px wide: a 1.5× downscale
 
@@ -46,27 +44,18 @@ def test_doctor_calibrate_finds_a_0_to_1000_model_and_save_writes_it(tmp_path: P
     out_path = tmp_path / "stdout.txt"
     try:
         with serve_in_thread(ModelServer(respond=normalized_model)) as server:
-            extra = {"QT_QPA_PLATFORM": "xcb", "DESKTOP_AGENT_HOME": str(tmp_path)}
-            env = session.child_env(extra)
-            argv = [
-                sys.executable, "-m", "desktop_agent", "doctor", "--calibrate",
-                "--base-url", server.base_url, "--model", "some-vlm",
-            ]  # fmt: skip
-            with out_path.open("w") as out:
-                cli = session.spawn(argv, extra_env=extra, cwd=ROOT, stdout=out)
-                wait_until(
-                    lambda: "best fit: normalized" in out_path.read_text(),
-                    timeout=60,
-                    what="the calibration report",
-                )
-                subprocess.run(["xdotool", "key", "alt+s"], env=env, check=True)
-                wait_until(
-                    lambda: "saved model_coordinates" in out_path.read_text(),
-                    timeout=10,
-                    what="Save",
-                )
-                subprocess.run(["xdotool", "key", "Escape"], env=env, check=True)
-                assert cli.wait(timeout=15) == 0
+            args = ("doctor", "--calibrate", "--base-url", server.base_url, "--model", "some-vlm")
+            with (
+                out_path.open("w") as out,
+                spawn_app(tmp_path, *args, session=session, stdout=out) as cli,
+            ):
+                cli.wait_for(lambda: "best fit: normalized" in out_path.read_text(),
+                             "the calibration report", timeout=60)  # fmt: skip
+                session.xdotool("key", "alt+s")
+                cli.wait_for(lambda: "saved model_coordinates" in out_path.read_text(), "Save",
+                             timeout=10)  # fmt: skip
+                session.xdotool("key", "Escape")
+                assert cli.wait_exit(timeout=15) == 0
         assert len(server.requests) == 5
         report = out_path.read_text()
         assert "read as normalized mean error" in report

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.xdisplay import XSession, start_xsession, wait_until
+from tests.support.xdisplay import XSession, start_tray, start_xsession, tray_owned
 
 pytestmark = [pytest.mark.desktop, pytest.mark.gui]
 
@@ -46,17 +46,6 @@ CHILD = textwrap.dedent(
 )
 
 
-def _tray_owned(display_name: str) -> bool:
-    from Xlib import X, display
-
-    connection = display.Display(display_name)
-    try:
-        atom = connection.intern_atom("_NET_SYSTEM_TRAY_S0")
-        return connection.get_selection_owner(atom) != X.NONE
-    finally:
-        connection.close()
-
-
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[XSession]:
     session = start_xsession(800, 600, atspi=False)
@@ -81,30 +70,15 @@ def _run_child(session: XSession) -> dict[str, object]:
 
 
 def test_without_a_tray_host_the_tray_is_unavailable(desktop) -> None:
-    assert not _tray_owned(desktop.display)
+    assert not tray_owned(desktop.display)
     report = _run_child(desktop)
     assert report["available"] is False
     assert report["visible"] is False
 
 
 def test_with_trayer_running_the_icon_docks_and_shows_the_state(desktop) -> None:
-    trayer = desktop.spawn(
-        [
-            "trayer",
-            "--edge",
-            "top",
-            "--align",
-            "right",
-            "--widthtype",
-            "pixel",
-            "--width",
-            "120",
-            "--height",
-            "24",
-        ]
-    )
+    trayer = start_tray(desktop, "--widthtype", "pixel", "--width", "120", "--height", "24")
     try:
-        wait_until(lambda: _tray_owned(desktop.display), timeout=10, what="trayer's tray")
         report = _run_child(desktop)
     finally:
         desktop.stop(trayer)

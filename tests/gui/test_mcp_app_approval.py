@@ -4,18 +4,18 @@ dialog — not the MCP client — and the dialog's answer is what the call does.
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from desktop_agent.ui.approval import ApprovalDialog
 from tests.gui.fake_agent import drive, make_agent, until
 from tests.gui.test_app_wiring import build
+from tests.support.app import mcp_server
 from tests.support.xdisplay import XSession, xsession
 
 __all__ = ["xsession"]
@@ -27,8 +27,6 @@ pytestmark = [
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 class McpCall(threading.Thread):
     """One MCP client (the SDK's, over stdio) calling one tool, on a thread with its own loop:
@@ -36,12 +34,7 @@ class McpCall(threading.Thread):
 
     def __init__(self, env: dict[str, str], data_dir: Path, tool: str, args: dict[str, Any]):
         super().__init__(daemon=True)
-        self.params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "desktop_agent", "mcp", "--data-dir", str(data_dir)],
-            env=env,
-            cwd=ROOT,
-        )
+        self.params = mcp_server(data_dir, env)
         self.tool, self.args = tool, args
         self.client_asked: list[str] = []
         self.result: types.CallToolResult | None = None

@@ -158,6 +158,18 @@ class XSession:
         self.processes.append(process)
         return process
 
+    def xdotool(self, *args: str, timeout: float = 20, check: bool = True) -> str:
+        """`xdotool ARGS` on this desktop; its output, stripped."""
+        done = subprocess.run(
+            ["xdotool", *args],
+            env=self.child_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=check,
+        )
+        return done.stdout.strip()
+
     def stop(self, process: subprocess.Popen[Any]) -> None:
         stop_process_group(process)
         if process in self.processes:
@@ -296,6 +308,25 @@ def start_xsession(width: int = 1920, height: int = 1080, *, atspi: bool = True)
         session.close()
         raise
     return session
+
+
+def tray_owned(display_name: str) -> bool:
+    """Whether a system tray host (trayer) owns the tray selection of screen 0."""
+    from Xlib import X, display
+
+    connection = display.Display(display_name)
+    try:
+        atom = connection.intern_atom("_NET_SYSTEM_TRAY_S0")
+        return bool(connection.get_selection_owner(atom) != X.NONE)
+    finally:
+        connection.close()
+
+
+def start_tray(session: XSession, *options: str) -> subprocess.Popen[Any]:
+    """trayer at the top right of `session` (plus `options`), once it owns the tray."""
+    tray = session.spawn(["trayer", "--edge", "top", "--align", "right", *options])
+    wait_until(lambda: tray_owned(session.display), timeout=10, what="the tray host")
+    return tray
 
 
 def close_window(display_name: str, window: int | str) -> None:
