@@ -3,6 +3,7 @@
     python benchmarks/app_start.py [--repeat 5] [--platform xvfb|offscreen|both]
                                    [--compile-each-launch]
     python benchmarks/app_start.py --bundle dist/desktop-agent   # the frozen app instead
+    python benchmarks/app_start.py --python /path/to/venv/bin/python  # an installed package
 
 Each launch is `python -m desktop_agent --data-dir <fresh dir>` (the README's app
 command without the wrapper script), with DESKTOP_AGENT_HOME pointing at the same
@@ -22,6 +23,13 @@ bytecode cache (PYTHONPYCACHEPREFIX, a temporary dir the warm-up launch fills), 
 the environment says PYTHONDONTWRITEBYTECODE (this machine's does: every launch then compiles
 the package's ~100 modules again, 60-90 ms here). `--compile-each-launch` keeps the
 environment as it is, to measure that case.
+
+Installed or not: this checkout's dev venv has the package installed editable, and setuptools'
+import hook for it runs at every interpreter start (`site`: pathlib, re, urllib.parse, ~10 ms),
+which a user's install does not. `--python` launches `-m desktop_agent` with another
+interpreter, e.g. of a venv where the package is installed from its wheel (`pip install .`),
+from the data dir (so the checkout is not on its path). The .deb and the Windows installer
+install the PyInstaller bundle: `--bundle`.
 
 Target (DESIGN §7): first window <= 0.3 s. `xvfb` runs a private Xvfb + openbox
 (tests/support/xdisplay.py); `offscreen` needs no display.
@@ -70,7 +78,10 @@ def painted_at(log: Path) -> tuple[float, float] | None:
     return float(match.group(1)), float(match.group(2) or "nan")
 
 
-def launch_once(env: dict[str, str], command: list[str]) -> dict[str, float]:
+def launch_once(
+    env: dict[str, str], command: list[str], cwd: Path | None = ROOT
+) -> dict[str, float]:
+    """One launch (and a second one that hands over) from `cwd`; None: from the data dir."""
     with tempfile.TemporaryDirectory(prefix="app-start-") as tmp:
         data_dir = Path(tmp)
         child_env = {**env, "DESKTOP_AGENT_HOME": str(data_dir)}
@@ -78,7 +89,7 @@ def launch_once(env: dict[str, str], command: list[str]) -> dict[str, float]:
         spawned = time.time()
         process = subprocess.Popen(
             argv,
-            cwd=ROOT,
+            cwd=data_dir if cwd is None else cwd,
             env=child_env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -93,7 +104,12 @@ def launch_once(env: dict[str, str], command: list[str]) -> dict[str, float]:
             api_up = time.time()
             second_started = time.monotonic()
             second = subprocess.run(
-                argv, cwd=ROOT, env=child_env, capture_output=True, timeout=20, check=False
+                argv,
+                cwd=data_dir if cwd is None else cwd,
+                env=child_env,
+                capture_output=True,
+                timeout=20,
+                check=False,
             )
             second_s = time.monotonic() - second_started
             process.send_signal(signal.SIGTERM)
@@ -118,7 +134,12 @@ def launch_once(env: dict[str, str], command: list[str]) -> dict[str, float]:
 
 
 def measure(
-    platform: str, repeat: int, command: list[str], *, bytecode_dir: str | None
+    platform: str,
+    repeat: int,
+    command: list[str],
+    *,
+    bytecode_dir: str | None,
+    cwd: Path | None = ROOT,
 ) -> list[dict[str, float]]:
     env = dict(os.environ)
     session = None
@@ -134,8 +155,8 @@ def measure(
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = bytecode_dir
     try:
-        launch_once(env, command)  # warm the OS file cache; not counted
-        return [launch_once(env, command) for _ in range(repeat)]
+        launch_once(env, command, cwd)  # warm the OS file cache; not counted
+        return [launch_once(env, command, cwd) for _ in range(repeat)]
     finally:
         if session is not None:
             session.close()
@@ -152,13 +173,18 @@ def main() -> int:
         "dist/desktop-agent) instead of the source",
     )
     parser.add_argument(
+        "--python",
+        help="launch `-m desktop_agent` with this interpreter (e.g. of a venv where the package "
+        "is installed from its wheel), from the data dir; default: this one, from the checkout",
+    )
+    parser.add_argument(
         "--compile-each-launch",
         action="store_true",
         help="no bytecode cache of its own: the environment decides (PYTHONDONTWRITEBYTECODE "
         "makes every launch compile the package again)",
     )
     args = parser.parse_args()
-    command = [sys.executable, "-m", "desktop_agent"]
+    command = [args.python or sys.executable, "-m", "desktop_agent"]
     if args.bundle is not None:
         command = [str(args.bundle.resolve() / "desktop-agent")]
     platforms = ["offscreen", "xvfb"] if args.platform == "both" else [args.platform]
@@ -175,12 +201,15 @@ def main() -> int:
 def report(
     platform: str, args: argparse.Namespace, command: list[str], *, bytecode_dir: str | None
 ) -> None:
-    runs = measure(platform, args.repeat, command, bytecode_dir=bytecode_dir)
+    cwd = None if args.python and args.bundle is None else ROOT
+    runs = measure(platform, args.repeat, command, bytecode_dir=bytecode_dir, cwd=cwd)
     paint = [r["paint"] * 1000 for r in runs]
     paint_cpu = [r["paint_cpu"] * 1000 for r in runs]
     api = [r["api"] * 1000 for r in runs]
     second = [r["second"] * 1000 for r in runs]
     what = f"bundle {args.bundle}" if args.bundle else "source"
+    if args.bundle is None and args.python:
+        what = f"installed in {args.python}"
     if args.bundle is None:
         what += ", bytecode cached" if bytecode_dir else ", compiled at each launch"
     print(f"app_start ({what}, {platform}, {args.repeat} launches after one warm-up):")

@@ -1,7 +1,8 @@
 """Entry point of `desktop-agent`: the app without arguments, a sub-command with them.
 
 `stop-all` is answered here first, before the command line's package is imported: a stop is
-felt, and argparse, logging and pathlib were a third of its time (benchmarks/README.md).
+felt, and argparse, logging and pathlib were a third of its time (benchmarks/README.md). The
+app (no command, at most a --data-dir) is opened from here too: its window paints sooner.
 """
 
 from __future__ import annotations
@@ -24,12 +25,21 @@ def main(argv: list[str] | None = None) -> int:
         if code is not None:
             return code
 
-    from desktop_agent.cli import main as cli_main
     from desktop_agent.store.private_files import PRIVATE_UMASK
 
     # Everything this process makes (history, screenshots, token, log) is its user's alone;
     # the modules that make those files set the modes too, for library users.
     os.umask(PRIVATE_UMASK)
+
+    plain, data_dir = _plain_command_line(words, None)
+    if plain:
+        # the app, read without the command line's package: argparse and its grammar are
+        # some 4 ms of the way to the window's first paint
+        from desktop_agent.app import run_app
+
+        return run_app(list(words), data_dir=data_dir)
+
+    from desktop_agent.cli import main as cli_main
 
     return cli_main(words)
 
@@ -71,9 +81,10 @@ def stop_all(argv: Sequence[str]) -> int | None:
         return EXIT_STOPPED
 
 
-def _data_dir_of(argv: Sequence[str]) -> str | None:
-    """The data dir of a command line that is `stop-all` with at most one `--data-dir DIR`
-    (or `--data-dir=DIR`), before or after it; None for any other command line."""
+def _plain_command_line(argv: Sequence[str], command: str | None) -> tuple[bool, str | None]:
+    """Whether `argv` is `command` (None: no command, the app) with at most one
+    `--data-dir DIR` (or `--data-dir=DIR`), before or after it, as the full command line's
+    parser reads it; and the DIR it names (None when it names none)."""
     words, named, commands = list(argv), [], 0
     while words:
         word = words.pop(0)
@@ -81,13 +92,22 @@ def _data_dir_of(argv: Sequence[str]) -> str | None:
             named.append(words.pop(0))
         elif word.startswith("--data-dir="):
             named.append(word.partition("=")[2])
-        elif word == "stop-all":
+        elif command is not None and word == command:
             commands += 1
         else:
-            return None
-    if commands != 1 or len(named) > 1:
+            return False, None
+    if commands != (command is not None) or len(named) > 1:
+        return False, None
+    return True, named[0] if named else None
+
+
+def _data_dir_of(argv: Sequence[str]) -> str | None:
+    """The data dir of a command line that is `stop-all` with at most one `--data-dir DIR`
+    (or `--data-dir=DIR`), before or after it; None for any other command line."""
+    plain, named = _plain_command_line(argv, "stop-all")
+    if not plain:
         return None
-    value = named[0] if named else os.environ.get("DESKTOP_AGENT_HOME")
+    value = named if named is not None else os.environ.get("DESKTOP_AGENT_HOME")
     if value:
         return os.path.expanduser(value)
     from desktop_agent.store.data_dir import resolve_data_dir

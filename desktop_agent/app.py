@@ -9,10 +9,8 @@ local API, the tray and the stop hotkey.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -22,24 +20,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
+from PySide6.QtCore import QObject, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
-from desktop_agent.core.events import (
-    RunFinished,
-    StopHotkeyChanged,
-    StoppedEverything,
-    TakeoverUnavailable,
-    TaskLoopEvent,
-    UserTookOver,
-)
 from desktop_agent.host.display import display_problem as _display_problem
+from desktop_agent.ui.single_instance import InstanceGuard
 from desktop_agent.ui.text import one_line, shorten
 
 if TYPE_CHECKING:
     import asyncio
 
+    from desktop_agent.core.events import TaskLoopEvent
     from desktop_agent.host.engine import Engine
     from desktop_agent.ui.acting_panel import ActingPanel
     from desktop_agent.ui.engine_client import EngineClient
@@ -49,8 +40,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.app")
 
 APP_NAME = "desktop-agent"
-#: how long a second launch waits for the first instance to take its message
-INSTANCE_TIMEOUT_MS = 500
 #: how long the app waits for its first paint before loading the rest anyway
 FIRST_PAINT_TIMEOUT_S = 2.0
 #: what the app needs after its first paint (openai is left to the first run)
@@ -162,6 +151,7 @@ def _until_first_paint(window: MainWindow) -> str:
 
 async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> int:
     import asyncio
+    import signal
 
     loop = asyncio.get_running_loop()
     shutdown: asyncio.Future[int] = loop.create_future()
@@ -409,6 +399,14 @@ class DesktopApp(QObject):
     def on_run_event(self, event: TaskLoopEvent) -> None:
         """The tray follows every run of this process (window, API); what the host says
         about the process goes where the user looks (status bar, tray)."""
+        from desktop_agent.core.events import (
+            RunFinished,
+            StopHotkeyChanged,
+            StoppedEverything,
+            TakeoverUnavailable,
+            UserTookOver,
+        )
+
         if isinstance(event, RunFinished):
             run = event.run
             from desktop_agent.ui.run_on_show import describe_outcome
@@ -520,85 +518,6 @@ class ErrorReporter:
     def _show(self, what: BaseException | str) -> None:
         if shiboken6.isValid(self.window):  # gone once the app has quit
             self.window.set_status(f"Error: {one_line(what)}")
-
-
-class InstanceGuard(QObject):
-    """One app per data dir: a local socket named from the data dir's hash.
-
-    A second launch connects, asks the first to come to the front, and exits.
-
-    Signals:
-        raise_requested: another launch on the same data dir asked for the window.
-
-    Attributes:
-        name: the local socket's name.
-    """
-
-    raise_requested = Signal()
-
-    def __init__(self, data_dir: Path, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        owner = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "")
-        digest = hashlib.sha256(f"{owner}:{data_dir.resolve()}".encode()).hexdigest()[:16]
-        self.name = f"desktop-agent-{digest}"
-        self._server: QLocalServer | None = None
-        self._sockets: set[QLocalSocket] = set()
-
-    def signal_running(self) -> bool:
-        """True when another instance took our "raise" message."""
-        socket = QLocalSocket()
-        socket.connectToServer(self.name)
-        if not socket.waitForConnected(INSTANCE_TIMEOUT_MS):
-            return False
-        socket.write(b"raise\n")
-        sent = socket.waitForBytesWritten(INSTANCE_TIMEOUT_MS)
-        socket.disconnectFromServer()
-        return sent
-
-    def listen(self) -> bool:
-        server = QLocalServer(self)
-        server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
-        if not server.listen(self.name):
-            # a socket file left by a crashed instance: nobody answered on it above
-            QLocalServer.removeServer(self.name)
-            if not server.listen(self.name):
-                log.warning("single-instance socket %s: %s", self.name, server.errorString())
-                return False
-        server.newConnection.connect(self.on_new_connection)
-        self._server = server
-        return True
-
-    @Slot()
-    def on_new_connection(self) -> None:
-        server = self._server
-        while server is not None and server.hasPendingConnections():
-            socket = server.nextPendingConnection()
-            self._sockets.add(socket)
-            socket.readyRead.connect(self.on_ready_read)
-            socket.disconnected.connect(self.on_socket_disconnected)
-
-    @Slot()
-    def on_ready_read(self) -> None:
-        socket = self.sender()
-        if isinstance(socket, QLocalSocket) and b"raise" in bytes(socket.readAll().data()):
-            log.info("another launch on this data dir asked for the window")
-            self.raise_requested.emit()
-
-    @Slot()
-    def on_socket_disconnected(self) -> None:
-        socket = self.sender()
-        if isinstance(socket, QLocalSocket):
-            self._sockets.discard(socket)
-
-    def close(self) -> None:
-        server, self._server = self._server, None
-        for socket in self._sockets:
-            socket.readyRead.disconnect(self.on_ready_read)
-            socket.disconnected.disconnect(self.on_socket_disconnected)
-            socket.abort()
-        self._sockets.clear()
-        if server is not None:
-            server.close()
 
 
 def refuse_to_start(problem: str) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import logging
-import logging.handlers
 import os
 from pathlib import Path
 
@@ -16,9 +15,21 @@ BACKUP_COUNT = 5
 FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 
 
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A RotatingFileHandler whose files are 0600 whatever the umask (the log may quote
-    goals and errors), the new one after a rollover too."""
+class PrivateRotatingFileHandler(logging.FileHandler):
+    """A log file that rotates by size as the standard library's RotatingFileHandler does
+    (Lib/logging/handlers.py, `RotatingFileHandler.shouldRollover` / `doRollover`: before a
+    record that would take the file to `max_bytes`, file.N becomes file.N+1 for N from
+    `backup_count` - 1 down, the file becomes file.1 and a new one is opened), whose files
+    are 0600 whatever the umask (the log may quote goals and errors), the new one after a
+    rollover too.
+
+    Not that class itself: logging.handlers imports socket and pickle, some 9 ms of the app's
+    way to its first paint, where the log is opened."""
+
+    def __init__(self, path: Path, *, max_bytes: int, backup_count: int) -> None:
+        super().__init__(path, "a", encoding="utf-8")
+        self.max_bytes = max_bytes
+        self.backup_count = backup_count
 
     def _open(self) -> io.TextIOWrapper:
         # FileHandler opens (and reopens after a rollover) through this one method; a
@@ -30,6 +41,43 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
             errors=self.errors,
             opener=private_opener,
         )
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self._should_roll_over(record):
+                self._roll_over()
+            super().emit(record)
+        except Exception:  # noqa: BLE001 - logging's own rule: a record never raises
+            self.handleError(record)
+
+    def _should_roll_over(self, record: logging.LogRecord) -> bool:
+        if self.max_bytes <= 0:
+            return False
+        if os.path.exists(self.baseFilename) and not os.path.isfile(self.baseFilename):
+            return False  # never a device or a pipe (bpo-45401)
+        if self.stream is None:
+            self.stream = self._open()
+        line = f"{self.format(record)}\n"
+        self.stream.seek(0, 2)  # the end, also where appends do not move the position
+        return self.stream.tell() + len(line) >= self.max_bytes
+
+    def _roll_over(self) -> None:
+        if self.stream:
+            self.stream.close()
+            self.stream = None
+        if self.backup_count > 0:
+            for number in range(self.backup_count - 1, 0, -1):
+                older, newer = f"{self.baseFilename}.{number}", f"{self.baseFilename}.{number + 1}"
+                if os.path.exists(older):
+                    if os.path.exists(newer):
+                        os.remove(newer)
+                    os.rename(older, newer)
+            first = f"{self.baseFilename}.1"
+            if os.path.exists(first):
+                os.remove(first)
+            if os.path.exists(self.baseFilename):
+                os.rename(self.baseFilename, first)
+        self.stream = self._open()
 
 
 def log_to_file(
@@ -55,9 +103,7 @@ def log_to_file(
         # a log (or old log) an earlier version left readable by others
         for suffix in ("", *(f".{number}" for number in range(1, backup_count + 1))):
             restrict(Path(f"{path}{suffix}"))
-        handler = PrivateRotatingFileHandler(
-            path, maxBytes=max_bytes, backupCount=backup_count, encoding="utf-8"
-        )
+        handler = PrivateRotatingFileHandler(path, max_bytes=max_bytes, backup_count=backup_count)
     except OSError:
         return None
     handler.setFormatter(logging.Formatter(FORMAT))

@@ -10,17 +10,17 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
 
 
-def _resources() -> Path:
+@cache
+def resources() -> Path:
     """`desktop_agent.resources`: package data where installed (wheel, bundle, .deb), the
-    repository's top-level resources/ in a checkout whose install predates the mapping."""
+    repository's top-level resources/ in a checkout whose install predates the mapping (the
+    app falls back to a painted icon if they are missing). Looked up when first needed: the
+    icon is set after the window's first paint."""
     spec = importlib.util.find_spec("desktop_agent.resources")
     if spec is not None and spec.submodule_search_locations:
         return Path(next(iter(spec.submodule_search_locations)))
     return Path(__file__).resolve().parents[2] / "resources"
 
-
-#: the app falls back to a painted icon if the resources are missing
-RESOURCES = _resources()
 
 GREEN = QColor(40, 160, 70)
 BLUE = QColor(40, 110, 210)
@@ -116,7 +116,7 @@ def _paint(painter: QPainter, side: int, color: QColor, glyph: str) -> None:
 @cache
 def app_icon() -> QIcon:
     """The application's icon: resources/icons/desktop-agent.svg, else a painted one."""
-    svg = RESOURCES / "icons" / "desktop-agent.svg"
+    svg = resources() / "icons" / "desktop-agent.svg"
     if svg.is_file():
         icon = QIcon(str(svg))
         if not icon.isNull():

@@ -17,17 +17,6 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.errors import DesktopAgentError, ModelNotListed, ModelUnreachable
-from desktop_agent.core.events import (
-    RunFinished,
-    RunPaused,
-    RunResumed,
-    RunStarted,
-    RunTotals,
-    StartRefused,
-    StepFinished,
-    StepStarted,
-    TaskLoopEvent,
-)
 from desktop_agent.core.models import RunView
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
@@ -46,16 +35,17 @@ from desktop_agent.ui.task_panel import TaskPanel
 from desktop_agent.ui.text import one_line, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.widgets import Grounded
-from desktop_agent.ui.worker import RunWorker, stored_events
 
 if TYPE_CHECKING:
     import asyncio
     import concurrent.futures
 
+    from desktop_agent.core.events import TaskLoopEvent
     from desktop_agent.host.starts import StartRequest
     from desktop_agent.settings import Settings
     from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.runs_state import RunsState
+    from desktop_agent.ui.worker import RunWorker
 
 __all__ = ["TITLE", "TOOK_OVER", "MainWindow"]
 
@@ -404,6 +394,8 @@ class MainWindow(QMainWindow):
         if why:
             self.set_status(why)
         if may:
+            from desktop_agent.ui.worker import RunWorker, stored_events
+
             events = stored_events(self.client, run_id)
             self.show_worker(RunWorker(events, live=False, parent=self))
 
@@ -442,6 +434,8 @@ class MainWindow(QMainWindow):
     def on_run_event(self, event: TaskLoopEvent) -> None:
         """Every event of every run of this process: the history follows them all (the run
         on show hears its own from RunsState)."""
+        from desktop_agent.core.events import RunFinished, RunPaused, RunResumed, RunStarted
+
         if isinstance(event, RunStarted | RunPaused | RunResumed | RunFinished):
             self.history.model.upsert(event.run)
 
@@ -459,6 +453,15 @@ class MainWindow(QMainWindow):
 
     def on_shown_changed(self, change: Change) -> None:
         """Show what changed in the run on show (live or replayed: one path)."""
+        from desktop_agent.core.events import (
+            RunFinished,
+            RunStarted,
+            RunTotals,
+            StartRefused,
+            StepFinished,
+            StepStarted,
+        )
+
         shown = self.shown
         if isinstance(change, StepStarted | StepFinished):
             self.timeline_model.upsert(change.step)

@@ -6,39 +6,33 @@ made with the request) and follows the app's RunsState; a replay (`show_replay`)
 RunWorker reading the stored events. Both reach `apply`, the one way an event changes what
 is shown, and the window hears every change through `subscribe` (napari's model/view split:
 the model holds the state, the view renders it and forwards the user's intents).
+
+The window makes its RunOnShow before its first paint; the core's events (some 8 ms of
+dataclasses to import) are imported where an event is read, after it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-from desktop_agent.core.events import (
-    RunFinished,
-    RunPaused,
-    RunResumed,
-    RunStarted,
-    RunTotals,
-    StartRefused,
-    StepFinished,
-    StepStarted,
-    TaskLoopEvent,
-    UserTookOver,
-    event_run_id,
-)
 from desktop_agent.core.models import RunStatus, RunView
 
-#: the status line when the user's own mouse or keyboard input paused the run
-TOOK_OVER = "Paused: you took over the mouse or keyboard. Resume with Ctrl+P or from the tray."
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from desktop_agent.core.events import TaskLoopEvent
 
 #: what changed the run on show: one of its events; "reset" (another run is put on show: the
 #: views start empty); "state" (the user asked something, a replay failed or ended)
-Change = TaskLoopEvent | Literal["reset", "state"]
-Listener = Callable[[Change], None]
+Change: TypeAlias = "TaskLoopEvent | Literal['reset', 'state']"
+Listener: TypeAlias = "Callable[[Change], None]"
+
+#: the status line when the user's own mouse or keyboard input paused the run
+TOOK_OVER = "Paused: you took over the mouse or keyboard. Resume with Ctrl+P or from the tray."
 
 
 class PanelState(StrEnum):
@@ -110,6 +104,8 @@ class RunOnShow:
 
     def follows(self, event: TaskLoopEvent) -> bool:
         """Whether `event` of the app's stream is about the live run on show."""
+        from desktop_agent.core.events import event_run_id
+
         return self.live and self.run_id is not None and event_run_id(event) == self.run_id
 
     def show_live(self, run_id: str, status: str = "Checking the model…") -> None:
@@ -190,6 +186,18 @@ class RunOnShow:
         the replay's own) and tell the subscribers; events that change nothing shown (an
         approval's: the dialog shows those) are not told. `taken_over`: the run is in
         RunsState's record of the runs the user's input paused (the one record of it)."""
+        from desktop_agent.core.events import (
+            RunFinished,
+            RunPaused,
+            RunResumed,
+            RunStarted,
+            RunTotals,
+            StartRefused,
+            StepFinished,
+            StepStarted,
+            UserTookOver,
+        )
+
         if isinstance(event, StepStarted | StepFinished):
             self.turn = max(self.turn, event.step.index)
         elif isinstance(event, RunTotals):

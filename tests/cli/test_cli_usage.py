@@ -148,3 +148,35 @@ def test_doctor_shows_what_the_model_server_says_without_acting_on_the_terminal(
     assert code == 1
     assert "Ollama lists its capabilities: completion\\x1b[2J\\u202e" in out
     assert "\x1b" not in out and "\u202e" not in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "plain", "data_dir"),
+    [
+        ([], True, None),
+        (["--data-dir", "/d"], True, "/d"),
+        (["--data-dir=/d"], True, "/d"),
+        (["--data-dir", "stop-all"], True, "stop-all"),  # the app, on a folder named stop-all
+        (["--data-dir", "/a", "--data-dir", "/b"], False, None),
+        (["--data-dir", "-x"], False, None),
+        (["--data", "/d"], False, None),  # argparse's abbreviations: the full command line's
+        (["-h"], False, None),
+        (["--bogus"], False, None),
+        (["runs"], False, None),
+    ],
+)
+def test_the_app_with_at_most_a_data_dir_is_opened_without_the_command_lines_package(
+    argv: list[str], plain: bool, data_dir: str | None
+) -> None:
+    from desktop_agent import __main__ as entry
+
+    assert entry._plain_command_line(argv, None) == (plain, data_dir)
+
+
+def test_a_bad_option_to_the_app_is_still_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from desktop_agent import __main__ as entry
+
+    assert entry.main(["--bogus"]) == EXIT_REFUSED
+    assert "unrecognized arguments: --bogus" in _one_line_error(capsys)
