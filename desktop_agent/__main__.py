@@ -110,9 +110,9 @@ def _data_dir_of(argv: Sequence[str]) -> str | None:
     value = named if named is not None else os.environ.get("DESKTOP_AGENT_HOME")
     if value:
         return os.path.expanduser(value)
-    from desktop_agent.store.data_dir import resolve_data_dir
+    from desktop_agent.store.data_dir import default_data_dir
 
-    return str(resolve_data_dir(None))
+    return default_data_dir()  # the standard library's answer on Linux, not platformdirs'
 
 
 def _private_and_writable(data_dir: str) -> bool:
