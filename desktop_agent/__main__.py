@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
         code = stop_all(words)
         if code is not None:
             return code
+    app, data_dir = _plain_command_line(words, None)
+    # a sub-command: before its imports (a run's process spends 0.3-1 s in them), so that a
+    # stop-all from now on is a stop of what it asks for (see entry_stop_mark)
+    entry_mark = None if app else entry_stop_mark(words)
 
     from desktop_agent.store.private_files import PRIVATE_UMASK
 
@@ -31,17 +35,45 @@ def main(argv: list[str] | None = None) -> int:
     # the modules that make those files set the modes too, for library users.
     os.umask(PRIVATE_UMASK)
 
-    plain, data_dir = _plain_command_line(words, None)
-    if plain:
+    if app:
         # the app, read without the command line's package: argparse and its grammar are
-        # some 4 ms of the way to the window's first paint
+        # some 4 ms of the way to the window's first paint. It asks for nothing at its start
+        # (its window's Start is off until its engine is up): no entry mark
         from desktop_agent.app import run_app
 
         return run_app(list(words), data_dir=data_dir)
 
     from desktop_agent.cli import main as cli_main
 
-    return cli_main(words)
+    return cli_main(words, entry_mark=entry_mark)
+
+
+def entry_stop_mark(argv: Sequence[str]) -> tuple[str, str]:
+    """(the data dir the command line names, where its stop-all mark stands now).
+
+    Every stop-all marks `instances/stop-all` before it looks for the instances to tell
+    (api/stop_all.py STOP_MARK_FILE); a process still importing has registered nothing, so
+    it cannot be told. `run` and `routine run` hand this to their Host, which stops the run
+    they were asked for when the mark has grown since (host.py `Host.start`). The data dir is
+    the last `--data-dir DIR` / `--data-dir=DIR`, as argparse takes it, else
+    DESKTOP_AGENT_HOME, else the platform's (without platformdirs on Linux); the command
+    compares it with the one it resolves and reads the mark again when they differ."""
+    from desktop_agent.api.stop_all import read_stop_mark
+
+    named = None
+    for index, word in enumerate(argv):
+        if word == "--data-dir" and index + 1 < len(argv):
+            named = argv[index + 1]
+        elif word.startswith("--data-dir="):
+            named = word.partition("=")[2]
+    value = named or os.environ.get("DESKTOP_AGENT_HOME")
+    if value:
+        data_dir = os.path.expanduser(value)
+    else:
+        from desktop_agent.store.data_dir import default_data_dir
+
+        data_dir = default_data_dir()
+    return data_dir, read_stop_mark(data_dir)
 
 
 def stop_all(argv: Sequence[str]) -> int | None:

@@ -299,18 +299,26 @@ class Challenges:
 
 
 async def stop_all_instances(
-    data_dir: Path, *, exclude_pid: int | None = None, timeout_s: float = STOP_ALL_TIMEOUT_S
+    data_dir: Path,
+    *,
+    exclude_pid: int | None = None,
+    timeout_s: float = STOP_ALL_TIMEOUT_S,
+    marked: bool = False,
 ) -> int:
     """`stop_all_blocking` off the event loop (it blocks on sockets)."""
     import asyncio
 
     return await asyncio.to_thread(
-        stop_all_blocking, data_dir, exclude_pid=exclude_pid, timeout_s=timeout_s
+        stop_all_blocking, data_dir, exclude_pid=exclude_pid, timeout_s=timeout_s, marked=marked
     )
 
 
 def stop_all_blocking(
-    data_dir: Path, *, exclude_pid: int | None = None, timeout_s: float = STOP_ALL_TIMEOUT_S
+    data_dir: Path,
+    *,
+    exclude_pid: int | None = None,
+    timeout_s: float = STOP_ALL_TIMEOUT_S,
+    marked: bool = False,
 ) -> int:
     """Ask every live instance to stop all its runs, all at once; the total number of runs
     stopped, within `timeout_s` overall.
@@ -319,9 +327,11 @@ def stop_all_blocking(
     port) is asked, with a proof bound to its challenge and the request, never the token
     itself; redirects are never followed. An instance that does not answer, answers with an
     error or fails the proof is skipped with a log line (stop_all.stop_everywhere: the
-    standard library, one thread per instance).
+    standard library, one thread per instance). `marked`: the caller marked this stop-all
+    already (host.py `Host.stop_everything`); else it is marked here first.
     """
-    mark_stop_all(str(data_dir))  # before the registry is read: see STOP_MARK_FILE
+    if not marked:
+        mark_stop_all(str(data_dir))  # before the registry is read: see STOP_MARK_FILE
     listeners = [(i.pid, i.port) for i in live_instances(data_dir) if i.pid != exclude_pid]
     if not listeners:
         return 0

@@ -166,6 +166,17 @@ def read_stop_mark(data_dir: str) -> str:
     return f"{info.st_ino}:{info.st_size}"
 
 
+def one_mark_later(before: str, after: str) -> bool:
+    """Is `after` the mark `before` plus one stop-all's byte (the same file, or the first)?"""
+    inode, _, size = before.partition(":")
+    later_inode, _, later_size = after.partition(":")
+    if not later_size.isdigit():
+        return False
+    if not before:
+        return later_size == "1"
+    return later_inode == inode and size.isdigit() and int(later_size) == int(size) + 1
+
+
 def parse_instance(text: str) -> dict[str, Any] | None:
     """The fields of an instance file (pid, port, started_at, process_started, face) checked
     and defaulted; None when it is not one."""

@@ -55,10 +55,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str], *, entry_mark: tuple[str, str] | None = None) -> int:
     """Run a sub-command (or open the app) and give the exit code. Where the process has no
     console (the windowed Windows exe), what a sub-command prints goes to the log in its data
-    dir (cli/console.py); the app shows its own errors."""
+    dir (cli/console.py); the app shows its own errors.
+
+    `entry_mark`: (data dir, its stop-all mark) as the process started (__main__.py
+    `entry_stop_mark`); without it the mark is read once the data dir is known."""
     with output_to_log():
         try:
             args = parse_args(argv)
@@ -68,17 +71,21 @@ def main(argv: Sequence[str]) -> int:
             print(f"desktop-agent: {error}", file=sys.stderr)
             return EXIT_REFUSED
         if args.command is not None:
-            return _command(args)
+            return _command(args, entry_mark)
     from desktop_agent.app import run_app
 
+    # the app asks for nothing at its start: its window's runs are asked for once it is up
     return run_app(list(argv), data_dir=args.data_dir)
 
 
-def _command(args: argparse.Namespace) -> int:
+def _command(args: argparse.Namespace, entry_mark: tuple[str, str] | None = None) -> int:
     try:
         from desktop_agent.cli.setup import log_to_file, prepare_data_dir
 
         data_dir = prepare_data_dir(args.data_dir)
+        # where the stop-alls stood when this command was asked for: `run` and `routine run`
+        # stop their run when one came since (host.py `Host.start`)
+        args.stop_mark = _stop_mark_at_entry(data_dir, entry_mark)
         log_to_file(data_dir)
         return _handler(args.command)(args, data_dir)
     except DesktopAgentError as error:
@@ -86,6 +93,19 @@ def _command(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_STOPPED
+
+
+def _stop_mark_at_entry(data_dir: Path, entry_mark: tuple[str, str] | None) -> str:
+    """The entry's mark when it was read for this data dir, else the mark now."""
+    import os
+
+    from desktop_agent.api.stop_all import read_stop_mark
+
+    if entry_mark is not None:
+        named, mark = entry_mark
+        if os.path.abspath(named) == os.path.abspath(data_dir):
+            return mark
+    return read_stop_mark(str(data_dir))
 
 
 def _log_to_named_data_dir(argv: Sequence[str]) -> None:

@@ -78,7 +78,10 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
     from desktop_agent.host import Host, RunRequest
 
     gate = gate_for(args.approve, args.allow_dangerous or ())
-    host = await Host.open(data_dir, settings, gate=gate)
+    # a stop-all since the process started (it could not find this one) stops the run
+    host = await Host.open(
+        data_dir, settings, gate=gate, stop_mark=getattr(args, "stop_mark", None)
+    )
     try:
         notes = TakeoverNotes(host, as_json=args.json)
         # attached before any run (it arms once one starts: nothing is said of a run refused)
@@ -236,7 +239,11 @@ def _cmd_mcp(args: argparse.Namespace, data_dir: Path) -> int:
             "exe started without them): start it from the console program (desktop-agent, or "
             "desktop-agent-cli in the installed bundle), or use --http"
         )
-    return asyncio.run(serve_mcp(data_dir, _settings_for(args), http=args.http, port=args.port))
+    settings = _settings_for(args)
+    mark = getattr(args, "stop_mark", None)
+    return asyncio.run(
+        serve_mcp(data_dir, settings, http=args.http, port=args.port, stop_mark=mark)
+    )
 
 
 def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.api.stop_all import read_stop_mark
+from desktop_agent.api.stop_all import mark_stop_all, one_mark_later, read_stop_mark
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
     RunFinished,
@@ -109,7 +109,7 @@ class Host:
         hotkey_problem: why the stop hotkey is not on (one line), else "".
     """
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, *, stop_mark: str | None = None) -> None:
         self.agent = agent
         self.records = Records(agent)
         self.api_port: int | None = None
@@ -122,18 +122,30 @@ class Host:
         self._watching = False
         self._heard: Any = None  # the UserTakeover this listens to
         self._unsubscribe = agent.runner.subscribe(self._tell)
-        # the last stop-all's mark as this host opened: one made before its API is up (and
-        # findable) stops its runs then (serve_api)
-        self._stop_mark = read_stop_mark(str(agent.data_dir))
+        # where the stop-alls' marks stood when this face was asked for what it starts (`run`:
+        # its process's entry), else as this host opened: a stop-all marked since, before its
+        # API is up (and findable), stops its runs (start, serve_api)
+        self._stop_mark = read_stop_mark(str(agent.data_dir)) if stop_mark is None else stop_mark
 
     @classmethod
     async def open(
-        cls, data_dir: Path, settings: Settings, *, gate: PermissionGate | None = None
+        cls,
+        data_dir: Path,
+        settings: Settings,
+        *,
+        gate: PermissionGate | None = None,
+        stop_mark: str | None = None,
     ) -> Host:
-        """Open the store (recovering crashed runs) and build the services, on this loop."""
+        """Open the store (recovering crashed runs) and build the services, on this loop.
+
+        `stop_mark`: where the stop-all marks stood (api/stop_all.read_stop_mark) when the
+        face was asked for the run it starts — `run` and `routine run` at their process's
+        entry (desktop_agent/__main__.py); by default, now. A stop-all marked since then,
+        before this host's API is registered (when it could not find this instance), stops
+        the runs started here."""
         from desktop_agent.agent import Agent
 
-        return cls(await Agent.open(data_dir, settings, gate=gate))
+        return cls(await Agent.open(data_dir, settings, gate=gate), stop_mark=stop_mark)
 
     @property
     def settings(self) -> Settings:
@@ -170,6 +182,10 @@ class Host:
         handle = admit(self.agent, request, planner=planner)
         hosted = HostedRun(handle.run_id)
         self._spawn(self._own(hosted, handle.events))
+        if self.api_port is None:
+            # no stop-all can find this instance yet: one that marked meanwhile stops the run
+            # now, before its model check (serve_api looks again once it can be found)
+            self._catch_up_on_stop_all()
         return hosted
 
     def submit(self, request: StartRequest) -> None:
@@ -224,6 +240,7 @@ class Host:
     def stop_everything(self) -> int:
         """Stop every run here at once, then tell the other instances on the data dir;
         `StoppedEverything(here, elsewhere)` follows once they answered. Runs stopped here."""
+        self._mark_own_stop_all()
         here = self.agent.stop_all()
         self._spawn(self._stop_other_instances(here))
         return here
@@ -232,11 +249,24 @@ class Host:
         from desktop_agent.api.instances import stop_all_instances
 
         try:
-            elsewhere = await stop_all_instances(self.data_dir, exclude_pid=os.getpid())
+            elsewhere = await stop_all_instances(
+                self.data_dir, exclude_pid=os.getpid(), marked=True
+            )
         except Exception:  # noqa: BLE001 - this instance's runs are stopped either way
             log.exception("telling the other instances to stop failed")
             elsewhere = 0
         self._tell(StoppedEverything(here, elsewhere))
+
+    def _mark_own_stop_all(self) -> None:
+        """Mark this stop-all for the instances still starting (api/stop_all.py
+        STOP_MARK_FILE), in this step: its mark is not one this host must catch up on (it
+        stops every run here itself), unless another stop-all marked too."""
+        data_dir = str(self.data_dir)
+        before = read_stop_mark(data_dir)
+        mark_stop_all(data_dir)
+        after = read_stop_mark(data_dir)
+        if self._stop_mark == before and one_mark_later(before, after):
+            self._stop_mark = after
 
     # ── events ───────────────────────────────────────────────────────────────
 
@@ -265,13 +295,21 @@ class Host:
         server = ApiServer(self.agent, controls_only=controls_only, face=face)
         self.api_port = await server.start(port)
         self._closers.append(server.close)
-        if read_stop_mark(str(self.data_dir)) != self._stop_mark:
-            # a stop-all came while this instance was starting and did not find it: its runs
-            # (admitted meanwhile, waiting for this API to act) stop now
-            log.info("a stop-all came while this instance started: its runs are stopped")
-            self.agent.stop_all()
+        # the runs admitted meanwhile (waiting for this API to act) and a stop-all that came
+        # while this instance could not be found: from now on every stop-all finds it
+        self._catch_up_on_stop_all()
         log.info("local API on 127.0.0.1:%d%s", self.api_port, " (controls only)" * controls_only)
         return self.api_port
+
+    def _catch_up_on_stop_all(self) -> None:
+        """Stop every run here when a stop-all marked STOP_MARK_FILE since the last look (it
+        came while this instance was starting and did not find it); the mark is seen once."""
+        mark = read_stop_mark(str(self.data_dir))
+        if mark == self._stop_mark:
+            return
+        self._stop_mark = mark
+        log.info("a stop-all came while this instance started: its runs are stopped")
+        self.agent.stop_all()
 
     async def grab_stop_hotkey(self, combo: str | None = None) -> bool:
         """The global stop hotkey (`combo`, default the settings') stops everything, delivered

@@ -36,16 +36,25 @@ Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def serve_mcp(
-    data_dir: Path, settings: Settings, *, http: bool = False, port: int = 0
+    data_dir: Path,
+    settings: Settings,
+    *,
+    http: bool = False,
+    port: int = 0,
+    stop_mark: str | None = None,
 ) -> int:
-    """Serve until the client leaves (stdio: end of input) or a signal comes; exit code 0."""
+    """Serve until the client leaves (stdio: end of input) or a signal comes; exit code 0.
+
+    `stop_mark`: the stop-all mark at the process's entry (`Host.open`). A client's calls come
+    only once its `initialize` was answered, after this instance is registered, so a stop-all
+    before that precedes every call: it stops nothing here (and revokes no grant yet given)."""
     from importlib.metadata import version
 
     from desktop_agent.host.host import Host
     from desktop_agent.mcp.server import McpFace
 
     gate = McpApprovalGate(app_asker(data_dir))
-    host = await Host.open(data_dir, settings, gate=gate)
+    host = await Host.open(data_dir, settings, gate=gate, stop_mark=stop_mark)
     try:
         ended = asyncio.Event()
         host.stop_on_signals(then=ended.set)

@@ -265,7 +265,10 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         gate: Any = AutoGate(ApprovalDecision.DENY)  # nobody is there to answer
     else:
         gate = gate_for(args.approve, _tools(args.allow_dangerous))
-    host = await Host.open(data_dir, settings, gate=gate)
+    # a stop-all since the process started (it could not find this one) stops the run
+    host = await Host.open(
+        data_dir, settings, gate=gate, stop_mark=getattr(args, "stop_mark", None)
+    )
     agent = host.agent
     try:
         routine = await service.get(agent.repo, args.name)

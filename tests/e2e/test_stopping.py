@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, json_lines
+from desktop_agent.core.routine import Routine, RoutineStep
+from desktop_agent.store import SqliteRunRepository
+from tests.e2e.conftest import ROOT, Cli, json_lines
 from tests.support.model_server import Hang, ModelServer
 from tests.support.xdisplay import wait_until
 
@@ -138,3 +143,74 @@ def test_a_run_killed_mid_run_shows_as_interrupted_crash(
 def _log(cli: Cli) -> str:
     path = cli.data_dir / "desktop-agent.log"
     return path.read_text() if path.exists() else ""
+
+
+#: `desktop-agent` as its console script runs it, held where it imports its command line (the
+#: 0.3-1 s a process spends importing before its Host opens) until a line comes on stdin
+HELD_AT_IMPORT = """
+import importlib.abc, sys
+
+class Hold(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "desktop_agent.cli":
+            sys.meta_path.remove(self)
+            print("held", file=sys.stderr, flush=True)
+            sys.stdin.readline()
+        return None
+
+sys.meta_path.insert(0, Hold())
+from desktop_agent.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "routine run"])
+def test_a_stop_all_while_the_process_is_still_importing_stops_what_it_was_asked_for(
+    cli: Cli, model: Callable[..., ModelServer], command: str
+) -> None:
+    """`stop-all` from another process between the start of `run` (or `routine run`) and its
+    Host opening finds no instance to tell; the mark it left is read at the process's entry,
+    so the run is stopped before it started: exit 2, no model request of any kind, nothing
+    observed or done."""
+    server = model(script=[{"action": "done", "message": "ok"}])
+    if command == "run":
+        words = ["run", "say hi", "--base-url", server.base_url, "--model", "qwen2.5vl",
+                 "--vision", "yes"]  # fmt: skip
+    else:
+        waits = Routine("pause", "wait a moment", (RoutineStep("wait", {"seconds": 0}),))
+        asyncio.run(_save_routine(cli.data_dir, waits))
+        words = ["routine", "run", "pause", "--no-agent"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", HELD_AT_IMPORT, *words, "--json", "--approve", "all",
+         "--data-dir", str(cli.data_dir)],
+        cwd=ROOT, env=cli.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    cli.started.append(process)
+    assert process.stderr is not None and process.stdin is not None
+    assert process.stderr.readline().strip() == "held"
+
+    stopped = cli.call("stop-all")  # nobody is registered yet: it can only leave its mark
+    assert (stopped.returncode, stopped.stdout) == (0, "stopped 0 run(s)\n"), stopped.stderr
+    process.stdin.write("go\n")
+    process.stdin.flush()
+    out, err = process.communicate(timeout=60)
+
+    assert process.returncode == 2, err
+    events = json_lines(out)
+    assert [e["type"] for e in events] == ["run_started", "run_finished"]
+    final = events[-1]["run"]
+    assert (final["status"], final["stop_reason"], final["step_count"]) == (
+        "stopped",
+        "user_stop",
+        0,
+    )
+    assert (server.requests, server.models_requests) == ([], 0)
+
+
+async def _save_routine(data_dir: Path, routine: Routine) -> None:
+    repo = await asyncio.to_thread(SqliteRunRepository.open, data_dir)
+    try:
+        await repo.save_routine(routine)
+    finally:
+        repo.close()

@@ -215,3 +215,66 @@ async def test_without_the_loops_signal_handlers_a_signal_still_stops_every_run(
     assert final is not None and final.stop_reason is StopReason.USER_STOP
     await host.close()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+# ── a stop-all that came while the process started (its mark, api/stop_all.py) ─────
+
+
+async def test_a_stop_all_marked_since_the_given_entry_mark_stops_the_run_at_its_start(
+    tmp_path: Path,
+) -> None:
+    """`run` hands over the mark as its process started: a stop-all since (the process was
+    importing, nobody could find it) stops its run at admission, before its model check."""
+    from desktop_agent.api.stop_all import mark_stop_all, read_stop_mark
+
+    at_entry = read_stop_mark(str(tmp_path))
+    mark_stop_all(str(tmp_path))  # another process's stop-all, while this one imported
+    host = Host(make_agent(tmp_path, script=[tool("click", x=5, y=5), done()]), stop_mark=at_entry)
+    try:
+        hosted = host.start(RunRequest("click something"))
+        streamed = [event.type async for event in hosted.events()]
+        final = await hosted.final()
+        assert final is not None
+        assert (final.status, final.stop_reason, final.step_count) == (
+            RunStatus.STOPPED,
+            StopReason.USER_STOP,
+            0,
+        )
+        assert streamed == ["run_started", "run_finished"]
+        assert host.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+
+        # the mark is seen once: a run asked for after it goes on
+        later = await host.start(RunRequest("click something")).final()
+        assert later is not None and later.status is RunStatus.COMPLETED
+    finally:
+        await host.close()
+
+
+async def test_without_an_entry_mark_a_stop_all_before_the_host_opened_stops_nothing(
+    tmp_path: Path,
+) -> None:
+    """The app asks for nothing at its start: the mark it compares with is the one as its
+    Host opened."""
+    from desktop_agent.api.stop_all import mark_stop_all
+
+    mark_stop_all(str(tmp_path))
+    host = Host(make_agent(tmp_path, script=[tool("click", x=5, y=5), done()]))
+    try:
+        final = await host.start(RunRequest("click something")).final()
+        assert final is not None and final.status is RunStatus.COMPLETED
+    finally:
+        await host.close()
+
+
+async def test_the_hosts_own_stop_everything_does_not_stop_a_run_started_after_it(
+    tmp_path: Path,
+) -> None:
+    """Its stop-all marks the file for the instances still starting; this host stopped its
+    own runs at that instant, so its next start (before its API is up) is not stopped."""
+    host = Host(make_agent(tmp_path, script=[tool("click", x=5, y=5), done()]))
+    try:
+        assert host.stop_everything() == 0
+        final = await host.start(RunRequest("click something")).final()
+        assert final is not None and final.status is RunStatus.COMPLETED
+    finally:
+        await host.close()
