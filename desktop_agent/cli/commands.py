@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.cli.console import has_no_console
-from desktop_agent.cli.exits import EXIT_FAILED, EXIT_REFUSED
+from desktop_agent.cli.exits import EXIT_FAILED, EXIT_REFUSED, EXIT_STOPPED
 from desktop_agent.cli.gate import gate_for
 from desktop_agent.cli.output import EXIT_BY_STATUS, json_line, print_events
 from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
-from desktop_agent.core.errors import RefusedToStart
+from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
 from desktop_agent.core.events import RunPaused, StartRefused, TakeoverUnavailable, TaskLoopEvent
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
@@ -253,7 +253,7 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     if getattr(args, "model_profile", None):
         settings = settings.model_copy(update={"model_profile": args.model_profile})
     if args.calibrate:
-        return _calibrate(settings)
+        return _calibrate(settings, data_dir, getattr(args, "stop_mark", None))
     items = list(run_doctor())
     items.extend(asyncio.run(_model_checks(settings)))
     for item in items:
@@ -363,11 +363,17 @@ async def _grounding_check(settings: Settings, profile_default: str) -> Any:
     )
 
 
-def _calibrate(settings: Settings) -> int:
+def _calibrate(settings: Settings, data_dir: Path, stop_mark: str | None = None) -> int:
     """`doctor --calibrate`: the calibration window; the report on stdout; Save writes
     `model_coordinates` into the settings file (the file's own values, not this command's
     overrides). The screenshot and the model's requests run on an engine thread, as in the
-    app: the window's thread only paints."""
+    app: the window's thread only paints.
+
+    A stop ends it as it ends a run: the process opens a Host on the engine that holds the
+    calibration (`Host.hold_calibration`), serves the controls-only local API (face
+    "doctor", so `stop-all` and the other instances' stop hotkey reach it) and grabs the stop
+    hotkey; a stop-all since the process started (`stop_mark`) stops it too. Stopped: exit 2.
+    """
     from desktop_agent.host.display import display_problem
     from desktop_agent.settings import Settings, load_settings, save_settings, settings_path
 
@@ -398,6 +404,7 @@ def _calibrate(settings: Settings) -> int:
     # the window's close must not stop the loop before the engine has let the capture go
     app.setQuitOnLastWindowClosed(False)
     engine = Engine("desktop-agent-calibration").start()
+    calibration = ScreenCalibration(settings)
 
     async def on_engine(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         async def call() -> T:  # made on the engine, as EngineClient.ask does
@@ -405,15 +412,36 @@ def _calibrate(settings: Settings) -> int:
 
         return await engine.run(call())
 
+    host = None
     try:
+        host = engine.submit(_calibration_host(data_dir, settings, calibration, stop_mark)).result()
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            calibrating = calibrate_in_window(
-                ScreenCalibration(settings), on_engine, save=save, on_report=show
-            )
+            calibrating = calibrate_in_window(calibration, on_engine, save=save, on_report=show)
             result = runner.run(calibrating)
     finally:
+        if host is not None:
+            engine.submit(host.close()).result()
         engine.close()
+    if calibration.stopped and result is None:
+        return EXIT_STOPPED
     return 0 if result is not None else 1
+
+
+async def _calibration_host(
+    data_dir: Path, settings: Settings, calibration: Any, stop_mark: str | None
+) -> Host:
+    """The Host of `doctor --calibrate`, holding `calibration` before anything else: every
+    stop-all (its API, another instance's hotkey) and its own stop hotkey stop it."""
+    from desktop_agent.host import Host
+
+    host = await Host.open(data_dir, settings, stop_mark=stop_mark)
+    host.hold_calibration(calibration)
+    try:
+        await host.serve_api(controls_only=True, face="doctor")
+    except (DesktopAgentError, OSError) as error:
+        log.warning("local API not served: %s", error)
+    await host.grab_stop_hotkey()
+    return host
 
 
 def _cmd_routine(args: argparse.Namespace, data_dir: Path) -> int:

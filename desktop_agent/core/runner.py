@@ -61,6 +61,8 @@ class TaskRunnerService:
     def __init__(self, services: RunnerServices) -> None:
         self.services = services
         self._active: dict[str, RunControl] = {}
+        #: model work that is not a run (a calibration): stop_all stops it too
+        self._held: set[RunControl] = set()
         self._approval_ids = itertools.count(1)
         self._listeners: list[Callable[[TaskLoopEvent], None]] = []
 
@@ -237,11 +239,27 @@ class TaskRunnerService:
         control.resume()
         return True
 
+    def hold(self, control: RunControl) -> Callable[[], None]:
+        """Have every `stop_all` (and `stop_held`) stop `control` too, until the returned
+        release is called: for model work that is not a run (a calibration), so each stop
+        path that reaches the runs reaches it. It is not a run: `stop_all` does not count it."""
+        self._held.add(control)
+        return lambda: self._held.discard(control)
+
+    def stop_held(self) -> int:
+        """Stop the held work (not the runs); how much was going on."""
+        held = list(self._held)
+        for control in held:
+            control.stop()
+        return len(held)
+
     def stop_all(self) -> int:
-        """Stop every active run and revoke every task-level grant; how many runs were stopped."""
+        """Stop every active run and every held piece of work (`hold`), and revoke every
+        task-level grant; how many *runs* were stopped."""
         controls = list(self._active.values())
         for control in controls:
             control.stop()
+        self.stop_held()
         self.services.permissions.revoke_all_task_grants()
         return len(controls)
 

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.model_servers import Discovery
     from desktop_agent.core.ports import PermissionGate, Planner
     from desktop_agent.core.tools import ToolSpec
+    from desktop_agent.host.calibration import ScreenCalibration
     from desktop_agent.host.model_check import ModelCheck
     from desktop_agent.settings import Settings
 
@@ -220,6 +221,18 @@ class Host:
     def stop(self, run_id: str) -> bool:
         """Stop one run; whether it was active."""
         return self.agent.runner.stop(run_id)
+
+    def hold_calibration(self, calibration: ScreenCalibration) -> None:
+        """From now until it closes, every stop-all of this process (stop_everything: the
+        window's and the tray's Stop all, the stop hotkey; the local API's stop-all, so
+        another process's; a signal) and `stop_calibrations` stop `calibration`: its model
+        request is cancelled as a run's is, and none follows. It is not a run: a stop-all's
+        count ("stopped N run(s)", `StoppedEverything.here`) leaves it out."""
+        calibration.held_until_closed(self.agent.runner.hold(calibration.control))
+
+    def stop_calibrations(self) -> int:
+        """Stop every calibration going on (the window's Stop); how many there were."""
+        return self.agent.runner.stop_held()
 
     def pause(self, run_id: str) -> bool:
         return self.agent.runner.pause(run_id)

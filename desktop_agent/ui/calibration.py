@@ -19,6 +19,7 @@ from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeyEvent, QPainter, QPain
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop_agent.core.calibration import TARGET_RADIUS, CalibrationResult, Target, targets_for
+from desktop_agent.core.errors import StopRequested
 from desktop_agent.host.engine import EngineClosed
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ T = TypeVar("T")
 
 #: time for the window manager to map and paint the window before the screenshot
 SETTLE_MS = 400
+#: what the window says when a stop ended the calibration
+STOPPED_TEXT = "Calibration stopped: nothing more is asked of the model."
 
 
 class OnEngine(Protocol):
@@ -141,6 +144,12 @@ class CalibrationWindow(QWidget):
             result = await on_engine(calibration.ask, observation, targets)
         except asyncio.CancelledError:
             raise
+        except StopRequested:
+            # a stop-all, the stop hotkey, the tray: the request in flight was cancelled
+            log.info("calibration stopped")
+            self.status.setText(STOPPED_TEXT)
+            self._show_panel()
+            return None
         except Exception as error:  # noqa: BLE001 - any failure is the window's one-line answer
             log.info("calibration failed", exc_info=True)
             line = str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -383,6 +383,8 @@ class MainWindow(QMainWindow):
         run_id = self.shown.ask_stop()
         if run_id is not None:
             self.client.send(self.client.host.stop, run_id)
+        # a calibration asking the model (Settings… → Calibrate…) is what goes on too
+        self.client.send(self.client.host.stop_calibrations)
 
     @Slot(str)
     def on_run_selected(self, run_id: str) -> None:

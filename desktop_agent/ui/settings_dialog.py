@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
-from desktop_agent.core.errors import ConfigError
+from desktop_agent.core.errors import ConfigError, StopRequested
 from desktop_agent.core.models import Policy, Risk
 from desktop_agent.core.permissions import DEFAULT_POLICY
 from desktop_agent.settings import (
@@ -550,6 +550,9 @@ class SettingsDialog(QDialog):
             space = await calibrate(settings)
         except asyncio.CancelledError:
             raise
+        except StopRequested:
+            self.calibrate_result.setText("calibration stopped")
+            space = None
         except Exception as error:  # noqa: BLE001 - any failure is the one-line answer
             log.info("calibration failed: %s", error, exc_info=True)
             self.calibrate_result.setText(f"failed: {one_line(error)}")

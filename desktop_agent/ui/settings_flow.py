@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
-from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.errors import DesktopAgentError, StopRequested
 from desktop_agent.settings import Settings
 from desktop_agent.ui.text import one_line
 
@@ -90,16 +90,22 @@ class SettingsController(QObject):
     async def calibrate(self, settings: Settings) -> str | None:
         """Calibrate the model of `settings` (the dialog's, maybe unsaved) in the calibration
         window; the coordinate space the user chose to save there, or None. The screenshot,
-        the API key and the model's requests are the engine's (host/calibration.py)."""
+        the API key and the model's requests are the engine's (host/calibration.py).
+        StopRequested when a stop ended it (Stop all, the stop hotkey, the API's stop-all)."""
         from desktop_agent.host.calibration import ScreenCalibration
         from desktop_agent.ui import calibration
 
         chosen: list[str] = []
         # a child of the (window-modal) dialog, or the dialog would block its Save button
         parent = self.dialog if self.dialog is not None else self.window
+        screen = ScreenCalibration(settings)
+        # held before any of its work, in order with it: every stop from now on reaches it
+        self.client.send(self.client.host.hold_calibration, screen)
         await calibration.calibrate_in_window(
-            ScreenCalibration(settings), self.client.ask, save=chosen.append, parent=parent
+            screen, self.client.ask, save=chosen.append, parent=parent
         )
+        if screen.stopped and not chosen:
+            raise StopRequested
         return chosen[-1] if chosen else None
 
     @Slot(Settings)

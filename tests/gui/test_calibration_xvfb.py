@@ -66,3 +66,39 @@ def test_doctor_calibrate_finds_a_0_to_1000_model_and_save_writes_it(tmp_path: P
         assert 'model_coordinates = "normalized"' in (tmp_path / "settings.toml").read_text()
     finally:
         session.close()
+
+
+def test_doctor_calibrate_is_stopped_by_stop_all_from_another_process(tmp_path: Path) -> None:
+    """The model thinks about the first ring; `desktop-agent stop-all` (another process)
+    reaches the calibration through the doctor's local API: the request is cancelled, none
+    follows, the window says so; a calibration is not a run ("stopped 0 run(s)"); exit 2."""
+    from tests.support.model_server import Hang
+
+    session = start_xsession(*SCREEN, atspi=False)
+    out_path = tmp_path / "stdout.txt"
+    try:
+        with serve_in_thread(ModelServer(script=[Hang()])) as server:
+            extra = {"QT_QPA_PLATFORM": "xcb", "DESKTOP_AGENT_HOME": str(tmp_path)}
+            env = session.child_env(extra)
+            argv = [
+                sys.executable, "-m", "desktop_agent", "doctor", "--calibrate",
+                "--base-url", server.base_url, "--model", "some-vlm",
+            ]  # fmt: skip
+            with out_path.open("w") as out:
+                cli = session.spawn(argv, extra_env=extra, cwd=ROOT, stdout=out)
+                wait_until(lambda: server.requests, timeout=60, what="the first model request")
+                stopped = subprocess.run(
+                    [sys.executable, "-m", "desktop_agent", "stop-all"],
+                    env=env, cwd=ROOT, capture_output=True, text=True, timeout=30,
+                )  # fmt: skip
+                assert (stopped.returncode, stopped.stdout) == (0, "stopped 0 run(s)\n")
+                wait_until(
+                    lambda: "Calibration stopped" in out_path.read_text(),
+                    timeout=10,
+                    what="the window saying it stopped",
+                )
+                subprocess.run(["xdotool", "key", "Escape"], env=env, check=True)
+                assert cli.wait(timeout=15) == 2
+        assert len(server.requests) == 1
+    finally:
+        session.close()

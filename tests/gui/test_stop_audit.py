@@ -221,3 +221,91 @@ def test_a_window_that_closes_before_its_run_may_act_never_lets_it_act(
     stored = drive(qloop, agent.repo.get_run(requests[0].run_id))
     assert stored is not None
     assert (stored.status, stored.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+
+
+# ── a calibration asking the model, and every stop path of the app ───────────
+
+
+def _stop_by_window_stop_all(harness: Any) -> None:
+    harness.window.stop_all_action.trigger()
+
+
+def _stop_by_window_stop(harness: Any) -> None:
+    harness.window.on_stop_requested()  # the Stop button / Esc of the main window
+
+
+def _stop_by_tray(harness: Any) -> None:
+    harness.app.tray.stop_all_requested.emit()
+
+
+def _stop_by_hotkey(harness: Any) -> None:
+    host = harness.client.host
+    harness.client.engine.loop.call_soon_threadsafe(host._on_hotkey)  # as its listener does
+
+
+def _stop_by_api_stop_all(harness: Any) -> None:
+    # another process's `desktop-agent stop-all` reaches the app through its local API
+    from desktop_agent.api.instances import stop_all_blocking
+
+    threading.Thread(target=stop_all_blocking, args=(harness.agent.data_dir,), daemon=True).start()
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [
+        _stop_by_window_stop_all,
+        _stop_by_window_stop,
+        _stop_by_tray,
+        _stop_by_hotkey,
+        _stop_by_api_stop_all,
+    ],
+    ids=["window-stop-all", "window-stop", "tray", "hotkey", "api-stop-all"],
+)
+def test_every_stop_of_the_app_ends_a_calibration_mid_model_request(
+    qtbot: Any, qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: Any
+) -> None:
+    """Settings… → Calibrate…: the model thinks about the first ring when the user stops; the
+    request is cancelled, no other is sent, the window and the dialog say it was stopped."""
+    from desktop_agent.host import calibration as host_calibration
+    from desktop_agent.ui.calibration import STOPPED_TEXT, CalibrationWindow
+    from desktop_agent.ui.settings_dialog import SettingsDialog
+    from tests.gui.test_app_wiring import build
+    from tests.gui.test_calibration_window import Still, open_windows
+    from tests.support.model_server import Hang, ModelServer
+
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
+    real = host_calibration.ScreenCalibration
+
+    def on_still_screen(settings: Any, **options: Any) -> Any:  # no screen offscreen
+        return real(settings, observer=Still(), **options)
+
+    monkeypatch.setattr(host_calibration, "ScreenCalibration", on_still_screen)
+    harness = build(qtbot, qloop, make_agent(tmp_path / "data"))
+    try:
+        if stop is _stop_by_api_stop_all:
+            drive(qloop, harness.client.ask(harness.client.host.serve_api, face="app"))
+        harness.app.settings.on_settings_requested()
+        dialog = harness.app.settings.dialog
+        assert isinstance(dialog, SettingsDialog)
+        qtbot.addWidget(dialog)
+
+        async def scenario() -> tuple[int, str]:
+            async with ModelServer(script=[Hang()]) as server:
+                dialog.fields["base_url"].setText(server.base_url)
+                dialog.fields["model"].setText("some-vlm")
+                dialog.calibrate_button.click()
+                await server.wait_requests(1)  # the model is thinking about ring A
+                (window,) = open_windows()
+                assert isinstance(window, CalibrationWindow)
+                stop(harness)
+                await until(lambda: window.status.text() == STOPPED_TEXT, 10, what="stopped")
+                window.close()
+                await until(lambda: dialog.calibrate_button.isEnabled(), 10, what="the end")
+                return len(server.requests), dialog.calibrate_result.text()
+
+        requests, said = drive(qloop, scenario())
+        assert requests == 1  # cancelled mid-request; nothing asked after the stop
+        assert said == "calibration stopped"
+        assert harness.agent.runner._held == set()  # let go once closed
+    finally:
+        drive(qloop, harness.close())
