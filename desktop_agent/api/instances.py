@@ -20,6 +20,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
 import stat
 import sys
@@ -358,6 +359,76 @@ ASK_PATH = "/api/approvals/ask"
 ASK_GRACE_S = 5.0
 #: the requests one instance sends another: signed with a challenge, never the token
 SIGNED_ROUTES = frozenset({("POST", STOP_ALL_PATH), ("POST", ASK_PATH)})
+#: and a stop, pause or resume of one run, forwarded to the instance that runs it
+_CONTROL_PATH = re.compile(r"/api/tasks/[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}/(stop|pause|resume)")
+
+
+def is_signed_route(method: str, path: str) -> bool:
+    """May a request from another instance (signed with a challenge) go to this route?"""
+    if (method, path) in SIGNED_ROUTES:
+        return True
+    return method == "POST" and _CONTROL_PATH.fullmatch(path) is not None
+
+
+async def control_elsewhere(
+    data_dir: Path,
+    run_id: str,
+    action: str,
+    *,
+    exclude_pid: int,
+    timeout_s: float = STOP_ALL_TIMEOUT_S,
+) -> int | None:
+    """`control_elsewhere_blocking` off the event loop (it blocks on sockets)."""
+    import asyncio
+
+    return await asyncio.to_thread(
+        control_elsewhere_blocking,
+        data_dir,
+        run_id,
+        action,
+        exclude_pid=exclude_pid,
+        timeout_s=timeout_s,
+    )
+
+
+def control_elsewhere_blocking(
+    data_dir: Path,
+    run_id: str,
+    action: str,
+    *,
+    exclude_pid: int,
+    timeout_s: float = STOP_ALL_TIMEOUT_S,
+) -> int | None:
+    """Ask the other live instances, one after the other, to `action` (stop, pause, resume)
+    the run `run_id`, which this one does not run: the pid of the instance that did, None
+    when none did (none runs it, or one did not prove itself or answer: logged).
+
+    As stop-all: only a listener that proved it holds the token is asked, with a request
+    signed with its challenge (never the token); an instance asked so does not forward it
+    again (api/routes.py)."""
+    from desktop_agent.api.stop_all import exchange, proven_challenge
+
+    others = [i for i in live_instances(data_dir) if i.pid != exclude_pid]
+    token = read_token(data_dir) if others else None
+    if token is None:
+        return None
+    path = f"/api/tasks/{run_id}/{action}"
+    deadline = time.monotonic() + timeout_s
+    for instance in others:
+        try:
+            challenge = proven_challenge(instance.port, token, deadline)
+            if challenge is None:
+                log.warning("the listener on port %d did not prove it is ours", instance.port)
+                continue
+            headers = signed_headers(token, instance.port, challenge, "POST", path)
+            status, _ = exchange(instance.port, "POST", path, headers, deadline)
+        except (OSError, ValueError) as error:
+            log.warning("instance pid %d was not asked to %s run %s: %s",
+                        instance.pid, action, run_id, reason(error))  # fmt: skip
+            continue
+        if status == 200:
+            return instance.pid
+    return None
 
 
 async def ask_app_instance(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ from desktop_agent.api.schemas import (
 )
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
 from desktop_agent.core.events import TaskLoopEvent, event_line
-from desktop_agent.core.models import ApprovalDecision, RunView
+from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView
 from desktop_agent.host.starts import NotQueued, QueuedRun, admit
 
 if TYPE_CHECKING:
@@ -78,6 +79,10 @@ class Forbidden(Refusal):
     status = 403
 
 
+#: set on a request another instance signed (server.py): a run's stop, pause or resume it
+#: forwards is answered for this instance only, never forwarded again
+FROM_INSTANCE = web.RequestKey("from_instance", bool)
+
 #: why a `desktop-agent run` process's API refuses to create, start or approve
 CONTROLS_ONLY = (
     "this is a `desktop-agent run` process, whose approvals follow its own --approve: its "
@@ -98,11 +103,18 @@ class Routes:
     """
 
     def __init__(
-        self, agent: Agent, *, controls_only: bool = False, asks_here: bool = False
+        self,
+        agent: Agent,
+        *,
+        controls_only: bool = False,
+        asks_here: bool = False,
+        pid: int | None = None,
     ) -> None:
         self.agent = agent
         self.controls_only = controls_only
         self.asks_here = asks_here
+        #: the pid this instance is registered under (not asked when a control is forwarded)
+        self.pid = os.getpid() if pid is None else pid
         self.vision: dict[str, VisionSetting] = {}
         self._streaming: set[str] = set()
 
@@ -175,7 +187,9 @@ class Routes:
             await self._stop(request, run_id)
         elif not getattr(runner, action)(run_id):
             run = await self._load(request)
-            raise Conflict(f"run {run_id} is not running ({run.status.value}); cannot {action}")
+            if run.status.is_terminal or run.status is RunStatus.QUEUED:
+                raise Conflict(f"run {run_id} is not running ({run.status.value}); cannot {action}")
+            await self._elsewhere(request, run_id, run.status, action)
         return web.json_response({"run_id": run_id, "requested": action})
 
     async def _stop(self, request: web.Request, run_id: str) -> None:
@@ -193,8 +207,29 @@ class Routes:
                 async for _ in events:
                     pass
         except NotQueued as refusal:
-            status = refusal.run.status.value
-            raise Conflict(f"run {run_id} is not running ({status}); nothing to stop") from None
+            run = refusal.run
+            if run.status.is_terminal:
+                status = run.status.value
+                raise Conflict(f"run {run_id} is not running ({status}); nothing to stop") from None
+            await self._elsewhere(request, run_id, run.status, "stop")
+
+    async def _elsewhere(
+        self, request: web.Request, run_id: str, status: RunStatus, action: str
+    ) -> None:
+        """The run is running or paused, not here: another instance on the data dir runs it.
+        Forward the request to the instances (signed, as stop-all is); one that runs it
+        answers. A request forwarded to this one is not forwarded again."""
+        if request.get(FROM_INSTANCE, False):
+            raise Conflict(f"run {run_id} is not run by this instance; cannot {action}")
+        from desktop_agent.api.instances import control_elsewhere
+
+        pid = await control_elsewhere(self.agent.data_dir, run_id, action, exclude_pid=self.pid)
+        if pid is None:
+            raise Conflict(
+                f"run {run_id} is {status.value} in another process on this data dir, and no "
+                f"instance took the {action} (POST /api/tasks/stop-all stops every run)"
+            )
+        log.info("%s of run %s forwarded to instance pid %d", action, run_id, pid)
 
     async def stop_all(self, request: web.Request) -> web.StreamResponse:
         parse_body(await request.read(), NoBody)

@@ -17,15 +17,15 @@ from aiohttp import web
 from desktop_agent.api.instances import (
     IDENTITY_PATH,
     PROOF_SCHEME,
-    SIGNED_ROUTES,
     Challenges,
     ensure_token,
     identity_proof,
     is_nonce,
+    is_signed_route,
     register_instance,
     unregister_instance,
 )
-from desktop_agent.api.routes import Refusal, Routes, error_response
+from desktop_agent.api.routes import FROM_INSTANCE, Refusal, Routes, error_response
 from desktop_agent.api.schemas import BadRequest
 from desktop_agent.core.errors import (
     AlreadyRunning,
@@ -75,7 +75,9 @@ class ApiServer:
         self._pid = os.getpid() if pid is None else pid
         self._token = ""
         self._face = face
-        self._routes = Routes(agent, controls_only=controls_only, asks_here=face == "app")
+        self._routes = Routes(
+            agent, controls_only=controls_only, asks_here=face == "app", pid=self._pid
+        )
         self._runner: web.AppRunner | None = None
         self._instance_file: Path | None = None
         self._challenges = Challenges()
@@ -182,11 +184,14 @@ class ApiServer:
     def _authorized(self, request: web.Request) -> bool:
         scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() == PROOF_SCHEME.lower():
-            # stop-all or an approval from another instance: signed with our challenge
-            signed = (request.method, request.path) in SIGNED_ROUTES
-            return signed and self._challenges.accept(
+            # stop-all, an approval or a run's control from another instance: signed with
+            # our challenge; the routes know it came from one (FROM_INSTANCE)
+            signed = is_signed_route(request.method, request.path)
+            accepted = signed and self._challenges.accept(
                 self._token, self.port or 0, credentials, request.method, request.path
             )
+            request[FROM_INSTANCE] = accepted
+            return accepted
         if scheme.lower() != "bearer" or not self._token:
             return False
         given = credentials.strip().encode("utf-8", "replace")

@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import logging
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -457,3 +458,70 @@ async def test_a_start_while_a_stop_of_the_queued_run_reads_the_store_is_refused
         "stopped before it started",
     )
     assert api.planners.made == {} and api.agent.runner.active_ids == ()
+
+
+# ── a run going on in another instance on the data dir ───────────────────────
+
+
+@pytest.mark.parametrize("action", ["stop", "pause"])
+async def test_a_control_of_a_run_going_on_in_another_instance_is_forwarded_to_it(
+    tmp_path: Path, session: aiohttp.ClientSession, action: str
+) -> None:
+    """`POST /api/tasks/{id}/stop` to the app of a run that `serve` (another instance on the
+    data dir) runs: the app forwards it, signed as stop-all is, and the run stops there; it
+    answered 409 "not running (running)" while the run went on."""
+    import os
+
+    from tests.unit.api.conftest import close_api, open_api
+
+    there = await open_api(tmp_path, session, pid=os.getppid())
+    here = await open_api(tmp_path, session, pid=os.getpid())
+    try:
+        hang = Hang()
+        there.planners.scripts["hang"] = [hang]
+        run = await there.create("hang")
+        async with there.events(run["id"]) as response:
+            await hang.asked.wait()
+
+            status, body = await here.call("POST", f"/api/tasks/{run['id']}/{action}")
+
+            assert (status, body) == (200, {"run_id": run["id"], "requested": action})
+            if action == "pause":
+                assert there.agent.runner.is_active(run["id"])
+                await here.call("POST", f"/api/tasks/{run['id']}/stop")
+            _, finished = await next_frame(frames(response), "run_finished")
+        assert (finished["run"]["status"], finished["run"]["stop_reason"]) == (
+            "stopped",
+            "user_stop",
+        )
+    finally:
+        await close_api(here)
+        await close_api(there)
+
+
+async def test_a_stop_of_a_run_no_live_instance_runs_is_409_saying_so(
+    api: Api, tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    """The store says running, and no instance on the data dir takes the stop (its process is
+    not an instance any more, or did not answer): one line that says so, not "not running".
+    The other instance asked does not forward it back."""
+    import os
+
+    from desktop_agent.core.models import RunStatus
+    from tests.unit.api.conftest import close_api, open_api
+
+    other = await open_api(tmp_path, session, pid=os.getppid())  # opened first: it recovers
+    run = await api.create("elsewhere")
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None
+    await api.agent.repo.save_run(stored.with_(status=RunStatus.RUNNING))
+    try:
+        status, body = await api.call("POST", f"/api/tasks/{run['id']}/stop")
+    finally:
+        await close_api(other)
+
+    assert status == 409
+    assert body["error"] == (
+        f"run {run['id']} is running in another process on this data dir, and no instance "
+        "took the stop (POST /api/tasks/stop-all stops every run)"
+    )
