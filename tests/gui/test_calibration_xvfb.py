@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,8 @@ import pytest
 from PIL import Image
 
 from desktop_agent.core.calibration import targets_for
-from tests.support.app import spawn_app
-from tests.support.model_server import ModelServer, Reply, ScriptItem, serve_in_thread
+from tests.support.app import APP, ROOT, spawn_app
+from tests.support.model_server import Hang, ModelServer, Reply, ScriptItem, serve_in_thread
 from tests.support.xdisplay import start_xsession
 
 pytestmark = [pytest.mark.gui, pytest.mark.desktop]
@@ -72,33 +73,25 @@ def test_doctor_calibrate_is_stopped_by_stop_all_from_another_process(tmp_path: 
     """The model thinks about the first ring; `desktop-agent stop-all` (another process)
     reaches the calibration through the doctor's local API: the request is cancelled, none
     follows, the window says so; a calibration is not a run ("stopped 0 run(s)"); exit 2."""
-    from tests.support.model_server import Hang
-
     session = start_xsession(*SCREEN, atspi=False)
     out_path = tmp_path / "stdout.txt"
     try:
         with serve_in_thread(ModelServer(script=[Hang()])) as server:
-            extra = {"QT_QPA_PLATFORM": "xcb", "DESKTOP_AGENT_HOME": str(tmp_path)}
-            env = session.child_env(extra)
-            argv = [
-                sys.executable, "-m", "desktop_agent", "doctor", "--calibrate",
-                "--base-url", server.base_url, "--model", "some-vlm",
-            ]  # fmt: skip
-            with out_path.open("w") as out:
-                cli = session.spawn(argv, extra_env=extra, cwd=ROOT, stdout=out)
-                wait_until(lambda: server.requests, timeout=60, what="the first model request")
+            args = ("doctor", "--calibrate", "--base-url", server.base_url, "--model", "some-vlm")
+            with (
+                out_path.open("w") as out,
+                spawn_app(tmp_path, *args, session=session, stdout=out) as cli,
+            ):
+                cli.wait_for(lambda: server.requests, "the first model request", timeout=60)
                 stopped = subprocess.run(
-                    [sys.executable, "-m", "desktop_agent", "stop-all"],
-                    env=env, cwd=ROOT, capture_output=True, text=True, timeout=30,
+                    [*APP, "stop-all", "--data-dir", str(tmp_path)],
+                    cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
                 )  # fmt: skip
                 assert (stopped.returncode, stopped.stdout) == (0, "stopped 0 run(s)\n")
-                wait_until(
-                    lambda: "Calibration stopped" in out_path.read_text(),
-                    timeout=10,
-                    what="the window saying it stopped",
-                )
-                subprocess.run(["xdotool", "key", "Escape"], env=env, check=True)
-                assert cli.wait(timeout=15) == 2
+                cli.wait_for(lambda: "Calibration stopped" in out_path.read_text(),
+                             "the window saying it stopped", timeout=10)  # fmt: skip
+                session.xdotool("key", "Escape")
+                assert cli.wait_exit(timeout=15) == 2
         assert len(server.requests) == 1
     finally:
         session.close()
