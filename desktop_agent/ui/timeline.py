@@ -407,6 +407,14 @@ class TimelineView(QTableView):
     """The timeline table: fixed-height rows (so thousands of rows lay out in O(1)),
     whole-row selection, and following the newest row while the user is at the bottom.
 
+    A row appended repaints that row, not the whole view: QTableView lays its items out
+    again after any change of the row count (`doItemsLayout`) and repaints its whole
+    viewport then — every visible cell asked for its roles and drawn, 2-5 ms of the GUI
+    thread, for each step of a live run. After appends alone the layout here updates the
+    geometries (the scroll bar's range) and repaints from the first new row down; a scroll
+    to the new row moves the painted pixels and paints the strip it uncovers. Any other
+    change of the rows (a reset, rows removed or moved) is laid out whole, as Qt does.
+
     Attributes:
         follow: whether new rows scroll into view (True while the view is at its bottom).
     """
@@ -415,6 +423,9 @@ class TimelineView(QTableView):
         super().__init__(parent)
         self.follow = True
         self._scroll_pending = False
+        # the first row appended since the last layout (None: none, or the layout is whole)
+        self._appended_from: int | None = None
+        self._whole_layout_due = False
         self.setModel(model)
         self.setObjectName("timeline")
         self.setAccessibleName("Step timeline")
@@ -453,12 +464,29 @@ class TimelineView(QTableView):
         model.rowsAboutToBeInserted.connect(self.on_rows_about_to_be_inserted)
         model.rowsInserted.connect(self.on_rows_inserted)
         model.modelReset.connect(self.on_model_reset)
+        for moved in (
+            model.modelAboutToBeReset,
+            model.rowsAboutToBeRemoved,
+            model.rowsAboutToBeMoved,
+            model.layoutAboutToBeChanged,
+            model.columnsAboutToBeInserted,
+            model.columnsAboutToBeRemoved,
+        ):
+            moved.connect(self.on_rows_moved)
 
     def on_rows_about_to_be_inserted(self, *_: object) -> None:
         bar = self.verticalScrollBar()
         self.follow = bar.value() >= bar.maximum() - 2
 
-    def on_rows_inserted(self, *_: object) -> None:
+    def on_rows_moved(self, *_: object) -> None:
+        self._whole_layout_due = True
+
+    def on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        if last == self.model().rowCount() - 1:  # appended
+            if self._appended_from is None or first < self._appended_from:
+                self._appended_from = first
+        else:
+            self._whole_layout_due = True
         # one scroll per event-loop pass, however many rows a replay adds in it
         if self.follow and not self._scroll_pending:
             self._scroll_pending = True
@@ -471,6 +499,19 @@ class TimelineView(QTableView):
 
     def on_model_reset(self) -> None:
         self.follow = True
+
+    def doItemsLayout(self) -> None:  # noqa: N802 - Qt override
+        """Qt's delayed layout after the rows changed (see the class docstring)."""
+        appended_from, whole = self._appended_from, self._whole_layout_due
+        self._appended_from, self._whole_layout_due = None, False
+        if appended_from is None or whole:
+            super().doItemsLayout()
+            return
+        self.updateGeometries()
+        viewport = self.viewport()
+        top = max(self.rowViewportPosition(appended_from), 0)
+        if top < viewport.height():
+            viewport.update(0, top, viewport.width(), viewport.height() - top)
 
 
 def _ints(value: object, count: int) -> tuple[int, ...] | None:

@@ -7,11 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QWidget
 
 from desktop_agent.core.models import StepKind, StepStatus, StepView
-from desktop_agent.ui.timeline import ImageLoader, TimelineModel, format_duration
+from desktop_agent.ui.timeline import (
+    ROW_HEIGHT,
+    ImageLoader,
+    TimelineModel,
+    TimelineView,
+    format_duration,
+)
 from tests.gui.fake_agent import jpeg
 
 pytestmark = pytest.mark.gui
@@ -116,3 +123,61 @@ def test_the_loader_decodes_off_thread_keeps_within_its_budget_and_knows_missing
         assert loader.missing(key) and loader.cached("nope.jpg") is None
     finally:
         loader.shutdown()
+
+
+class _Painted(QObject):
+    """The regions a widget was asked to paint (an event filter on it)."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.heights: list[int] = []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Paint:
+            self.heights.append(event.region().boundingRect().height())  # type: ignore[attr-defined]
+        return False
+
+
+def test_an_appended_row_repaints_the_new_rows_and_the_screen_shows_every_row(
+    qtbot: Any,
+) -> None:
+    # the view follows the newest row with it selected, as in a live run; each append must
+    # paint at most the rows that changed (the new one and the one that lost the selection),
+    # not the whole viewport, and what is on the screen is what a full paint draws
+    model = TimelineModel()
+    view = TimelineView(model)
+    qtbot.addWidget(view)
+    view.resize(700, 8 * ROW_HEIGHT)
+    view.show()
+    qtbot.waitExposed(view)
+
+    def shows_what_a_full_paint_draws() -> None:
+        # the backing store (offscreen: what grabWindow reads) against a paint of everything
+        def same() -> bool:
+            drawn = view.grab().toImage()
+            on_screen = view.screen().grabWindow(view.winId()).toImage()
+            return on_screen.convertToFormat(drawn.format()) == drawn
+
+        qtbot.waitUntil(same, timeout=2000)
+
+    for seq in range(1, 4):  # fewer than fill the view: nothing scrolls, the new rows paint
+        model.upsert(step(seq, seq, StepKind.ACTION, StepStatus.OK, tool="wait", summary=f"{seq}"))
+        shows_what_a_full_paint_draws()
+    for seq in range(4, 31):
+        model.upsert(step(seq, seq, StepKind.ACTION, StepStatus.OK, tool="wait", summary=f"{seq}"))
+    view.selectRow(29)
+    qtbot.waitUntil(lambda: view.verticalScrollBar().value() == view.verticalScrollBar().maximum())
+    shows_what_a_full_paint_draws()  # the scroll to row 30 painted
+    painted = _Painted(view.viewport())
+    for seq in range(31, 36):
+        model.upsert(step(seq, seq, StepKind.ACTION, StepStatus.RUNNING, tool="wait"))
+        view.selectRow(seq - 1)
+        qtbot.waitUntil(lambda: bool(painted.heights))
+        assert max(painted.heights) <= 2 * ROW_HEIGHT, painted.heights
+        painted.heights.clear()
+    qtbot.waitUntil(lambda: view.verticalScrollBar().value() == view.verticalScrollBar().maximum())
+    shows_what_a_full_paint_draws()
+    model.clear()  # another run on show: laid out and painted whole
+    model.upsert(step(1, 1, StepKind.OBSERVE, StepStatus.RUNNING))
+    shows_what_a_full_paint_draws()
