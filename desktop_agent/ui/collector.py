@@ -9,6 +9,16 @@ generation as CPython's thresholds would. The pattern is pyqtgraph's
 (pyqtgraph/util/garbage_collector.py, GarbageCollector, after Erik Janssens' "Should Python
 garbage collector be disabled in Qt apps?"); here one collect of the highest due generation
 per tick, and the collector's earlier state comes back at stop.
+
+A full collection passes over every object the app holds (~67,000 once the window has shown
+a run: 30-45 ms of the GUI thread, longer under load). CPython's own collector does one only
+once the objects that became long-lived since the last one are a quarter of those that were
+(gcmodule.c, gc_collect_generations: long_lived_pending < long_lived_total / 4), and collects
+generation 1 instead until then; so does this one. The objects that were long-lived at the
+last full collection are frozen (gc.freeze) until the next, so the ones since are the
+generation left to count (gc.get_objects(2)); the first time, what lived through the start is
+frozen after a generation-1 collection, without a pass over it. A full collection unfreezes
+them first: it still frees every cycle, as CPython's does, only as rarely.
 """
 
 from __future__ import annotations
@@ -22,8 +32,10 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QTimer
 
 #: how often the GUI thread looks whether a collection is due: a generation-0 collect takes a
-#: few ms at most; a full one (at most every ~121 ticks, 12 s) tens of ms, as CPython's own
+#: few ms at most; a full one tens of ms, as CPython's own, and as rarely (FULL_GROWTH)
 CHECK_INTERVAL_MS = 100
+#: a full collection waits until the long-lived objects grew by this share (CPython's 25 %)
+FULL_GROWTH = 0.25
 
 
 def due_generation(count: tuple[int, int, int], threshold: tuple[int, ...]) -> int | None:
@@ -49,6 +61,28 @@ def collect_if_due(threshold: tuple[int, ...]) -> int | None:
     if generation is not None:
         gc.collect(generation)
     return generation
+
+
+def collect_long_lived_rarely(threshold: tuple[int, ...]) -> int | None:
+    """Collect the due generation on this thread, a full collection only once the long-lived
+    objects grew by FULL_GROWTH (the module docstring); the generation collected, or None."""
+    generation = due_generation(gc.get_count(), threshold)
+    if generation is None or generation < 2:
+        if generation is not None:
+            gc.collect(generation)
+        return generation
+    frozen = gc.get_freeze_count()
+    if not frozen:
+        gc.collect(1)
+        gc.freeze()  # what lived through the start: long-lived from here on
+        return 1
+    if len(gc.get_objects(generation=2)) < frozen * FULL_GROWTH:
+        gc.collect(1)
+        return 1
+    gc.unfreeze()
+    gc.collect(2)
+    gc.freeze()
+    return 2
 
 
 class GuiThreadCollector:
@@ -79,7 +113,7 @@ class GuiThreadCollector:
         return self
 
     def on_tick(self) -> None:
-        collect_if_due(self.threshold)
+        collect_long_lived_rarely(self.threshold)
 
     def stop(self) -> None:
         if self._timer is None:
@@ -87,6 +121,7 @@ class GuiThreadCollector:
         self._timer.stop()
         self._timer.timeout.disconnect(self.on_tick)
         self._timer = None
+        gc.unfreeze()  # the long-lived objects are collectable again, as before start
         if self._was_enabled:
             gc.enable()
 

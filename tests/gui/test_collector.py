@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.ui.collector import collect_on_gui_thread, due_generation
+from desktop_agent.ui.collector import (
+    FULL_GROWTH,
+    collect_long_lived_rarely,
+    collect_on_gui_thread,
+    due_generation,
+)
 
 
 @pytest.mark.parametrize(
@@ -57,3 +62,72 @@ def test_the_timer_collects_on_the_gui_thread_while_automatic_collection_is_off(
     finally:
         gc.callbacks.remove(record)
     assert set(threads) == {threading.main_thread().name}
+
+
+def test_a_full_collection_waits_until_the_long_lived_objects_grew_by_a_quarter() -> None:
+    # CPython's own rule (gcmodule.c, gc_collect_generations): generation 1 is collected
+    # instead of a full pass until the objects that became long-lived since the last full one
+    # are a quarter of those that were; a full pass still frees every cycle
+    import weakref
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    collected: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collected.append(info["generation"])
+
+    def make_generation_2_due() -> None:
+        gc.collect(1)  # generation 2's count past 0
+        gc.collect(0)  # generation 1's count past 0
+        for _ in range(10):
+            Cycle()  # generation 0's count past 1
+
+    due = (1, 0, 0)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    gc.unfreeze()
+    gc.callbacks.append(record)
+    try:
+        old = Cycle()
+        old_one = weakref.ref(old)
+        make_generation_2_due()
+        collected.clear()
+        assert collect_long_lived_rarely(due) == 1
+        assert collected == [1], "the first time: generation 1, then what lived is frozen"
+        frozen = gc.get_freeze_count()
+        assert frozen > 1000
+        del old  # garbage now, in a cycle among the long-lived objects
+
+        make_generation_2_due()
+        collected.clear()
+        assert collect_long_lived_rarely(due) == 1
+        assert collected == [1], "few new long-lived objects: no full pass"
+        assert old_one() is not None
+
+        grown = [[n] for n in range(int(frozen * FULL_GROWTH) + 1_000)]
+        gc.collect(1)  # now long-lived: in generation 2
+        make_generation_2_due()
+        collected.clear()
+        assert collect_long_lived_rarely(due) == 2
+        assert collected == [2]
+        assert old_one() is None, "the full collection freed the cycle among the frozen"
+        assert gc.get_freeze_count() >= len(grown), "what lived through it is frozen again"
+        assert len(gc.get_objects(generation=2)) < 1_000
+    finally:
+        gc.callbacks.remove(record)
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
+def test_the_collector_leaves_nothing_frozen_at_stop(qtbot: Any) -> None:
+    with collect_on_gui_thread(interval_ms=10) as collector:
+        collector.threshold = (1, 0, 0)
+        gc.collect(1)
+        gc.collect(0)
+        qtbot.waitUntil(lambda: gc.get_freeze_count() > 0, timeout=2000)
+    assert gc.get_freeze_count() == 0
