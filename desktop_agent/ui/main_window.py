@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.errors import DesktopAgentError, ModelNotListed, ModelUnreachable
 from desktop_agent.core.models import RunView
+from desktop_agent.ui.frames import OncePerFrame
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
 from desktop_agent.ui.routines import RoutinesPanel
@@ -127,6 +128,9 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._elapsed_timer = QTimer(self)
         self._elapsed_timer.setInterval(1000)
+        # the selected step's detail is laid out and painted at most once per frame: a live
+        # run with its newest row selected changes it with every event
+        self._detail_due = OncePerFrame(self._show_selected_step, parent=self)
         self.panel.set_ready(False)
         self.panel.goal_edit.setFocus()
         self.resize(1280, 800)
@@ -501,7 +505,7 @@ class MainWindow(QMainWindow):
 
     @Slot(QItemSelection, QItemSelection)
     def on_step_selection_changed(self, selected: QItemSelection, _: QItemSelection) -> None:
-        self._show_selected_step()
+        self._detail_due.request()
 
     def on_timeline_data_changed(self, top_left: Any, bottom_right: Any, *_: Any) -> None:
         rows = self.timeline.selectionModel().selectedRows()
@@ -510,7 +514,7 @@ class MainWindow(QMainWindow):
             and top_left.row() <= rows[0].row() <= bottom_right.row()
             and top_left.column() != TimelineModel.SCREEN
         ):
-            self._show_selected_step()
+            self._detail_due.request()
 
     def _show_selected_step(self) -> None:
         rows = self.timeline.selectionModel().selectedRows()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from PySide6.QtGui import QPixmap
 
-from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StopReason
+from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StepView, StopReason
+from desktop_agent.ui import frames
 from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.timeline import THUMB_SIZE, TimelineModel
 from desktop_agent.ui.worker import RunWorker, stored_events
@@ -167,6 +169,28 @@ def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason
     assert detail.labels["reason"].text() == "the Save button is there"
     assert detail.labels["result"].text() == "click ok"
     assert detail.labels["title"].text() == "Turn 1 · action · click"
+
+
+def test_the_selected_steps_detail_is_redrawn_once_per_frame_while_steps_stream(
+    window: MainWindow, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a live run with its newest row selected changes the detail with every event: it is laid
+    # out and painted at once, then at most once more per frame, with the latest step
+    shown: list[StepView | None] = []
+    monkeypatch.setattr(window.detail, "show_step", lambda step, **_: shown.append(step))
+    monkeypatch.setattr(frames, "monotonic", lambda: 1000.0)  # the burst within one frame
+    at = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+    for seq in range(1, 31):
+        window.timeline_model.upsert(
+            StepView(
+                run_id="r1", seq=seq, index=seq, kind=StepKind.ACTION, status=StepStatus.OK,
+                started_at=at, tool="wait",
+            )
+        )  # fmt: skip
+        window.timeline.selectRow(seq - 1)
+    assert [step.seq for step in shown if step] == [1], "the first at once, the rest waits"
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=1000)
+    assert shown[-1] is not None and shown[-1].seq == 30
 
 
 def test_pause_resume_and_stop_buttons_drive_the_runner(window: MainWindow, qloop: Any) -> None:
