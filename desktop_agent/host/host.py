@@ -63,6 +63,8 @@ __all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "ne
 log = logging.getLogger(__name__)
 
 Listener = Callable[[TaskLoopEvent], None]
+#: how often the stop-all mark is looked at while no stop-all can find this instance (a stat)
+STOP_MARK_POLL_S = 0.05
 
 
 class HostedRun:
@@ -127,6 +129,7 @@ class Host:
         # its process's entry), else as this host opened: a stop-all marked since, before its
         # API is up (and findable), stops its runs (start, serve_api)
         self._stop_mark = read_stop_mark(str(agent.data_dir)) if stop_mark is None else stop_mark
+        self._mark_watch: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -185,8 +188,9 @@ class Host:
         self._spawn(self._own(hosted, handle.events))
         if self.api_port is None:
             # no stop-all can find this instance yet: one that marked meanwhile stops the run
-            # now, before its model check (serve_api looks again once it can be found)
+            # now, before its model check; and the mark is watched while it cannot be found
             self._catch_up_on_stop_all()
+            self._watch_stop_mark()
         return hosted
 
     def submit(self, request: StartRequest) -> None:
@@ -313,6 +317,19 @@ class Host:
         self._catch_up_on_stop_all()
         log.info("local API on 127.0.0.1:%d%s", self.api_port, " (controls only)" * controls_only)
         return self.api_port
+
+    def _watch_stop_mark(self) -> None:
+        if self._mark_watch is None or self._mark_watch.done():
+            self._mark_watch = self._spawn(self._follow_stop_mark())
+
+    async def _follow_stop_mark(self) -> None:
+        """While runs go on here and no stop-all can find this instance (its API is not
+        registered: still coming, or it could not be served), look at the stop-all mark every
+        STOP_MARK_POLL_S: a stop-all from another process stops them all the same."""
+        while self.api_port is None and self.agent.runner.active_ids and not self._closed:
+            await asyncio.sleep(STOP_MARK_POLL_S)
+            if self.api_port is None:
+                self._catch_up_on_stop_all()
 
     def _catch_up_on_stop_all(self) -> None:
         """Stop every run here when a stop-all marked STOP_MARK_FILE since the last look (it
@@ -471,6 +488,8 @@ class Host:
             return
         self._closed = True
         self.agent.stop_all()
+        if self._mark_watch is not None:
+            self._mark_watch.cancel()
         if self._owned:
             await asyncio.gather(*self._owned, return_exceptions=True)
         await self.release_stop_hotkey()

@@ -278,3 +278,38 @@ async def test_the_hosts_own_stop_everything_does_not_stop_a_run_started_after_i
         assert final is not None and final.status is RunStatus.COMPLETED
     finally:
         await host.close()
+
+
+async def test_a_stop_all_reaches_an_instance_whose_api_is_not_served(tmp_path: Path) -> None:
+    """The app whose local API could not be served (or `run` before it is): no stop-all can
+    find it, so it watches the mark while its runs go on; another process's stop-all stops
+    them all the same (it went on before)."""
+    from desktop_agent.api.instances import stop_all_blocking
+
+    release = asyncio.Event()
+    asked: list[Any] = []
+
+    async def hang(request: Any) -> Any:
+        asked.append(request)
+        await release.wait()
+        return done()
+
+    host = Host(make_agent(tmp_path))
+    host.agent.planner_factory = lambda run: ScriptedPlanner([hang])
+    try:
+        hosted = host.start(RunRequest("click something"))
+        for _ in range(500):
+            if asked:
+                break
+            await asyncio.sleep(0.01)
+        assert asked  # the model is thinking
+
+        # another process's stop-all: it finds no instance file and leaves its mark
+        assert await asyncio.to_thread(stop_all_blocking, tmp_path) == 0
+        final = await asyncio.wait_for(hosted.final(), 5)
+        assert final is not None
+        assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
+        assert len(asked) == 1
+    finally:
+        release.set()
+        await host.close()
