@@ -399,9 +399,9 @@ def control_elsewhere_blocking(
     exclude_pid: int,
     timeout_s: float = STOP_ALL_TIMEOUT_S,
 ) -> int | None:
-    """Ask the other live instances, one after the other, to `action` (stop, pause, resume)
-    the run `run_id`, which this one does not run: the pid of the instance that did, None
-    when none did (none runs it, or one did not prove itself or answer: logged).
+    """Ask the other live instances, all at once, to `action` (stop, pause, resume) the run
+    `run_id`, which this one does not run: the pid of the instance that did, None when none
+    did (none runs it, or one did not prove itself or answer within `timeout_s`: logged).
 
     As stop-all: only a listener that proved it holds the token is asked, with a request
     signed with its challenge (never the token); an instance asked so does not forward it
@@ -414,21 +414,27 @@ def control_elsewhere_blocking(
         return None
     path = f"/api/tasks/{run_id}/{action}"
     deadline = time.monotonic() + timeout_s
-    for instance in others:
+
+    def ask(instance: Instance) -> int | None:
         try:
             challenge = proven_challenge(instance.port, token, deadline)
             if challenge is None:
                 log.warning("the listener on port %d did not prove it is ours", instance.port)
-                continue
+                return None
             headers = signed_headers(token, instance.port, challenge, "POST", path)
             status, _ = exchange(instance.port, "POST", path, headers, deadline)
         except (OSError, ValueError) as error:
             log.warning("instance pid %d was not asked to %s run %s: %s",
                         instance.pid, action, run_id, reason(error))  # fmt: skip
-            continue
-        if status == 200:
-            return instance.pid
-    return None
+            return None
+        return instance.pid if status == 200 else None
+
+    # at once: one instance that does not answer must not keep the one that runs it waiting
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(others), thread_name_prefix=f"{action} elsewhere") as pool:
+        taken = [pid for pid in pool.map(ask, others) if pid is not None]
+    return taken[0] if taken else None
 
 
 async def ask_app_instance(

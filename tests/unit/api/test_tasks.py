@@ -525,3 +525,37 @@ async def test_a_stop_of_a_run_no_live_instance_runs_is_409_saying_so(
         f"run {run['id']} is running in another process on this data dir, and no instance "
         "took the stop (POST /api/tasks/stop-all stops every run)"
     )
+
+
+async def test_a_forwarded_stop_reaches_the_instance_that_runs_it_past_one_that_hangs(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    """Another live instance on the data dir takes the connection and never answers (listed
+    first): the stop is sent to every instance at once, so the one that runs the run stops it
+    (one after the other, the silent one used the whole deadline and the run went on)."""
+    import os
+    import socket
+
+    from desktop_agent.api.instances import register_instance
+    from tests.unit.api.conftest import close_api, open_api
+
+    silent = socket.create_server(("127.0.0.1", 0))  # its backlog takes the connection
+    register_instance(tmp_path, silent.getsockname()[1], pid=1)  # pid 1: lives, listed first
+    there = await open_api(tmp_path, session, pid=os.getppid())
+    here = await open_api(tmp_path, session, pid=os.getpid())
+    try:
+        hang = Hang()
+        there.planners.scripts["hang"] = [hang]
+        run = await there.create("hang")
+        async with there.events(run["id"]) as response:
+            await hang.asked.wait()
+
+            status, _ = await here.call("POST", f"/api/tasks/{run['id']}/stop")
+
+            assert status == 200
+            _, finished = await next_frame(frames(response), "run_finished")
+        assert finished["run"]["stop_reason"] == "user_stop"
+    finally:
+        silent.close()
+        await close_api(here)
+        await close_api(there)
