@@ -27,6 +27,7 @@ from desktop_agent.api.schemas import (
     parse_body,
     validate,
 )
+from desktop_agent.api.stop_all import PROOF_SCHEME
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
 from desktop_agent.core.events import TaskLoopEvent, event_line
 from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView
@@ -78,10 +79,6 @@ class Forbidden(Refusal):
 
     status = 403
 
-
-#: set on a request another instance signed (server.py): a run's stop, pause or resume it
-#: forwards is answered for this instance only, never forwarded again
-FROM_INSTANCE = web.RequestKey("from_instance", bool)
 
 #: why a `desktop-agent run` process's API refuses to create, start or approve
 CONTROLS_ONLY = (
@@ -219,7 +216,7 @@ class Routes:
         """The run is running or paused, not here: another instance on the data dir runs it.
         Forward the request to the instances (signed, as stop-all is); one that runs it
         answers. A request forwarded to this one is not forwarded again."""
-        if request.get(FROM_INSTANCE, False):
+        if from_instance(request):
             raise Conflict(f"run {run_id} is not run by this instance; cannot {action}")
         from desktop_agent.api.instances import control_elsewhere
 
@@ -327,6 +324,14 @@ class Routes:
         if run is None:
             raise RunNotFound(f"no run {run_id!r}")
         return run
+
+
+def from_instance(request: web.Request) -> bool:
+    """Was `request` signed by another instance (`Authorization: Proof …`)? The server's guard
+    let it through only if its proof was good (server.py `_authorized`): a run's stop, pause or
+    resume it forwards is answered for this instance only, never forwarded again."""
+    scheme, _, _ = request.headers.get("Authorization", "").partition(" ")
+    return scheme.lower() == PROOF_SCHEME.lower()
 
 
 def _run_id(request: web.Request) -> str:

@@ -25,7 +25,7 @@ from desktop_agent.api.instances import (
     register_instance,
     unregister_instance,
 )
-from desktop_agent.api.routes import FROM_INSTANCE, Refusal, Routes, error_response
+from desktop_agent.api.routes import Refusal, Routes, error_response
 from desktop_agent.api.schemas import BadRequest
 from desktop_agent.core.errors import (
     AlreadyRunning,
@@ -185,13 +185,11 @@ class ApiServer:
         scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() == PROOF_SCHEME.lower():
             # stop-all, an approval or a run's control from another instance: signed with
-            # our challenge; the routes know it came from one (FROM_INSTANCE)
+            # our challenge (the routes see it came from one: routes.from_instance)
             signed = is_signed_route(request.method, request.path)
-            accepted = signed and self._challenges.accept(
+            return signed and self._challenges.accept(
                 self._token, self.port or 0, credentials, request.method, request.path
             )
-            request[FROM_INSTANCE] = accepted
-            return accepted
         if scheme.lower() != "bearer" or not self._token:
             return False
         given = credentials.strip().encode("utf-8", "replace")
