@@ -1,5 +1,5 @@
 """Qt tests run offscreen unless QT_QPA_PLATFORM says otherwise; shared fixtures: qloop, agent,
-window, collect_qt_garbage_on_the_gui_thread."""
+harness, window. (Python's cycle collection: tests/conftest.py.)"""
 
 from __future__ import annotations
 
@@ -14,17 +14,6 @@ from typing import Any  # noqa: E402
 import pytest  # noqa: E402
 
 from tests.gui.fake_agent import make_agent  # noqa: E402
-
-
-@pytest.fixture
-def collect_qt_garbage_on_the_gui_thread() -> None:
-    """Free the Qt objects earlier tests left, here on the GUI thread: freed by a collection
-    that happens to run on a worker thread (the ImageLoader's, the store's), a QObject with
-    live timers makes Qt warn "Timers cannot be stopped from another thread". For tests that
-    start worker threads without `qloop` (whose loop does the same)."""
-    import gc
-
-    gc.collect()
 
 
 @pytest.fixture

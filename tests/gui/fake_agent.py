@@ -148,14 +148,8 @@ class CrossEvent:
 
 
 def open_loop(qapp: Any) -> asyncio.AbstractEventLoop:
-    import gc
-
     import qasync
 
-    # Qt objects left by earlier tests are freed here, on the GUI thread: freed by a
-    # collection that happens to run on a worker thread, a QObject with live timers
-    # makes Qt warn ("Timers cannot be stopped from another thread")
-    gc.collect()
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
     return loop

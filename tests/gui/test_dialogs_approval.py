@@ -20,8 +20,6 @@ from desktop_agent.ui.widgets import render_marked
 
 pytestmark = [
     pytest.mark.gui,
-    # the dialog's screenshot is read on an ImageLoader thread
-    pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread"),
     # the offscreen platform cannot size-hint or raise windows, and warns each time
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]

@@ -23,7 +23,6 @@ __all__ = ["xsession"]
 pytestmark = [
     pytest.mark.gui,
     pytest.mark.desktop,
-    pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread"),
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
 

@@ -18,7 +18,6 @@ from desktop_agent.ui.timeline import ImageLoader, TimelineModel
 
 pytestmark = [
     pytest.mark.gui,
-    pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread"),
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
 

@@ -4,7 +4,6 @@ pressed while the store, the adapters and the engine are still loading (app.py `
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import signal
 import threading
@@ -24,14 +23,6 @@ pytestmark = [
     pytest.mark.gui,
     pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def free_qt_objects_here() -> Iterator[None]:
-    """The app's objects a test leaves in reference cycles are freed on the GUI thread once it
-    ended, not by a collection that a later test's worker thread happens to run."""
-    yield
-    gc.collect()
 
 
 @pytest.fixture
