@@ -1,10 +1,13 @@
 """Pasting text through the clipboard and putting the previous clipboard text back.
 
-X11: `xclip` owns the CLIPBOARD selection in the foreground with -verbose, so its stderr says
-when the target application fetched the text: the paste is known to be done, not guessed
-(QClipboard belongs to the GUI thread and its owner must keep running its event loop until the
-paste is served; xclip needs neither). Windows: user32's clipboard, with a short settle time.
-Only text is restored; an image on the clipboard is lost.
+X11: the paste's text is served by a CLIPBOARD owner of our own (python-xlib, on a thread),
+which sees the target each request asks for: the paste is done once a *text* target was
+served, not guessed (QClipboard belongs to the GUI thread and its owner must keep running its
+event loop until the paste is served). Any other target is refused, so a program that asks for
+its own format first (a GTK text view: GTK_TEXT_BUFFER_CONTENTS) asks for text next and gets
+it, however late. xclip reads the previous text and serves it again afterwards. Windows:
+user32's clipboard, with a short settle time. Only text is restored; an image on the clipboard
+is lost.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import select
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -59,15 +63,6 @@ class _StderrLines:
             *done, self._buffer = self._buffer.split(b"\n")
             self.lines.extend(line.decode("utf-8", "replace") for line in done)
         return True
-
-    def served(self) -> int:
-        """How many selection requests xclip has answered."""
-        waiting = [line for line in self.lines if "Waiting for selection request number" in line]
-        return max(0, len(waiting) - 1)
-
-
-def _more_than(lines: _StderrLines, count: int) -> Callable[[list[str]], bool]:
-    return lambda _: lines.served() > count
 
 
 class _ClipboardOwner:
@@ -119,8 +114,106 @@ def _xclip_in(data: bytes, watch: _ClipboardOwner) -> tuple[subprocess.Popen[byt
     return process, lines
 
 
+#: the targets a text paste asks for (ICCCM 2.6.2, freedesktop's text/plain), as served: the
+#: encoding of each; TARGETS lists them
+TEXT_TARGETS = {
+    "UTF8_STRING": "utf-8",
+    "text/plain;charset=utf-8": "utf-8",
+    "TEXT": "utf-8",  # the owner picks the type: UTF8_STRING
+    "STRING": "latin-1",
+    "text/plain": "latin-1",
+}
+
+
+class _TextOwner:
+    """The CLIPBOARD owned with one text on an X connection of its own, served on a thread
+    until `close()`: TARGETS lists the text targets, a text target gets the text (its type
+    UTF8_STRING or STRING), any other is refused. `taken` is set once a text target was served.
+    """
+
+    def __init__(self, text: str) -> None:
+        from Xlib import X, display
+
+        self.text = text
+        self.taken = threading.Event()
+        self._display = display.Display()
+        self._display.set_error_handler(lambda *_: None)  # a requestor gone meanwhile
+        atom = self._display.intern_atom
+        self._clipboard = atom("CLIPBOARD")
+        self._targets = atom("TARGETS")
+        self._utf8 = atom("UTF8_STRING")
+        self._encodings = {atom(name): encoding for name, encoding in TEXT_TARGETS.items()}
+        root = self._display.screen().root
+        self._window = root.create_window(0, 0, 1, 1, 0, X.CopyFromParent)
+        self.window_id: int = self._window.id
+        self._window.set_selection_owner(self._clipboard, X.CurrentTime)
+        owner = self._display.get_selection_owner(self._clipboard)
+        if int(getattr(owner, "id", owner) or 0) != self._window.id:
+            self._display.close()
+            raise ToolError("could not take the clipboard")
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._serve, name="clipboard owner", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        from Xlib import X
+
+        display = self._display
+        try:
+            while True:
+                while display.pending_events():
+                    event = display.next_event()
+                    if event.type == X.SelectionRequest:
+                        self._answer(event)
+                ready, _, _ = select.select([display.fileno(), self._wake_r], [], [])
+                if self._wake_r in ready:
+                    return
+        except Exception:  # noqa: BLE001 - the X server went away: nothing more to serve
+            return
+
+    def _answer(self, request: Any) -> None:
+        from Xlib import X, Xatom
+        from Xlib.protocol import event
+
+        # an obsolete requestor names no property: the target is the property (ICCCM 2.2)
+        prop = request.property or request.target
+        encoding = self._encodings.get(request.target)
+        if request.target == self._targets:
+            listed = [self._targets, *self._encodings]
+            request.requestor.change_property(prop, Xatom.ATOM, 32, listed)
+        elif encoding is not None:
+            kind = self._utf8 if encoding == "utf-8" else Xatom.STRING
+            data = self.text.encode(encoding, "replace")
+            request.requestor.change_property(prop, kind, 8, data)
+        else:
+            prop = X.NONE  # refused: the requestor asks for another target
+        request.requestor.send_event(
+            event.SelectionNotify(
+                time=request.time,
+                requestor=request.requestor,
+                selection=request.selection,
+                target=request.target,
+                property=prop,
+            )
+        )
+        self._display.flush()
+        if encoding is not None:
+            self.taken.set()
+
+    def close(self) -> None:
+        """Stop serving and close the connection (the clipboard has no owner then, unless
+        another program took it)."""
+        os.write(self._wake_w, b"x")
+        self._thread.join(5)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+        with contextlib.suppress(Exception):
+            self._display.close()
+
+
 class XclipPaster:
-    """Clipboard paste on X11 through xclip (Debian package `xclip`)."""
+    """Clipboard paste on X11: our own owner serves the paste (`_TextOwner`), xclip (Debian
+    package `xclip`) reads the previous text and serves it again."""
 
     def __init__(self, *, request_timeout_s: float = 2.0, settle_s: float = 0.15) -> None:
         self.request_timeout_s = request_timeout_s
@@ -145,19 +238,19 @@ class XclipPaster:
         previous = self.read()
         watch = _ClipboardOwner()
         try:
-            owner, lines = _xclip_in(text.encode("utf-8"), watch)
+            owner = _TextOwner(text)
             try:
                 press_paste()
-                if not lines.read_until(lambda _: lines.served() >= 1, self.request_timeout_s):
+                if not owner.taken.wait(self.request_timeout_s):
                     raise ToolError(
                         "the focused window did not take the paste (no clipboard request)"
                     )
-                # some programs ask twice (TARGETS, then the text): wait until requests stop
-                while lines.read_until(_more_than(lines, lines.served()), self.settle_s):
-                    pass
+                # some programs (l3afpad) take the clipboard over with the pasted text just
+                # after the paste: the restore comes after that, or after settle_s
+                watch.wait_change(owner.window_id, timeout=self.settle_s)
             finally:
                 self._restore(previous, watch)
-                _end(owner)
+                owner.close()
         finally:
             watch.close()
 

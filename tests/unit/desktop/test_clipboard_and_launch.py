@@ -17,26 +17,6 @@ from tests.unit.desktop.fake_win32_clipboard import FakeWindowsClipboard
 
 
 @pytest.mark.posix
-def test_requests_served_are_counted_from_xclips_verbose_lines() -> None:
-    lines = [
-        "Waiting for selection requests, Control-C to quit",
-        "  Waiting for selection request number 1",
-        "  Waiting for selection request number 2",
-        "  Waiting for selection request number 3",
-    ]
-    script = "import sys\nfor line in sys.argv[1:]: print(line, file=sys.stderr, flush=True)"
-    child = subprocess.Popen([sys.executable, "-c", script, *lines], stderr=subprocess.PIPE)
-    try:
-        reader = _StderrLines(child)
-        assert reader.read_until(lambda seen: len(seen) == 4, timeout=10)
-    finally:
-        child.wait()
-        assert child.stderr is not None
-        child.stderr.close()
-
-    assert reader.served() == 2
-
-
 @pytest.mark.posix
 def test_a_silent_child_times_out_instead_of_blocking() -> None:
     child = subprocess.Popen(
