@@ -136,8 +136,9 @@ async def test_typed_text_saved_through_save_as_is_exact_and_the_clipboard_is_re
     observation = await observer.observe()
 
     launched = await act(executor, "launch_app", observation, command="l3afpad")
-    # the step ended when l3afpad's window was up (_NET_WM_PID), not after the whole watch
-    match = re.fullmatch(r"started l3afpad \(pid (\d+)\); its window is up", launched.summary)
+    # the step ends when l3afpad's window is up (_NET_WM_PID), or at the watch's 1 s bound
+    # when it is not up by then (a loaded machine): then the summary does not say so
+    match = re.fullmatch(r"started l3afpad \(pid (\d+)\)(; its window is up)?", launched.summary)
     assert match, launched.summary
     try:
         wait_active(windows, "l3afpad")
