@@ -155,6 +155,10 @@ def open_loop(qapp: Any) -> asyncio.AbstractEventLoop:
     return loop
 
 
+def _dropped(*_args: Any, **_kwargs: Any) -> None:
+    return None
+
+
 def close_loop(loop: asyncio.AbstractEventLoop) -> None:
     pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in pending:
@@ -164,6 +168,12 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
     asyncio.set_event_loop(None)
+    # a thread that finishes one of this loop's futures after it closed (an engine thread at the
+    # end of a test: asyncio.wrap_future's callback) posts through qasync's call_soon signal,
+    # whose slot calls loop.call_soon on the timer deleted below ("Internal C++ object
+    # (_SimpleTimer) already deleted", caught in Qt's loop during a later teardown): a closed
+    # loop drops such a callback, posted or still to come
+    loop.call_soon = _dropped  # type: ignore[method-assign,assignment]
     # qasync keeps a Qt timer per pending callback, cancelled ones too, until it fires:
     # delete the loop's timer object now, on this thread, rather than whenever it is collected
     import shiboken6
