@@ -16,6 +16,14 @@ import pytest  # noqa: E402
 from tests.gui.fake_agent import make_agent  # noqa: E402
 
 
+@pytest.fixture(scope="session")
+def qapp_args() -> list[str]:
+    """The tests' QApplication's argv: one QApplication for the session, made by whichever test
+    asks first. Its platform is QT_QPA_PLATFORM's (offscreen, set above, unless the environment
+    says otherwise); a `-platform` here would override the environment."""
+    return ["desktop-agent-tests"]
+
+
 @pytest.fixture
 def qloop(qapp: Any) -> Iterator[Any]:
     """A qasync loop on the test's QApplication; drive coroutines with run_until_complete.

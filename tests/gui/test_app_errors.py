@@ -14,10 +14,7 @@ from desktop_agent.app import ErrorReporter
 from desktop_agent.ui.main_window import MainWindow
 from tests.gui.fake_agent import drive
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 class Emitter(QObject):

@@ -17,10 +17,7 @@ from tests.fakes import LosingHotkey, ScriptedPlanner, done, fail, tool
 from tests.gui.fake_agent import bind_window, drive, make_agent, until
 from tests.gui.test_app_wiring import Harness, RecordingTray, build
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 def blocked(release: asyncio.Event) -> Any:

@@ -16,10 +16,7 @@ from tests.gui.fake_agent import CrossEvent, drive, until
 from tests.gui.test_app_wiring import Harness, RecordingTray, blocking_planner
 from tests.unit.host.test_takeover import Watches
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 def from_the_watch_thread(report: Any) -> None:

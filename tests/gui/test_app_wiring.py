@@ -18,10 +18,7 @@ from desktop_agent.ui.tray import TrayController
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, make_client, until
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 class RecordingTray(TrayController):

@@ -31,17 +31,9 @@ from desktop_agent.ui.calibration import CalibrationWindow, calibrate_in_window
 from tests.gui.fake_agent import real_observation
 from tests.support.model_server import Hang, ModelServer, Reply, ScriptItem
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 _LABEL = re.compile(r"red ring labelled ([A-Z])")
 T = TypeVar("T")
-
-
-@pytest.fixture(scope="session")
-def qapp_args() -> list[str]:
-    return ["desktop-agent-tests", "-platform", "offscreen"]
 
 
 @pytest.fixture(autouse=True)

@@ -18,18 +18,7 @@ from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.ui.approval import ApprovalDialog, ask_approval
 from desktop_agent.ui.widgets import render_marked
 
-pytestmark = [
-    pytest.mark.gui,
-    # the offscreen platform cannot size-hint or raise windows, and warns each time
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
-
-
-@pytest.fixture(scope="session")
-def qapp_args() -> list[str]:
-    # offscreen unless the session's QApplication exists already; never set in os.environ,
-    # which the desktop tests hand down to the apps they start under Xvfb
-    return ["desktop-agent-tests", "-platform", "offscreen"]
+pytestmark = [pytest.mark.gui]
 
 
 T = TypeVar("T")

@@ -25,18 +25,7 @@ from tests.gui.test_dialogs_settings_profile import saved as saved_after_save_cl
 from tests.support.keyrings import MemoryKeyring
 from tests.support.keyrings import memory_keyring as keyring_in_memory
 
-pytestmark = [
-    pytest.mark.gui,
-    # the offscreen platform cannot size-hint or raise windows, and warns each time
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
-
-
-@pytest.fixture(scope="session")
-def qapp_args() -> list[str]:
-    # offscreen unless the session's QApplication exists already; never set in os.environ,
-    # which the desktop tests hand down to the apps they start under Xvfb
-    return ["desktop-agent-tests", "-platform", "offscreen"]
+pytestmark = [pytest.mark.gui]
 
 
 @pytest.fixture

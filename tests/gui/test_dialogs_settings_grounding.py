@@ -11,15 +11,7 @@ from desktop_agent.settings import Settings, load_settings, save_settings
 from desktop_agent.ui.settings_dialog import SettingsDialog
 from tests.gui.test_dialogs_settings_profile import box, saved
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
-
-
-@pytest.fixture(scope="session")
-def qapp_args() -> list[str]:
-    return ["desktop-agent-tests", "-platform", "offscreen"]
+pytestmark = [pytest.mark.gui]
 
 
 def line(dialog: SettingsDialog, name: str) -> QLineEdit:

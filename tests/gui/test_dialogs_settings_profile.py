@@ -14,15 +14,7 @@ from desktop_agent.planner.profiles import PROFILE_NAMES
 from desktop_agent.settings import Settings, load_settings, save_settings
 from desktop_agent.ui.settings_dialog import SettingsDialog
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
-
-
-@pytest.fixture(scope="session")
-def qapp_args() -> list[str]:
-    return ["desktop-agent-tests", "-platform", "offscreen"]
+pytestmark = [pytest.mark.gui]
 
 
 def box(dialog: SettingsDialog, name: str) -> QComboBox:

@@ -13,18 +13,7 @@ from PySide6.QtWidgets import QSystemTrayIcon
 from desktop_agent.ui.acting_panel import ActingPanel
 from desktop_agent.ui.tray import UNAVAILABLE_MESSAGE, TrayController
 
-pytestmark = [
-    pytest.mark.gui,
-    # the offscreen platform cannot size-hint or raise windows, and warns each time
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
-
-
-@pytest.fixture(scope="session")
-def qapp_args() -> list[str]:
-    # offscreen unless the session's QApplication exists already; never set in os.environ,
-    # which the desktop tests hand down to the apps they start under Xvfb
-    return ["desktop-agent-tests", "-platform", "offscreen"]
+pytestmark = [pytest.mark.gui]
 
 
 @pytest.fixture

@@ -20,10 +20,7 @@ from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, until
 from tests.gui.test_app_wiring import Harness, assert_stopped_by_user, blocking_planner, build
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 def hang_the_model_check(agent: Any) -> CrossEvent:

@@ -27,10 +27,7 @@ from tests.gui.fake_agent import ALLOW_ALL, drive, make_agent, until
 from tests.gui.test_app_wiring import build
 from tests.support.model_server import ModelServer, serve_in_thread
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 def _closed_port() -> int:

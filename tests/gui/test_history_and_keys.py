@@ -14,10 +14,7 @@ from desktop_agent.ui.main_window import MainWindow
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import CrossEvent, bind_window, drive, until
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 

@@ -16,10 +16,7 @@ from desktop_agent.ui.worker import RunWorker, stored_events
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import CrossEvent, drive, until
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 def script(agent: Any, *answers: Any) -> None:

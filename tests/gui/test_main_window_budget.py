@@ -13,10 +13,7 @@ from desktop_agent.ui.main_window import MainWindow
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import CrossEvent, drive, until
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 def test_the_status_bar_shows_tokens_cost_and_time_while_the_run_goes(

@@ -23,7 +23,6 @@ __all__ = ["xsession"]
 pytestmark = [
     pytest.mark.gui,
     pytest.mark.desktop,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
 ]
 
 

@@ -14,11 +14,7 @@ from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, tool
 from tests.gui.fake_agent import CrossEvent, drive, until
 from tests.gui.test_app_wiring import Harness
 
-pytestmark = [
-    pytest.mark.gui,
-    # offscreen Qt has no window manager: a dialog's open() says so
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 def no_model(run: Any) -> Any:

@@ -16,10 +16,7 @@ from desktop_agent.ui.history import HistoryModel
 from desktop_agent.ui.step_detail import StepDetail
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 RICH = '<h1>All clear</h1><a href="https://evil.example">ok</a>'
 ESCAPED = '&lt;h1&gt;All clear&lt;/h1&gt;&lt;a href="https://evil.example"&gt;ok&lt;/a&gt;'

@@ -19,10 +19,7 @@ from tests.gui.fake_agent import drive, until
 from tests.gui.test_app_wiring import Harness, build
 from tests.support.keyrings import memory_keyring
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 @pytest.fixture

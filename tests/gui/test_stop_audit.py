@@ -19,10 +19,7 @@ from desktop_agent.settings import Settings, save_settings
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import drive, make_agent, until
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support (propagateSizeHints|raise)\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 
 @pytest.fixture

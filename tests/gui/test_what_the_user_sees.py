@@ -15,10 +15,7 @@ from desktop_agent.core.models import ApprovalRequest, Risk
 from desktop_agent.ui.approval import ApprovalDialog
 from desktop_agent.ui.tray import TrayController, plain_message
 
-pytestmark = [
-    pytest.mark.gui,
-    pytest.mark.qt_log_ignore(r"^This plugin does not support propagateSizeHints\(\)"),
-]
+pytestmark = [pytest.mark.gui]
 
 BLANKS = ("\u2800", "\u3164", "\u115f", "\u1160", "\uffa0", "\u00a0", "\u2003", "\u3000")
 
