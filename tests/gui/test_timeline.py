@@ -125,6 +125,18 @@ def test_the_loader_decodes_off_thread_keeps_within_its_budget_and_knows_missing
         loader.shutdown()
 
 
+def wait_shows_a_full_paint(qtbot: Any, view: QWidget) -> None:
+    """Wait until the screen shows what a paint of all of `view` draws: the backing store
+    (offscreen: what grabWindow reads) against `grab`, a paint of everything."""
+
+    def same() -> bool:
+        drawn = view.grab().toImage()
+        on_screen = view.screen().grabWindow(view.winId()).toImage()
+        return on_screen.convertToFormat(drawn.format()) == drawn
+
+    qtbot.waitUntil(same, timeout=2000)
+
+
 class _Painted(QObject):
     """The regions a widget was asked to paint (an event filter on it)."""
 
@@ -153,13 +165,7 @@ def test_an_appended_row_repaints_the_new_rows_and_the_screen_shows_every_row(
     qtbot.waitExposed(view)
 
     def shows_what_a_full_paint_draws() -> None:
-        # the backing store (offscreen: what grabWindow reads) against a paint of everything
-        def same() -> bool:
-            drawn = view.grab().toImage()
-            on_screen = view.screen().grabWindow(view.winId()).toImage()
-            return on_screen.convertToFormat(drawn.format()) == drawn
-
-        qtbot.waitUntil(same, timeout=2000)
+        wait_shows_a_full_paint(qtbot, view)
 
     for seq in range(1, 4):  # fewer than fill the view: nothing scrolls, the new rows paint
         model.upsert(step(seq, seq, StepKind.ACTION, StepStatus.OK, tool="wait", summary=f"{seq}"))
@@ -182,3 +188,24 @@ def test_an_appended_row_repaints_the_new_rows_and_the_screen_shows_every_row(
     model.clear()  # another run on show: laid out and painted whole
     model.upsert(step(1, 1, StepKind.OBSERVE, StepStatus.RUNNING))
     shows_what_a_full_paint_draws()
+
+
+def test_selecting_rows_leaves_the_column_header_unpainted(qtbot: Any) -> None:
+    # the header shares the table's selection model; it shows nothing of the selection, so a
+    # new row selected (a live run's newest, at every step) must not repaint it
+    model = TimelineModel()
+    view = TimelineView(model)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    for seq in range(1, 6):
+        model.upsert(step(seq, seq, StepKind.ACTION, StepStatus.OK, tool="wait"))
+    view.selectRow(0)
+    wait_shows_a_full_paint(qtbot, view)
+    header = _Painted(view.horizontalHeader().viewport())
+    rows = _Painted(view.viewport())
+    for row in range(1, 5):
+        view.selectRow(row)
+        qtbot.waitUntil(lambda: bool(rows.heights))  # the rows' paint came
+        rows.heights.clear()
+    assert header.heights == []
