@@ -206,13 +206,18 @@ def breakdown(records: list[Record], beats: list[float], cpu: list[float], top: 
             f"    {key[:60]:<60} {heavy_ms.get(key, 0):6.2f} ({heavy_n.get(key, 0):4.1f})"
             f"  {middle_ms.get(key, 0):6.2f} ({middle_n.get(key, 0):4.1f})"
         )
-    lines.append("  the ten heaviest gaps (CPU ms / wall ms: the parts over 0.3 ms)")
-    for gap in sorted(gaps, reverse=True)[:10]:
-        shown = sorted(((ms, key.strip()) for key, ms in parts(gap)[0].items()), reverse=True)
-        lines.append(
-            f"    {gap.cpu_ms:5.1f} / {gap.wall_ms:5.1f}: "
-            + "; ".join(f"{key} {ms:.1f}" for ms, key in shown[:9] if ms >= 0.3)
-        )
+
+    def one_by_one(title: str, chosen: list[Gap]) -> None:
+        lines.append(f"  {title} (CPU ms / wall ms: the parts over 0.3 ms)")
+        for gap in chosen:
+            shown = sorted(((ms, key.strip()) for key, ms in parts(gap)[0].items()), reverse=True)
+            lines.append(
+                f"    {gap.cpu_ms:5.1f} / {gap.wall_ms:5.1f}: "
+                + "; ".join(f"{key} {ms:.1f}" for ms, key in shown[:9] if ms >= 0.3)
+            )
+
+    one_by_one("the ten heaviest gaps", sorted(gaps, reverse=True)[:10])
+    one_by_one("the five longest", sorted(gaps, key=lambda gap: -gap.wall_ms)[:5])
     return "\n".join(lines)
 
 
