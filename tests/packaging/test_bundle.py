@@ -18,8 +18,9 @@ import pytest
 
 from tests.e2e.conftest import display_clients, inventory_of
 from tests.packaging.conftest import Built
+from tests.support.app import spawn_app
 from tests.support.model_server import ModelServer, Reply, serve_in_thread
-from tests.support.xdisplay import XSession, close_window, wait_until
+from tests.support.xdisplay import XSession, close_window, start_tray, wait_until
 
 ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 
@@ -77,17 +78,6 @@ def test_the_desktop_entry_is_valid_and_names_the_launcher_and_the_icon(built: B
     assert entry["Icon"] == "desktop-agent" and entry["StartupWMClass"] == "desktop-agent"
 
 
-def _tray_owned(display_name: str) -> bool:
-    from Xlib import X, display
-
-    connection = display.Display(display_name)
-    try:
-        atom = connection.intern_atom("_NET_SYSTEM_TRAY_S0")
-        return connection.get_selection_owner(atom) != X.NONE
-    finally:
-        connection.close()
-
-
 def _app_windows(display_name: str) -> list[tuple[int, str, tuple[str, ...]]]:
     """(id, title, WM_CLASS) of every mapped top-level client window."""
     from Xlib import X, display
@@ -111,14 +101,9 @@ def test_the_frozen_app_shows_its_window_with_the_entrys_wm_class_and_a_tray_ico
     built: Built, xsession: XSession, tmp_path: Path
 ) -> None:
     entry = desktop_entry(built)
-    tray = xsession.spawn(["trayer", "--edge", "top", "--align", "right", "--height", "24"])
+    tray = start_tray(xsession, "--height", "24")
     try:
-        wait_until(lambda: _tray_owned(xsession.display), timeout=10, what="the tray host")
-        app = xsession.spawn(
-            [str(frozen(built))],
-            extra_env={"DESKTOP_AGENT_HOME": str(tmp_path), "QT_QPA_PLATFORM": "xcb"},
-        )
-        try:
+        with spawn_app(tmp_path, session=xsession, command=(str(frozen(built)),)) as app:
             windows = wait_until(
                 lambda: [w for w in _app_windows(xsession.display) if w[1] == "Desktop Agent"],
                 timeout=30,
@@ -126,29 +111,16 @@ def test_the_frozen_app_shows_its_window_with_the_entrys_wm_class_and_a_tray_ico
             )
             (window_id, _, wm_class) = windows[0]
             assert wm_class == (entry["StartupWMClass"], entry["StartupWMClass"])
-            log = tmp_path / "desktop-agent.log"
-            wait_until(
-                lambda: "first window painted" in log.read_text(), timeout=10, what="first paint"
-            )
+            app.wait_painted(timeout=10)
             # the tray icon comes with the services, once the local API is up
-            wait_until(
-                lambda: (tmp_path / "instances" / f"{app.pid}.json").exists(),
-                timeout=20,
-                what="the app's local API",
-            )
+            app.wait_serving()
             # closing the window hides it to the tray: the tray icon is there
             close_window(xsession.display, window_id)
-            wait_until(
-                lambda: "window closed: hidden to the tray" in log.read_text(),
-                timeout=10,
-                what="the window hidden to the tray",
-            )
-            assert app.poll() is None
-            app.send_signal(signal.SIGTERM)
-            assert app.wait(timeout=15) == 0
-            assert "No system tray" not in log.read_text()
-        finally:
-            xsession.stop(app)
+            app.wait_for(lambda: "window closed: hidden to the tray" in app.log(),
+                         "the window hidden to the tray", timeout=10)  # fmt: skip
+            assert app.process.poll() is None
+            app.quit_with_sigterm()
+            assert "No system tray" not in app.log()
     finally:
         xsession.stop(tray)
 
