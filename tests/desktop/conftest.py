@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from desktop_agent.core.models import Observation, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.inventory.x11 import WindowInfo, X11Windows
+from desktop_agent.desktop.observer import DesktopObserver
 from tests.support.gtk import still_gtk_env
 from tests.support.xdisplay import XSession, wait_until, xsession, xsession_env
 
@@ -37,6 +38,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _on_the_test_desktop(xsession_env: XSession) -> XSession:
     """Every real-desktop test runs with DISPLAY (and D-Bus) pointing at the test desktop."""
     return xsession_env
+
+
+@pytest.fixture
+async def desktop() -> AsyncIterator[tuple[DesktopObserver, DesktopExecutor]]:
+    """An observer (PNG, the element list within INVENTORY_BUDGET_S) and an executor on it."""
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    executor = DesktopExecutor(observer=observer)
+    yield observer, executor
+    executor.close()
+    observer.close()
 
 
 @pytest.fixture

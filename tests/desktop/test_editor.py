@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from desktop_agent.desktop.inventory.atspi_bus import (
 )
 from desktop_agent.desktop.inventory.x11 import X11Windows
 from tests.desktop.conftest import (
-    INVENTORY_BUDGET_S,
     Editor,
     act,
     active_window,
@@ -41,15 +40,6 @@ from tests.desktop.conftest import (
     wait_active,
 )
 from tests.support.xdisplay import XSession, wait_until
-
-
-@pytest.fixture
-async def desktop() -> AsyncIterator[tuple[DesktopObserver, DesktopExecutor]]:
-    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
-    executor = DesktopExecutor(observer=observer)
-    yield observer, executor
-    executor.close()
-    observer.close()
 
 
 def named(observation: Observation, role: str, name: str | None = None) -> Element:

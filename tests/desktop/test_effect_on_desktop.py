@@ -7,9 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import AsyncIterator
 
-import pytest
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
@@ -30,7 +28,7 @@ from desktop_agent.core.ports import DecideRequest, ToolContext
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.observer import DesktopObserver
-from tests.desktop.conftest import INVENTORY_BUDGET_S, Editor
+from tests.desktop.conftest import Editor
 from tests.fakes import MemoryRepository, ScriptedGate, ScriptedPlanner, done, tool
 
 #: GTK's default gtk-double-click-time
@@ -38,15 +36,6 @@ DOUBLE_CLICK_S = 0.4
 #: how long after the action the frozen editor goes on (and draws what it was sent): later
 #: than the effect check's first look (the executor's 0.1 s settle, then one capture)
 LATE_S = 0.7
-
-
-@pytest.fixture
-async def desktop() -> AsyncIterator[tuple[DesktopObserver, DesktopExecutor]]:
-    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
-    executor = DesktopExecutor(observer=observer)
-    yield observer, executor
-    executor.close()
-    observer.close()
 
 
 async def test_typing_changes_the_screen_and_a_click_that_does_nothing_ends_stuck(
