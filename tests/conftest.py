@@ -12,13 +12,26 @@ import pytest
 from desktop_agent.ui.collector import collect_if_due
 from tests.support.threads import pytest_sessionfinish, pytest_unconfigure
 
-__all__ = ["collect_garbage_on_the_main_thread", "pytest_sessionfinish", "pytest_unconfigure"]
+__all__ = [
+    "collect_garbage_on_the_main_thread",
+    "pytest_sessionfinish",
+    "pytest_sessionstart",
+    "pytest_unconfigure",
+]
 
 #: a full collection after this many tests, whatever the counts say
 FULL_COLLECT_EVERY = 50
 
 _THRESHOLD = gc.get_threshold()
 _tests_since_full = 0
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The automatic collector off from the session's start when Qt is loaded already
+    (pytest-qt imports it at configure): session- and module-scoped fixtures set up before the
+    first test's autouse fixture may start threads too."""
+    if "PySide6.QtCore" in sys.modules:
+        gc.disable()
 
 
 @pytest.fixture(autouse=True)
