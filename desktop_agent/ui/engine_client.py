@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import TaskLoopEvent
@@ -78,8 +78,22 @@ class EngineClient(QObject):
         self._woken = False
         # the GUI thread has painted every event handed to it (the next turn may go on)
         self._caught_up = True
+        # the GUI thread's own 1 ms waits (the rest of a burst, the paint before "caught
+        # up"): kept timers, as QTimer.singleShot(1, callable) makes a timer object and its
+        # connection at each call (20-80 µs, with its delivery; several times per event)
+        self._next_slice = self._one_ms_timer(self._hand_on_events)
+        self._painted = self._one_ms_timer(self._after_paint)
+        self._paint_seen = self._one_ms_timer(self._tell_caught_up)
         self._events_waiting.connect(self._hand_on_events)
         engine.call(self._subscribe)
+
+    def _one_ms_timer(self, slot: Callable[[], None]) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(1)
+        timer.setTimerType(Qt.TimerType.PreciseTimer)  # as QTimer.singleShot's under 2 s
+        timer.timeout.connect(slot)
+        return timer
 
     # ── calls to the engine ──────────────────────────────────────────────────
 
@@ -165,19 +179,21 @@ class EngineClient(QObject):
                     self._woken = False
                     # caught up once Qt has painted what these events changed (the paint is
                     # posted by now; a timer fires after the posted events of its turn)
-                    QTimer.singleShot(1, self._after_paint)
+                    if not self._painted.isActive():
+                        self._painted.start()
                     return
                 event = self._inbox.popleft()
             self.run_event.emit(event)
             if time.perf_counter() >= deadline:
                 # the rest after Qt's own events: a timer (a 0 ms one is a posted call that
                 # Qt would deliver in the same pass, before timers and paints)
-                QTimer.singleShot(1, self._hand_on_events)
+                self._next_slice.start()
                 return
 
     @Slot()
     def _after_paint(self) -> None:
-        QTimer.singleShot(1, self._tell_caught_up)
+        if not self._paint_seen.isActive():
+            self._paint_seen.start()
 
     @Slot()
     def _tell_caught_up(self) -> None:

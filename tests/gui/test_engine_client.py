@@ -135,3 +135,34 @@ def test_each_turn_waits_for_the_gui_to_hand_on_the_events_before_it_without_a_c
 
     assert len(behind_at_turns) >= 4 and set(behind_at_turns) == {0}, behind_at_turns
     assert calls == ["submit"], calls  # the start; nothing for the catching up
+
+
+def test_handing_on_a_runs_events_makes_no_timer_per_event(
+    client: Any, qloop: Any, agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GUI thread's 1 ms waits (the rest of a burst, the paint before 'caught up') are the
+    client's own timers: QTimer.singleShot(1, callable) made a timer object and its connection
+    at each call, 20-80 µs with its delivery, several times per event."""
+    from PySide6.QtCore import QTimer
+
+    from desktop_agent.core.events import RunFinished
+    from desktop_agent.host.host import RunRequest
+    from tests.fakes import ScriptedPlanner, done, tool
+
+    made_for_client: list[str] = []
+    single_shot = QTimer.singleShot
+
+    def counted(*args: Any) -> Any:
+        target = args[-1]
+        if getattr(target, "__self__", None) is client:
+            made_for_client.append(target.__name__)
+        return single_shot(*args)
+
+    monkeypatch.setattr(QTimer, "singleShot", counted)
+    agent.planner_factory = lambda run: ScriptedPlanner([tool("wait", seconds=0), done()])
+    shown: list[object] = []
+    client.run_event.connect(shown.append)
+    client.send(client.host.submit, RunRequest("two turns"))
+    drive(qloop, until(lambda: any(isinstance(e, RunFinished) for e in shown), what="the run"))
+    assert len(shown) >= 6
+    assert made_for_client == []
