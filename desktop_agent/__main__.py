@@ -7,6 +7,7 @@ app (no command, at most a --data-dir) is opened from here too: its window paint
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -25,27 +26,43 @@ def main(argv: list[str] | None = None) -> int:
         if code is not None:
             return code
     app, data_dir = _plain_command_line(words, None)
-    # a sub-command: before its imports (a run's process spends 0.3-1 s in them), so that a
-    # stop-all from now on is a stop of what it asks for (see entry_stop_mark)
-    entry_mark = None if app else entry_stop_mark(words)
-
-    from desktop_agent.store.private_files import PRIVATE_UMASK
-
-    # Everything this process makes (history, screenshots, token, log) is its user's alone;
-    # the modules that make those files set the modes too, for library users.
-    os.umask(PRIVATE_UMASK)
-
     if app:
         # the app, read without the command line's package: argparse and its grammar are
         # some 4 ms of the way to the window's first paint. It asks for nothing at its start
         # (its window's Start is off until its engine is up): no entry mark
-        from desktop_agent.app import run_app
-
-        return run_app(list(words), data_dir=data_dir)
+        return open_app(words, data_dir)
+    # a sub-command: before its imports (a run's process spends 0.3-1 s in them), so that a
+    # stop-all from now on is a stop of what it asks for (see entry_stop_mark)
+    entry_mark = entry_stop_mark(words)
+    _files_private()
 
     from desktop_agent.cli import main as cli_main
 
     return cli_main(words, entry_mark=entry_mark)
+
+
+def open_app(argv: Sequence[str], data_dir: str | None) -> int:
+    """The app, Python's automatic garbage collector off from here: the start allocates much
+    and frees little, and the collector's passes over its imports were 5-10 ms of the way to
+    the window's first paint. The app's own collector on the GUI thread (ui/collector.py)
+    collects from the first paint on, for the rest of the app's life; the automatic one is on
+    again when the app has ended."""
+    gc.disable()
+    try:
+        _files_private()
+        from desktop_agent.app import run_app
+
+        return run_app(list(argv), data_dir=data_dir)
+    finally:
+        gc.enable()
+
+
+def _files_private() -> None:
+    """Everything this process makes (history, screenshots, token, log) is its user's alone;
+    the modules that make those files set the modes too, for library users."""
+    from desktop_agent.store.private_files import PRIVATE_UMASK
+
+    os.umask(PRIVATE_UMASK)
 
 
 def entry_stop_mark(argv: Sequence[str]) -> tuple[str, str]:

@@ -80,26 +80,29 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     app.setDesktopFileName(APP_NAME)
     app.setQuitOnLastWindowClosed(False)
 
+    guard = InstanceGuard(directory)
+    if guard.signal_running():
+        log.info("another instance runs on %s; asked it to come to the front", directory)
+        return 0
+    guard.listen()
+
+    from desktop_agent.ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.first_painted.connect(_log_first_paint)
+    guard.raise_requested.connect(window.on_show_requested)
+    window.show()
+    if _until_first_paint(window) == "closed":
+        guard.close()
+        return 0
+
     from desktop_agent.ui.collector import collect_on_gui_thread
 
     # Python's cycle collection runs on this (the GUI) thread only, never on the engine's
-    # or another worker's, where it would free Qt objects (ui/collector.py)
+    # or another worker's, where it would free Qt objects (ui/collector.py): from the first
+    # paint on, before which no other thread of the app runs Python (the entry point has
+    # the automatic collector off until then: nothing is collected on the way to the paint)
     with collect_on_gui_thread():
-        guard = InstanceGuard(directory)
-        if guard.signal_running():
-            log.info("another instance runs on %s; asked it to come to the front", directory)
-            return 0
-        guard.listen()
-
-        from desktop_agent.ui.main_window import MainWindow
-
-        window = MainWindow()
-        window.first_painted.connect(_log_first_paint)
-        guard.raise_requested.connect(window.on_show_requested)
-        window.show()
-        if _until_first_paint(window) == "closed":
-            guard.close()
-            return 0
         # asyncio and qasync come after the first paint: the window does not wait for them
         import asyncio
 

@@ -161,3 +161,31 @@ def test_the_first_paint_comes_before_the_events_the_grammar_the_log_rotation_an
     tmp_path: Path,
 ) -> None:
     assert imported_at_the_first_paint(tmp_path, NOT_BEFORE_THE_FIRST_PAINT_EITHER) == []
+
+
+def test_no_garbage_collection_runs_on_the_way_to_the_first_paint(tmp_path: Path) -> None:
+    # the app as `desktop-agent` starts it, its module already imported (to hook the paint):
+    # the collections from the entry point to the window's first paint, automatic or the
+    # app's own collector's
+    script = (
+        "import gc, os, sys\n"
+        "import desktop_agent.app as app\n"
+        "from desktop_agent.__main__ import main\n"
+        "collections = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info))\n"
+        "def painted():\n"
+        "    print(len(collections), gc.isenabled())\n"
+        "    sys.stdout.flush()\n"
+        "    os._exit(0)\n"
+        "app._log_first_paint = painted\n"
+        f"main(['--data-dir', {str(tmp_path)!r}])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=offscreen_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["0", "False"], done.stderr
