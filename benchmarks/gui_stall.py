@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -156,26 +157,31 @@ async def one_run(window: MainWindow, agent: Any, turns: int, heartbeat: Heartbe
     }
 
 
-async def main_async(args: argparse.Namespace, data_dir: Path) -> list[dict]:
+@contextlib.asynccontextmanager
+async def shown_window(data_dir: Path, store: str) -> AsyncIterator[tuple[MainWindow, Any]]:
+    """The main window shown and bound to a scripted agent on its engine thread (as in the
+    app), its history loaded; (window, agent). Shut down and closed at the end."""
     agent = make_agent(data_dir)
-    if args.store == "sqlite":
+    if store == "sqlite":
         use_sqlite(agent, data_dir)
     window = MainWindow()
     window.show()
     client = bind_window(window, agent)  # the agent runs on its engine thread, as in the app
     await until(lambda: not window._tasks)
     await asyncio.sleep(0.2)  # first paint, history loaded
-    heartbeat = Heartbeat(args.tick_ms)
-    results = []
     try:
-        for _ in range(args.repeat):
-            results.append(await one_run(window, agent, args.turns, heartbeat))
+        yield window, agent
     finally:
         await window.shutdown()
         window.allow_close()
         window.close()
         await client.close()
-    return results
+
+
+async def main_async(args: argparse.Namespace, data_dir: Path) -> list[dict]:
+    heartbeat = Heartbeat(args.tick_ms)
+    async with shown_window(data_dir, args.store) as (window, agent):
+        return [await one_run(window, agent, args.turns, heartbeat) for _ in range(args.repeat)]
 
 
 def main() -> int:

@@ -43,8 +43,6 @@ from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop_agent.ui.collector import collect_on_gui_thread  # noqa: E402
-from desktop_agent.ui.main_window import MainWindow  # noqa: E402
-from tests.gui.fake_agent import bind_window, make_agent, until  # noqa: E402
 
 #: (start wall, wall ms, cpu ms, depth, label) of every timed piece, on the GUI thread
 Record = tuple[float, float, float, int, str]
@@ -222,17 +220,10 @@ def breakdown(records: list[Record], beats: list[float], cpu: list[float], top: 
 
 
 async def main_async(app: TimedApp, args: argparse.Namespace, data_dir: Path) -> list[str]:
-    agent = make_agent(data_dir)
-    gui_stall.use_sqlite(agent, data_dir)
-    window = MainWindow()
-    window.show()
-    client = bind_window(window, agent)
-    await until(lambda: not window._tasks)
-    await asyncio.sleep(0.2)
     heartbeat = gui_stall.Heartbeat(args.tick_ms)
     heartbeat.timer.setObjectName("Heartbeat")
     out = []
-    try:
+    async with gui_stall.shown_window(data_dir, "sqlite") as (window, agent):
         for _ in range(args.repeat):
             app.records.clear()
             app.on = not args.cprofile
@@ -257,11 +248,6 @@ async def main_async(app: TimedApp, args: argparse.Namespace, data_dir: Path) ->
                 f"GUI CPU p99 {result['cpu_p99']:.1f} ms\n"
                 + breakdown(app.records, heartbeat.beats, heartbeat.cpu, args.top)
             )
-    finally:
-        await window.shutdown()
-        window.allow_close()
-        window.close()
-        await client.close()
     return out
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -15,6 +17,29 @@ from desktop_agent.ui.collector import (
     collect_on_gui_thread,
     due_generation,
 )
+
+
+class Cycle:
+    """An object in a reference cycle: only a cycle collection frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@contextmanager
+def collections_started() -> Iterator[list[tuple[int, str]]]:
+    """(generation, thread name) of each collection started within the `with`."""
+    started: list[tuple[int, str]] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append((info["generation"], threading.current_thread().name))
+
+    gc.callbacks.append(record)
+    try:
+        yield started
+    finally:
+        gc.callbacks.remove(record)
 
 
 @pytest.mark.parametrize(
@@ -39,31 +64,18 @@ def test_a_zero_threshold_means_no_collection_is_due() -> None:
 def test_the_timer_collects_on_the_gui_thread_while_automatic_collection_is_off(
     qtbot: Any,
 ) -> None:
-    class Cycle:
-        def __init__(self) -> None:
-            self.me = self
-
-    threads: list[str] = []
-
-    def record(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            threads.append(threading.current_thread().name)
-
     gc.enable()  # as in the app's process, where nothing turned it off before
     # counts at zero: the few allocations before start turns it off start no collection
     gc.collect()
-    gc.callbacks.append(record)
-    try:
+    with collections_started() as started:
         with collect_on_gui_thread(interval_ms=10):
             assert not gc.isenabled()
             for _ in range(5_000):
                 Cycle()
-            assert threads == [], "nothing collects until the timer does"
-            qtbot.waitUntil(lambda: bool(threads), timeout=2000)
+            assert started == [], "nothing collects until the timer does"
+            qtbot.waitUntil(lambda: bool(started), timeout=2000)
         assert gc.isenabled(), "the automatic collector is back after stop"
-    finally:
-        gc.callbacks.remove(record)
-    assert set(threads) == {threading.main_thread().name}
+    assert {thread for _, thread in started} == {threading.main_thread().name}
 
 
 def test_a_full_collection_waits_until_the_long_lived_objects_grew_by_a_quarter() -> None:
@@ -71,16 +83,6 @@ def test_a_full_collection_waits_until_the_long_lived_objects_grew_by_a_quarter(
     # instead of a full pass until the objects that became long-lived since the last full one
     # are a quarter of those that were; a full pass still frees every cycle
     import weakref
-
-    class Cycle:
-        def __init__(self) -> None:
-            self.me = self
-
-    collected: list[int] = []
-
-    def record(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            collected.append(info["generation"])
 
     def make_generation_2_due() -> None:
         gc.collect(1)  # generation 2's count past 0
@@ -92,35 +94,33 @@ def test_a_full_collection_waits_until_the_long_lived_objects_grew_by_a_quarter(
     was_enabled = gc.isenabled()
     gc.disable()
     gc.unfreeze()
-    gc.callbacks.append(record)
     try:
         old = Cycle()
         old_one = weakref.ref(old)
         make_generation_2_due()
-        collected.clear()
-        assert collect_long_lived_rarely(due) == 1
-        assert collected == [1], "the first time: generation 1, then what lived is frozen"
+        with collections_started() as started:
+            assert collect_long_lived_rarely(due) == 1
+        assert [generation for generation, _ in started] == [1], "then what lived is frozen"
         frozen = gc.get_freeze_count()
         assert frozen > 1000
         del old  # garbage now, in a cycle among the long-lived objects
 
         make_generation_2_due()
-        collected.clear()
-        assert collect_long_lived_rarely(due) == 1
-        assert collected == [1], "few new long-lived objects: no full pass"
+        with collections_started() as started:
+            assert collect_long_lived_rarely(due) == 1
+        assert [generation for generation, _ in started] == [1], "few new ones: no full pass"
         assert old_one() is not None
 
         grown = [[n] for n in range(int(frozen * FULL_GROWTH) + 1_000)]
         gc.collect(1)  # now long-lived: in generation 2
         make_generation_2_due()
-        collected.clear()
-        assert collect_long_lived_rarely(due) == 2
-        assert collected == [2]
+        with collections_started() as started:
+            assert collect_long_lived_rarely(due) == 2
+        assert [generation for generation, _ in started] == [2]
         assert old_one() is None, "the full collection freed the cycle among the frozen"
         assert gc.get_freeze_count() >= len(grown), "what lived through it is frozen again"
         assert len(gc.get_objects(generation=2)) < 1_000
     finally:
-        gc.callbacks.remove(record)
         gc.unfreeze()
         if was_enabled:
             gc.enable()
@@ -130,19 +130,10 @@ def test_what_lives_at_start_is_frozen_without_a_collection_and_nothing_is_after
     # the app starts the collector at its first paint, the automatic collector off until then:
     # the start's objects are all in generation 0, and a first tick collecting them was
     # 13-20 ms of the GUI thread right after the paint
-    collected: list[int] = []
-
-    def record(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            collected.append(info["generation"])
-
     gc.unfreeze()
-    gc.callbacks.append(record)
-    try:
+    with collections_started() as started:
         with collect_on_gui_thread(interval_ms=60_000):
             assert gc.get_freeze_count() > 1000
             assert gc.get_count()[0] < 100
         assert gc.get_freeze_count() == 0
-    finally:
-        gc.callbacks.remove(record)
-    assert collected == []
+    assert started == []

@@ -1,14 +1,18 @@
 """The step detail, the timeline, the history and the acting panel show the model's and the
-screen's words as text, tooltips included (Qt takes a tooltip that looks like HTML for it)."""
+screen's words as text, tooltips included (Qt takes a tooltip that looks like HTML for it);
+the step detail's fields are selectable while the pointer is over them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QEnterEvent
+from PySide6.QtWidgets import QApplication
 
 from desktop_agent.core.models import RunStatus, RunView, StepKind, StepStatus, StepView
 from desktop_agent.ui.acting_panel import ActingPanel
@@ -23,13 +27,17 @@ ESCAPED = '&lt;h1&gt;All clear&lt;/h1&gt;&lt;a href="https://evil.example"&gt;ok
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 
 
-def test_the_step_detail_shows_reason_arguments_and_result_literally(
-    qtbot: Any, tmp_path: Path
-) -> None:
+@pytest.fixture
+def detail(qtbot: Any, tmp_path: Path) -> Iterator[StepDetail]:
     loader = ImageLoader(tmp_path)
-    detail = StepDetail(loader)
-    qtbot.addWidget(detail)
-    step = StepView(
+    made = StepDetail(loader)
+    qtbot.addWidget(made)
+    yield made
+    loader.shutdown()
+
+
+def action(**fields: Any) -> StepView:
+    return StepView(
         run_id="r1",
         seq=3,
         index=1,
@@ -37,19 +45,51 @@ def test_the_step_detail_shows_reason_arguments_and_result_literally(
         status=StepStatus.OK,
         started_at=datetime(2026, 5, 1, tzinfo=UTC),
         tool="click",
-        args={"element": 4, "note": "\u202eevil"},
-        summary=f"clicked button {RICH!r}\x1b[31m",
+        **fields,
     )
-    try:
-        detail.show_step(step, reason=f"{RICH}\n\u2066next")
 
-        labels = detail.labels
-        assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels.values())
-        assert labels["reason"].text() == f"{RICH}\n\\u2066next"
-        assert labels["result"].text() == f"clicked button {RICH!r}\\x1b[31m"
-        assert '"note": "\\u202eevil"' in labels["args"].text()
-    finally:
-        loader.shutdown()
+
+def test_the_step_detail_shows_reason_arguments_and_result_literally(detail: StepDetail) -> None:
+    step = action(
+        args={"element": 4, "note": "\u202eevil"}, summary=f"clicked button {RICH!r}\x1b[31m"
+    )
+    detail.show_step(step, reason=f"{RICH}\n\u2066next")
+
+    labels = detail.labels
+    assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels.values())
+    assert labels["reason"].text() == f"{RICH}\n\\u2066next"
+    assert labels["result"].text() == f"clicked button {RICH!r}\\x1b[31m"
+    assert '"note": "\\u202eevil"' in labels["args"].text()
+
+
+def test_the_step_details_fields_are_selectable_while_the_pointer_is_over_them(
+    detail: StepDetail,
+) -> None:
+    # a selectable label lays its text out in a document at every change, twice the cost of
+    # a plain one, and a live run changes the fields with every step: the fields are plain
+    # text until the pointer comes to them, and stay selectable while text is selected
+    selectable, plain = (
+        Qt.TextInteractionFlag.TextSelectableByMouse,
+        Qt.TextInteractionFlag.NoTextInteraction,
+    )
+    labels = list(detail.labels.values())
+    reason = detail.labels["reason"]
+    fields = reason.parentWidget()
+    detail.show_step(action(summary="clicked"), reason="the Save button")
+    assert {label.textInteractionFlags() for label in labels} == {plain}
+
+    point = QPointF(4, 4)
+    QApplication.sendEvent(fields, QEnterEvent(point, point, point))
+    assert {label.textInteractionFlags() for label in labels} == {selectable}
+    reason.setSelection(0, 3)
+    assert reason.selectedText() == "the"
+
+    QApplication.sendEvent(fields, QEvent(QEvent.Type.Leave))
+    assert {label.textInteractionFlags() for label in labels} == {selectable}, "kept"
+
+    reason.setSelection(0, 0)  # the selection given up (a click)
+    QApplication.sendEvent(fields, QEvent(QEvent.Type.Leave))
+    assert {label.textInteractionFlags() for label in labels} == {plain}
 
 
 def test_the_acting_panel_shows_goal_and_step_literally(qtbot: Any) -> None:
