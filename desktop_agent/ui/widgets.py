@@ -186,6 +186,12 @@ class ScreenshotView(QWidget):
         target: tuple[int, int] | None = None,
         grounded: Grounded | None = None,
     ) -> None:
+        # the step detail shows each step of a turn on the turn's one screenshot: the same
+        # image object again (the loader's) is no reason to paint (`is`: QImage's == compares
+        # every pixel)
+        same = image is not None and image is self.image
+        if same and target == self.target and grounded == self.grounded:
+            return
         self.image = image
         self.target = target
         self.grounded = grounded

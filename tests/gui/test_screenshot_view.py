@@ -53,3 +53,22 @@ def test_a_screenshot_is_scaled_once_per_image_and_size_not_at_every_paint(
     view.set_image(white(100, 100), None)
     view.grab()
     assert scaled == [QSize(200, 100), QSize(200, 100), QSize(100, 100)]
+
+
+def test_the_same_screenshot_and_target_again_asks_for_no_paint(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the step detail sets its screenshot for each step of a turn, the turn's one image
+    view = ScreenshotView()
+    qtbot.addWidget(view)
+    image = white(200, 100)
+    view.set_image(image, (150, 25))
+    asked: list[int] = []
+    monkeypatch.setattr(view, "update", lambda: asked.append(1))
+
+    view.set_image(image, (150, 25))
+    assert asked == []
+    view.set_image(image, (10, 10))  # another target on it
+    view.set_image(white(200, 100), (10, 10))  # another image, equal in every pixel
+    assert asked == [1, 1]
+    assert view.target == (10, 10)
