@@ -4,6 +4,7 @@ cycle collection runs on the main thread only once Qt is loaded."""
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Iterator
 
@@ -32,6 +33,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     first test's autouse fixture may start threads too."""
     if "PySide6.QtCore" in sys.modules:
         gc.disable()
+
+
+@pytest.fixture(autouse=True)
+def umask_as_it_was() -> Iterator[None]:
+    """The process umask back after each test: `desktop_agent.__main__.main` sets the app's
+    private 077 at entry, and a test that calls it in-process would hand that on to every
+    later test's files and subprocesses (packaging/build's DEBIAN folder, for one)."""
+    previous = os.umask(0o022)
+    os.umask(previous)
+    yield
+    os.umask(previous)
 
 
 @pytest.fixture(autouse=True)

@@ -39,7 +39,8 @@ class Built:
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     """packaging/build with this test run's Python (it has the 'package' extra), into a
-    temporary build and dist folder; then the .deb extracted as dpkg would lay it out."""
+    temporary build and dist folder, by a builder whose umask is private (077); then the .deb
+    extracted as dpkg would lay it out."""
     work = tmp_path_factory.mktemp("packaging")
     env = dict(os.environ, PYTHON=sys.executable, BUILD_DIR=str(work / "build"))
     env["DIST_DIR"] = str(work / "dist")
@@ -52,6 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         text=True,
         timeout=900,
         check=False,
+        umask=0o077,
     )
     seconds = time.monotonic() - started
     if result.returncode != 0:

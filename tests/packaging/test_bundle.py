@@ -63,6 +63,11 @@ def test_the_deb_installs_the_bundle_a_launcher_the_entry_and_the_icons(built: B
     assert (
         built.root / "opt/desktop-agent/_internal/desktop_agent/resources/icons/desktop-agent.svg"
     ).is_file()
+    # built by a builder with a private umask (conftest), installed for every user all the same
+    unreadable = [
+        p for p in built.root.rglob("*") if not p.is_symlink() and not p.stat().st_mode & 0o004
+    ]
+    assert not unreadable, unreadable[:5]
 
 
 def test_the_desktop_entry_is_valid_and_names_the_launcher_and_the_icon(built: Built) -> None:
