@@ -102,6 +102,19 @@ def _app_windows(display_name: str) -> list[tuple[int, str, tuple[str, ...]]]:
         connection.close()
 
 
+def test_the_frozen_app_runs_no_run_time_hook_for_what_it_does_not_use(built: Built) -> None:
+    """What the executable runs before the app's first line: its embedded scripts (typecode 's'
+    in the executable's CArchive, read as pyi-archive_viewer reads it: PyInstaller/archive/
+    readers.py, CArchiveReader). The hooks for multiprocessing, inspect and pkgutil imported
+    what the app does not use at every start; Qt's and OpenSSL's stay."""
+    from PyInstaller.archive.readers import CArchiveReader
+
+    toc = CArchiveReader(str(frozen(built))).toc
+    scripts = {name for name, entry in toc.items() if entry[4] == "s"}
+    assert not scripts & {"pyi_rth_multiprocessing", "pyi_rth_inspect", "pyi_rth_pkgutil"}
+    assert {"pyi_rth_pyside6", "pyi_rth_cryptography_openssl", "entry"} <= scripts
+
+
 def test_the_frozen_app_shows_its_window_with_the_entrys_wm_class_and_a_tray_icon(
     built: Built, xsession: XSession, tmp_path: Path
 ) -> None:
