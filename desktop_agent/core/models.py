@@ -1,118 +1,54 @@
-"""Statuses, stop reasons and the immutable views every layer shares."""
+"""The immutable views every layer shares, and (from core/statuses.py, re-exported) the statuses,
+kinds and stop reasons they hold."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any, Literal
 
-
-class RunStatus(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    PAUSED = "paused"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    STOPPED = "stopped"
-    INTERRUPTED = "interrupted"
-
-    @property
-    def is_terminal(self) -> bool:
-        return self in _TERMINAL
-
-    @property
-    def is_active(self) -> bool:
-        return self in (RunStatus.RUNNING, RunStatus.PAUSED)
-
-
-_TERMINAL = frozenset(
-    {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.STOPPED, RunStatus.INTERRUPTED}
+from desktop_agent.core.statuses import (
+    STOP_REASONS,
+    ApprovalDecision,
+    Effect,
+    Policy,
+    Risk,
+    RunKind,
+    RunStatus,
+    StepKind,
+    StepStatus,
+    StopReason,
 )
 
-
-class StopReason(StrEnum):
-    DONE = "done"
-    ERROR = "error"
-    MAX_FAILURES = "max_failures"
-    BREAKER = "breaker"
-    USER_STOP = "user_stop"
-    MAX_STEPS = "max_steps"
-    CRASH = "crash"
-    #: the same action with the same arguments changed nothing on the screen 3 times
-    STUCK = "stuck"
-    #: the run's wall time or model tokens passed their limit
-    BUDGET = "budget"
-    #: a routine's step did not match the screen and no model could take over (core/routine.py)
-    ROUTINE_MISMATCH = "routine_mismatch"
-
-
-#: Which stop reasons each terminal status admits (DESIGN §1).
-STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
-    RunStatus.COMPLETED: frozenset({StopReason.DONE}),
-    RunStatus.FAILED: frozenset(
-        {
-            StopReason.ERROR,
-            StopReason.MAX_FAILURES,
-            StopReason.BREAKER,
-            StopReason.STUCK,
-            StopReason.ROUTINE_MISMATCH,
-        }
-    ),
-    RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS, StopReason.BUDGET}),
-    RunStatus.INTERRUPTED: frozenset({StopReason.CRASH}),
-}
-
-
-class RunKind(StrEnum):
-    """Who decides a run's actions: the model every turn, or a saved routine (core/routine.py)."""
-
-    AGENT = "agent"
-    ROUTINE = "routine"
-
-
-class StepKind(StrEnum):
-    OBSERVE = "observe"
-    DECIDE = "decide"
-    #: a coordinate call's target turned into its final point (zoom, or a grounding model)
-    GROUND = "ground"
-    ACTION = "action"
-
-
-class StepStatus(StrEnum):
-    RUNNING = "running"
-    OK = "ok"
-    FAILED = "failed"
-    DENIED = "denied"
-    SKIPPED = "skipped"
-
-
-class Effect(StrEnum):
-    """What an action did to the screen, judged by the next observation (core/effect.py)."""
-
-    CHANGED = "changed"
-    NO_CHANGE = "no_change"
-    UNKNOWN = "unknown"
-
-
-class Risk(StrEnum):
-    SAFE = "safe"
-    INPUT = "input"
-    DANGEROUS = "dangerous"
-
-
-class Policy(StrEnum):
-    ALLOW = "allow"
-    ASK = "ask"
-    DENY = "deny"
-
-
-class ApprovalDecision(StrEnum):
-    ONCE = "once"
-    RUN = "run"
-    DENY = "deny"
-
+#: the statuses' module's names are the models' too (every layer imports them from here)
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "Artifact",
+    "Decision",
+    "Effect",
+    "Element",
+    "ElementRef",
+    "Grounding",
+    "Observation",
+    "Policy",
+    "REDACTED",
+    "Risk",
+    "RunKind",
+    "RunStatus",
+    "RunView",
+    "STOP_REASONS",
+    "ScreenMapping",
+    "StepKind",
+    "StepStatus",
+    "StepView",
+    "StopReason",
+    "TaskSpec",
+    "TokenUsage",
+    "ToolResult",
+    "utcnow",
+]
 
 #: what stands for a hidden text in stored arguments, reasons, raw output and summaries
 REDACTED = "•••"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -26,9 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.models import RunStatus, RunView
+from desktop_agent.core.statuses import RunStatus
 from desktop_agent.ui.icons import status_icon
 from desktop_agent.ui.text import one_line, plain_tooltip
+
+if TYPE_CHECKING:
+    from desktop_agent.core.models import RunView
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -196,6 +199,9 @@ class HistoryPanel(QWidget):
 
     @Slot(QPoint)
     def on_context_menu(self, point: QPoint) -> None:
+        # a click's import (the models are loaded once a run is listed): not at the first paint
+        from desktop_agent.core.models import RunView
+
         run = self.view.indexAt(point).data(HistoryModel.RUN_ROLE)
         if isinstance(run, RunView):
             self.context_menu(run).popup(self.view.viewport().mapToGlobal(point))
@@ -206,6 +212,8 @@ class HistoryPanel(QWidget):
 
     @Slot(QModelIndex)
     def on_activated(self, index: QModelIndex) -> None:
+        from desktop_agent.core.models import RunView
+
         run = index.data(HistoryModel.RUN_ROLE)
         if isinstance(run, RunView):
             self.run_selected.emit(run.id)

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.errors import DesktopAgentError, ModelNotListed, ModelUnreachable
-from desktop_agent.core.models import RunView
 from desktop_agent.ui.frames import OncePerFrame
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     import concurrent.futures
 
     from desktop_agent.core.events import TaskLoopEvent
+    from desktop_agent.core.models import RunView
     from desktop_agent.host.starts import StartRequest
     from desktop_agent.settings import Settings
     from desktop_agent.ui.engine_client import EngineClient
@@ -88,7 +88,9 @@ class MainWindow(QMainWindow):
     """
 
     first_painted = Signal()
-    showing_run = Signal(RunView)
+    #: a RunView; declared as object, which Qt passes through as it is, so that the window's
+    #: module does not import the core's dataclasses before its first paint
+    showing_run = Signal(object)
     stop_all_requested = Signal()
     settings_requested = Signal()
     find_servers_requested = Signal()

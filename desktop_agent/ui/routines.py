@@ -22,10 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.models import StepKind, StepStatus, StepView
+from desktop_agent.core.statuses import StepKind, StepStatus
 from desktop_agent.ui.text import one_line, shorten
 
 if TYPE_CHECKING:
+    from desktop_agent.core.models import StepView
     from desktop_agent.core.routine import Routine
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1

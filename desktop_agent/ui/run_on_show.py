@@ -19,12 +19,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-from desktop_agent.core.models import RunStatus, RunView
+from desktop_agent.core.statuses import RunStatus
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from desktop_agent.core.events import TaskLoopEvent
+    from desktop_agent.core.models import RunView
 
 #: what changed the run on show: one of its events; "reset" (another run is put on show: the
 #: views start empty); "state" (the user asked something, a replay failed or ended)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QEnterEvent, QImage
@@ -15,10 +16,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.models import StepStatus, StepView
+from desktop_agent.core.statuses import StepStatus
 from desktop_agent.core.text import printable
 from desktop_agent.ui.timeline import ImageLoader, format_duration
 from desktop_agent.ui.widgets import Grounded, ScreenshotView
+
+if TYPE_CHECKING:
+    from desktop_agent.core.models import StepView
 
 
 class StepDetail(QWidget):

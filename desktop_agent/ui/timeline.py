@@ -5,9 +5,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -25,10 +24,13 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QImage, QImageReader, QPixmap, QRegion
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from desktop_agent.core.models import StepKind, StepStatus, StepView
+from desktop_agent.core.statuses import StepKind, StepStatus
 from desktop_agent.core.text import printable
 from desktop_agent.ui.icons import status_color, status_icon
 from desktop_agent.ui.text import plain_tooltip
+
+if TYPE_CHECKING:
+    from desktop_agent.core.models import StepView
 
 log = logging.getLogger(__name__)
 
@@ -168,10 +170,10 @@ _ANSWERED = frozenset(
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
-@dataclass(frozen=True, slots=True)
-class _RowText:
+class _RowText(NamedTuple):
     """One row's display strings and tooltips, made once per step update: Qt asks a visible
-    cell for them on every paint."""
+    cell for them on every paint. (A named tuple: the dataclasses module is not needed before
+    the window's first paint.)"""
 
     display: tuple[str | None, ...]
     tooltip: tuple[str | None, ...]

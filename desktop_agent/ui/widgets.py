@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF
@@ -58,10 +58,10 @@ def draw_target(painter: QPainter, center: QPointF, radius: float = 12.0) -> Non
     painter.restore()
 
 
-@dataclass(frozen=True, slots=True)
-class Grounded:
+class Grounded(NamedTuple):
     """What a grounding adds to a screenshot: the model's first point and the crop it looked
-    at (screenshot pixels; either may be unknown)."""
+    at (screenshot pixels; either may be unknown). A named tuple, like the timeline's row
+    texts: the dataclasses module is not needed before the window's first paint."""
 
     first: tuple[int, int] | None = None
     crop: tuple[int, int, int, int] | None = None

@@ -110,9 +110,13 @@ NOT_BEFORE_THE_FIRST_PAINT = (
 #: what else the first paint does without (benchmarks/README.md, "Issue 22, app start, third
 #: session"): the core's events (their dataclasses), the command line's package and grammar, the
 #: log's rotation from logging.handlers (socket, pickle), QtNetwork and OpenSSL's hashlib for
-#: the one-instance socket, html's entity table. (argparse itself PySide6 imports.)
+#: the one-instance socket, html's entity table; the core's views (frozen dataclasses: the panels
+#: import only core/statuses.py to paint) and the dataclasses module. (argparse itself PySide6
+#: imports.)
 NOT_BEFORE_THE_FIRST_PAINT_EITHER = (
     "desktop_agent.core.events",
+    "desktop_agent.core.models",
+    "dataclasses",
     "desktop_agent.cli",
     "desktop_agent.cli.parser",
     "logging.handlers",
