@@ -28,10 +28,12 @@ def _x_server_refuses(name: str) -> str | None:
     """For a local display (":0", "unix:0.0"): why its socket takes no connection, or None.
 
     A plain connect() costs well under a millisecond, where importing an X library would
-    cost tens on the way to the first paint; remote displays are left to Qt.
+    cost tens on the way to the first paint; remote displays are left to Qt. `_socket`, not
+    socket.py: on X the probe is on the way to the window's first paint, and socket.py (with
+    selectors, select, array and its enums) is 5-6 ms of CPU there, for a connect().
     """
+    import _socket
     import re
-    import socket
 
     match = re.fullmatch(r"(?:unix)?:(\d+)(?:\.\d+)?", name)
     if match is None:
@@ -39,12 +41,14 @@ def _x_server_refuses(name: str) -> str | None:
     path = f"/tmp/.X11-unix/X{match.group(1)}"
     reasons = []
     for address in (path, "\0" + path):  # the socket file, then the abstract one
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             probe.settimeout(1.0)
-            try:
-                probe.connect(address)
-            except OSError as error:
-                reasons.append(error.strerror or str(error))
-                continue
-            return None
+            probe.connect(address)
+        except OSError as error:
+            reasons.append(error.strerror or str(error))
+            continue
+        finally:
+            probe.close()
+        return None
     return f"{reasons[0]}: {path}"

@@ -91,6 +91,36 @@ def test_without_a_display_the_app_says_so_in_one_line_and_exits_3(
     assert lines[0].endswith("use `desktop-agent run` for a run without a window")
 
 
+@pytest.mark.posix
+def test_a_display_that_takes_the_connection_is_one_to_open_and_its_probe_needs_no_socket_py(
+    tmp_path: Path,
+) -> None:
+    # the app probes an X display's socket before Qt opens it, on the way to the first paint:
+    # an X server listening on the abstract socket (as Xvfb does, beside its file) is
+    # reachable, and the probe leaves socket.py (selectors, select, array) unimported
+    import socket
+
+    display = unused_display()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(f"\0/tmp/.X11-unix/X{display[1:]}")
+        server.listen(2)
+        script = (
+            "import sys\n"
+            "from desktop_agent.host.display import display_problem\n"
+            f"problem = display_problem({{'DISPLAY': {display!r}}})\n"
+            "print(problem, 'socket' in sys.modules)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env=offscreen_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    assert done.stdout.split() == ["None", "False"], done.stderr
+
+
 #: what the window's first paint must not wait for (asyncio and its loop on Qt, the engine, the
 #: store, the model client): Qt's own loop paints the window, then the rest is loaded
 NOT_BEFORE_THE_FIRST_PAINT = (
