@@ -157,27 +157,38 @@ NOT_BEFORE_THE_FIRST_PAINT_EITHER = (
 )
 
 
-def imported_at_the_first_paint(tmp_path: Path, modules: tuple[str, ...]) -> list[str]:
-    """Which of `modules` the app, as `desktop-agent` starts it (the command line first), has
-    imported when its window first paints."""
+def run_to_the_first_paint(
+    tmp_path: Path, report: str, *, before: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """The app as `desktop-agent` starts it (the command line first), its module imported to
+    hook the paint: `before` runs first, and at the window's first paint `report` (lines of
+    Python, indented as a function's body) prints what it saw and the process ends."""
     script = (
-        "import os, sys\n"
+        "import gc, os, sys\n"
         "import desktop_agent.app as app\n"
         "from desktop_agent.__main__ import main\n"
+        f"{before}"
         "def painted():\n"
-        f"    print(sorted(m for m in {modules!r} if m in sys.modules))\n"
+        f"{report}"
         "    sys.stdout.flush()\n"
         "    os._exit(0)\n"
         "app._log_first_paint = painted\n"
         f"main(['--data-dir', {str(tmp_path)!r}])\n"
     )
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
         env=offscreen_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=60,
+    )
+
+
+def imported_at_the_first_paint(tmp_path: Path, modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` the app has imported when its window first paints."""
+    done = run_to_the_first_paint(
+        tmp_path, f"    print(sorted(m for m in {modules!r} if m in sys.modules))\n"
     )
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stderr
@@ -201,25 +212,14 @@ def test_no_garbage_collection_runs_on_the_way_to_the_first_paint(tmp_path: Path
     # the app as `desktop-agent` starts it, its module already imported (to hook the paint):
     # the collections from the entry point to the window's first paint, automatic or the
     # app's own collector's
-    script = (
-        "import gc, os, sys\n"
-        "import desktop_agent.app as app\n"
-        "from desktop_agent.__main__ import main\n"
-        "collections = []\n"
-        "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info))\n"
-        "def painted():\n"
-        "    print(len(collections), gc.isenabled())\n"
-        "    sys.stdout.flush()\n"
-        "    os._exit(0)\n"
-        "app._log_first_paint = painted\n"
-        f"main(['--data-dir', {str(tmp_path)!r}])\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=offscreen_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = run_to_the_first_paint(
+        tmp_path,
+        "    print(len(collections), gc.isenabled())\n",
+        before=(
+            "collections = []\n"
+            "gc.callbacks.append(\n"
+            "    lambda phase, info: phase == 'start' and collections.append(info)\n"
+            ")\n"
+        ),
     )
     assert done.stdout.split() == ["0", "False"], done.stderr
