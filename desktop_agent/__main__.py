@@ -83,13 +83,7 @@ def entry_stop_mark(argv: Sequence[str]) -> tuple[str, str]:
             named = argv[index + 1]
         elif word.startswith("--data-dir="):
             named = word.partition("=")[2]
-    value = named or os.environ.get("DESKTOP_AGENT_HOME")
-    if value:
-        data_dir = os.path.expanduser(value)
-    else:
-        from desktop_agent.store.data_dir import default_data_dir
-
-        data_dir = default_data_dir()
+    data_dir = _data_dir_named(named or os.environ.get("DESKTOP_AGENT_HOME"))
     return data_dir, read_stop_mark(data_dir)
 
 
@@ -156,12 +150,17 @@ def _data_dir_of(argv: Sequence[str]) -> str | None:
     plain, named = _plain_command_line(argv, "stop-all")
     if not plain:
         return None
-    value = named if named is not None else os.environ.get("DESKTOP_AGENT_HOME")
+    return _data_dir_named(named if named is not None else os.environ.get("DESKTOP_AGENT_HOME"))
+
+
+def _data_dir_named(value: str | None) -> str:
+    """`value` (a --data-dir or DESKTOP_AGENT_HOME) with its ~ expanded; the platform's data
+    dir when it is empty or None (the standard library's answer on Linux, not platformdirs')."""
     if value:
         return os.path.expanduser(value)
     from desktop_agent.store.data_dir import default_data_dir
 
-    return default_data_dir()  # the standard library's answer on Linux, not platformdirs'
+    return default_data_dir()
 
 
 def _private_and_writable(data_dir: str) -> bool:
