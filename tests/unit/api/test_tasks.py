@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -463,13 +466,13 @@ async def test_a_start_while_a_stop_of_the_queued_run_reads_the_store_is_refused
 # ── a run going on in another instance on the data dir ───────────────────────
 
 
-@pytest.mark.parametrize("action", ["stop", "pause"])
-async def test_a_control_of_a_run_going_on_in_another_instance_is_forwarded_to_it(
-    tmp_path: Path, session: aiohttp.ClientSession, action: str
-) -> None:
-    """`POST /api/tasks/{id}/stop` to the app of a run that `serve` (another instance on the
-    data dir) runs: the app forwards it, signed as stop-all is, and the run stops there; it
-    answered 409 "not running (running)" while the run went on."""
+@contextlib.asynccontextmanager
+async def a_run_going_on_there(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> AsyncIterator[tuple[Api, Api, dict[str, Any], aiohttp.ClientResponse]]:
+    """Two instances on one data dir: `there` (another process's, as `serve` would be) with a
+    run asking its model, never answered; `here` (this process's). Yields there, here, the
+    run and the response its events stream on."""
     import os
 
     from tests.unit.api.conftest import close_api, open_api
@@ -482,21 +485,31 @@ async def test_a_control_of_a_run_going_on_in_another_instance_is_forwarded_to_i
         run = await there.create("hang")
         async with there.events(run["id"]) as response:
             await hang.asked.wait()
-
-            status, body = await here.call("POST", f"/api/tasks/{run['id']}/{action}")
-
-            assert (status, body) == (200, {"run_id": run["id"], "requested": action})
-            if action == "pause":
-                assert there.agent.runner.is_active(run["id"])
-                await here.call("POST", f"/api/tasks/{run['id']}/stop")
-            _, finished = await next_frame(frames(response), "run_finished")
-        assert (finished["run"]["status"], finished["run"]["stop_reason"]) == (
-            "stopped",
-            "user_stop",
-        )
+            yield there, here, run, response
     finally:
         await close_api(here)
         await close_api(there)
+
+
+@pytest.mark.parametrize("action", ["stop", "pause"])
+async def test_a_control_of_a_run_going_on_in_another_instance_is_forwarded_to_it(
+    tmp_path: Path, session: aiohttp.ClientSession, action: str
+) -> None:
+    """`POST /api/tasks/{id}/stop` to the app of a run that `serve` (another instance on the
+    data dir) runs: the app forwards it, signed as stop-all is, and the run stops there; it
+    answered 409 "not running (running)" while the run went on."""
+    async with a_run_going_on_there(tmp_path, session) as (there, here, run, response):
+        status, body = await here.call("POST", f"/api/tasks/{run['id']}/{action}")
+
+        assert (status, body) == (200, {"run_id": run["id"], "requested": action})
+        if action == "pause":
+            assert there.agent.runner.is_active(run["id"])
+            await here.call("POST", f"/api/tasks/{run['id']}/stop")
+        _, finished = await next_frame(frames(response), "run_finished")
+    assert (finished["run"]["status"], finished["run"]["stop_reason"]) == (
+        "stopped",
+        "user_stop",
+    )
 
 
 async def test_a_stop_of_a_run_no_live_instance_runs_is_409_saying_so(
@@ -533,23 +546,14 @@ async def test_a_forwarded_stop_reaches_the_instance_that_runs_it_past_one_that_
     """Another live instance on the data dir takes the connection and never answers (listed
     first): the stop is sent to every instance at once, so the one that runs the run stops it
     (one after the other, the silent one used the whole deadline and the run went on)."""
-    import os
     import socket
 
     from desktop_agent.api.instances import register_instance
-    from tests.unit.api.conftest import close_api, open_api
 
     silent = socket.create_server(("127.0.0.1", 0))  # its backlog takes the connection
     register_instance(tmp_path, silent.getsockname()[1], pid=1)  # pid 1: lives, listed first
-    there = await open_api(tmp_path, session, pid=os.getppid())
-    here = await open_api(tmp_path, session, pid=os.getpid())
     try:
-        hang = Hang()
-        there.planners.scripts["hang"] = [hang]
-        run = await there.create("hang")
-        async with there.events(run["id"]) as response:
-            await hang.asked.wait()
-
+        async with a_run_going_on_there(tmp_path, session) as (_, here, run, response):
             status, _ = await here.call("POST", f"/api/tasks/{run['id']}/stop")
 
             assert status == 200
@@ -557,5 +561,3 @@ async def test_a_forwarded_stop_reaches_the_instance_that_runs_it_past_one_that_
         assert finished["run"]["stop_reason"] == "user_stop"
     finally:
         silent.close()
-        await close_api(here)
-        await close_api(there)
