@@ -35,4 +35,7 @@ Invoke-Checked "pip upgrade" $venv @("-m", "pip", "install", "-q", "--upgrade", 
 Invoke-Checked "pip install" $venv @("-m", "pip", "install", "-q", "-e", ".[dev,package]")
 # pyautogui drags in python3-xlib 0.15 over python-xlib 0.33 (harmless on Windows, kept alike)
 Invoke-Checked "python-xlib reinstall" $venv @("-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", "python-xlib==0.33")
+# shiboken6's signature support modules beside its package, compiled: it otherwise compiles
+# them from source at every start (packaging/shiboken_files.py; the bundle ships the same)
+Invoke-Checked "shiboken6 support files" $venv @("packaging\shiboken_files.py")
 Write-Host "bootstrap: ready (.venv)"
