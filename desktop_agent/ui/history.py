@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
@@ -31,6 +30,8 @@ from desktop_agent.ui.icons import status_icon
 from desktop_agent.ui.text import one_line, plain_tooltip
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from desktop_agent.core.models import RunView
 
 Index = QModelIndex | QPersistentModelIndex
@@ -238,10 +239,11 @@ class HistoryPanel(QWidget):
 
 
 def format_time(value: datetime | None) -> str:
+    # today by the value's own class: the datetime module is not imported by the first paint
     if value is None:
         return ""
     local = value.astimezone()
-    today = datetime.now().astimezone().date()
+    today = value.now().astimezone().date()
     return f"{local:%H:%M:%S}" if local.date() == today else f"{local:%Y-%m-%d %H:%M}"
 
 

@@ -5,9 +5,18 @@ from __future__ import annotations
 import importlib.util
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QIcon, QPainter
+
+# The drawing classes (QIcon, QPainter, QPen, QPixmap, QPolygonF, QPointF, QRectF) are imported
+# where an icon is first drawn, each status's once (the icons are cached): PySide6 makes a
+# class's enums when it is first imported, and the window's first frame shows no icon (its
+# history and timeline are empty; the window's icon is set after the paint).
 
 
 @cache
@@ -54,6 +63,8 @@ def status_color(status: str) -> QColor:
 @cache
 def status_icon(status: str, size: int = 16) -> QIcon:
     """A round icon for a step or run status (running, ok, failed, denied, completed, ...)."""
+    from PySide6.QtGui import QIcon, QPainter, QPixmap
+
     color, glyph = _LOOKS.get(status, (GREY, "ring"))
     scale = 4  # paint large, let Qt scale down smoothly
     side = size * scale
@@ -69,6 +80,9 @@ def status_icon(status: str, size: int = 16) -> QIcon:
 
 
 def _paint(painter: QPainter, side: int, color: QColor, glyph: str) -> None:
+    from PySide6.QtCore import QPointF, QRectF
+    from PySide6.QtGui import QPen, QPolygonF
+
     s = side / 64
     margin = 4 * s
     circle = QRectF(margin, margin, side - 2 * margin, side - 2 * margin)
@@ -116,6 +130,8 @@ def _paint(painter: QPainter, side: int, color: QColor, glyph: str) -> None:
 @cache
 def app_icon() -> QIcon:
     """The application's icon: resources/icons/desktop-agent.svg, else a painted one."""
+    from PySide6.QtGui import QIcon
+
     svg = resources() / "icons" / "desktop-agent.svg"
     if svg.is_file():
         icon = QIcon(str(svg))

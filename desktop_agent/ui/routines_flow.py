@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QDialog
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import RunFinished, TaskLoopEvent
-from desktop_agent.ui.routines import SaveRoutineDialog
+from desktop_agent.ui.save_routine import SaveRoutineDialog
 from desktop_agent.ui.text import one_line
 
 if TYPE_CHECKING:

@@ -8,13 +8,13 @@ is shown, and the window hears every change through `subscribe` (napari's model/
 the model holds the state, the view renders it and forwards the user's intents).
 
 The window makes its RunOnShow before its first paint; the core's events (some 8 ms of
-dataclasses to import) are imported where an event is read, after it.
+dataclasses to import) are imported where an event is read, after it. The datetime module is
+not imported either: a run's own times (datetimes the store made) tell the time now.
 """
 
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, TypeAlias
 from urllib.parse import urlsplit
@@ -256,7 +256,8 @@ class RunOnShow:
             return (run.finished_at - run.started_at).total_seconds()
         if self.clock_started is not None and self.live:
             return self._clock() - self.clock_started
-        return (datetime.now(UTC) - run.started_at).total_seconds()
+        started = run.started_at
+        return (started.now(started.tzinfo) - started).total_seconds()
 
 
 def describe_outcome(run: RunView) -> str:

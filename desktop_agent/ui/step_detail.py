@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from functools import cache
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Slot
@@ -22,7 +22,19 @@ from desktop_agent.ui.timeline import ImageLoader, format_duration
 from desktop_agent.ui.widgets import Grounded, ScreenshotView
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from desktop_agent.core.models import StepView
+
+
+@cache
+def _json() -> ModuleType:
+    """The json module, imported when the first step's arguments are shown (by then the app
+    has loaded it on its engine's side), not by the window's first paint; the cache spares
+    each step the import statement's lookup through PySide6's import hook."""
+    import json
+
+    return json
 
 
 class StepDetail(QWidget):
@@ -113,7 +125,7 @@ class StepDetail(QWidget):
         what = step.kind.value + (f" · {step.tool}" if step.tool else "")
         labels["title"].setText(f"Turn {step.index} · {what}")
         labels["status"].setText(step.status.value)
-        arguments = json.dumps(step.args, ensure_ascii=False, indent=1) if step.args else "—"
+        arguments = _json().dumps(step.args, ensure_ascii=False, indent=1) if step.args else "—"
         labels["args"].setText(printable(arguments, keep_newlines=True))
         labels["reason"].setText(printable(reason or "—", keep_newlines=True))
         if step.error:

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtGui import QAction, QIcon
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop_agent.core.text import printable
 from desktop_agent.ui.runs_state import TrayState
-from desktop_agent.ui.widgets import STATE_COLORS, state_icon
 
 log = logging.getLogger(__name__)
 
+#: state → fill colour of the tray's icons (the tray's own: the window's first frame shows none)
+STATE_COLORS: dict[str, QColor] = {
+    "idle": QColor(128, 128, 128),
+    "running": QColor(40, 160, 70),
+    "paused": QColor(225, 160, 20),
+    "failed": QColor(210, 45, 45),
+}
 STATES = tuple(STATE_COLORS)
 _TOOLTIPS = {
     "idle": "Desktop Agent — idle",
@@ -179,3 +185,44 @@ def plain_message(text: str) -> str:
     escape shows as `&lt;` where markup is off, so `<` and `&` become their full-width
     look-alikes; control and bidi characters are escaped (core.text.printable)."""
     return printable(text, keep_newlines=True).translate(_MARKUP_LOOKALIKES)
+
+
+def state_icon(state: str, size: int = 64) -> QIcon:
+    """A round icon in the state's colour with a glyph (dot, play, pause bars, cross)."""
+    color = STATE_COLORS.get(state)
+    if color is None:
+        raise ValueError(f"unknown state {state!r}; the states are: {', '.join(STATE_COLORS)}")
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(color.darker(140), size / 32))
+        painter.setBrush(color)
+        margin = size / 16
+        painter.drawEllipse(QRectF(margin, margin, size - 2 * margin, size - 2 * margin))
+        _draw_glyph(painter, state, size)
+    finally:
+        painter.end()
+    return QIcon(pixmap)
+
+
+def _draw_glyph(painter: QPainter, state: str, size: int) -> None:
+    s = size / 64
+    painter.setBrush(Qt.GlobalColor.white)
+    painter.setPen(Qt.PenStyle.NoPen)
+    if state == "idle":
+        painter.drawEllipse(QPointF(32 * s, 32 * s), 8 * s, 8 * s)
+    elif state == "running":
+        painter.drawPolygon(
+            QPolygonF([QPointF(25 * s, 18 * s), QPointF(25 * s, 46 * s), QPointF(47 * s, 32 * s)])
+        )
+    elif state == "paused":
+        painter.drawRect(QRectF(22 * s, 19 * s, 7 * s, 26 * s))
+        painter.drawRect(QRectF(35 * s, 19 * s, 7 * s, 26 * s))
+    else:
+        pen = QPen(Qt.GlobalColor.white, 6 * s)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        painter.setPen(pen)
+        painter.drawLine(QPointF(22 * s, 22 * s), QPointF(42 * s, 42 * s))
+        painter.drawLine(QPointF(42 * s, 22 * s), QPointF(22 * s, 42 * s))

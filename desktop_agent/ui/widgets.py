@@ -1,11 +1,11 @@
-"""Small shared Qt helpers: a screenshot view with the acted-on point marked, and state icons."""
+"""Small shared Qt helpers: a screenshot view with the acted-on point marked."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPen, QPixmap, QPolygonF
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 #: the marker's colour: red with a white halo reads on light and dark screens alike
@@ -251,53 +251,3 @@ class ScreenshotView(QWidget):
                 )
         finally:
             painter.end()
-
-
-#: state → (fill colour, glyph) of the app's status icons
-STATE_COLORS: dict[str, QColor] = {
-    "idle": QColor(128, 128, 128),
-    "running": QColor(40, 160, 70),
-    "paused": QColor(225, 160, 20),
-    "failed": QColor(210, 45, 45),
-}
-
-
-def state_icon(state: str, size: int = 64) -> QIcon:
-    """A round icon in the state's colour with a glyph (dot, play, pause bars, cross)."""
-    color = STATE_COLORS.get(state)
-    if color is None:
-        raise ValueError(f"unknown state {state!r}; the states are: {', '.join(STATE_COLORS)}")
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    try:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(color.darker(140), size / 32))
-        painter.setBrush(color)
-        margin = size / 16
-        painter.drawEllipse(QRectF(margin, margin, size - 2 * margin, size - 2 * margin))
-        _draw_glyph(painter, state, size)
-    finally:
-        painter.end()
-    return QIcon(pixmap)
-
-
-def _draw_glyph(painter: QPainter, state: str, size: int) -> None:
-    s = size / 64
-    painter.setBrush(Qt.GlobalColor.white)
-    painter.setPen(Qt.PenStyle.NoPen)
-    if state == "idle":
-        painter.drawEllipse(QPointF(32 * s, 32 * s), 8 * s, 8 * s)
-    elif state == "running":
-        painter.drawPolygon(
-            QPolygonF([QPointF(25 * s, 18 * s), QPointF(25 * s, 46 * s), QPointF(47 * s, 32 * s)])
-        )
-    elif state == "paused":
-        painter.drawRect(QRectF(22 * s, 19 * s, 7 * s, 26 * s))
-        painter.drawRect(QRectF(35 * s, 19 * s, 7 * s, 26 * s))
-    else:
-        pen = QPen(Qt.GlobalColor.white, 6 * s)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        painter.setPen(pen)
-        painter.drawLine(QPointF(22 * s, 22 * s), QPointF(42 * s, 42 * s))
-        painter.drawLine(QPointF(42 * s, 22 * s), QPointF(22 * s, 42 * s))

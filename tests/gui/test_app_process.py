@@ -157,6 +157,23 @@ NOT_BEFORE_THE_FIRST_PAINT_EITHER = (
 )
 
 
+#: what the first frame does without, fourth session (benchmarks/README.md, "Issue 22, app start,
+#: fourth session"): json (the step detail's arguments) and datetime (the history's times, the
+#: elapsed field), and the Save as routine dialog's module
+NOT_BEFORE_THE_FIRST_PAINT_NOR = ("json", "datetime", "desktop_agent.ui.save_routine")
+
+#: Qt classes the first frame does not show: PySide6 makes a class (and its Python enums,
+#: ~0.2 ms each) when it is first imported, here the dialogs' (Save as routine, the message
+#: boxes) and the tray's icon drawing
+QT_CLASSES_NOT_BEFORE_THE_FIRST_PAINT = (
+    ("PySide6.QtWidgets", "QDialog"),
+    ("PySide6.QtWidgets", "QDialogButtonBox"),
+    ("PySide6.QtWidgets", "QCheckBox"),
+    ("PySide6.QtWidgets", "QMessageBox"),
+    ("PySide6.QtGui", "QPolygonF"),
+)
+
+
 def run_to_the_first_paint(
     tmp_path: Path, report: str, *, before: str = ""
 ) -> subprocess.CompletedProcess[str]:
@@ -223,3 +240,18 @@ def test_no_garbage_collection_runs_on_the_way_to_the_first_paint(tmp_path: Path
         ),
     )
     assert done.stdout.split() == ["0", "False"], done.stderr
+
+
+def test_the_first_paint_comes_before_json_datetime_and_the_dialogs_qt_classes(
+    tmp_path: Path,
+) -> None:
+    assert imported_at_the_first_paint(tmp_path, NOT_BEFORE_THE_FIRST_PAINT_NOR) == []
+    # a PySide6 module holds a class in its namespace once the class is made (lazily, at its
+    # first import by name or as an argument's type)
+    done = run_to_the_first_paint(
+        tmp_path,
+        f"    made = [c for m, c in {QT_CLASSES_NOT_BEFORE_THE_FIRST_PAINT!r}\n"
+        "            if c in vars(sys.modules[m])]\n"
+        "    print(' '.join(made) or '-')\n",
+    )
+    assert done.stdout.split() == ["-"], done.stdout + done.stderr

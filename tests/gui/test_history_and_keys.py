@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop_agent.core.models import RunStatus, RunView, StopReason
-from desktop_agent.ui.history import HistoryPanel
+from desktop_agent.ui.history import HistoryPanel, format_time
 from desktop_agent.ui.main_window import MainWindow
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import CrossEvent, bind_window, drive, until
@@ -190,3 +190,12 @@ def test_replay_is_refused_while_a_live_run_is_on_show(window: MainWindow, qloop
 
     drive(qloop, scenario())
     assert window.run is not None and window.run.status is RunStatus.COMPLETED
+
+
+def test_a_runs_time_shows_the_clock_today_and_the_date_on_another_day() -> None:
+    now = datetime.now(UTC)
+    local = now.astimezone()
+    assert format_time(now) == f"{local:%H:%M:%S}"
+    earlier = now - timedelta(days=3)
+    assert format_time(earlier) == f"{earlier.astimezone():%Y-%m-%d %H:%M}"
+    assert format_time(None) == ""

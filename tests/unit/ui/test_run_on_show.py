@@ -217,6 +217,17 @@ def test_elapsed_runs_on_the_monotonic_clock_while_live_and_is_fixed_at_the_end(
     assert shown.elapsed_s() == 75.0
 
 
+def test_elapsed_of_a_replayed_run_without_an_end_is_by_the_wall_clock_since_its_start() -> None:
+    # a stored run that never ended (the app was killed): the time since its start, by the
+    # wall clock (the run's own datetime tells the time now: no datetime import by the paint)
+    shown = RunOnShow()
+    shown.show_replay()
+    started = datetime.now(UTC) - timedelta(seconds=30)
+    shown.apply(RunStarted(run().with_(started_at=started)))
+    elapsed = shown.elapsed_s()
+    assert elapsed is not None and 30 <= elapsed < 90
+
+
 def test_a_run_of_the_history_is_replayed_only_when_no_live_run_is_on_and_it_has_ended() -> None:
     shown = RunOnShow()
     assert shown.may_replay("r0", ended("r0")) == (True, "")
