@@ -25,6 +25,7 @@ def test_the_venvs_shiboken6_runs_its_signature_loader_from_bytecode_beside_its_
     spec = importlib.util.find_spec("shiboken6")
     assert spec is not None and spec.origin is not None
     folder = Path(spec.origin).resolve().parent / "files.dir"
+    assert folder.is_dir(), f"no {folder}: a venv made before 024dffa; run scripts/bootstrap again"
     # as on this machine: nothing written at import; no cache of the process's own elsewhere
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
