@@ -11,11 +11,13 @@ fresh dir so no user settings are read. The app logs "first window painted at
 <epoch>" from the main window's first paintEvent; the figure is that time minus the
 time just before the process was spawned (interpreter start, imports, QApplication,
 window construction, first paint); it logs the process's CPU time by then too, printed
-beside (on a machine other jobs share it moves far less than the wall time). "API up" is
-when the app registered its local API (instances/<pid>.json appears), i.e. the store,
-settings and adapters are loaded. A
-second launch on the same data dir must hand over to the first and exit 0; its wall
-time is printed too. Each app is ended with SIGTERM and must exit 0.
+beside (on a machine other jobs share it moves far less than the wall time). "Ready to
+start a run" is when the app logs "ready to start a run at <epoch>": the window is bound to its
+engine (settings, store and adapters open, the Start button on), with the CPU by then (an
+older commit says nothing: not printed). "API up" is when the app registered its local API
+(instances/<pid>.json appears), with the process's CPU (/proc) read then. A second launch on
+the same data dir must hand over to the first and exit 0; its wall time is printed too. Each
+app is ended with SIGTERM and must exit 0.
 
 Bytecode: an installed app starts from compiled bytecode (pip writes the .pyc files when it
 installs the wheel; a PyInstaller bundle carries them), so each launch of the source gets a
@@ -38,6 +40,7 @@ Target (DESIGN §7): first window <= 0.3 s. `xvfb` runs a private Xvfb + openbox
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -53,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 PAINTED = re.compile(r"first window painted at (\d+\.\d+)(?:, (\d+) ms of CPU)?")
+READY = re.compile(r"ready to start a run at (\d+\.\d+), (\d+) ms of CPU")
 
 
 def wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
@@ -76,6 +80,25 @@ def painted_at(log: Path) -> tuple[float, float] | None:
     if not match:
         return None
     return float(match.group(1)), float(match.group(2) or "nan")
+
+
+def ready_at(log: Path) -> tuple[float, float]:
+    """When the window was bound to its engine (Start enabled; epoch) and the process's CPU
+    by then (ms); NaN for both where the app does not say (a commit before it did)."""
+    match = READY.search(log.read_text(encoding="utf-8"))
+    if not match:
+        return float("nan"), float("nan")
+    return float(match.group(1)), float(match.group(2))
+
+
+def process_cpu_s(pid: int) -> float:
+    """The CPU time (user + system, all its threads) of process `pid` so far, in seconds; NaN
+    where /proc does not tell (not Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def launch_once(
@@ -102,6 +125,8 @@ def launch_once(
             instance = data_dir / "instances" / f"{process.pid}.json"
             wait_for(instance.exists, 20, "API registration")
             api_up = time.time()
+            api_cpu = process_cpu_s(process.pid)
+            ready, ready_cpu_ms = ready_at(data_dir / "desktop-agent.log")
             second_started = time.monotonic()
             second = subprocess.run(
                 argv,
@@ -128,7 +153,10 @@ def launch_once(
         return {
             "paint": painted - spawned,
             "paint_cpu": paint_cpu_ms / 1000,
+            "ready": ready - spawned,
+            "ready_cpu": ready_cpu_ms / 1000,
             "api": api_up - spawned,
+            "api_cpu": api_cpu,
             "second": second_s,
         }
 
@@ -205,7 +233,10 @@ def report(
     runs = measure(platform, args.repeat, command, bytecode_dir=bytecode_dir, cwd=cwd)
     paint = [r["paint"] * 1000 for r in runs]
     paint_cpu = [r["paint_cpu"] * 1000 for r in runs]
+    ready = [r["ready"] * 1000 for r in runs]
+    ready_cpu = [r["ready_cpu"] * 1000 for r in runs]
     api = [r["api"] * 1000 for r in runs]
+    api_cpu = [r["api_cpu"] * 1000 for r in runs]
     second = [r["second"] * 1000 for r in runs]
     what = f"bundle {args.bundle}" if args.bundle else "source"
     if args.bundle is None and args.python:
@@ -221,9 +252,16 @@ def report(
         f"  CPU of the app's process by its first paint: median "
         f"{statistics.median(paint_cpu):.0f} ms (less moved by other load than the wall time)"
     )
+    if not any(map(math.isnan, ready)):
+        print(
+            f"  process start → ready to start a run (the window bound to its engine, Start "
+            f"enabled): median {statistics.median(ready):.0f} ms, max {max(ready):.0f} ms, "
+            f"CPU median {statistics.median(ready_cpu):.0f} ms"
+        )
     print(
         f"  process start → store, adapters and local API up: median "
-        f"{statistics.median(api):.0f} ms, max {max(api):.0f} ms"
+        f"{statistics.median(api):.0f} ms, max {max(api):.0f} ms, CPU median "
+        f"{statistics.median(api_cpu):.0f} ms"
     )
     print(
         f"  second launch on the same data dir (hands over, exits 0): median "

@@ -42,13 +42,17 @@ log = logging.getLogger("desktop_agent.app")
 APP_NAME = "desktop-agent"
 #: how long the app waits for its first paint before loading the rest anyway
 FIRST_PAINT_TIMEOUT_S = 2.0
-#: what the app needs after its first paint (openai is left to the first run)
+#: what the window's Start needs after the first paint: the host with its store, settings and
+#: desktop adapters, and the planner's model check that the window asks once bound (openai is
+#: left to the first run). Not the local API's server: aiohttp is ~0.2 s of imports, made on a
+#: worker thread while Start is already on (Host.serve_api)
 HEAVY_MODULES = (
     "desktop_agent.agent",
     "desktop_agent.store",
     "desktop_agent.desktop",
+    "desktop_agent.host.host",
+    "desktop_agent.settings",
     "desktop_agent.planner",
-    "desktop_agent.api.server",
 )
 
 
@@ -188,6 +192,7 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
             return code
         desktop = DesktopApp(window, client, quit_app=quit_app)
         window.stop_all_requested.disconnect(stop_early)  # the app's stop-everything has it
+        _log_ready()
         try:
             await desktop.start_services()
             code = await shutdown
@@ -559,6 +564,15 @@ def _preload(modules: tuple[str, ...]) -> None:
 def _log_first_paint() -> None:
     log.info(
         "first window painted at %.3f, %.0f ms of CPU after the process started",
+        time.time(),
+        time.process_time() * 1000,
+    )
+
+
+def _log_ready() -> None:
+    """The window is bound to its engine: Start is enabled, a run can be started."""
+    log.info(
+        "ready to start a run at %.3f, %.0f ms of CPU after the process started",
         time.time(),
         time.process_time() * 1000,
     )

@@ -519,7 +519,9 @@ def is_loopback_host(host: str) -> bool:
 
 def stored_api_key(settings: Settings) -> str | None:
     """The key in the OS keyring (service desktop-agent); None without one or a keyring."""
-    import keyring
+    from desktop_agent.os_keyring import os_keyring
+
+    keyring = os_keyring()  # imports keyring
     from keyring.errors import KeyringError
 
     try:
@@ -541,7 +543,9 @@ def get_api_key(settings: Settings, env: Mapping[str, str] = os.environ) -> str 
 
 def set_api_key(key: str | None) -> None:
     """Store the key in the OS keyring (None or empty removes it); ConfigError without one."""
-    import keyring
+    from desktop_agent.os_keyring import os_keyring
+
+    keyring = os_keyring()  # imports keyring
     from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
 
     try:

@@ -307,6 +307,9 @@ class Host:
     async def serve_api(self, port: int = 0, *, controls_only: bool = False, face: str = "") -> int:
         """Serve the local API on loopback and register this instance (`face`: app, run,
         serve, mcp — what its instance file says); its port."""
+        # the server's imports (aiohttp's, ~0.2 s) on a worker thread, not on this loop's:
+        # stops and the runs' events go on meanwhile
+        await asyncio.to_thread(importlib.import_module, "desktop_agent.api.server")
         from desktop_agent.api.server import ApiServer
 
         server = ApiServer(self.agent, controls_only=controls_only, face=face)

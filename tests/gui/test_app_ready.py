@@ -1,0 +1,60 @@
+"""The real app process from its first paint to a window that can start a run: what it loads
+on the way, and what it leaves for later (benchmarks/README.md, "Issue 22, the app usable
+after its paint")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.app import ROOT, offscreen_env
+
+pytestmark = [pytest.mark.gui, pytest.mark.posix]
+
+
+def run_until_bound(tmp_path: Path, report: str, *, before: str = "") -> list[str]:
+    """The app as `desktop-agent` starts it; `before` runs first, and once its window is bound
+    to the engine (Start on) `report` (an expression) is printed as JSON and the process
+    ends. Its printed value."""
+    script = (
+        "import gc, json, os, sys\n"
+        "from desktop_agent.ui.main_window import MainWindow\n"
+        "from desktop_agent.__main__ import main\n"
+        f"{before}"
+        "bind = MainWindow.bind\n"
+        "def bound(window, client, runs):\n"
+        "    bind(window, client, runs)\n"
+        f"    print(json.dumps({report}))\n"
+        "    sys.stdout.flush()\n"
+        "    os._exit(0)\n"
+        "MainWindow.bind = bound\n"
+        f"main(['--data-dir', {str(tmp_path)!r}])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=offscreen_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, done.stderr
+    value: list[str] = json.loads(lines[0])
+    return value
+
+
+#: what the window's Start does not wait for: the local API's server (aiohttp's imports, the
+#: client's with it: ~0.2 s) comes once Start is on, on a worker thread (Host.serve_api)
+NOT_BEFORE_START = ("aiohttp", "desktop_agent.api.server", "openai")
+
+
+def test_the_window_can_start_a_run_before_the_local_apis_server_is_imported(
+    tmp_path: Path,
+) -> None:
+    report = f"sorted(m for m in {NOT_BEFORE_START!r} if m in sys.modules)"
+    assert run_until_bound(tmp_path, report) == []
