@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.events import TaskLoopEvent
     from desktop_agent.host.engine import Engine
     from desktop_agent.ui.acting_panel import ActingPanel
+    from desktop_agent.ui.collector import GuiThreadCollector
     from desktop_agent.ui.engine_client import EngineClient
     from desktop_agent.ui.main_window import MainWindow
     from desktop_agent.ui.tray import TrayController
@@ -106,7 +107,7 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     # or another worker's, where it would free Qt objects (ui/collector.py): from the first
     # paint on, before which no other thread of the app runs Python (the entry point has
     # the automatic collector off until then: nothing is collected on the way to the paint)
-    with collect_on_gui_thread():
+    with collect_on_gui_thread() as collector:
         # asyncio and qasync come after the first paint: the window does not wait for them
         import asyncio
 
@@ -117,7 +118,7 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
         try:
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
                 runner.get_loop().set_exception_handler(report.on_loop_error)
-                return runner.run(_serve(window, guard, directory))
+                return runner.run(_serve(window, guard, directory, collector=collector))
         finally:
             sys.excepthook = previous_hook
 
@@ -156,7 +157,13 @@ def _until_first_paint(window: MainWindow) -> str:
     return outcome
 
 
-async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> int:
+async def _serve(
+    window: MainWindow,
+    guard: InstanceGuard,
+    data_dir: Path,
+    *,
+    collector: GuiThreadCollector | None = None,
+) -> int:
     import asyncio
     import signal
 
@@ -179,28 +186,32 @@ async def _serve(window: MainWindow, guard: InstanceGuard, data_dir: Path) -> in
     stop_early = partial(_stop_other_instances, window, data_dir)
     window.stop_all_requested.connect(stop_early)
 
-    # import the heavy parts on a worker thread: the window keeps painting meanwhile
-    await asyncio.to_thread(_preload, HEAVY_MODULES)
-    from desktop_agent.host.engine import Engine
-
-    engine = Engine().start()
+    engine: Engine | None = None
+    desktop: DesktopApp | None = None
     try:
-        client = await _open_client(window, engine, data_dir)
-        if client is None:
-            code = await shutdown
+        # what the start imports and builds lives as long as the app: no collection over it
+        # until the engine and its services are up (ui/collector.py, `paused`)
+        with collector.paused() if collector is not None else contextlib.nullcontext():
+            # what Start needs, imported on a worker thread: the window keeps painting
+            await asyncio.to_thread(_preload, HEAVY_MODULES)
+            from desktop_agent.host.engine import Engine
+
+            engine = Engine().start()
+            client = await _open_client(window, engine, data_dir)
+            if client is not None:
+                desktop = DesktopApp(window, client, quit_app=quit_app)
+                window.stop_all_requested.disconnect(stop_early)  # the app's stop-all has it
+                _log_ready()
+                await desktop.start_services()
+        code = await shutdown
+        if desktop is None:  # the agent could not be opened: the window said why
             await _close_window(window)
-            return code
-        desktop = DesktopApp(window, client, quit_app=quit_app)
-        window.stop_all_requested.disconnect(stop_early)  # the app's stop-everything has it
-        _log_ready()
-        try:
-            await desktop.start_services()
-            code = await shutdown
-        finally:
-            await desktop.close()
         return code
     finally:
-        await asyncio.to_thread(engine.close)  # idempotent: the client closed it already
+        if desktop is not None:
+            await desktop.close()
+        if engine is not None:
+            await asyncio.to_thread(engine.close)  # idempotent: the client closed it already
         guard.close()
 
 

@@ -137,3 +137,31 @@ def test_what_lives_at_start_is_frozen_without_a_collection_and_nothing_is_after
             assert gc.get_count()[0] < 100
         assert gc.get_freeze_count() == 0
     assert started == []
+
+
+def test_while_paused_no_tick_collects_and_what_lives_at_its_end_is_frozen_without_one(
+    qtbot: Any,
+) -> None:
+    # the app's start after its first paint: what it imports and builds lives as long as the
+    # app; the ticks' passes over it were 2-15 ms of the GUI thread each
+    gc.unfreeze()
+    with collections_started() as started, collect_on_gui_thread(interval_ms=10) as collector:
+        with collector.paused():
+            frozen_before = gc.get_freeze_count()
+            made = [Cycle() for _ in range(5_000)]
+            assert due_generation(gc.get_count(), collector.threshold) is not None
+            ticked = 0
+
+            def tick() -> None:
+                nonlocal ticked
+                ticked += 1
+
+            collector._timer.timeout.connect(tick)  # type: ignore[union-attr]
+            qtbot.waitUntil(lambda: ticked >= 3, timeout=2000)
+            assert started == [], "a due generation, ticks, and no collection"
+        assert gc.get_freeze_count() >= frozen_before + len(made)
+        assert started == []
+        del made
+        for _ in range(5_000):
+            Cycle()
+        qtbot.waitUntil(lambda: bool(started), timeout=2000)  # collecting again
