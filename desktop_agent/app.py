@@ -181,6 +181,12 @@ async def _serve(
         except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
             log.debug("no handler for signal %s here", signum)
     window.quit_requested.connect(quit_app)
+    # the stop-all mark before Stop all can be pressed: one from now on (the window's own, or
+    # another process's while this app is not registered) stops what the engine is asked for
+    # first, the window's model check (Host.open's stop_mark)
+    from desktop_agent.api.stop_all import read_stop_mark
+
+    stop_mark = read_stop_mark(str(data_dir))
     # Stop all can be pressed in the painted window before the engine is up: the other
     # instances on the data dir are told at once (this app has no run yet)
     stop_early = partial(_stop_other_instances, window, data_dir)
@@ -197,7 +203,7 @@ async def _serve(
             from desktop_agent.host.engine import Engine
 
             engine = Engine().start()
-            client = await _open_client(window, engine, data_dir)
+            client = await _open_client(window, engine, data_dir, stop_mark)
             if client is not None:
                 desktop = DesktopApp(window, client, quit_app=quit_app)
                 window.stop_all_requested.disconnect(stop_early)  # the app's stop-all has it
@@ -233,9 +239,12 @@ def _stop_other_instances(window: MainWindow, data_dir: Path) -> None:
     window.spawn(stop())
 
 
-async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> EngineClient | None:
+async def _open_client(
+    window: MainWindow, engine: Engine, data_dir: Path, stop_mark: str | None = None
+) -> EngineClient | None:
     """Settings (defaults when the file is bad, said in the window) and the Agent, opened on
-    the engine; the GUI's client of it."""
+    the engine; the GUI's client of it. `stop_mark`: the stop-all mark as the app began to
+    load (Host.open)."""
     import asyncio
 
     from desktop_agent.host.host import Host
@@ -250,7 +259,7 @@ async def _open_client(window: MainWindow, engine: Engine, data_dir: Path) -> En
         notice = f"Settings not loaded, using the defaults: {one_line(error)}"
         log.warning("%s", notice)
     try:
-        host = await engine.run(Host.open(data_dir, settings))
+        host = await engine.run(Host.open(data_dir, settings, stop_mark=stop_mark))
     except Exception as error:  # noqa: BLE001 - the window stays up and says what is wrong
         what = one_line(error)
         if not isinstance(error, DesktopAgentError):

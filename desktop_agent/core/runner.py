@@ -61,8 +61,11 @@ class TaskRunnerService:
     def __init__(self, services: RunnerServices) -> None:
         self.services = services
         self._active: dict[str, RunControl] = {}
-        #: model work that is not a run (a calibration): stop_all stops it too
+        #: model work that is not a run (a calibration, a model check): stop_all stops it too
         self._held: set[RunControl] = set()
+        #: how many stops of held work there have been (each stop_all, each stop_held): work
+        #: asked for before a stop that is held only after it compares (Host: `asked_at`)
+        self.stops = 0
         self._approval_ids = itertools.count(1)
         self._listeners: list[Callable[[TaskLoopEvent], None]] = []
 
@@ -246,8 +249,14 @@ class TaskRunnerService:
         self._held.add(control)
         return lambda: self._held.discard(control)
 
+    @property
+    def busy(self) -> bool:
+        """Whether a run is active or held work goes on."""
+        return bool(self._active or self._held)
+
     def stop_held(self) -> int:
-        """Stop the held work (not the runs); how much was going on."""
+        """Stop the held work (not the runs); how much was going on. Counted in `stops`."""
+        self.stops += 1
         held = list(self._held)
         for control in held:
             control.stop()

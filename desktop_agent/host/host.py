@@ -20,12 +20,13 @@ import importlib
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.api.stop_all import mark_stop_all, one_mark_later, read_stop_mark
+from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
     RunFinished,
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.ports import PermissionGate, Planner
     from desktop_agent.core.tools import ToolSpec
     from desktop_agent.host.calibration import ScreenCalibration
-    from desktop_agent.host.model_check import ModelCheck
+    from desktop_agent.host.model_check import ModelCheck, VisionVerdict
     from desktop_agent.settings import Settings
 
 __all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "new_run_id"]
@@ -63,6 +64,7 @@ __all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "ne
 log = logging.getLogger(__name__)
 
 Listener = Callable[[TaskLoopEvent], None]
+T = TypeVar("T")
 #: how often the stop-all mark is looked at while no stop-all can find this instance (a stat)
 STOP_MARK_POLL_S = 0.05
 
@@ -102,8 +104,8 @@ class Host:
     """One process's engine side; see the module docstring.
 
     A face on another thread may read `settings` (replaced whole, never changed in place),
-    `data_dir`, `tools`, `checks_model`, `api_port` and `hotkey_problem` from its own thread;
-    everything else it asks on the host's loop.
+    `data_dir`, `tools`, `checks_model`, `api_port`, `hotkey_problem` and `stops` from its
+    own thread; everything else it asks on the host's loop.
 
     Attributes:
         agent: the services (store, runner, approvals).
@@ -235,8 +237,36 @@ class Host:
         calibration.held_until_closed(self.agent.runner.hold(calibration.control))
 
     def stop_calibrations(self) -> int:
-        """Stop every calibration going on (the window's Stop); how many there were."""
+        """Stop every calibration and model check going on (the window's Stop); how many
+        there were."""
         return self.agent.runner.stop_held()
+
+    @property
+    def stops(self) -> int:
+        """How many stops have reached the work held here (every stop-all, the window's Stop):
+        read from any thread when a face asks for a model check and handed to it as
+        `asked_at`, so that a stop landing before the check begins on this loop stops it too."""
+        return self.agent.runner.stops
+
+    async def _held(self, work: Coroutine[Any, Any, T], asked_at: int | None) -> T:
+        """`work`, a request to a model server outside a run, held as a calibration is: every
+        stop of this process (each stop-all, so the API's and another process's, the hotkey,
+        the window's Stop; a stop-all marked while this instance could not be found) gives up
+        the request in flight and raises StopRequested; none follows. A stop after
+        `asked_at` (a count of `stops`) and before now stops it before it sends anything."""
+        runner = self.agent.runner
+        if self.api_port is None:
+            self._catch_up_on_stop_all()  # a stop-all that could not find this instance
+        control = RunControl()
+        if asked_at is not None and asked_at != runner.stops:
+            control.stop()  # stopped between the ask and now: guard sends nothing
+        release = runner.hold(control)
+        if self.api_port is None:
+            self._watch_stop_mark()
+        try:
+            return await control.guard(work)
+        finally:
+            release()
 
     def pause(self, run_id: str) -> bool:
         return self.agent.runner.pause(run_id)
@@ -326,10 +356,11 @@ class Host:
             self._mark_watch = self._spawn(self._follow_stop_mark())
 
     async def _follow_stop_mark(self) -> None:
-        """While runs go on here and no stop-all can find this instance (its API is not
-        registered: still coming, or it could not be served), look at the stop-all mark every
-        STOP_MARK_POLL_S: a stop-all from another process stops them all the same."""
-        while self.api_port is None and self.agent.runner.active_ids and not self._closed:
+        """While runs or held work (a model check) go on here and no stop-all can find this
+        instance (its API is not registered: still coming, or it could not be served), look at
+        the stop-all mark every STOP_MARK_POLL_S: a stop-all from another process stops them
+        all the same."""
+        while self.api_port is None and self.agent.runner.busy and not self._closed:
             await asyncio.sleep(STOP_MARK_POLL_S)
             if self.api_port is None:
                 self._catch_up_on_stop_all()
@@ -455,18 +486,39 @@ class Host:
         if self._watching:
             await self._follow_takeover_setting()
 
-    async def check_model(self, settings: Settings | None = None, **options: Any) -> ModelCheck:
-        """The one model check (host/model_check.py) for `settings` (default: the host's)."""
+    async def check_model(
+        self, settings: Settings | None = None, *, asked_at: int | None = None, **options: Any
+    ) -> ModelCheck:
+        """The one model check (host/model_check.py) for `settings` (default: the host's),
+        held: every stop gives it up and raises StopRequested (`_held`; `asked_at`: the
+        `stops` when the face asked for it)."""
         from desktop_agent.host.model_check import check_model
 
-        return await check_model(settings or self.settings, **options)
+        return await self._held(check_model(settings or self.settings, **options), asked_at)
 
-    async def find_model_servers(self) -> Discovery:
+    async def vision_verdict(
+        self, settings: Settings | None = None, *, asked_at: int | None = None
+    ) -> VisionVerdict:
+        """The window's model line: whether the model can see (no chat request); raises what
+        stands in the way of a verdict (model_check.verdict_of), StopRequested when stopped."""
+        from desktop_agent.host.model_check import verdict_of
+
+        return verdict_of(await self.check_model(settings, asked_at=asked_at))
+
+    async def connection_report(self, settings: Settings, *, asked_at: int | None = None) -> str:
+        """The settings dialog's Test connection in one line, asked afresh (its `settings` may
+        be unsaved: the keyring's key goes only to the saved server); raises ModelUnreachable,
+        StopRequested when stopped."""
+        from desktop_agent.host.model_check import report_of
+
+        return report_of(await self.check_model(settings, asked_at=asked_at, fresh=True))
+
+    async def find_model_servers(self, *, asked_at: int | None = None) -> Discovery:
         """The model servers on this machine (127.0.0.1, the settings' probe ports; no key
-        is sent)."""
+        is sent), held as a model check is: a stop gives the look up (StopRequested)."""
         from desktop_agent.planner.discovery import discover
 
-        return await discover(tuple(self.settings.probe_ports))
+        return await self._held(discover(tuple(self.settings.probe_ports)), asked_at)
 
     @staticmethod
     def model_profiles() -> tuple[tuple[str, str], ...]:

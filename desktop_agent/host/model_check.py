@@ -3,7 +3,11 @@
 Every face asks it here — a run before its first turn, the window's model line, the settings
 dialog's Test connection, `doctor` — so every one sends the API key by the one rule
 (`settings.api_key_for`: the keyring's key only to the saved server, never over plain http
-afar) and none sends a chat completion.
+afar) and none sends a chat completion. Outside a run a face asks it through the Host
+(`Host.check_model`, `vision_verdict`, `connection_report`), which holds it as it holds a
+calibration: every stop gives up its request in flight, and one asked before a stop that
+had not begun yet sends nothing (host.py). `verdict_of` and `report_of` say what it found
+in the window's and the dialog's words.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ if TYPE_CHECKING:
     from desktop_agent.planner import VisionVerdict
     from desktop_agent.settings import Settings
 
-__all__ = ["ModelCheck", "VisionVerdict", "check_model", "connection_report", "vision_verdict"]
+__all__ = ["ModelCheck", "VisionVerdict", "check_model", "report_of", "verdict_of"]
 
 VisionSetting = Literal["auto", "yes", "no"]
 
@@ -106,11 +110,10 @@ async def check_model(
     return ModelCheck(url, name, not_listed=not_listed, verdict=verdict)
 
 
-async def vision_verdict(settings: Settings) -> VisionVerdict:
-    """Whether the model of `settings` can see (the window's model line; no chat request).
-    Raises ModelUnreachable when its server does not answer, ModelNotListed when the server
-    does not have the model: there is no verdict then."""
-    checked = await check_model(settings)
+def verdict_of(checked: ModelCheck) -> VisionVerdict:
+    """Whether the model checked can see (the window's model line). Raises the
+    ModelUnreachable when its server does not answer, the ModelNotListed when the server does
+    not have the model: there is no verdict then."""
     problem = checked.unreachable or checked.not_listed
     if problem is not None:
         raise problem
@@ -118,14 +121,12 @@ async def vision_verdict(settings: Settings) -> VisionVerdict:
     return checked.verdict
 
 
-async def connection_report(settings: Settings) -> str:
+def report_of(checked: ModelCheck) -> str:
     """The settings dialog's Test connection, in one line: whether the server answers and
-    the model can see, asked afresh (no chat request; the dialog's URL may be unsaved: it
-    gets the keyring's key only once saved). Raises ModelUnreachable."""
-    checked = await check_model(settings, fresh=True)
+    the model can see. Raises the ModelUnreachable when the server does not answer."""
     if checked.unreachable is not None:
         raise checked.unreachable
     verdict = checked.verdict
     assert verdict is not None
     sees = "can see screenshots" if verdict.can_see else "cannot see screenshots"
-    return f"The server answers; {settings.model} {sees} ({verdict.detail})."
+    return f"The server answers; {checked.model} {sees} ({verdict.detail})."

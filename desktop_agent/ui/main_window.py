@@ -16,7 +16,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.errors import DesktopAgentError, ModelNotListed, ModelUnreachable
+from desktop_agent.core.errors import (
+    DesktopAgentError,
+    ModelNotListed,
+    ModelUnreachable,
+    StopRequested,
+)
 from desktop_agent.ui.frames import OncePerFrame
 from desktop_agent.ui.history import HistoryPanel
 from desktop_agent.ui.icons import app_icon
@@ -261,7 +266,8 @@ class MainWindow(QMainWindow):
         self.spawn(self.refresh_history())
 
     def apply_settings(self) -> None:
-        """Show the model and the step limit of the current settings; check the model's vision."""
+        """Show the model and the step limit of the current settings; check the model's vision
+        (at the window's binding and after the user saved settings: never after a stop alone)."""
         if self.client is None:
             return
         settings = self.client.host.settings
@@ -270,13 +276,15 @@ class MainWindow(QMainWindow):
             # the panel's limit is what a start uses: a new default must reach it
             self._max_steps_setting = settings.max_steps
             self.panel.max_steps.setValue(settings.max_steps)
-        self.model_check = self.spawn(self.check_vision())
+        # the stops so far, read as it is asked: a stop from now on stops the check, also one
+        # that lands before the check begins on the engine
+        self.model_check = self.spawn(self.check_vision(self.client.host.stops))
 
-    async def check_vision(self) -> ModelUnreachable | None:
+    async def check_vision(self, asked_at: int | None = None) -> ModelUnreachable | None:
         """Resolve (without a chat request) whether the configured model can see; the
-        ModelUnreachable met (its `found`: what does answer here), else None."""
-        from desktop_agent.host.model_check import vision_verdict
-
+        ModelUnreachable met (its `found`: what does answer here), else None. A stop after
+        `asked_at` (the host's `stops`) gives it up: the line says it was stopped, and it is
+        not asked again until the user asks (Settings… saved, a run started)."""
         client = self.client
         if client is None:
             return None
@@ -287,7 +295,11 @@ class MainWindow(QMainWindow):
             return None
         self.panel.set_vision("checking")
         try:
-            verdict = await client.ask(vision_verdict, settings)
+            verdict = await client.ask(host.vision_verdict, settings, asked_at=asked_at)
+        except StopRequested:
+            if host.settings is settings:
+                self.panel.set_vision("unknown", "stopped")
+            return None
         except ModelUnreachable as error:
             if host.settings is settings:
                 self.panel.set_server_absent(server_address(settings.base_url), one_line(error))

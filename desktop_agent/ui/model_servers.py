@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.core.errors import StopRequested
 from desktop_agent.core.model_servers import (
     Discovery,
     FoundModel,
@@ -55,6 +56,8 @@ _VISION_LOOK = {
     None: ("? unknown", "#b7791f"),
 }
 Choice = tuple[FoundServer, FoundModel]
+#: what the finder says when a stop gave its look up
+STOPPED_LOOK = "Stopped. Press Check again to look again."
 
 
 class ModelServersDialog(QDialog):
@@ -397,17 +400,24 @@ class ModelServersController(QObject):
     def on_check_again(self) -> None:
         if self._looking is not None and not self._looking.done():
             return
-        self._looking = self.window.spawn(self.look())
+        self._looking = self.window.spawn(self.look(self.client.host.stops))
 
-    async def look(self) -> None:
+    async def look(self, asked_at: int | None = None) -> None:
         if self.dialog is not None:
-            await self._look_into(self.dialog)
+            await self._look_into(self.dialog, asked_at)
 
-    async def _look_into(self, dialog: ModelServersDialog) -> None:
-        settings = self.client.host.settings
+    async def _look_into(self, dialog: ModelServersDialog, asked_at: int | None) -> None:
+        """Look for the servers (the Host's, held: a stop after `asked_at`, its `stops` when
+        the user asked, gives the look up; only the user's Check again looks again)."""
+        host = self.client.host
+        settings = host.settings
         dialog.show_looking(settings.probe_ports)
         try:
-            found = await self.client.ask(self.client.host.find_model_servers)
+            found = await self.client.ask(host.find_model_servers, asked_at=asked_at)
+        except StopRequested:
+            if shiboken6.isValid(dialog):
+                dialog.show_problem(STOPPED_LOOK)
+            return
         except Exception as error:  # noqa: BLE001 - said in the dialog, never fatal
             log.exception("looking for model servers failed")
             if shiboken6.isValid(dialog):
@@ -425,7 +435,7 @@ class ModelServersController(QObject):
         looking: set[asyncio.Task[None]] = set()
 
         def look() -> None:
-            task = loop.create_task(self._look_into(dialog))
+            task = loop.create_task(self._look_into(dialog, self.client.host.stops))
             looking.add(task)
             task.add_done_callback(looking.discard)
 

@@ -489,11 +489,13 @@ class SettingsDialog(QDialog):
             return
         self.test_result.setText("Testing…")
         self.test_button.setEnabled(False)
-        self._test_task = loop.create_task(self._run_test(self._test_connection, candidate))
+        # asked here, at the click: a stop from now on stops it (SettingsController)
+        testing = self._test_connection(candidate)
+        self._test_task = loop.create_task(self._run_test(testing))
 
-    async def _run_test(self, test: TestConnection, settings: Settings) -> str:
+    async def _run_test(self, testing: Awaitable[str]) -> str:
         try:
-            result = await test(settings)
+            result = await testing
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - any failure is the test's one-line answer

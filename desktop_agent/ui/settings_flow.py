@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CAPTURE_SETTINGS = ("capture_width", "capture_format", "jpeg_quality", "monitor", "set_of_mark")
+#: Test connection's answer when a stop gave it up
+STOPPED_TEST = "stopped; press Test connection to ask again"
 
 
 class SettingsController(QObject):
@@ -48,7 +50,6 @@ class SettingsController(QObject):
 
     @Slot()
     def on_settings_requested(self) -> None:
-        from desktop_agent.host.model_check import connection_report
         from desktop_agent.ui.settings_dialog import SettingsDialog
 
         if self.dialog is not None and self.dialog.isVisible():
@@ -57,7 +58,7 @@ class SettingsController(QObject):
         dialog = SettingsDialog(
             self.window,
             self.client.host.settings,
-            test_connection=lambda settings: self.client.ask(connection_report, settings),
+            test_connection=self.test_connection,
             calibrate=self.calibrate,
             find_servers=self.find_servers,
             profiles=self.client.host.model_profiles(),
@@ -68,6 +69,16 @@ class SettingsController(QObject):
         dialog.open()
         # on the loop's next turn: this slot may run before the asyncio loop does
         QTimer.singleShot(0, lambda: self.window.spawn(self.show_routine_grants()))
+
+    def test_connection(self, settings: Settings) -> Awaitable[str]:
+        """Test connection, asked now (at the click): the server and the model of `settings`
+        (the dialog's, maybe unsaved), asked by the Host's one model check. A stop from now on
+        gives it up (the request in flight closed, none after): it answers STOPPED_TEST, and
+        only the user's next Test connection asks again."""
+        host = self.client.host
+        return _unless_stopped(
+            self.client.ask(host.connection_report, settings, asked_at=host.stops), STOPPED_TEST
+        )
 
     async def show_routine_grants(self) -> None:
         """The routines' grants in the open dialog's Routines tab."""
@@ -137,3 +148,11 @@ class SettingsController(QObject):
         if notices:
             self.window.show_notice(" · ".join(notices))
         self.window.apply_settings()
+
+
+async def _unless_stopped(asking: Awaitable[str], stopped: str) -> str:
+    """What `asking` answers, or `stopped` when a stop gave it up."""
+    try:
+        return await asking
+    except StopRequested:
+        return stopped

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from desktop_agent.cli import main
-from desktop_agent.host.model_check import connection_report, vision_verdict
 from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER, Settings, save_settings
 from tests.gui.fake_agent import drive, make_agent, make_client
 from tests.support.keyrings import memory_keyring
@@ -61,8 +60,9 @@ def test_the_vision_check_and_test_connection_send_the_stored_key_only_to_the_sa
     client = make_client(make_agent(tmp_path / "data", settings=settings))
     try:
         for candidate in (settings, unsaved):
-            drive(qloop, client.ask(vision_verdict, candidate))
-            assert "The server answers" in drive(qloop, client.ask(connection_report, candidate))
+            drive(qloop, client.ask(client.host.vision_verdict, candidate))
+            answer = drive(qloop, client.ask(client.host.connection_report, candidate))
+            assert "The server answers" in answer
     finally:
         drive(qloop, client.close())
     assert_stored_key_only_at(saved, other)

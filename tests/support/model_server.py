@@ -12,7 +12,10 @@ It speaks what the planner talks to, and nothing more:
   ``lmstudio`` is set.
 
 Every request's method, path and ``Authorization`` header is kept in ``heard`` (a probe
-must send no key); every request body is recorded (``requests`` for chat completions,
+must send no key); a request whose client went away before its answer (its connection
+closed: aiohttp cancels the handler) is kept in ``gone``; ``hold(path, ...)`` keeps the
+requests to those paths unanswered until ``release()`` (a check the test catches in flight);
+every request body is recorded (``requests`` for chat completions,
 ``show_requests``, ``lmstudio_requests``), and a test can wait on the count with
 ``wait_requests(n)``.
 
@@ -218,11 +221,15 @@ class ModelServer:
     padding_sent: int = field(default=0, init=False)
     #: (method, path, Authorization header or None) of every request, in order
     heard: list[tuple[str, str, str | None]] = field(default_factory=list, init=False)
+    #: the paths of the requests whose client closed the connection before the answer
+    gone: list[str] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self._queue: list[ScriptItem] = list(self.script)
         self._runner: web.AppRunner | None = None
         self._changed: asyncio.Condition | None = None
+        self._held: set[str] = set()
+        self._released: asyncio.Event | None = None
 
     # ── life ────────────────────────────────────────────────────────────────
 
@@ -268,6 +275,18 @@ class ModelServer:
     def add(self, *items: ScriptItem) -> None:
         """Append replies to the script (from the server's own loop)."""
         self._queue.extend(items)
+
+    def hold(self, *paths: str) -> None:
+        """From now on the requests to `paths` wait unanswered until `release` (from the
+        server's own loop); heard as they come."""
+        self._held.update(paths)
+        self._released = asyncio.Event()
+
+    def release(self) -> None:
+        """Answer the held requests (and the ones to come) as usual."""
+        self._held.clear()
+        if self._released is not None:
+            self._released.set()
 
     @property
     def remaining(self) -> int:
@@ -363,7 +382,13 @@ class ModelServer:
     @web.middleware
     async def _hear(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.heard.append((request.method, request.path, request.headers.get("Authorization")))
-        response: web.StreamResponse = await handler(request)
+        try:
+            if request.path in self._held and self._released is not None:
+                await self._released.wait()
+            response: web.StreamResponse = await handler(request)
+        except asyncio.CancelledError:
+            self.gone.append(request.path)  # handler_cancellation: the client went away
+            raise
         return response
 
     async def _tags(self, request: web.Request) -> web.Response:

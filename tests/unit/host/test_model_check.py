@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from desktop_agent.core.errors import ModelNotListed, ModelUnreachable, VisionRequired
-from desktop_agent.host.model_check import check_model, connection_report, vision_verdict
+from desktop_agent.host.model_check import check_model, report_of, verdict_of
 from desktop_agent.settings import Settings
 from tests.support.model_server import ModelServer
 
@@ -78,13 +78,13 @@ async def test_the_key_goes_only_to_the_saved_server(
 async def test_the_windows_vision_verdict_raises_what_stands_in_the_way_of_a_verdict() -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     with pytest.raises(ModelUnreachable):
-        await vision_verdict(Settings(base_url=url, probe_ports=[closed_port()]))
+        verdict_of(await check_model(Settings(base_url=url, probe_ports=[closed_port()])))
     server = await ModelServer(models=("other-model",)).start()
     try:
         with pytest.raises(ModelNotListed):
-            await vision_verdict(Settings(base_url=server.base_url, model="qwen2.5vl"))
-        seen = await vision_verdict(
-            Settings(base_url=server.base_url, model="other-model", vision="yes")
+            verdict_of(await check_model(Settings(base_url=server.base_url, model="qwen2.5vl")))
+        seen = verdict_of(
+            await check_model(Settings(base_url=server.base_url, model="other-model", vision="yes"))
         )
     finally:
         await server.close()
@@ -96,7 +96,8 @@ async def test_test_connection_says_in_one_line_that_the_server_answers_and_whet
 ):
     server = await ModelServer(models=("qwen2.5vl",), ollama={"qwen2.5vl": ["completion"]}).start()
     try:
-        line = await connection_report(Settings(base_url=server.base_url, model="qwen2.5vl"))
+        settings = Settings(base_url=server.base_url, model="qwen2.5vl")
+        line = report_of(await check_model(settings, fresh=True))
     finally:
         await server.close()
     assert line.startswith("The server answers; qwen2.5vl cannot see screenshots (")

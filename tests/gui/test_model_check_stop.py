@@ -1,0 +1,427 @@
+"""A stop always wins over the app's requests to the model server outside a run: the model
+line's check, Test connection, Find model servers…. Each stop of the app (the window's Stop
+and Stop all, the tray, the stop hotkey, the local API's stop-all, `desktop-agent stop-all`
+from another process) closes the request in flight, and nothing more is asked until the user
+asks again. The real app's parts on an engine thread, a real loopback model server that holds
+the request the test catches in flight and records every request and every one given up."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.settings import Settings
+from tests.gui.fake_agent import drive, make_agent, until
+from tests.support.model_server import ModelServer
+
+pytestmark = [pytest.mark.gui]
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = "some-vlm"
+
+
+# ── the stops of the app, each awaited until it has landed on the engine ─────
+
+
+async def _landed(harness: Any) -> None:
+    """The engine has carried out what was sent before (calls land in order)."""
+
+    async def nothing() -> None:
+        return None
+
+    await harness.client.ask(nothing)
+
+
+async def stop_by_window_stop_all(harness: Any) -> None:
+    harness.window.stop_all_action.trigger()
+    await _landed(harness)
+
+
+async def stop_by_window_stop(harness: Any) -> None:
+    harness.window.on_stop_requested()  # the Stop button / Esc of the main window
+    await _landed(harness)
+
+
+async def stop_by_tray(harness: Any) -> None:
+    harness.app.tray.stop_all_requested.emit()
+    await _landed(harness)
+
+
+async def stop_by_hotkey(harness: Any) -> None:
+    host = harness.client.host
+    harness.client.engine.loop.call_soon_threadsafe(host._on_hotkey)  # as its listener does
+    await _landed(harness)
+
+
+async def stop_by_api_stop_all(harness: Any) -> None:
+    """What `desktop-agent stop-all` sends: POST /api/tasks/stop-all, proven, to the app."""
+    from desktop_agent.api.instances import stop_all_blocking
+
+    await asyncio.to_thread(stop_all_blocking, harness.agent.data_dir)
+
+
+def stop_all_command(data_dir: Path) -> None:
+    """`desktop-agent stop-all` run in another process."""
+    command = [sys.executable, "-m", "desktop_agent", "stop-all", "--data-dir", str(data_dir)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+async def stop_by_stop_all_command(harness: Any) -> None:
+    await asyncio.to_thread(stop_all_command, harness.agent.data_dir)
+
+
+STOPS = pytest.mark.parametrize(
+    "stop",
+    [
+        stop_by_window_stop_all,
+        stop_by_window_stop,
+        stop_by_tray,
+        stop_by_hotkey,
+        stop_by_api_stop_all,
+        stop_by_stop_all_command,
+    ],
+    ids=["window-stop-all", "window-stop", "tray", "hotkey", "api-stop-all", "stop-all-command"],
+)
+SERVED = (stop_by_api_stop_all, stop_by_stop_all_command)
+
+
+# ── the app over a real model server ─────────────────────────────────────────
+
+
+class App:
+    """The app's parts (tests/gui/test_app_wiring.py Harness: window, DesktopApp, the Host on
+    an engine thread) with model checks on, over `server`; made while the server's /v1/models
+    is held, so the model line's first check is caught in flight."""
+
+    def __init__(self, qtbot: Any, qloop: Any, data_dir: Path, server: ModelServer) -> None:
+        from tests.gui.test_app_wiring import Harness
+
+        settings = Settings(
+            base_url=server.base_url, model=MODEL, probe_ports=[server.port], vision="auto"
+        )
+        agent = make_agent(data_dir, settings=settings)
+        agent.check_model = True  # the model line asks the server (make_agent turns it off)
+        self.qloop = qloop
+        self.server = server
+
+        async def make() -> Harness:
+            return Harness(qtbot, agent)  # binding the window spawns its first tasks
+
+        self.harness = drive(qloop, make())
+
+    def close(self) -> None:
+        drive(self.qloop, self.harness.close())
+
+
+@pytest.fixture
+def server(qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModelServer]:
+    """A model server that has MODEL (Ollama's /api/show says it can see), /v1/models held."""
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
+    made = drive(
+        qloop, ModelServer(models=(MODEL,), ollama={MODEL: ["completion", "vision"]}).start()
+    )
+    made.hold("/v1/models")
+    yield made
+    made.release()
+    drive(qloop, made.close())
+
+
+@pytest.fixture
+def app(qtbot: Any, qloop: Any, tmp_path: Path, server: ModelServer) -> Iterator[App]:
+    made = App(qtbot, qloop, tmp_path / "data", server)
+    yield made
+    made.close()
+
+
+def serve_api(app: App) -> None:
+    client = app.harness.client
+    drive(app.qloop, client.ask(client.host.serve_api, face="app"))
+
+
+# ── the model line ───────────────────────────────────────────────────────────
+
+
+@STOPS
+def test_every_stop_closes_the_model_lines_check_in_flight_and_nothing_is_asked_after(
+    app: App, server: ModelServer, stop: Callable[[Any], Awaitable[None]]
+) -> None:
+    """The window checks its model line (GET /v1/models, then Ollama's /api/show) when the
+    user stops: the request in flight is given up at the stop, the line says the check was
+    stopped, and the server hears nothing more, also once it would have answered."""
+    harness = app.harness
+    window = harness.window
+    if stop in SERVED:
+        serve_api(app)
+
+    async def scenario() -> None:
+        await until(lambda: server.heard, 10, "the model line's check")
+        check = window.model_check
+        assert check is not None and not check.done()
+        asked = len(server.heard)
+        await stop(harness)
+        await until(lambda: server.gone, 10, "the request in flight given up")
+        server.release()  # the server would answer now: nothing is there to hear it
+        await asyncio.wait_for(asyncio.shield(check), 10)
+        await _landed(harness)
+        assert server.heard[asked:] == []
+
+    drive(app.qloop, scenario(), timeout=60)
+    assert server.gone == ["/v1/models"]
+    assert window.panel.vision_label.text() == "? vision not checked: stopped"
+
+
+# ── the app starting: its first model line check ─────────────────────────────
+
+
+@pytest.fixture
+def held_loading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[threading.Event, threading.Event]]:
+    """The app's import of its heavy parts (before its engine is made) is held until `go`."""
+    from desktop_agent import app as app_module
+
+    loading, go = threading.Event(), threading.Event()
+    preload = app_module._preload
+
+    def held(modules: tuple[str, ...]) -> None:
+        loading.set()
+        go.wait(10)
+        preload(modules)
+
+    monkeypatch.setattr(app_module, "_preload", held)
+    yield loading, go
+    go.set()
+
+
+def press_stop_all(window: Any, data_dir: Path) -> None:
+    window.panel.stop_all_button.click()
+
+
+def stop_all_from_another_process(window: Any, data_dir: Path) -> None:
+    """While the app loads it is not registered (no API): the stop-all finds no instance; it
+    leaves its mark (api/stop_all.py STOP_MARK_FILE)."""
+    stop_all_command(data_dir)
+
+
+@pytest.mark.parametrize(
+    "stop", [press_stop_all, stop_all_from_another_process], ids=["window", "stop-all-command"]
+)
+def test_a_stop_while_the_app_loads_its_engine_stops_its_first_model_line_check(
+    qtbot: Any,
+    qloop: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    server: ModelServer,
+    held_loading: tuple[threading.Event, threading.Event],
+    stop: Callable[[Any, Path], None],
+) -> None:
+    """The app is launched, its window painted; the user stops (the window's Stop all, or
+    `desktop-agent stop-all` elsewhere) while it still loads its engine. The model line's
+    first check, which comes once the engine is up, sends nothing: the line says stopped."""
+    import signal
+
+    from desktop_agent import app as app_module
+    from desktop_agent.settings import save_settings
+    from desktop_agent.ui.main_window import MainWindow
+
+    server.release()  # the server answers at once: only a request that is never sent is safe
+    home = tmp_path / "home"
+    monkeypatch.delenv("DISPLAY", raising=False)  # no hotkey, no takeover watch
+    save_settings(
+        Settings(base_url=server.base_url, model=MODEL, probe_ports=[server.port]),
+        home / "settings.toml",
+    )
+    loading, go = held_loading
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    guard = app_module.InstanceGuard(home)
+
+    async def scenario() -> None:
+        serving = asyncio.ensure_future(app_module._serve(window, guard, home))
+        try:
+            await until(loading.is_set, 10, "the app loading its engine")
+            await asyncio.to_thread(stop, window, home)
+            go.set()
+            await until(lambda: window.model_check is not None, 30, "the engine up")
+            check = window.model_check
+            assert check is not None
+            await asyncio.wait_for(asyncio.shield(check), 10)
+        finally:
+            go.set()
+            await until(lambda: window.client is not None, 30, "the app up")
+            window.quit_requested.emit()
+            await asyncio.wait_for(serving, 30)
+
+    try:
+        drive(qloop, scenario(), timeout=90)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            qloop.remove_signal_handler(signum)  # _serve's, on the test's loop
+    assert server.heard == []
+    assert window.panel.vision_label.text() == "? vision not checked: stopped"
+
+
+# ── Test connection and Find model servers… ─────────────────────────────────
+
+
+def line_checked(app: App) -> None:
+    """The model line's first check answered (the server held nothing yet)."""
+    app.server.release()
+    check = app.harness.window.model_check
+    assert check is not None
+    drive(app.qloop, asyncio.wait_for(asyncio.shield(check), 10))
+
+
+@STOPS
+def test_every_stop_closes_test_connection_in_flight_and_nothing_is_asked_after(
+    qtbot: Any, app: App, server: ModelServer, stop: Callable[[Any], Awaitable[None]]
+) -> None:
+    """Settings… → Test connection asks the server (GET /v1/models, then /api/show afresh) when
+    the user stops: the request in flight is given up, the dialog says it was stopped, and the
+    server hears nothing more. Pressing Test connection again asks again (the user's own)."""
+    from desktop_agent.ui.settings_dialog import SettingsDialog
+    from desktop_agent.ui.settings_flow import STOPPED_TEST
+
+    harness = app.harness
+    line_checked(app)
+    if stop in SERVED:
+        serve_api(app)
+    harness.app.settings.on_settings_requested()
+    dialog = harness.app.settings.dialog
+    assert isinstance(dialog, SettingsDialog)
+    qtbot.addWidget(dialog)
+
+    async def scenario() -> None:
+        server.hold("/v1/models")
+        asked = len(server.heard)
+        dialog.test_button.click()
+        await until(lambda: len(server.heard) > asked, 10, "Test connection's request")
+        asked = len(server.heard)
+        await stop(harness)
+        await until(lambda: server.gone, 10, "the request in flight given up")
+        server.release()
+        await until(lambda: dialog.test_button.isEnabled(), 10, "the test's end")
+        await _landed(harness)
+        assert server.heard[asked:] == []
+        assert dialog.test_result.text() == STOPPED_TEST
+        dialog.test_button.click()  # the user asks again: that is asked
+        await until(lambda: "The server answers" in dialog.test_result.text(), 10, "the answer")
+
+    drive(app.qloop, scenario(), timeout=60)
+    assert server.gone == ["/v1/models"]
+
+
+@STOPS
+def test_every_stop_gives_up_the_look_for_model_servers_and_nothing_is_asked_after(
+    app: App, server: ModelServer, stop: Callable[[Any], Awaitable[None]]
+) -> None:
+    """Find model servers… asks the usual ports (Ollama's /api/tags, then its /api/show per
+    model) when the user stops: the look is given up at once, the finder says so, and the
+    server hears nothing more, also once it would have answered."""
+    from desktop_agent.ui.model_servers import STOPPED_LOOK
+
+    harness = app.harness
+    line_checked(app)
+    if stop in SERVED:
+        serve_api(app)
+
+    async def scenario() -> None:
+        server.hold("/api/tags")
+        asked = len(server.heard)
+        harness.window.find_servers_action.trigger()
+        await until(lambda: ("GET", "/api/tags", None) in server.heard[asked:], 10, "the look")
+        dialog = harness.app.servers.dialog
+        assert dialog is not None
+        await stop(harness)
+        await until(lambda: "/api/tags" in server.gone, 10, "the look given up")
+        asked = len(server.heard)
+        server.release()
+        await until(lambda: dialog.check_again_button.isEnabled(), 10, "the look's end")
+        await _landed(harness)
+        assert server.heard[asked:] == []
+        assert dialog.found_note.text() == STOPPED_LOOK
+
+    drive(app.qloop, scenario(), timeout=60)
+
+
+# ── the model line checked again while a run is paused or asks for approval ────
+
+
+def run_waiting(app: App, state: str) -> None:
+    """A run of the window that is paused, or waits for the user's approval of a click."""
+    from desktop_agent.core.models import Policy
+    from desktop_agent.ui.run_on_show import PanelState
+    from tests.fakes import ScriptedPlanner, tool
+    from tests.gui.fake_agent import ALLOW_ALL
+
+    harness = app.harness
+    agent = harness.agent
+    agent.permissions.set_policy("click", Policy.ASK if state == "approval" else ALLOW_ALL["click"])
+    agent.planner_factory = lambda run: ScriptedPlanner(
+        [tool("click", x=10, y=20, reason="press it")], then=tool("wait", seconds=0)
+    )
+
+    async def waiting() -> None:
+        harness.start("press the button")
+        if state == "paused":
+            await until(lambda: harness.window.shown.state is PanelState.RUNNING, 10, "the run")
+            harness.window.on_pause_requested(True)
+            await until(lambda: harness.window.shown.state is PanelState.PAUSED, 10, "paused")
+        else:
+            await until(lambda: agent.approvals.pending, 10, "the approval asked")
+
+    drive(app.qloop, waiting())
+
+
+@pytest.mark.parametrize("state", ["paused", "approval"])
+@pytest.mark.parametrize(
+    "stop",
+    [stop_by_window_stop, stop_by_window_stop_all, stop_by_hotkey, stop_by_stop_all_command],
+    ids=["window-stop", "window-stop-all", "hotkey", "stop-all-command"],
+)
+def test_a_stop_while_a_run_waits_ends_the_run_and_the_model_lines_check_in_flight(
+    app: App, server: ModelServer, state: str, stop: Callable[[Any], Awaitable[None]]
+) -> None:
+    """A run is paused (or asks the user about a click) and the user saves settings, so the
+    model line is checked again; the user stops: the run ends stopped, the check's request is
+    given up, the server hears nothing more."""
+    from desktop_agent.core.models import RunStatus, StopReason
+
+    harness = app.harness
+    line_checked(app)
+    if stop is stop_by_stop_all_command:
+        serve_api(app)
+    run_waiting(app, state)
+
+    async def scenario() -> None:
+        server.hold("/v1/models")
+        asked = len(server.heard)
+        harness.window.apply_settings()  # as a save of the settings does
+        await until(lambda: len(server.heard) > asked, 10, "the model line's check")
+        asked = len(server.heard)
+        await stop(harness)
+        await until(lambda: server.gone, 10, "the request in flight given up")
+        server.release()
+        await harness.finished()
+        check = harness.window.model_check
+        assert check is not None
+        await asyncio.wait_for(asyncio.shield(check), 10)
+        await _landed(harness)
+        assert server.heard[asked:] == []
+
+    drive(app.qloop, scenario(), timeout=60)
+    run = harness.window.run
+    assert run is not None and (run.status, run.stop_reason) == (
+        RunStatus.STOPPED,
+        StopReason.USER_STOP,
+    )
+    assert harness.agent.runner.services.executor.calls == []
