@@ -25,8 +25,13 @@ from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
 
 if TYPE_CHECKING:
+    from desktop_agent.core.model_servers import Discovery
     from desktop_agent.host import Host
+    from desktop_agent.host.model_check import ModelCheck
     from desktop_agent.settings import Settings
+
+    #: the one model check as the doctor asks it (host/model_check.py `check_model`'s call)
+    Check = Callable[..., Awaitable[ModelCheck]]
 
 log = logging.getLogger("desktop_agent.cli")
 T = TypeVar("T")
@@ -252,27 +257,59 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     settings = _settings_for(args)
     if getattr(args, "model_profile", None):
         settings = settings.model_copy(update={"model_profile": args.model_profile})
+    stop_mark = getattr(args, "stop_mark", None)
     if args.calibrate:
-        return _calibrate(settings, data_dir, getattr(args, "stop_mark", None))
+        return _calibrate(settings, data_dir, stop_mark)
     items = list(run_doctor())
-    items.extend(asyncio.run(_model_checks(settings)))
+    return asyncio.run(_doctor_asks(settings, data_dir, items, stop_mark))
+
+
+async def _doctor_asks(
+    settings: Settings, data_dir: Path, items: list[Any], stop_mark: str | None
+) -> int:
+    """The doctor's questions to the model servers (its model, grounding and the servers on
+    this machine), asked through a Host of its own, which holds them as it holds the app's
+    (host.py `Host._held`): a stop gives up the request in flight and nothing is asked after —
+    SIGINT/SIGTERM, and a stop-all since this process started (`stop_mark`: another process's
+    `desktop-agent stop-all`, an instance's stop hotkey or Stop all), caught through its mark
+    while it asks. Stopped: exit 2, what was found so far printed."""
+    from functools import partial
+
+    from desktop_agent.core.errors import StopRequested
+    from desktop_agent.host import Host
+
+    host = await Host.open(data_dir, settings, stop_mark=stop_mark)
+    host.stop_on_signals()
+    asked_at = host.stops  # the stops since the process started are caught up on its mark
+    try:
+        try:
+            items += await _model_checks(settings, partial(host.check_model, asked_at=asked_at))
+        finally:
+            _print_items(items)
+        found = await host.find_model_servers(asked_at=asked_at)
+    except StopRequested:
+        print("desktop-agent: stopped: the model server is asked nothing more", file=sys.stderr)
+        return EXIT_STOPPED
+    finally:
+        await host.close()
+    _print_servers_found(found)
+    return 0 if all(item.ok for item in items) else 1
+
+
+def _print_items(items: list[Any]) -> None:
     for item in items:
         mark = "ok  " if item.ok else "FAIL"
         # a detail may quote the model server's answer: shown, never acted on
         print(printable(f"{mark} {item.name:<10} {item.detail}"))
         if not item.ok and item.fix:
             print(f"     {'':<10} fix: {item.fix}")
-    _print_servers_found(settings)
-    return 0 if all(item.ok for item in items) else 1
 
 
-def _print_servers_found(settings: Settings) -> None:
+def _print_servers_found(found: Discovery) -> None:
     """The doctor's last word: the model servers on this machine and the exact options to
     use one, or the ways to get one."""
     from desktop_agent.core.model_servers import run_options, ways_to_get_one
-    from desktop_agent.planner.discovery import discover
 
-    found = asyncio.run(discover(settings.probe_ports))
     print()
     if found.servers:
         ports = ", ".join(str(port) for port in found.ports)
@@ -295,11 +332,16 @@ def _print_servers_found(settings: Settings) -> None:
             print(f"      {command}")
 
 
-async def _model_checks(settings: Settings) -> list[Any]:
+async def _model_checks(settings: Settings, check: Check | None = None) -> list[Any]:
+    """The doctor's model, profile, vision and grounding lines; `check`: the one model check
+    (the doctor's Host's, held; by default host/model_check.py's own)."""
     from desktop_agent.desktop.doctor import DoctorItem
-    from desktop_agent.host.model_check import check_model
 
-    checked = await check_model(settings, discover=False)  # the doctor lists them at the end
+    if check is None:
+        from desktop_agent.host.model_check import check_model
+
+        check = check_model
+    checked = await check(settings, discover=False)  # the doctor lists them at the end
     if checked.unreachable is not None:
         fix = "start the model server or set --base-url"
         return [DoctorItem("model", False, str(checked.unreachable), fix)]
@@ -323,15 +365,14 @@ async def _model_checks(settings: Settings) -> list[Any]:
             f"{verdict.detail} ({verdict.source})",
             'set vision = "yes" in settings.toml or pass --vision yes if the model can see',
         ),
-        await _grounding_check(settings, profile.grounding),
+        await _grounding_check(settings, profile.grounding, check),
     ]
 
 
-async def _grounding_check(settings: Settings, profile_default: str) -> Any:
+async def _grounding_check(settings: Settings, profile_default: str, check: Check) -> Any:
     """How clicks are refined; with a grounding model, whether its server answers and has it
     (the one model check, so the grounder's server gets a key by the one rule)."""
     from desktop_agent.desktop.doctor import DoctorItem
-    from desktop_agent.host.model_check import check_model
     from desktop_agent.planner.profiles import resolve_profile
 
     mode = profile_default if settings.grounding == "auto" else settings.grounding
@@ -342,7 +383,7 @@ async def _grounding_check(settings: Settings, profile_default: str) -> Any:
         return DoctorItem("grounding", True, f"{how}: the model looks again on a crop", "")
     url = settings.grounder_base_url or settings.base_url
     # vision "yes": a run does not ask whether its grounder can see either
-    checked = await check_model(
+    checked = await check(
         settings, base_url=url, model=settings.grounder_model, vision="yes", discover=False
     )
     refusal = checked.refusal()
