@@ -21,7 +21,9 @@ _NUMBERS: tuple[object, ...] = (int, float, int | None, float | None)
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built (validator, schema) at their first use, a run's first prompt or call: the 15 models
+    # are ~45 ms of CPU, and the app's window can start a run without them (it names the tools)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod
