@@ -104,3 +104,20 @@ def test_no_garbage_collection_runs_from_the_first_paint_until_the_engine_and_ap
         timeout=60,
     )
     assert done.stdout.split() == ["0", "True"], done.stderr
+
+
+def test_asyncio_is_imported_off_the_gui_thread_after_the_first_paint(tmp_path: Path) -> None:
+    # its imports were 50-60 ms of the GUI thread right after the paint (the window did not
+    # answer meanwhile); a worker imports them while Qt's own loop goes on
+    before = (
+        "import threading\n"
+        "importers = []\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'asyncio':\n"
+        "            importers.append(threading.current_thread().name)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Watch())\n"
+    )
+    importers = run_until_bound(tmp_path, "importers", before=before)
+    assert importers and "MainThread" not in importers
