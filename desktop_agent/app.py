@@ -522,8 +522,11 @@ class DesktopApp(QObject):
 
     @Slot()
     def on_acting_stop_requested(self) -> None:
+        """The acting panel's Stop: the window's, for every run of this app and what asks the
+        model outside a run (a calibration, a model check, the look for servers)."""
         for run_id in list(self.runs.active):
             self.client.send(self.client.host.stop, run_id)
+        self.client.send(self.client.host.stop_held_work)
 
     @Slot()
     def stop_everything(self) -> None:

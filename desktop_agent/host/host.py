@@ -231,12 +231,12 @@ class Host:
     def hold_calibration(self, calibration: ScreenCalibration) -> None:
         """From now until it closes, every stop-all of this process (stop_everything: the
         window's and the tray's Stop all, the stop hotkey; the local API's stop-all, so
-        another process's; a signal) and `stop_calibrations` stop `calibration`: its model
+        another process's; a signal) and `stop_held_work` stop `calibration`: its model
         request is cancelled as a run's is, and none follows. It is not a run: a stop-all's
         count ("stopped N run(s)", `StoppedEverything.here`) leaves it out."""
         calibration.held_until_closed(self.agent.runner.hold(calibration.control))
 
-    def stop_calibrations(self) -> int:
+    def stop_held_work(self) -> int:
         """Stop every calibration and model check going on (the window's Stop); how many
         there were."""
         return self.agent.runner.stop_held()

@@ -265,9 +265,10 @@ class MainWindow(QMainWindow):
         self.set_status("Ready.")
         self.spawn(self.refresh_history())
 
-    def apply_settings(self) -> None:
+    def apply_settings(self, asked_at: int | None = None) -> None:
         """Show the model and the step limit of the current settings; check the model's vision
-        (at the window's binding and after the user saved settings: never after a stop alone)."""
+        (at the window's binding and after the user saved settings: never after a stop alone).
+        `asked_at`: the host's `stops` when the user asked (the Save's click), else now."""
         if self.client is None:
             return
         settings = self.client.host.settings
@@ -276,9 +277,10 @@ class MainWindow(QMainWindow):
             # the panel's limit is what a start uses: a new default must reach it
             self._max_steps_setting = settings.max_steps
             self.panel.max_steps.setValue(settings.max_steps)
-        # the stops so far, read as it is asked: a stop from now on stops the check, also one
+        # the stops so far, read as it is asked: a stop from then on stops the check, also one
         # that lands before the check begins on the engine
-        self.model_check = self.spawn(self.check_vision(self.client.host.stops))
+        stops = self.client.host.stops if asked_at is None else asked_at
+        self.model_check = self.spawn(self.check_vision(stops))
 
     async def check_vision(self, asked_at: int | None = None) -> ModelUnreachable | None:
         """Resolve (without a chat request) whether the configured model can see; the
@@ -401,8 +403,9 @@ class MainWindow(QMainWindow):
         run_id = self.shown.ask_stop()
         if run_id is not None:
             self.client.send(self.client.host.stop, run_id)
-        # a calibration asking the model (Settings… → Calibrate…) is what goes on too
-        self.client.send(self.client.host.stop_calibrations)
+        # what asks the model outside a run goes on too: a calibration (Settings… →
+        # Calibrate…), the model line's check, Test connection, the look for model servers
+        self.client.send(self.client.host.stop_held_work)
 
     @Slot(str)
     def on_run_selected(self, run_id: str) -> None:

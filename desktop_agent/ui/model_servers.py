@@ -365,7 +365,7 @@ class ModelServersController(QObject):
         self,
         window: MainWindow,
         client: EngineClient,
-        apply_settings: Callable[[Settings], Awaitable[None]],
+        apply_settings: Callable[..., Awaitable[None]],
     ) -> None:
         super().__init__(window)
         self.window = window
@@ -460,12 +460,16 @@ class ModelServersController(QObject):
     @Slot(tuple)
     def on_chosen(self, choice: Choice) -> None:
         server, model = choice
-        self.window.spawn(self.use(server, model))
+        self.window.spawn(self.use(server, model, self.client.host.stops))
 
-    async def use(self, server: FoundServer, model: FoundModel) -> None:
-        """Save and apply the model chosen; then the first task to try."""
+    async def use(
+        self, server: FoundServer, model: FoundModel, asked_at: int | None = None
+    ) -> None:
+        """Save and apply the model chosen (its check stopped by a stop since `asked_at`, the
+        host's `stops` at the click); then the first task to try."""
         try:
-            await self.apply_settings(settings_for(self.client.host.settings, server, model))
+            chosen = settings_for(self.client.host.settings, server, model)
+            await self.apply_settings(chosen, asked_at=asked_at)
         except Exception as error:  # noqa: BLE001 - said in the dialog
             log.exception("setting the model failed")
             if self.dialog is not None:

@@ -121,10 +121,15 @@ class SettingsController(QObject):
 
     @Slot(Settings)
     def on_settings_saved(self, settings: Settings) -> None:
-        self.window.spawn(self.apply_settings(settings))
+        # the stops so far, as the user saved: a stop from now on (while the file is written,
+        # the settings applied) stops the model check this save asks for
+        self.window.spawn(self.apply_settings(settings, asked_at=self.client.host.stops))
 
-    async def apply_settings(self, settings: Settings, *, save: bool = True) -> None:
-        """Save the settings and use them from the next run on."""
+    async def apply_settings(
+        self, settings: Settings, *, save: bool = True, asked_at: int | None = None
+    ) -> None:
+        """Save the settings and use them from the next run on; the model line is checked
+        again unless a stop came since `asked_at` (the host's `stops` when the user asked)."""
         from desktop_agent.settings import save_settings
 
         previous = self.client.host.settings
@@ -147,7 +152,7 @@ class SettingsController(QObject):
             notices.append("Capture settings take effect when the app is started again.")
         if notices:
             self.window.show_notice(" · ".join(notices))
-        self.window.apply_settings()
+        self.window.apply_settings(asked_at)
 
 
 async def _unless_stopped(asking: Awaitable[str], stopped: str) -> str:

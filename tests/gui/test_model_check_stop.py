@@ -25,6 +25,9 @@ pytestmark = [pytest.mark.gui]
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "some-vlm"
+#: what Test connection and the finder say when a stop gave them up
+STOPPED_TEST = "stopped; press Test connection to ask again"
+STOPPED_LOOK = "Stopped. Press Check again to look again."
 
 
 # ── the stops of the app, each awaited until it has landed on the engine ─────
@@ -46,6 +49,11 @@ async def stop_by_window_stop_all(harness: Any) -> None:
 
 async def stop_by_window_stop(harness: Any) -> None:
     harness.window.on_stop_requested()  # the Stop button / Esc of the main window
+    await _landed(harness)
+
+
+async def stop_by_acting_panel(harness: Any) -> None:
+    harness.app.acting_panel.stop_requested.emit()  # its Stop, while a run acts
     await _landed(harness)
 
 
@@ -289,7 +297,6 @@ def test_every_stop_closes_test_connection_in_flight_and_nothing_is_asked_after(
     the user stops: the request in flight is given up, the dialog says it was stopped, and the
     server hears nothing more. Pressing Test connection again asks again (the user's own)."""
     from desktop_agent.ui.settings_dialog import SettingsDialog
-    from desktop_agent.ui.settings_flow import STOPPED_TEST
 
     harness = app.harness
     line_checked(app)
@@ -327,7 +334,6 @@ def test_every_stop_gives_up_the_look_for_model_servers_and_nothing_is_asked_aft
     """Find model servers… asks the usual ports (Ollama's /api/tags, then its /api/show per
     model) when the user stops: the look is given up at once, the finder says so, and the
     server hears nothing more, also once it would have answered."""
-    from desktop_agent.ui.model_servers import STOPPED_LOOK
 
     harness = app.harness
     line_checked(app)
@@ -385,8 +391,14 @@ def run_waiting(app: App, state: str) -> None:
 @pytest.mark.parametrize("state", ["paused", "approval"])
 @pytest.mark.parametrize(
     "stop",
-    [stop_by_window_stop, stop_by_window_stop_all, stop_by_hotkey, stop_by_stop_all_command],
-    ids=["window-stop", "window-stop-all", "hotkey", "stop-all-command"],
+    [
+        stop_by_window_stop,
+        stop_by_acting_panel,
+        stop_by_window_stop_all,
+        stop_by_hotkey,
+        stop_by_stop_all_command,
+    ],
+    ids=["window-stop", "acting-panel", "window-stop-all", "hotkey", "stop-all-command"],
 )
 def test_a_stop_while_a_run_waits_ends_the_run_and_the_model_lines_check_in_flight(
     app: App, server: ModelServer, state: str, stop: Callable[[Any], Awaitable[None]]
@@ -425,3 +437,82 @@ def test_a_stop_while_a_run_waits_ends_the_run_and_the_model_lines_check_in_flig
         StopReason.USER_STOP,
     )
     assert harness.agent.runner.services.executor.calls == []
+
+
+# ── a settings save, then a stop before the check it asks for begins ─────────
+
+
+def test_a_stop_while_the_settings_are_saved_stops_the_model_check_the_save_asked_for(
+    app: App, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user saves settings (which checks the model line again) and presses Stop all while
+    the file is still being written: the check the save asked for is not sent. Saving again
+    after the stop is the user's new action: that check is sent."""
+    import desktop_agent.settings
+
+    harness = app.harness
+    line_checked(app)
+    writing, written = threading.Event(), threading.Event()
+    save = desktop_agent.settings.save_settings
+
+    def slow_save(settings: Settings, *args: Any, **kwargs: Any) -> Any:
+        writing.set()
+        written.wait(10)
+        return save(settings, *args, **kwargs)
+
+    monkeypatch.setattr(desktop_agent.settings, "save_settings", slow_save)
+    flow = harness.app.settings
+    chosen = harness.client.host.settings.model_copy(update={"max_steps": 7})
+
+    async def scenario() -> None:
+        asked = len(server.heard)
+        flow.on_settings_saved(chosen)  # the dialog's Save
+        await until(writing.is_set, 10, "the settings being written")
+        await stop_by_window_stop_all(harness)
+        written.set()
+        await until(lambda: harness.window.panel.max_steps.value() == 7, 10, "applied")
+        check = harness.window.model_check
+        assert check is not None
+        await asyncio.wait_for(asyncio.shield(check), 10)
+        await _landed(harness)
+        assert server.heard[asked:] == []
+        assert harness.window.panel.vision_label.text() == "? vision not checked: stopped"
+
+        flow.on_settings_saved(chosen)  # saved again after the stop: asked
+        await until(lambda: len(server.heard) > asked, 10, "the check of the new save")
+        await until(lambda: "can see" in harness.window.panel.vision_label.text(), 10, "seen")
+
+    drive(app.qloop, scenario(), timeout=60)
+
+
+def test_a_stop_gives_up_the_settings_dialogs_look_for_model_servers(
+    qtbot: Any, app: App, server: ModelServer
+) -> None:
+    """Settings… → Find model servers… looks (the finder over the dialog) when the user
+    stops: the look is given up, the finder says so, the server hears nothing more."""
+    from desktop_agent.ui.model_servers import ModelServersDialog
+
+    harness = app.harness
+    line_checked(app)
+    harness.app.settings.on_settings_requested()
+    dialog = harness.app.settings.dialog
+    qtbot.addWidget(dialog)
+
+    async def scenario() -> None:
+        server.hold("/api/tags")
+        asked = len(server.heard)
+        dialog.find_button.click()
+        await until(lambda: ("GET", "/api/tags", None) in server.heard[asked:], 10, "the look")
+        finder = dialog.findChild(ModelServersDialog)
+        assert finder is not None
+        await stop_by_window_stop_all(harness)
+        await until(lambda: "/api/tags" in server.gone, 10, "the look given up")
+        asked = len(server.heard)
+        server.release()
+        await until(lambda: finder.check_again_button.isEnabled(), 10, "the look's end")
+        await _landed(harness)
+        assert server.heard[asked:] == []
+        assert finder.found_note.text() == STOPPED_LOOK
+        finder.reject()
+
+    drive(app.qloop, scenario(), timeout=60)

@@ -60,7 +60,7 @@ async def test_the_windows_stop_of_held_work_stops_a_check_in_flight(
     server.hold("/v1/models")
     checking = asyncio.ensure_future(host.connection_report(host.settings))
     await until_heard(server, "/v1/models")
-    assert host.stop_calibrations() == 1  # the window's Stop: the held work
+    assert host.stop_held_work() == 1  # the window's Stop: the held work
     with pytest.raises(StopRequested):
         await asyncio.wait_for(checking, 5)
     await until(lambda: server.gone, 5, "the connection closed at the stop")
