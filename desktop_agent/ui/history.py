@@ -135,6 +135,58 @@ class HistoryFilter(QSortFilterProxyModel):
         return all(word in haystack for word in self._words)
 
 
+class HistoryTable(QTableView):
+    """The history's table. Its status and time columns are as wide as their widest content
+    can be — every status with its icon, a time of another day (`format_time`) — measured once
+    per font with the table's own delegate on sample runs, and the visible rows (the header's
+    `resizeContentsPrecision` 0), not over every row: Qt's ResizeToContents measured up to 1000
+    rows, and with the 500 runs the window loads at start that was 2 × ~250 ms of the GUI
+    thread (benchmarks/README.md, "Issue 22, the app usable after its paint")."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.horizontalHeader().setResizeContentsPrecision(0)  # the visible rows only
+        self._widest: dict[tuple[str, int], int] = {}
+
+    def sizeHintForColumn(self, column: int) -> int:  # noqa: N802
+        hint = super().sizeHintForColumn(column)
+        model = self.model()
+        if column not in (HistoryModel.STATUS, HistoryModel.TIME) or not model.rowCount():
+            return hint  # no run listed yet: nothing to measure (the first paint)
+        key = (self.font().key(), column)
+        if key not in self._widest:
+            self._widest[key] = self._widest_content(column)
+        return max(hint, self._widest[key])
+
+    def _widest_content(self, column: int) -> int:
+        from datetime import datetime
+
+        from PySide6.QtWidgets import QStyleOptionViewItem
+
+        from desktop_agent.core.models import RunView  # loaded: a run is listed
+
+        another_day = datetime(2088, 8, 28, 8, 58).astimezone()
+        samples = HistoryModel()
+        samples.set_runs(
+            [
+                RunView(
+                    id=status.value, goal="", status=status, stop_reason=None, step_count=0,
+                    max_steps=1, max_failures=1, allowed_tools=(), model="", base_url="",
+                    created_at=another_day,
+                )  # fmt: skip
+                for status in RunStatus
+            ]
+        )
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        delegate = self.itemDelegate()
+        widest = max(
+            delegate.sizeHint(option, samples.index(row, column)).width()
+            for row in range(samples.rowCount())
+        )
+        return widest + 1 if self.showGrid() else widest  # as QTableView's own hint
+
+
 class HistoryPanel(QWidget):
     """The run history with a filter box; choosing a run asks the window to show it.
 
@@ -162,7 +214,7 @@ class HistoryPanel(QWidget):
         self.filter_edit.setPlaceholderText("Filter runs (status, goal, model)…")
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_edit.setAccessibleName("Filter the run history")
-        self.view = QTableView(self)
+        self.view = HistoryTable(self)
         self.view.setObjectName("history")
         self.view.setAccessibleName("Run history")
         self.view.setModel(self.proxy)
