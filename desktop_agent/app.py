@@ -110,6 +110,9 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     window = MainWindow()
     window.first_painted.connect(_log_first_paint)
     guard.raise_requested.connect(window.on_show_requested)
+    # Stop all answers from the first paint, while the app's loop is still imported: kept
+    # until the loop runs, then carried out (_serve)
+    pressed = PressedEarly(window)
     window.show()
     if _until_first_paint(window) == "closed":
         guard.close()
@@ -138,7 +141,8 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
         try:
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
                 runner.get_loop().set_exception_handler(report.on_loop_error)
-                return runner.run(_serve(window, guard, directory, collector=collector))
+                serving = _serve(window, guard, directory, collector=collector, pressed=pressed)
+                return runner.run(serving)
         finally:
             sys.excepthook = previous_hook
 
@@ -221,7 +225,10 @@ async def _serve(
     data_dir: Path,
     *,
     collector: GuiThreadCollector | None = None,
+    pressed: PressedEarly | None = None,
 ) -> int:
+    """The app from its loop's start to its end. `pressed`: Stop all pressed before the loop
+    ran (carried out here, once the stop-all mark the engine is given was read)."""
     import asyncio
     import signal
 
@@ -249,6 +256,8 @@ async def _serve(
     # instances on the data dir are told at once (this app has no run yet)
     stop_early = partial(_stop_other_instances, window, data_dir)
     window.stop_all_requested.connect(stop_early)
+    if pressed is not None:
+        pressed.hand_over(stop_early)
 
     engine: Engine | None = None
     desktop: DesktopApp | None = None
@@ -277,6 +286,29 @@ async def _serve(
         if engine is not None:
             await asyncio.to_thread(engine.close)  # idempotent: the client closed it already
         guard.close()
+
+
+class PressedEarly:
+    """Stop all pressed in the painted window before the app's asyncio loop runs (asyncio and
+    qasync are imported on a worker thread meanwhile, `_import_while_qt_runs`, while Qt's own
+    loop answers the user): no press is lost; `hand_over` carries them out as the loop starts.
+    """
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.count = 0
+        window.stop_all_requested.connect(self.press)
+
+    def press(self) -> None:
+        self.count += 1
+
+    def hand_over(self, stop: Callable[[], None]) -> None:
+        """From now on `stop` answers Stop all (connected by the caller); call it once now
+        for the presses kept."""
+        self.window.stop_all_requested.disconnect(self.press)
+        if self.count:
+            log.info("Stop all was pressed while the app started: carried out now")
+            stop()
 
 
 def _stop_other_instances(window: MainWindow, data_dir: Path) -> None:

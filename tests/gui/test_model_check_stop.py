@@ -516,3 +516,67 @@ def test_a_stop_gives_up_the_settings_dialogs_look_for_model_servers(
         finder.reject()
 
     drive(app.qloop, scenario(), timeout=60)
+
+
+# ── the real app process: Stop all pressed right after the first paint ───────
+
+
+def test_stop_all_pressed_while_the_app_imports_its_loop_is_carried_out_and_stops_the_check(
+    tmp_path: Path,
+) -> None:
+    """The window is painted and answers while asyncio is imported on a worker thread (app.py
+    `_import_while_qt_runs`); the user presses Stop all then. That press is a stop like any
+    other: it is carried out once the app's loop runs (the other instances told, the stop-all
+    marked), and the model line's first check, asked afterwards, sends nothing."""
+    from desktop_agent.api.stop_all import read_stop_mark
+    from tests.support.app import MODEL as APP_MODEL
+    from tests.support.app import offscreen_env
+    from tests.support.model_server import serve_in_thread
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    mark = read_stop_mark(str(data_dir))
+    script = (
+        "import json, os, sys, threading\n"
+        "from PySide6.QtCore import QTimer\n"
+        "import desktop_agent.app as app\n"
+        "from desktop_agent.ui.main_window import MainWindow\n"
+        "from desktop_agent.__main__ import main\n"
+        "pressed = threading.Event()\n"
+        "preload = app._preload\n"
+        "def held(modules):\n"
+        "    if modules == app.LOOP_MODULES:  # until Stop all was pressed meanwhile\n"
+        "        pressed.wait(30)\n"
+        "    preload(modules)\n"
+        "app._preload = held\n"
+        "importing = app._import_while_qt_runs\n"
+        "def press_while_importing(window, modules):\n"
+        "    def press():\n"
+        "        window.panel.stop_all_button.click()\n"
+        "        pressed.set()\n"
+        "    QTimer.singleShot(0, press)\n"
+        "    return importing(window, modules)\n"
+        "app._import_while_qt_runs = press_while_importing\n"
+        "check = MainWindow.check_vision\n"
+        "async def checked(self, *args):\n"
+        "    await check(self, *args)\n"
+        "    print(json.dumps(self.panel.vision_label.text()))\n"
+        "    sys.stdout.flush()\n"
+        "    os._exit(0)\n"
+        "MainWindow.check_vision = checked\n"
+        f"main(['--data-dir', {str(data_dir)!r}])\n"
+    )
+    sees = {APP_MODEL: ["completion", "vision"]}
+    with serve_in_thread(ModelServer(models=(APP_MODEL,), ollama=sees)) as server:
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env=offscreen_env(data_dir, server),
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        heard = list(server.heard)
+    assert done.stdout.splitlines() == ['"? vision not checked: stopped"'], done.stderr
+    assert heard == []
+    assert read_stop_mark(str(data_dir)) != mark  # the stop-all was carried out
