@@ -580,3 +580,66 @@ def test_stop_all_pressed_while_the_app_imports_its_loop_is_carried_out_and_stop
     assert done.stdout.splitlines() == ['"? vision not checked: stopped"'], done.stderr
     assert heard == []
     assert read_stop_mark(str(data_dir)) != mark  # the stop-all was carried out
+
+
+# ── a calibration asking the model, and the model line checked meanwhile ─────
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [stop_by_window_stop, stop_by_window_stop_all, stop_by_hotkey, stop_by_stop_all_command],
+    ids=["window-stop", "window-stop-all", "hotkey", "stop-all-command"],
+)
+def test_a_stop_during_a_calibration_ends_it_and_the_model_lines_check_in_flight(
+    qtbot: Any,
+    app: App,
+    server: ModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    stop: Callable[[Any], Awaitable[None]],
+) -> None:
+    """Settings… → Calibrate… asks the model about its first ring, and the model line is being
+    checked again (a save): one stop ends both, and the server hears nothing more."""
+    from desktop_agent.host import calibration as host_calibration
+    from desktop_agent.ui.calibration import STOPPED_TEXT
+    from tests.gui.test_calibration_window import Still, open_windows
+    from tests.support.model_server import Hang
+
+    real = host_calibration.ScreenCalibration
+
+    def on_still_screen(settings: Any, **options: Any) -> Any:  # no screen offscreen
+        return real(settings, observer=Still(), **options)
+
+    monkeypatch.setattr(host_calibration, "ScreenCalibration", on_still_screen)
+    harness = app.harness
+    line_checked(app)
+    if stop is stop_by_stop_all_command:
+        serve_api(app)
+    harness.app.settings.on_settings_requested()
+    dialog = harness.app.settings.dialog
+    qtbot.addWidget(dialog)
+    server.add(Hang())  # the model thinks about ring A for as long as it takes
+
+    async def scenario() -> None:
+        dialog.calibrate_button.click()
+        await server.wait_requests(1)
+        server.hold("/v1/models")
+        asked = len(server.heard)
+        harness.window.apply_settings()  # as a save of the settings does
+        await until(lambda: len(server.heard) > asked, 10, "the model line's check")
+        asked = len(server.heard)
+        (window,) = open_windows()
+        await stop(harness)
+        await until(lambda: window.status.text() == STOPPED_TEXT, 10, "the calibration stopped")
+        await until(lambda: "/v1/models" in server.gone, 10, "the check given up")
+        server.release()
+        check = harness.window.model_check
+        assert check is not None
+        await asyncio.wait_for(asyncio.shield(check), 10)
+        window.close()
+        await until(lambda: dialog.calibrate_button.isEnabled(), 10, what="the calibration's end")
+        await _landed(harness)
+        assert server.heard[asked:] == []
+
+    drive(app.qloop, scenario(), timeout=60)
+    assert len(server.requests) == 1  # the calibration's one chat request, cancelled
+    assert harness.window.panel.vision_label.text() == "? vision not checked: stopped"
