@@ -1,5 +1,5 @@
 """Qt tests run offscreen unless QT_QPA_PLATFORM says otherwise; shared fixtures: qloop, agent,
-harness, window. (Python's cycle collection: tests/conftest.py.)"""
+harness, window, held_loading. (Python's cycle collection: tests/conftest.py.)"""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import threading  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -86,3 +87,25 @@ def window(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Any]:
     drive(qloop, made.shutdown())
     drive(qloop, client.close())
     made.deleteLater()
+
+
+@pytest.fixture
+def held_loading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[threading.Event, threading.Event]]:
+    """(loading, go): the app's import of its heavy parts, before its engine is made (app.py
+    `_serve`), is held from `loading` until `go`."""
+    from desktop_agent import app as app_module
+
+    loading, go = threading.Event(), threading.Event()
+    preload = app_module._preload
+
+    def held(modules: tuple[str, ...]) -> None:
+        if modules == app_module.HEAVY_MODULES:
+            loading.set()
+            go.wait(10)
+        preload(modules)
+
+    monkeypatch.setattr(app_module, "_preload", held)
+    yield loading, go
+    go.set()

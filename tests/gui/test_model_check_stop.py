@@ -189,26 +189,6 @@ def test_every_stop_closes_the_model_lines_check_in_flight_and_nothing_is_asked_
 # ── the app starting: its first model line check ─────────────────────────────
 
 
-@pytest.fixture
-def held_loading(
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[threading.Event, threading.Event]]:
-    """The app's import of its heavy parts (before its engine is made) is held until `go`."""
-    from desktop_agent import app as app_module
-
-    loading, go = threading.Event(), threading.Event()
-    preload = app_module._preload
-
-    def held(modules: tuple[str, ...]) -> None:
-        loading.set()
-        go.wait(10)
-        preload(modules)
-
-    monkeypatch.setattr(app_module, "_preload", held)
-    yield loading, go
-    go.set()
-
-
 def press_stop_all(window: Any, data_dir: Path) -> None:
     window.panel.stop_all_button.click()
 
@@ -281,12 +261,26 @@ def test_a_stop_while_the_app_loads_its_engine_stops_its_first_model_line_check(
 # ── Test connection and Find model servers… ─────────────────────────────────
 
 
-def line_checked(app: App) -> None:
-    """The model line's first check answered (the server held nothing yet)."""
+def line_checked(app: App, stop: Any = None) -> None:
+    """The model line's first check answered (the server held nothing yet); the local API
+    served when `stop` goes through it."""
     app.server.release()
     check = app.harness.window.model_check
     assert check is not None
     drive(app.qloop, asyncio.wait_for(asyncio.shield(check), 10))
+    if stop in SERVED:
+        serve_api(app)
+
+
+def settings_dialog(qtbot: Any, harness: Any) -> Any:
+    """Settings… opened; its dialog."""
+    from desktop_agent.ui.settings_dialog import SettingsDialog
+
+    harness.app.settings.on_settings_requested()
+    dialog = harness.app.settings.dialog
+    assert isinstance(dialog, SettingsDialog)
+    qtbot.addWidget(dialog)
+    return dialog
 
 
 @STOPS
@@ -296,16 +290,9 @@ def test_every_stop_closes_test_connection_in_flight_and_nothing_is_asked_after(
     """Settings… → Test connection asks the server (GET /v1/models, then /api/show afresh) when
     the user stops: the request in flight is given up, the dialog says it was stopped, and the
     server hears nothing more. Pressing Test connection again asks again (the user's own)."""
-    from desktop_agent.ui.settings_dialog import SettingsDialog
-
     harness = app.harness
-    line_checked(app)
-    if stop in SERVED:
-        serve_api(app)
-    harness.app.settings.on_settings_requested()
-    dialog = harness.app.settings.dialog
-    assert isinstance(dialog, SettingsDialog)
-    qtbot.addWidget(dialog)
+    line_checked(app, stop)
+    dialog = settings_dialog(qtbot, harness)
 
     async def scenario() -> None:
         server.hold("/v1/models")
@@ -327,25 +314,46 @@ def test_every_stop_closes_test_connection_in_flight_and_nothing_is_asked_after(
     assert server.gone == ["/v1/models"]
 
 
+def finder_of_the_window(qtbot: Any, harness: Any) -> Callable[[], Any]:
+    """App → Find model servers…; the finder it opened."""
+    harness.window.find_servers_action.trigger()
+    return lambda: harness.app.servers.dialog
+
+
+def finder_of_the_settings_dialog(qtbot: Any, harness: Any) -> Callable[[], Any]:
+    """Settings… → Find model servers… (the finder over the dialog); the finder it opened."""
+    from desktop_agent.ui.model_servers import ModelServersDialog
+
+    dialog = settings_dialog(qtbot, harness)
+    dialog.find_button.click()
+    return lambda: dialog.findChild(ModelServersDialog)
+
+
+@pytest.mark.parametrize(
+    "open_finder",
+    [finder_of_the_window, finder_of_the_settings_dialog],
+    ids=["window", "settings-dialog"],
+)
 @STOPS
 def test_every_stop_gives_up_the_look_for_model_servers_and_nothing_is_asked_after(
-    app: App, server: ModelServer, stop: Callable[[Any], Awaitable[None]]
+    qtbot: Any,
+    app: App,
+    server: ModelServer,
+    stop: Callable[[Any], Awaitable[None]],
+    open_finder: Callable[[Any, Any], Callable[[], Any]],
 ) -> None:
     """Find model servers… asks the usual ports (Ollama's /api/tags, then its /api/show per
     model) when the user stops: the look is given up at once, the finder says so, and the
     server hears nothing more, also once it would have answered."""
-
     harness = app.harness
-    line_checked(app)
-    if stop in SERVED:
-        serve_api(app)
+    line_checked(app, stop)
 
     async def scenario() -> None:
         server.hold("/api/tags")
         asked = len(server.heard)
-        harness.window.find_servers_action.trigger()
+        finder = open_finder(qtbot, harness)
         await until(lambda: ("GET", "/api/tags", None) in server.heard[asked:], 10, "the look")
-        dialog = harness.app.servers.dialog
+        dialog = finder()
         assert dialog is not None
         await stop(harness)
         await until(lambda: "/api/tags" in server.gone, 10, "the look given up")
@@ -355,6 +363,7 @@ def test_every_stop_gives_up_the_look_for_model_servers_and_nothing_is_asked_aft
         await _landed(harness)
         assert server.heard[asked:] == []
         assert dialog.found_note.text() == STOPPED_LOOK
+        dialog.reject()
 
     drive(app.qloop, scenario(), timeout=60)
 
@@ -409,9 +418,7 @@ def test_a_stop_while_a_run_waits_ends_the_run_and_the_model_lines_check_in_flig
     from desktop_agent.core.models import RunStatus, StopReason
 
     harness = app.harness
-    line_checked(app)
-    if stop is stop_by_stop_all_command:
-        serve_api(app)
+    line_checked(app, stop)
     run_waiting(app, state)
 
     async def scenario() -> None:
@@ -481,39 +488,6 @@ def test_a_stop_while_the_settings_are_saved_stops_the_model_check_the_save_aske
         flow.on_settings_saved(chosen)  # saved again after the stop: asked
         await until(lambda: len(server.heard) > asked, 10, "the check of the new save")
         await until(lambda: "can see" in harness.window.panel.vision_label.text(), 10, "seen")
-
-    drive(app.qloop, scenario(), timeout=60)
-
-
-def test_a_stop_gives_up_the_settings_dialogs_look_for_model_servers(
-    qtbot: Any, app: App, server: ModelServer
-) -> None:
-    """Settings… → Find model servers… looks (the finder over the dialog) when the user
-    stops: the look is given up, the finder says so, the server hears nothing more."""
-    from desktop_agent.ui.model_servers import ModelServersDialog
-
-    harness = app.harness
-    line_checked(app)
-    harness.app.settings.on_settings_requested()
-    dialog = harness.app.settings.dialog
-    qtbot.addWidget(dialog)
-
-    async def scenario() -> None:
-        server.hold("/api/tags")
-        asked = len(server.heard)
-        dialog.find_button.click()
-        await until(lambda: ("GET", "/api/tags", None) in server.heard[asked:], 10, "the look")
-        finder = dialog.findChild(ModelServersDialog)
-        assert finder is not None
-        await stop_by_window_stop_all(harness)
-        await until(lambda: "/api/tags" in server.gone, 10, "the look given up")
-        asked = len(server.heard)
-        server.release()
-        await until(lambda: finder.check_again_button.isEnabled(), 10, "the look's end")
-        await _landed(harness)
-        assert server.heard[asked:] == []
-        assert finder.found_note.text() == STOPPED_LOOK
-        finder.reject()
 
     drive(app.qloop, scenario(), timeout=60)
 
@@ -611,12 +585,8 @@ def test_a_stop_during_a_calibration_ends_it_and_the_model_lines_check_in_flight
 
     monkeypatch.setattr(host_calibration, "ScreenCalibration", on_still_screen)
     harness = app.harness
-    line_checked(app)
-    if stop is stop_by_stop_all_command:
-        serve_api(app)
-    harness.app.settings.on_settings_requested()
-    dialog = harness.app.settings.dialog
-    qtbot.addWidget(dialog)
+    line_checked(app, stop)
+    dialog = settings_dialog(qtbot, harness)
     server.add(Hang())  # the model thinks about ring A for as long as it takes
 
     async def scenario() -> None:

@@ -32,24 +32,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield tmp_path
 
 
-@pytest.fixture
-def held_loading(
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[threading.Event, threading.Event]]:
-    """The app's import of its heavy parts (before the engine is made) is held until `go`."""
-    loading, go = threading.Event(), threading.Event()
-    preload = app_module._preload
-
-    def held(modules: tuple[str, ...]) -> None:
-        loading.set()
-        go.wait(10)
-        preload(modules)
-
-    monkeypatch.setattr(app_module, "_preload", held)
-    yield loading, go
-    go.set()
-
-
 def test_stop_all_pressed_before_the_engine_exists_stops_another_instances_run(
     qtbot: Any, qloop: Any, home: Path, held_loading: tuple[threading.Event, threading.Event]
 ) -> None:
