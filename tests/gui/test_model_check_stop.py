@@ -8,6 +8,7 @@ the request the test catches in flight and records every request and every one g
 from __future__ import annotations
 
 import asyncio
+import functools
 import subprocess
 import sys
 import threading
@@ -131,8 +132,16 @@ class App:
 
 @pytest.fixture
 def server(qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModelServer]:
-    """A model server that has MODEL (Ollama's /api/show says it can see), /v1/models held."""
+    """A model server that has MODEL (Ollama's /api/show says it can see), /v1/models held.
+    The check waits for its answer up to 60 s, not 5 (planner/capabilities.py): on a loaded
+    machine a stop from another process must still find it in flight."""
+    import desktop_agent.planner
+
     monkeypatch.setenv("DESKTOP_AGENT_HOME", str(tmp_path / "home"))
+    reachable = desktop_agent.planner.check_reachable
+    monkeypatch.setattr(
+        desktop_agent.planner, "check_reachable", functools.partial(reachable, timeout_s=60)
+    )
     made = drive(
         qloop, ModelServer(models=(MODEL,), ollama={MODEL: ["completion", "vision"]}).start()
     )
