@@ -426,16 +426,21 @@ class ModelServersController(QObject):
         if shiboken6.isValid(dialog):
             dialog.show_found(found, (settings.base_url, settings.model))
 
-    async def pick(self, parent: QWidget) -> Choice | None:
+    def pick(self, parent: QWidget) -> Awaitable[Choice | None]:
         """A finder over `parent` (the settings dialog) whose Use answers with the choice;
-        None when it is closed. Nothing is saved here: the caller fills its form."""
+        None when it is closed. Nothing is saved here: the caller fills its form. Asked now
+        (the click): a stop from now on gives its first look up."""
+        return self._pick(parent, self.client.host.stops)
+
+    async def _pick(self, parent: QWidget, asked_at: int) -> Choice | None:
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Choice | None] = loop.create_future()
         dialog = ModelServersDialog(parent)
         looking: set[asyncio.Task[None]] = set()
 
-        def look() -> None:
-            task = loop.create_task(self._look_into(dialog, self.client.host.stops))
+        def look(stops: int | None = None) -> None:
+            stops = self.client.host.stops if stops is None else stops
+            task = loop.create_task(self._look_into(dialog, stops))
             looking.add(task)
             task.add_done_callback(looking.discard)
 
@@ -447,7 +452,7 @@ class ModelServersController(QObject):
         dialog.finished.connect(lambda _: settle(None))
         dialog.check_again_requested.connect(look)
         dialog.open()  # window-modal over the settings dialog
-        look()
+        look(asked_at)
         try:
             return await answer
         finally:

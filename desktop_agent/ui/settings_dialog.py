@@ -510,10 +510,12 @@ class SettingsDialog(QDialog):
     def on_find_clicked(self) -> None:
         if self._find_servers is None or (self._find_task and not self._find_task.done()):
             return
-        self._find_task = asyncio.get_running_loop().create_task(self._find(self._find_servers))
+        # asked here, at the click: a stop from now on gives the look up
+        finding = self._find_servers(self)
+        self._find_task = asyncio.get_running_loop().create_task(self._find(finding))
 
-    async def _find(self, find: FindServers) -> None:
-        choice = await find(self)
+    async def _find(self, finding: Awaitable[Any]) -> None:
+        choice = await finding
         if choice is not None:
             server, model = choice
             self.use_model_server(server.kind, server.base_url, model.name)

@@ -622,3 +622,59 @@ def test_a_stop_during_a_calibration_ends_it_and_the_model_lines_check_in_flight
     drive(app.qloop, scenario(), timeout=60)
     assert len(server.requests) == 1  # the calibration's one chat request, cancelled
     assert harness.window.panel.vision_label.text() == "? vision not checked: stopped"
+
+
+# ── the user asks, then stops before the work has begun on the engine ────────
+
+
+def ask_test_connection(qtbot: Any, harness: Any) -> Callable[[], str]:
+    dialog = settings_dialog(qtbot, harness)
+    dialog.test_button.click()
+    return lambda: str(dialog.test_result.text())
+
+
+def ask_the_windows_finder(qtbot: Any, harness: Any) -> Callable[[], str]:
+    seen = finder_of_the_window(qtbot, harness)
+    return lambda: str(seen().found_note.text()) if seen() is not None else ""
+
+
+def ask_the_settings_dialogs_finder(qtbot: Any, harness: Any) -> Callable[[], str]:
+    seen = finder_of_the_settings_dialog(qtbot, harness)
+    return lambda: str(seen().found_note.text()) if seen() is not None else ""
+
+
+@pytest.mark.parametrize(
+    ("ask", "stopped"),
+    [
+        (ask_test_connection, STOPPED_TEST),
+        (ask_the_windows_finder, STOPPED_LOOK),
+        (ask_the_settings_dialogs_finder, STOPPED_LOOK),
+    ],
+    ids=["test-connection", "finder", "settings-finder"],
+)
+def test_a_stop_right_after_the_click_sends_nothing_of_what_the_click_asked(
+    qtbot: Any,
+    app: App,
+    server: ModelServer,
+    ask: Callable[[Any, Any], Callable[[], str]],
+    stopped: str,
+) -> None:
+    """The user clicks (Test connection, Find model servers…) and presses Stop all at once:
+    the stop lands on the engine before the work the click asked for has begun there. It
+    sends nothing, and says it was stopped."""
+    harness = app.harness
+    line_checked(app)
+
+    async def nothing() -> None:
+        return None
+
+    async def scenario() -> None:
+        asked = len(server.heard)
+        said = ask(qtbot, harness)  # the click: what it asks is on its way to the engine
+        harness.window.stop_all_action.trigger()
+        harness.client.engine.submit(nothing()).result(10)  # the stop has landed, the GUI waited
+        await until(lambda: said() == stopped, 10, "stopped said")
+        await _landed(harness)
+        assert server.heard[asked:] == []
+
+    drive(app.qloop, scenario(), timeout=60)
