@@ -38,6 +38,9 @@ Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]
 
 DRAG_STEPS = 12
 DRAG_STEP_S = 0.02
+#: more time between the clicks of a double or triple click (a stop meanwhile clicks no more);
+#: the driver already leaves 50 ms after each click (PyAutoGuiDriver.click)
+CLICK_INTERVAL_S = 0.0
 WAIT_TICK_S = 0.01
 #: one input or accessibility call (a whole type_text is one); past it the thread is left
 #: hung and a new one takes the next call. Below the loop's TOOL_TIMEOUT_S, so this clearer
@@ -70,6 +73,7 @@ class DesktopExecutor:
         paster: Paster | None = None,
         launcher: Launcher | None = None,
         key_interval_s: float = 0.005,
+        click_interval_s: float = CLICK_INTERVAL_S,
         call_timeout_s: float = CALL_TIMEOUT_S,
         settle_s: float = SETTLE_S,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -83,6 +87,7 @@ class DesktopExecutor:
         self.paster = paster or default_paster()
         self.launcher = launcher or Launcher()
         self.key_interval_s = key_interval_s
+        self.click_interval_s = click_interval_s
         self.call_timeout_s = call_timeout_s
         self.settle_s = settle_s
         self._sleep = sleep
@@ -207,12 +212,22 @@ class DesktopExecutor:
 
     async def _click(self, args: tools.ClickArgs, context: ToolContext) -> ToolResult:
         point, screen, where = self._point(context, args.x, args.y, args.element)
+        cancelled = context.cancelled
 
-        def work() -> None:
+        def work() -> int:
+            # one click at a time: pyautogui's click(clicks=n) sleeps between them without
+            # looking at the stop (pyautogui/__init__.py:998-1003, 0.9.54), so a stop after
+            # the first of three was followed by two more
             x, y = self.driver.safe_point(*screen)
-            self.driver.click(x, y, args.button, args.clicks)
+            for done in range(args.clicks):
+                if done and cancelled.wait(self.click_interval_s):
+                    return done
+                self.driver.click(x, y, args.button, 1)
+            return args.clicks
 
-        await self._on_input_thread(work, context.cancelled)
+        clicked = await self._on_input_thread(work, cancelled)
+        if clicked < args.clicks:
+            raise StopRequested(f"stopped after {clicked} of {args.clicks} clicks")
         times = {1: "", 2: " twice", 3: " three times"}[args.clicks]
         button = "" if args.button == "left" else f"{args.button}-"
         return ToolResult.success(f"{button}clicked {where}{times}", target=point)

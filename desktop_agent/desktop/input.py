@@ -169,13 +169,24 @@ class PyAutoGuiDriver:
         self._call("moveTo", x, y)
 
     def click(self, x: int, y: int, button: Button, clicks: int) -> None:
+        # pyautogui sleeps the interval after each click, the last too, inside the injection
+        # window: the takeover watch (X11) counted a click without it as the user's
         self._call("click", x, y, clicks=clicks, interval=0.05, button=button)
 
     def mouse_down(self, x: int, y: int, button: Button) -> None:
         self._call("mouseDown", x, y, button=button)
 
     def mouse_up(self, x: int, y: int, button: Button) -> None:
-        self._call("mouseUp", x, y, button=button)
+        """Let the button go, also with the pointer in a fail-safe corner: pyautogui's mouseUp
+        checks the fail-safe first and raises before releasing (pyautogui/__init__.py:593 and
+        916-946, 0.9.54), so a drag the user stopped by throwing the pointer into a corner left
+        the button held. In a corner it is let go where the pointer is (not moved back out)."""
+        with self._injecting() as gui:
+            if gui.FAILSAFE and tuple(gui.position()) in gui.FAILSAFE_POINTS:
+                x, y = gui.position()
+            # the platform's own release, past the fail-safe (_pyautogui_x11.py:113-118,
+            # _pyautogui_win.py:404-432)
+            gui.platformModule._mouseUp(x, y, button)
 
     def scroll(self, amount: int, x: int | None, y: int | None) -> None:
         """`amount` notches (+ up) at (x, y), or where the pointer is."""

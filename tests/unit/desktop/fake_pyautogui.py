@@ -19,8 +19,13 @@ failures included (read in asweigart/pyautogui at 0.9.54):
   clicks of button 4 (up) or 5 (down), each a mouseDown/mouseUp at (x, y), which moves the
   pointer there first: recorded as ("button", 4 or 5, (x, y)).
 - `moveTo`, `click`, `mouseDown`, `mouseUp` move the pointer; `failSafeCheck` raises
-  FailSafeException with the pointer on a FAILSAFE_POINTS corner (__init__.py:1729-1733);
-  set `in_corner` to have every call raise it.
+  FailSafeException with the pointer on a FAILSAFE_POINTS corner (__init__.py:1729-1733), and
+  every public call checks it first (the `_genericPyAutoGUIChecks` decorator,
+  __init__.py:585-596): `mouseUp` in a corner raises before it lets the button go. Set
+  `in_corner` to have every call raise it.
+- `platformModule._mouseUp(x, y, button)` is the platform's release with no check: it moves
+  the pointer to (x, y) and lets the button go (_pyautogui_x11.py:113-118,
+  _pyautogui_win.py:404-432), recorded as ("_mouseUp", (x, y, button), {}).
 Every public call is also recorded in `calls` as (name, args, kwargs).
 """
 
@@ -86,16 +91,21 @@ class FakePyAutoGui(types.ModuleType):
                 mapping[name] = WINDOWS_VK[name] if name in WINDOWS_VK else vk_key_scan(name)
             else:
                 mapping[name] = 8 + len(mapping) % 200  # a keycode of the server's map
-        self.platformModule = types.SimpleNamespace(keyboardMapping=mapping)
+        self.platformModule = types.SimpleNamespace(
+            keyboardMapping=mapping, _mouseUp=self._platform_mouse_up
+        )
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         self.events: list[tuple[Any, ...]] = []
         self.pointer = (100, 100)
         self.in_corner = False
 
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        if self.in_corner:
-            raise FailSafeException("PyAutoGUI fail-safe triggered")
+        self.failSafeCheck()
         self.calls.append((name, args, kwargs))
+
+    def _platform_mouse_up(self, x: int, y: int, button: str) -> None:
+        self.calls.append(("_mouseUp", (x, y, button), {}))
+        self.pointer = (x, y)
 
     # -- checks --------------------------------------------------------------------------
 

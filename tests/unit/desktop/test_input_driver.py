@@ -190,6 +190,30 @@ def test_the_fail_safe_corner_is_a_user_stop_on_windows_too(windows_gui: FakePyA
     assert user32.batches == []
 
 
+@pytest.mark.parametrize("platform", ["x11", "win32"])
+def test_a_button_held_is_let_go_where_the_pointer_is_in_a_fail_safe_corner(
+    monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    fake = FakePyAutoGui(platform)
+    monkeypatch.setitem(sys.modules, "pyautogui", fake)
+    driver = PyAutoGuiDriver(windows=platform == "win32")
+    driver.mouse_down(500, 400, "left")
+    fake.pointer = (0, 0)  # the user threw the pointer into the corner mid-drag
+
+    driver.mouse_up(520, 420, "left")
+
+    assert fake.calls[-1] == ("_mouseUp", (0, 0, "left"), {})
+    assert fake.pointer == (0, 0)
+
+
+def test_a_button_is_let_go_where_the_drag_left_it_out_of_the_corners(gui: FakePyAutoGui) -> None:
+    driver = PyAutoGuiDriver(windows=False)
+
+    driver.mouse_up(520, 420, "left")
+
+    assert gui.calls == [("_mouseUp", (520, 420, "left"), {})]
+
+
 @pytest.mark.parametrize(
     ("point", "safe"),
     [((0, 0), (1, 1)), ((1919, 1079), (1918, 1078)), ((0, 1079), (1, 1078)), ((5, 0), (5, 0))],

@@ -1,0 +1,155 @@
+"""No input after a stop, counted by the X server: a window records every key and button event
+it is sent, and the stop's moment is a mark in the same stream (tests/support/input_recorder.py).
+
+The rule (DESIGN §7, "actions after a stop: 0, at most one keystroke of a typing action"): after
+the mark, no press of any key or button, except the one atomic event the input thread had
+already begun when the stop was set (a keystroke, one click); releases of what was pressed
+before are allowed — and required: nothing is left held down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from desktop_agent.core.errors import StopRequested
+from desktop_agent.core.models import Observation
+from desktop_agent.desktop import executor as executor_module
+from desktop_agent.desktop.executor import DesktopExecutor
+from desktop_agent.desktop.geometry import point_to_screen
+from desktop_agent.desktop.observer import DesktopObserver
+from tests.desktop.conftest import act
+from tests.support.input_recorder import InputRecorder, Recorded
+from tests.support.xdisplay import XSession
+
+PRESSES = ("key_press", "button_press")
+
+
+@pytest.fixture
+def recorder(xsession: XSession) -> Iterator[InputRecorder]:
+    recording = InputRecorder(xsession.display)
+    yield recording
+    recording.close()
+
+
+@pytest.fixture
+async def screen() -> Observation:
+    observer = DesktopObserver(fmt="png", inventory=False)
+    try:
+        return await observer.observe()
+    finally:
+        observer.close()
+
+
+@pytest.fixture
+def executor() -> Iterator[DesktopExecutor]:
+    executor = DesktopExecutor(settle_s=0)
+    yield executor
+    executor.close()
+
+
+def presses(events: list[Recorded]) -> list[Recorded]:
+    return [event for event in events if event.kind in PRESSES]
+
+
+async def stop_after(
+    recorder: InputRecorder, kind: str, count: int, cancelled: threading.Event
+) -> None:
+    """Set the stop once the server delivered `count` events of `kind`, and mark it."""
+    await asyncio.to_thread(recorder.wait_for, kind, count)
+    cancelled.set()
+    recorder.mark()
+
+
+async def test_a_stop_between_the_clicks_of_a_triple_click_sends_no_click_after_it(
+    recorder: InputRecorder, screen: Observation, executor: DesktopExecutor
+) -> None:
+    # the clicks' interval, long enough that the stop surely lands between the first two
+    executor.click_interval_s = 2.0
+    cancelled = threading.Event()
+    clicking = asyncio.ensure_future(
+        act(executor, "click", screen, cancelled, x=400, y=300, clicks=3)
+    )
+    await stop_after(recorder, "button_release", 1, cancelled)
+    with contextlib.suppress(StopRequested):
+        await clicking
+
+    assert presses(recorder.after_mark()) == []
+    assert [e.kind for e in recorder.sync() if e.kind in PRESSES] == ["button_press"]
+    assert recorder.buttons_held() == 0
+
+
+async def test_a_drag_stopped_by_the_fail_safe_corner_lets_the_button_go(
+    recorder: InputRecorder,
+    screen: Observation,
+    executor: DesktopExecutor,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the user's emergency stop: the pointer thrown into a screen corner while the agent drags
+    monkeypatch.setattr(executor_module, "DRAG_STEP_S", 0.5)
+    dragging = asyncio.ensure_future(
+        act(executor, "drag", screen, threading.Event(), x=400, y=300, to_x=900, to_y=700)
+    )
+    await asyncio.to_thread(recorder.wait_for, "button_press", 1)
+    recorder.display.screen().root.warp_pointer(0, 0)
+    recorder.display.sync()
+    with pytest.raises(StopRequested, match="fail-safe"):
+        await dragging
+
+    assert recorder.buttons_held() == 0
+    assert [e.kind for e in recorder.sync() if e.kind.startswith("button")] == [
+        "button_press",
+        "button_release",
+    ]
+
+
+async def test_a_drag_stopped_half_way_lets_the_button_go_and_moves_no_more(
+    recorder: InputRecorder,
+    screen: Observation,
+    executor: DesktopExecutor,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(executor_module, "DRAG_STEP_S", 0.5)
+    cancelled = threading.Event()
+    dragging = asyncio.ensure_future(
+        act(executor, "drag", screen, cancelled, x=400, y=300, to_x=900, to_y=700)
+    )
+    await stop_after(recorder, "button_press", 1, cancelled)
+    with pytest.raises(StopRequested, match="stopped during drag"):
+        await dragging
+    where = recorder.display.screen().root.query_pointer()
+
+    assert presses(recorder.after_mark()) == []
+    assert recorder.buttons_held() == 0
+    start = point_to_screen(400, 300, screen.mapping, (screen.width, screen.height))
+    assert (where.root_x, where.root_y) == start  # not one step towards (900, 700)
+
+
+async def test_a_long_type_text_stopped_midway_types_at_most_one_key_after_the_stop(
+    recorder: InputRecorder, screen: Observation, executor: DesktopExecutor
+) -> None:
+    text = "abcdefghij" * 40
+    cancelled = threading.Event()
+    typing = asyncio.ensure_future(act(executor, "type_text", screen, cancelled, text=text))
+    await stop_after(recorder, "key_press", 10, cancelled)
+    with pytest.raises(StopRequested, match=f"of {len(text)} keys"):
+        await typing
+
+    assert len(presses(recorder.after_mark())) <= 1  # the keystroke under way, if any
+    assert len(presses(recorder.sync())) < 20
+    assert recorder.keys_held() == []
+
+
+async def test_a_hotkey_leaves_no_key_held(
+    recorder: InputRecorder, screen: Observation, executor: DesktopExecutor
+) -> None:
+    await act(executor, "hotkey", screen, keys=["ctrl", "shift", "a"])
+
+    events = recorder.sync()
+    assert [e.kind for e in events].count("key_press") == 3
+    assert [e.kind for e in events].count("key_release") == 3
+    assert recorder.keys_held() == []
