@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -124,6 +125,36 @@ _PRESS_FOCUSED_COMBOS = (frozenset({"enter"}), frozenset({"space"}))
 _DESKTOP_WINDOW = re.compile(r"^(?:program manager|desktop)\b|\bprogman\b|\bworkerw\b|xfdesktop")
 
 
+#: letters of other scripts drawn like Latin ones (after casefold: the lower case of each
+#: capital that looks Latin too, Cyrillic Н → н → h), and Latin variants that NFKC keeps
+_LOOKALIKES = str.maketrans(
+    {
+        # Cyrillic
+        "а": "a", "в": "b", "е": "e", "ё": "e", "ѕ": "s", "і": "i", "ї": "i", "ј": "j",
+        "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y",
+        "х": "x", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ү": "y", "ѵ": "v",
+        # Greek
+        "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m",
+        "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+        # Armenian, and Latin letters NFKC leaves alone
+        "օ": "o", "ս": "u", "ց": "g", "ı": "i", "ɩ": "i", "ɑ": "a", "ɡ": "g", "ʏ": "y",
+    }
+)  # fmt: skip
+
+
+def folded(text: str) -> str:
+    """`text` as the gate matches it: NFKC (fullwidth and mathematical letters, ligatures,
+    composed accents), without invisible format characters (zero-width spaces and joiners,
+    bidi marks, soft hyphens), case-folded, and letters of other scripts that look Latin
+    read as the Latin ones — so "Dе\u200blete" with a Cyrillic е reads "delete". A name the
+    screen (a web page) controls cannot then slip a sensitive word or a terminal's name past
+    the lists; a false match only asks one question too many."""
+    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():
+        text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    return text.casefold().translate(_LOOKALIKES)
+
+
 class Sensitivity(StrEnum):
     """Whether the text of a call goes into a password field, as far as can be told."""
 
@@ -208,8 +239,8 @@ def _held(reason: str, combo: frozenset[str], pressed: frozenset[str]) -> str:
 def is_terminal_window(label: str) -> bool:
     """Whether a window's label ("title — class") names a terminal, a shell, a launcher or a
     run-a-command dialog — or an app with a terminal pane (VS Code)."""
-    folded = label.casefold()
-    return bool(_TERMINAL_WINDOW.search(folded) or _TERMINAL_HOST_WINDOW.search(folded))
+    label = folded(label)
+    return bool(_TERMINAL_WINDOW.search(label) or _TERMINAL_HOST_WINDOW.search(label))
 
 
 def focused_window(observation: Observation) -> Element | None:
@@ -236,7 +267,7 @@ def _focused_control(observation: Observation) -> Element | None:
 
 
 def _is_terminal_control(control: Element) -> bool:
-    return control.role in TERMINAL_ROLES or bool(_TERMINAL_CONTROL.search(control.name.casefold()))
+    return control.role in TERMINAL_ROLES or bool(_TERMINAL_CONTROL.search(folded(control.name)))
 
 
 def in_terminal(observation: Observation, focused_role: str | None) -> bool | None:
@@ -257,7 +288,7 @@ def in_terminal(observation: Observation, focused_role: str | None) -> bool | No
     window = focused_window(observation)
     if window is None:
         return None
-    label = window.name.casefold()
+    label = folded(window.name)
     if _TERMINAL_WINDOW.search(label):
         return True
     # an editor with a terminal pane: the terminal unless the focused control says otherwise
@@ -285,7 +316,7 @@ def desktop_focused(observation: Observation) -> bool | None:
     if not windows:
         return None
     window = focused_window(observation)
-    return window is None or bool(_DESKTOP_WINDOW.search(window.name.casefold()))
+    return window is None or bool(_DESKTOP_WINDOW.search(folded(window.name)))
 
 
 def target_element(args: Mapping[str, Any], observation: Observation) -> Element | None:
@@ -313,7 +344,7 @@ def control_at(observation: Observation, x: int, y: int) -> Element | None:
 def sensitive_name(name: str, words: Iterable[str]) -> str | None:
     """The listed word that `name` contains as a whole word (any case), or None."""
     pattern, spelled = _word_pattern(tuple(words))
-    found = pattern.search(name.casefold()) if pattern is not None else None
+    found = pattern.search(folded(name)) if pattern is not None else None
     return spelled[found.group(1)] if found is not None else None
 
 
@@ -324,7 +355,7 @@ def _word_pattern(words: tuple[str, ...]) -> tuple[re.Pattern[str] | None, dict[
     spelled: dict[str, str] = {}
     for word in words:
         if word:
-            spelled.setdefault(word.casefold(), word)
+            spelled.setdefault(folded(word), word)
     if not spelled:
         return None, spelled
     alternatives = "|".join(map(re.escape, sorted(spelled, key=len, reverse=True)))
@@ -431,22 +462,24 @@ def _line_risk(
     words: Iterable[str],
 ) -> str:
     """type_text: a line end (enter=true, or a line break or control character anywhere in
-    the text: each line runs as it is typed) into a terminal, or onto a sensitive button."""
+    the text: each line runs as it is typed) into a terminal, or a line end or a space (each
+    presses a focused button, as the hotkeys enter and space do) onto a sensitive button."""
     text = args.get("text")
     enter = args.get("enter", False)
     ends_line = (
         enter is not False or not isinstance(text, str) or bool(_LINE_END_CHARS.search(text))
     )
-    if not ends_line:
+    if ends_line:
+        terminal = in_terminal(observation, focused_role)
+        if terminal:
+            return "typing a line that ends with Enter into a terminal runs it"
+        if terminal is None:
+            return (
+                "typing a line that ends with Enter may run it in a terminal "
+                "(the focused window is not known)"
+            )
+    if not ends_line and " " not in str(text):
         return ""
-    terminal = in_terminal(observation, focused_role)
-    if terminal:
-        return "typing a line that ends with Enter into a terminal runs it"
-    if terminal is None:
-        return (
-            "typing a line that ends with Enter may run it in a terminal "
-            "(the focused window is not known)"
-        )
     return _sensitive_target(_focused_control(observation), words)
 
 

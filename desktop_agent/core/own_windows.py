@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from desktop_agent.core.call_risk import box_holds
+from desktop_agent.core.call_risk import box_holds, folded
 from desktop_agent.core.models import Element, Observation
 
 APP_NAME = "desktop-agent"
@@ -54,14 +54,23 @@ def own_window_refusal(tool: str, args: Mapping[str, Any], observation: Observat
 
 
 def _focus_refusal(args: Mapping[str, Any], own: tuple[Element, ...]) -> str:
+    """A title that names the app, or that a backend's match (the title *contained* in a
+    window's, any case) would find in one of its windows: "Agent" is in "Desktop Agent"."""
     title = args.get("title")
     if not isinstance(title, str):
         return ""
-    wanted = " ".join(title.casefold().replace("-", " ").split())
-    names = [" ".join(w.name.casefold().replace("-", " ").split()) for w in own]
-    if "desktop agent" in wanted or any(wanted == name for name in names):
+    wanted, plain = _words(title), title.casefold()
+    if "desktop agent" in wanted or any(
+        wanted in _words(window.name) or plain in window.name.casefold() for window in own
+    ):
         return f"{title!r} names the app's own window: the agent may not focus its own controls"
     return ""
+
+
+def _words(text: str) -> str:
+    """`text` as titles are compared here: folded as the gate folds names (lookalike letters,
+    invisible characters), dashes as spaces, one space between words."""
+    return " ".join(folded(text).replace("-", " ").split())
 
 
 def _points(

@@ -271,8 +271,8 @@ class UiaInventory:
         names = []
         for control in self._auto.GetRootControl().GetChildren():
             name = control.Name or ""
-            if not name or control.IsOffscreen:
-                continue
+            if not name or control.IsOffscreen or _is_own(control):
+                continue  # never the app's own windows (the agent may not use its controls)
             if wanted in name.casefold():
                 return self.focus(control)
             names.append(name)

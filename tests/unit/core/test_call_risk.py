@@ -406,3 +406,60 @@ def test_vs_code_is_a_terminal_unless_the_focused_control_is_not_its_terminal() 
     assert in_terminal(make_observation([window]), None) is True
     assert in_terminal(make_observation([window, editor]), None) is False
     assert in_terminal(make_observation([window, pane]), None) is True
+
+
+# ── red team of the gate: siblings of the rules above ────────────────────────
+
+
+def test_a_typed_space_on_a_focused_sensitive_button_is_the_same_as_clicking_it() -> None:
+    # a space presses the focused button as the hotkey space does, typed or pasted
+    focused_pay = make_observation(
+        [
+            Element(1, "window", "Shop — Browser", (0, 0, 1280, 720), focused=True),
+            Element(2, "button", "Pay now", (100, 100, 100, 30), focused=True),
+        ]
+    )
+    assert type_text(" ", focused_pay).endswith('("pay")')
+    assert type_text("ok then", focused_pay).endswith('("pay")')
+    assert type_text("okay", focused_pay) == ""
+    assert type_text("dear Bob, thanks", EDITOR) == ""  # no focused control: nothing pressed
+
+
+LOOKALIKE_FORM = make_observation(
+    [
+        Element(1, "window", "Shop — Browser", (0, 0, 1280, 720), focused=True),
+        Element(2, "button", "D\u0435lete account", (100, 100, 120, 30)),  # Cyrillic е
+        Element(3, "button", "Del\u200bete", (100, 140, 120, 30)),  # a zero-width space
+        Element(4, "button", "\uff30\uff41\uff59", (100, 180, 120, 30)),  # fullwidth "Pay"
+        Element(6, "button", "Bu\u00ady now", (100, 260, 120, 30)),  # a soft hyphen
+        Element(7, "button", "Se\u200dnd", (100, 300, 120, 30)),  # a zero-width joiner
+    ]
+)
+
+
+def test_a_sensitive_word_spelled_with_lookalike_or_invisible_characters_asks() -> None:
+    # names come from the screen (a web page writes them): the lists are matched on NFKC, with
+    # format characters dropped and Latin-looking letters of other scripts read as Latin
+    for element in (2, 3, 4, 6, 7):
+        assert assess_call("click", {"element": element}, LOOKALIKE_FORM).always_ask, element
+    # a real Cyrillic word is not read as one of the list's
+    russian = make_observation([Element(1, "button", "Отмена", (100, 100, 120, 30))])
+    assert assess_call("click", {"element": 1}, russian).always_ask == ""
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "X\u0422erm",  # a Cyrillic Т
+        "T\u0435rminal",  # Cyrillic е
+        "\uff58\uff54\uff45\uff52\uff4d",  # fullwidth xterm
+        "Kon\u200bsole",
+        "Power\u00adShell",
+    ],
+)
+def test_a_terminal_named_with_lookalike_or_invisible_characters_is_a_terminal(
+    label: str,
+) -> None:
+    assert is_terminal_window(label)
+    window = make_observation([Element(1, "window", label, (0, 0, 800, 600), focused=True)])
+    assert "terminal" in type_text("rm -rf ~\n", window)

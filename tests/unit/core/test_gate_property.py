@@ -68,8 +68,8 @@ def must_ask(screen: str, name: str, args: BaseModel) -> str:
         presses_enter = args.enter or "\n" in text or "\r" in text  # type: ignore[attr-defined]
         if presses_enter and screen in MAY_BE_TERMINAL:
             return "enter into a terminal"
-        if presses_enter and screen == "focused delete":
-            return "enter on a sensitive button"
+        if (presses_enter or " " in text) and screen == "focused delete":
+            return "enter or space on a sensitive button"
     if name == "hotkey":
         pressed = {_FAMILY.get(key, key) for key in args.keys}  # type: ignore[attr-defined]
         if any(combo <= pressed for combo in FIRES_ANYWHERE):

@@ -81,3 +81,11 @@ async def test_the_run_is_refused_its_own_controls_whatever_the_policy_or_the_an
     assert "Settings — Desktop Agent" in (actions[0].error or "")
     assert h.gate.requests == []
     assert [(name, args.x) for name, args in h.executor.calls] == [("click", 50)]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("title", ["Agent", "settings", "esktop", "D\u0435sktop Agent"])
+def test_focusing_a_title_that_a_backend_would_find_in_an_own_window_is_refused(
+    title: str,
+) -> None:
+    # the backends find the first window whose title *contains* the one asked for
+    assert "own window" in own_window_refusal("focus_window", {"title": title}, screen(SETTINGS))

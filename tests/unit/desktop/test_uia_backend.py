@@ -374,3 +374,22 @@ async def test_a_failed_uia_invoke_fails_the_invoke_step(login: fake_uiautomatio
     finally:
         observer.close()
         executor.close()
+
+
+def test_focus_window_by_title_never_finds_the_apps_own_window(
+    notepad: fake_uiautomation.Log, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the app's main window, first among the top-level windows, holds "Agent" in its title
+    own = fake_uiautomation.TopLevelControl(
+        {"type": "WindowControl", "name": "Desktop Agent", "rect": [0, 0, 800, 600],
+         "handle": 4242, "class": "Qt6QWindowIcon"},
+        notepad,
+        top_level=True,
+    )  # fmt: skip
+    root = sys.modules["uiautomation"].GetRootControl()
+    monkeypatch.setattr(root, "_children", [own, *root._children])
+    backend, _, _ = snapshot()
+
+    with pytest.raises(LookupError, match="no window titled 'Agent'"):
+        backend.activate_window("Agent")
+    assert not [call for call in notepad.calls if call[:2] == ("SetActive", "Desktop Agent")]
