@@ -22,7 +22,7 @@ from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
 from desktop_agent.core.replay import replay_run
 from desktop_agent.core.runner import RunnerServices, TaskRunnerService
-from desktop_agent.core.tools import ToolRegistry
+from desktop_agent.core.tools import NO_TOOL_ALLOWED, ToolRegistry
 from desktop_agent.desktop.takeover import InjectionWindows
 
 if TYPE_CHECKING:
@@ -178,6 +178,8 @@ class Agent:
         """A queued run; nothing starts."""
         if not goal.strip():
             raise RefusedToStart("the goal is empty")
+        if allowed_tools is not None and not allowed_tools:
+            raise RefusedToStart(NO_TOOL_ALLOWED)
         settings = self.settings
         spec = TaskSpec(
             goal=goal.strip(),

@@ -151,7 +151,7 @@ class Routes:
                 model=body.model,
                 max_steps=body.max_steps,
                 max_failures=body.max_failures,
-                allowed_tools=tuple(body.allowed_tools) if body.allowed_tools else None,
+                allowed_tools=None if body.allowed_tools is None else tuple(body.allowed_tools),
             )
         except AlreadyRunning:
             raise

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart, RunNotFound
 from desktop_agent.core.models import RunStatus, RunView, TaskSpec, utcnow
 from desktop_agent.core.runner import Find, Prepare, RunHandle, close_planner
+from desktop_agent.core.tools import NO_TOOL_ALLOWED
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
@@ -185,7 +186,12 @@ def queued_run(agent: Agent, request: RunRequest) -> RunView:
     if not goal:
         raise RefusedToStart("the goal is empty")
     settings = agent.settings
-    allowed = request.allowed_tools or agent.registry.offered_names()
+    # None is "every tool"; an empty list allows none, and a run with no tool is refused
+    allowed = (
+        agent.registry.offered_names() if request.allowed_tools is None else request.allowed_tools
+    )
+    if not allowed:
+        raise RefusedToStart(NO_TOOL_ALLOWED)
     unknown = agent.registry.unknown(allowed)
     if unknown:
         raise RefusedToStart(f"unknown tool(s): {', '.join(unknown)}")

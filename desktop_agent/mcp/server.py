@@ -202,7 +202,7 @@ class McpFace:
         request = RunRequest(
             goal=args.goal,
             max_steps=args.max_steps,
-            allowed_tools=tuple(args.allowed_tools) if args.allowed_tools else None,
+            allowed_tools=None if args.allowed_tools is None else tuple(args.allowed_tools),
         )
         take_back = self.gate.lend(request.run_id, Asker(session.grants, _elicitor(ctx)))
         try:

@@ -46,7 +46,9 @@ class RunTaskArgs(_Args):
     goal: str = Field(min_length=1, max_length=2000, description="what to do, in words")
     max_steps: int | None = Field(default=None, ge=1, le=500, description="turn limit")
     allowed_tools: list[str] | None = Field(
-        default=None, description="the tools the run may use (default: all built-in)"
+        default=None,
+        min_length=1,
+        description="the tools the run may use (default: all built-in; an empty list is none)",
     )
 
 

@@ -338,9 +338,7 @@ class MainWindow(QMainWindow):
         from desktop_agent.host.host import RunRequest
 
         self.start_live(
-            lambda ready: RunRequest(
-                goal, max_steps=max_steps, allowed_tools=tools or None, ready=ready
-            )
+            lambda ready: RunRequest(goal, max_steps=max_steps, allowed_tools=tools, ready=ready)
         )
 
     def start_live(

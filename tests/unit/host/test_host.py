@@ -113,6 +113,16 @@ async def test_start_refuses_an_empty_goal_and_an_unknown_tool_at_once(host: Hos
     assert host.agent.runner.active_ids == ()
 
 
+async def test_a_start_that_allows_an_empty_list_of_tools_is_refused_not_given_every_tool(
+    host: Host,
+) -> None:
+    with pytest.raises(RefusedToStart, match="no tool is allowed"):
+        host.start(RunRequest("x", allowed_tools=()))
+    with pytest.raises(RefusedToStart, match="no tool is allowed"):
+        await host.agent.create_run("x", allowed_tools=())
+    assert host.agent.runner.active_ids == ()
+
+
 async def test_close_stops_a_running_run_and_stores_it_stopped(tmp_path: Path) -> None:
     agent = make_agent(tmp_path)
     gate = asyncio.Event()

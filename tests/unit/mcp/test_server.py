@@ -154,3 +154,17 @@ async def test_each_http_session_has_its_own_grants_and_the_least_recent_are_for
     for number in range(2, MAX_SESSIONS + 2):
         session(f"s{number}")
     assert session("s0") is not first  # forgotten: the tool asks again
+
+
+async def test_a_run_task_that_allows_no_tool_is_refused_not_given_every_tool(
+    face: McpFace,
+) -> None:
+    # "allowed_tools": [] is "no tool", never the default (every tool)
+    planner = ScriptedPlanner([tool("wait", seconds=0), done("finished")])
+    face.agent.planner_factory = lambda run: planner
+    async with client(face) as mcp:
+        result = await mcp.call_tool("run_task", {"goal": "do it", "allowed_tools": []})
+
+    assert result.is_error
+    assert "allowed_tools" in text_of(result)
+    assert face.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
