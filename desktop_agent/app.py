@@ -57,6 +57,7 @@ HEAVY_MODULES = (
     "desktop_agent.host.host",
     "desktop_agent.settings",
     "desktop_agent.planner",
+    "desktop_agent.planner.discovery",
     # the app's parts around the engine (DesktopApp): modules only, their widgets are made on
     # the GUI thread
     "desktop_agent.ui.engine_client",

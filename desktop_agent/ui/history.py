@@ -170,8 +170,16 @@ class HistoryTable(QTableView):
         samples.set_runs(
             [
                 RunView(
-                    id=status.value, goal="", status=status, stop_reason=None, step_count=0,
-                    max_steps=1, max_failures=1, allowed_tools=(), model="", base_url="",
+                    id=status.value,
+                    goal="",
+                    status=status,
+                    stop_reason=None,
+                    step_count=0,
+                    max_steps=1,
+                    max_failures=1,
+                    allowed_tools=(),
+                    model="",
+                    base_url="",
                     created_at=another_day,
                 )  # fmt: skip
                 for status in RunStatus
