@@ -106,6 +106,11 @@ EFFECT_WAIT_S = 2.0
 #: the pause between those looks (each is a whole observation: capture and element list)
 EFFECT_LOOK_EVERY_S = 0.1
 STALE_DECISION = "paused before acting: the next turn decides on a fresh screenshot"
+#: a call approved for one focus whose focus moved while the person was asked
+FOCUS_MOVED = (
+    "the focus moved while you were asked ({why}): not done; the next turn decides on a "
+    "fresh screenshot"
+)
 #: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
 GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
 
@@ -631,10 +636,13 @@ class _TaskLoop:
 
     async def _focused_role(self, decision: Decision) -> str | None:
         """The focused control's role, for the tools whose risk depends on it; None if unknown."""
+        return await self._focused_role_for(decision.tool or "")
+
+    async def _focused_role_for(self, tool: str) -> str | None:
         probe = self.deps.focus
         if probe is None and isinstance(self.deps.executor, FocusProbe):
             probe = self.deps.executor
-        if probe is None or decision.tool not in _FOCUS_TOOLS:
+        if probe is None or tool not in _FOCUS_TOOLS:
             return None
         await self._settle()  # before the deadline starts: the store's time is not the probe's
         try:
@@ -677,12 +685,15 @@ class _TaskLoop:
             return
         target = _target_of(args, observation)
         with breaker.slot() as slot:
-            refusal = await self._gate(turn, spec, decided, risk, observation, target)
+            refusal, asked = await self._gate(turn, spec, decided, risk, observation, target)
             if refusal is not None:
                 self._fail(step, StepStatus.DENIED, refusal)
                 return
             if await self._pause_point():  # a pause (a take-over) while the human was asked
                 self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+                return
+            if asked and (moved := await self._moved_while_asked(call, observation, risk)):
+                self._end(step, StepStatus.SKIPPED, error=FOCUS_MOVED.format(why=moved))
                 return
             context = ToolContext(self.run.id, observation, self.control.cancelled)
             deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
@@ -732,15 +743,16 @@ class _TaskLoop:
         risk: CallRisk,
         observation: Observation,
         target: tuple[int, int] | None,
-    ) -> str | None:
-        """Policy, grants and the human: None when the tool may run, else why not."""
+    ) -> tuple[str | None, bool]:
+        """Policy, grants and the human: (None when the tool may run, else why not; whether
+        somebody was asked)."""
         deps = self.deps
         sensitive = risk.asks_every_call
         policy = self.permissions.decide(spec.name, spec.risk, sensitive=sensitive)
         if policy is Policy.ALLOW:
-            return None
+            return None, False
         if policy is Policy.DENY:
-            return f"{spec.name} is denied by policy"
+            return f"{spec.name} is denied by policy", False
         approval = ApprovalRequest(
             id=deps.approval_ids(),
             run_id=self.run.id,
@@ -766,10 +778,26 @@ class _TaskLoop:
             answer, by = ApprovalDecision.DENY, "timeout"
         self._tell(ApprovalResolved(approval, answer, by))
         if answer is ApprovalDecision.DENY:
-            return "approval timed out" if by == "timeout" else "denied by the user"
+            return ("approval timed out" if by == "timeout" else "denied by the user"), True
         if answer is ApprovalDecision.RUN and approval.offer_run_grant:
             self.permissions.grant_for_run(spec.name)
-        return None
+        return None, True
+
+    async def _moved_while_asked(
+        self, call: _Call, observation: Observation, approved: CallRisk
+    ) -> str:
+        """Why `call` may no longer run as the person approved it, or "": the focus was asked
+        again after the answer (the person may have clicked into a terminal or a password
+        field meanwhile, or a window popped up), and the call approved as an ordinary one now
+        asks every time, or its text now goes into a password field. The keys and text go
+        where the focus is when they are sent, not where it was when the question was put."""
+        if call.spec.name not in _FOCUS_TOOLS:
+            return ""
+        now = self._assess(call, observation, await self._focused_role_for(call.spec.name))
+        to_password = Sensitivity.PASSWORD
+        if now.sensitivity is to_password and approved.sensitivity is not to_password:
+            return now.always_ask
+        return now.always_ask if not approved.always_ask else ""
 
     async def _ask(self, approval: ApprovalRequest) -> ApprovalDecision:
         # The gate's coroutine is made here, so a guard that refuses to start leaves none behind.

@@ -407,3 +407,63 @@ async def test_a_known_password_fields_text_is_only_behind_the_show_toggle() -> 
     assert asked.revealed_args == {"text": "hunter2"}
     assert "hunter2" not in json.dumps(asked.to_json())
     assert all("hunter2" not in repr(event) for event in events)
+
+
+# ── the focus while the person was asked (red team: time of check, time of use) ──
+
+
+class FocusAfterTheAnswer(FakeFocusProbe):
+    """The focus as the gate finds it before the question (`before`), and as it is once the
+    person has answered (`after`): they clicked into another window meanwhile."""
+
+    def __init__(self, before: str, after: str) -> None:
+        super().__init__(before)
+        self.after = after
+        self.asked: list[object] = []  # the gate's requests: answered once there is one
+
+    async def focused_role(self) -> str | None:
+        self.calls += 1
+        return self.after if self.asked else self.role
+
+
+async def test_a_line_approved_for_an_editor_is_not_typed_into_a_terminal_focused_meanwhile() -> (
+    None
+):
+    probe = FocusAfterTheAnswer("text", "terminal")
+    h = make_harness(answers=[ApprovalDecision.ONCE], focus=probe)
+    probe.asked = h.gate.requests
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="rm -rf ~", enter=True), done()]))
+
+    [asked] = h.gate.requests
+    assert asked.caution == ""  # asked as an ordinary call into an editor
+    assert h.executor.calls == []  # the focus is a terminal now: nothing typed
+    steps = await h.repo.list_steps(run.id)
+    [action] = [s for s in steps if s.kind is StepKind.ACTION]
+    assert action.status is StepStatus.SKIPPED
+    assert "focus moved while you were asked" in (action.error or "")
+    assert "terminal" in (action.error or "")
+
+
+async def test_plain_text_approved_is_not_typed_into_a_password_field_focused_meanwhile() -> None:
+    probe = FocusAfterTheAnswer("text", "password text")
+    h = make_harness(answers=[ApprovalDecision.ONCE], focus=probe)
+    probe.asked = h.gate.requests
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="my notes"), done()]))
+
+    assert len(h.gate.requests) == 1
+    assert h.executor.calls == []
+
+
+async def test_a_focus_that_stayed_where_it_was_asked_runs_the_approved_call() -> None:
+    probe = FocusAfterTheAnswer("text", "text")
+    h = make_harness(answers=[ApprovalDecision.ONCE], focus=probe)
+    probe.asked = h.gate.requests
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="hello", enter=True), done()]))
+
+    assert [name for name, _ in h.executor.calls] == ["type_text"]
