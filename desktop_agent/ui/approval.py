@@ -34,6 +34,11 @@ Clock = Callable[[], float]
 
 #: how often the countdown is redrawn (and the deadline checked), in ms
 TICK_MS = 200
+#: the Allow buttons wake this long after the dialog opened (Deny, Escape and closing work at
+#: once): a click or key already on its way when the dialog popped up — another run's click
+#: landing where the dialog now is, its alt+o, an Enter typed for the window below — is not
+#: the person's answer (the terminal question's MIN_ANSWER_S, cli/gate.py)
+ARM_S = 0.5
 
 _RISK_TEXT = {
     Risk.SAFE: "safe",
@@ -87,6 +92,8 @@ class ApprovalDialog(QDialog):
         self.timed_out = False
         self._clock = clock
         self._deadline: float | None = None
+        #: when the Allow buttons wake (ARM_S after `open`)
+        self._armed_at: float | None = None
         self._dismissed = False
         self.setWindowTitle(f"Desktop Agent — allow {request.tool}?")
         self.setWindowModality(Qt.WindowModality.WindowModal)
@@ -158,7 +165,7 @@ class ApprovalDialog(QDialog):
         self.deny_button.setToolTip("Do not run it (Esc)")
         self.deny_button.setDefault(True)
         self.run_button.setVisible(request.offer_run_grant)
-        self.run_button.setEnabled(request.offer_run_grant)
+        self._set_allow_enabled(False)  # until ARM_S after the dialog opened
         buttons = QHBoxLayout()
         buttons.addWidget(self.countdown_label, 1)
         buttons.addWidget(self.once_button)
@@ -203,8 +210,11 @@ class ApprovalDialog(QDialog):
 
     def open(self) -> None:
         """Show window-modal and start the countdown."""
-        self._deadline = self._clock() + self.request.timeout_s
+        now = self._clock()
+        self._deadline = now + self.request.timeout_s
+        self._armed_at = now + ARM_S
         self._timer.start()
+        QTimer.singleShot(round(ARM_S * 1000), self, self.on_tick)
         super().open()
         self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
 
@@ -232,13 +242,18 @@ class ApprovalDialog(QDialog):
 
     # ── slots ────────────────────────────────────────────────────────────────
 
+    def armed(self) -> bool:
+        """Whether an Allow counts: ARM_S have passed since the dialog opened."""
+        return self._armed_at is not None and self._clock() >= self._armed_at
+
     @Slot()
     def on_once_clicked(self) -> None:
-        self._finish(ApprovalDecision.ONCE)
+        if self.armed():
+            self._finish(ApprovalDecision.ONCE)
 
     @Slot()
     def on_run_clicked(self) -> None:
-        if self.request.offer_run_grant:
+        if self.request.offer_run_grant and self.armed():
             self._finish(ApprovalDecision.RUN)
 
     @Slot()
@@ -274,6 +289,8 @@ class ApprovalDialog(QDialog):
 
     @Slot()
     def on_tick(self) -> None:
+        if self.decision is None and self.armed() and not self.once_button.isEnabled():
+            self._set_allow_enabled(True)
         left = self.remaining_s()
         self._show_remaining(left)
         if left <= 0:
@@ -281,6 +298,11 @@ class ApprovalDialog(QDialog):
             self._finish(ApprovalDecision.DENY)
 
     # ── internals ─────────────────────────────────────────────────────────────
+
+    def _set_allow_enabled(self, enabled: bool) -> None:
+        # a disabled button takes no click and its Alt shortcut does nothing
+        self.once_button.setEnabled(enabled)
+        self.run_button.setEnabled(enabled and self.request.offer_run_grant)
 
     def _show_screenshot(self) -> None:
         relative, view = self.request.screenshot, self.screenshot_view

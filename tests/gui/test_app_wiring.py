@@ -167,6 +167,7 @@ def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
         dialog = await until(lambda: window.findChild(ApprovalDialog), what="the approval dialog")
         assert not window.isMinimized()
         assert harness.app.acting_panel.step_label.toolTip() == "Waiting for your approval: click"
+        await until(dialog.once_button.isEnabled, what="the dialog's Allow to wake")
         dialog.once_button.click()
         await harness.finished()
         return dialog

@@ -76,10 +76,13 @@ def open_dialog(parent: QWidget) -> ApprovalDialog | None:
     return None
 
 
-async def shown_dialog(parent: QWidget) -> ApprovalDialog:
+async def shown_dialog(parent: QWidget, *, armed: bool = True) -> ApprovalDialog:
+    """The open dialog, once its Allow buttons woke (ARM_S after it opened) if `armed`."""
     await until(lambda: open_dialog(parent) is not None)
     dialog = open_dialog(parent)
     assert dialog is not None
+    if armed:
+        await until(dialog.once_button.isEnabled)
     return dialog
 
 
@@ -128,7 +131,7 @@ def test_countdown_runs_out_and_denies(qloop, parent, tmp_path) -> None:
         task = asyncio.ensure_future(
             ask_approval(parent, request(timeout_s=30), tmp_path, clock=clock, tick_ms=1)
         )
-        dialog = await shown_dialog(parent)
+        dialog = await shown_dialog(parent, armed=False)  # the test's clock stands still
         dialog.decided.connect(lambda _: timed_out.append(dialog.timed_out))
         assert dialog.countdown_label.text() == "Denies by itself in 30 s"
         clock.now += 28.5
@@ -245,6 +248,10 @@ def test_dangerous_tool_offers_no_run_grant(qtbot, tmp_path) -> None:
     assert dialog.once_button.isVisible() and dialog.deny_button.isVisible()
     dialog.on_run_clicked()  # even a stray call cannot grant the run
     assert answers == [] and dialog.isVisible()
+    qtbot.waitUntil(dialog.once_button.isEnabled)
+    assert not dialog.run_button.isEnabled()
+    dialog.on_run_clicked()
+    assert answers == []
     dialog.on_once_clicked()
     assert answers == [ApprovalDecision.ONCE]
 
@@ -378,3 +385,45 @@ def test_a_password_fields_text_is_shown_only_when_asked_for(qtbot: Any, tmp_pat
     assert '"text": "hunter2"' in dialog.args_view.toPlainText()
     dialog.show_secret_box.setChecked(False)
     assert "hunter2" not in dialog.args_view.toPlainText()
+
+
+def test_an_allow_that_comes_as_the_dialog_opens_is_not_an_answer(
+    qloop, qtbot, parent, tmp_path
+) -> None:
+    # a click or key already on its way when the dialog popped up (another run's click where
+    # the dialog now is, its alt+o) is not the person's answer; Deny works at once
+    clock = FakeClock()
+
+    async def scenario() -> tuple[ApprovalDecision | None, ApprovalDecision]:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path, clock=clock))
+        await until(lambda: open_dialog(parent) is not None)
+        dialog = open_dialog(parent)
+        assert dialog is not None
+        assert not dialog.once_button.isEnabled() and not dialog.run_button.isEnabled()
+        qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
+        dialog.on_once_clicked()  # the slot itself, as a shortcut would reach it
+        dialog.on_run_clicked()
+        await activate(dialog)
+        qtbot.keyClick(dialog, Qt.Key.Key_O, Qt.KeyboardModifier.AltModifier)
+        early = dialog.decision
+        clock.now += 0.5
+        dialog.on_tick()
+        assert dialog.once_button.isEnabled() and dialog.run_button.isEnabled()
+        qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
+        return early, await task
+
+    assert run(qloop, scenario()) == (None, ApprovalDecision.ONCE)
+
+
+def test_deny_answers_while_the_allow_buttons_still_sleep(qloop, qtbot, parent, tmp_path) -> None:
+    clock = FakeClock()
+
+    async def scenario() -> ApprovalDecision:
+        task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path, clock=clock))
+        await until(lambda: open_dialog(parent) is not None)
+        dialog = open_dialog(parent)
+        assert dialog is not None and not dialog.once_button.isEnabled()
+        qtbot.mouseClick(dialog.deny_button, Qt.MouseButton.LeftButton)
+        return await task
+
+    assert run(qloop, scenario()) is ApprovalDecision.DENY

@@ -342,6 +342,7 @@ def test_the_first_approval_explains_allow_once_and_the_next_does_not(
             what="an approval dialog",
         )
         explained.append((dialog.explanation.isVisible(), dialog.explanation.text()))
+        await until(dialog.once_button.isEnabled, what="the dialog's Allow to wake")
         dialog.once_button.click()
 
     async def scenario() -> None:

@@ -67,6 +67,7 @@ def test_an_mcp_click_asks_in_the_apps_dialog_and_not_the_client(
             lambda: harness.window.findChild(ApprovalDialog), 60, "the app's approval dialog"
         )
         shown = dialog.request
+        await until(dialog.once_button.isEnabled, 60, "the dialog's Allow to wake")
         dialog.once_button.click()
         await until(lambda: not call.is_alive(), 60, "the MCP call to end")
         return f"{shown.tool} {shown.args}"
