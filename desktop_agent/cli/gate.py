@@ -70,9 +70,10 @@ class TerminalGate:
         if self._stdin is None or not self._stdin.isatty():
             return ApprovalDecision.DENY
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
-        # the arguments and the reason are the model's: shown, never acted on by the terminal
+        # the arguments and the reason are the model's, the caution names the screen's
+        # targets: shown, never acted on by the terminal
         arguments = visible(json.dumps(approval.to_show, ensure_ascii=False))
-        caution = f"  asks every time: {approval.caution}\n" if approval.caution else ""
+        caution = f"  asks every time: {printable(approval.caution)}\n" if approval.caution else ""
         self._out.write(
             f"\nallow {approval.tool} {arguments}?\n"
             f"  reason: {printable(approval.reason)}\n{caution}  {choices} "

@@ -137,7 +137,8 @@ class ApprovalDialog(QDialog):
         details.addRow("Risk:", self.risk_label)
         # why this call asks every time (a launcher key, a paste, a line into a terminal, a
         # password field, a sensitive target): our own words, not the model's
-        self.caution_label = QLabel(request.caution, self)
+        # it names the target, whose name is the screen's: shown as text, bidi marks escaped
+        self.caution_label = QLabel(printable(request.caution), self)
         self.caution_label.setTextFormat(Qt.TextFormat.PlainText)
         self.caution_label.setWordWrap(True)
         self.caution_label.setStyleSheet("color: #c62828;")

@@ -9,6 +9,7 @@ import io
 import os
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -384,3 +385,21 @@ async def test_without_the_loops_reader_a_closed_terminal_denies(
 
     assert await asyncio.wait_for(asking, 5) is ApprovalDecision.DENY
     assert await asyncio.wait_for(gate.request(approval()), 5) is ApprovalDecision.DENY
+
+
+async def test_the_caution_is_shown_as_text_not_as_terminal_controls(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    # the caution names the target, and a target's name is the screen's (a web page's): an
+    # escape sequence in it would erase the question's lines and print a friendlier one
+    stdin, user = terminal
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+    name = "Delete\x1b[2K\x1b[1A\x1b[2K\rallow click {}? [o]nce\u202e"
+    request = replace(approval(), caution=f'the target button "{name}" is sensitive ("delete")')
+
+    await answer_when_asked(gate, request, prompts, user, "d\n")
+
+    shown = prompts.getvalue()
+    assert "\x1b" not in shown and "\u202e" not in shown and "\r" not in shown
+    assert "\\x1b[2K" in shown and "\\u202e" in shown

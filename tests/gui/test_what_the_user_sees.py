@@ -5,6 +5,7 @@ notification show the model's message as text, never markup."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,18 @@ def test_blank_looking_characters_in_the_arguments_are_shown_escaped(
     assert blank not in shown
     assert f"\\u{ord(blank):04x}" in shown or f"\\x{ord(blank):02x}" in shown
     assert "rm -rf ~" in shown
+
+
+def test_the_caution_shows_a_targets_bidi_marks_escaped(qtbot: Any, tmp_path: Path) -> None:
+    # the caution names the target, and the screen names the target: a right-to-left
+    # override would turn the rest of the line around
+    caution = 'the target button "Pay \u202enoitcasnart" is sensitive ("pay")'
+    request = replace(approval({"element": 2}), caution=caution)
+    dialog = ApprovalDialog(None, request, tmp_path)
+    qtbot.addWidget(dialog)
+
+    assert "\u202e" not in dialog.caution_label.text()
+    assert "\\u202e" in dialog.caution_label.text()
 
 
 def test_arguments_longer_than_the_box_say_how_many_characters_are_below(
