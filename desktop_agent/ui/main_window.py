@@ -338,7 +338,11 @@ class MainWindow(QMainWindow):
         from desktop_agent.host.host import RunRequest
 
         self.start_live(
-            lambda ready: RunRequest(goal, max_steps=max_steps, allowed_tools=tools, ready=ready)
+            # the task panel never sends an empty list (it says "Allow at least one tool"); an
+            # empty tuple here is a caller's "the default tools"
+            lambda ready: RunRequest(
+                goal, max_steps=max_steps, allowed_tools=tools or None, ready=ready
+            )
         )
 
     def start_live(
