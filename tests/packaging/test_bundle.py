@@ -37,7 +37,9 @@ def frozen(built: Built) -> Path:
     return built.root / "opt/desktop-agent/desktop-agent"
 
 
-def test_the_deb_installs_the_bundle_a_launcher_the_entry_and_the_icons(built: Built) -> None:
+def test_the_deb_installs_the_bundle_a_launcher_the_entry_and_the_icons(
+    built: Built, tmp_path: Path
+) -> None:
     print(f"build took {built.seconds:.0f} s; {built.log.strip().splitlines()[-3:]}")
     fields = subprocess.run(
         ["dpkg-deb", "-f", str(built.deb), "Package", "Version", "Depends"],
@@ -50,9 +52,21 @@ def test_the_deb_installs_the_bundle_a_launcher_the_entry_and_the_icons(built: B
 
     assert frozen(built).stat().st_mode & 0o111
     assert (built.root / "opt/desktop-agent/desktop-agent-cli").stat().st_mode & 0o111
+    # the command on PATH is a relative link to the bundle's executable (no script to start
+    # first), which works where the .deb is unpacked as where it is installed
     launcher = built.root / "usr/bin/desktop-agent"
-    assert launcher.stat().st_mode & 0o111
-    assert 'exec /opt/desktop-agent/desktop-agent "$@"' in launcher.read_text()
+    assert os.readlink(launcher) == "../../opt/desktop-agent/desktop-agent"
+    assert launcher.resolve() == frozen(built).resolve()
+    # started through the link, the bootloader finds its _internal folder
+    stopped = subprocess.run(
+        [str(launcher), "--data-dir", str(tmp_path), "stop-all"],
+        env={**os.environ, "DESKTOP_AGENT_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (stopped.returncode, stopped.stdout.strip()) == (0, "stopped 0 run(s)"), stopped.stderr
     icons = built.root / "usr/share/icons/hicolor"
     for size in ICON_SIZES:
         png = icons / f"{size}x{size}/apps/desktop-agent.png"
