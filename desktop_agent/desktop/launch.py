@@ -58,7 +58,27 @@ def program_env(
         hidden_upper = {name.upper() for name in (*SECRET_ENV, *hidden)}
         return {key: value for key, value in source.items() if key.upper() not in hidden_upper}
     names = {*SECRET_ENV, *hidden}
-    return {key: value for key, value in source.items() if key not in names}
+    result = {key: value for key, value in source.items() if key not in names}
+    if getattr(sys, "frozen", False) and sys.platform != "darwin":
+        _user_library_path(result)
+    return result
+
+
+def _user_library_path(env: dict[str, str]) -> None:
+    """The library search path the user had, in `env` of a program the frozen app launches.
+
+    The bundle's bootloader (PyInstaller, Linux) runs the app with LD_LIBRARY_PATH starting at
+    its own folder of libraries — copies of the build machine's GTK, GLib, X11, OpenSSL… — and
+    keeps the value the user had in LD_LIBRARY_PATH_ORIG (bootloader/src/pyi_utils_posix.c,
+    pyi_utils_set_library_search_path). A program built for this system's libraries would load
+    the bundle's first; PyInstaller's documentation asks for the user's value back before an
+    external program starts ("LD_LIBRARY_PATH / LIBPATH considerations"): that, or none.
+    """
+    original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+    if original is None:
+        env.pop("LD_LIBRARY_PATH", None)
+    else:
+        env["LD_LIBRARY_PATH"] = original
 
 
 def split_command(command: str) -> list[str]:

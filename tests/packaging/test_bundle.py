@@ -250,11 +250,14 @@ def test_the_bundle_runs_a_task_lists_it_stops_all_and_passes_the_doctor(
         # the frozen bundle listed l3afpad's controls through AT-SPI, not just its window
         assert any("] menu" in screen and "] edit" in screen for screen in model.screens)
         # the program it launched was not pointed at the bundle's Qt plugins (PyInstaller's
-        # PySide6 hook set QT_PLUGIN_PATH and QML2_IMPORT_PATH for every frozen process)
+        # PySide6 hook set QT_PLUGIN_PATH and QML2_IMPORT_PATH for every frozen process) nor at
+        # its libraries (the bootloader's LD_LIBRARY_PATH: its own GTK, GLib, X11 first)
         launched = [_environ(pid) for pid in display_clients(xsession.display)]
         assert launched, "l3afpad is not running"
         for environ in launched:
             assert not {"QT_PLUGIN_PATH", "QML2_IMPORT_PATH"} & set(environ), environ
+            assert environ.get("LD_LIBRARY_PATH") == env.get("LD_LIBRARY_PATH"), environ
+            assert "LD_LIBRARY_PATH_ORIG" not in environ
 
         listed = subprocess.run(
             [*cli, "runs", "--json"], env=env, capture_output=True, text=True, timeout=60

@@ -87,6 +87,39 @@ def test_a_file_that_is_not_a_program_fails_clearly(tmp_path: Path) -> None:
         launch.Launcher().launch(str(script))
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the bootloader's LD_LIBRARY_PATH: POSIX")
+@pytest.mark.parametrize(
+    ("frozen", "environ", "expected"),
+    [
+        # the frozen app (PyInstaller's bootloader put its folder first, kept the user's value)
+        (True, {"LD_LIBRARY_PATH": "/opt/da/_internal:/home/u/lib",
+                "LD_LIBRARY_PATH_ORIG": "/home/u/lib"}, "/home/u/lib"),
+        # the frozen app of a user who had none: the bootloader's value alone, no copy
+        (True, {"LD_LIBRARY_PATH": "/opt/da/_internal"}, None),
+        # from source the user's own value is theirs to pass on
+        (False, {"LD_LIBRARY_PATH": "/home/u/lib"}, "/home/u/lib"),
+    ],
+)  # fmt: skip
+def test_a_program_the_frozen_app_launches_gets_the_users_library_path(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    frozen: bool,
+    environ: dict[str, str],
+    expected: str | None,
+) -> None:
+    monkeypatch.delenv("LD_LIBRARY_PATH_ORIG", raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys, "frozen", frozen, raising=False)
+    seen = tmp_path / "environ"
+
+    launch.Launcher().launch(f"/bin/sh -c 'env > {seen}'")
+
+    lines = dict(line.partition("=")[::2] for line in seen.read_text().splitlines())
+    assert lines.get("LD_LIBRARY_PATH") == expected
+    assert "LD_LIBRARY_PATH_ORIG" not in lines
+
+
 class FakeWindowsChild:
     def __init__(self, code: int | None) -> None:
         self.pid = 4242
