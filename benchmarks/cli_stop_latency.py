@@ -18,6 +18,8 @@ not counted, to fill the cache (PYTHONPYCACHEPREFIX, when set, says where it is)
 `--stop-python` runs stop-all with another interpreter, e.g. of a venv where the package is
 installed from its wheel: this venv's editable install adds an import hook to every start
 (setuptools' finder imports pathlib, re and urllib.parse: ~10 ms) that a user's install has not.
+`--stop-bundle dist/desktop-agent` runs it with the frozen app of a one-folder bundle
+(packaging/build), as the .deb and the Windows installer install it.
 
 Target: stop-all p95 <= 100 ms (DESIGN §7, issue 22).
 """
@@ -43,8 +45,14 @@ from tests.support.xdisplay import start_xsession, wait_until  # noqa: E402
 GRABBED = "stop hotkey ctrl+alt+esc is on"
 
 
+def stop_all_command(stop_python: str, bundle: Path | None) -> list[str]:
+    if bundle is not None:
+        return [str(bundle / "desktop-agent"), "stop-all"]
+    return [stop_python, "-m", "desktop_agent", "stop-all"]
+
+
 def one_trial(
-    path: str, server: ModelServer, env: dict[str, str], data: Path, stop_python: str
+    path: str, server: ModelServer, env: dict[str, str], data: Path, stop: list[str]
 ) -> float:
     before = len(server.requests)
     log = data / "desktop-agent.log"
@@ -88,10 +96,10 @@ def one_trial(
         subprocess.run(["xdotool", "key", "ctrl+alt+Escape"], env=env, check=True)
     else:
         subprocess.Popen(
-            [stop_python, "-m", "desktop_agent", "stop-all", "--data-dir", str(data)],
+            [*stop, "--data-dir", str(data)],
             env=env,
-            # another interpreter imports its own install, not this checkout
-            cwd=ROOT if stop_python == sys.executable else data,
+            # another interpreter (or a bundle) imports its own install, not this checkout
+            cwd=ROOT if stop[0] == sys.executable else data,
             stdout=subprocess.DEVNULL,
         )
     for line in process.stdout:
@@ -124,7 +132,13 @@ def main() -> None:
     parser.add_argument(
         "--stop-python", default=sys.executable, help="the interpreter that runs stop-all"
     )
+    parser.add_argument(
+        "--stop-bundle",
+        type=Path,
+        help="run stop-all with the frozen app of this one-folder bundle (dist/desktop-agent)",
+    )
     args = parser.parse_args()
+    stop = stop_all_command(args.stop_python, args.stop_bundle)
     session = start_xsession(atspi=False)
     try:
         with tempfile.TemporaryDirectory() as tmp, serve_in_thread(ModelServer()) as server:
@@ -133,10 +147,8 @@ def main() -> None:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             for path in args.paths.split(","):
                 # fills the bytecode cache; not counted
-                one_trial(path, server, env, data, args.stop_python)
-                times = sorted(
-                    one_trial(path, server, env, data, args.stop_python) for _ in range(args.trials)
-                )
+                one_trial(path, server, env, data, stop)
+                times = sorted(one_trial(path, server, env, data, stop) for _ in range(args.trials))
                 p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
                 p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
                 print(
@@ -146,8 +158,9 @@ def main() -> None:
                 )
     finally:
         session.close()
-    floor = interpreter_floor(args.trials, args.stop_python)
-    print(f"(stop-all includes its own Python start; `python -c pass` p50 {floor:.1f} ms)")
+    if args.stop_bundle is None:
+        floor = interpreter_floor(args.trials, args.stop_python)
+        print(f"(stop-all includes its own Python start; `python -c pass` p50 {floor:.1f} ms)")
     os._exit(0)
 
 
