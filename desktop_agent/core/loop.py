@@ -72,7 +72,7 @@ from desktop_agent.core.models import (
     ToolResult,
     utcnow,
 )
-from desktop_agent.core.own_windows import own_window_refusal
+from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
@@ -106,6 +106,10 @@ EFFECT_WAIT_S = 2.0
 #: the pause between those looks (each is a whole observation: capture and element list)
 EFFECT_LOOK_EVERY_S = 0.1
 STALE_DECISION = "paused before acting: the next turn decides on a fresh screenshot"
+#: after an answer, how long the app's own window may keep the focus (its dialog closing, the
+#: window going out of the way) before a keyboard call is refused, and how often it is asked
+OWN_FOCUS_WAIT_S = 1.0
+OWN_FOCUS_LOOK_S = 0.05
 #: a call approved for one focus whose focus moved while the person was asked
 FOCUS_MOVED = (
     "the focus moved while you were asked ({why}): not done; the next turn decides on a "
@@ -667,13 +671,14 @@ class _TaskLoop:
         spec, args = call.spec, call.args
         # asked again now, before anything of the call is told: the focus may have moved
         # since the decision (the user, a window that popped up)
-        risk = self._assess(call, observation, await self._focused_role(decision))
+        role = await self._focused_role(decision)
+        risk = self._assess(call, observation, role)
         if risk.sensitivity.redact and not decided.secrets:
             decided = _Decided.redacted(decision, call, risk.sensitivity)
         step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         # what it acts on, so that a routine saved from this run can find it again
         step = step.with_(element=element_ref(tool, args.model_dump(), observation))
-        if denial := own_window_refusal(tool, call.values, observation):
+        if denial := own_window_refusal(tool, call.values, observation, role):
             # before any policy, grant or question: nobody's answer makes this run
             self._fail(step, StepStatus.DENIED, denial)
             return
@@ -692,9 +697,15 @@ class _TaskLoop:
             if await self._pause_point():  # a pause (a take-over) while the human was asked
                 self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
                 return
-            if asked and (moved := await self._moved_while_asked(call, observation, risk)):
-                self._end(step, StepStatus.SKIPPED, error=FOCUS_MOVED.format(why=moved))
-                return
+            if asked and call.spec.name in _FOCUS_TOOLS:
+                # the keys go where the focus is once the person answered
+                role = await self._focus_after_answer(call.spec.name)
+                if denial := own_window_refusal(tool, call.values, observation, role):
+                    self._fail(step, StepStatus.DENIED, denial)
+                    return
+                if moved := self._moved_while_asked(call, observation, risk, role):
+                    self._end(step, StepStatus.SKIPPED, error=FOCUS_MOVED.format(why=moved))
+                    return
             context = ToolContext(self.run.id, observation, self.control.cancelled)
             deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
             try:
@@ -783,17 +794,28 @@ class _TaskLoop:
             self.permissions.grant_for_run(spec.name)
         return None, True
 
-    async def _moved_while_asked(
-        self, call: _Call, observation: Observation, approved: CallRisk
+    async def _focus_after_answer(self, tool: str) -> str | None:
+        """The focused role once a person answered a question about `tool`: the app's own
+        window (its dialog was answered, the window is going out of the way) is waited on
+        to lose the focus for up to OWN_FOCUS_WAIT_S, then it is the answer."""
+        role = await self._focused_role_for(tool)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + OWN_FOCUS_WAIT_S
+        while role == OWN_WINDOW_ROLE and loop.time() < until:
+            await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
+            role = await self._focused_role_for(tool)
+        return role
+
+    def _moved_while_asked(
+        self, call: _Call, observation: Observation, approved: CallRisk, role: str | None
     ) -> str:
         """Why `call` may no longer run as the person approved it, or "": the focus was asked
-        again after the answer (the person may have clicked into a terminal or a password
-        field meanwhile, or a window popped up), and the call approved as an ordinary one now
-        asks every time, or its text now goes into a password field. The keys and text go
-        where the focus is when they are sent, not where it was when the question was put."""
-        if call.spec.name not in _FOCUS_TOOLS:
-            return ""
-        now = self._assess(call, observation, await self._focused_role_for(call.spec.name))
+        again after the answer (`role`; the person may have clicked into a terminal or a
+        password field meanwhile, or a window popped up), and the call approved as an
+        ordinary one now asks every time, or its text now goes into a password field. The
+        keys and text go where the focus is when they are sent, not where it was when the
+        question was put."""
+        now = self._assess(call, observation, role)
         to_password = Sensitivity.PASSWORD
         if now.sensitivity is to_password and approved.sensitivity is not to_password:
             return now.always_ask

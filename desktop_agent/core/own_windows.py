@@ -17,6 +17,9 @@ from desktop_agent.core.call_risk import box_holds, folded
 from desktop_agent.core.models import Element, Observation
 
 APP_NAME = "desktop-agent"
+#: what a FocusProbe answers when the app's own window is the active one: its keys would go
+#: to the app's controls (the probe knows it at action time; the observation may be older)
+OWN_WINDOW_ROLE = APP_NAME
 #: tools that send keys to whatever has the focus
 _KEYBOARD_TOOLS = frozenset({"type_text", "hotkey"})
 #: pointer tools and the arguments holding their points
@@ -28,11 +31,20 @@ _POINTS: Mapping[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def own_window_refusal(tool: str, args: Mapping[str, Any], observation: Observation) -> str:
-    """Why `tool(args)` (the validated arguments) would act on the app's own windows, or ""."""
+def own_window_refusal(
+    tool: str, args: Mapping[str, Any], observation: Observation, focused_role: str | None = None
+) -> str:
+    """Why `tool(args)` (the validated arguments) would act on the app's own windows, or "".
+    `focused_role`: the focus probe's answer at action time (OWN_WINDOW_ROLE: the app's
+    window is the active one now, whatever the observation showed)."""
     own = observation.own_windows
     if tool == "focus_window":
         return _focus_refusal(args, own)
+    if tool in _KEYBOARD_TOOLS and focused_role == OWN_WINDOW_ROLE:
+        return (
+            "the app's own window has the keyboard focus now: the agent may not type into its "
+            "own controls (click the window to type into first)"
+        )
     if not own:
         return ""
     if tool in _KEYBOARD_TOOLS:

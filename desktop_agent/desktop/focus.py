@@ -1,5 +1,8 @@
 """The focused control's role at action time (the core's FocusProbe), on the inventory thread.
 
+First, on every backend: `OWN_WINDOW_ROLE` when the active window is one of this app's own
+(X11: WM_CLASS `desktop-agent`; Windows: made by this process or titled "Desktop Agent…"):
+keys sent now would reach the app's controls, whatever the turn's observation showed.
 AT-SPI: the role name of the focused accessible of the active window ("password text",
 "terminal", "text", ...). UI Automation: "password text" when IsPassword, "terminal" for a
 console window, else the control type ("edit"). The X11 window list knows no controls: None.
@@ -11,6 +14,7 @@ import logging
 import time
 from typing import Any
 
+from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
 from desktop_agent.desktop.inventory import InventoryRunner
 
 log = logging.getLogger(__name__)
@@ -35,8 +39,26 @@ def uia_focused_role(auto: Any) -> str | None:
     return kind.removesuffix("Control").lower() or None
 
 
+def own_window_active(backend: Any) -> bool:
+    """Whether the active window is one of this app's own (the backends' X11 window list;
+    UI Automation's foreground window)."""
+    windows = getattr(backend, "windows", None)
+    if windows is not None and hasattr(windows, "active_id"):
+        active = windows.active_id()
+        info = windows.info(active, active) if active else None
+        return bool(info is not None and info.own)
+    if backend.name == "uia":
+        from desktop_agent.desktop.inventory.uia import is_own
+
+        foreground = backend._auto.GetForegroundControl()
+        return foreground is not None and is_own(foreground)
+    return False
+
+
 def backend_focused_role(backend: Any, deadline: float) -> str | None:
     """Runs on the inventory thread: dispatch on the backend that lists the elements."""
+    if own_window_active(backend):
+        return OWN_WINDOW_ROLE
     if backend.name == "atspi":
         role: str | None = backend.focused_role(deadline)
         return role

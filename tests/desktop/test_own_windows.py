@@ -17,6 +17,7 @@ from desktop_agent.core.control import RunControl
 from desktop_agent.core.events import RunFinished
 from desktop_agent.core.loop import LoopDeps, run_task_loop
 from desktop_agent.core.models import ApprovalDecision, StepKind, StepStatus, TaskSpec
+from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.inventory.x11 import X11Windows
@@ -150,3 +151,16 @@ def test_the_popup_scan_asks_every_windows_attributes_before_it_waits_for_one(
     assert len(popups) == 1
     first = said.index("GetWindowAttributes")
     assert said[first : first + children] == ["GetWindowAttributes"] * children, said
+
+
+async def test_the_focus_probe_says_when_the_apps_own_window_is_active(own_window: None) -> None:
+    """Asked at action time, the probe tells the core that keys would go to the app's own
+    window, whatever the turn's (older) screenshot showed."""
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    executor = DesktopExecutor(observer=observer)
+    try:
+        role = await executor.focused_role()
+    finally:
+        executor.close()
+        observer.close()
+    assert role == OWN_WINDOW_ROLE

@@ -95,7 +95,7 @@ def _rect(control: Any) -> tuple[int, int, int, int] | None:
     return int(box.left), int(box.top), int(width), int(height)
 
 
-def _is_own(control: Any) -> bool:
+def is_own(control: Any) -> bool:
     """One of this app's own windows: made by this process (the app's engine runs in it), or
     titled as the app's windows are ("Desktop Agent…": main window, dialogs, acting panel)."""
     title = str(control.Name or "")
@@ -156,7 +156,7 @@ class UiaInventory:
                         rect=rect,
                         enabled=bool(control.IsEnabled),
                         focused=bool(handle) and handle == foreground_handle,
-                        own=_is_own(control),
+                        own=is_own(control),
                         native=control,
                     )
                 )
@@ -271,7 +271,7 @@ class UiaInventory:
         names = []
         for control in self._auto.GetRootControl().GetChildren():
             name = control.Name or ""
-            if not name or control.IsOffscreen or _is_own(control):
+            if not name or control.IsOffscreen or is_own(control):
                 continue  # never the app's own windows (the agent may not use its controls)
             if wanted in name.casefold():
                 return self.focus(control)

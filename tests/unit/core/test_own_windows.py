@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.models import ApprovalDecision, Element, Observation, Policy, StepStatus
-from desktop_agent.core.own_windows import own_window_refusal
+from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
 from tests.fakes import ScriptedPlanner, done, make_observation, tool
 from tests.unit.core.conftest import make_harness
 
@@ -89,3 +89,64 @@ def test_focusing_a_title_that_a_backend_would_find_in_an_own_window_is_refused(
 ) -> None:
     # the backends find the first window whose title *contains* the one asked for
     assert "own window" in own_window_refusal("focus_window", {"title": title}, screen(SETTINGS))
+
+
+async def test_keys_are_refused_when_the_probe_finds_an_own_window_active_at_action_time() -> None:
+    # the turn's screenshot had the editor in front; by the time the call is judged the app's
+    # own dialog has the focus (another run's question, the user's click): the keys would go
+    # to its buttons (alt+o is Allow once)
+    from tests.fakes import FakeFocusProbe
+
+    h = make_harness(
+        answers=[ApprovalDecision.ONCE],
+        policies={"hotkey": Policy.ALLOW},
+        focus=FakeFocusProbe(OWN_WINDOW_ROLE),
+    )
+    h.observer.observation = screen(PANEL)
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("hotkey", keys=["alt", "o"]), done()]))
+
+    assert h.executor.calls == [] and h.gate.requests == []
+    [action] = [s for s in await h.repo.list_steps(run.id) if s.kind.value == "action"]
+    assert action.status is StepStatus.DENIED and "keyboard focus now" in (action.error or "")
+
+
+async def test_after_an_answer_keys_wait_for_the_own_window_to_give_the_focus_back() -> None:
+    # the app's dialog was answered; its window goes out of the way a moment later
+    from tests.fakes import FakeFocusProbe
+
+    class GoingAway(FakeFocusProbe):
+        async def focused_role(self) -> str | None:
+            self.calls += 1
+            # the decision and the gate find the editor; the answer leaves the app in front
+            return OWN_WINDOW_ROLE if 3 <= self.calls <= 5 else "text"
+
+    h = make_harness(answers=[ApprovalDecision.ONCE], focus=GoingAway())
+    h.observer.observation = screen(PANEL)
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="hello"), done()]))
+
+    assert [name for name, _ in h.executor.calls] == ["type_text"]
+
+
+async def test_after_an_answer_keys_are_refused_if_the_own_window_keeps_the_focus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from desktop_agent.core import loop
+    from tests.fakes import FakeFocusProbe
+
+    monkeypatch.setattr(loop, "OWN_FOCUS_WAIT_S", 0.05)
+
+    class StaysInFront(FakeFocusProbe):
+        async def focused_role(self) -> str | None:
+            self.calls += 1
+            return OWN_WINDOW_ROLE if self.calls >= 3 else "text"
+
+    h = make_harness(answers=[ApprovalDecision.ONCE], focus=StaysInFront())
+    h.observer.observation = screen(PANEL)
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="hello"), done()]))
+
+    assert h.executor.calls == []
+    [action] = [s for s in await h.repo.list_steps(run.id) if s.kind.value == "action"]
+    assert action.status is StepStatus.DENIED
