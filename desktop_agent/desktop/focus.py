@@ -14,6 +14,7 @@ import logging
 import time
 from typing import Any
 
+from desktop_agent.core.call_risk import is_terminal_window
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
 from desktop_agent.desktop.inventory import InventoryRunner
 
@@ -39,14 +40,21 @@ def uia_focused_role(auto: Any) -> str | None:
     return kind.removesuffix("Control").lower() or None
 
 
-def own_window_active(backend: Any) -> bool:
-    """Whether the active window is one of this app's own (the backends' X11 window list;
-    UI Automation's foreground window)."""
+def active_x11_window(backend: Any) -> Any:
+    """The active window of the backend's X11 window list (AT-SPI's and the window list's
+    backends have one), or None."""
     windows = getattr(backend, "windows", None)
-    if windows is not None and hasattr(windows, "active_id"):
-        active = windows.active_id()
-        info = windows.info(active, active) if active else None
-        return bool(info is not None and info.own)
+    if windows is None or not hasattr(windows, "active_id"):
+        return None
+    active = windows.active_id()
+    return windows.info(active, active) if active else None
+
+
+def own_window_active(backend: Any, active: Any = None) -> bool:
+    """Whether the active window is one of this app's own (`active`: the X11 window list's
+    active window; else UI Automation's foreground window)."""
+    if active is not None:
+        return bool(active.own)
     if backend.name == "uia":
         from desktop_agent.desktop.inventory.uia import is_own
 
@@ -56,15 +64,21 @@ def own_window_active(backend: Any) -> bool:
 
 
 def backend_focused_role(backend: Any, deadline: float) -> str | None:
-    """Runs on the inventory thread: dispatch on the backend that lists the elements."""
-    if own_window_active(backend):
+    """Runs on the inventory thread: dispatch on the backend that lists the elements. A
+    control the backend cannot tell (the window list alone; a terminal with no AT-SPI, as
+    xterm) in a window whose title or class names a terminal is a terminal: the window is
+    read now, at action time, where the turn's window list may be older."""
+    active = active_x11_window(backend)
+    if own_window_active(backend, active):
         return OWN_WINDOW_ROLE
+    role: str | None = None
     if backend.name == "atspi":
-        role: str | None = backend.focused_role(deadline)
-        return role
-    if backend.name == "uia":
-        return uia_focused_role(backend._auto)
-    return None
+        role = backend.focused_role(deadline)
+    elif backend.name == "uia":
+        role = uia_focused_role(backend._auto)
+    if role is None and active is not None and is_terminal_window(active.label):
+        return "terminal"
+    return role
 
 
 class DesktopFocusProbe:

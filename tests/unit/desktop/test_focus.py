@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
 from desktop_agent.desktop.focus import backend_focused_role, uia_focused_role
+from desktop_agent.desktop.inventory.x11 import WindowInfo
 
 
 def auto_with(control: object) -> SimpleNamespace:
@@ -49,3 +50,31 @@ def test_the_apps_own_window_in_front_is_said_before_any_control() -> None:
 
     assert backend_focused_role(backend(own), deadline=0) == OWN_WINDOW_ROLE
     assert backend_focused_role(backend(other), deadline=0) == "edit"
+
+
+class ActiveWindow:
+    """The two calls of X11Windows the probe makes (`active_id`, `info`), answering with one
+    active window as X11Windows.info builds it."""
+
+    def __init__(self, title: str, wm_class: str, *, own: bool = False) -> None:
+        self.window = WindowInfo(7, title, wm_class, (0, 0, 800, 600), active=True, own=own)
+
+    def active_id(self) -> int:
+        return 7
+
+    def info(self, window_id: int, active: int | None = None) -> WindowInfo | None:
+        return self.window if window_id == 7 else None
+
+
+def test_a_terminal_the_backend_cannot_see_is_told_by_its_active_window() -> None:
+    # the window list alone (no AT-SPI), or an xterm that AT-SPI does not know: the window
+    # in front now is read at action time, where the turn's window list may be older
+    xterm = SimpleNamespace(name="x11", windows=ActiveWindow("alice@box: ~", "XTerm"))
+    editor = SimpleNamespace(name="x11", windows=ActiveWindow("notes.txt", "L3afpad"))
+    own = SimpleNamespace(
+        name="x11", windows=ActiveWindow("Desktop Agent", "desktop-agent", own=True)
+    )
+
+    assert backend_focused_role(xterm, deadline=0) == "terminal"
+    assert backend_focused_role(editor, deadline=0) is None
+    assert backend_focused_role(own, deadline=0) == OWN_WINDOW_ROLE
