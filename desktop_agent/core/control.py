@@ -20,6 +20,9 @@ class RunControl:
     Attributes:
         cancelled: a thread-safe flag set on stop, for work running in threads
             (typing, drags) that `asyncio` cannot cancel.
+        halted: a thread-safe flag set on stop and while paused (cleared by a resume): input
+            in threads sends no event while it is set — a pause interrupts an action as a
+            stop does, only the run goes on after the resume.
         pause_reason: why the run was last asked to pause: "request" (window, tray, API)
             or "user" (the user took over the mouse or keyboard); the run_paused event says it.
     """
@@ -29,6 +32,7 @@ class RunControl:
         self._running = asyncio.Event()
         self._running.set()
         self.cancelled = threading.Event()
+        self.halted = threading.Event()
         self.pause_reason: PauseReason = "request"
 
     @property
@@ -41,6 +45,7 @@ class RunControl:
 
     def stop(self) -> None:
         self.cancelled.set()
+        self.halted.set()
         self._stop.set()
         self._running.set()
 
@@ -48,9 +53,12 @@ class RunControl:
         if not self._stop.is_set():
             if not self.pause_requested:
                 self.pause_reason = reason
+            self.halted.set()
             self._running.clear()
 
     def resume(self) -> None:
+        if not self._stop.is_set():
+            self.halted.clear()
         self._running.set()
 
     def check(self) -> None:

@@ -20,7 +20,8 @@
     └── ObservationError         the screen could not be observed
 
 A user stop is not an error: the loop ends the run stopped / user_stop through
-`StopRequested`, which is deliberately *not* a DesktopAgentError.
+`StopRequested`, which is deliberately *not* a DesktopAgentError. Nor is a pause that
+interrupts an action (`ActionPaused`): its step is skipped, the run goes on after the resume.
 """
 
 from __future__ import annotations
@@ -114,3 +115,12 @@ class ObservationError(DesktopAgentError):
 
 class StopRequested(Exception):  # noqa: N818 - a signal, not an error
     """Raised inside the loop when the user stops the run."""
+
+
+class ActionPaused(Exception):  # noqa: N818 - a signal, not an error
+    """The run was paused before an action's first input event, or during it: nothing (more)
+    was sent. The message says how far it got; `partial`: some of its input went out."""
+
+    def __init__(self, message: str, *, partial: bool = False) -> None:
+        super().__init__(message)
+        self.partial = partial

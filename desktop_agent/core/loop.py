@@ -33,6 +33,7 @@ from desktop_agent.core.effect import (
     compare,
 )
 from desktop_agent.core.errors import (
+    ActionPaused,
     BreakerOpen,
     PlannerError,
     StopRequested,
@@ -115,6 +116,8 @@ FOCUS_MOVED = (
     "the focus moved while you were asked ({why}): not done; the next turn decides on a "
     "fresh screenshot"
 )
+#: after an action the pause interrupted (ActionPaused says how far it got)
+PAUSED_THEN = "the next turn decides on a fresh screenshot"
 #: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
 GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
 
@@ -694,9 +697,6 @@ class _TaskLoop:
             if refusal is not None:
                 self._fail(step, StepStatus.DENIED, refusal)
                 return
-            if await self._pause_point():  # a pause (a take-over) while the human was asked
-                self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
-                return
             if asked and call.spec.name in _FOCUS_TOOLS:
                 # the keys go where the focus is once the person answered
                 role = await self._focus_after_answer(call.spec.name)
@@ -706,7 +706,16 @@ class _TaskLoop:
                 if moved := self._moved_while_asked(call, observation, risk, role):
                     self._end(step, StepStatus.SKIPPED, error=FOCUS_MOVED.format(why=moved))
                     return
-            context = ToolContext(self.run.id, observation, self.control.cancelled)
+            # the action's row is stored first: a pause (a take-over) while the human was asked,
+            # while the focus was looked at again or while the row was written is seen here,
+            # with no await before the tool starts
+            await self._settle()
+            if await self._pause_point():
+                self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+                return
+            context = ToolContext(
+                self.run.id, observation, self.control.cancelled, self.control.halted
+            )
             deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
             try:
                 result = await self._outside(
@@ -718,6 +727,12 @@ class _TaskLoop:
                 )
             except StopRequested:
                 raise
+            except ActionPaused as paused:
+                # paused before its first input event or during it: nothing more was sent;
+                # the breaker's place is let go, the next turn (after the resume) decides
+                why = f"{paused}; {PAUSED_THEN}" if paused.partial else STALE_DECISION
+                self._end(step, StepStatus.SKIPPED, error=why)
+                return
             except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
                 result = ToolResult.failure(_describe(error))
             slot.record(result.ok)

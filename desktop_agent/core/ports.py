@@ -86,6 +86,9 @@ class ToolContext:
     observation: Observation | None
     #: set when the run is stopped; work in threads checks it between input events
     cancelled: threading.Event
+    #: set while the run is paused, and when it is stopped (RunControl.halted): no input event
+    #: is sent while it is set; None: only `cancelled` halts
+    halted: threading.Event | None = None
 
 
 @runtime_checkable

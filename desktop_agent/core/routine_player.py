@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.loop import STALE_DECISION
 from desktop_agent.core.models import (
     Decision,
     Effect,
@@ -138,8 +139,12 @@ class RoutinePlayer:
         where it should)."""
         step = self.steps[index]
         row = _last_action(request.steps)
-        if row is None or row.tool != step.tool or row.status is StepStatus.SKIPPED:
+        if row is None or row.tool != step.tool:
             return None
+        if row.status is StepStatus.SKIPPED:
+            if row.error == STALE_DECISION:
+                return None  # paused before it sent anything: played again
+            return f"a pause interrupted it part-way ({row.error})"
         if row.status is StepStatus.DENIED:
             return Decision(
                 action="fail",

@@ -6,7 +6,6 @@ import asyncio
 import concurrent.futures
 import logging
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -14,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from desktop_agent.core import builtin_tools as tools
-from desktop_agent.core.errors import StopRequested, ToolError, UnknownTool
+from desktop_agent.core.errors import ActionPaused, StopRequested, ToolError, UnknownTool
 from desktop_agent.core.models import Element, Observation, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.tools import ToolSpec
@@ -57,10 +56,34 @@ _SETTLING_TOOLS = frozenset(
 )  # fmt: skip
 
 
+class Halt:
+    """A stop or a pause, as the threads that send input see them (`ToolContext.cancelled`
+    and `halted`): no input event begins once either is set. `error(what)` is StopRequested
+    for a stop and ActionPaused for a pause, saying how far the action got."""
+
+    def __init__(self, context: ToolContext) -> None:
+        self.cancelled = context.cancelled
+        self.event = context.halted or context.cancelled
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`; True (at once) when halted."""
+        return self.event.wait(seconds)
+
+    def error(self, what: str, *, partial: bool = False) -> StopRequested | ActionPaused:
+        """`partial`: some of the action's input went out already."""
+        if self.cancelled.is_set():
+            return StopRequested(f"stopped {what}")
+        return ActionPaused(f"paused {what}", partial=partial)
+
+
 class DesktopExecutor:
-    """Runs the built-in tools. Input runs on one worker thread, checking `context.cancelled`
-    between atomic events; invoke / set_value / focus go through the observer's inventory
-    thread (AT-SPI or UI Automation), so pass the observer whose observations the model sees.
+    """Runs the built-in tools. Input runs on one worker thread, checking the stop and the
+    pause (`Halt`) between atomic events; invoke / set_value / focus go through the observer's
+    inventory thread (AT-SPI or UI Automation), so pass the observer whose observations the
+    model sees.
     A call that outlives `call_timeout_s` fails its step and its thread is replaced. It is the
     core's FocusProbe too (`focused_role`), asked on the inventory thread.
     """
@@ -113,8 +136,9 @@ class DesktopExecutor:
         handler = self._handlers.get(spec.name)
         if handler is None:
             raise UnknownTool(f"the desktop has no tool {spec.name!r}")
-        if context.cancelled.is_set():
-            raise StopRequested("stopped before the action")
+        halt = Halt(context)
+        if halt.is_set():
+            raise halt.error("before the action")
         result = await handler(args, context)
         if self.settle_s and spec.name in _SETTLING_TOOLS:
             await self._sleep(self.settle_s)  # a stop cancels this like any await
@@ -133,17 +157,17 @@ class DesktopExecutor:
         """FocusProbe: the focused control's accessibility role, None when unknown."""
         return await DesktopFocusProbe(self._inventory()).focused_role()
 
-    async def _on_input_thread(self, work: Callable[[], T], cancelled: threading.Event) -> T:
-        """`work` on the input thread, once the driver is ready and unless a stop came
-        meanwhile: the thread may start it late (busy, or the driver's first start), and a
-        stop that landed in between must not be followed by the input."""
+    async def _on_input_thread(self, work: Callable[[], T], halt: Halt) -> T:
+        """`work` on the input thread, once the driver is ready and unless a stop or a pause
+        came meanwhile: the thread may start it late (busy, or the driver's first start), and
+        a stop or pause that landed in between must not be followed by the input."""
         pool = self._input
         driver = self.driver
 
         def unless_stopped() -> T:
             driver.ready()
-            if cancelled.is_set():
-                raise StopRequested("stopped before the input")
+            if halt.is_set():
+                raise halt.error("before the input")
             return work()
 
         future = pool.submit(unless_stopped)
@@ -212,7 +236,7 @@ class DesktopExecutor:
 
     async def _click(self, args: tools.ClickArgs, context: ToolContext) -> ToolResult:
         point, screen, where = self._point(context, args.x, args.y, args.element)
-        cancelled = context.cancelled
+        halt = Halt(context)
 
         def work() -> int:
             # one click at a time: pyautogui's click(clicks=n) sleeps between them without
@@ -220,14 +244,14 @@ class DesktopExecutor:
             # the first of three was followed by two more
             x, y = self.driver.safe_point(*screen)
             for done in range(args.clicks):
-                if done and cancelled.wait(self.click_interval_s):
+                if done and halt.wait(self.click_interval_s):
                     return done
                 self.driver.click(x, y, args.button, 1)
             return args.clicks
 
-        clicked = await self._on_input_thread(work, cancelled)
+        clicked = await self._on_input_thread(work, halt)
         if clicked < args.clicks:
-            raise StopRequested(f"stopped after {clicked} of {args.clicks} clicks")
+            raise halt.error(f"after {clicked} of {args.clicks} clicks", partial=True)
         times = {1: "", 2: " twice", 3: " three times"}[args.clicks]
         button = "" if args.button == "left" else f"{args.button}-"
         return ToolResult.success(f"{button}clicked {where}{times}", target=point)
@@ -235,14 +259,14 @@ class DesktopExecutor:
     async def _move_mouse(self, args: tools.MoveMouseArgs, context: ToolContext) -> ToolResult:
         point, screen, where = self._point(context, args.x, args.y, args.element)
         await self._on_input_thread(
-            lambda: self.driver.move(*self.driver.safe_point(*screen)), context.cancelled
+            lambda: self.driver.move(*self.driver.safe_point(*screen)), Halt(context)
         )
         return ToolResult.success(f"moved the pointer to {where}", target=point)
 
     async def _drag(self, args: tools.DragArgs, context: ToolContext) -> ToolResult:
         start, start_screen, _ = self._point(context, args.x, args.y, None)
         end, end_screen, _ = self._point(context, args.to_x, args.to_y, None)
-        cancelled = context.cancelled
+        halt = Halt(context)
 
         def work() -> bool:
             x0, y0 = self.driver.safe_point(*start_screen)
@@ -252,7 +276,7 @@ class DesktopExecutor:
             x, y = x0, y0
             try:
                 for step in range(1, DRAG_STEPS + 1):
-                    if cancelled.wait(DRAG_STEP_S):
+                    if halt.wait(DRAG_STEP_S):
                         return False
                     x = x0 + (x1 - x0) * step // DRAG_STEPS
                     y = y0 + (y1 - y0) * step // DRAG_STEPS
@@ -262,8 +286,8 @@ class DesktopExecutor:
                 self.driver.mouse_up(x, y, "left")
             return True
 
-        if not await self._on_input_thread(work, cancelled):
-            raise StopRequested("stopped during drag")
+        if not await self._on_input_thread(work, halt):
+            raise halt.error("during drag", partial=True)
         return ToolResult.success(
             f"dragged from ({args.x}, {args.y}) to ({args.to_x}, {args.to_y})", target=end
         )
@@ -285,7 +309,7 @@ class DesktopExecutor:
             else:
                 self.driver.scroll(amount, *self.driver.safe_point(*screen))
 
-        await self._on_input_thread(work, context.cancelled)
+        await self._on_input_thread(work, Halt(context))
         direction = "up" if amount > 0 else "down"
         return ToolResult.success(f"scrolled {direction} {abs(amount)}{where}", target=point)
 
@@ -293,49 +317,59 @@ class DesktopExecutor:
 
     async def _type_text(self, args: tools.TypeTextArgs, context: ToolContext) -> ToolResult:
         text = normalize_newlines(args.text)
-        cancelled = context.cancelled
+        halt = Halt(context)
         if typeable(text):
-            typed = await self._on_input_thread(lambda: self._type_keys(text, cancelled), cancelled)
+            typed = await self._on_input_thread(lambda: self._type_keys(text, halt), halt)
             if typed < len(text):
-                raise StopRequested(f"stopped during type_text after {typed} of {len(text)} keys")
+                raise halt.error(
+                    f"during type_text after {typed} of {len(text)} keys", partial=typed > 0
+                )
             how = ""
         else:
 
             def press_paste() -> None:
                 # the clipboard was read and set first (xclip, the Windows clipboard): a stop
-                # meanwhile sends no ctrl+v (the paster puts the clipboard back either way)
-                if cancelled.is_set():
-                    raise StopRequested("stopped before the paste")
+                # or pause meanwhile sends no ctrl+v (the paster puts the clipboard back)
+                if halt.is_set():
+                    raise halt.error("before the paste")
                 self.driver.hotkey(["ctrl", "v"])
 
-            await self._on_input_thread(lambda: self.paster.paste(text, press_paste), cancelled)
+            await self._on_input_thread(lambda: self.paster.paste(text, press_paste), halt)
             how = " (pasted through the clipboard)"
         if args.enter:
-            if cancelled.is_set():
-                raise StopRequested("stopped before pressing enter")
-            await self._on_input_thread(lambda: self.driver.press("enter"), cancelled)
+            if halt.is_set():
+                raise halt.error(
+                    f"before pressing enter (the {len(text)} characters were typed)", partial=True
+                )
+            await self._on_input_thread(lambda: self.driver.press("enter"), halt)
         enter = " and pressed enter" if args.enter else ""
         return ToolResult.success(f"typed {len(text)} characters{how}{enter}")
 
-    def _type_keys(self, text: str, cancelled: threading.Event) -> int:
-        """Press one key per character, checking for a stop before each; how many were typed."""
+    def _type_keys(self, text: str, halt: Halt) -> int:
+        """Press one key per character, checking for a stop or pause before each; how many
+        were typed."""
         for index, char in enumerate(text):
-            if cancelled.is_set():
+            if halt.is_set():
                 return index
             self.driver.press(KEY_FOR_CHAR.get(char, char))
             if self.key_interval_s and index + 1 < len(text):
-                cancelled.wait(self.key_interval_s)
+                halt.wait(self.key_interval_s)
         return len(text)
 
     async def _hotkey(self, args: tools.HotkeyArgs, context: ToolContext) -> ToolResult:
         keys = list(args.keys)
-        await self._on_input_thread(lambda: self.driver.hotkey(keys), context.cancelled)
+        await self._on_input_thread(lambda: self.driver.hotkey(keys), Halt(context))
         return ToolResult.success(f"pressed {'+'.join(keys)}")
 
     # -- programs, time, windows -------------------------------------------------------------
 
     async def _launch_app(self, args: tools.LaunchAppArgs, context: ToolContext) -> ToolResult:
-        summary = await asyncio.to_thread(self.launcher.launch, args.command, context.cancelled)
+        halt = Halt(context)
+        try:
+            summary = await asyncio.to_thread(self.launcher.launch, args.command, halt.event)
+        except StopRequested:
+            # the launcher starts nothing once the event is set, and says "stopped"
+            raise halt.error("before the program was started") from None
         return ToolResult.success(summary)
 
     async def _wait(self, args: tools.WaitArgs, context: ToolContext) -> ToolResult:
@@ -353,19 +387,19 @@ class DesktopExecutor:
         if args.title is not None:
             title = args.title
             summary = await self._native_call(
-                lambda backend: backend.activate_window(title), context.cancelled
+                lambda backend: backend.activate_window(title), Halt(context)
             )
             return ToolResult.success(summary)
         assert args.element is not None
         observation, element = self._element(context, args.element)
         native = self._native(observation, element)
-        summary = await self._native_call(lambda backend: backend.focus(native), context.cancelled)
+        summary = await self._native_call(lambda backend: backend.focus(native), Halt(context))
         return ToolResult.success(summary, target=element.center)
 
     async def _invoke(self, args: tools.InvokeArgs, context: ToolContext) -> ToolResult:
         observation, element = self._element(context, args.element)
         native = self._native(observation, element)
-        how = await self._native_call(lambda backend: backend.invoke(native), context.cancelled)
+        how = await self._native_call(lambda backend: backend.invoke(native), Halt(context))
         return ToolResult.success(
             f'invoked [{element.id}] {element.role} "{element.name}" ({how})',
             target=element.center,
@@ -376,7 +410,7 @@ class DesktopExecutor:
         native = self._native(observation, element)
         value = args.value
         how = await self._native_call(
-            lambda backend: backend.set_value(native, value), context.cancelled
+            lambda backend: backend.set_value(native, value), Halt(context)
         )
         return ToolResult.success(
             f'set [{element.id}] {element.role} "{element.name}" to {len(value)} characters '
@@ -393,18 +427,18 @@ class DesktopExecutor:
             )
         return native
 
-    async def _native_call(self, call: Callable[[Any], str], cancelled: threading.Event) -> str:
-        """`call(backend)` on the inventory thread, unless a stop came while it waited there
-        (behind a walk, or the backend's start on a fresh thread)."""
+    async def _native_call(self, call: Callable[[Any], str], halt: Halt) -> str:
+        """`call(backend)` on the inventory thread, unless a stop or pause came while it waited
+        there (behind a walk, or the backend's start on a fresh thread)."""
 
         def unless_stopped(backend: Any) -> str:
-            if cancelled.is_set():
-                raise StopRequested("stopped before the action")
+            if halt.is_set():
+                raise halt.error("before the action")
             return call(backend)
 
         try:
             return await self._inventory().run(unless_stopped, timeout_s=self.call_timeout_s)
-        except StopRequested:
+        except (StopRequested, ActionPaused):
             raise
         except TimeoutError:
             raise ToolError(
