@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import logging
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -41,6 +42,8 @@ DRAG_STEP_S = 0.02
 #: the driver already leaves 50 ms after each click (PyAutoGuiDriver.click)
 CLICK_INTERVAL_S = 0.0
 WAIT_TICK_S = 0.01
+#: how often a pause between input events looks whether its call was given up
+GIVE_UP_POLL_S = 0.05
 #: one input or accessibility call (a whole type_text is one); past it the thread is left
 #: hung and a new one takes the next call. Below the loop's TOOL_TIMEOUT_S, so this clearer
 #: error comes first.
@@ -58,19 +61,33 @@ _SETTLING_TOOLS = frozenset(
 
 class Halt:
     """A stop or a pause, as the threads that send input see them (`ToolContext.cancelled`
-    and `halted`): no input event begins once either is set. `error(what)` is StopRequested
-    for a stop and ActionPaused for a pause, saying how far the action got."""
+    and `halted`): no input event begins once either is set, nor once the call was given up
+    (its deadline passed or its await was cancelled: the step is over, whatever the thread
+    still had to send is not sent). `error(what)` is StopRequested for a stop and ActionPaused
+    for a pause, saying how far the action got."""
 
     def __init__(self, context: ToolContext) -> None:
         self.cancelled = context.cancelled
         self.event = context.halted or context.cancelled
+        self._given_up = threading.Event()
+
+    def give_up(self) -> None:
+        self._given_up.set()
 
     def is_set(self) -> bool:
-        return self.event.is_set()
+        return self.event.is_set() or self._given_up.is_set()
 
     def wait(self, seconds: float) -> bool:
-        """Sleep up to `seconds`; True (at once) when halted."""
-        return self.event.wait(seconds)
+        """Sleep up to `seconds`; True (at once, or within GIVE_UP_POLL_S of a give-up) when
+        halted."""
+        deadline = time.monotonic() + seconds
+        while not self._given_up.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if self.event.wait(min(remaining, GIVE_UP_POLL_S)):
+                return True
+        return True
 
     def error(self, what: str, *, partial: bool = False) -> StopRequested | ActionPaused:
         """`partial`: some of the action's input went out already."""
@@ -174,12 +191,14 @@ class DesktopExecutor:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.call_timeout_s)
         except TimeoutError:
+            halt.give_up()  # the thread, if it comes back, sends nothing more
             self._abandon_input(pool, f"an input call took longer than {self.call_timeout_s:g} s")
             raise ToolError(
                 f"the input call did not finish in {self.call_timeout_s:g} s "
                 "(the input thread is replaced)"
             ) from None
         except asyncio.CancelledError:
+            halt.give_up()
             if future.running():
                 self._abandon_input(pool, "an input call was still running when it was cancelled")
             raise

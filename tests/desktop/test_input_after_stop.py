@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
 import threading
 from collections.abc import Iterator
 
@@ -18,7 +19,9 @@ import pytest
 
 from desktop_agent.core.errors import StopRequested
 from desktop_agent.core.models import Observation
+from desktop_agent.desktop import clipboard as clipboard_module
 from desktop_agent.desktop import executor as executor_module
+from desktop_agent.desktop.clipboard import XclipPaster
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.geometry import point_to_screen
 from desktop_agent.desktop.observer import DesktopObserver
@@ -153,3 +156,33 @@ async def test_a_hotkey_leaves_no_key_held(
     assert [e.kind for e in events].count("key_press") == 3
     assert [e.kind for e in events].count("key_release") == 3
     assert recorder.keys_held() == []
+
+
+async def test_a_stop_once_the_paste_owns_the_clipboard_sends_no_key_and_puts_it_back(
+    recorder: InputRecorder,
+    screen: Observation,
+    executor: DesktopExecutor,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    previous = "what the user had copied"
+    await asyncio.to_thread(
+        subprocess.run,
+        ["xclip", "-selection", "clipboard", "-i"],
+        input=previous.encode(),
+        check=True,
+    )
+    cancelled = threading.Event()
+
+    class StoppedOnceOwned(clipboard_module._TextOwner):
+        """The stop lands right after the paste's text owns the clipboard, before ctrl+v."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__(text)
+            cancelled.set()
+
+    monkeypatch.setattr(clipboard_module, "_TextOwner", StoppedOnceOwned)
+    with pytest.raises(StopRequested, match="before the paste"):
+        await act(executor, "type_text", screen, cancelled, text="café ✓")
+
+    assert presses(recorder.sync()) == []
+    assert await asyncio.to_thread(XclipPaster().read) == previous

@@ -151,3 +151,33 @@ async def test_input_tools_give_the_app_time_to_repaint_before_they_count_as_don
         assert slept == [0.1, 0.1]
     finally:
         executor.close()
+
+
+class StuckAfterThreeKeys(FakeDriver):
+    """Its fourth key press hangs (a stuck XTEST call) until `release`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def press(self, key: str) -> None:
+        if len(self.presses) == 3:
+            self.release.wait(10)
+        super().press(key)
+
+
+async def test_a_typing_call_given_up_by_its_deadline_types_no_key_after_it() -> None:
+    """The step failed and the run went on (or ended): the abandoned thread, once its stuck
+    key comes back, must not type the rest of the text into whatever has the focus then."""
+    driver = StuckAfterThreeKeys()
+    executor = DesktopExecutor(driver=driver, paster=FakePaster(), call_timeout_s=0.05)
+    abandoned = executor._input
+    try:
+        with pytest.raises(ToolError, match="did not finish in 0.05 s"):
+            await act(executor, "type_text", text="abcdefghijklmnopqrstuvwxyz")
+        driver.release.set()
+        abandoned.shutdown(wait=True)  # the abandoned thread has come back and ended
+    finally:
+        executor.close()
+
+    assert driver.presses == list("abcd")  # the stuck key went out when it came back; no more
