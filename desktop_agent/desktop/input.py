@@ -131,10 +131,29 @@ class PyAutoGuiDriver:
             gui.failSafeCheck()
             sent = self._send_input(inputs)
         if sent != len(inputs):
+            self._let_go(inputs[:sent])
             raise ToolError(
                 f"Windows took {sent} of {len(inputs)} input events (SendInput): a program "
                 "running as administrator, or the secure desktop, has the input"
             )
+
+    def _let_go(self, went_in: list[win_input.INPUT]) -> None:
+        """After a batch Windows took in part (SendInput answers how many events it inserted),
+        the keys that went down and not up are let go, the last down first: a hotkey cut
+        after its ctrl must not leave ctrl held."""
+        held: list[int] = []
+        for event in went_in:
+            if event.type != win_input.INPUT_KEYBOARD:
+                continue
+            if event.ki.dwFlags & win_input.KEYEVENTF_KEYUP:
+                if event.ki.wVk in held:
+                    held.remove(event.ki.wVk)
+            else:
+                held.append(event.ki.wVk)
+        if held:
+            ups = [win_input.key_input(vk, self._scan_code(vk), up=True) for vk in reversed(held)]
+            with self.injections.injecting():
+                self._send_input(ups)
 
     def _key_code(self, key: str) -> int:
         """pyautogui's code for `key` (a Windows VkKeyScan value, an X keycode); ToolError

@@ -113,6 +113,25 @@ def test_a_refused_send_input_is_a_failed_step(windows_gui: FakePyAutoGui) -> No
         driver.press("enter")
 
 
+def test_a_combination_windows_took_in_part_leaves_no_key_held(
+    windows_gui: FakePyAutoGui,
+) -> None:
+    # SendInput "returns the number of events that it successfully inserted into the keyboard
+    # or mouse input stream" (learn.microsoft.com, winuser.h SendInput): ctrl and v went down,
+    # their ups did not go in
+    batches: list[list[tuple[int, bool]]] = []
+
+    def send_input(inputs: list[win_input.INPUT]) -> int:
+        batches.append([(e.ki.wVk, bool(e.ki.dwFlags & win_input.KEYEVENTF_KEYUP)) for e in inputs])
+        return 2 if len(batches) == 1 else len(inputs)
+
+    driver = PyAutoGuiDriver(windows=True, send_input=send_input, scan_code=lambda vk: 0)
+
+    with pytest.raises(ToolError, match="Windows took 2 of 4 input events"):
+        driver.hotkey(["ctrl", "v"])
+    assert batches[1:] == [[(0x56, True), (0x11, True)]]  # let go, the last down first
+
+
 @pytest.mark.parametrize("platform", ["win32", "x11"])
 def test_a_key_pyautogui_does_not_know_fails_before_any_key_goes_down(
     monkeypatch: pytest.MonkeyPatch, platform: str
