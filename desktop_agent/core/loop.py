@@ -73,13 +73,14 @@ from desktop_agent.core.models import (
     ToolResult,
     utcnow,
 )
-from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
+from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, POINTER_TOOLS, own_window_refusal
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
     FocusProbe,
     Grounder,
     GroundRequest,
+    OwnWindowsSource,
     PermissionGate,
     Planner,
     RegionSource,
@@ -685,6 +686,9 @@ class _TaskLoop:
             # before any policy, grant or question: nobody's answer makes this run
             self._fail(step, StepStatus.DENIED, denial)
             return
+        if denial := await self._on_own_window_now(tool, call, observation, wait=False):
+            self._fail(step, StepStatus.DENIED, denial)
+            return
         breaker = deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())
@@ -706,6 +710,9 @@ class _TaskLoop:
                 if moved := self._moved_while_asked(call, observation, risk, role):
                     self._end(step, StepStatus.SKIPPED, error=FOCUS_MOVED.format(why=moved))
                     return
+            if asked and (denial := await self._on_own_window_now(tool, call, observation)):
+                self._fail(step, StepStatus.DENIED, denial)
+                return
             # the action's row is stored first: a pause (a take-over) while the human was asked,
             # while the focus was looked at again or while the row was written is seen here,
             # with no await before the tool starts
@@ -820,6 +827,28 @@ class _TaskLoop:
             await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
             role = await self._focused_role_for(tool)
         return role
+
+    async def _on_own_window_now(
+        self, tool: str, call: _Call, observation: Observation, *, wait: bool = True
+    ) -> str:
+        """Why a pointer call would land on one of the app's own windows as they are *now*
+        (the observer's OwnWindowsSource; the observation may be older than a window of the
+        app that popped up since, such as another run's question), or "". With `wait` (a
+        person just answered: the app's dialog is closing, its window going out of the way)
+        the windows are given OWN_FOCUS_WAIT_S to leave the point."""
+        source = self.deps.observer
+        if tool not in POINTER_TOOLS or not isinstance(source, OwnWindowsSource):
+            return ""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + (OWN_FOCUS_WAIT_S if wait else 0.0)
+        while True:
+            now = await self.control.guard(source.own_windows_now(observation))
+            if now is None:
+                return ""
+            denial = own_window_refusal(tool, call.values, observation.with_(own_windows=now))
+            if not denial or loop.time() >= until:
+                return denial
+            await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
 
     def _moved_while_asked(
         self, call: _Call, observation: Observation, approved: CallRisk, role: str | None

@@ -29,6 +29,7 @@ _POINTS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "scroll": (("x", "y"),),
     "drag": (("x", "y"), ("to_x", "to_y")),
 }
+POINTER_TOOLS = frozenset(_POINTS)
 
 
 def own_window_refusal(

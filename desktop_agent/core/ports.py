@@ -13,6 +13,7 @@ from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
     Decision,
+    Element,
     Grounding,
     Observation,
     RunStatus,
@@ -70,6 +71,16 @@ class RegionSource(Protocol):
     async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
         """The screen inside `box` (screenshot pixels of `observation`) captured anew at the
         screen's own resolution, encoded (JPEG or PNG)."""
+        ...
+
+
+@runtime_checkable
+class OwnWindowsSource(Protocol):
+    async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+        """The parts of the app's own windows no other window covers, now, in `observation`'s
+        screenshot pixels (as `Observation.own_windows`); None when they cannot be read.
+        Asked at action time: the observation a pointer call was decided on may be older
+        than a window of the app that popped up since (another run's question)."""
         ...
 
 

@@ -23,9 +23,11 @@ from desktop_agent.desktop.geometry import mapping_for
 from desktop_agent.desktop.inventory import (
     InventoryBackend,
     InventoryRunner,
+    RawElement,
     own_window_elements,
     to_elements,
 )
+from desktop_agent.desktop.inventory.x11 import X11Windows, listed_windows, window_elements
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +135,22 @@ class DesktopObserver:
         self._natives.append((observation, natives))
         return observation
 
+    async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+        """OwnWindowsSource: the app's own windows as they are now (the X11 window list of the
+        inventory's backend, its own popups too), in `observation`'s pixels; None where the
+        backend has no window list (UI Automation, none) or it cannot be read in time."""
+        if self.inventory is None:
+            return None
+        try:
+            raw = await self.inventory.run(_window_list, timeout_s=OWN_WINDOWS_TIMEOUT_S)
+        except Exception as error:  # noqa: BLE001 - an X error, a late answer: not known
+            log.debug("the app's own windows could not be read now: %s", error)
+            return None
+        if raw is None:
+            return None
+        size = (observation.width, observation.height)
+        return own_window_elements(raw, observation.mapping, size)
+
     async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
         """`box` (screenshot pixels of `observation`) captured anew at the screen's own
         resolution, as JPEG (a zoom's crop: the RegionSource port)."""
@@ -197,3 +215,15 @@ class DesktopObserver:
         self._capture_thread.shutdown(wait=False)
         if self.inventory is not None:
             self.inventory.close()
+
+
+#: the bound of one read of the window list at action time (a few X round trips)
+OWN_WINDOWS_TIMEOUT_S = 0.4
+
+
+def _window_list(backend: Any) -> list[RawElement] | None:
+    """On the inventory thread: the backend's X11 windows, topmost first, as elements."""
+    windows = getattr(backend, "windows", None)
+    if not isinstance(windows, X11Windows):
+        return None
+    return window_elements(listed_windows(windows))

@@ -164,3 +164,45 @@ async def test_the_focus_probe_says_when_the_apps_own_window_is_active(own_windo
         executor.close()
         observer.close()
     assert role == OWN_WINDOW_ROLE
+
+
+async def test_a_click_decided_before_an_own_window_popped_up_is_refused_where_it_now_is(
+    xsession: XSession, windows: X11Windows
+) -> None:
+    """The app's window (another run's question) shows while the model thinks: the click the
+    model aims at the older screenshot would land on it. The window list is read again at
+    action time."""
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    executor = DesktopExecutor(observer=observer)
+    repo = MemoryRepository()
+    started: list[subprocess.Popen[Any]] = []
+
+    async def pops_up_while_thinking(request: Any) -> Any:
+        assert not request.observation.own_windows  # the screenshot shows no window of ours
+        started.append(start_own_window(xsession))
+        wait_active(windows, title=TITLE)
+        # the middle of its frame (100, 100, 400x300 on the screen), in screenshot pixels
+        scale = request.observation.width / xsession.width
+        return tool("click", x=round(300 * scale), y=round(250 * scale))
+
+    try:
+        run = await repo.create_run(TaskSpec("press it", allowed_tools=("click",)))
+        deps = LoopDeps(
+            repo=repo,
+            observer=observer,
+            executor=executor,
+            gate=ScriptedGate([ApprovalDecision.ONCE]),
+            registry=builtin_registry(),
+            breakers=BreakerBoard(),
+            permissions=Permissions(persistent_grants=["click"]),
+            planner=ScriptedPlanner([pops_up_while_thinking, done()]),
+        )
+        events = [event async for event in run_task_loop(run, deps, RunControl())]
+    finally:
+        executor.close()
+        observer.close()
+        for process in started:
+            xsession.stop(process)
+    assert isinstance(events[-1], RunFinished)
+    [action] = [s for s in await repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert action.status is StepStatus.DENIED and "own window" in (action.error or ""), action

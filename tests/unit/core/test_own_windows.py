@@ -3,11 +3,19 @@ before any policy, grant or question (issue #15 item 5)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from desktop_agent.core.models import ApprovalDecision, Element, Observation, Policy, StepStatus
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    Element,
+    Observation,
+    Policy,
+    StepKind,
+    StepStatus,
+)
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
 from tests.fakes import ScriptedPlanner, done, make_observation, tool
 from tests.unit.core.conftest import make_harness
@@ -150,3 +158,44 @@ async def test_after_an_answer_keys_are_refused_if_the_own_window_keeps_the_focu
     assert h.executor.calls == []
     [action] = [s for s in await h.repo.list_steps(run.id) if s.kind.value == "action"]
     assert action.status is StepStatus.DENIED
+
+
+class DialogPoppingUp:
+    """An observer whose screenshots show no window of the app, while the app's question
+    dialog is up by the time a call is judged (OwnWindowsSource: what the desktop's observer
+    reads from the window list at action time)."""
+
+    def __init__(self, dialog: Element | None) -> None:
+        self.observation = screen()
+        self.dialog = dialog
+
+    async def observe(self) -> Observation:
+        return self.observation
+
+    async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+        return (self.dialog,) if self.dialog is not None else ()
+
+
+DIALOG = Element(0, "window", "Desktop Agent — allow click?", (300, 200, 400, 300), focused=True)
+
+
+async def test_a_click_is_refused_where_an_own_window_popped_up_after_the_screenshot() -> None:
+    # another run's question popped up while the model was thinking: the click decided on
+    # the older screenshot would land on its Allow button
+    h = make_harness(policies={"click": Policy.ALLOW})
+    h.runner.services = replace(h.runner.services, observer=DialogPoppingUp(DIALOG))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=450, y=450), done()]))
+
+    assert h.executor.calls == [] and h.gate.requests == []
+    [action] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert action.status is StepStatus.DENIED and "own window" in (action.error or "")
+
+
+async def test_a_click_beside_the_apps_windows_now_runs() -> None:
+    h = make_harness(policies={"click": Policy.ALLOW})
+    h.runner.services = replace(h.runner.services, observer=DialogPoppingUp(DIALOG))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=650), done()]))
+
+    assert [name for name, _ in h.executor.calls] == ["click"]
