@@ -321,14 +321,23 @@ class DesktopExecutor:
             point, screen, where = self._point(context, args.x, args.y, None)
             where = f" at {where}"
         amount = args.amount
+        notch = 1 if amount > 0 else -1
+        halt = Halt(context)
 
-        def work() -> None:
-            if screen is None:
-                self.driver.scroll(amount, None, None)
-            else:
-                self.driver.scroll(amount, *self.driver.safe_point(*screen))
+        def work() -> int:
+            # one notch at a time, the stop and the pause looked at before each: pyautogui's
+            # X11 scroll is abs(amount) button clicks in a row (_pyautogui_x11.py:42-77), and
+            # a stop after the third of a hundred was followed by the rest
+            at = None if screen is None else self.driver.safe_point(*screen)
+            for done in range(abs(amount)):
+                if done and halt.is_set():
+                    return done
+                self.driver.scroll(notch, *(at or (None, None)))
+            return abs(amount)
 
-        await self._on_input_thread(work, Halt(context))
+        turned = await self._on_input_thread(work, halt)
+        if turned < abs(amount):
+            raise halt.error(f"after {turned} of {abs(amount)} notches", partial=True)
         direction = "up" if amount > 0 else "down"
         return ToolResult.success(f"scrolled {direction} {abs(amount)}{where}", target=point)
 

@@ -186,3 +186,19 @@ async def test_a_stop_once_the_paste_owns_the_clipboard_sends_no_key_and_puts_it
 
     assert presses(recorder.sync()) == []
     assert await asyncio.to_thread(XclipPaster().read) == previous
+
+
+async def test_a_stop_during_a_long_scroll_turns_the_wheel_no_more(
+    recorder: InputRecorder, screen: Observation, executor: DesktopExecutor
+) -> None:
+    cancelled = threading.Event()
+    scrolling = asyncio.ensure_future(
+        act(executor, "scroll", screen, cancelled, amount=-100, x=400, y=300)
+    )
+    await stop_after(recorder, "button_press", 3, cancelled)
+    with contextlib.suppress(StopRequested):
+        await scrolling
+
+    assert len(presses(recorder.after_mark())) <= 1  # the notch under way, if any
+    assert len(presses(recorder.sync())) < 100
+    assert recorder.buttons_held() == 0

@@ -218,7 +218,8 @@ async def test_scroll_at_a_point_and_without_one() -> None:
     up = await run(executor_with(driver), "scroll", amount=3, x=640, y=360)
     down = await run(executor_with(driver), "scroll", amount=-2)
 
-    assert driver.events == [("scroll", 3, -960, 540), ("scroll", -2, None, None)]
+    # one notch at a time, so that a stop between them turns the wheel no more
+    assert driver.events == [("scroll", 1, -960, 540)] * 3 + [("scroll", -1, None, None)] * 2
     assert up.summary == "scrolled up 3 at (640, 360)"
     assert down.summary == "scrolled down 2"
 
