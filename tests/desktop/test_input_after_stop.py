@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from desktop_agent.core.errors import StopRequested
-from desktop_agent.core.models import Observation
+from desktop_agent.core.models import Observation, Policy, RunStatus, RunView
 from desktop_agent.desktop import clipboard as clipboard_module
 from desktop_agent.desktop import executor as executor_module
 from desktop_agent.desktop.clipboard import XclipPaster
@@ -26,8 +26,10 @@ from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.geometry import point_to_screen
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.desktop.conftest import act
+from tests.fakes import ScriptedPlanner, done, tool
 from tests.support.input_recorder import InputRecorder, Recorded
 from tests.support.xdisplay import XSession
+from tests.unit.core.conftest import Consumer, Harness, make_harness, through
 
 PRESSES = ("key_press", "button_press")
 
@@ -202,3 +204,46 @@ async def test_a_stop_during_a_long_scroll_turns_the_wheel_no_more(
     assert len(presses(recorder.after_mark())) <= 1  # the notch under way, if any
     assert len(presses(recorder.sync())) < 100
     assert recorder.buttons_held() == 0
+
+
+async def run_typing(
+    recorder: InputRecorder, executor: DesktopExecutor, act_on_run: str
+) -> tuple[list[Recorded], Harness, RunView]:
+    """A run whose model types a long text (the real executor, on the test desktop); once the
+    server has 10 of its keys, the runner is asked to `act_on_run` ("stop" or "pause") and
+    the moment is marked. The events after the mark, once the run has ended or paused."""
+    h = make_harness(policies={"type_text": Policy.ALLOW})
+    through(h, executor, "type_text")
+    run = await h.create()
+    planner = ScriptedPlanner([tool("type_text", text="abcdefghij" * 40)], then=done())
+    consumer = Consumer(h.runner.start(run, planner))
+    await asyncio.to_thread(recorder.wait_for, "key_press", 10)
+    getattr(h.runner, act_on_run)(run.id)
+    recorder.mark()
+    await consumer.wait_type("run_finished" if act_on_run == "stop" else "run_paused")
+    # the input thread is abandoned by a stop: wait for it to come back from its last key
+    await asyncio.to_thread(executor._input.submit(lambda: None).result, 5)
+    if act_on_run == "pause":
+        h.runner.resume(run.id)
+        await consumer.finished()
+    return recorder.after_mark(), h, run
+
+
+async def test_a_run_stopped_while_it_types_sends_no_key_after_the_stop(
+    recorder: InputRecorder, executor: DesktopExecutor
+) -> None:
+    after, h, run = await run_typing(recorder, executor, "stop")
+
+    assert len(presses(after)) <= 1  # the keystroke under way, if any
+    assert h.stored(run.id).status is RunStatus.STOPPED
+    assert recorder.keys_held() == []
+
+
+async def test_a_run_paused_while_it_types_sends_no_key_while_paused_nor_after_the_resume(
+    recorder: InputRecorder, executor: DesktopExecutor
+) -> None:
+    after, h, run = await run_typing(recorder, executor, "pause")
+
+    assert len(presses(after)) <= 1
+    assert h.stored(run.id).status is RunStatus.COMPLETED
+    assert recorder.keys_held() == []

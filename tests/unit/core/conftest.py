@@ -8,14 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.events import TaskLoopEvent
-from desktop_agent.core.models import ApprovalDecision, Policy, RunView, TaskSpec
+from desktop_agent.core.models import ApprovalDecision, Policy, RunView, TaskSpec, ToolResult
 from desktop_agent.core.permissions import Permissions
-from desktop_agent.core.ports import Planner
+from desktop_agent.core.ports import Planner, ToolContext, ToolExecutor
 from desktop_agent.core.runner import RunnerServices, TaskRunnerService
+from desktop_agent.core.tools import ToolSpec
 from tests.fakes import FakeExecutor, FakeObserver, ManualClock, MemoryRepository, ScriptedGate
 
 #: a bound on every wait for an event, so a broken run fails its test instead of hanging it
@@ -156,3 +158,19 @@ class Blocker:
             self.cancelled = True
             raise
         self.completed = True
+
+
+def through(h: Harness, executor: ToolExecutor, *tools: str) -> None:
+    """The harness's `tools` run by `executor` (the real DesktopExecutor), with the loop's
+    own ToolContext."""
+    registry = h.runner.services.registry
+
+    for name in tools:
+        spec = registry.get(name)
+
+        async def handler(
+            args: BaseModel, context: ToolContext, spec: ToolSpec = spec
+        ) -> ToolResult:
+            return await executor.execute(spec, args, context)
+
+        h.executor.handlers[name] = handler

@@ -12,33 +12,13 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from pydantic import BaseModel
-
 from desktop_agent.core.events import RunFinished, StepFinished, TaskLoopEvent
-from desktop_agent.core.models import Policy, RunStatus, StepKind, StepStatus, ToolResult
-from desktop_agent.core.ports import ToolContext
-from desktop_agent.core.tools import ToolSpec
-from desktop_agent.desktop.executor import DesktopExecutor
+from desktop_agent.core.models import Policy, RunStatus, StepKind, StepStatus
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.unit.core.conftest import Consumer, Harness, make_harness
+from tests.unit.core.conftest import Consumer, make_harness, through
 from tests.unit.desktop.fakes import FakeDriver, executor_with
 
 ALLOWED = {"click": Policy.ALLOW, "type_text": Policy.ALLOW, "drag": Policy.ALLOW}
-
-
-def through(h: Harness, executor: DesktopExecutor, *tools: str) -> None:
-    """The harness's tools run by the real executor."""
-    registry = h.runner.services.registry
-
-    for name in tools:
-        spec = registry.get(name)
-
-        async def handler(
-            args: BaseModel, context: ToolContext, spec: ToolSpec = spec
-        ) -> ToolResult:
-            return await executor.execute(spec, args, context)
-
-        h.executor.handlers[name] = handler
 
 
 def completed(events: list[TaskLoopEvent]) -> bool:
