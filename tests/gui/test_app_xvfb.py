@@ -4,7 +4,9 @@ the window gets out of the way while acting and comes back; closing it quits."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +37,30 @@ class RunningApp:
     def data_dir(self) -> Path:
         return self.app.data_dir
 
-    def xdotool(self, *args: str) -> str:
-        return self.session.xdotool(*args)
+    def xdotool(self, *args: str, check: bool = True) -> str:
+        return self.session.xdotool(*args, check=check)
 
     def window(self, title: str = MAIN_TITLE) -> str:
         return self.xdotool("search", "--sync", "--onlyvisible", "--name", title).split()[0]
+
+    def shown(self, title: str) -> list[str]:
+        """The visible windows named `title` now (no waiting for one)."""
+        return self.xdotool("search", "--onlyvisible", "--name", title, check=False).split()
+
+    def answer_from_the_keyboard(self, title: str, keys: str) -> None:
+        """Press `keys` in the approval dialog named `title` until it has taken them. Its
+        Allow buttons sleep for ui/approval.py ARM_S after it opened (a key then is no
+        answer), which this process cannot see: the keys go again while the dialog is up,
+        each time to the dialog made active, and nothing is sent once it is gone."""
+        deadline = time.monotonic() + 20
+        while dialogs := self.shown(title):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the dialog {title!r} did not take {keys}")
+            self.xdotool("windowactivate", "--sync", dialogs[0], check=False)
+            if self.shown(title):
+                self.xdotool("key", "--clearmodifiers", keys)
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda: not self.shown(title), timeout=0.25, what="the dialog gone")
 
     def hidden(self, window: str) -> bool:
         state = subprocess.run(
@@ -102,10 +123,9 @@ def test_a_typed_goal_runs_and_the_approval_is_given_from_the_keyboard(app: Runn
     )
     main = app.window()
     app.type_goal_and_start("click the empty corner")
-    dialog = app.window("allow click")
+    app.window("allow click")
     assert not app.hidden(main), "the window comes back while an approval waits"
-    app.xdotool("windowactivate", "--sync", dialog)
-    app.xdotool("key", "--clearmodifiers", "alt+o")
+    app.answer_from_the_keyboard("allow click", "alt+o")
     run = wait_until(
         lambda: (r := app.newest_run()) and r["status"] not in ("queued", "running") and r,
         timeout=20,
