@@ -7,7 +7,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
+from desktop_agent.core.errors import ActionPaused
 from desktop_agent.core.events import ApprovalRequested, RunFinished
 from desktop_agent.core.models import (
     ApprovalDecision,
@@ -26,6 +28,7 @@ from desktop_agent.core.models import (
     ToolResult,
     utcnow,
 )
+from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.routine import (
     REDACTED,
     Routine,
@@ -496,3 +499,49 @@ async def test_a_dangerous_step_asks_every_time_though_the_routine_grants_its_to
     asked = [e.approval for e in events if isinstance(e, ApprovalRequested)]
     assert [(a.tool, a.offer_run_grant) for a in asked] == [("launch_app", False)]
     assert [name for name, _ in harness.executor.calls] == ["launch_app"]
+
+
+@pytest.mark.parametrize("partial", [False, True], ids=["before its first key", "part-way"])
+async def test_a_step_a_pause_interrupted_is_played_again_only_if_it_sent_nothing(
+    partial: bool,
+) -> None:
+    harness = make_harness(policies={"click": Policy.ALLOW, "type_text": Policy.ALLOW,
+                                     "hotkey": Policy.ALLOW})  # fmt: skip
+    harness.observer.observation = editor()
+    routine = note_routine()
+    player = RoutinePlayer(routine, routine.bind({}))
+    run = await harness.runner.create(
+        TaskSpec(goal=routine.goal, allowed_tools=("click", "type_text", "hotkey", "wait"),
+                 kind=RunKind.ROUTINE, routine=routine.name)
+    )  # fmt: skip
+    typed = 0
+
+    async def taken_over_while_typing(_args: BaseModel, _context: ToolContext) -> ToolResult:
+        nonlocal typed
+        typed += 1
+        if typed > 1:
+            return ToolResult.success("typed 5 characters")
+        harness.runner.pause(run.id, reason="user")  # the executor saw the pause
+        if partial:
+            raise ActionPaused("paused during type_text after 2 of 5 keys", partial=True)
+        raise ActionPaused("paused before the input")
+
+    harness.executor.handlers["type_text"] = taken_over_while_typing
+    consumer = Consumer(harness.runner.start(run, player))
+    await consumer.wait_type("run_paused")
+    harness.runner.resume(run.id)
+    events = await consumer.finished()
+
+    final = events[-1]
+    assert isinstance(final, RunFinished)
+    played = [name for name, _ in harness.executor.calls]
+    if partial:  # "hel" may be in the field: typing "hello" again would make it "hehello"
+        assert (final.run.status, final.run.stop_reason) == (
+            RunStatus.FAILED,
+            StopReason.ROUTINE_MISMATCH,
+        )
+        assert "a pause interrupted it part-way" in final.run.message
+        assert played == ["click", "type_text"]
+    else:
+        assert final.run.status is RunStatus.COMPLETED
+        assert played == ["click", "type_text", "type_text", "hotkey"]
