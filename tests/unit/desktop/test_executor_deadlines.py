@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -181,3 +182,33 @@ async def test_a_typing_call_given_up_by_its_deadline_types_no_key_after_it() ->
         executor.close()
 
     assert driver.presses == list("abcd")  # the stuck key went out when it came back; no more
+
+
+async def test_an_accessibility_action_given_up_behind_a_hung_call_is_never_done() -> None:
+    """The action waited behind a hung walk past its deadline: the step failed and the run
+    went on. When the walk comes back, the action queued behind it must not be done then (it
+    holds: the deadline cancels the asyncio wrapper, which cancels the queued future)."""
+    backend = FakeBackend([RawElement("button", "OK", (10, 10, 20, 20), native="ok")])
+    observer = DesktopObserver(
+        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), (1920, 1080))
+    )
+    executor = DesktopExecutor(driver=FakeDriver(), paster=FakePaster(), call_timeout_s=0.05)
+    executor.observer = observer
+    walk_returns = threading.Event()
+    try:
+        observation = await observer.observe()
+        inventory = observer.inventory
+        assert inventory is not None
+        old_thread = inventory._thread.pool
+        inventory.submit(lambda _backend: walk_returns.wait(10))  # a walk that hangs
+        spec, args = REGISTRY.validate("invoke", {"element": 1})
+        context = ToolContext("run", observation, threading.Event())
+        with pytest.raises(ToolError, match="accessibility call did not finish"):
+            await executor.execute(spec, args, context)
+        walk_returns.set()
+        await asyncio.to_thread(old_thread.shutdown, True)  # it has run what was queued on it
+    finally:
+        walk_returns.set()
+        executor.close()
+        observer.close()
+    assert backend.actions == []
