@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from desktop_agent.core.errors import ToolError
+from desktop_agent.desktop.launch import program_env
 
 
 class Paster(Protocol):
@@ -100,6 +101,7 @@ def _xclip_in(data: bytes, watch: _ClipboardOwner) -> tuple[subprocess.Popen[byt
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        env=program_env(),
     )
     assert process.stdin is not None
     process.stdin.write(data)
@@ -227,6 +229,7 @@ class XclipPaster:
                 capture_output=True,
                 timeout=2,
                 check=False,
+                env=program_env(),
             )
         except subprocess.TimeoutExpired:
             return None
@@ -272,6 +275,7 @@ class XclipPaster:
                 stderr=subprocess.DEVNULL,
                 timeout=2,
                 check=False,
+                env=program_env(),
             )
         watch.wait_change(before)
 

@@ -47,11 +47,13 @@ SECRET_ENV = ("OPENAI_API_KEY",)
 def program_env(
     hidden: tuple[str, ...] = (), env: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment for a launched program: ours without SECRET_ENV and `hidden`.
+    """The environment for a program this app starts: ours without SECRET_ENV and `hidden`,
+    and, from the frozen bundle, the user's library search path (`_user_library_path`).
 
     A program the model starts may be anything the screen talked it into; it gets
-    nothing the user gave this app alone. Names are matched case-insensitively on
-    Windows, where the environment is.
+    nothing the user gave this app alone. The app's own helpers (xclip, systemctl,
+    schtasks) get the same: they are this system's programs, not the bundle's. Names are
+    matched case-insensitively on Windows, where the environment is.
     """
     source = os.environ if env is None else env
     if sys.platform == "win32":

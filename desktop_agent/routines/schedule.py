@@ -16,6 +16,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from desktop_agent.core.routine import RoutineError, Schedule
+from desktop_agent.desktop.launch import program_env
 
 TIME_PATTERN = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
 UNIT_PREFIX = "desktop-agent-routine-"
@@ -122,7 +123,12 @@ def systemctl(*args: str) -> str:
     """Run `systemctl --user ARGS`; "" when it worked, else why not (one line)."""
     try:
         done = subprocess.run(
-            ["systemctl", "--user", *args], capture_output=True, text=True, timeout=30, check=False
+            ["systemctl", "--user", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            env=program_env(),
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"systemctl --user {' '.join(args)}: {error}"
@@ -191,7 +197,12 @@ def schtasks(*args: str) -> str:
     """Run `schtasks ARGS`; "" when it worked, else why not (one line)."""
     try:
         done = subprocess.run(
-            ["schtasks", *args], capture_output=True, text=True, timeout=30, check=False
+            ["schtasks", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            env=program_env(),
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"schtasks: {error}"

@@ -13,6 +13,7 @@ import pytest
 from desktop_agent.core.errors import ToolError
 from desktop_agent.desktop import launch
 from desktop_agent.desktop.clipboard import WindowsPaster, XclipPaster, _StderrLines
+from desktop_agent.routines import schedule
 from tests.unit.desktop.fake_win32_clipboard import FakeWindowsClipboard
 
 
@@ -87,8 +88,7 @@ def test_a_file_that_is_not_a_program_fails_clearly(tmp_path: Path) -> None:
         launch.Launcher().launch(str(script))
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="the bootloader's LD_LIBRARY_PATH: POSIX")
-@pytest.mark.parametrize(
+LIBRARY_PATHS = pytest.mark.parametrize(
     ("frozen", "environ", "expected"),
     [
         # the frozen app (PyInstaller's bootloader put its folder first, kept the user's value)
@@ -100,6 +100,24 @@ def test_a_file_that_is_not_a_program_fails_clearly(tmp_path: Path) -> None:
         (False, {"LD_LIBRARY_PATH": "/home/u/lib"}, "/home/u/lib"),
     ],
 )  # fmt: skip
+
+
+def library_path_seen(seen: Path) -> str | None:
+    """The LD_LIBRARY_PATH in the `env` output a started program wrote to `seen`."""
+    lines = dict(line.partition("=")[::2] for line in seen.read_text().splitlines())
+    assert "LD_LIBRARY_PATH_ORIG" not in lines
+    return lines.get("LD_LIBRARY_PATH")
+
+
+def as_run_by(monkeypatch: pytest.MonkeyPatch, frozen: bool, environ: dict[str, str]) -> None:
+    monkeypatch.delenv("LD_LIBRARY_PATH_ORIG", raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys, "frozen", frozen, raising=False)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the bootloader's LD_LIBRARY_PATH: POSIX")
+@LIBRARY_PATHS
 def test_a_program_the_frozen_app_launches_gets_the_users_library_path(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -107,17 +125,46 @@ def test_a_program_the_frozen_app_launches_gets_the_users_library_path(
     environ: dict[str, str],
     expected: str | None,
 ) -> None:
-    monkeypatch.delenv("LD_LIBRARY_PATH_ORIG", raising=False)
-    for name, value in environ.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(sys, "frozen", frozen, raising=False)
+    as_run_by(monkeypatch, frozen, environ)
     seen = tmp_path / "environ"
 
     launch.Launcher().launch(f"/bin/sh -c 'env > {seen}'")
 
-    lines = dict(line.partition("=")[::2] for line in seen.read_text().splitlines())
-    assert lines.get("LD_LIBRARY_PATH") == expected
-    assert "LD_LIBRARY_PATH_ORIG" not in lines
+    assert library_path_seen(seen) == expected
+
+
+#: the app's own helper programs on Linux, each asked as the app asks it
+HELPERS = {
+    "xclip": lambda: XclipPaster().read(),
+    "systemctl": lambda: schedule.systemctl("daemon-reload"),
+}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the bootloader's LD_LIBRARY_PATH: POSIX")
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+@LIBRARY_PATHS
+def test_the_apps_own_helper_programs_get_the_users_library_path(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    helper: str,
+    frozen: bool,
+    environ: dict[str, str],
+    expected: str | None,
+) -> None:
+    # xclip and systemctl are this system's programs: from the bundle they ran with its copies
+    # of GTK, GLib, X11 and OpenSSL first on their library path, as launch_app's did before
+    as_run_by(monkeypatch, frozen, environ)
+    seen = tmp_path / "environ"
+    programs = tmp_path / "bin"
+    programs.mkdir()
+    stand_in = programs / helper
+    stand_in.write_text(f"#!/bin/sh\nenv > {seen}\nexit 1\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{programs}:/usr/bin:/bin")
+
+    HELPERS[helper]()
+
+    assert library_path_seen(seen) == expected
 
 
 class FakeWindowsChild:
