@@ -839,13 +839,20 @@ class _TaskLoop:
         source = self.deps.observer
         if tool not in POINTER_TOOLS or not isinstance(source, OwnWindowsSource):
             return ""
+        values = call.values
+        if tool == "scroll" and (values.get("x") is None or values.get("y") is None):
+            # a scroll without a point turns the wheel wherever the pointer rests now
+            pointer = await self.control.guard(source.pointer_now(observation))
+            if pointer is None:
+                return ""
+            values = {**values, "x": pointer[0], "y": pointer[1]}
         loop = asyncio.get_running_loop()
         until = loop.time() + (OWN_FOCUS_WAIT_S if wait else 0.0)
         while True:
             now = await self.control.guard(source.own_windows_now(observation))
             if now is None:
                 return ""
-            denial = own_window_refusal(tool, call.values, observation.with_(own_windows=now))
+            denial = own_window_refusal(tool, values, observation.with_(own_windows=now))
             if not denial or loop.time() >= until:
                 return denial
             await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))

@@ -83,6 +83,11 @@ class OwnWindowsSource(Protocol):
         than a window of the app that popped up since (another run's question)."""
         ...
 
+    async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
+        """Where the pointer is now, in `observation`'s screenshot pixels (a scroll without a
+        point scrolls there); None when it cannot be read or is off the screenshot."""
+        ...
+
 
 @runtime_checkable
 class ScreenObserver(Protocol):

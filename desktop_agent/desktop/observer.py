@@ -19,7 +19,7 @@ from desktop_agent.desktop.capture import (
     signature,
     thumbnail,
 )
-from desktop_agent.desktop.geometry import mapping_for
+from desktop_agent.desktop.geometry import mapping_for, rect_to_image
 from desktop_agent.desktop.inventory import (
     InventoryBackend,
     InventoryRunner,
@@ -151,6 +151,22 @@ class DesktopObserver:
         size = (observation.width, observation.height)
         return own_window_elements(raw, observation.mapping, size)
 
+    async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
+        """OwnWindowsSource: the pointer now (X11), in `observation`'s pixels; None off the
+        screenshot, without an X11 window list, or when it cannot be read in time."""
+        if self.inventory is None:
+            return None
+        try:
+            where = await self.inventory.run(_pointer, timeout_s=OWN_WINDOWS_TIMEOUT_S)
+        except Exception as error:  # noqa: BLE001 - an X error, a late answer: not known
+            log.debug("the pointer could not be read now: %s", error)
+            return None
+        if where is None:
+            return None
+        size = (observation.width, observation.height)
+        box = rect_to_image((where[0], where[1], 1, 1), observation.mapping, size)
+        return (box[0], box[1]) if box is not None else None
+
     async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
         """`box` (screenshot pixels of `observation`) captured anew at the screen's own
         resolution, as JPEG (a zoom's crop: the RegionSource port)."""
@@ -227,3 +243,12 @@ def _window_list(backend: Any) -> list[RawElement] | None:
     if not isinstance(windows, X11Windows):
         return None
     return window_elements(listed_windows(windows))
+
+
+def _pointer(backend: Any) -> tuple[int, int] | None:
+    """On the inventory thread: the pointer's root position on the backend's X display."""
+    windows = getattr(backend, "windows", None)
+    if not isinstance(windows, X11Windows):
+        return None
+    reply = windows._dpy().screen().root.query_pointer()
+    return int(reply.root_x), int(reply.root_y)

@@ -206,3 +206,42 @@ async def test_a_click_decided_before_an_own_window_popped_up_is_refused_where_i
     assert isinstance(events[-1], RunFinished)
     [action] = [s for s in await repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     assert action.status is StepStatus.DENIED and "own window" in (action.error or ""), action
+
+
+async def test_a_scroll_without_a_point_over_the_apps_own_window_is_refused(
+    own_window: None, xsession: XSession
+) -> None:
+    """The wheel turns where the pointer rests: over the app's window (its spin boxes and
+    combo boxes change with the wheel) a scroll without a point is refused."""
+    from Xlib import X
+    from Xlib.display import Display
+    from Xlib.ext import xtest
+
+    display = Display(xsession.display)
+    try:  # the user's pointer rests on the app's window (100, 100, 400x300 on the screen)
+        xtest.fake_input(display, X.MotionNotify, x=300, y=250)
+        display.sync()
+    finally:
+        display.close()
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    executor = DesktopExecutor(observer=observer)
+    repo = MemoryRepository()
+    try:
+        run = await repo.create_run(TaskSpec("scroll down", allowed_tools=("scroll",)))
+        deps = LoopDeps(
+            repo=repo,
+            observer=observer,
+            executor=executor,
+            gate=ScriptedGate([]),
+            registry=builtin_registry(),
+            breakers=BreakerBoard(),
+            permissions=Permissions(persistent_grants=["scroll"]),
+            planner=ScriptedPlanner([tool("scroll", amount=-3), done()]),
+        )
+        events = [event async for event in run_task_loop(run, deps, RunControl())]
+    finally:
+        executor.close()
+        observer.close()
+    assert isinstance(events[-1], RunFinished)
+    [action] = [s for s in await repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert action.status is StepStatus.DENIED and "own window" in (action.error or ""), action

@@ -165,15 +165,19 @@ class DialogPoppingUp:
     dialog is up by the time a call is judged (OwnWindowsSource: what the desktop's observer
     reads from the window list at action time)."""
 
-    def __init__(self, dialog: Element | None) -> None:
+    def __init__(self, dialog: Element | None, pointer: tuple[int, int] | None = None) -> None:
         self.observation = screen()
         self.dialog = dialog
+        self.pointer = pointer
 
     async def observe(self) -> Observation:
         return self.observation
 
     async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
         return (self.dialog,) if self.dialog is not None else ()
+
+    async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
+        return self.pointer
 
 
 DIALOG = Element(0, "window", "Desktop Agent — allow click?", (300, 200, 400, 300), focused=True)
@@ -199,3 +203,26 @@ async def test_a_click_beside_the_apps_windows_now_runs() -> None:
     await h.collect(run, ScriptedPlanner([tool("click", x=100, y=650), done()]))
 
     assert [name for name, _ in h.executor.calls] == ["click"]
+
+
+async def test_a_scroll_without_a_point_is_refused_while_the_pointer_rests_on_an_own_window() -> (
+    None
+):
+    # the wheel turns where the pointer is: over the app's settings, a combo box's value
+    h = make_harness(policies={"scroll": Policy.ALLOW})
+    h.runner.services = replace(h.runner.services, observer=DialogPoppingUp(DIALOG, (450, 450)))
+    run = await h.create(allowed_tools=("scroll",))
+    await h.collect(run, ScriptedPlanner([tool("scroll", amount=-3), done()]))
+
+    assert h.executor.calls == []
+    [action] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert action.status is StepStatus.DENIED and "own window" in (action.error or "")
+
+
+async def test_a_scroll_without_a_point_runs_while_the_pointer_rests_elsewhere() -> None:
+    h = make_harness(policies={"scroll": Policy.ALLOW})
+    h.runner.services = replace(h.runner.services, observer=DialogPoppingUp(DIALOG, (50, 50)))
+    run = await h.create(allowed_tools=("scroll",))
+    await h.collect(run, ScriptedPlanner([tool("scroll", amount=-3), done()]))
+
+    assert [name for name, _ in h.executor.calls] == ["scroll"]
