@@ -192,4 +192,5 @@ async def run_one_call(
         outcome = await follow(host, host.start(request, planner=planner), on_event)
     finally:
         take_back()
+    asker.grants.after(outcome.run)
     return replace(outcome, observation=planner.observation)

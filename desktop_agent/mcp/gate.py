@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView, StopReason
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,13 @@ class SessionGrants:
         `grant` with the answer."""
         return self._revocations()
 
+    def after(self, run: RunView | None) -> None:
+        """A run of the session ended: a user's stop of it (its own stop from the API, the
+        window or the hotkey, not the client's cancellation, which never gets here) revokes
+        the session's grants."""
+        if run is not None and run.stop_reason is StopReason.USER_STOP:
+            self.revoke()
+
     def grant(self, tool: str, *, asked_at: int | None = None) -> None:
         """Allow `tool` for the session; not when a stop-all came since `asked_at` (the answer
         was on its way as every grant was revoked: it grants nothing)."""
@@ -54,6 +61,11 @@ class SessionGrants:
     def tools(self) -> frozenset[str]:
         self._fresh()
         return frozenset(self._tools)
+
+    def revoke(self) -> None:
+        """Every grant of the session goes: the user stopped one of its runs (a stop revokes
+        the task-level grants it reaches, as a run's end revokes the run's)."""
+        self._tools.clear()
 
     def _fresh(self) -> None:
         now = self._revocations()

@@ -211,6 +211,7 @@ class McpFace:
             outcome = await follow(self.host, hosted, send)
         finally:
             take_back()
+        session.grants.after(outcome.run)
         final = outcome.run
         if final is None:
             return _error(printable(f"run_task was refused: {outcome.refused}"))

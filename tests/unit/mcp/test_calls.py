@@ -237,3 +237,22 @@ async def test_every_desktop_tool_runs_its_builtin_with_the_validated_arguments(
     assert ran == tool
     assert validated.model_dump(exclude_defaults=True).items() >= args.items()
     assert [a.tool for a in calls.client.asked] == [tool]  # input and dangerous tools ask
+
+
+async def test_a_stop_of_one_call_while_the_client_is_asked_revokes_the_sessions_grants(
+    make_calls: Any,
+) -> None:
+    # the user stops this one run (the API's stop, the window): the grants the session lends
+    # every run it starts go with it, as a stop-all's would
+    calls = make_calls(client=[])  # the client never answers
+    calls.asker.grants.grant("scroll")
+    call = asyncio.ensure_future(calls.call("type_text", text="hello"))
+    await asyncio.wait_for(calls.client.waiting.wait(), 5)
+
+    [run_id] = calls.agent.runner.active_ids
+    calls.host.stop(run_id)
+    outcome = await asyncio.wait_for(call, 5)
+
+    assert outcome.run.stop_reason is StopReason.USER_STOP
+    assert calls.executor.calls == []
+    assert calls.asker.grants.tools() == frozenset()
