@@ -291,6 +291,8 @@ class DesktopExecutor:
             x0, y0 = self.driver.safe_point(*start_screen)
             x1, y1 = self.driver.safe_point(*end_screen)
             self.driver.move(x0, y0)
+            if halt.is_set():  # stopped as the pointer got there: no button goes down
+                return False
             self.driver.mouse_down(x0, y0, "left")
             x, y = x0, y0
             try:

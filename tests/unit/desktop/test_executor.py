@@ -200,6 +200,26 @@ async def test_drag_moves_in_steps_and_releases_the_button_when_stopped() -> Non
     assert driver.events[-1] == ("up", -1883, 0, "left")
 
 
+async def test_a_stop_as_the_drag_reaches_its_start_presses_no_button() -> None:
+    # the pointer's move to the start was under way when the stop came: the button does not
+    # go down after it (a press and its release: a click where the drag would have begun)
+    cancelled = threading.Event()
+    driver = FakeDriver()
+
+    def move(x: int, y: int) -> None:
+        driver.events.append(("move", x, y))
+        cancelled.set()
+
+    driver.move = move  # type: ignore[method-assign]
+
+    with pytest.raises(StopRequested, match="during drag"):
+        await run(
+            executor_with(driver), "drag", context(cancelled=cancelled), x=0, y=0, to_x=100, to_y=0
+        )
+
+    assert [event[0] for event in driver.events] == ["move"]
+
+
 async def test_drag_goes_from_start_to_end_with_the_left_button_held() -> None:
     driver = FakeDriver()
 
