@@ -77,6 +77,8 @@ _FUNCTION_KEYS = frozenset(f"f{n}" for n in range(1, 25))
 #: characters a terminal takes as the end of a line, or as a key that runs it when typed or
 #: pasted: every C0 control character but tab (\n, \r, ctrl+o = \x0f, …) and DEL
 _LINE_END_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: what presses a focused button when typed: a space or a line end
+_PRESSING_CHARS = re.compile(r"[ \x00-\x08\x0a-\x1f\x7f]")
 
 #: window titles and classes of terminals, shells, launchers and run-a-command dialogs
 #: (matched in the lowercased window label, "title — class"); each name has its test
@@ -413,8 +415,11 @@ def assess_call(
             terminal=in_terminal(observation, focused_role),
         )
         if not reason and pressed_combos(keys, _PRESS_FOCUSED_COMBOS) is not None:
-            # enter / space press the focused button: the same as clicking it
+            # enter / space press the focused button: the same as clicking it; after a tab
+            # held before them, the button the focus moved to
             reason = _sensitive_target(_focused_control(observation), sensitive_targets)
+            if not reason and "tab" in {key_family(key) for key in keys}:
+                reason = _moved_focus_risk(observation, sensitive_targets)
     elif tool == "type_text":
         reason = _line_risk(args, observation, focused_role, sensitive_targets)
     return CallRisk(reason, sensitivity)
@@ -480,7 +485,28 @@ def _line_risk(
             )
     if not ends_line and " " not in str(text):
         return ""
-    return _sensitive_target(_focused_control(observation), words)
+    if reason := _sensitive_target(_focused_control(observation), words):
+        return reason
+    # a tab before the press moves the focus first: what is pressed is the next control
+    text = str(text)
+    tab = text.find("\t")
+    if tab != -1 and (enter is not False or _PRESSING_CHARS.search(text, tab + 1)):
+        return _moved_focus_risk(observation, words)
+    return ""
+
+
+def _moved_focus_risk(observation: Observation, words: Iterable[str]) -> str:
+    """A tab moves the focus before a space or a line end presses what has it: a control no
+    one can name. It asks when a listed control is sensitive (the tab may reach it). With no
+    control listed (the window list alone) it does not, as a click by coordinates is not
+    judged by a target there either: an editor's indented line would ask at every call."""
+    controls = [element for element in observation.elements if element.role != "window"]
+    for control in controls:
+        if reason := _sensitive_target(control, words):
+            return (
+                f"a tab may move the focus onto a sensitive control before it is pressed: {reason}"
+            )
+    return ""
 
 
 def _sensitive_target(target: Element | None, words: Iterable[str]) -> str:

@@ -463,3 +463,31 @@ def test_a_terminal_named_with_lookalike_or_invisible_characters_is_a_terminal(
     assert is_terminal_window(label)
     window = make_observation([Element(1, "window", label, (0, 0, 800, 600), focused=True)])
     assert "terminal" in type_text("rm -rf ~\n", window)
+
+
+def test_a_tab_then_a_press_asks_where_the_focus_may_move_onto_a_sensitive_control() -> None:
+    # the tab moves the focus first: the space or Enter then presses the next control, which
+    # nobody judged ("Cancel" has the focus, "Delete account" is the next one)
+    form = make_observation(
+        [
+            Element(1, "window", "Account — Browser", (0, 0, 1280, 720), focused=True),
+            Element(2, "button", "Cancel", (240, 100, 80, 30), focused=True),
+            Element(3, "button", "Delete account", (100, 100, 120, 30)),
+        ]
+    )
+    assert "tab" in type_text("\t ", form)
+    assert "tab" in type_text("\t", form, enter=True)
+    assert "tab" in type_text("x\ty\n", form)
+    assert "tab" in hotkey("tab", "enter", observation=form)
+    assert "tab" in hotkey("shift", "tab", "space", observation=form)
+    assert type_text("a b\t", form) == ""  # the space comes before the tab
+    assert type_text("\tx", form) == ""  # nothing pressed after the tab
+    # no sensitive control listed: a tab and a space are ordinary typing
+    plain = make_observation(
+        [
+            Element(1, "window", "Form — Browser", (0, 0, 1280, 720), focused=True),
+            Element(2, "text", "First name", (100, 100, 120, 30), focused=True),
+            Element(3, "text", "Last name", (100, 140, 120, 30)),
+        ]
+    )
+    assert type_text("Ada\tLovelace King", plain) == ""
