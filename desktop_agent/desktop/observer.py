@@ -137,8 +137,8 @@ class DesktopObserver:
 
     async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
         """OwnWindowsSource: the app's own windows as they are now (the X11 window list of the
-        inventory's backend, its own popups too), in `observation`'s pixels; None where the
-        backend has no window list (UI Automation, none) or it cannot be read in time."""
+        inventory's backend, its own popups too; UI Automation's top-level windows), in
+        `observation`'s pixels; None without a backend or when it cannot be read in time."""
         if self.inventory is None:
             return None
         try:
@@ -238,11 +238,16 @@ OWN_WINDOWS_TIMEOUT_S = 0.4
 
 
 def _window_list(backend: Any) -> list[RawElement] | None:
-    """On the inventory thread: the backend's X11 windows, topmost first, as elements."""
+    """On the inventory thread: the backend's top-level windows, topmost first, as elements
+    (the X11 window list; UI Automation's root children)."""
     windows = getattr(backend, "windows", None)
-    if not isinstance(windows, X11Windows):
-        return None
-    return window_elements(listed_windows(windows))
+    if isinstance(windows, X11Windows):
+        return window_elements(listed_windows(windows))
+    top_level = getattr(backend, "top_level_windows", None)
+    if top_level is not None:
+        listed: list[RawElement] = top_level()
+        return listed
+    return None
 
 
 def _pointer(backend: Any) -> tuple[int, int] | None:
