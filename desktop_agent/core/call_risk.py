@@ -122,6 +122,9 @@ DEFAULT_SENSITIVE_TARGETS: tuple[str, ...] = (
 #: tools that press their target, and the keys that press the focused control
 _PRESSING_TOOLS = frozenset({"click", "invoke"})
 _PRESS_FOCUSED_COMBOS = (frozenset({"enter"}), frozenset({"space"}))
+#: keys held before enter or space that move the focus first: tab, and the arrows (which go
+#: from button to button in a dialog's button row)
+_FOCUS_MOVING_KEYS = frozenset({"tab", "up", "down", "left", "right"})
 
 #: the desktop itself, where alt+f4 asks to shut down (Windows) or log out
 _DESKTOP_WINDOW = re.compile(r"^(?:program manager|desktop)\b|\bprogman\b|\bworkerw\b|xfdesktop")
@@ -418,7 +421,7 @@ def assess_call(
             # enter / space press the focused button: the same as clicking it; after a tab
             # held before them, the button the focus moved to
             reason = _sensitive_target(_focused_control(observation), sensitive_targets)
-            if not reason and "tab" in {key_family(key) for key in keys}:
+            if not reason and _FOCUS_MOVING_KEYS & {key_family(key) for key in keys}:
                 reason = _moved_focus_risk(observation, sensitive_targets)
     elif tool == "type_text":
         reason = _line_risk(args, observation, focused_role, sensitive_targets)
@@ -504,7 +507,8 @@ def _moved_focus_risk(observation: Observation, words: Iterable[str]) -> str:
     for control in controls:
         if reason := _sensitive_target(control, words):
             return (
-                f"a tab may move the focus onto a sensitive control before it is pressed: {reason}"
+                "a tab or an arrow may move the focus onto a sensitive control before it is "
+                f"pressed: {reason}"
             )
     return ""
 

@@ -480,6 +480,9 @@ def test_a_tab_then_a_press_asks_where_the_focus_may_move_onto_a_sensitive_contr
     assert "tab" in type_text("x\ty\n", form)
     assert "tab" in hotkey("tab", "enter", observation=form)
     assert "tab" in hotkey("shift", "tab", "space", observation=form)
+    # the arrows go from button to button in a dialog's button row
+    assert "tab" in hotkey("right", "enter", observation=form)
+    assert "tab" in hotkey("left", "space", observation=form)
     assert type_text("a b\t", form) == ""  # the space comes before the tab
     assert type_text("\tx", form) == ""  # nothing pressed after the tab
     # no sensitive control listed: a tab and a space are ordinary typing
