@@ -4,6 +4,7 @@
                                    [--compile-each-launch]
     python benchmarks/app_start.py --bundle dist/desktop-agent   # the frozen app instead
     python benchmarks/app_start.py --python /path/to/venv/bin/python  # an installed package
+    python benchmarks/app_start.py --desktop gnome   # as on a GNOME session (or ubuntu, plain)
 
 Each launch is `python -m desktop_agent --data-dir <fresh dir>` (the README's app
 command without the wrapper script), with DESKTOP_AGENT_HOME pointing at the same
@@ -33,6 +34,14 @@ interpreter, e.g. of a venv where the package is installed from its wheel (`pip 
 from the data dir (so the checkout is not on its path). The .deb and the Windows installer
 install the PyInstaller bundle: `--bundle`.
 
+The desktop: Qt picks its platform theme by the desktop the environment names (qtbase
+qdesktopunixservices.cpp detectDesktopEnvironment: XDG_CURRENT_DESKTOP, else KDE_FULL_SESSION,
+GNOME_DESKTOP_SESSION_ID, DESKTOP_SESSION; qgenericunixtheme.cpp themeNames: on GNOME and the
+other GTK-based desktops GTK 3's theme plugin, which loads GTK 3). `--desktop` sets those
+variables as that desktop's session does (`gnome`: GNOME's own session; `ubuntu`: Ubuntu's,
+"ubuntu:GNOME"; `plain`: none of them, as Xvfb without a desktop); without it the environment
+is kept as it is. Offscreen Qt takes its own theme whatever the desktop.
+
 Target (DESIGN §7): first window <= 0.3 s. `xvfb` runs a private Xvfb + openbox
 (tests/support/xdisplay.py); `offscreen` needs no display.
 """
@@ -57,6 +66,38 @@ sys.path.insert(0, str(ROOT))
 
 PAINTED = re.compile(r"first window painted at (\d+\.\d+)(?:, (\d+) ms of CPU)?")
 READY = re.compile(r"ready to start a run at (\d+\.\d+), (\d+) ms of CPU")
+
+#: what Qt reads to tell the desktop (see the docstring), set as each desktop's session sets it
+DESKTOP_VARIABLES = (
+    "XDG_CURRENT_DESKTOP",
+    "XDG_SESSION_DESKTOP",
+    "DESKTOP_SESSION",
+    "GNOME_DESKTOP_SESSION_ID",
+    "KDE_FULL_SESSION",
+)
+DESKTOPS: dict[str, dict[str, str]] = {
+    "plain": {},
+    "gnome": {
+        "XDG_CURRENT_DESKTOP": "GNOME",
+        "XDG_SESSION_DESKTOP": "gnome",
+        "DESKTOP_SESSION": "gnome",
+        "GNOME_DESKTOP_SESSION_ID": "this-is-deprecated",  # gnome-session still sets it
+    },
+    "ubuntu": {
+        "XDG_CURRENT_DESKTOP": "ubuntu:GNOME",
+        "XDG_SESSION_DESKTOP": "ubuntu",
+        "DESKTOP_SESSION": "ubuntu",
+        "GNOME_DESKTOP_SESSION_ID": "this-is-deprecated",
+    },
+}
+
+
+def desktop_env(env: dict[str, str], desktop: str | None) -> dict[str, str]:
+    """`env` as on `desktop`'s session (None: as it is)."""
+    if desktop is None:
+        return env
+    kept = {key: value for key, value in env.items() if key not in DESKTOP_VARIABLES}
+    return {**kept, **DESKTOPS[desktop]}
 
 
 def wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
@@ -168,8 +209,9 @@ def measure(
     *,
     bytecode_dir: str | None,
     cwd: Path | None = ROOT,
+    desktop: str | None = None,
 ) -> list[dict[str, float]]:
-    env = dict(os.environ)
+    env = desktop_env(dict(os.environ), desktop)
     session = None
     if platform == "offscreen":
         env["QT_QPA_PLATFORM"] = "offscreen"
@@ -178,7 +220,7 @@ def measure(
         from tests.support.xdisplay import start_xsession
 
         session = start_xsession(1920, 1080, atspi=False)
-        env = session.child_env({"QT_QPA_PLATFORM": "xcb"})
+        env = desktop_env(session.child_env({"QT_QPA_PLATFORM": "xcb"}), desktop)
     if bytecode_dir is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = bytecode_dir
@@ -211,6 +253,12 @@ def main() -> int:
         help="no bytecode cache of its own: the environment decides (PYTHONDONTWRITEBYTECODE "
         "makes every launch compile the package again)",
     )
+    parser.add_argument(
+        "--desktop",
+        choices=sorted(DESKTOPS),
+        help="start the app as on this desktop's session (the variables Qt reads to pick its "
+        "platform theme); default: the environment as it is",
+    )
     args = parser.parse_args()
     command = [args.python or sys.executable, "-m", "desktop_agent"]
     if args.bundle is not None:
@@ -230,7 +278,9 @@ def report(
     platform: str, args: argparse.Namespace, command: list[str], *, bytecode_dir: str | None
 ) -> None:
     cwd = None if args.python and args.bundle is None else ROOT
-    runs = measure(platform, args.repeat, command, bytecode_dir=bytecode_dir, cwd=cwd)
+    runs = measure(
+        platform, args.repeat, command, bytecode_dir=bytecode_dir, cwd=cwd, desktop=args.desktop
+    )
     paint = [r["paint"] * 1000 for r in runs]
     paint_cpu = [r["paint_cpu"] * 1000 for r in runs]
     ready = [r["ready"] * 1000 for r in runs]
@@ -243,6 +293,8 @@ def report(
         what = f"installed in {args.python}"
     if args.bundle is None:
         what += ", bytecode cached" if bytecode_dir else ", compiled at each launch"
+    if args.desktop is not None:
+        what += f", desktop {args.desktop}"
     print(f"app_start ({what}, {platform}, {args.repeat} launches after one warm-up):")
     print(
         f"  process start → first window painted: median {statistics.median(paint):.0f} ms, "

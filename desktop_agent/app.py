@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -72,6 +72,47 @@ HEAVY_MODULES = (
 )
 
 
+#: the desktops on which Qt takes GTK 3's platform theme (the "gtk3" plugin, and GTK 3 with it):
+#: qtbase src/gui/platform/unix/qgenericunixtheme.cpp, QGenericUnixTheme::themeNames,
+#: gtkBasedEnvironments
+GTK_DESKTOPS = frozenset({"GNOME", "X-CINNAMON", "PANTHEON", "UNITY", "MATE", "XFCE", "LXDE"})
+
+
+def qt_theme_arguments(env: Mapping[str, str], argv: Sequence[str]) -> list[str]:
+    """Qt's `-platformtheme gnome` where Qt would take GTK 3's theme, else nothing.
+
+    On a GTK-based desktop (GNOME, Ubuntu's "ubuntu:GNOME", Cinnamon, MATE, Xfce…) Qt loads
+    the gtk3 theme plugin and GTK 3 with it before the first paint (~40-90 ms here,
+    benchmarks/README.md, "Issue 22, the app's start on a GNOME desktop, fourth session"). The
+    bundle leaves that plugin out (packaging/desktop-agent.spec), so Qt takes its own GNOME
+    theme there; the source and a `pip install` take the same. An argument of our
+    QApplication, not QT_QPA_PLATFORMTHEME: a program the agent launches inherits our
+    environment (desktop/launch.py program_env) and keeps its own theme. A theme the user
+    chose (QT_QPA_PLATFORMTHEME, or -platformtheme on our command line) is kept. The desktop
+    is read as Qt reads it (qtbase src/gui/platform/unix/qdesktopunixservices.cpp,
+    detectDesktopEnvironment; a DESKTOP_SESSION given as a path is read by its base name).
+    """
+    if sys.platform in ("win32", "darwin") or env.get("QT_QPA_PLATFORMTHEME"):
+        return []
+    if "-platformtheme" in argv or "--platformtheme" in argv:
+        return []
+    if set(_qt_desktop(env).split(":")) & GTK_DESKTOPS:
+        return ["-platformtheme", "gnome"]
+    return []
+
+
+def _qt_desktop(env: Mapping[str, str]) -> str:
+    """The desktop's name(s) as Qt's detectDesktopEnvironment makes them ("UBUNTU:GNOME")."""
+    if env.get("XDG_CURRENT_DESKTOP"):
+        return env["XDG_CURRENT_DESKTOP"].upper()
+    if env.get("KDE_FULL_SESSION"):
+        return "KDE"
+    if env.get("GNOME_DESKTOP_SESSION_ID"):
+        return "GNOME"
+    session = env.get("DESKTOP_SESSION", "").rpartition("/")[2]
+    return {"gnome": "GNOME", "xfce": "XFCE", "kde": "KDE"}.get(session, "UNKNOWN")
+
+
 def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     """Open the app on `data_dir` (default: DESKTOP_AGENT_HOME, else the user data dir).
 
@@ -94,7 +135,9 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     # argv[0] names the X11 WM_CLASS instance: "desktop-agent", not "__main__.py"
-    app = QApplication.instance() or QApplication([APP_NAME, *argv])
+    app = QApplication.instance() or QApplication(
+        [APP_NAME, *qt_theme_arguments(os.environ, argv), *argv]
+    )
     assert isinstance(app, QApplication)
     app.setApplicationName(APP_NAME)
     app.setDesktopFileName(APP_NAME)

@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.app import ROOT, offscreen_env, spawn_app
-from tests.support.xdisplay import wait_until
+from tests.support.app import (
+    GNOME_DESKTOP,
+    ROOT,
+    app_env,
+    libraries_loaded_by_the_first_paint,
+    offscreen_env,
+    spawn_app,
+)
+from tests.support.xdisplay import XSession, start_xsession, wait_until
 
 #: SIGTERM's clean quit and Linux's DISPLAY rule: on Windows send_signal ends the process at once
 pytestmark = [pytest.mark.gui, pytest.mark.posix]
@@ -175,11 +183,12 @@ QT_CLASSES_NOT_BEFORE_THE_FIRST_PAINT = (
 
 
 def run_to_the_first_paint(
-    tmp_path: Path, report: str, *, before: str = ""
+    tmp_path: Path, report: str, *, before: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The app as `desktop-agent` starts it (the command line first), its module imported to
     hook the paint: `before` runs first, and at the window's first paint `report` (lines of
-    Python, indented as a function's body) prints what it saw and the process ends."""
+    Python, indented as a function's body) prints what it saw and the process ends. Offscreen
+    unless `env` (its whole environment) says otherwise."""
     script = (
         "import gc, os, sys\n"
         "import desktop_agent.app as app\n"
@@ -195,7 +204,7 @@ def run_to_the_first_paint(
     return subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
-        env=offscreen_env(tmp_path),
+        env=offscreen_env(tmp_path) if env is None else env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -255,3 +264,72 @@ def test_the_first_paint_comes_before_json_datetime_and_the_dialogs_qt_classes(
         "    print(' '.join(made) or '-')\n",
     )
     assert done.stdout.split() == ["-"], done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def x_desktop() -> Iterator[XSession]:
+    """A private X desktop (Xvfb + openbox) without a desktop's variables of its own."""
+    session = start_xsession(1280, 800, atspi=False)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+#: Ubuntu's GNOME session names its desktop so (Qt reads each name; GNOME is one of them)
+UBUNTU_DESKTOP = {"XDG_CURRENT_DESKTOP": "ubuntu:GNOME", "DESKTOP_SESSION": "ubuntu"}
+
+
+@pytest.mark.parametrize("desktop", [GNOME_DESKTOP, UBUNTU_DESKTOP], ids=["gnome", "ubuntu"])
+def test_the_app_on_a_gnome_desktop_paints_without_loading_gtk(
+    desktop: dict[str, str], x_desktop: XSession, tmp_path: Path
+) -> None:
+    """Qt would take GTK 3's platform theme there, and GTK 3 with it, before the first paint;
+    the app takes Qt's own GNOME theme, as the bundle does (it has no GTK theme plugin)."""
+    loaded = libraries_loaded_by_the_first_paint(
+        tmp_path / "data", session=x_desktop, extra_env=desktop
+    )
+    assert "libqxcb.so" in loaded  # the list is the app's, on X
+    assert "libqgtk3" not in loaded and "libgtk-3" not in loaded
+
+
+def test_a_platform_theme_the_user_chose_is_kept_on_a_gnome_desktop(
+    x_desktop: XSession, tmp_path: Path
+) -> None:
+    chosen = GNOME_DESKTOP | {"QT_QPA_PLATFORMTHEME": "gtk3"}
+    loaded = libraries_loaded_by_the_first_paint(
+        tmp_path / "data", session=x_desktop, extra_env=chosen
+    )
+    assert "libqgtk3" in loaded and "libgtk-3" in loaded
+
+
+#: a Qt program on the display: which platform theme plugins it has mapped once its
+#: QApplication is made (the libraries' paths in /proc/self/maps)
+QT_PROGRAM = (
+    "import pathlib\n"
+    "from PySide6.QtWidgets import QApplication\n"
+    "app = QApplication(['a-qt-program'])\n"
+    "maps = pathlib.Path('/proc/self/maps').read_text()\n"
+    "print('gtk3' if 'libqgtk3' in maps else 'no gtk3')\n"
+)
+
+
+def test_a_qt_program_the_app_launches_on_a_gnome_desktop_keeps_its_own_theme(
+    x_desktop: XSession, tmp_path: Path
+) -> None:
+    """The app's theme is an argument of its own QApplication, not an environment variable
+    that the programs it launches (launch.program_env: ours) would inherit."""
+    done = run_to_the_first_paint(
+        tmp_path,
+        "    import pathlib, subprocess\n"
+        "    from desktop_agent.desktop.launch import program_env\n"
+        "    own = pathlib.Path('/proc/self/maps').read_text()\n"
+        "    print('gtk3' if 'libqgtk3' in own else 'no gtk3')\n"
+        "    program = subprocess.run(\n"
+        f"        [sys.executable, '-c', {QT_PROGRAM!r}], env=program_env(),\n"
+        "        capture_output=True, text=True, timeout=60,\n"
+        "    )\n"
+        "    print(program.stdout.strip() or program.stderr)\n",
+        env=x_desktop.child_env(app_env(tmp_path) | GNOME_DESKTOP),
+    )
+    assert done.stdout.splitlines() == ["no gtk3", "gtk3"], done.stdout + done.stderr

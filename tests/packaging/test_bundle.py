@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.conftest import display_clients, inventory_of
 from tests.packaging.conftest import Built
-from tests.support.app import spawn_app
+from tests.support.app import GNOME_DESKTOP, libraries_loaded_by_the_first_paint, spawn_app
 from tests.support.model_server import ModelServer, Reply, serve_in_thread
 from tests.support.xdisplay import XSession, close_window, start_tray, wait_until
 
@@ -177,13 +177,9 @@ def test_the_frozen_app_on_a_gnome_desktop_paints_without_loading_gtk(
     of the start); the bundle leaves the theme plugin out and Qt takes its own GNOME theme. The
     libraries the frozen app loads by its first paint are the dynamic linker's own list
     (LD_DEBUG=files, glibc's ld.so)."""
-    debug = tmp_path / "ld"
-    env = {"XDG_CURRENT_DESKTOP": "GNOME", "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(debug)}
-    with spawn_app(
-        tmp_path / "data", session=xsession, extra_env=env, command=(str(frozen(built)),)
-    ) as app:
-        app.wait_painted(timeout=30)
-        loaded = "".join(path.read_text(errors="replace") for path in tmp_path.glob("ld.*"))
+    loaded = libraries_loaded_by_the_first_paint(
+        tmp_path / "data", session=xsession, extra_env=GNOME_DESKTOP, command=(str(frozen(built)),)
+    )
     assert "libqxcb.so" in loaded  # the list is the frozen app's, on X
     assert "libqgtk3" not in loaded and "libgtk-3" not in loaded
     themes = built.bundle / "_internal/PySide6/Qt/plugins/platformthemes"

@@ -163,3 +163,26 @@ def spawn_app(
                 session.stop(process)
             else:
                 stop_process_group(process)
+
+
+#: a GNOME session's desktop (Ubuntu's default), as Qt reads it to pick its platform theme
+GNOME_DESKTOP = {"XDG_CURRENT_DESKTOP": "GNOME", "DESKTOP_SESSION": "gnome"}
+
+
+def libraries_loaded_by_the_first_paint(
+    data_dir: Path,
+    *args: str,
+    session: XSession,
+    extra_env: dict[str, str] | None = None,
+    command: Sequence[str] = APP,
+) -> str:
+    """The files the app (`command ARGS` on `session`) and what it started had loaded by its
+    window's first paint: the dynamic linker's own list (LD_DEBUG=files, glibc's ld.so; one
+    file a process, LD_DEBUG_OUTPUT.<pid>), written beside `data_dir`."""
+    debug = data_dir.parent / f"{data_dir.name}-ld"
+    env = {**(extra_env or {}), "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(debug)}
+    with spawn_app(data_dir, *args, session=session, extra_env=env, command=command) as app:
+        app.wait_painted(timeout=30)
+        return "".join(
+            path.read_text(errors="replace") for path in data_dir.parent.glob(f"{debug.name}.*")
+        )
