@@ -82,7 +82,7 @@ def qt_theme_arguments(env: Mapping[str, str], argv: Sequence[str]) -> list[str]
     """Qt's `-platformtheme gnome` where Qt would take GTK 3's theme, else nothing.
 
     On a GTK-based desktop (GNOME, Ubuntu's "ubuntu:GNOME", Cinnamon, MATE, Xfce…) Qt loads
-    the gtk3 theme plugin and GTK 3 with it before the first paint (~40-90 ms here,
+    the gtk3 theme plugin and GTK 3 with it before the first paint (35-70 ms of CPU here,
     benchmarks/README.md, "Issue 22, the app's start on a GNOME desktop, fourth session"). The
     bundle leaves that plugin out (packaging/desktop-agent.spec), so Qt takes its own GNOME
     theme there; the source and a `pip install` take the same. An argument of our
