@@ -7,7 +7,8 @@ import concurrent.futures
 import logging
 import sys
 from collections import deque
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from desktop_agent.core.errors import ConfigError, ObservationError
 from desktop_agent.core.models import Element, Observation
@@ -30,6 +31,8 @@ from desktop_agent.desktop.inventory import (
 from desktop_agent.desktop.inventory.x11 import X11Windows, listed_windows, window_elements
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: how many recent observations keep their elements' native handles (for invoke & co.)
 NATIVE_HISTORY = 4
@@ -139,13 +142,7 @@ class DesktopObserver:
         """OwnWindowsSource: the app's own windows as they are now (the X11 window list of the
         inventory's backend, its own popups too; UI Automation's top-level windows), in
         `observation`'s pixels; None without a backend or when it cannot be read in time."""
-        if self.inventory is None:
-            return None
-        try:
-            raw = await self.inventory.run(_window_list, timeout_s=OWN_WINDOWS_TIMEOUT_S)
-        except Exception as error:  # noqa: BLE001 - an X error, a late answer: not known
-            log.debug("the app's own windows could not be read now: %s", error)
-            return None
+        raw = await self._read_now(_window_list, "the app's own windows")
         if raw is None:
             return None
         size = (observation.width, observation.height)
@@ -154,18 +151,23 @@ class DesktopObserver:
     async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
         """OwnWindowsSource: the pointer now (X11), in `observation`'s pixels; None off the
         screenshot, without an X11 window list, or when it cannot be read in time."""
-        if self.inventory is None:
-            return None
-        try:
-            where = await self.inventory.run(_pointer, timeout_s=OWN_WINDOWS_TIMEOUT_S)
-        except Exception as error:  # noqa: BLE001 - an X error, a late answer: not known
-            log.debug("the pointer could not be read now: %s", error)
-            return None
+        where = await self._read_now(_pointer, "the pointer")
         if where is None:
             return None
         size = (observation.width, observation.height)
         box = rect_to_image((where[0], where[1], 1, 1), observation.mapping, size)
         return (box[0], box[1]) if box is not None else None
+
+    async def _read_now(self, read: Callable[[Any], T | None], what: str) -> T | None:
+        """`read` run on the inventory's backend within OWN_WINDOWS_TIMEOUT_S; None without a
+        backend, when it cannot be read in time, or when it says None."""
+        if self.inventory is None:
+            return None
+        try:
+            return await self.inventory.run(read, timeout_s=OWN_WINDOWS_TIMEOUT_S)
+        except Exception as error:  # noqa: BLE001 - an X error, a late answer: not known
+            log.debug("%s could not be read now: %s", what, error)
+            return None
 
     async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
         """`box` (screenshot pixels of `observation`) captured anew at the screen's own
