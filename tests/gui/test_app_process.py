@@ -16,6 +16,7 @@ from tests.support.app import (
     app_env,
     libraries_loaded_by_the_first_paint,
     offscreen_env,
+    run_python,
     spawn_app,
 )
 from tests.support.xdisplay import XSession, start_xsession, wait_until
@@ -118,14 +119,7 @@ def test_a_display_that_takes_the_connection_is_one_to_open_and_its_probe_needs_
             f"problem = display_problem({{'DISPLAY': {display!r}}})\n"
             "print(problem, 'socket' in sys.modules)\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=ROOT,
-            env=offscreen_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
+        done = run_python(script, tmp_path, timeout=20)
     assert done.stdout.split() == ["None", "False"], done.stderr
 
 
@@ -201,14 +195,7 @@ def run_to_the_first_paint(
         "app._log_first_paint = painted\n"
         f"main(['--data-dir', {str(tmp_path)!r}])\n"
     )
-    return subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=offscreen_env(tmp_path) if env is None else env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_python(script, tmp_path, env=env)
 
 
 def imported_at_the_first_paint(tmp_path: Path, modules: tuple[str, ...]) -> list[str]:

@@ -5,13 +5,11 @@ after its paint")."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.app import ROOT, offscreen_env
+from tests.support.app import run_python
 
 pytestmark = [pytest.mark.gui, pytest.mark.posix]
 
@@ -34,14 +32,7 @@ def run_until_bound(tmp_path: Path, report: str, *, before: str = "") -> list[st
         "MainWindow.bind = bound\n"
         f"main(['--data-dir', {str(tmp_path)!r}])\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=offscreen_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_python(script, tmp_path)
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stderr
     value: list[str] = json.loads(lines[0])
@@ -97,14 +88,7 @@ def test_no_garbage_collection_runs_from_the_first_paint_until_the_engine_and_ap
         "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(1))\n"
         f"main(['--data-dir', {str(tmp_path)!r}])\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=offscreen_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_python(script, tmp_path)
     assert done.stdout.split() == ["0", "True"], done.stderr
 
 

@@ -53,6 +53,21 @@ def offscreen_env(data_dir: Path, server: ModelServer | None = None) -> dict[str
     return env | app_env(data_dir, server, QT_QPA_PLATFORM="offscreen")
 
 
+def run_python(
+    script: str, data_dir: Path, *, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """`python -c script` from the checkout as the app's tests start it: offscreen on
+    `data_dir` unless `env` says otherwise, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=offscreen_env(data_dir) if env is None else env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def mcp_server(data_dir: Path, env: dict[str, str]) -> StdioServerParameters:
     """`desktop-agent mcp` on `data_dir` (its whole environment `env`), as an MCP client starts
     it: the MCP SDK's stdio parameters."""
