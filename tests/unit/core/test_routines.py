@@ -447,7 +447,9 @@ def test_a_password_fields_text_is_never_typed_into_a_look_alike() -> None:
     assert find_again(ref, screen(False)) == f'no focused text "Secret" in "{TITLE}"'
 
 
-async def test_a_step_dropped_by_a_pause_is_played_again_after_the_resume() -> None:
+async def note_routine_run() -> tuple[Any, RoutinePlayer, Any]:
+    """A harness that allows the note routine's tools on the editor, the routine's player and
+    its run, stored and not started."""
     harness = make_harness(policies={"click": Policy.ALLOW, "type_text": Policy.ALLOW,
                                      "hotkey": Policy.ALLOW})  # fmt: skip
     harness.observer.observation = editor()
@@ -457,6 +459,11 @@ async def test_a_step_dropped_by_a_pause_is_played_again_after_the_resume() -> N
         TaskSpec(goal=routine.goal, allowed_tools=("click", "type_text", "hotkey", "wait"),
                  kind=RunKind.ROUTINE, routine=routine.name)
     )  # fmt: skip
+    return harness, player, run
+
+
+async def test_a_step_dropped_by_a_pause_is_played_again_after_the_resume() -> None:
+    harness, player, run = await note_routine_run()
 
     class TakenOver:
         """The user takes over while the first step is decided (the takeover watch pauses)."""
@@ -505,15 +512,7 @@ async def test_a_dangerous_step_asks_every_time_though_the_routine_grants_its_to
 async def test_a_step_a_pause_interrupted_is_played_again_only_if_it_sent_nothing(
     partial: bool,
 ) -> None:
-    harness = make_harness(policies={"click": Policy.ALLOW, "type_text": Policy.ALLOW,
-                                     "hotkey": Policy.ALLOW})  # fmt: skip
-    harness.observer.observation = editor()
-    routine = note_routine()
-    player = RoutinePlayer(routine, routine.bind({}))
-    run = await harness.runner.create(
-        TaskSpec(goal=routine.goal, allowed_tools=("click", "type_text", "hotkey", "wait"),
-                 kind=RunKind.ROUTINE, routine=routine.name)
-    )  # fmt: skip
+    harness, player, run = await note_routine_run()
     typed = 0
 
     async def taken_over_while_typing(_args: BaseModel, _context: ToolContext) -> ToolResult:
