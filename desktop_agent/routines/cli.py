@@ -218,6 +218,7 @@ def _schedule(args: argparse.Namespace, data_dir: Path) -> int:
 
     when = Schedule(os_schedule.parse_time(args.at), args.weekdays)
     check_name(args.name)
+    os_schedule.check(args.name, when, data_dir)
     _with_repo(lambda repo: repo.update_routine(args.name, schedule=when), data_dir)
     written, problem = os_schedule.install(args.name, when, data_dir)
     for path in written:

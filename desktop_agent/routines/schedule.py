@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -64,7 +65,10 @@ def systemd_units(
         for key in SESSION_VARIABLES
         if env.get(key)
     )
-    exec_start = " ".join(_systemd_quote(part) for part in command_line(name, data_dir))
+    # ExecStart expands $VAR and ${VAR} (systemd.service(5), "Command lines"): `$$` is a `$`
+    exec_start = " ".join(
+        _systemd_quote(part).replace("$", "$$") for part in command_line(name, data_dir)
+    )
     service = (
         "[Unit]\n"
         f"Description=desktop-agent routine {name}\n\n"
@@ -88,9 +92,24 @@ def systemd_units(
 
 def _systemd_quote(word: str) -> str:
     """One ExecStart/Environment word: quoted, with `\\`, `"` escaped and `%` (a specifier)
-    doubled, so a path with spaces or a percent sign reaches the program as it is."""
+    doubled, so a path with spaces or a percent sign reaches the program as it is; a control
+    character (a newline would start a directive of its own) is refused."""
+    refuse_control(word)
     escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
     return f'"{escaped}"'
+
+
+def refuse_control(word: str) -> str:
+    """`word` if it has no control character; RoutineError (one line) naming it otherwise.
+    A unit line or an XML element cannot carry one as it is (systemd.service(5): "control
+    characters are not allowed"; XML 1.0 forbids most of C0)."""
+    found = next((c for c in word if unicodedata.category(c) == "Cc"), None)
+    if found is not None:
+        raise RoutineError(
+            f"cannot schedule: {word!r} holds a control character ({found!r}), which the "
+            "OS scheduler's file cannot carry as it is"
+        )
+    return word
 
 
 def systemd_user_dir(env: dict[str, str] | None = None) -> Path:
@@ -147,7 +166,7 @@ def task_name(name: str) -> str:
 
 def schtasks_xml(name: str, schedule: Schedule, data_dir: Path) -> str:
     """A Task Scheduler task (schema 1.2) that starts the routine in the user's session."""
-    program, *arguments = command_line(name, data_dir)
+    program, *arguments = (refuse_control(part) for part in command_line(name, data_dir))
     if schedule.weekdays:
         days = "".join(f"<{day}/>" for day in ("Monday", "Tuesday", "Wednesday", "Thursday",
                                                "Friday"))  # fmt: skip
@@ -212,6 +231,15 @@ def schtasks(*args: str) -> str:
 
 
 # ── the two together ─────────────────────────────────────────────────────────
+
+
+def check(name: str, schedule: Schedule, data_dir: Path) -> None:
+    """RoutineError (one line) if this schedule's OS file cannot be written (a control
+    character in the data dir's path or the session's environment), before anything is."""
+    if sys.platform == "win32":
+        schtasks_xml(name, schedule, data_dir)
+    else:
+        systemd_units(name, schedule, data_dir)
 
 
 def install(name: str, schedule: Schedule, data_dir: Path) -> tuple[list[Path], str]:

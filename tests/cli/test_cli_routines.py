@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -23,9 +24,9 @@ from desktop_agent.core.models import (
     TaskSpec,
     utcnow,
 )
-from desktop_agent.core.routine import REDACTED, Schedule
+from desktop_agent.core.routine import REDACTED, RoutineError, Schedule
 from desktop_agent.core.targets import element_ref
-from desktop_agent.routines.schedule import schtasks_xml, systemd_units
+from desktop_agent.routines.schedule import command_line, schtasks_xml, systemd_units
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import make_observation
 
@@ -236,6 +237,73 @@ def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
 
     assert done.returncode == 0, done.stderr
     assert 'Environment="DISPLAY=:7"' in units.service and "data 100%%" in units.service
+
+
+def exec_start_argv(service: str) -> list[str]:
+    """The argv systemd gives the program for the service's ExecStart line, by the rules of
+    systemd.service(5) "Command lines": double-quoted words with C escapes, `%%` a `%`
+    (specifiers) and `$$` a `$` (variable expansion, done after unquoting)."""
+    line = next(row for row in service.splitlines() if row.startswith("ExecStart="))
+    words = re.findall(r'"((?:[^"\\]|\\.)*)"', line.removeprefix("ExecStart="))
+    unescaped = [re.sub(r"\\(.)", r"\1", word).replace("%%", "%") for word in words]
+    assert all("$" not in word.replace("$$", "") for word in unescaped)  # no `$` expanded
+    return [word.replace("$$", "$") for word in unescaped]
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
+def test_a_dollar_in_a_unit_line_reaches_the_program_as_it_is(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data $HOME ${USER} 100%"
+    units = systemd_units("note", Schedule("09:00", False), data_dir,
+                          env={"DISPLAY": ":7", "XAUTHORITY": "/tmp/$x"})  # fmt: skip
+    for name, text in ((units.service_name, units.service), (units.timer_name, units.timer)):
+        (tmp_path / name).write_text(text)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+
+    done = subprocess.run(
+        ["systemd-analyze", "verify", "--user", str(tmp_path / units.timer_name),
+         str(tmp_path / units.service_name)],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert exec_start_argv(units.service) == command_line("note", data_dir)
+    # Environment= expands no variable (systemd.exec(5)): its `$` stays one
+    assert 'Environment="XAUTHORITY=/tmp/$x"' in units.service
+
+
+@pytest.mark.parametrize(
+    "bad", ["a\nExecStartPre=/bin/sh -c id", "tab\there", "bell\x07", "del\x7f"]
+)
+def test_a_control_character_in_a_unit_or_task_is_refused_with_one_line(
+    tmp_path: Path, bad: str
+) -> None:
+    for make in (
+        lambda: systemd_units("note", Schedule("09:00", False), tmp_path / bad, env={}),
+        lambda: systemd_units("note", Schedule("09:00", False), tmp_path, env={"DISPLAY": bad}),
+        lambda: schtasks_xml("note", Schedule("09:00", False), tmp_path / bad),
+    ):
+        with pytest.raises(RoutineError, match="holds a control character") as raised:
+            make()
+        assert "\n" not in str(raised.value)
+
+
+def test_scheduling_from_a_data_dir_with_a_control_character_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home\nExecStartPre=evil"
+    monkeypatch.setenv("DESKTOP_AGENT_HOME", str(home))
+    run_id = taught_run(home)
+    assert main(["routine", "save", run_id, "note"]) == 0
+    capsys.readouterr()
+
+    assert main(["routine", "schedule", "note", "--at", "09:00"]) == EXIT_REFUSED
+
+    assert "holds a control character ('\\n')" in one_line(capsys)
+    assert not (tmp_path / "config" / "systemd" / "user").exists()
+    assert main(["routine", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["schedule"] is None
 
 
 def test_the_task_scheduler_xml_starts_the_routine_daily_or_on_weekdays(tmp_path: Path) -> None:
