@@ -46,6 +46,9 @@ Handover = Callable[[], Awaitable[Planner]]
 class RoutinePlayer:
     """Plays `steps` (the routine's, parameters bound) one per turn.
 
+    `unasked(tool)`: a step of that tool would run with nobody asked (granted, allowed, a
+    scheduled run), so it needs its window by label, not by program (core/targets.py).
+
     Attributes:
         checked: steps whose precondition and effect both matched.
         handed_over: the step (1-based) at which the agent took over, else None.
@@ -58,6 +61,7 @@ class RoutinePlayer:
         *,
         handover: Handover | None = None,
         on_handover: Callable[[], None] | None = None,
+        unasked: Callable[[str], bool] | None = None,
         patience_turns: int = PATIENCE_TURNS,
         wait_s: float = WAIT_S,
     ) -> None:
@@ -65,6 +69,9 @@ class RoutinePlayer:
         self.steps = steps
         self._handover = handover
         self._on_handover = on_handover
+        # a step whose tool runs without asking (granted, or a scheduled run) acts only in
+        # the window it was taught in, by its label; the routine's grants when not told
+        self._unasked = unasked or (lambda tool: tool in routine.grants)
         self._patience = patience_turns
         self._wait_s = wait_s
         self._next = 0  # the index of the step to play next
@@ -102,7 +109,7 @@ class RoutinePlayer:
         args = dict(step.args)
         found_text = ""
         if step.element is not None:
-            found = find_again(step.element, request.observation)
+            found = self._find(step, request)
             if not isinstance(found, Found):
                 if self._waited < self._patience:
                     self._waited += 1
@@ -164,7 +171,12 @@ class RoutinePlayer:
         following = self.steps[index + 1] if index + 1 < len(self.steps) else None
         if following is None or following.element is None:
             return False
-        return isinstance(find_again(following.element, request.observation), Found)
+        return isinstance(self._find(following, request), Found)
+
+    def _find(self, step: RoutineStep, request: DecideRequest) -> Found | str:
+        assert step.element is not None
+        same_window = self._unasked(step.tool)
+        return find_again(step.element, request.observation, same_window=same_window)
 
     async def _mismatch(self, request: DecideRequest, index: int, why: str) -> Decision:
         number = index + 1

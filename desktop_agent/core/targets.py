@@ -94,20 +94,30 @@ class Found:
     element: Element | None
 
 
-def find_again(ref: ElementRef, observation: Observation) -> Found | str:
+def find_again(
+    ref: ElementRef, observation: Observation, *, same_window: bool = False
+) -> Found | str:
     """The reference's element on this screen, or why it is not there (one line).
 
     The window must be the active one, known by its label or else by its program (a title
-    that names another file is the same editor); the element is the one with the same role
-    and name there (the focused one, for a focus reference), the nearest to where it was in
-    its window when there are several.
+    that names another file is the same editor) — by its label only with `same_window` (a
+    step nobody is asked about: the same browser showing another site is not where it was
+    taught); the element is the one with the same role and name there (the focused one, for
+    a focus reference), the nearest to where it was in its window when there are several.
     """
     window = active_window(observation)
     if ref.window:
         if window is None:
             return f'no window is active; expected "{ref.window}"'
-        if window.name != ref.window and app_of(window.name) != app_of(ref.window):
-            return f'the active window is "{window.name}", not "{ref.window}"'
+        if window.name != ref.window:
+            if app_of(window.name) != app_of(ref.window):
+                return f'the active window is "{window.name}", not "{ref.window}"'
+            if same_window:
+                return (
+                    f'the active window is "{window.name}", not "{ref.window}" (the same '
+                    "program; a step nobody is asked about acts only in the window it was "
+                    "taught in)"
+                )
     if ref.how == "window":
         return Found(window, None)
     candidates = [e for e in controls(observation) if e.role == ref.role and e.name == ref.name]

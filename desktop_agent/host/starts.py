@@ -77,11 +77,13 @@ class RoutineRequest:
     """A run of the saved routine `name` with its parameters' `values` (routines/service.py).
 
     `handover`: the settings' model takes over on a mismatch (False: routine_mismatch).
+    `scheduled`: started by the OS with nobody there: every step needs its window by label.
     """
 
     name: str
     values: Mapping[str, str] = field(default_factory=dict)
     handover: bool = True
+    scheduled: bool = False
     run_id: str = field(default_factory=new_run_id)
     vision: VisionSetting | None = None
     ready: Ready | None = field(default=None, compare=False)

@@ -297,6 +297,7 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
                 routine.name,
                 values,
                 handover=not (args.no_agent or args.scheduled),
+                scheduled=args.scheduled,
                 ready=ready,
             )
         )

@@ -180,11 +180,24 @@ def routine_start(agent: Agent, request: RoutineRequest) -> tuple[Find, Prepare]
         async def take_over() -> Planner:
             return await agent.prepare(run, request.vision)
 
+        at_start = permissions.for_run(run.id)  # as the run's gate decides (its start's)
+
+        def unasked(tool: str) -> bool:
+            """A step of `tool` may run with nobody asked: a scheduled run, or the tool granted
+            (the routine's, a persistent grant, one given during this run) or allowed, by
+            the policies of the run's start or of now."""
+            risk = agent.registry.get(tool).risk
+            return request.scheduled or Policy.ALLOW in (
+                at_start.decide(tool, risk),
+                permissions.decide(run.id, tool, risk),
+            )
+
         return RoutinePlayer(
             routine,
             steps,
             handover=take_over if request.handover else None,
             on_handover=lambda: permissions.revoke_run(run.id),
+            unasked=unasked,
         )
 
     return find, prepare

@@ -252,3 +252,77 @@ async def test_a_hand_written_element_id_follows_its_element_like_a_taught_one(
     assert final.status is RunStatus.COMPLETED
     ((name, args),) = executor_of(agent).calls
     assert (name, args.model_dump(exclude_unset=True)) == ("click", {"element": 7})
+
+
+# ── a step nobody is asked about acts only in the window it was taught in ────
+
+CHAT = observation([
+    Element(1, "window", "Team chat — Mozilla Firefox", (0, 0, 1000, 700), focused=True),
+    Element(2, "entry", "Message", (20, 640, 900, 40), focused=True),
+])  # fmt: skip
+ATTACKER = observation([
+    Element(1, "window", "attacker.example — Mozilla Firefox", (0, 0, 1000, 700), focused=True),
+    Element(2, "entry", "Message", (20, 640, 900, 40), focused=True),
+])  # fmt: skip
+
+
+async def chat_routine(agent: Agent, *, grants: tuple[str, ...] = ("type_text",)) -> None:
+    """A routine taught in the team chat: type a message there; `grants` its grants."""
+    typed = RoutineStep("type_text", {"text": "the quarterly numbers"},
+                        element_ref("type_text", {}, CHAT), Effect.UNKNOWN)  # fmt: skip
+    await agent.repo.save_routine(Routine("post", "post the numbers", (typed,), grants=grants))
+    agent.runner.services.observer = FakeObserver(ATTACKER)  # the same browser, another site
+
+
+async def test_a_granted_step_never_types_into_another_site_of_the_same_browser(
+    agent: Agent,
+) -> None:
+    await chat_routine(agent)
+
+    final = await final_run(admit(agent, RoutineRequest("post", handover=False)))
+
+    assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ROUTINE_MISMATCH)
+    assert (
+        'the active window is "attacker.example — Mozilla Firefox", not "Team chat — Mozilla '
+        'Firefox" (the same program; a step nobody is asked about acts only in the window it '
+        "was taught in)"
+    ) in final.message
+    assert [name for name, _ in executor_of(agent).calls] == ["wait"] * PATIENCE_TURNS
+
+
+async def test_a_granted_step_in_another_window_hands_over_and_the_agent_asks(
+    agent: Agent,
+) -> None:
+    await chat_routine(agent)
+    agent.planner_factory = lambda run: ScriptedPlanner(
+        [tool("type_text", text="the quarterly numbers"), done("posted by the agent")]
+    )
+
+    final = await final_run(admit(agent, RoutineRequest("post")))
+
+    assert final.status is RunStatus.COMPLETED
+    # the agent's typing is asked about: the routine's grant went with the handover
+    assert [a.tool for a in gate_of(agent).requests] == ["type_text"]
+
+
+async def test_every_step_of_a_scheduled_run_needs_its_window_by_label(agent: Agent) -> None:
+    # not granted but allowed by the policy: a scheduled run asks nobody, so the label decides
+    agent.permissions.set_policy("type_text", Policy.ALLOW)
+    await chat_routine(agent, grants=())
+
+    final = await final_run(admit(agent, RoutineRequest("post", handover=False, scheduled=True)))
+
+    assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ROUTINE_MISMATCH)
+    assert 'not "Team chat — Mozilla Firefox" (the same program' in final.message
+    assert "type_text" not in [name for name, _ in executor_of(agent).calls]
+
+
+async def test_a_step_that_asks_still_plays_in_another_window_of_its_program(agent: Agent) -> None:
+    # nobody granted it: the gate asks, showing the call and where it lands; the answer decides
+    await chat_routine(agent, grants=())
+
+    final = await final_run(admit(agent, RoutineRequest("post", handover=False)))
+
+    assert final.status is RunStatus.COMPLETED
+    assert [a.tool for a in gate_of(agent).requests] == ["type_text"]
+    assert [name for name, _ in executor_of(agent).calls] == ["type_text"]
