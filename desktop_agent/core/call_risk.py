@@ -80,20 +80,41 @@ _LINE_END_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: what presses a focused button when typed: a space or a line end
 _PRESSING_CHARS = re.compile(r"[ \x00-\x08\x0a-\x1f\x7f]")
 
-#: window titles and classes of terminals, shells, launchers and run-a-command dialogs
-#: (matched in the lowercased window label, "title — class"); each name has its test
-_TERMINAL_WINDOW = re.compile(
-    r"terminal|terminator|terminology|\b(?:x|u|rx|urx|a|e|l|q|mate-|xfce4-)?term\b|konsole"
-    r"|alacritty|kitty|wezterm|tilix|tilda|guake|yakuake|st-256color|\bfoot\b|\bu?rxvt\b"
-    r"|ptyxis|\bkgx\b|org\.gnome\.console|ghostty|sakura"
-    r"|cmd\.exe|command prompt|powershell|\bpwsh\b|conhost|windowsterminal"
-    r"|\bbash\b|\bzsh\b|\bfish\b"
-    # the title a shell gives its terminal: user@host: ~/dir
-    r"|^[\w.-]+@[\w.-]+:"
+#: names of terminals, shells, launchers and run-a-command dialogs, found anywhere in the
+#: lowercased window label ("title — class"): gnome-terminal, org.kde.konsole, WindowsTerminal
+TERMINAL_NAMES: tuple[str, ...] = (
+    "terminal", "terminator", "terminology", "konsole", "alacritty", "kitty", "wezterm",
+    "tilix", "tilda", "guake", "yakuake", "st-256color", "ptyxis", "org.gnome.console",
+    "ghostty", "sakura", "cmd.exe", "command prompt", "powershell", "conhost",
+    "windowsterminal",
     # run-a-command dialogs and launchers run the typed line as well (Windows, GNOME, KDE,
-    # Xfce, gmrun, rofi, dmenu, wofi, Ulauncher, Albert)
-    r"|^run(?: —|$)|run a command|enter a command|krunner|appfinder|application finder"
-    r"|\bgmrun\b|(?:^|— )(?:rofi|dmenu|wofi|albert)$|ulauncher"
+    # Xfce, Ulauncher)
+    "run a command", "enter a command", "krunner", "appfinder", "application finder",
+    "ulauncher",
+)  # fmt: skip
+#: names found only as whole words: short ones that longer words hold ("st", "foot", "fish")
+TERMINAL_WORDS: tuple[str, ...] = (
+    "term", "xterm", "uxterm", "uterm", "rxterm", "urxterm", "aterm", "eterm", "lterm", "qterm",
+    "mate-term", "xfce4-term", "foot", "rxvt", "urxvt", "kgx", "pwsh", "bash",
+    "zsh", "fish", "gmrun",
+)  # fmt: skip
+#: launchers known by their whole window class (a title that merely holds "albert" is not one)
+LAUNCHER_CLASSES: tuple[str, ...] = ("rofi", "dmenu", "wofi", "albert")
+#: window titles and classes of terminals, shells, launchers and run-a-command dialogs
+#: (matched in the folded window label); each entry of the lists above has its test
+#: (tests/unit/core/test_pinned_name_lists.py)
+_TERMINAL_WINDOW = re.compile(
+    "|".join(
+        (
+            *map(re.escape, TERMINAL_NAMES),
+            *(rf"\b{re.escape(word)}\b" for word in TERMINAL_WORDS),
+            rf"(?:^|— )(?:{'|'.join(map(re.escape, LAUNCHER_CLASSES))})$",
+            # the title a shell gives its terminal: user@host: ~/dir
+            r"^[\w.-]+@[\w.-]+:",
+            # Windows' Run dialog
+            r"^run(?: —|$)",
+        )
+    )
 )
 #: windows that hold a terminal pane beside other panes (VS Code's integrated terminal): a
 #: terminal unless the focused control is known and is not the terminal
@@ -126,25 +147,31 @@ _PRESS_FOCUSED_COMBOS = (frozenset({"enter"}), frozenset({"space"}))
 #: from button to button in a dialog's button row)
 _FOCUS_MOVING_KEYS = frozenset({"tab", "up", "down", "left", "right"})
 
-#: the desktop itself, where alt+f4 asks to shut down (Windows) or log out
-_DESKTOP_WINDOW = re.compile(r"^(?:program manager|desktop)\b|\bprogman\b|\bworkerw\b|xfdesktop")
+#: the desktop itself, where alt+f4 asks to shut down (Windows) or log out: the titles its
+#: window label begins with, and its window classes (whole words: Windows' Progman and
+#: WorkerW, Xfce's xfdesktop)
+DESKTOP_TITLES: tuple[str, ...] = ("program manager", "desktop")
+DESKTOP_CLASSES: tuple[str, ...] = ("progman", "workerw", "xfdesktop")
+_DESKTOP_WINDOW = re.compile(
+    rf"^(?:{'|'.join(map(re.escape, DESKTOP_TITLES))})\b"
+    rf"|\b(?:{'|'.join(map(re.escape, DESKTOP_CLASSES))})\b"
+)
 
 
 #: letters of other scripts drawn like Latin ones (after casefold: the lower case of each
 #: capital that looks Latin too, Cyrillic Н → н → h), and Latin variants that NFKC keeps
-_LOOKALIKES = str.maketrans(
-    {
-        # Cyrillic
-        "а": "a", "в": "b", "е": "e", "ё": "e", "ѕ": "s", "і": "i", "ї": "i", "ј": "j",
-        "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y",
-        "х": "x", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ү": "y", "ѵ": "v",
-        # Greek
-        "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m",
-        "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
-        # Armenian, and Latin letters NFKC leaves alone
-        "օ": "o", "ս": "u", "ց": "g", "ı": "i", "ɩ": "i", "ɑ": "a", "ɡ": "g", "ʏ": "y",
-    }
-)  # fmt: skip
+LOOKALIKE_LETTERS: dict[str, str] = {
+    # Cyrillic
+    "а": "a", "в": "b", "е": "e", "ё": "e", "ѕ": "s", "і": "i", "ї": "i", "ј": "j",
+    "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y",
+    "х": "x", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ү": "y", "ѵ": "v",
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m",
+    "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+    # Armenian, and Latin letters NFKC leaves alone
+    "օ": "o", "ս": "u", "ց": "g", "ı": "i", "ɩ": "i", "ɑ": "a", "ɡ": "g", "ʏ": "y",
+}  # fmt: skip
+_LOOKALIKES = str.maketrans(LOOKALIKE_LETTERS)
 
 
 def folded(text: str) -> str:
