@@ -40,14 +40,10 @@ def keys_of(combo: frozenset[str]) -> list[str]:
     return sorted(combo, key=lambda key: (_KEY_ORDER.index(key) if key in _KEY_ORDER else 9, key))
 
 
-async def through_the_gate(
-    observation: Observation, call: Decision, **services: object
-) -> tuple[list[str], list[str]]:
+async def through_the_gate(observation: Observation, call: Decision) -> tuple[list[str], list[str]]:
     """One run of `call` on `observation` with its tool allowed by policy (so only a rule of
     the gate can ask); the person asked denies. (the cautions asked, the tools that ran)"""
-    h = make_harness(
-        answers=[ApprovalDecision.DENY], policies={call.tool or "": Policy.ALLOW}, **services
-    )
+    h = make_harness(answers=[ApprovalDecision.DENY], policies={call.tool or "": Policy.ALLOW})
     h.observer.observation = observation
     run = await h.create(allowed_tools=(call.tool or "",))
     await h.collect(run, ScriptedPlanner([call], then=done()))
