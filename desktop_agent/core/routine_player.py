@@ -30,7 +30,7 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.ports import DecideRequest, Planner
 from desktop_agent.core.routine import Routine, RoutineStep
-from desktop_agent.core.targets import Found, find_again, relocate
+from desktop_agent.core.targets import Found, acts_in_a_window, find_again, relocate
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,11 @@ class RoutinePlayer:
         step = self.steps[self._next]
         args = dict(step.args)
         found_text = ""
+        if step.element is None and self._unasked(step.tool) and acts_in_a_window(step.tool):
+            # a hand-written step without its target, or one taught with no window known:
+            # nothing says it acts where it was taught, and nobody is asked
+            why = "where it acts was not recorded, and nobody is asked about it"
+            return await self._mismatch(request, self._next, why)
         if step.element is not None:
             found = self._find(step, request)
             if not isinstance(found, Found):

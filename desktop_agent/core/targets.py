@@ -22,6 +22,8 @@ _POINTED_TOOLS = frozenset({"click", "move_mouse", "drag", "scroll", "invoke", "
                             "focus_window"})  # fmt: skip
 #: tools whose input goes to the focused control
 _FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
+#: tools that act on no element or window
+_NO_TARGET_TOOLS = frozenset({"wait", "launch_app"})
 #: "title — program" (our X11 label) or "title - program" (a window's own title)
 _APP_SUFFIX = re.compile(r"\s[—–-]\s([^—–-]+)$")
 
@@ -39,6 +41,12 @@ def app_of(label: str) -> str:
     label when it names none."""
     found = _APP_SUFFIX.search(label)
     return (found.group(1) if found else label).strip().casefold()
+
+
+def acts_in_a_window(tool: str) -> bool:
+    """`tool` acts on an element, a point or the focused control: every tool but those known
+    to act on none (a tool added later counts as acting somewhere until it is listed)."""
+    return tool not in _NO_TARGET_TOOLS
 
 
 def element_ref(tool: str, args: Mapping[str, Any], observation: Observation) -> ElementRef | None:
@@ -106,6 +114,8 @@ def find_again(
     a focus reference), the nearest to where it was in its window when there are several.
     """
     window = active_window(observation)
+    if same_window and not ref.window:
+        return "no window was active when it was taught, and nobody is asked about it"
     if ref.window:
         if window is None:
             return f'no window is active; expected "{ref.window}"'

@@ -326,3 +326,21 @@ async def test_a_step_that_asks_still_plays_in_another_window_of_its_program(age
     assert final.status is RunStatus.COMPLETED
     assert [a.tool for a in gate_of(agent).requests] == ["type_text"]
     assert [name for name, _ in executor_of(agent).calls] == ["type_text"]
+
+
+@pytest.mark.parametrize("window", [None, ""])
+async def test_a_granted_step_whose_window_was_never_recorded_does_not_play(
+    agent: Agent, window: str | None
+) -> None:
+    # a hand-written file's step without its element (or taught with no window active): a
+    # grant of type_text would otherwise type wherever the focus is
+    ref = None if window is None else ElementRef("focus", "entry", "Message", "", (0, 0, 9, 9))
+    typed = RoutineStep("type_text", {"text": "the quarterly numbers"}, ref)
+    await agent.repo.save_routine(Routine("post", "post", (typed,), grants=("type_text",)))
+    agent.runner.services.observer = FakeObserver(ATTACKER)
+
+    final = await final_run(admit(agent, RoutineRequest("post", handover=False)))
+
+    assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ROUTINE_MISMATCH)
+    assert "nobody is asked about it" in final.message
+    assert "type_text" not in [name for name, _ in executor_of(agent).calls]
