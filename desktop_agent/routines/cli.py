@@ -142,7 +142,17 @@ def _save(args: argparse.Namespace, data_dir: Path) -> int:
         data_dir,
     )
     print(printable(f"saved routine {routine.name}: {_outline(routine)}"), flush=True)
+    if args.replace:
+        _drop_schedule(routine.name, data_dir)
     return EXIT_OK
+
+
+def _drop_schedule(name: str, data_dir: Path) -> None:
+    """A routine replaced is not scheduled (the store's row is the new routine's): its name's
+    OS timer goes too, so it never starts a routine nobody scheduled."""
+    if _unschedule_os(name, data_dir):
+        print(f"the routine it replaced was scheduled: its timer is removed; schedule this "
+              f"one with `routine schedule {name} --at HH:MM`", flush=True)  # fmt: skip
 
 
 def _outline(routine: Routine) -> str:
@@ -197,20 +207,31 @@ def _import(args: argparse.Namespace, data_dir: Path) -> int:
         data_dir,
     )
     print(printable(f"imported routine {routine.name}: {_outline(routine)}"), flush=True)
+    if args.replace:
+        _drop_schedule(routine.name, data_dir)
     return EXIT_OK
 
 
 def _delete(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.routines import schedule as os_schedule
-
-    routine = _with_repo(lambda repo: repo.get_routine(args.name), data_dir)
-    if routine is None:
+    check_name(args.name)
+    # the OS entries of the name go whatever the store says (a timer it forgot still fires)
+    _unschedule_os(args.name, data_dir)
+    if not _with_repo(lambda repo: repo.delete_routine(args.name), data_dir):
         raise RoutineError(f"no routine named {args.name!r}")
-    if routine.schedule is not None:
-        os_schedule.uninstall(routine.name, data_dir)
-    _with_repo(lambda repo: repo.delete_routine(args.name), data_dir)
     print(f"deleted routine {args.name}", flush=True)
     return EXIT_OK
+
+
+def _unschedule_os(name: str, data_dir: Path) -> list[Path]:
+    """Remove the OS entries of routine `name` (saying which); the files removed."""
+    from desktop_agent.routines import schedule as os_schedule
+
+    removed, problem = os_schedule.uninstall(name, data_dir)
+    for path in removed:
+        print(f"removed {path}", flush=True)
+    if problem:
+        print(f"desktop-agent: {problem}", file=sys.stderr)
+    return removed
 
 
 def _schedule(args: argparse.Namespace, data_dir: Path) -> int:
@@ -232,14 +253,16 @@ def _schedule(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 def _unschedule(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.routines import schedule as os_schedule
+    check_name(args.name)
+    # the OS entries first, and whatever the store says: a routine deleted or replaced
+    # before this fix left its timer behind
+    _unschedule_os(args.name, data_dir)
 
-    _with_repo(lambda repo: repo.update_routine(args.name, schedule=None), data_dir)
-    removed, problem = os_schedule.uninstall(args.name, data_dir)
-    for path in removed:
-        print(f"removed {path}", flush=True)
-    if problem:
-        print(f"desktop-agent: {problem}", file=sys.stderr)
+    async def forget(repo: SqliteRunRepository) -> None:
+        if await repo.get_routine(args.name) is not None:
+            await repo.update_routine(args.name, schedule=None)
+
+    _with_repo(forget, data_dir)
     print(f"routine {args.name} is not scheduled", flush=True)
     return EXIT_OK
 
@@ -273,6 +296,12 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
     agent = host.agent
     try:
         routine = await service.get(agent.repo, args.name)
+        if args.scheduled and routine.schedule is None:
+            # a timer the store does not know of: left from a routine deleted or replaced
+            raise RoutineError(
+                f"routine {routine.name} is not scheduled, so no timer should start it: remove "
+                f"the one that did with `desktop-agent routine unschedule {routine.name}`"
+            )
         if args.scheduled:
             asked = service.questions(
                 routine, agent.registry, agent.permissions, settings.sensitive_targets, values

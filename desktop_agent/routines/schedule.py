@@ -256,15 +256,20 @@ def install(name: str, schedule: Schedule, data_dir: Path) -> tuple[list[Path], 
 
 
 def uninstall(name: str, data_dir: Path) -> tuple[list[Path], str]:
-    """Unregister and remove the OS schedule; (files removed, a problem or "")."""
+    """Unregister and remove the OS schedule of routine `name`, whatever the store says of it
+    (a timer the store forgot keeps firing for whatever routine carries the name); (files
+    removed, a problem or ""). Nothing there is no problem."""
     if sys.platform == "win32":
-        problem = schtasks("/Delete", "/TN", task_name(name), "/F")
+        # /Query first: /Delete of a task that is not there is an error, not "nothing to do"
+        there = not schtasks("/Query", "/TN", task_name(name))
+        problem = schtasks("/Delete", "/TN", task_name(name), "/F") if there else ""
         xml_path = data_dir / "routines" / f"{name}.task.xml"
         removed = [xml_path] if xml_path.exists() else []
         xml_path.unlink(missing_ok=True)
         return removed, problem
+    directory = systemd_user_dir()
+    if not any((directory / f"{UNIT_PREFIX}{name}{s}").exists() for s in (".timer", ".service")):
+        return [], ""
     problem = systemctl("disable", "--now", f"{UNIT_PREFIX}{name}.timer")
-    removed = remove_systemd(name, systemd_user_dir())
-    if removed:
-        problem = systemctl("daemon-reload") or ""
-    return removed, problem
+    removed = remove_systemd(name, directory)
+    return removed, systemctl("daemon-reload") or problem

@@ -156,6 +156,7 @@ def test_a_scheduled_run_that_would_ask_fails_at_start_listing_what_it_would_ask
 ) -> None:
     run_id = taught_run(isolated_home, password=True, launch=True)
     assert main(["routine", "save", run_id, "login", "--grant", "type_text,hotkey"]) == 0
+    store_schedule(isolated_home, "login", Schedule("09:00", False))
     capsys.readouterr()
 
     assert main(["routine", "run", "login", "--scheduled"]) == EXIT_REFUSED
@@ -174,6 +175,7 @@ def test_a_scheduled_run_given_a_value_its_step_cannot_take_is_refused_with_one_
     run_id = taught_run(isolated_home)
     assert main(["routine", "save", run_id, "note", "--param", "text=1",
                  "--grant", "type_text,hotkey"]) == 0  # fmt: skip
+    store_schedule(isolated_home, "note", Schedule("09:00", False))
     capsys.readouterr()
 
     assert main(["routine", "run", "note", "--scheduled", "--set", "text="]) == EXIT_REFUSED
@@ -183,6 +185,19 @@ def test_a_scheduled_run_given_a_value_its_step_cannot_take_is_refused_with_one_
         "should have at least 1 character"
     )
     assert asyncio.run(_run_ids(isolated_home)) == [run_id]  # no routine run recorded
+
+
+def store_schedule(home: Path, name: str, when: Schedule | None) -> None:
+    """The store's schedule of routine `name`, set with no OS timer touched."""
+
+    async def update() -> None:
+        repo = SqliteRunRepository.open(home)
+        try:
+            await repo.update_routine(name, schedule=when)
+        finally:
+            repo.close()
+
+    asyncio.run(update())
 
 
 async def _run_ids(home: Path) -> list[str]:
@@ -215,6 +230,80 @@ def test_schedule_writes_a_systemd_timer_and_service_and_unschedule_removes_them
     capsys.readouterr()
     assert main(["routine", "schedule", "note", "--at", "25:00"]) == EXIT_REFUSED
     assert "--at '25:00': give a time of day as HH:MM" in one_line(capsys)
+
+
+def scheduled_note(home: Path, capsys: pytest.CaptureFixture[str], *more: str) -> Path:
+    """Routine `note` saved (`more`: save's extra arguments) and scheduled; its units' dir."""
+    assert main(["routine", "save", taught_run(home), "note", *more]) == 0
+    main(["routine", "schedule", "note", "--at", "09:00"])  # no user bus here: files only
+    units = home.parent / "config" / "systemd" / "user"
+    assert sorted(p.name for p in units.iterdir()) == [
+        "desktop-agent-routine-note.service", "desktop-agent-routine-note.timer"
+    ]  # fmt: skip
+    capsys.readouterr()
+    return units
+
+
+@pytest.mark.parametrize("how", ["import", "save"])
+def test_replacing_a_scheduled_routine_removes_its_timer_with_its_schedule(
+    isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    units = scheduled_note(isolated_home, capsys)
+    if how == "import":
+        other = tmp_path / "other.json"
+        assert main(["routine", "export", "note", str(other)]) == 0
+        replaced = main(["routine", "import", str(other), "--name", "note", "--replace"])
+    else:
+        replaced = main(["routine", "save", taught_run(isolated_home), "note", "--replace"])
+
+    assert replaced == 0
+    assert "the routine it replaced was scheduled: its timer is removed" in capsys.readouterr().out
+    assert list(units.iterdir()) == []
+    assert main(["routine", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["schedule"] is None
+
+
+@pytest.mark.parametrize("command", ["unschedule", "delete"])
+def test_unschedule_and_delete_remove_a_timer_the_store_forgot(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    units = scheduled_note(isolated_home, capsys)
+    store_schedule(isolated_home, "note", None)  # as a replace on old main left it
+
+    assert main(["routine", command, "note"]) == 0
+
+    assert list(units.iterdir()) == []
+    assert "removed " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("command", "code"), [("unschedule", 0), ("delete", EXIT_REFUSED)])
+def test_the_timer_of_a_name_no_routine_carries_is_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, code: int
+) -> None:
+    units = tmp_path / "config" / "systemd" / "user"
+    units.mkdir(parents=True)
+    for suffix in (".timer", ".service"):  # left by a routine deleted on old main
+        (units / f"desktop-agent-routine-note{suffix}").write_text("[Unit]\n")
+
+    assert main(["routine", command, "note"]) == code
+
+    assert list(units.iterdir()) == []
+
+
+def test_a_scheduled_run_of_a_routine_with_no_schedule_refuses_with_one_line(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = taught_run(isolated_home)
+    assert main(["routine", "save", run_id, "note", "--grant", "type_text,hotkey"]) == 0
+    capsys.readouterr()
+
+    assert main(["routine", "run", "note", "--scheduled"]) == EXIT_REFUSED
+
+    assert one_line(capsys) == (
+        "desktop-agent: routine note is not scheduled, so no timer should start it: remove the "
+        "one that did with `desktop-agent routine unschedule note`"
+    )
+    assert asyncio.run(_run_ids(isolated_home)) == [run_id]  # no routine run recorded
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
