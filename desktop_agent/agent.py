@@ -215,7 +215,10 @@ class Agent:
                 read_timeout_s=settings.read_timeout_s,
                 profile=settings.grounder_profile,
             )
-        return OpenAIPlanner(
+        from desktop_agent.planner.backends import make_planner
+
+        # the profile's backend makes it (a chat format → OpenAIPlanner; a native API its own)
+        return make_planner(
             base_url=run.base_url,
             model=run.model,
             api_key=await self.api_key_for(run.base_url),

@@ -347,16 +347,18 @@ async def _model_checks(settings: Settings, check: Check | None = None) -> list[
         return [DoctorItem("model", False, str(checked.unreachable), fix)]
     verdict = checked.verdict
     assert verdict is not None
+    from desktop_agent.planner.backends import backend_named
     from desktop_agent.planner.profiles import resolve_profile
 
     profile = resolve_profile(settings.model, settings.model_profile, settings.model_coordinates)
+    backend = backend_named(profile.backend)
     return [
         DoctorItem("model", True, f"{settings.model} at {settings.base_url}", ""),
         DoctorItem(
             "profile",
             True,
             f"{profile.name} ({settings.model_profile}): {profile.note}; coordinates "
-            f"{profile.coordinates}, answers as {profile.grammar}",
+            f"{profile.coordinates}; backend {backend.name}: {backend.protocol}",
             "",
         ),
         DoctorItem(

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from desktop_agent.core.errors import ConfigError, PlannerError, PlannerTransportError
 from desktop_agent.core.models import Decision, TokenUsage
 from desktop_agent.core.ports import DecideRequest
-from desktop_agent.planner.grammars import parse_ui_tars
+from desktop_agent.planner.backends import chat_format
 from desktop_agent.planner.grounder import ModelGrounder
 from desktop_agent.planner.images import shown_image
-from desktop_agent.planner.parsing import parse_decision
 from desktop_agent.planner.profiles import (
     AUTO,
     GROUNDING_MODES,
@@ -29,8 +28,7 @@ from desktop_agent.planner.profiles import (
     is_identity,
     resolve_profile,
 )
-from desktop_agent.planner.prompt import TRANSPORT_PREFIX, build_messages, decision_schema
-from desktop_agent.planner.ui_tars_prompt import ui_tars_messages
+from desktop_agent.planner.prompt import TRANSPORT_PREFIX, decision_schema
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -343,8 +341,9 @@ def completion_from_json(data: Any) -> Completion:
 class OpenAIPlanner:
     """Asks an OpenAI-compatible server for the next action, one chat completion per turn.
 
-    The model's profile (planner/profiles.py) decides the request parameters, the answer
-    grammar and the coordinate space; the Decision returned is always in screenshot pixels.
+    The model's profile (planner/profiles.py) decides the request parameters, the chat format
+    (its backend: planner/backends/) and the coordinate space; the Decision returned is always
+    in screenshot pixels.
     Transport errors (429, 5xx, connection failures) are retried with backoff,
     honouring Retry-After, at most `max_attempts` times and `max_backoff_total_s`
     seconds of waiting; a read timeout is not retried. A response must arrive whole within
@@ -377,6 +376,8 @@ class OpenAIPlanner:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.profile = resolve_profile(model, profile, coordinates)
+        #: the prompt and answer grammar this model is spoken to in (its profile's backend)
+        self.format = chat_format(self.profile.backend)
         self._api_key = api_key
         self.read_timeout_s = read_timeout_s
         self.connect_timeout_s = connect_timeout_s
@@ -427,13 +428,8 @@ class OpenAIPlanner:
         observation = request.observation
         image = await shown_image(observation, self.profile)
         space = describe_space(self.profile, image.width, image.height)
-        if self.profile.grammar == "ui_tars":
-            messages = ui_tars_messages(request, image.url, space)
-        else:
-            pixels = is_identity(self.profile, observation.width, observation.height)
-            messages = build_messages(
-                request, image_url_=image.url, coordinates=None if pixels else space
-            )
+        identity = is_identity(self.profile, observation.width, observation.height)
+        messages = self.format.messages(request, image.url, space, identity)
         schema = decision_schema(request.tools)
         started = self._clock()
         completion = await self._complete(messages, schema)
@@ -444,10 +440,7 @@ class OpenAIPlanner:
         if not text and completion.refusal:
             raise PlannerError(f"the model refused: {completion.refusal}", raw=completion.refusal)
         try:
-            if self.profile.grammar == "ui_tars":
-                decision = parse_ui_tars(text, request.tools)
-            else:
-                decision = parse_decision(text, request.tools)
+            decision = self.format.parse(text, request.tools)
         except PlannerError as error:
             if completion.finish_reason == "length":
                 limit = self.profile.max_output_tokens
@@ -486,10 +479,9 @@ class OpenAIPlanner:
 
     async def _complete(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> Completion:
         """One completion, stepping down the response formats a server rejects (remembered)."""
-        # an action-text grammar asks for no JSON at all
-        level = self.formats.get(self.base_url, self.model)
-        if self.profile.grammar != "json":
-            level = "text"
+        # a format of the model's own text asks for no JSON at all
+        structured = self.format.structured
+        level = self.formats.get(self.base_url, self.model) if structured else "text"
         while True:
             try:
                 completion = await self._send(messages, schema, level)
@@ -506,7 +498,7 @@ class OpenAIPlanner:
                 )
                 level = FORMAT_LEVELS[index + 1]
                 continue
-            if self.profile.grammar == "json":
+            if structured:
                 self.formats.remember(self.base_url, self.model, level)
             return completion
 

@@ -28,12 +28,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.core.errors import PlannerError
 from desktop_agent.planner.grammars import find_qwen_tool_call
-from desktop_agent.planner.profiles import ModelProfile, describe_space, sent_size
+from desktop_agent.planner.profiles import ModelProfile, PointFormat, describe_space, sent_size
 
 #: a crop is never smaller than this many screenshot pixels wide (or the screenshot)
 MIN_CROP_PX = 64
@@ -124,96 +125,129 @@ def _fenced(target: str) -> str:
     return " ".join(target.replace("```", "'''").split())
 
 
-def point_messages(
-    profile: ModelProfile, target: str, image_url: str, width: int, height: int
+def _ui_tars_question(
+    what: str, url: str, space: str, size: tuple[int, int], scale: int
 ) -> list[dict[str, Any]]:
-    """The chat messages asking `profile`'s model where `target` is in a width × height image.
+    text = (
+        f"Output only the coordinate of one point in your response. What element matches "
+        f"the following task: {what}"
+    )
+    return [{"role": "user", "content": [_image_part(url), {"type": "text", "text": text}]}]
 
-    Each grounder is asked its own way (its source's prompt); `json` is our own question.
-    """
-    what = _fenced(target)
-    model_w, model_h = profile.model_size(width, height)
-    space = describe_space(profile, width, height)
-    fmt = profile.point_format
-    if fmt == "ui_tars":
-        text = (
-            f"Output only the coordinate of one point in your response. What element matches "
-            f"the following task: {what}"
-        )
-        return [
-            {"role": "user", "content": [_image_part(image_url), {"type": "text", "text": text}]}
-        ]
-    if fmt == "gta1":
-        system = (
-            "You are an expert UI element locator. Given a GUI image and a user's element "
-            "description, provide the coordinates of the specified element as a single (x,y) "
-            f"point. The image resolution is height {model_h} and width {model_w}. For "
-            "elements with area, return the center point.\n\nOutput the coordinate pair "
-            "exactly:\n(x,y)"
-        )
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": [_image_part(image_url), {"type": "text", "text": what}]},
-        ]
-    if fmt == "holo":
-        text = (
-            "Localize an element on the GUI image according to the provided target and output "
-            'a click position.\n * You must output a valid JSON following the format: {"x": '
-            f'<int>, "y": <int>}} ({space})\n Your target is: {what}'
-        )
-        return [
-            {"role": "user", "content": [_image_part(image_url), {"type": "text", "text": text}]}
-        ]
-    if fmt == "mai_ui":
-        system = (
-            "You are a GUI grounding agent. Given a screenshot and an element description, "
-            "locate the element. Output your reasoning in <grounding_think></grounding_think> "
-            'and the point in <answer>{"coordinate": [x, y]}</answer>, x and y from 0 to '
-            f"{profile.scale} relative to the image width and height."
-        )
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": [{"type": "text", "text": what}, _image_part(image_url)]},
-        ]
-    if fmt == "qwen":
-        tool = {
-            "type": "function",
-            "function": {
-                "name": "computer_use",
-                "description": (
-                    "Use a mouse to interact with a computer.\n* The screen's resolution is "
-                    f"{model_w}x{model_h}."
-                ),
-                "parameters": {
-                    "properties": {
-                        "action": {"enum": ["left_click"], "type": "string"},
-                        "coordinate": {"type": "array", "description": "(x, y)"},
-                    },
-                    "required": ["action", "coordinate"],
-                    "type": "object",
+
+def _gta1_question(
+    what: str, url: str, space: str, size: tuple[int, int], scale: int
+) -> list[dict[str, Any]]:
+    model_w, model_h = size
+    system = (
+        "You are an expert UI element locator. Given a GUI image and a user's element "
+        "description, provide the coordinates of the specified element as a single (x,y) "
+        f"point. The image resolution is height {model_h} and width {model_w}. For "
+        "elements with area, return the center point.\n\nOutput the coordinate pair "
+        "exactly:\n(x,y)"
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": [_image_part(url), {"type": "text", "text": what}]},
+    ]
+
+
+def _holo_question(
+    what: str, url: str, space: str, size: tuple[int, int], scale: int
+) -> list[dict[str, Any]]:
+    text = (
+        "Localize an element on the GUI image according to the provided target and output "
+        'a click position.\n * You must output a valid JSON following the format: {"x": '
+        f'<int>, "y": <int>}} ({space})\n Your target is: {what}'
+    )
+    return [{"role": "user", "content": [_image_part(url), {"type": "text", "text": text}]}]
+
+
+def _mai_ui_question(
+    what: str, url: str, space: str, size: tuple[int, int], scale: int
+) -> list[dict[str, Any]]:
+    system = (
+        "You are a GUI grounding agent. Given a screenshot and an element description, "
+        "locate the element. Output your reasoning in <grounding_think></grounding_think> "
+        'and the point in <answer>{"coordinate": [x, y]}</answer>, x and y from 0 to '
+        f"{scale} relative to the image width and height."
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": [{"type": "text", "text": what}, _image_part(url)]},
+    ]
+
+
+def _qwen_question(
+    what: str, url: str, space: str, size: tuple[int, int], scale: int
+) -> list[dict[str, Any]]:
+    model_w, model_h = size
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "computer_use",
+            "description": (
+                "Use a mouse to interact with a computer.\n* The screen's resolution is "
+                f"{model_w}x{model_h}."
+            ),
+            "parameters": {
+                "properties": {
+                    "action": {"enum": ["left_click"], "type": "string"},
+                    "coordinate": {"type": "array", "description": "(x, y)"},
                 },
+                "required": ["action", "coordinate"],
+                "type": "object",
             },
-        }
-        system = (
-            "You are a helpful assistant.\n\n# Tools\n\nYou may call one or more functions to "
-            "assist with the user query.\n\nYou are provided with function signatures within "
-            f"<tools></tools> XML tags:\n<tools>\n{json.dumps(tool)}\n</tools>\n\nFor each "
-            "function call, return a json object with function name and arguments within "
-            '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, '
-            '"arguments": <args-json-object>}\n</tool_call>'
-        )
-        return [
-            {"role": "system", "content": system},
-            {
-                "role": "user",
-                "content": [{"type": "text", "text": f"Click {what}."}, _image_part(image_url)],
-            },
-        ]
+        },
+    }
+    system = (
+        "You are a helpful assistant.\n\n# Tools\n\nYou may call one or more functions to "
+        "assist with the user query.\n\nYou are provided with function signatures within "
+        f"<tools></tools> XML tags:\n<tools>\n{json.dumps(tool)}\n</tools>\n\nFor each "
+        "function call, return a json object with function name and arguments within "
+        '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, '
+        '"arguments": <args-json-object>}\n</tool_call>'
+    )
+    return [
+        {"role": "system", "content": system},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": f"Click {what}."}, _image_part(url)],
+        },
+    ]
+
+
+def _json_question(
+    what: str, url: str, space: str, size: tuple[int, int], scale: int
+) -> list[dict[str, Any]]:
     text = (
         f"Where is {what} in this image? Answer with one JSON object and nothing else: "
         f'{{"x": <x>, "y": <y>}}, the point to click, as {space}.'
     )
-    return [{"role": "user", "content": [{"type": "text", "text": text}, _image_part(image_url)]}]
+    return [{"role": "user", "content": [{"type": "text", "text": text}, _image_part(url)]}]
+
+
+#: how each point format is asked (its source's prompt; `json` is our own question): the
+#: target's words, the image, the coordinate space in words, the model's size, its scale
+PointQuestion = Callable[[str, str, str, tuple[int, int], int], list[dict[str, Any]]]
+POINT_QUESTIONS: Mapping[PointFormat, PointQuestion] = {
+    "ui_tars": _ui_tars_question,
+    "gta1": _gta1_question,
+    "holo": _holo_question,
+    "mai_ui": _mai_ui_question,
+    "qwen": _qwen_question,
+    "json": _json_question,
+}
+
+
+def point_messages(
+    profile: ModelProfile, target: str, image_url: str, width: int, height: int
+) -> list[dict[str, Any]]:
+    """The chat messages asking `profile`'s model where `target` is in a width × height image."""
+    question = POINT_QUESTIONS[profile.point_format]
+    space = describe_space(profile, width, height)
+    size = profile.model_size(width, height)
+    return question(_fenced(target), image_url, space, size, profile.scale)
 
 
 # ── the answer ───────────────────────────────────────────────────────────────

@@ -1,4 +1,4 @@
-"""Model profiles: per model family, the request parameters, coordinate space and answer grammar.
+"""Model profiles: per model family, the request parameters, coordinate space and backend.
 
 The table is data (`PROFILES`, first match wins); `resolve_profile` picks one by the model id
 or by name, and `to_screenshot` turns the model's coordinates into screenshot pixels. Sources
@@ -19,8 +19,6 @@ from desktop_agent.core.models import Decision
 #: resized: pixels of the image after the model's own resize rule (Qwen2.5-VL's smart_resize)
 CoordinateSpace = Literal["pixels", "normalized", "resized"]
 COORDINATE_SPACES: tuple[CoordinateSpace, ...] = ("pixels", "normalized", "resized")
-#: json: our answer format (DESIGN §3); ui_tars: "Thought: … Action: click(start_box=…)"
-Grammar = Literal["json", "ui_tars"]
 TokenParam = Literal["max_tokens", "max_completion_tokens"]
 #: how a coordinate click is refined before the gate (planner/grounding.py): not at all; the
 #: model asked again on a crop around its point; a separate grounding model, then the crop
@@ -72,7 +70,9 @@ class ModelProfile:
     scale: int = 1000
     #: the model's own resize ("resized" only)
     resize: ResizeRule | None = None
-    grammar: Grammar = "json"
+    #: the backend that speaks to it: a module of planner/backends/ (chat_json: our JSON
+    #: answer, DESIGN §3; ui_tars: "Thought: … Action: click(start_box=…)"; …)
+    backend: str = "chat_json"
     #: the image budget: a bigger screenshot is scaled down to this many pixels before sending
     max_image_pixels: int | None = None
     max_output_tokens: int = 1024
@@ -123,7 +123,7 @@ PROFILES: tuple[ModelProfile, ...] = (
         ("*ui-tars-1.5*", "*ui-tars-1_5*", "*uitars-1.5*"),
         coordinates="resized",
         resize=_UI_TARS_15,
-        grammar="ui_tars",
+        backend="ui_tars",
         grounding="off",
         point_format="ui_tars",
         note="UI-TARS-1.5: action text, pixels of its smart_resize input",
@@ -132,7 +132,7 @@ PROFILES: tuple[ModelProfile, ...] = (
         "ui-tars",
         ("*ui-tars*", "*uitars*"),
         coordinates="normalized",
-        grammar="ui_tars",
+        backend="ui_tars",
         grounding="off",
         point_format="ui_tars",
         note="UI-TARS (1.0, Doubao): action text, 0–1000",

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.errors import PlannerError
-from desktop_agent.planner.grammars import parse_ui_tars
+from desktop_agent.planner.backends.ui_tars import parse_ui_tars
 from desktop_agent.planner.parsing import parse_decision
 from tests.unit.planner.conftest import tools
 

@@ -1,0 +1,102 @@
+"""The backend protocol: one module per answer format or model API, named by a profile row.
+
+A backend says what a turn sends (tools, prompt, image size), what it parses (validated
+Decisions, points in the model's coordinates) and what it reports (usage, safety checks).
+Two kinds exist:
+
+- a chat format (`ChatFormat`): a prompt and an answer grammar spoken over OpenAI-compatible
+  chat completions; `OpenAIPlanner` (planner/client.py) carries it (transport, retries,
+  limits, grounding);
+- a native API: the backend builds its own Planner (`Backend.planner`).
+
+The backend named `x` is the module `desktop_agent.planner.backends.x`, whose `BACKEND` is it:
+adding a format is that module and a profile row (planner/profiles.py), nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from desktop_agent.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from desktop_agent.core.models import Decision
+    from desktop_agent.core.ports import DecideRequest, Planner
+    from desktop_agent.core.tools import ToolSpec
+
+
+class ChatFormat(Protocol):
+    """A prompt and an answer grammar over chat completions."""
+
+    #: True: the answer is our JSON, asked for with a response_format (stepped down when a
+    #: server refuses it); False: the format's own text, no response_format
+    structured: bool
+
+    def messages(
+        self, request: DecideRequest, image_url: str, space: str, identity: bool
+    ) -> list[dict[str, Any]]:
+        """The chat messages of one turn; `space` says how the model's coordinates run,
+        `identity` that they are the screenshot's own pixels."""
+        ...
+
+    def parse(self, text: str, tools: Sequence[ToolSpec]) -> Decision:
+        """The answer → a validated Decision in the model's coordinates; PlannerError why not."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One backend: its name, what `doctor` prints of it, and how its planner is made."""
+
+    name: str
+    #: the protocol and tool version the model gets, for `doctor` and the docs
+    protocol: str
+    #: the chat format a chat-completions planner speaks; None for a native API
+    chat: ChatFormat | None = None
+    #: module:attribute of the Planner class of a native API (built with the planner's
+    #: options); "" for a chat format (OpenAIPlanner)
+    planner_class: str = ""
+
+    def planner(self, **options: Any) -> Planner:
+        """The run's Planner for this backend (options as OpenAIPlanner takes them)."""
+        where = self.planner_class or "desktop_agent.planner.client:OpenAIPlanner"
+        module, _, name = where.partition(":")
+        cls = getattr(importlib.import_module(module), name)
+        planner: Planner = cls(**options)
+        return planner
+
+
+def backend_names() -> tuple[str, ...]:
+    """Every backend module of this package, sorted."""
+    return tuple(sorted(info.name for info in pkgutil.iter_modules(__path__)))
+
+
+def backend_named(name: str) -> Backend:
+    """The backend `name`; ConfigError naming the known ones when there is none."""
+    if name not in backend_names():
+        raise ConfigError(f"unknown backend {name!r} (one of: {', '.join(backend_names())})")
+    backend = importlib.import_module(f"{__name__}.{name}").BACKEND
+    if not isinstance(backend, Backend):
+        raise ConfigError(f"the backend module {name!r} holds no BACKEND")
+    return backend
+
+
+def chat_format(name: str) -> ChatFormat:
+    """The chat format of backend `name`; ConfigError when it is a native API."""
+    backend = backend_named(name)
+    if backend.chat is None:
+        raise ConfigError(f"the backend {name!r} is not spoken over chat completions")
+    return backend.chat
+
+
+def make_planner(*, model: str, profile: str = "auto", **options: Any) -> Planner:
+    """The Planner for `model` under `profile` ("auto": by the model's name), made by the
+    profile's backend."""
+    from desktop_agent.planner.profiles import resolve_profile
+
+    backend = backend_named(resolve_profile(model, profile).backend)
+    return backend.planner(model=model, profile=profile, **options)
