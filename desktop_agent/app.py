@@ -120,11 +120,13 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     dir was asked to come to the front instead.
     """
     # not desktop_agent.settings: pydantic is not on the way to the first paint
-    from desktop_agent.store.data_dir import make_data_dir, resolve_data_dir
+    from desktop_agent.store.data_dir import ForeignDataDir, make_data_dir, resolve_data_dir
 
     directory = resolve_data_dir(data_dir)
     try:
         make_data_dir(directory)
+    except ForeignDataDir as error:
+        return refuse_to_start(str(error))
     except OSError as error:
         return refuse_to_start(f"data dir {directory} cannot be made: {error.strerror}")
     _log_to_file(directory)

@@ -33,7 +33,7 @@ from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.model_servers import DEFAULT_PORT_NUMBERS
 from desktop_agent.core.models import Policy
-from desktop_agent.store.data_dir import APP_NAME, HOME_ENV
+from desktop_agent.store.data_dir import APP_NAME, HOME_ENV, ForeignDataDir, refuse_foreign
 from desktop_agent.store.data_dir import make_data_dir as make_data_dir
 from desktop_agent.store.data_dir import resolve_data_dir as resolve_data_dir
 
@@ -383,8 +383,13 @@ def load_settings(path: str | Path | None = None, env: Mapping[str, str] = os.en
     file = Path(path) if path is not None else settings_path(env)
     data: dict[str, Any] = {}
     try:
+        # another user's file, or one in a folder others may write, is theirs to choose
+        refuse_foreign(file.parent, "settings folder")
         with file.open("rb") as handle:
+            refuse_foreign(file, "settings file")
             data = tomllib.load(handle)
+    except ForeignDataDir as error:
+        raise ConfigError(str(error)) from None
     except FileNotFoundError:
         pass
     except tomllib.TOMLDecodeError as error:

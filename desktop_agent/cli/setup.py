@@ -11,7 +11,7 @@ from pathlib import Path
 
 def prepare_data_dir(value: str | None) -> Path:
     from desktop_agent.core.errors import ConfigError
-    from desktop_agent.store.data_dir import make_data_dir, resolve_data_dir
+    from desktop_agent.store.data_dir import ForeignDataDir, make_data_dir, resolve_data_dir
 
     data_dir = resolve_data_dir(value)
     try:
@@ -19,6 +19,8 @@ def prepare_data_dir(value: str | None) -> Path:
         probe = data_dir / f".write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
+    except ForeignDataDir as error:
+        raise ConfigError(str(error)) from None
     except OSError as error:
         raise ConfigError(f"data dir {data_dir} cannot be written: {error.strerror}") from None
     return data_dir

@@ -83,10 +83,15 @@ def _as_pathlib_writes(path: str) -> str:
     return root + "/".join(parts)
 
 
+class ForeignDataDir(PermissionError):
+    """A data dir (or settings file) another user owns or may write: refused, since its
+    settings, routines and token would be theirs to choose (its message is one line)."""
+
+
 def make_data_dir(path: Path) -> Path:
     """Create the data dir 0700 (missing parents with the usual modes), or make an existing
     one private as a new one is (private_files.tighten_data_dir says how far). OSError when
-    it cannot be made."""
+    it cannot be made; ForeignDataDir when it belongs to someone else (`refuse_foreign`)."""
     from pathlib import Path
 
     from desktop_agent.store.private_files import make_private_dir, tighten_data_dir
@@ -95,5 +100,48 @@ def make_data_dir(path: Path) -> Path:
     existed = path.is_dir()
     make_private_dir(path)
     if existed:
+        refuse_foreign(path, "data dir", writable_checked=False)  # before anything is changed
         tighten_data_dir(path)
+    refuse_foreign(path, "data dir")
     return path
+
+
+def refuse_foreign(path: str | Path, what: str, *, writable_checked: bool = True) -> None:
+    """ForeignDataDir when `path` is owned by another user than this process's effective
+    one, or (`writable_checked`) when its group or others may write it; nothing on Windows
+    (its folders are guarded by their ACL) or when `path` is missing.
+
+    "Someone else" is any other uid, root's included: root running on a user's folder
+    would read settings that user chose. Write access for a group or for everyone counts
+    as well (a sticky /tmp is everyone's): they could plant the settings file."""
+    if sys.platform == "win32":
+        return
+    import stat
+
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    euid = os.geteuid()
+    if info.st_uid != euid:
+        raise ForeignDataDir(
+            f"{what} {path} belongs to {_user(info.st_uid)}, not to {_user(euid)}: refused "
+            "(its settings would be theirs); use a folder of your own (--data-dir or "
+            f"{HOME_ENV})"
+        )
+    if writable_checked and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ForeignDataDir(
+            f"{what} {path} can be written by others (mode {stat.S_IMODE(info.st_mode):o}): "
+            f"refused (they could choose its settings); make it private (chmod go-w) or use "
+            f"a folder of your own (--data-dir or {HOME_ENV})"
+        )
+
+
+def _user(uid: int) -> str:
+    """'uid 1000 (ann)', the name when the system knows one."""
+    import pwd
+
+    try:
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        return f"uid {uid}"

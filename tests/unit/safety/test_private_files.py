@@ -131,17 +131,21 @@ def test_screenshots_are_walked_once_then_only_the_top_is_checked(tmp_path: Path
     assert mode(files["api-token"]) == 0o600
 
 
-def test_a_shared_sticky_folder_as_data_dir_keeps_its_mode(tmp_path: Path) -> None:
+def test_a_shared_sticky_folder_as_data_dir_keeps_its_mode_and_is_refused(
+    tmp_path: Path,
+) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)  # like /tmp: others' files live there too
     (shared / "api-token").write_bytes(b"token")
     (shared / "api-token").chmod(0o644)
 
-    assert make_data_dir(shared) == shared
+    # anyone may plant a settings file there (tests/unit/store/test_data_dir_owner.py)
+    with pytest.raises(PermissionError, match="can be written by others"):
+        make_data_dir(shared)
 
     assert mode(shared) == 0o1777
-    assert mode(shared / "api-token") == 0o600
+    assert mode(shared / "api-token") == 0o600  # our own file, narrowed all the same
 
 
 def test_the_token_and_its_data_dir_are_private(tmp_path: Path) -> None:
