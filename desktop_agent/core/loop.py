@@ -162,7 +162,9 @@ class LoopDeps(RunnerServices):
     """What one run needs: the shared services, its planner, and the clocks."""
 
     planner: Planner
-    #: refines a coordinate call's point before the gate (None: the point is acted on as given)
+    #: refines a coordinate call's point before the gate; None: the planner's own `grounder`,
+    #: read at each call (a routine's player has one only once the agent took over), else
+    #: the point is acted on as given
     grounder: Grounder | None = None
     approval_ids: Callable[[], str] = field(default=lambda: "approval")
     now: Callable[[], datetime] = utcnow
@@ -173,14 +175,9 @@ class LoopDeps(RunnerServices):
         cls, services: RunnerServices, planner: Planner, approval_ids: Callable[[], str]
     ) -> LoopDeps:
         shared = {f.name: getattr(services, f.name) for f in fields(RunnerServices)}
-        # the planner brings the grounding its run was set up with (planner side), if any
-        grounder = getattr(planner, "grounder", None)
-        return cls(
-            **shared,
-            planner=planner,
-            grounder=grounder if isinstance(grounder, Grounder) else None,
-            approval_ids=approval_ids,
-        )
+        # the planner brings the grounding it was set up with (planner side), if any: read
+        # at each call (`_TaskLoop._grounder`), not here
+        return cls(**shared, planner=planner, approval_ids=approval_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,12 +512,20 @@ class _TaskLoop:
             )
         return decided
 
+    def _grounder(self) -> Grounder | None:
+        """The deps' grounder, else the planner's as it is now: a routine's player hands its
+        clicks to the agent's planner, with the grounding the settings configure."""
+        if self.deps.grounder is not None:
+            return self.deps.grounder
+        grounder = getattr(self.deps.planner, "grounder", None)
+        return grounder if isinstance(grounder, Grounder) else None
+
     async def _ground(self, turn: int, decided: _Decided, observation: Observation) -> _Decided:
         """A coordinate call that names its target, refined before anything judges it: the
         point found is what the gate assesses, the person asked sees, the store keeps and the
         executor clicks. Its own step row (kind ground): the crop it looked at, both points,
         its tokens. A stop during the request ends the run here, before any input."""
-        grounder = self.deps.grounder
+        grounder = self._grounder()
         decision = decided.decision
         # the validated call's arguments: "150" is refined (and clicked) as 150
         args = decided.call.values if decided.call is not None else {}

@@ -28,7 +28,7 @@ from desktop_agent.core.models import (
     StopReason,
     TokenUsage,
 )
-from desktop_agent.core.ports import DecideRequest, Planner
+from desktop_agent.core.ports import DecideRequest, Grounder, Planner
 from desktop_agent.core.routine import Routine, RoutineStep
 from desktop_agent.core.targets import Found, acts_in_a_window, find_again, relocate
 
@@ -52,6 +52,7 @@ class RoutinePlayer:
     Attributes:
         checked: steps whose precondition and effect both matched.
         handed_over: the step (1-based) at which the agent took over, else None.
+        grounder: the agent's grounding once it took over, else None.
     """
 
     def __init__(
@@ -207,6 +208,13 @@ class RoutinePlayer:
         self.handed_over = number
         self._agent_goal = handover_goal(self.routine, self.steps, index, why)
         return await agent.decide(replace(request, goal=self._agent_goal))
+
+    @property
+    def grounder(self) -> Grounder | None:
+        """The agent's grounding once it took over (the loop reads it at each call); None
+        while the routine plays: its points are found again, not guessed."""
+        grounder = getattr(self._agent, "grounder", None)
+        return grounder if isinstance(grounder, Grounder) else None
 
     async def aclose(self) -> None:
         """The agent's planner (its HTTP client) goes with the run."""

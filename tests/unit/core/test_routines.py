@@ -16,6 +16,7 @@ from desktop_agent.core.models import (
     Effect,
     Element,
     ElementRef,
+    Grounding,
     Observation,
     Policy,
     RunKind,
@@ -41,7 +42,15 @@ from desktop_agent.core.routine import (
 )
 from desktop_agent.core.routine_player import RoutinePlayer
 from desktop_agent.core.targets import Found, element_ref, find_again, relocate
-from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, grey_signature, make_observation
+from tests.fakes import (
+    FakeFocusProbe,
+    ScriptedGrounder,
+    ScriptedPlanner,
+    done,
+    grey_signature,
+    make_observation,
+    tool,
+)
 from tests.unit.core.conftest import Consumer, Harness, make_harness
 
 TITLE = "notes.txt - Editor"
@@ -388,6 +397,30 @@ async def test_on_a_mismatch_the_agent_takes_over_with_the_rest_as_a_plan() -> N
     assert goal.startswith("write a note and save it\n")
     assert 'Done so far by the routine:\n1. click on push button "Save"' in goal
     assert '4. click on push button "Save"' in goal.split("as a plan")[1]
+
+
+async def test_after_the_handover_the_agents_clicks_go_through_its_grounding() -> None:
+    harness = make_harness(policies={"click": Policy.ALLOW})
+    harness.observer.observation = editor(save=False)  # step 1's Save button is not there
+    grounder = ScriptedGrounder(
+        [Grounding(point=(130, 122), first=(150, 115), refined=True, summary="refined")]
+    )
+    agent = ScriptedPlanner(
+        [tool("click", x=150, y=115, target="the Save button"), done()], grounder=grounder
+    )
+
+    async def handover() -> ScriptedPlanner:
+        return agent
+
+    routine = note_routine()
+    player = RoutinePlayer(routine, routine.bind({}), handover=handover, patience_turns=0)
+
+    _, final = await play(harness, player)
+
+    assert final.status is RunStatus.COMPLETED
+    assert [(r.target, r.point) for r in grounder.requests] == [("the Save button", (150, 115))]
+    [(name, args)] = harness.executor.calls
+    assert (name, args.x, args.y) == ("click", 130, 122)  # type: ignore[attr-defined]
 
 
 async def test_a_password_parameter_is_asked_at_run_time_and_never_stored() -> None:
