@@ -310,8 +310,13 @@ async def test_the_planner_is_offered_only_the_allowed_tools(harness: Harness) -
 async def test_a_denied_approval_never_runs_the_tool_and_counts_as_a_failure() -> None:
     h = make_harness(answers=[ApprovalDecision.DENY] * 3)
     run = await h.create()
-    events = await h.collect(run, ScriptedPlanner([tool("click", x=1, y=1)] * 3))
+    # the planner would go on (then: done): only the three denials can end the run on turn 3
+    planner = ScriptedPlanner([tool("click", x=1, y=1)] * 3, then=done())
+    events = await h.collect(run, planner)
     assert outcome(events) == (RunStatus.FAILED, StopReason.MAX_FAILURES)
+    assert final_run(events).step_count == 3
+    assert final_run(events).message == "3 consecutive failures; last: denied by the user"
+    assert len(planner.requests) == 3
     assert h.executor.calls == []
     assert len(h.gate.requests) == 3
     steps = [event.step for event in action_steps(events)]
