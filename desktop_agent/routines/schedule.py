@@ -166,7 +166,7 @@ def task_name(name: str) -> str:
 
 def schtasks_xml(name: str, schedule: Schedule, data_dir: Path) -> str:
     """A Task Scheduler task (schema 1.2) that starts the routine in the user's session."""
-    program, *arguments = (refuse_control(part) for part in command_line(name, data_dir))
+    program, *arguments = (_task_word(part) for part in command_line(name, data_dir))
     if schedule.weekdays:
         days = "".join(f"<{day}/>" for day in ("Monday", "Tuesday", "Wednesday", "Thursday",
                                                "Friday"))  # fmt: skip
@@ -210,6 +210,19 @@ def schtasks_xml(name: str, schedule: Schedule, data_dir: Path) -> str:
         "  </Actions>\n"
         "</Task>\n"
     )
+
+
+def _task_word(word: str) -> str:
+    """One word of the task's command line; RoutineError (one line) for a control character
+    or a `%`: the task engine expands `%VAR%` in an Exec's Path and Arguments (Microsoft's
+    ExecAction object, Remarks) and has no escape for it."""
+    refuse_control(word)
+    if "%" in word:
+        raise RoutineError(
+            f"cannot schedule: {word!r} holds a '%', which Task Scheduler would read as an "
+            "environment variable"
+        )
+    return word
 
 
 def schtasks(*args: str) -> str:

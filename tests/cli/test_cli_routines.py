@@ -378,6 +378,13 @@ def test_a_control_character_in_a_unit_or_task_is_refused_with_one_line(
         assert "\n" not in str(raised.value)
 
 
+def test_a_percent_sign_in_a_tasks_command_line_is_refused(tmp_path: Path) -> None:
+    # Task Scheduler expands %VAR% in an Exec's arguments, with no escape: "%APPDATA%\x"
+    # would start the routine on another data dir
+    with pytest.raises(RoutineError, match="Task Scheduler would read as an environment"):
+        schtasks_xml("note", Schedule("09:00", False), tmp_path / "%APPDATA%")
+
+
 def test_scheduling_from_a_data_dir_with_a_control_character_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
