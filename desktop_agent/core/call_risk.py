@@ -95,10 +95,13 @@ TERMINAL_NAMES: tuple[str, ...] = (
 #: names found only as whole words: short ones that longer words hold ("st", "foot", "fish")
 TERMINAL_WORDS: tuple[str, ...] = (
     "term", "xterm", "uxterm", "uterm", "rxterm", "urxterm", "aterm", "eterm", "lterm", "qterm",
-    "mate-term", "xfce4-term", "foot", "rxvt", "urxvt", "kgx", "pwsh", "bash",
-    "zsh", "fish", "gmrun",
+    "mate-term", "xfce4-term", "mlterm", "roxterm", "foot", "rxvt", "urxvt", "kgx", "pwsh",
+    "bash", "zsh", "fish", "gmrun",
 )  # fmt: skip
-#: launchers known by their whole window class (a title that merely holds "albert" is not one)
+#: terminals and launchers known by their whole window class, too short or too common a word
+#: to be looked for anywhere: suckless st (class "St"; its res_name st-256color is not what
+#: the inventory shows), and launchers (a title that merely holds "albert" is not one)
+TERMINAL_CLASSES: tuple[str, ...] = ("st",)
 LAUNCHER_CLASSES: tuple[str, ...] = ("rofi", "dmenu", "wofi", "albert")
 #: window titles and classes of terminals, shells, launchers and run-a-command dialogs
 #: (matched in the folded window label); each entry of the lists above has its test
@@ -108,7 +111,7 @@ _TERMINAL_WINDOW = re.compile(
         (
             *map(re.escape, TERMINAL_NAMES),
             *(rf"\b{re.escape(word)}\b" for word in TERMINAL_WORDS),
-            rf"(?:^|— )(?:{'|'.join(map(re.escape, LAUNCHER_CLASSES))})$",
+            rf"(?:^|— )(?:{'|'.join(map(re.escape, TERMINAL_CLASSES + LAUNCHER_CLASSES))})$",
             # the title a shell gives its terminal: user@host: ~/dir
             r"^[\w.-]+@[\w.-]+:",
             # Windows' Run dialog

@@ -15,6 +15,7 @@ from desktop_agent.core.call_risk import (
     LOOKALIKE_LETTERS,
     PASTE_COMBOS,
     SYSTEM_COMBOS,
+    TERMINAL_CLASSES,
     TERMINAL_NAMES,
     TERMINAL_WORDS,
 )
@@ -88,19 +89,19 @@ async def test_each_terminal_word_inside_a_longer_word_is_not_a_terminal(word: s
     assert asked == [] and ran == ["hotkey"]
 
 
-@pytest.mark.parametrize("launcher", LAUNCHER_CLASSES)
-async def test_a_line_typed_into_each_launcher_asks(launcher: str) -> None:
+@pytest.mark.parametrize("window_class", TERMINAL_CLASSES + LAUNCHER_CLASSES)
+async def test_a_line_typed_into_each_window_known_by_its_class_asks(window_class: str) -> None:
     asked, ran = await through_the_gate(
-        focused_window(f"drun — {launcher}"), tool("type_text", text="xterm", enter=True)
+        focused_window(f"drun — {window_class}"), tool("type_text", text="xterm", enter=True)
     )
     assert asked == ["typing a line that ends with Enter into a terminal runs it"] and ran == []
 
 
-@pytest.mark.parametrize("launcher", LAUNCHER_CLASSES)
-async def test_each_launcher_name_in_a_title_is_not_a_launcher(launcher: str) -> None:
-    # only the whole window class names the launcher: a document may be called "albert"
+@pytest.mark.parametrize("window_class", TERMINAL_CLASSES + LAUNCHER_CLASSES)
+async def test_each_class_name_in_a_title_is_not_that_window(window_class: str) -> None:
+    # only the whole window class names it: a document may be called "albert" or "st"
     asked, ran = await through_the_gate(
-        focused_window(f"{launcher} — L3afpad"), tool("hotkey", keys=["enter"])
+        focused_window(f"{window_class} — L3afpad"), tool("hotkey", keys=["enter"])
     )
     assert asked == [] and ran == ["hotkey"]
 

@@ -11,7 +11,7 @@ from desktop_agent.core.models import ApprovalDecision, Element, Observation, Po
 from tests.fakes import ScriptedPlanner, done, make_observation, tool
 from tests.unit.core.conftest import make_harness
 
-#: each label names one terminal only (no other entry of the lists matches it)
+#: each label holds one name of the lists (Windows Terminal only the generic "terminal")
 TERMINAL_LABELS = {
     "fish": "fish  /home/alice — Unknown",
     "wezterm": "~ — org.wezfurlong.wezterm",
@@ -21,10 +21,14 @@ TERMINAL_LABELS = {
     "yakuake": "Yakuake",
     "terminator": "Terminator",
     "foot": "~ — foot",
-    "st": "st — st-256color",
-    "pwsh": "C:\\Program Files\\PowerShell\\7\\pwsh.exe — ConsoleWindowClass",
-    "conhost": "conhost.exe — ConsoleWindowClass",
-    "windows terminal": "Ubuntu — WindowsTerminal.exe",
+    "st": "vim — St",  # WM_CLASS res_class "St"; its res_name is st-256color
+    "st titled st": "st",
+    "mlterm": "~ — mlterm",
+    "roxterm": "~ — Roxterm",
+    # Windows labels a window by its title alone
+    "pwsh": "pwsh",
+    "conhost": "C:\\Windows\\System32\\conhost.exe",
+    "windows terminal": "Windows Terminal",
     "sakura": "sakura",
     "terminology": "Terminology",
     "greek chi": "\u03c7term",  # χterm: the Greek χ reads as x
@@ -48,7 +52,9 @@ async def test_enter_in_each_real_terminal_asks_though_hotkeys_are_allowed(label
     assert h.executor.calls == []
 
 
-@pytest.mark.parametrize("label", ["footnotes.txt — L3afpad", "selfish — Firefox"])
+@pytest.mark.parametrize(
+    "label", ["footnotes.txt — L3afpad", "selfish — Firefox", "St. Louis weather — Firefox"]
+)
 def test_a_short_terminal_name_inside_another_word_is_not_a_terminal(label: str) -> None:
     assert not is_terminal_window(label)
 
