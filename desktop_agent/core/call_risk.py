@@ -120,8 +120,18 @@ _TERMINAL_WINDOW = re.compile(
     )
 )
 #: windows that hold a terminal pane beside other panes (VS Code's integrated terminal): a
-#: terminal unless the focused control is known and is not the terminal
-_TERMINAL_HOST_WINDOW = re.compile(r"visual studio code|vscodium|code - oss|\bcode\b$")
+#: terminal unless the focused control is known and is not the terminal; by a name found
+#: anywhere in the label, or by the word the label ends with (VS Code's class "Code")
+TERMINAL_HOST_NAMES: tuple[str, ...] = ("visual studio code", "vscodium", "code - oss")
+TERMINAL_HOST_CLASSES: tuple[str, ...] = ("code",)
+_TERMINAL_HOST_WINDOW = re.compile(
+    "|".join(
+        (
+            *map(re.escape, TERMINAL_HOST_NAMES),
+            rf"\b(?:{'|'.join(map(re.escape, TERMINAL_HOST_CLASSES))})$",
+        )
+    )
+)
 #: the accessible name of a terminal pane inside another app (xterm.js: "Terminal input",
 #: VS Code: "Terminal 1, bash")
 _TERMINAL_CONTROL = re.compile(r"\bterminal\b")
