@@ -83,7 +83,7 @@ _PRESSING_CHARS = re.compile(r"[ \x00-\x08\x0a-\x1f\x7f]")
 #: names of terminals, shells, launchers and run-a-command dialogs, found anywhere in the
 #: lowercased window label ("title — class"): gnome-terminal, org.kde.konsole, WindowsTerminal
 TERMINAL_NAMES: tuple[str, ...] = (
-    "terminal", "terminator", "terminology", "konsole", "alacritty", "kitty", "wezterm",
+    "terminal", "terminator", "terminology", "konsole", "alacritty", "wezterm",
     "tilix", "tilda", "guake", "yakuake", "st-256color", "ptyxis", "org.gnome.console",
     "ghostty", "sakura", "cmd.exe", "command prompt", "powershell", "conhost",
     "windowsterminal",
@@ -97,6 +97,17 @@ TERMINAL_WORDS: tuple[str, ...] = (
     "term", "xterm", "uxterm", "uterm", "rxterm", "urxterm", "aterm", "eterm", "lterm", "qterm",
     "mate-term", "xfce4-term", "mlterm", "roxterm", "foot", "rxvt", "urxvt", "kgx", "pwsh",
     "bash", "zsh", "fish", "gmrun",
+    # Windows: Git Bash's mintty, ConEmu and cmder
+    "mintty", "conemu", "conemu64", "cmder",
+)  # fmt: skip
+#: terminals whose names are also words ("kitty pictures.txt — gedit" is a document): found
+#: only as the label's last word, where X11's class stands ("~ — kitty", "~ — dev.warp.Warp";
+#: the X11 label ends with the class unless the title already does) or a Windows title ends
+#: ("host - PuTTY")
+TERMINAL_LAST_WORDS: tuple[str, ...] = ("kitty", "hyper", "tabby", "warp", "putty")
+#: the titles Git Bash and MSYS2 give their shells: "MINGW64:/c/Users/me"
+MSYS_TITLE_PREFIXES: tuple[str, ...] = (
+    "mingw32:", "mingw64:", "msys:", "ucrt64:", "clang32:", "clang64:", "clangarm64:",
 )  # fmt: skip
 #: terminals and launchers known by their whole window class, too short or too common a word
 #: to be looked for anywhere: suckless st (class "St"; its res_name st-256color is not what
@@ -112,6 +123,8 @@ _TERMINAL_WINDOW = re.compile(
             *map(re.escape, TERMINAL_NAMES),
             *(rf"\b{re.escape(word)}\b" for word in TERMINAL_WORDS),
             rf"(?:^|— )(?:{'|'.join(map(re.escape, TERMINAL_CLASSES + LAUNCHER_CLASSES))})$",
+            rf"\b(?:{'|'.join(map(re.escape, TERMINAL_LAST_WORDS))})$",
+            rf"^(?:{'|'.join(map(re.escape, MSYS_TITLE_PREFIXES))})",
             # the title a shell gives its terminal: user@host: ~/dir
             r"^[\w.-]+@[\w.-]+:",
             # Windows' Run dialog

@@ -22,8 +22,17 @@ log = logging.getLogger(__name__)
 
 #: the probe's own bound; the loop's deadline (FOCUS_TIMEOUT_S) is the outer one
 PROBE_TIMEOUT_S = 0.4
-#: window classes of Windows consoles (conhost, Windows Terminal)
-_CONSOLE_CLASSES = frozenset({"ConsoleWindowClass", "CASCADIA_HOSTING_WINDOW_CLASS"})
+#: window classes of Windows terminals: conhost, Windows Terminal, Git Bash's mintty, ConEmu
+#: and cmder (ConEmu's ConEmu.h: VirtualConsoleClassMain), PuTTY
+_CONSOLE_CLASSES = frozenset(
+    {
+        "ConsoleWindowClass",
+        "CASCADIA_HOSTING_WINDOW_CLASS",
+        "mintty",
+        "VirtualConsoleClass",
+        "PuTTY",
+    }
+)
 
 
 def uia_focused_role(auto: Any) -> str | None:

@@ -36,10 +36,12 @@ class WindowInfo:
 
     @property
     def label(self) -> str:
-        """The title, with the program's class when the title does not name it."""
+        """The title, with the program's class when the title does not end with it (a
+        terminal titled "~/kitty pictures" is still "… — kitty": core/call_risk.py matches
+        a terminal's name that is also a word only where the class stands)."""
         if not self.title:
             return self.wm_class
-        if self.wm_class and self.wm_class.lower() not in self.title.lower():
+        if self.wm_class and not self.title.lower().endswith(self.wm_class.lower()):
             return f"{self.title} — {self.wm_class}"
         return self.title
 

@@ -8,8 +8,10 @@ import pytest
 
 from desktop_agent.core.call_risk import (
     LINE_END_COMBOS,
+    MSYS_TITLE_PREFIXES,
     PASTE_COMBOS,
     SYSTEM_COMBOS,
+    TERMINAL_LAST_WORDS,
     Sensitivity,
     assess_call,
     in_terminal,
@@ -395,6 +397,83 @@ def test_more_terminals_and_launchers_are_recognised(label: str) -> None:
 )
 def test_names_that_merely_mention_a_launcher_are_not_terminals(label: str) -> None:
     assert not is_terminal_window(label)
+
+
+#: terminals by any name (issue 28 item 10), each label as a backend writes it: X11's
+#: "title — class" (the class only when the title does not end with it), Windows' title
+OTHER_TERMINALS = [
+    "MINGW64:/c/Users/me",  # Git Bash (mintty), and in Windows Terminal
+    "MINGW32:/c/src — mintty",
+    "MSYS:/home/me",
+    "UCRT64:~/project",
+    "~ — mintty",
+    "~ — Hyper",
+    "bash — hyper",
+    "~ — tabby",
+    "Tabby",
+    "~/src — org.wezfurlong.wezterm",
+    "wezterm",
+    "zsh — Alacritty",
+    "Alacritty",
+    "~ — kitty",
+    "~/kitty pictures — kitty",  # the cwd names kitty: the class still ends the label
+    "cd kitty",  # the title ends with the class: X11 leaves it out
+    "~ — dev.warp.Warp",
+    "Warp",
+    "Windows Terminal",
+    "Ubuntu — Windows Terminal",
+    "cmd.exe - ConEmu64",
+    "ConEmu",
+    "Cmder",
+    "Windows PowerShell ISE",
+    "Administrator: Windows PowerShell ISE",
+    "server.example - PuTTY",
+]
+
+
+@pytest.mark.parametrize("label", OTHER_TERMINALS)
+def test_a_line_typed_into_a_terminal_of_any_name_asks_every_time(label: str) -> None:
+    assert is_terminal_window(label)
+    window = make_observation([Element(1, "window", label, (0, 0, 800, 600), focused=True)])
+    assert type_text("rm -rf ~", window, enter=True) == (
+        "typing a line that ends with Enter into a terminal runs it"
+    )
+    assert "runs the typed line in a terminal" in hotkey("enter", observation=window)
+
+
+@pytest.mark.parametrize("word", TERMINAL_LAST_WORDS)
+def test_each_terminal_named_by_a_word_counts_at_the_labels_end_only(word: str) -> None:
+    assert is_terminal_window(f"~/src — {word.capitalize()}")
+    assert is_terminal_window(f"~/src — dev.{word}.{word}")
+    assert not is_terminal_window(f"{word} notes.txt — L3afpad")
+    assert not is_terminal_window(f"My {word} — Mozilla Firefox")
+
+
+@pytest.mark.parametrize("prefix", MSYS_TITLE_PREFIXES)
+def test_each_msys_shell_title_is_a_terminal_where_it_starts_the_title(prefix: str) -> None:
+    assert is_terminal_window(f"{prefix.upper()}/c/Users/me")
+    assert not is_terminal_window(f"notes on {prefix}/c — L3afpad")
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "kitty pictures.txt — gedit",
+        "Hello Kitty - Wikipedia — Mozilla Firefox",
+        "hyper.md — L3afpad",
+        "Hyperlinks - Notepad",
+        "Tabby cats — Mozilla Firefox",
+        "Warp drive notes - Notepad",
+        "Time warp — Inkscape",
+        "Putty and paint — Shop",
+        "kitty — Eye of GNOME",
+    ],
+)
+def test_a_document_named_like_a_terminal_that_is_also_a_word_is_not_one(label: str) -> None:
+    # kitty, Hyper, Tabby, Warp and PuTTY count where a class stands (the label's end)
+    assert not is_terminal_window(label)
+    window = make_observation([Element(1, "window", label, (0, 0, 800, 600), focused=True)])
+    assert type_text("hello", window, enter=True) == ""
 
 
 def test_vs_code_is_a_terminal_unless_the_focused_control_is_not_its_terminal() -> None:

@@ -26,7 +26,13 @@ def test_a_password_box_is_a_password_field() -> None:
 
 
 def test_the_consoles_are_terminals() -> None:
-    for window_class in ("ConsoleWindowClass", "CASCADIA_HOSTING_WINDOW_CLASS"):
+    for window_class in (
+        "ConsoleWindowClass",
+        "CASCADIA_HOSTING_WINDOW_CLASS",
+        "mintty",  # Git Bash
+        "VirtualConsoleClass",  # ConEmu, cmder
+        "PuTTY",
+    ):
         focused = control("DocumentControl", window_class=window_class)
         assert uia_focused_role(auto_with(focused)) == "terminal"
 

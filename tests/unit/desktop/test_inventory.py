@@ -86,6 +86,10 @@ def test_window_label_names_the_program_when_the_title_does_not() -> None:
     assert window("(Untitled)", "L3afpad").label == "(Untitled) — L3afpad"
     assert window("notes.txt - l3afpad", "L3afpad").label == "notes.txt - l3afpad"
     assert window("", "XTerm").label == "XTerm"
+    # a class the title holds elsewhere (a terminal's cwd) still ends the label: the gate
+    # matches terminal names that are also words only there
+    assert window("~/kitty pictures", "kitty").label == "~/kitty pictures — kitty"
+    assert window("cd kitty", "kitty").label == "cd kitty"
 
 
 async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements(
