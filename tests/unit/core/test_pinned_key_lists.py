@@ -80,7 +80,14 @@ async def test_each_left_or_right_modifier_is_judged_as_its_family(key: str, fam
     assert pressed == []
 
 
-@pytest.mark.parametrize("function_key", sorted(_FUNCTION_KEYS, key=lambda key: int(key[1:])))
+def _number(function_key: str) -> int:
+    return int(function_key[1:])
+
+
+FUNCTION_KEYS: list[str] = sorted(_FUNCTION_KEYS, key=_number)
+
+
+@pytest.mark.parametrize("function_key", FUNCTION_KEYS)
 async def test_ctrl_alt_and_each_function_key_asks(function_key: str) -> None:
     cautions, _, pressed = await judged(tool("hotkey", keys=["ctrl", "alt", function_key]))
     assert cautions == [f"ctrl+alt+{function_key} switches to a text console"] and pressed == []
