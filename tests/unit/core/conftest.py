@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,7 @@ from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
-from desktop_agent.core.events import TaskLoopEvent
+from desktop_agent.core.events import PauseReason, TaskLoopEvent
 from desktop_agent.core.models import ApprovalDecision, Policy, RunView, TaskSpec, ToolResult
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import Planner, ToolContext, ToolExecutor
@@ -158,6 +159,28 @@ class Blocker:
             self.cancelled = True
             raise
         self.completed = True
+
+
+class TakeOver:
+    """A pause asked for from the input thread (the user taking over while keys go out):
+    calling it pauses `run_id` on the run's event loop and waits until the pause has landed,
+    so the next key is looked at with the run paused. Make it on the event loop."""
+
+    def __init__(self, h: Harness, reason: PauseReason = "user") -> None:
+        self.run_id = ""
+        self._h = h
+        self._reason: PauseReason = reason
+        self._loop = asyncio.get_running_loop()
+        self._landed = threading.Event()
+
+    def _pause(self) -> None:
+        self._h.runner.pause(self.run_id, self._reason)
+        self._landed.set()
+
+    def __call__(self) -> None:
+        self._landed.clear()
+        self._loop.call_soon_threadsafe(self._pause)
+        self._landed.wait(LIMIT_S)
 
 
 def through(h: Harness, executor: ToolExecutor, *tools: str) -> None:

@@ -15,7 +15,7 @@ import threading
 from desktop_agent.core.events import RunFinished, StepFinished, TaskLoopEvent
 from desktop_agent.core.models import Policy, RunStatus, StepKind, StepStatus
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.unit.core.conftest import Consumer, make_harness, through
+from tests.unit.core.conftest import Consumer, TakeOver, make_harness, through
 from tests.unit.desktop.fakes import FakeDriver, executor_with
 
 ALLOWED = {"click": Policy.ALLOW, "type_text": Policy.ALLOW, "drag": Policy.ALLOW}
@@ -93,23 +93,16 @@ async def test_a_pause_while_the_input_thread_gets_ready_sends_no_input() -> Non
 
 async def test_a_pause_while_text_is_typed_types_no_key_after_it() -> None:
     h = make_harness(policies=ALLOWED)
-    loop = asyncio.get_running_loop()
-    paused = threading.Event()
-    run_ids: list[str] = []
-
-    def pause() -> None:
-        h.runner.pause(run_ids[0], reason="user")  # the user took over the keyboard
-        paused.set()
+    take_over = TakeOver(h)  # the user takes over the keyboard
 
     def on_press(count: int) -> None:
         if count == 5:
-            loop.call_soon_threadsafe(pause)
-            paused.wait(5)  # the pause has landed before the next key is looked at
+            take_over()
 
     driver = FakeDriver(on_press=on_press)
     through(h, executor_with(driver), "type_text")
     run = await h.create()
-    run_ids.append(run.id)
+    take_over.run_id = run.id
     text = "abcdefghijklmnopqrstuvwxyz"
     consumer = Consumer(
         h.runner.start(run, ScriptedPlanner([tool("type_text", text=text)], then=done()))
@@ -128,25 +121,18 @@ async def test_a_pause_while_text_is_typed_types_no_key_after_it() -> None:
 
 async def test_a_pause_during_a_drag_lets_the_button_go_and_moves_no_more() -> None:
     h = make_harness(policies=ALLOWED)
-    loop = asyncio.get_running_loop()
-    paused = threading.Event()
-    run_ids: list[str] = []
-
-    def pause() -> None:
-        h.runner.pause(run_ids[0])
-        paused.set()
+    pause = TakeOver(h, "request")
 
     class PausedAfterTheFirstMove(FakeDriver):
         def move(self, x: int, y: int) -> None:
             super().move(x, y)
             if len([e for e in self.events if e[0] == "move"]) == 2:
-                loop.call_soon_threadsafe(pause)
-                paused.wait(5)
+                pause()
 
     driver = PausedAfterTheFirstMove()
     through(h, executor_with(driver), "drag")
     run = await h.create(allowed_tools=("drag",))
-    run_ids.append(run.id)
+    pause.run_id = run.id
     drag = tool("drag", x=10, y=10, to_x=300, to_y=300)
     consumer = Consumer(h.runner.start(run, ScriptedPlanner([drag], then=done())))
     await consumer.wait_type("run_paused")

@@ -4,8 +4,6 @@ and pauses that are no failures (issue #36 item 1)."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -32,7 +30,7 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
 from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, make_observation, tool
-from tests.unit.core.conftest import Consumer, make_harness, through
+from tests.unit.core.conftest import Consumer, TakeOver, make_harness, through
 from tests.unit.desktop.fakes import FakeDriver, executor_with
 
 EDITOR = Element(1, "window", "notes.txt — L3afpad", (0, 0, 1000, 700), focused=True)
@@ -254,24 +252,16 @@ def test_a_budget_of_zero_seconds_or_tokens_is_a_limit_not_none() -> None:
 
 async def test_three_actions_a_pause_interrupted_are_no_breaker_failures() -> None:
     h = make_harness(policies={"type_text": Policy.ALLOW})
-    loop_ = asyncio.get_running_loop()
-    run_ids: list[str] = []
-    paused_now = threading.Event()
-
-    def pause() -> None:
-        h.runner.pause(run_ids[0], reason="user")
-        paused_now.set()
+    take_over = TakeOver(h)
 
     def on_press(count: int) -> None:
         if count in (2, 4, 6):  # the user takes over after two keys of each of three calls
-            paused_now.clear()
-            loop_.call_soon_threadsafe(pause)
-            paused_now.wait(5)  # the pause has landed before the next key is looked at
+            take_over()
 
     driver = FakeDriver(on_press=on_press)
     through(h, executor_with(driver), "type_text")
     run = await h.create()
-    run_ids.append(run.id)
+    take_over.run_id = run.id
     planner = ScriptedPlanner([tool("type_text", text="abc")] * 4, then=done())
     consumer = Consumer(h.runner.start(run, planner))
     for n in range(1, 4):
