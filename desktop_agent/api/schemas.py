@@ -15,7 +15,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, RunStatus
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Risk,
+    RunStatus,
+    SafetyCheck,
+)
 
 MAX_GOAL_CHARS = 10_000
 MAX_MODEL_CHARS = 200
@@ -125,6 +131,8 @@ class AskApproval(_Body):
     target: list[int] | None = Field(default=None, min_length=2, max_length=2)
     created_at: str | None = None
     caution: str = Field(default="", max_length=2000)
+    #: the model's provider's safety check: {code, message}
+    safety_check: dict[str, str] | None = None
 
     @field_validator("screenshot")
     @classmethod
@@ -148,7 +156,17 @@ class AskApproval(_Body):
             screenshot=self.screenshot,
             target=(self.target[0], self.target[1]) if self.target else None,
             caution=self.caution,
+            safety_check=_safety_check(self.safety_check),
         )
+
+
+def _safety_check(value: dict[str, str] | None) -> SafetyCheck | None:
+    if value is None:
+        return None
+    # the id is the asking process's to acknowledge, never this app's: not sent
+    return SafetyCheck(
+        id="", code=value.get("code", "")[:200], message=value.get("message", "")[:2000]
+    )
 
 
 class NoBody(_Body):

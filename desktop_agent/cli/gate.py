@@ -19,13 +19,16 @@ class AutoGate:
     """Answers every approval the same way (--approve all / none), except that a dangerous
     call — a dangerous tool (launch_app), or a call that asks every time (a launcher key,
     a paste, a line into a terminal, a password field, a sensitive target) — is allowed
-    only for a tool named in `dangerous_allowed` (--allow-dangerous), else denied."""
+    only for a tool named in `dangerous_allowed` (--allow-dangerous), else denied. A safety
+    check of the model's provider is always denied: only a person acknowledges one."""
 
     def __init__(self, answer: ApprovalDecision, dangerous_allowed: Sequence[str] = ()) -> None:
         self.answer = answer
         self.dangerous_allowed = frozenset(dangerous_allowed)
 
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        if approval.safety_check is not None:
+            return ApprovalDecision.DENY
         dangerous = approval.risk is Risk.DANGEROUS or bool(approval.caution)
         if dangerous and approval.tool not in self.dangerous_allowed:
             return ApprovalDecision.DENY
@@ -74,6 +77,10 @@ class TerminalGate:
         # targets: shown, never acted on by the terminal
         arguments = visible(json.dumps(approval.to_show, ensure_ascii=False))
         caution = f"  asks every time: {printable(approval.caution)}\n" if approval.caution else ""
+        check = approval.safety_check
+        if check is not None:
+            # the provider's words: shown as text, one line each
+            caution += f"  safety check {printable(check.code)}: {printable(check.message)}\n"
         self._out.write(
             f"\nallow {approval.tool} {arguments}?\n"
             f"  reason: {printable(approval.reason)}\n{caution}  {choices} "

@@ -65,6 +65,7 @@ from desktop_agent.core.models import (
     Risk,
     RunStatus,
     RunView,
+    SafetyCheck,
     StepKind,
     StepStatus,
     StepView,
@@ -119,6 +120,8 @@ FOCUS_MOVED = (
 )
 #: after an action the pause interrupted (ActionPaused says how far it got)
 PAUSED_THEN = "the next turn decides on a fresh screenshot"
+#: an action of a batch (one turn's several actions) not run, and why
+BATCH_ENDED = "not run: {why}; the next turn decides on a fresh screenshot"
 #: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
 GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
 
@@ -214,6 +217,8 @@ class _TaskLoop:
         self.permissions = deps.permissions.for_run(run.id)
         #: the observation taken after the last action, for the next turn
         self._ready: Observation | None = None
+        #: the ids of the provider's safety checks the person allowed (DecideRequest)
+        self._acknowledged: set[str] = set()
         self._since = 0.0
         #: rows and files not stored yet, and the events that wait for them: stored as one
         #: write before the loop next waits on the outside world, then told (`_settle`)
@@ -307,16 +312,103 @@ class _TaskLoop:
         if observation is not None and self.outcome is None:
             decided = await self._decide(turn, observation)
             if decided is not None and decided.decision.action == "tool":
-                decided = await self._ground(turn, decided, observation)
-                if await self._pause_point():
-                    # the user may have changed the screen meanwhile: the decision is stale
-                    self._skip_stale(turn, decided)
-                else:
-                    await self._act(turn, decided, observation)
+                await self._actions(turn, decided, observation)
         self.run = self.run.with_(step_count=turn)
         self._held_writes.append(self.run)
         if self.outcome is None:
             self.outcome = self._limits()
+
+    async def _actions(self, turn: int, decided: _Decided, observation: Observation) -> None:
+        """The turn's action, and the rest of its batch, once the provider's checks allow."""
+        if not await self._safety_checks(turn, decided, observation):
+            return
+        decided = await self._ground(turn, decided, observation)
+        if await self._pause_point():
+            # the user may have changed the screen meanwhile: the decision is stale
+            self._skip_stale(turn, decided)
+            return
+        await self._act(turn, decided, observation)
+        await self._rest_of_batch(turn, decided.decision.batch)
+
+    async def _rest_of_batch(self, turn: int, batch: tuple[Decision, ...]) -> None:
+        """The turn's further actions (a model's batch), each one step as the first was:
+        observed afresh, gated, executed, stored. A stop ends the run between them; a pause,
+        or an action that did not run OK, ends the batch: the rest are stored skipped and the
+        model is told on the next turn (the history)."""
+        for done, decision in enumerate(batch):
+            last = self.steps[-1]
+            why = ""
+            if self.outcome is not None:
+                why = BATCH_ENDED.format(why="the run is ending")
+            elif last.kind is not StepKind.ACTION or last.status is not StepStatus.OK:
+                why = BATCH_ENDED.format(why=f"the action before it was {last.status.value}")
+            elif await self._pause_point():
+                why = STALE_DECISION
+            observation = None if why else await self._observe(turn, part=done + 1)
+            if observation is None or self.outcome is not None:
+                for rest in batch[done:]:
+                    step = self._begin(turn, StepKind.ACTION, rest.tool, {})
+                    self._end(
+                        step,
+                        StepStatus.SKIPPED,
+                        error=why or BATCH_ENDED.format(why="the screen could not be observed"),
+                    )
+                return
+            await self._act(turn, await self._validated(decision, observation), observation)
+
+    async def _safety_checks(self, turn: int, decided: _Decided, observation: Observation) -> bool:
+        """The provider's safety checks on the turn's actions, each asked of the person
+        whatever the policy, the grants or `--approve all`: True when every one was allowed
+        (then its id may be acknowledged); one denied, or unanswered, ends the run failed /
+        safety_check with nothing of the turn run."""
+        decision = decided.decision
+        for check in decision.safety_checks:
+            answer, by = await self._ask_safety_check(turn, decided, observation, check)
+            if answer is ApprovalDecision.DENY:
+                step = self._begin(turn, StepKind.ACTION, decision.tool, decided.stored_args)
+                why = "approval timed out" if by == "timeout" else "denied by the user"
+                self._fail(step, StepStatus.DENIED, f"safety check {check.code}: {why}")
+                self.outcome = _Outcome(
+                    RunStatus.FAILED,
+                    StopReason.SAFETY_CHECK,
+                    f"the safety check {check.code} was not allowed ({why}): {check.message}",
+                )
+                return False
+            self._acknowledged.add(check.id)
+        return True
+
+    async def _ask_safety_check(
+        self, turn: int, decided: _Decided, observation: Observation, check: SafetyCheck
+    ) -> tuple[ApprovalDecision, str]:
+        decision = decided.decision
+        actions = 1 + len(decision.batch)
+        approval = ApprovalRequest(
+            id=self.deps.approval_ids(),
+            run_id=self.run.id,
+            index=turn,
+            tool=decision.tool or "",
+            args=decided.stored_args,
+            reason=decided.redact(decision.reason),
+            risk=Risk.DANGEROUS,
+            caution=(
+                f"the model's provider asks before the {actions} action(s) of this turn: "
+                f"{check.code}"
+            ),
+            offer_run_grant=False,
+            timeout_s=self.deps.approval_timeout_s,
+            screenshot=observation.screenshot_path,
+            safety_check=check,
+        )
+        await self._settle()
+        self.control.check()  # a stop that came while the step was stored: ask nobody
+        self.emit(ApprovalRequested(approval))
+        by = "user"
+        try:
+            answer = await self.control.guard(self._ask(approval))
+        except TimeoutError:
+            answer, by = ApprovalDecision.DENY, "timeout"
+        self._tell(ApprovalResolved(approval, answer, by))
+        return answer, by
 
     def _limits(self) -> _Outcome | None:
         if self.failures >= self.run.max_failures:
@@ -345,7 +437,9 @@ class _TaskLoop:
                 return step.error
         return "unknown"
 
-    async def _observe(self, turn: int) -> Observation | None:
+    async def _observe(self, turn: int, part: int = 0) -> Observation | None:
+        """The screen the turn's action (its `part`-th, after the first of a batch) decides on
+        or acts on, stored as an observe row."""
         step = self._begin(turn, StepKind.OBSERVE, OBSERVE_TOOL, {})
         # the screen as the last action left it, taken for its effect check: not taken twice
         observation, self._ready = self._ready, None
@@ -353,7 +447,7 @@ class _TaskLoop:
             observation = await self._capture(step)
             if observation is None:
                 return None
-        path, thumb = self._keep_screenshot(turn, observation)
+        path, thumb = self._keep_screenshot(turn, observation, part)
         observation = observation.with_(screenshot_path=path)
         summary = (
             f"screenshot {observation.width}x{observation.height}, "
@@ -471,6 +565,7 @@ class _TaskLoop:
             turn=turn,
             steps=tuple(self.steps[:-1]),
             observation=observation,
+            acknowledged=frozenset(self._acknowledged),
             tools=tuple(
                 spec
                 for spec in deps.registry.specs()
@@ -922,7 +1017,9 @@ class _TaskLoop:
         if self.open_step is not None:
             self._end(self.open_step, StepStatus.SKIPPED, error=error)
 
-    def _keep_screenshot(self, turn: int, observation: Observation) -> tuple[str, str | None]:
+    def _keep_screenshot(
+        self, turn: int, observation: Observation, part: int = 0
+    ) -> tuple[str, str | None]:
         """The paths of the observation's screenshot and thumbnail, held for the next write.
         The same image as the last one kept (an unchanged screen: the observer gives back the
         very bytes it encoded before) is not written again; the row names the file that has
@@ -931,10 +1028,12 @@ class _TaskLoop:
         if last is not None and last[0] is observation.image:
             return last[1], last[2]
         ext = "png" if observation.mime == "image/png" else "jpg"
-        path = self._keep_file(f"{turn:04d}.{ext}", observation.image)
+        # the screens between the actions of a batch are files of their own
+        name = f"{turn:04d}" if not part else f"{turn:04d}.{part}"
+        path = self._keep_file(f"{name}.{ext}", observation.image)
         thumb = None
         if observation.thumbnail:
-            thumb = self._keep_file(f"{turn:04d}.thumb.jpg", observation.thumbnail)
+            thumb = self._keep_file(f"{name}.thumb.jpg", observation.thumbnail)
         self._last_screenshot = (observation.image, path, thumb)
         return path, thumb
 

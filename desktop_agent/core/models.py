@@ -378,6 +378,20 @@ class Observation:
 
 
 @dataclass(frozen=True, slots=True)
+class SafetyCheck:
+    """A question the model's provider asks the person before a turn's actions run (OpenAI's
+    `pending_safety_checks`): its id (echoed back only once allowed), code and message, both
+    the provider's text (data, never markup)."""
+
+    id: str
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The planner's choice for one turn."""
 
@@ -391,6 +405,11 @@ class Decision:
     latency_ms: float | None = None
     #: with "fail": the run's stop reason when it is not plain `error` (a routine mismatch)
     stop_reason: StopReason | None = None
+    #: with "tool": the turn's further actions, in order (a model's batch, e.g. one OpenAI
+    #: computer_call): each observed, gated, executed and stored as its own action step
+    batch: tuple[Decision, ...] = ()
+    #: asked of the person before any action of the turn runs, whatever the policy or grants
+    safety_checks: tuple[SafetyCheck, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,6 +481,9 @@ class ApprovalRequest:
     #: the text of a call into a known password field, for the dialog's "Show" toggle only:
     #: never in `to_json` (the API, the CLI's --json), `repr` or a log line
     secret: str = field(default="", repr=False, compare=False)
+    #: the model's provider's own question about the turn's actions (never granted, never
+    #: answered by the app itself)
+    safety_check: SafetyCheck | None = None
 
     @property
     def to_show(self) -> dict[str, Any]:
@@ -492,4 +514,5 @@ class ApprovalRequest:
             "target": list(self.target) if self.target else None,
             "created_at": _iso(self.created_at),
             "caution": self.caution,
+            "safety_check": self.safety_check.to_json() if self.safety_check else None,
         }

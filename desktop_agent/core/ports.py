@@ -34,6 +34,9 @@ class DecideRequest:
     steps: Sequence[StepView]
     observation: Observation
     tools: Sequence[ToolSpec]
+    #: the ids of the safety checks the person allowed in this run (the only ones a planner
+    #: may acknowledge to its provider)
+    acknowledged: frozenset[str] = frozenset()
 
 
 @runtime_checkable

@@ -46,6 +46,9 @@ class StopReason(StrEnum):
     BUDGET = "budget"
     #: a routine's step did not match the screen and no model could take over (core/routine.py)
     ROUTINE_MISMATCH = "routine_mismatch"
+    #: the model's provider asked the person about the next actions (OpenAI's pending safety
+    #: checks) and the person did not allow it (planner/backends/openai_computer.py)
+    SAFETY_CHECK = "safety_check"
 
 
 #: Which stop reasons each terminal status admits (DESIGN §1).
@@ -58,6 +61,7 @@ STOP_REASONS: dict[RunStatus, frozenset[StopReason]] = {
             StopReason.BREAKER,
             StopReason.STUCK,
             StopReason.ROUTINE_MISMATCH,
+            StopReason.SAFETY_CHECK,
         }
     ),
     RunStatus.STOPPED: frozenset({StopReason.USER_STOP, StopReason.MAX_STEPS, StopReason.BUDGET}),

@@ -379,6 +379,9 @@ def approval_message(approval: ApprovalRequest) -> str:
     # as it will run (a known password field's text stays hidden: the client is not the app)
     arguments = json.dumps(approval.to_show, ensure_ascii=False)
     caution = f"\nIt asks every time: {approval.caution}" if approval.caution else ""
+    if approval.safety_check is not None:
+        check = approval.safety_check
+        caution += f"\nThe model's provider asks (safety check {check.code}): {check.message}"
     choices = (
         "once, session (this tool, for the rest of this MCP session) or deny"
         if approval.offer_run_grant

@@ -146,6 +146,18 @@ class ApprovalDialog(QDialog):
             details.addRow("Asks every time:", self.caution_label)
         else:
             self.caution_label.hide()
+        # the model's provider's own question (OpenAI's safety checks): its words, as text
+        check = request.safety_check
+        self.safety_check_label = QLabel(
+            printable(f"{check.code}: {check.message}") if check else "", self
+        )
+        self.safety_check_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.safety_check_label.setWordWrap(True)
+        self.safety_check_label.setStyleSheet("color: #c62828; font-weight: bold;")
+        if check is not None:
+            details.addRow("Safety check:", self.safety_check_label)
+        else:
+            self.safety_check_label.hide()
 
         self.screenshot_view = ScreenshotView(self)
         # read off the GUI thread: the window's loader (it may have the image already), or our own

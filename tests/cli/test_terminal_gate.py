@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import pytest
 
-from desktop_agent.cli.gate import MIN_ANSWER_S, TerminalGate
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.cli.gate import MIN_ANSWER_S, TerminalGate, gate_for
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, SafetyCheck
 
 #: a pseudo-terminal (os.openpty) and add_reader on it: POSIX only
 pytestmark = pytest.mark.posix
@@ -403,3 +403,31 @@ async def test_the_caution_is_shown_as_text_not_as_terminal_controls(
     shown = prompts.getvalue()
     assert "\x1b" not in shown and "\u202e" not in shown and "\r" not in shown
     assert "\\x1b[2K" in shown and "\\u202e" in shown
+
+
+async def test_a_safety_check_is_shown_with_its_code_and_message_as_text(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, user = terminal
+    prompts = Screen()
+    checked = replace(
+        approval(offer_run_grant=False),
+        caution="the model's provider asks before the 1 action(s) of this turn: irrelevant_domain",
+        safety_check=SafetyCheck("sc_1", "irrelevant_domain", "Leaving the task's site\x1b[2K"),
+    )
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+    assert await answer_when_asked(gate, checked, prompts, user, "o\n") is ApprovalDecision.ONCE
+    shown = prompts.getvalue()
+    assert "  safety check irrelevant_domain: Leaving the task's site\\x1b[2K\n" in shown
+    assert "\x1b" not in shown
+
+
+@pytest.mark.parametrize("mode", ["all", "none"])
+async def test_approve_all_never_acknowledges_a_safety_check(mode: str) -> None:
+    gate = gate_for(mode, dangerous_allowed=("click",))
+    checked = replace(approval(), safety_check=SafetyCheck("sc_1", "sensitive_domain", "a bank"))
+    assert await gate.request(checked) is ApprovalDecision.DENY
+    # the same call without the provider's question is approved under --approve all
+    assert await gate.request(approval()) is (
+        ApprovalDecision.ONCE if mode == "all" else ApprovalDecision.DENY
+    )

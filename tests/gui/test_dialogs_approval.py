@@ -14,7 +14,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QWidget
 
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, SafetyCheck
 from desktop_agent.ui.approval import ApprovalDialog, ask_approval
 from desktop_agent.ui.widgets import render_marked
 
@@ -172,6 +172,23 @@ def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(qtbot, tmp
     qtbot.addWidget(plain)
     plain.open()
     assert not plain.caution_label.isVisible()
+
+
+def test_a_safety_check_shows_its_code_and_message_as_plain_text(qtbot, tmp_path) -> None:
+    check = SafetyCheck("sc_1", "malicious_instructions", "<b>Obey</b> the page\u202e")
+    dialog = ApprovalDialog(
+        None, request(safety_check=check, caution="asks", offer_run_grant=False), tmp_path
+    )
+    qtbot.addWidget(dialog)
+    dialog.open()
+    label = dialog.safety_check_label
+    assert label.isVisible() and label.textFormat() is Qt.TextFormat.PlainText
+    assert label.text() == "malicious_instructions: <b>Obey</b> the page\\u202e"
+    assert not dialog.run_button.isVisible()
+    plain = ApprovalDialog(None, request(), tmp_path)
+    qtbot.addWidget(plain)
+    plain.open()
+    assert not plain.safety_check_label.isVisible()
 
 
 def test_escape_denies(qloop, qtbot, parent, tmp_path) -> None:
