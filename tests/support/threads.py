@@ -5,6 +5,7 @@ hangs anyway."""
 from __future__ import annotations
 
 import faulthandler
+import os
 import sys
 import threading
 import time
@@ -47,5 +48,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """If exit still hangs, every thread's stack is printed and the process ends failed."""
+    """If exit still hangs, every thread's stack is printed and the process ends failed. Not
+    under mutmut (`./scripts/mutation`): it runs pytest again and again in its own process, which
+    the watchdog would end a minute after the first run (mutmut sets MUTANT_UNDER_TEST:
+    mutmut/mutation/trampoline.py, set_mutant_under_test)."""
+    if "MUTANT_UNDER_TEST" in os.environ:
+        return
     faulthandler.dump_traceback_later(EXIT_GRACE_S, exit=True)

@@ -1,0 +1,241 @@
+"""Mutation testing of the safety rules (issue 36): mutmut on one file at a time; mutation.md.
+
+`./scripts/mutation` runs every target; `./scripts/mutation keys budget` only those; `--report`
+writes the report from the last results without running anything. mutmut keeps its results in
+mutants/ (ignored by git); the report and the reviewed equivalent mutants
+(mutation_equivalents.toml) live beside this file. docs/mutation.md says why mutmut.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT = ROOT / "benchmarks" / "mutation.md"
+EQUIVALENTS = ROOT / "benchmarks" / "mutation_equivalents.toml"
+#: a file's score below this fails the command (issue 36: "≥ 90 % on each named file")
+BAR = 90.0
+
+#: the gate part of core/loop.py: validating the call, judging its risk, the own-window checks,
+#: the policy and the question, the re-checks after the answer and what the step row shows
+LOOP_GATE = (
+    "xǁ_TaskLoopǁ_validated",
+    "xǁ_TaskLoopǁ_assess",
+    "xǁ_TaskLoopǁ_focused_role",
+    "xǁ_TaskLoopǁ_focused_role_for",
+    "xǁ_TaskLoopǁ_act",
+    "xǁ_TaskLoopǁ_gate",
+    "xǁ_TaskLoopǁ_focus_after_answer",
+    "xǁ_TaskLoopǁ_on_own_window_now",
+    "xǁ_TaskLoopǁ_moved_while_asked",
+    "xǁ_TaskLoopǁ_ask",
+    "xǁ_Callǁ__post_init__",
+    "xǁ_Decidedǁredacted",
+    "xǁ_Decidedǁrefused",
+    "xǁ_Decidedǁ_hiding",
+    "xǁ_Decidedǁmoved_to",
+    "xǁ_Decidedǁredact",
+    "x__what_to_show",
+    "x__target_of",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One mutated file and the functions of it that count (all of them unless listed)."""
+
+    path: str
+    functions: tuple[str, ...] = ()
+
+    @property
+    def module(self) -> str:
+        return self.path.removesuffix(".py").replace("/", ".")
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).stem if self.path.startswith("desktop_agent/core") else "mcp_gate"
+
+    def globs(self) -> list[str]:
+        if not self.functions:
+            return [f"{self.module}.*"]
+        return [f"{self.module}.{function}__mutmut_*" for function in self.functions]
+
+    def counts(self, mutant: str) -> bool:
+        function = mutant.removeprefix(self.module + ".").rsplit("__mutmut_", 1)[0]
+        return not self.functions or function in self.functions
+
+
+#: smallest first: the order the command runs them in
+TARGETS = (
+    Target("desktop_agent/core/keys.py"),
+    Target("desktop_agent/core/control.py"),
+    Target("desktop_agent/core/breaker.py"),
+    Target("desktop_agent/core/budget.py"),
+    Target("desktop_agent/mcp/gate.py"),
+    Target("desktop_agent/core/own_windows.py"),
+    Target("desktop_agent/core/permissions.py"),
+    Target("desktop_agent/core/runner.py"),
+    Target("desktop_agent/core/targets.py"),
+    Target("desktop_agent/core/call_risk.py"),
+    Target("desktop_agent/core/loop.py", LOOP_GATE),
+)
+
+#: mutmut's exit codes (mutmut/stats.py, status_by_exit_code) folded into what the report counts
+KILLED = {1, 3, 36, 24, -24, 152, 255, 37}
+SURVIVED = {0}
+NO_TESTS = {5, 33}
+
+
+@dataclass
+class FileResult:
+    target: Target
+    killed: int = 0
+    survivors: list[str] = field(default_factory=list)
+    untested: list[str] = field(default_factory=list)
+    unchecked: int = 0
+    equivalent: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return self.killed + len(self.survivors) + len(self.untested) + self.unchecked
+
+    @property
+    def raw_score(self) -> float:
+        return 100.0 * self.killed / self.total if self.total else 0.0
+
+    @property
+    def score(self) -> float:
+        """Killed among the mutants that change behaviour (reviewed equivalents left out)."""
+        counted = self.total - len(self.equivalent)
+        return 100.0 * self.killed / counted if counted else 100.0
+
+
+def run(target: Target) -> int:
+    """mutmut on one file with ONE worker (the machine is shared); its log in mutants/."""
+    log = ROOT / "mutants" / f"{target.name}.log"
+    log.parent.mkdir(exist_ok=True)
+    mutmut = Path(sys.executable).with_name("mutmut")
+    print(f"mutation: {target.path} ({log.relative_to(ROOT)})", flush=True)
+    with log.open("w") as out:
+        done = subprocess.run(
+            [str(mutmut), "run", "--max-children", "1", *target.globs()],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    return done.returncode
+
+
+def mutated_lines(mutant: str, path: str) -> str:
+    """The lines the mutant changes, as mutmut's diff shows them ('-' old, '+' new)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    diff = get_diff_for_mutant(mutant, path=path)
+    changed = [
+        line
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    return "\n".join(changed)
+
+
+def collect(target: Target, equivalents: dict[str, dict[str, str]]) -> FileResult:
+    meta = ROOT / "mutants" / f"{target.path}.meta"
+    result = FileResult(target)
+    if not meta.exists():
+        return result
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    for mutant, code in sorted(codes.items(), key=lambda item: _order(item[0])):
+        if not target.counts(mutant):
+            continue
+        if code in KILLED:
+            result.killed += 1
+        elif code in SURVIVED:
+            result.survivors.append(mutant)
+        elif code in NO_TESTS:
+            result.untested.append(mutant)
+        else:
+            result.unchecked += 1
+    for mutant in result.survivors + result.untested:
+        entry = equivalents.get(mutant)
+        if entry and entry.get("change", "").strip() == mutated_lines(mutant, target.path).strip():
+            result.equivalent[mutant] = entry["why"]
+    return result
+
+
+def _order(mutant: str) -> tuple[str, int]:
+    function, _, number = mutant.rpartition("__mutmut_")
+    return function, int(number) if number.isdigit() else 0
+
+
+def report(results: list[FileResult]) -> str:
+    lines = [
+        "# Mutation score of the safety rules",
+        "",
+        "Written by `./scripts/mutation` (benchmarks/mutation.py, mutmut; docs/mutation.md).",
+        "Score: killed among the mutants that change behaviour; raw: killed among all; a "
+        "mutant not run yet counts as not killed. A "
+        "survivor counts as equivalent only while it is listed in "
+        "benchmarks/mutation_equivalents.toml with the same changed line and a reason.",
+        "",
+        "| file | mutants | killed | survived | no test | not run | equivalent | raw % | score % |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        name = r.target.path + (" (gate part)" if r.target.functions else "")
+        lines.append(
+            f"| {name} | {r.total} | {r.killed} | {len(r.survivors)} | {len(r.untested)} "
+            f"| {r.unchecked} | {len(r.equivalent)} | {r.raw_score:.1f} | {r.score:.1f} |"
+        )
+    for r in results:
+        left = [m for m in r.survivors + r.untested if m not in r.equivalent]
+        if not left and not r.equivalent:
+            continue
+        lines += ["", f"## {r.target.path}", ""]
+        for mutant in left:
+            kind = "survived" if mutant in r.survivors else "no test runs it"
+            lines += [f"- `{mutant}` — {kind}", "  ```diff"]
+            lines += [f"  {line}" for line in mutated_lines(mutant, r.target.path).splitlines()]
+            lines += ["  ```"]
+        for mutant, why in r.equivalent.items():
+            lines.append(f"- `{mutant}` — equivalent: {why}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/mutation", description=__doc__)
+    parser.add_argument("files", nargs="*", help="targets by short name (keys, mcp_gate, loop…)")
+    parser.add_argument("--report", action="store_true", help="only write the report")
+    options = parser.parse_args(argv)
+    by_name = {target.name: target for target in TARGETS}
+    unknown = [name for name in options.files if name not in by_name]
+    if unknown:
+        parser.error(f"unknown target {', '.join(unknown)}; one of {', '.join(by_name)}")
+    chosen = [by_name[name] for name in options.files] or list(TARGETS)
+    os.chdir(ROOT)  # mutmut reads pyproject.toml and mutants/ from the working directory
+    if not options.report:
+        for target in chosen:
+            if code := run(target):
+                print(f"mutation: mutmut failed on {target.path} (exit {code})", file=sys.stderr)
+                return code
+    equivalents = tomllib.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+    results = [collect(target, equivalents) for target in TARGETS]
+    REPORT.write_text(report(results))
+    below = [r for r in results if r.total and r.score < BAR]
+    for r in results:
+        if r.total:
+            print(f"mutation: {r.target.path}: {r.score:.1f} % ({r.killed}/{r.total} killed)")
+    print(f"mutation: report in {REPORT.relative_to(ROOT)}")
+    return 1 if below else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
