@@ -124,6 +124,15 @@ PAUSED_THEN = "the next turn decides on a fresh screenshot"
 BATCH_ENDED = "not run: {why}; the next turn decides on a fresh screenshot"
 #: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
 GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
+#: why a grounded call asks when the screen it lands on cannot be judged (`_landing`)
+LANDING_UNSEEN = (
+    "what is under the point now is not known: the screen could not be looked at after the "
+    "grounding"
+)
+LANDING_UNLISTED = (
+    "what is under the point now is not known: the screen's elements could not be read after "
+    "the grounding"
+)
 
 
 @dataclass(kw_only=True)
@@ -322,7 +331,7 @@ class _TaskLoop:
         """The turn's action, and the rest of its batch, once the provider's checks allow."""
         if not await self._safety_checks(turn, decided, observation):
             return
-        decided = await self._ground(turn, decided, observation)
+        decided, observation = await self._ground(turn, decided, observation)
         if await self._pause_point():
             # the user may have changed the screen meanwhile: the decision is stale
             self._skip_stale(turn, decided)
@@ -615,11 +624,14 @@ class _TaskLoop:
         grounder = getattr(self.deps.planner, "grounder", None)
         return grounder if isinstance(grounder, Grounder) else None
 
-    async def _ground(self, turn: int, decided: _Decided, observation: Observation) -> _Decided:
+    async def _ground(
+        self, turn: int, decided: _Decided, observation: Observation
+    ) -> tuple[_Decided, Observation]:
         """A coordinate call that names its target, refined before anything judges it: the
         point found is what the gate assesses, the person asked sees, the store keeps and the
-        executor clicks. Its own step row (kind ground): the crop it looked at, both points,
-        its tokens. A stop during the request ends the run here, before any input."""
+        executor clicks, on the screen as it is once the grounding is done (`_landing`). Its
+        own step row (kind ground): the crop it looked at, both points, its tokens. A stop
+        during the request ends the run here, before any input."""
         grounder = self._grounder()
         decision = decided.decision
         # the validated call's arguments: "150" is refined (and clicked) as 150
@@ -634,7 +646,7 @@ class _TaskLoop:
             or isinstance(x, bool)
             or isinstance(y, bool)
         ):
-            return decided
+            return decided, observation
         tool = decision.tool or ""
         step = self._begin(turn, StepKind.GROUND, tool, {"target": target, "x": x, "y": y})
         observer = self.deps.observer
@@ -693,9 +705,25 @@ class _TaskLoop:
             completion_tokens=usage.completion_tokens if usage else None,
             latency_ms=grounding.latency_ms,
         )
-        if grounding.point == (x, y):
-            return decided
-        return decided.moved_to(grounding.point)
+        if grounding.point != (x, y):
+            decided = decided.moved_to(grounding.point)
+        return await self._landing(decided, observation)
+
+    async def _landing(
+        self, decided: _Decided, observation: Observation
+    ) -> tuple[_Decided, Observation]:
+        """The grounded call and the screen it lands on, looked at once its grounding is done:
+        a dialog that came up during those seconds (or the screen the zoom captured afresh)
+        is what the sensitive-target, terminal and own-window checks, the stored element and
+        the approval's screenshot and mark must judge, not the turn's older observation. Where
+        the look fails, or lists no elements where the turn's did, what is under the point is
+        not known and the call asks every time."""
+        now = await self._look()
+        if now is None:
+            return decided.unknown(LANDING_UNSEEN), observation
+        if observation.elements and not now.elements:
+            return decided.unknown(LANDING_UNLISTED), now
+        return decided, now
 
     def _count_tokens(self, request: DecideRequest, decision: Decision) -> None:
         """Add the turn's tokens (reported, else estimated) and the cost to the run's totals;
@@ -777,6 +805,8 @@ class _TaskLoop:
         # since the decision (the user, a window that popped up)
         role = await self._focused_role(decision)
         risk = self._assess(call, observation, role)
+        if decided.unknown_target and not risk.always_ask:
+            risk = replace(risk, always_ask=decided.unknown_target)
         if risk.sensitivity.redact and not decided.secrets:
             decided = _Decided.redacted(decision, call, risk.sensitivity)
         step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
@@ -897,7 +927,7 @@ class _TaskLoop:
             caution=risk.always_ask,
             offer_run_grant=spec.risk is not Risk.DANGEROUS and not sensitive,
             timeout_s=deps.approval_timeout_s,
-            screenshot=observation.screenshot_path,
+            screenshot=self._screenshot_of(turn, observation),
             target=target,
             **_what_to_show(decided, risk),
         )
@@ -1037,6 +1067,18 @@ class _TaskLoop:
         self._last_screenshot = (observation.image, path, thumb)
         return path, thumb
 
+    def _screenshot_of(self, turn: int, observation: Observation) -> str | None:
+        """The stored path of the screen `observation` shows: the turn's own, else (the look
+        a grounded call lands on) the same image as the last one kept, else kept now as
+        NNNN.landing.jpg — only when somebody is asked about it."""
+        if observation.screenshot_path is not None:
+            return observation.screenshot_path
+        last = self._last_screenshot
+        if last is not None and last[0] is observation.image:
+            return last[1]
+        ext = "png" if observation.mime == "image/png" else "jpg"
+        return self._keep_file(f"{turn:04d}.landing.{ext}", observation.image)
+
     def _keep_file(self, name: str, data: bytes) -> str:
         """Hold an artifact of this run for the next write; its path relative to the data dir."""
         self._held_writes.append(Artifact(self.run.id, name, data))
@@ -1106,6 +1148,8 @@ class _Decided:
     stored_args: dict[str, Any]
     #: the texts hidden from storage, in every form they may take in the raw output
     secrets: tuple[str, ...]
+    #: why what a grounded call lands on cannot be judged ("": it can): the call asks
+    unknown_target: str = ""
 
     @classmethod
     def redacted(cls, decision: Decision, call: _Call, sensitivity: Sensitivity) -> _Decided:
@@ -1153,6 +1197,10 @@ class _Decided:
         return replace(
             self, decision=decision, call=call, stored_args={**self.stored_args, "x": x, "y": y}
         )
+
+    def unknown(self, why: str) -> _Decided:
+        """The same call, asked every time: what is under its point cannot be known."""
+        return replace(self, unknown_target=why)
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
