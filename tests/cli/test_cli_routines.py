@@ -26,7 +26,12 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.routine import REDACTED, RoutineError, Schedule
 from desktop_agent.core.targets import element_ref
-from desktop_agent.routines.schedule import command_line, schtasks_xml, systemd_units
+from desktop_agent.routines.schedule import (
+    SystemdUnits,
+    command_line,
+    schtasks_xml,
+    systemd_units,
+)
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import make_observation
 
@@ -306,25 +311,28 @@ def test_a_scheduled_run_of_a_routine_with_no_schedule_refuses_with_one_line(
     assert asyncio.run(_run_ids(isolated_home)) == [run_id]  # no routine run recorded
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
-def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
-    units = systemd_units(
-        "note", Schedule("09:00", weekdays=True), tmp_path / "data 100%",
-        env={"DISPLAY": ":7", "PATH": "/usr/bin"},
-    )  # fmt: skip
+def verify(units: SystemdUnits, tmp_path: Path) -> None:
+    """`systemd-analyze verify --user` passes the units, written to `tmp_path`."""
     for name, text in ((units.service_name, units.service), (units.timer_name, units.timer)):
         (tmp_path / name).write_text(text)
     runtime = tmp_path / "run"  # `verify --user` looks its runtime dir up
     runtime.mkdir(mode=0o700)
-
     done = subprocess.run(
         ["systemd-analyze", "verify", "--user", str(tmp_path / units.timer_name),
          str(tmp_path / units.service_name)],
         capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
     )  # fmt: skip
-
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
+def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
+    units = systemd_units(
+        "note", Schedule("09:00", weekdays=True), tmp_path / "data 100%",
+        env={"DISPLAY": ":7", "PATH": "/usr/bin"},
+    )  # fmt: skip
+    verify(units, tmp_path)
     assert 'Environment="DISPLAY=:7"' in units.service and "data 100%%" in units.service
 
 
@@ -344,19 +352,7 @@ def test_a_dollar_in_a_unit_line_reaches_the_program_as_it_is(tmp_path: Path) ->
     data_dir = tmp_path / "data $HOME ${USER} 100%"
     units = systemd_units("note", Schedule("09:00", False), data_dir,
                           env={"DISPLAY": ":7", "XAUTHORITY": "/tmp/$x"})  # fmt: skip
-    for name, text in ((units.service_name, units.service), (units.timer_name, units.timer)):
-        (tmp_path / name).write_text(text)
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-
-    done = subprocess.run(
-        ["systemd-analyze", "verify", "--user", str(tmp_path / units.timer_name),
-         str(tmp_path / units.service_name)],
-        capture_output=True, text=True, timeout=60, check=False,
-        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
-    )  # fmt: skip
-
-    assert done.returncode == 0, done.stderr
+    verify(units, tmp_path)
     assert exec_start_argv(units.service) == command_line("note", data_dir)
     # Environment= expands no variable (systemd.exec(5)): its `$` stays one
     assert 'Environment="XAUTHORITY=/tmp/$x"' in units.service
