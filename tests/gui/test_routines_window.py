@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.models import RunKind, RunStatus, RunView, StopReason
+from desktop_agent.core.models import Element, RunKind, RunStatus, RunView, StopReason
 from desktop_agent.core.routine import REDACTED, Routine, RoutineParam, RoutineStep
-from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, tool
-from tests.gui.fake_agent import CrossEvent, drive, until
+from tests.fakes import FakeFocusProbe, FakeObserver, ScriptedPlanner, done, tool
+from tests.gui.fake_agent import CrossEvent, drive, real_observation, until
 from tests.gui.test_app_wiring import Harness
 
 pytestmark = [pytest.mark.gui]
@@ -27,6 +27,11 @@ def test_a_completed_run_is_saved_as_a_routine_and_run_again_from_the_list(
     agent, window, flow = harness.agent, harness.window, harness.app.routines
     panel = window.routines
     agent.runner.services.focus = FakeFocusProbe("text")  # a plain field: its text is kept
+    # an editor in front: a granted step plays only in the window it was taught in
+    agent.runner.services.observer = FakeObserver(real_observation([
+        Element(1, "window", "notes.txt - Editor", (0, 0, 640, 360), focused=True),
+        Element(2, "text", "", (0, 40, 640, 320), focused=True),
+    ]))  # fmt: skip
     agent.planner_factory = lambda run: ScriptedPlanner(
         [tool("type_text", text="hello"), done("typed")]
     )
