@@ -124,6 +124,13 @@ PAUSED_THEN = "the next turn decides on a fresh screenshot"
 BATCH_ENDED = "not run: {why}; the next turn decides on a fresh screenshot"
 #: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
 GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
+#: the calls whose point the gate judges (what is pressed or dropped on there)
+_POINT_JUDGED_TOOLS = frozenset({"click", "drag"})
+#: a click or drag approved on one screen whose point holds something else once answered
+SCREEN_CHANGED = (
+    "the screen changed under the point while you were asked ({why}): not done; the next "
+    "turn decides on a fresh screenshot"
+)
 #: why a grounded call asks when the screen it lands on cannot be judged (`_landing`)
 LANDING_UNSEEN = (
     "what is under the point now is not known: the screen could not be looked at after the "
@@ -843,6 +850,9 @@ class _TaskLoop:
             if asked and (denial := await self._on_own_window_now(tool, call, observation)):
                 self._fail(step, StepStatus.DENIED, denial)
                 return
+            if asked and (changed := await self._changed_under_point(call, observation, risk)):
+                self._end(step, StepStatus.SKIPPED, error=SCREEN_CHANGED.format(why=changed))
+                return
             # the action's row is stored first: a pause (a take-over) while the human was asked,
             # while the focus was looked at again or while the row was written is seen here,
             # with no await before the tool starts
@@ -986,6 +996,28 @@ class _TaskLoop:
             if not denial or loop.time() >= until:
                 return denial
             await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
+
+    async def _changed_under_point(
+        self, call: _Call, observation: Observation, approved: CallRisk
+    ) -> str:
+        """Why a click or drag approved on `observation` no longer lands on what the person
+        saw, or "": the screen is looked at again once they answered (a question takes
+        seconds, and a dialog may have come up under the point meanwhile), and the call now
+        asks for a reason it was not asked with (a sensitive target, a terminal under the
+        drop). A look that fails tells nothing new: the person saw the screen, and the app's
+        own windows were read again anyway."""
+        if call.spec.name not in _POINT_JUDGED_TOOLS:
+            return ""
+        look = await self._look()
+        if look is None:
+            return ""
+        values = dict(call.values)
+        element = observation.element(values["element"]) if values.get("element") else None
+        if element is not None:
+            # an element of the turn's list is clicked at its centre there: judged at it now
+            values.update(element=None, x=element.center[0], y=element.center[1])
+        now = assess_call(call.spec.name, values, look, None, self.deps.sensitive_targets)
+        return now.always_ask if now.always_ask not in ("", approved.always_ask) else ""
 
     def _moved_while_asked(
         self, call: _Call, observation: Observation, approved: CallRisk, role: str | None

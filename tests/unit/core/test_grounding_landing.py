@@ -1,13 +1,16 @@
-"""The gate judges a grounded call where it lands: on the screen as it is once the grounding
-is done, not on the turn's observation the model decided on (issue 28 item 9)."""
+"""The gate judges a pointer call where it lands: a grounded one on the screen as it is once
+the grounding is done, not on the turn's observation the model decided on, and an approved
+click or drag on the screen as it is once the person answered (issue 28 item 9)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from desktop_agent.core.loop import LANDING_UNLISTED, LANDING_UNSEEN
+from desktop_agent.core.loop import LANDING_UNLISTED, LANDING_UNSEEN, SCREEN_CHANGED
 from desktop_agent.core.models import (
     ApprovalDecision,
+    ApprovalRequest,
+    Decision,
     Element,
     Grounding,
     Observation,
@@ -17,7 +20,14 @@ from desktop_agent.core.models import (
     StepView,
 )
 from desktop_agent.core.ports import GroundRequest
-from tests.fakes import ScriptedGrounder, ScriptedPlanner, done, make_observation, tool
+from tests.fakes import (
+    ScriptedGate,
+    ScriptedGrounder,
+    ScriptedPlanner,
+    done,
+    make_observation,
+    tool,
+)
 from tests.unit.core.conftest import Harness, make_harness
 
 BROWSER = Element(1, "window", "Shop — Browser", (0, 0, 1280, 720), focused=True)
@@ -215,4 +225,83 @@ async def test_no_elements_before_nor_after_the_grounding_is_judged_as_before() 
     await h.collect(run, planner)
 
     assert h.gate.requests == []
+    assert len(h.executor.calls) == 1
+
+
+# ── and once the person answered: the point is looked at again ───────────────
+
+
+class ScreenChangesWhileAsked(ScriptedGate):
+    """A gate during whose question `screen` comes up (the observer shows it from then on)."""
+
+    def __init__(self, h: Harness, screen: Observation, answer: ApprovalDecision) -> None:
+        super().__init__([answer])
+        self.h, self.screen = h, screen
+
+    async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
+        self.h.observer.observation = self.screen
+        return await super().request(approval)
+
+
+async def asked_while(
+    screen_before: Observation, screen_after: Observation, call: Decision
+) -> tuple[Harness, StepView]:
+    """`call` asked about on `screen_before` and approved once, `screen_after` having come up
+    during the question; (the harness, the action's row)."""
+    h = make_harness()
+    h.runner.services.gate = ScreenChangesWhileAsked(h, screen_after, ApprovalDecision.ONCE)
+    h.observer.observation = screen_before
+    run = await h.create(allowed_tools=(call.tool or "",))
+    await h.collect(run, ScriptedPlanner([call], then=done()))
+    return h, action_of(h, run.id)
+
+
+DELETE_CAUTION = 'the target button "Delete" is sensitive ("delete")'
+
+
+async def test_a_click_approved_then_a_delete_dialog_came_up_under_it_is_not_done() -> None:
+    h, action = await asked_while(PAGE, DIALOG, tool("click", x=650, y=515))
+
+    assert (action.status, action.error) == (
+        StepStatus.SKIPPED,
+        SCREEN_CHANGED.format(why=DELETE_CAUTION),
+    )
+    assert h.executor.calls == []
+
+
+async def test_an_element_click_approved_then_covered_by_a_delete_button_is_not_done() -> None:
+    # element 3 ("Save draft") is clicked at its centre, where "Delete" is now
+    h, action = await asked_while(PAGE, DIALOG, tool("click", element=3))
+
+    assert action.status is StepStatus.SKIPPED
+    assert h.executor.calls == []
+
+
+async def test_a_drag_approved_then_its_drop_point_under_a_delete_button_is_not_done() -> None:
+    h, action = await asked_while(PAGE, DIALOG, tool("drag", x=150, y=115, to_x=650, to_y=515))
+
+    assert (action.status, action.error) == (
+        StepStatus.SKIPPED,
+        SCREEN_CHANGED.format(why=DELETE_CAUTION),
+    )
+    assert h.executor.calls == []
+
+
+async def test_a_sensitive_click_approved_then_another_sensitive_target_there_is_not_done() -> None:
+    # the person approved deleting a draft; "Pay now" came up under the point meanwhile
+    drafts = make_observation([BROWSER, Element(3, "button", "Delete draft", (600, 500, 100, 30))])
+    pay = make_observation([BROWSER, Element(5, "button", "Pay now", (600, 500, 100, 30))])
+    h, action = await asked_while(drafts, pay, tool("click", x=650, y=515))
+
+    assert action.status is StepStatus.SKIPPED
+    assert action.error == SCREEN_CHANGED.format(
+        why='the target button "Pay now" is sensitive ("pay")'
+    )
+    assert h.executor.calls == []
+
+
+async def test_a_click_approved_on_a_screen_that_stayed_the_same_runs() -> None:
+    h, action = await asked_while(PAGE, PAGE, tool("click", x=650, y=515))
+
+    assert action.status is StepStatus.OK
     assert len(h.executor.calls) == 1

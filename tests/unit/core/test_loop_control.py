@@ -374,9 +374,10 @@ async def test_a_stop_during_an_action_begins_no_observation_of_its_effect(
     events = await harness.collect(run, ScriptedPlanner([tool("click", x=5, y=5)], then=done()))
 
     assert_user_stop(events)
-    # the effect check's observation is never begun (nor left behind un-awaited)
-    assert observations == [1]
-    assert harness.observer.calls == 1
+    # the effect check's observation is never begun (nor left behind un-awaited): the turn's
+    # and the look at the click's point once the person answered are all there is
+    assert observations == [2]
+    assert harness.observer.calls == 2
 
 
 @pytest.mark.parametrize("reason", ["request", "user"])
