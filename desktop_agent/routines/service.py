@@ -38,6 +38,7 @@ from desktop_agent.core.routine import (
 )
 from desktop_agent.core.routine_player import PATIENCE_TURNS, RoutinePlayer
 from desktop_agent.core.runner import Find, Prepare
+from desktop_agent.core.targets import acts_in_a_window
 from desktop_agent.core.tools import ToolRegistry
 
 if TYPE_CHECKING:
@@ -230,7 +231,8 @@ def questions(
     when every step is allowed or granted. The same gate judges the same arguments: the
     steps as they will run (`runnable`: RoutineError for one that is not valid), under the
     policy, the routine's and persistent grants, and the calls that ask every time, on the
-    screen each step was taught on."""
+    screen each step was taught on; a step acting in a window nobody recorded could only
+    end the run routine_mismatch (docs/routines.md), so it is listed too."""
     secrets = [name for name in routine.secrets() if name not in values]
     asked = [f"{name}: a text that is never saved (asked at each run)" for name in secrets]
     steps = runnable(routine, registry, {**dict.fromkeys(secrets, "x"), **values})
@@ -240,6 +242,10 @@ def questions(
     try:
         for number, step in enumerate(steps, start=1):
             spec = registry.get(step.tool)
+            if acts_in_a_window(step.tool) and (step.element is None or not step.element.window):
+                # a run nobody answers plays a step only in the window it was taught in
+                asked.append(f"step {number} {step.describe()}: where it acts was not recorded")
+                continue
             # every field, defaults included: the loop's gate judges the same dump
             args, observation, focused = taught_screen(step, spec.validate(step.args).model_dump())
             risk = assess_call(step.tool, args, observation, focused, sensitive_targets)

@@ -344,3 +344,14 @@ async def test_a_granted_step_whose_window_was_never_recorded_does_not_play(
     assert (final.status, final.stop_reason) == (RunStatus.FAILED, StopReason.ROUTINE_MISMATCH)
     assert "nobody is asked about it" in final.message
     assert "type_text" not in [name for name, _ in executor_of(agent).calls]
+
+
+def test_the_preview_lists_a_step_whose_window_was_never_recorded(agent: Agent) -> None:
+    # a scheduled run would end routine_mismatch there: it refuses before it starts instead
+    blind = routine(
+        steps=(RoutineStep("click", {"x": 5, "y": 5}), RoutineStep("wait", {"seconds": 1}))
+    )
+
+    asked = service.questions(blind, agent.registry, agent.permissions, ())
+
+    assert asked == ['step 1 click {"x": 5, "y": 5}: where it acts was not recorded']
