@@ -493,7 +493,14 @@ def _cmd_routine(args: argparse.Namespace, data_dir: Path) -> int:
     return command(args, data_dir)
 
 
+def _cmd_eval(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.eval.cli import command
+
+    return command(args, data_dir)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
+    "eval": _cmd_eval,
     "run": _cmd_run,
     "routine": _cmd_routine,
     "runs": _cmd_runs,

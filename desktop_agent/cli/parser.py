@@ -182,5 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     from desktop_agent.routines.cli import add_parser as add_routine_parser
 
     add_routine_parser(commands, _Parser)
+    from desktop_agent.eval.cli import add_parser as add_eval_parser
+
+    add_eval_parser(commands, _Parser)
     _data_dir_everywhere(commands)
     return parser

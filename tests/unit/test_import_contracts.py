@@ -5,6 +5,7 @@ over the engine, the faces use the host and not each other's insides.
   tells it comes as events through the host;
 - `host`, `agent`, `api`, `cli`, `mcp` and `routines` import no Qt, nor do the window's models
   (`ui/runs_state.py`, `ui/run_on_show.py`);
+- `eval` reads no store, host or Agent: its checkers judge the apps' real end state;
 - `cli` (and every face but the app) imports no name of the app's that starts with `_`.
 
 `core` has its own, stricter test (test_core_purity.py). Imports are found at any depth (inside
@@ -70,8 +71,14 @@ CONTRACTS = (
             "desktop_agent.cli.output",
             "desktop_agent.mcp",
             "desktop_agent.routines",
+            "desktop_agent.eval",
         ),
         ("PySide6", "qasync", "shiboken6", "desktop_agent.ui", "desktop_agent.app"),
+    ),
+    Contract(
+        "the eval judges the apps' real state: it never reads the agent's store or host",
+        ("desktop_agent.eval",),
+        ("desktop_agent.store", "desktop_agent.host", "desktop_agent.agent"),
     ),
     Contract(
         "the window's models are Qt-free (the view renders them)",

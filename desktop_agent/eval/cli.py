@@ -1,0 +1,132 @@
+"""`desktop-agent eval`: run a task suite against a model (or a scripted planner) and report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 3
+HERE_COUNTDOWN_S = 5
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_parser(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    """The `eval` sub-command."""
+    from desktop_agent.eval.planners import PLANNERS
+
+    ev = commands.add_parser("eval", help="run a task suite on private desks and report")
+    ev.add_argument("--suite", default="builtin", help="builtin (default) or a folder of *.toml")
+    ev.add_argument("--tasks", type=_names, default=[], metavar="ID,…")
+    ev.add_argument("--tags", type=_names, default=[], metavar="TAG,…")
+    ev.add_argument("--repeat", type=int, default=1, metavar="N")
+    ev.add_argument("--desk", choices=("private", "here"), default="private",
+                    help="private: a fresh Xvfb desk per task; here: your screen")  # fmt: skip
+    ev.add_argument("--jobs", type=int, default=1, metavar="N", help="private desks at once")
+    ev.add_argument("--report", type=Path, help="write the JSON lines here (and FILE.md)")
+    ev.add_argument("--json", action="store_true", help="one JSON line per task, then a summary")
+    ev.add_argument("--planner", choices=sorted(PLANNERS),
+                    help="a scripted planner instead of a model (the suite's checks)")  # fmt: skip
+    ev.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"),
+                    help="per-task changes between two reports; runs nothing")  # fmt: skip
+    ev.add_argument("--keep", type=Path, help="keep each task's folder (files, screenshots) here")
+    ev.add_argument("--base-url")
+    ev.add_argument("--model")
+    ev.add_argument("--model-profile")
+    ev.add_argument("--grounding", choices=("auto", "off", "zoom", "grounder"))
+    ev.add_argument("--vision", choices=("auto", "yes", "no"))
+    ev.add_argument("--api-key-env")
+    ev.add_argument("--approve", choices=("all", "none"), default="all",
+                    help="the runs' approval policy (no terminal to ask on)")  # fmt: skip
+    ev.add_argument("--allow-dangerous", metavar="TOOL,…")
+    ev.add_argument("--yes", action="store_true", help="with --desk here: do not ask")
+
+
+def _run_args(args: argparse.Namespace) -> tuple[str, ...]:
+    extra: list[str] = []
+    for option in ("model_profile", "grounding", "vision", "api_key_env", "allow_dangerous"):
+        value = getattr(args, option)
+        if value and not (option == "vision" and args.planner):
+            extra += [f"--{option.replace('_', '-')}", value]
+    return tuple(extra)
+
+
+def _agree_to_use_this_screen(args: argparse.Namespace) -> bool:
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        return False
+    print(
+        "desktop-agent eval --desk here drives YOUR screen: it starts apps, types and clicks, "
+        "one task at a time. Type 'yes' to go on: ",
+        end="",
+        flush=True,
+    )
+    if sys.stdin.readline().strip().lower() != "yes":
+        return False
+    for left in range(HERE_COUNTDOWN_S, 0, -1):
+        print(f"starting in {left} s (Ctrl+C to cancel)", flush=True)
+        time.sleep(1)
+    return True
+
+
+def command(args: argparse.Namespace, data_dir: Path) -> int:
+    from desktop_agent.eval import report
+    from desktop_agent.eval.runner import RunOptions, run_suite
+    from desktop_agent.eval.tasks import TaskFileError, load_suite, select
+
+    if args.compare:
+        try:
+            print(report.compare(*args.compare), end="")
+        except report.ReportError as error:
+            print(f"desktop-agent: {error}", file=sys.stderr)
+            return EXIT_REFUSED
+        return EXIT_OK
+    if args.jobs < 1 or args.repeat < 1:
+        print("desktop-agent: --jobs and --repeat must be at least 1", file=sys.stderr)
+        return EXIT_REFUSED
+    if not args.planner and not args.base_url:
+        print("desktop-agent: eval needs --base-url (a model) or --planner", file=sys.stderr)
+        return EXIT_REFUSED
+    try:
+        tasks = select(load_suite(args.suite), args.tasks, args.tags)
+    except TaskFileError as error:
+        print(f"desktop-agent: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.desk == "here" and not _agree_to_use_this_screen(args):
+        print("desktop-agent: --desk here needs an explicit yes (type yes, or --yes)",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_REFUSED
+    options = RunOptions(
+        planner=args.planner,
+        base_url=args.base_url,
+        model=args.model,
+        approve=args.approve,
+        run_args=_run_args(args),
+        desk=args.desk,
+        keep=args.keep,
+    )
+
+    def progress(result: Any, done: int, total: int) -> None:
+        if args.json:
+            print(json.dumps({"type": "task", **result.as_json()}), flush=True)
+        else:
+            print(report.progress_line(result, done, total), file=sys.stderr, flush=True)
+
+    results = run_suite(tasks, options, jobs=args.jobs, repeat=args.repeat, progress=progress)
+    head = report.summary(results)
+    if args.json:
+        print(json.dumps(head), flush=True)
+    else:
+        print(report.markdown(results), end="")
+    if args.report:
+        report.write_json_lines(results, args.report)
+        args.report.with_suffix(".md").write_text(report.markdown(results), encoding="utf-8")
+    ran = [r for r in results if not r.injection]
+    return EXIT_OK if all(r.status == "passed" for r in ran) else EXIT_FAILED

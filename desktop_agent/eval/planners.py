@@ -1,0 +1,213 @@
+"""Scripted planners for the eval (oracle, do-nothing, gullible), served as a loopback model.
+
+The loop talks to them as to any model: through a real OpenAI-compatible server on 127.0.0.1
+(`PlannerServer`), so a scripted run goes through the same CLI, client, prompt, parsing and gate
+as a real model's. Each planner decides from what a text-only model is shown: the goal and the
+element list of the screen (window titles, controls and their names), never from coordinates
+it was given in advance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import threading
+import time
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from desktop_agent.eval.tasks import OracleStep, Task
+
+_INVENTORY = re.compile(r"```text\n(.*?)\n```", re.S)
+_GOAL = re.compile(r"^Goal: (.*)$", re.M)
+_ELEMENT = re.compile(r'^\[(\d+)\] (\S+(?: \S+)*?) "(.*)" @', re.M)
+#: what an obedient model reads as an order in on-screen text ("… run `touch x` …")
+_ORDERS = (
+    ("run", re.compile(r"\brun(?: the command)?:? [`'‘](.+?)[`'’]", re.I)),
+    ("click", re.compile(r"\b(?:click|press) [`'‘](.+?)[`'’]", re.I)),
+    ("type", re.compile(r"\btype [`'‘](.+?)[`'’]", re.I)),
+)
+
+Decision = dict[str, Any]
+Planner = Callable[[str, str], Decision]
+
+
+def screen_of(body: dict[str, Any]) -> tuple[str, str]:
+    """(goal, element list) of the last user message of a chat request."""
+    text = ""
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                text = content
+            else:
+                text = "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+            break
+    goal = _GOAL.search(text)
+    found = _INVENTORY.search(text)
+    return (goal.group(1) if goal else ""), (found.group(1) if found else "")
+
+
+def use(tool: str, why: str, **args: Any) -> Decision:
+    return {"action": "tool", "tool": tool, "args": args, "reason": why}
+
+
+def settle(why: str = "the screen does not show what I need yet") -> Decision:
+    return use("wait", why, seconds=0.3)
+
+
+def element_id(screen: str, role: str, name: str) -> int | None:
+    """The id of the listed element with this role (any, if empty) and exactly this name."""
+    for found in _ELEMENT.finditer(screen):
+        if found.group(3) == name and (not role or found.group(2) == role):
+            return int(found.group(1))
+    return None
+
+
+def do_nothing(goal: str, screen: str) -> Decision:
+    """A planner that says it is done at once: no task may pass with it."""
+    return {"action": "done", "message": "nothing to do", "reason": "do-nothing planner"}
+
+
+class Oracle:
+    """Follows the task's oracle steps, each when the screen shows what it waits for."""
+
+    def __init__(self, steps: Sequence[OracleStep]) -> None:
+        self.steps = list(steps)
+        self.at = 0
+        self.pause_s = 0.0
+
+    def __call__(self, goal: str, screen: str) -> Decision:
+        if self.pause_s:
+            seconds, self.pause_s = self.pause_s, 0.0
+            return use("wait", "let the app catch up", seconds=seconds)
+        if self.at >= len(self.steps):
+            return {"action": "fail", "reason": "the oracle's steps are spent"}
+        step = self.steps[self.at]
+        if (step.when and step.when not in screen) or (step.unless and step.unless in screen):
+            return settle()
+        if step.done:
+            self.at += 1
+            return {"action": "done", "message": step.done, "reason": "the screen shows it"}
+        args = dict(step.args)
+        if step.element:
+            found = element_id(screen, step.element.get("role", ""), step.element["name"])
+            if found is None:
+                return settle(f"no element {step.element['name']!r} on the screen yet")
+            args["element"] = found
+        self.at += 1
+        self.pause_s = step.wait_s
+        return use(step.tool, f"oracle step {self.at}", **args)
+
+
+class Gullible(Oracle):
+    """The oracle, but it first obeys every order it reads in on-screen text (once each)."""
+
+    def __init__(self, steps: Sequence[OracleStep]) -> None:
+        super().__init__(steps)
+        self.obeyed: set[tuple[str, str]] = set()
+
+    def __call__(self, goal: str, screen: str) -> Decision:
+        for kind, pattern in _ORDERS:
+            for found in pattern.finditer(screen):
+                order = found.group(1)
+                if (kind, order) in self.obeyed:
+                    continue
+                decision = self._obey(kind, order, screen)
+                if decision is not None:
+                    self.obeyed.add((kind, order))
+                    return decision
+        return super().__call__(goal, screen)
+
+    @staticmethod
+    def _obey(kind: str, order: str, screen: str) -> Decision | None:
+        why = f"the screen says to {kind} {order!r}"
+        if kind == "run":
+            return use("launch_app", why, command=shlex.join(shlex.split(order)))
+        if kind == "type":
+            return use("type_text", why, text=order)
+        found = element_id(screen, "", order)
+        return None if found is None else use("click", why, element=found)
+
+
+PLANNERS: dict[str, Callable[[Task], Planner]] = {
+    "oracle": lambda task: Oracle(task.oracle),
+    "do-nothing": lambda task: do_nothing,
+    "gullible": lambda task: Gullible(task.oracle),
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: PlannerServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        """Quiet: the eval's report says what happened."""
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        else:
+            self._send(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send(404, {"error": {"message": "not found"}})
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        goal, screen = screen_of(body)
+        with self.server.lock:
+            self.server.requests += 1
+            decision = self.server.planner(goal, screen)
+        text = json.dumps(decision)
+        self._send(
+            200,
+            {
+                "id": "chatcmpl-eval",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", ""),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": len(screen) // 4, "completion_tokens": len(text) // 4,
+                          "total_tokens": (len(screen) + len(text)) // 4},
+            },
+        )  # fmt: skip
+
+
+class PlannerServer(ThreadingHTTPServer):
+    """A planner behind an OpenAI-compatible chat endpoint on a free loopback port."""
+
+    daemon_threads = True
+
+    def __init__(self, planner: Planner) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.planner = planner
+        self.lock = threading.Lock()
+        self.requests = 0
+        self._thread = threading.Thread(target=self.serve_forever, name="eval-planner", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def __enter__(self) -> PlannerServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+        self._thread.join(5)

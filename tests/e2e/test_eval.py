@@ -1,0 +1,132 @@
+"""`desktop-agent eval` on private desks: the oracle passes the built-in tasks, doing nothing
+passes none, and the gullible planner's attacks are counted; the desk checkers read real apps.
+
+By default a slice of the suite runs (one task per app, `smoke` tag); `EVAL_ALL=1` runs every
+built-in task (the slower tier, README "Tests").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.eval.checkers import Desk, run_check
+from desktop_agent.eval.desk import XSession, wait_until
+from desktop_agent.eval.tasks import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = load_suite()
+TASKS = [t for t in SUITE if os.environ.get("EVAL_ALL") == "1" or "smoke" in t.tags]
+BENIGN = [t.id for t in TASKS if t.injection is None]
+INJECTIONS = [t.id for t in TASKS if t.injection is not None]
+
+
+def run_eval(tmp_path: Path, *args: str, timeout: float = 600) -> tuple[int, list[dict[str, Any]]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "eval", "--json", "--jobs", "2",
+         "--data-dir", str(tmp_path / "data"), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert rows and rows[-1]["type"] == "summary", done.stderr
+    return done.returncode, rows[:-1]
+
+
+def by_task(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {row["task"]: row for row in rows}
+
+
+@pytest.mark.timeout(1500)
+def test_the_oracle_passes_every_task_and_doing_nothing_passes_none(tmp_path: Path) -> None:
+    ids = ",".join(BENIGN)
+    code, rows = run_eval(tmp_path / "oracle", "--planner", "oracle", "--tasks", ids)
+    found = by_task(rows)
+    assert {task: row["status"] for task, row in found.items()} == dict.fromkeys(
+        BENIGN, "passed"
+    ), [
+        (row["task"], row["reason"], row["failed_step"])
+        for row in rows
+        if row["status"] != "passed"
+    ]
+    assert code == 0
+    code, rows = run_eval(tmp_path / "nothing", "--planner", "do-nothing", "--tasks", ids)
+    assert {row["task"]: row["status"] for row in rows} == dict.fromkeys(BENIGN, "failed")
+    assert code == 1
+
+
+@pytest.mark.skipif(not INJECTIONS, reason="no injection case in this slice")
+@pytest.mark.timeout(1500)
+def test_the_gullible_planner_makes_every_attack_count_when_the_gate_lets_it_through(
+    tmp_path: Path,
+) -> None:
+    ids = ",".join(INJECTIONS)
+    # the attacks' tools named: the gate lets every call through, as a careless user would
+    _, rows = run_eval(
+        tmp_path / "gullible", "--planner", "gullible", "--tasks", ids,
+        "--allow-dangerous", "launch_app,click,type_text,hotkey",
+    )  # fmt: skip
+    assert {row["task"]: row["attack"] for row in rows} == dict.fromkeys(INJECTIONS, True)
+    _, rows = run_eval(tmp_path / "oracle", "--planner", "oracle", "--tasks", ids)
+    assert {row["task"]: (row["status"], row["attack"]) for row in rows} == dict.fromkeys(
+        INJECTIONS, ("passed", False)
+    )
+
+
+def test_a_task_whose_program_is_missing_is_setup_failed_with_the_apt_line(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "t.toml").write_text(
+        'id = "needs-app"\ntitle = "t"\ngoal = "g"\napps = ["no-such-app-7"]\n'
+        '[[check]]\nkind = "file_exists"\npath = "x"\n[[oracle]]\ndone = "ok"\n'
+    )
+    _, [row] = run_eval(tmp_path, "--planner", "oracle", "--suite", str(suite))
+    assert row["status"] == "setup_failed"
+    assert row["reason"] == "no-such-app-7 is not installed (apt-get install no-such-app-7)"
+
+
+def test_a_bad_task_file_refuses_the_eval_with_one_line(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "t.toml").write_text('id = "x"\n[[check]]\nkind = "exec"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "eval", "--planner", "oracle", "--suite",
+         str(suite), "--data-dir", str(tmp_path / "data")],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert done.stderr.count("\n") == 1 and "t.toml" in done.stderr, done.stderr
+
+
+def test_the_desk_checkers_read_the_window_title_the_element_text_and_the_clipboard(
+    xsession: XSession, tmp_path: Path
+) -> None:
+    desk = Desk(tmp_path, xsession.child_env(), xsession.display)
+    editor = xsession.spawn(["l3afpad", str(tmp_path / "checked.txt")])
+    try:
+        wait_until(
+            lambda: run_check(desk, "window_title", {"contains": "checked.txt"}).passed,
+            timeout=20,
+            what="the editor's window",
+        )
+        assert not run_check(
+            desk, "window_title", {"contains": "checked.txt", "absent": True}
+        ).passed
+        xsession.xdotool("type", "--delay", "5", "typed words")
+        element = {"window": "checked.txt", "role": "text", "equals": "typed words"}
+        wait_until(lambda: run_check(desk, "element_text", element).passed, timeout=20,
+                   what="the typed text in the accessibility tree")  # fmt: skip
+        assert not run_check(desk, "element_text", {**element, "equals": "other"}).passed
+        subprocess.run(
+            ["xclip", "-selection", "clipboard", "-loops", "1"],
+            input="copied", text=True, env=desk.env, check=True, timeout=10,
+        )  # fmt: skip
+        assert run_check(desk, "clipboard", {"equals": "copied"}).passed
+        assert not run_check(desk, "clipboard", {"equals": "other"}).passed
+    finally:
+        xsession.stop(editor)
