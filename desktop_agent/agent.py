@@ -228,6 +228,7 @@ class Agent:
             grounding=settings.grounding,
             grounder=grounder,
             grounder_zoom=settings.grounder_zoom,
+            native={"store": settings.openai_store},
         )
 
     async def api_key_for(self, base_url: str) -> str | None:

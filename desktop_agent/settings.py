@@ -87,6 +87,13 @@ PRESETS: dict[str, Preset] = {
         "Cloud; needs an API key. Screenshots leave this computer.",
         "gpt-4.1-mini",
     ),
+    "openai-computer": Preset(
+        "OpenAI computer use",
+        "https://api.openai.com/v1",
+        "OpenAI's computer tool on the Responses API (profile openai-computer); needs an API "
+        "key. Screenshots leave this computer.",
+        "computer-use-preview",
+    ),
     "openrouter": Preset(
         "OpenRouter",
         "https://openrouter.ai/api/v1",
@@ -153,6 +160,9 @@ class Settings(BaseModel):
     grounder_profile: str = "auto"
     #: the grounder's point is refined on a crop too (one more request to the grounder)
     grounder_zoom: bool = True
+    #: OpenAI's computer tool: the conversation kept at OpenAI between turns
+    #: (previous_response_id); off, nothing is stored there and every item is sent again
+    openai_store: bool = True
     #: the user's own mouse or keyboard input during a run pauses it (user_takeover.py)
     pause_on_user_input: bool = True
     #: the loopback ports where model servers are looked for (planner/discovery.py)

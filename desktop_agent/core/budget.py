@@ -38,6 +38,8 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gpt-5*": (1.25, 10.00),
     "o4-mini*": (1.10, 4.40),
     "o3*": (2.00, 8.00),
+    # OpenAI's computer-use model (the Responses API's computer tool)
+    "computer-use-preview*": (3.00, 12.00),
 }
 
 

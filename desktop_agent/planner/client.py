@@ -10,12 +10,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from desktop_agent.core.errors import ConfigError, PlannerError, PlannerTransportError
 from desktop_agent.core.models import Decision, TokenUsage
 from desktop_agent.core.ports import DecideRequest
-from desktop_agent.planner.backends import chat_format
+from desktop_agent.planner.backends import ChatFormat, chat_format
 from desktop_agent.planner.grounder import ModelGrounder
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import (
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 MAX_TOKENS = 1024
 #: a whole answer must arrive within this (the client's read timeout is per read: a server
@@ -377,7 +378,7 @@ class OpenAIPlanner:
         self.model = model
         self.profile = resolve_profile(model, profile, coordinates)
         #: the prompt and answer grammar this model is spoken to in (its profile's backend)
-        self.format = chat_format(self.profile.backend)
+        self.format = self._chat_format()
         self._api_key = api_key
         self.read_timeout_s = read_timeout_s
         self.connect_timeout_s = connect_timeout_s
@@ -396,6 +397,10 @@ class OpenAIPlanner:
         self._grounding_model = grounder
         #: the run's Grounder (core port) when its points are refined, else None
         self.grounder: ModelGrounder | None = self._make_grounder(grounding, grounder_zoom)
+
+    def _chat_format(self) -> ChatFormat:
+        """The chat format of the profile's backend (a native API's planner names its own)."""
+        return chat_format(self.profile.backend)
 
     def _make_grounder(self, grounding: str, zoom: bool) -> ModelGrounder | None:
         mode = self.profile.grounding if grounding == AUTO else grounding
@@ -530,20 +535,31 @@ class OpenAIPlanner:
         return self._openai
 
     async def _read_capped(self, client: AsyncOpenAI, kwargs: dict[str, Any]) -> Completion:
-        """Send the request and read its body, at most `max_response_bytes` of it.
+        """One chat completion, its body read through `read_json`'s cap."""
+        # the body goes as it is, as the request's extra body (it takes precedence over the
+        # parameters): openai's transform of typed parameters walks every message and the
+        # whole schema each turn (1.8 ms) to change nothing in a body of plain JSON
+        params = {key: value for key, value in kwargs.items() if key != "model"}
+        opened = client.chat.completions.with_streaming_response.create(
+            model=kwargs["model"], messages=[], extra_body=params
+        )
+        data = await self.read_json(opened)
+        try:
+            return completion_from_json(data)
+        except TypeError as error:
+            at = f"{TRANSPORT_PREFIX} at {self.base_url}"
+            raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
+
+    async def read_json(self, opened: Any) -> Any:
+        """The JSON body of a streamed SDK response (`with_streaming_response.create(…)`),
+        at most `max_response_bytes` of it.
 
         The body is streamed and counted, so a 100 MB answer is refused after the first
         few MB instead of being held in memory whole.
         """
         at = f"{TRANSPORT_PREFIX} at {self.base_url}"
         cap = self.max_response_bytes
-        # the body goes as it is, as the request's extra body (it takes precedence over the
-        # parameters): openai's transform of typed parameters walks every message and the
-        # whole schema each turn (1.8 ms) to change nothing in a body of plain JSON
-        params = {key: value for key, value in kwargs.items() if key != "model"}
-        async with client.chat.completions.with_streaming_response.create(
-            model=kwargs["model"], messages=[], extra_body=params
-        ) as response:
+        async with opened as response:
             length = response.headers.get("content-length")
             if length and length.isdigit() and int(length) > cap:
                 raise PlannerTransportError(
@@ -567,17 +583,31 @@ class OpenAIPlanner:
                     f"{at} sent more than the {cap:,} bytes a turn may take"
                 )
         try:
-            return completion_from_json(json.loads(body))
-        except (ValueError, TypeError) as error:
+            return json.loads(body)
+        except ValueError as error:
             raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
 
     async def _send(
         self, messages: list[dict[str, Any]], schema: dict[str, Any], level: FormatLevel
     ) -> Completion:
+        def body(fixes: frozenset[ParamFix]) -> dict[str, Any]:
+            return chat_body(self.model, messages, schema, level, self.profile, fixes)
+
+        return await self.exchange(body, self._read_capped, level)
+
+    async def exchange(
+        self,
+        body: Callable[[frozenset[ParamFix]], dict[str, Any]],
+        read: Callable[[AsyncOpenAI, dict[str, Any]], Awaitable[_T]],
+        level: FormatLevel = "text",
+    ) -> _T:
+        """One request (`body` made with the parameter fixes this server needed, `read` sends
+        it), with the retries, backoff and deadline of a turn; PlannerTransportError when
+        none answered."""
         import openai
 
         fixes = self.formats.fixes(self.base_url, self.model)
-        kwargs = chat_body(self.model, messages, schema, level, self.profile, fixes)
+        kwargs = body(fixes)
         at = f"{TRANSPORT_PREFIX} at {self.base_url}"
         # made before the deadline starts: the first turn's `import openai` (over a second,
         # several on a loaded machine) is this process's time, not the server's
@@ -588,7 +618,7 @@ class OpenAIPlanner:
             attempt += 1
             try:
                 async with asyncio.timeout(self.response_deadline_s):
-                    return await self._read_capped(client, kwargs)
+                    return await read(client, kwargs)
             except TimeoutError:
                 raise PlannerTransportError(
                     f"{at} did not finish its answer within {self.response_deadline_s:g} s"
@@ -600,7 +630,7 @@ class OpenAIPlanner:
                 log.info("%s refused a parameter; retrying with %s", at, outcome.fix)
                 self.formats.add_fix(self.base_url, self.model, outcome.fix)
                 fixes = self.formats.fixes(self.base_url, self.model)
-                kwargs = chat_body(self.model, messages, schema, level, self.profile, fixes)
+                kwargs = body(fixes)
                 attempt -= 1
             elif isinstance(outcome, Downgrade):
                 raise _FormatRejected(outcome.error) from None

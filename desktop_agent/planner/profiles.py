@@ -119,6 +119,13 @@ PROFILES: tuple[ModelProfile, ...] = (
     ),
     ModelProfile("openai", ("gpt-4o*", "gpt-4.1*", "chatgpt-4o*"), note="OpenAI GPT-4o/4.1"),
     ModelProfile(
+        "openai-computer",
+        ("computer-use-preview*",),
+        backend="openai_computer",
+        grounding="off",
+        note="OpenAI's computer tool on the Responses API: its own actions, screenshot pixels",
+    ),
+    ModelProfile(
         "ui-tars-1.5",
         ("*ui-tars-1.5*", "*ui-tars-1_5*", "*uitars-1.5*"),
         coordinates="resized",

@@ -51,3 +51,21 @@ async def test_doctor_names_the_profile_the_model_gets() -> None:
     assert profile.detail.startswith("qwen3-vl (auto): Qwen3-VL: 0–1000 relative coordinates")
     assert "coordinates normalized; backend chat_json: chat completions, our JSON" in profile.detail
     assert next(i for i in pinned if i.name == "profile").detail.startswith("generic (generic)")
+
+
+async def test_doctor_names_the_computer_tool_an_openai_computer_model_gets() -> None:
+    from desktop_agent.cli.commands import _model_checks
+    from desktop_agent.settings import Settings
+    from tests.support.responses_server import ResponsesServer
+
+    async with ResponsesServer() as server:
+        settings = Settings(base_url=server.base_url, model="computer-use-preview")
+        items = await _model_checks(settings)
+    profile = next(item for item in items if item.name == "profile")
+    assert profile.detail.startswith("openai-computer (auto): OpenAI's computer tool")
+    assert (
+        "backend openai_computer: OpenAI Responses API, the computer tool (computer_use_preview "
+        "for computer-use-preview*, else the GA computer tool with batched actions)"
+    ) in profile.detail
+    # the model check's request reached the server (GET /v1/models: the cheap one)
+    assert ("GET", "/v1/models") in [(method, path) for method, path, _ in server.heard]

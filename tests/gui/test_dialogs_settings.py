@@ -247,6 +247,22 @@ def test_choosing_a_preset_fills_the_base_url(make_dialog, qtbot) -> None:
     assert line(dialog, "model").text() == PRESETS["openrouter"].model
 
 
+def test_the_openai_computer_use_preset_fills_the_computer_model_and_asks_for_a_key(
+    make_dialog, qtbot
+) -> None:
+    dialog = make_dialog()
+    dialog.show()
+    box = dialog.provider_box
+    box.setFocus()
+    while box.currentData() != "openai-computer":
+        qtbot.keyClick(box, Qt.Key.Key_Down)
+    assert box.currentText() == "OpenAI computer use"
+    assert line(dialog, "base_url").text() == "https://api.openai.com/v1"
+    assert line(dialog, "model").text() == "computer-use-preview"
+    assert "computer tool" in dialog.provider_note.text()
+    assert dialog.api_key_edit.isVisible()
+
+
 def test_typing_a_base_url_picks_its_preset_or_custom(make_dialog, qtbot) -> None:
     dialog = make_dialog()
     type_into(qtbot, line(dialog, "base_url"), "http://localhost:1234/v1/")

@@ -251,6 +251,7 @@ class ModelServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/api/show", self._show)
         app.router.add_get("/api/v0/models", self._lmstudio)
+        self.add_routes(app)
         # A cancelled client request cancels its handler (a Reply's delay, a Hang).
         self._runner = web.AppRunner(
             app, handler_cancellation=True, access_log=None, shutdown_timeout=0.1
@@ -260,6 +261,9 @@ class ModelServer:
         await site.start()
         self.port = int(self._runner.addresses[0][1])
         return self
+
+    def add_routes(self, app: web.Application) -> None:
+        """More routes of a server that speaks more (tests/support/responses_server.py)."""
 
     async def close(self) -> None:
         if self._runner is not None:

@@ -138,8 +138,8 @@ def test_a_failed_save_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mo
         ('capture_format = "gif"', "capture_format: input should be 'jpeg' or 'png', got 'gif'"),
         (
             'provider = "acme"',
-            "provider: unknown provider 'acme' "
-            "(one of: ollama, lmstudio, vllm, llamacpp, openai, openrouter, custom)",
+            "provider: unknown provider 'acme' (one of: ollama, lmstudio, vllm, llamacpp, "
+            "openai, openai-computer, openrouter, custom)",
         ),
         ('api_key_env = "MY KEY"', "api_key_env: not an environment variable name: 'MY KEY'"),
         (

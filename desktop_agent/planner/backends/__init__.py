@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -60,13 +60,17 @@ class Backend:
     #: module:attribute of the Planner class of a native API (built with the planner's
     #: options); "" for a chat format (OpenAIPlanner)
     planner_class: str = ""
+    #: the settings of its own API its planner takes (e.g. OpenAI's `store`), by name
+    native_options: tuple[str, ...] = ()
 
-    def planner(self, **options: Any) -> Planner:
-        """The run's Planner for this backend (options as OpenAIPlanner takes them)."""
+    def planner(self, native: Mapping[str, Any] | None = None, **options: Any) -> Planner:
+        """The run's Planner for this backend: `options` as OpenAIPlanner takes them, and of
+        `native` (every backend's own settings) those this one names."""
         where = self.planner_class or "desktop_agent.planner.client:OpenAIPlanner"
         module, _, name = where.partition(":")
         cls = getattr(importlib.import_module(module), name)
-        planner: Planner = cls(**options)
+        own = {key: value for key, value in (native or {}).items() if key in self.native_options}
+        planner: Planner = cls(**options, **own)
         return planner
 
 
@@ -93,10 +97,16 @@ def chat_format(name: str) -> ChatFormat:
     return backend.chat
 
 
-def make_planner(*, model: str, profile: str = "auto", **options: Any) -> Planner:
+def make_planner(
+    *,
+    model: str,
+    profile: str = "auto",
+    native: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Planner:
     """The Planner for `model` under `profile` ("auto": by the model's name), made by the
-    profile's backend."""
+    profile's backend (`native`: the backends' own settings, each takes those it names)."""
     from desktop_agent.planner.profiles import resolve_profile
 
     backend = backend_named(resolve_profile(model, profile).backend)
-    return backend.planner(model=model, profile=profile, **options)
+    return backend.planner(native, model=model, profile=profile, **options)

@@ -17,6 +17,7 @@ from desktop_agent.planner.profiles import PROFILES
 PROFILE_BACKENDS = {
     "openai-reasoning": "chat_json",
     "openai": "chat_json",
+    "openai-computer": "openai_computer",
     "ui-tars-1.5": "ui_tars",
     "ui-tars": "ui_tars",
     "gta1": "chat_json",
