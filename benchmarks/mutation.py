@@ -171,6 +171,13 @@ def collect(target: Target, equivalents: dict[str, dict[str, str]]) -> FileResul
     return result
 
 
+def entry(mutant: str) -> str:
+    """A mutation_equivalents.toml entry for `mutant`, its reason left to write."""
+    target = next(t for t in TARGETS if mutant.startswith(t.module + "."))
+    change = mutated_lines(mutant, target.path)
+    return f"[\"{mutant}\"]\nchange = '''\n{change}'''\nwhy = \"\"\n"
+
+
 def _order(mutant: str) -> tuple[str, int]:
     function, _, number = mutant.rpartition("__mutmut_")
     return function, int(number) if number.isdigit() else 0
@@ -214,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/mutation", description=__doc__)
     parser.add_argument("files", nargs="*", help="targets by short name (keys, mcp_gate, loop…)")
     parser.add_argument("--report", action="store_true", help="only write the report")
+    parser.add_argument(
+        "--equivalent", metavar="MUTANT", help="print an equivalents entry to fill in for MUTANT"
+    )
     options = parser.parse_args(argv)
     by_name = {target.name: target for target in TARGETS}
     unknown = [name for name in options.files if name not in by_name]
@@ -221,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown target {', '.join(unknown)}; one of {', '.join(by_name)}")
     chosen = [by_name[name] for name in options.files] or list(TARGETS)
     os.chdir(ROOT)  # mutmut reads pyproject.toml and mutants/ from the working directory
+    if options.equivalent:
+        print(entry(options.equivalent))
+        return 0
     if not options.report:
         for target in chosen:
             if code := run(target):
