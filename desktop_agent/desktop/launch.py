@@ -13,7 +13,9 @@ and at once when the run is stopped.
 from __future__ import annotations
 
 import logging
+import ntpath
 import os
+import posixpath
 import shlex
 import struct
 import subprocess
@@ -22,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import StopRequested, ToolError
 
@@ -48,7 +50,8 @@ def program_env(
     hidden: tuple[str, ...] = (), env: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The environment for a program this app starts: ours without SECRET_ENV and `hidden`,
-    and, from the frozen bundle, the user's library search path (`_user_library_path`).
+    and, from the frozen bundle, without what the bundle put there for itself
+    (`_without_bundle`) and with the user's library search path (`_user_library_path`).
 
     A program the model starts may be anything the screen talked it into; it gets
     nothing the user gave this app alone. The app's own helpers (xclip, systemctl,
@@ -56,14 +59,50 @@ def program_env(
     matched case-insensitively on Windows, where the environment is.
     """
     source = os.environ if env is None else env
-    if sys.platform == "win32":
-        hidden_upper = {name.upper() for name in (*SECRET_ENV, *hidden)}
-        return {key: value for key, value in source.items() if key.upper() not in hidden_upper}
-    names = {*SECRET_ENV, *hidden}
-    result = {key: value for key, value in source.items() if key not in names}
+    windows = sys.platform == "win32"
+    hidden_names = {_env_name(name, windows) for name in (*SECRET_ENV, *hidden)}
+    result = {
+        key: value for key, value in source.items() if _env_name(key, windows) not in hidden_names
+    }
     if getattr(sys, "frozen", False) and sys.platform != "darwin":
-        _user_library_path(result)
+        _without_bundle(result, getattr(sys, "_MEIPASS", None), windows)
+        if not windows:
+            _user_library_path(result)
     return result
+
+
+def _env_name(name: str, windows: bool) -> str:
+    return name.upper() if windows else name
+
+
+#: set to the bundle by PyInstaller's PySide6 run-time hook on every system
+#: (PyInstaller/hooks/rthooks/pyi_rth_pyside6.py), overwriting any value the user had: every
+#: Qt program we start would load our plugins and QML modules
+BUNDLE_QT_ENV = ("QT_PLUGIN_PATH", "QML2_IMPORT_PATH")
+
+
+def _without_bundle(env: dict[str, str], bundle: str | None, windows: bool) -> None:
+    """Drop BUNDLE_QT_ENV and every PATH entry inside the bundle from `env`: the same hook
+    puts sys._MEIPASS first on Windows' PATH, where a program looks for its DLLs."""
+    paths = ntpath if windows else posixpath
+
+    def inside(entry: str) -> bool:
+        if not bundle:
+            return False
+        folder = paths.normcase(paths.normpath(bundle))
+        here = paths.normcase(paths.normpath(entry))
+        return bool(here == folder or here.startswith(folder.rstrip(paths.sep) + paths.sep))
+
+    for key in list(env):
+        name = _env_name(key, windows)
+        if name in BUNDLE_QT_ENV:
+            del env[key]
+        elif name == "PATH":
+            kept = [entry for entry in env[key].split(paths.pathsep) if entry and not inside(entry)]
+            if kept:
+                env[key] = paths.pathsep.join(kept)
+            else:
+                del env[key]
 
 
 def _user_library_path(env: dict[str, str]) -> None:
@@ -277,16 +316,25 @@ def _spawn(program: str, argv: list[str], env: dict[str, str]) -> int:
     return os.posix_spawn(program, [program, *argv[1:]], env, file_actions=devnull, setsid=True)
 
 
+def start_program(argv: list[str], **options: Any) -> subprocess.Popen[Any]:
+    """subprocess.Popen(argv, **options), on Windows with the system's DLL search order, not
+    the frozen bundle's (win32.system_dll_search): how this app starts every Windows program."""
+    from desktop_agent.desktop.win32 import system_dll_search
+
+    with system_dll_search():
+        return subprocess.Popen(argv, **options)
+
+
 def _spawn_windows(program: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     if is_console_program(program):
         # its stdio are its new console's: no redirection (STARTF_USESTDHANDLES) at all
-        return subprocess.Popen(
+        return start_program(
             [program, *argv[1:]],
             close_fds=True,
             creationflags=CREATE_NEW_CONSOLE | CREATE_NEW_PROCESS_GROUP,
             env=env,
         )
-    return subprocess.Popen(
+    return start_program(
         [program, *argv[1:]],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import shutil
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -48,6 +51,45 @@ def enable_dpi_awareness() -> str:
         pass
     # E_ACCESSDENIED: awareness was set already (by the manifest, Qt or mss)
     return "set before"
+
+
+#: the DLL directory is the process's: two starts at once would each restore the other's "none"
+_DLL_DIRECTORY = threading.Lock()
+#: GetDllDirectoryW's buffer: a path of up to 32,767 characters and its terminating null
+_LONGEST_PATH = 32768
+
+
+@contextlib.contextmanager
+def system_dll_search() -> Iterator[None]:
+    """Inside: the DLL search order of a program started now is the system's, not the bundle's.
+
+    PyInstaller's Windows bootloader calls SetDllDirectoryW(sys._MEIPASS), and CreateProcess
+    hands the DLL directory to every child: it would load our python311.dll, Qt6*.dll,
+    libcrypto… before System32's (PyInstaller's "Common Issues and Pitfalls: Launching
+    external programs from the frozen application" asks for SetDllDirectory(NULL) around the
+    start). SetDllDirectoryW(NULL) "restores the default search order"; GetDllDirectoryW
+    answers the length copied, 0 when none is set (learn.microsoft.com, "SetDllDirectoryW
+    function (winbase.h)", "GetDllDirectoryW function (winbase.h)"). The bundle's directory
+    comes back afterwards: the app's own lazy imports need it. Not frozen, or not Windows:
+    nothing to undo. OSError when the directory cannot be dropped (nothing is started then).
+    """
+    if sys.platform != "win32" or not getattr(sys, "frozen", False):
+        yield
+        return
+    import ctypes
+
+    kernel32: Any = ctypes.windll.kernel32
+    with _DLL_DIRECTORY:
+        buffer = ctypes.create_unicode_buffer(_LONGEST_PATH)
+        length = int(kernel32.GetDllDirectoryW(_LONGEST_PATH, buffer))
+        before = buffer.value if 0 < length < _LONGEST_PATH else None
+        if not kernel32.SetDllDirectoryW(None):
+            raise _failed("SetDllDirectoryW(NULL)")
+        try:
+            yield
+        finally:
+            if before is not None and not kernel32.SetDllDirectoryW(before):
+                log.warning("cannot restore the bundle's DLL directory %s", before)
 
 
 def input_idle(process: int) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from desktop_agent.core.routine import RoutineError, Schedule
-from desktop_agent.desktop.launch import program_env
+from desktop_agent.desktop.launch import program_env, start_program
 
 TIME_PATTERN = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
 UNIT_PREFIX = "desktop-agent-routine-"
@@ -226,20 +226,26 @@ def _task_word(word: str) -> str:
 
 
 def schtasks(*args: str) -> str:
-    """Run `schtasks ARGS`; "" when it worked, else why not (one line)."""
+    """Run `schtasks ARGS`; "" when it worked, else why not (one line). Started as every
+    Windows program of ours is (launch.start_program: the system's DLLs, not the bundle's)."""
     try:
-        done = subprocess.run(
+        process = start_program(
             ["schtasks", *args],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=30,
-            check=False,
             env=program_env(),
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except OSError as error:
         return f"schtasks: {error}"
-    if done.returncode != 0:
-        return "schtasks: " + (" ".join((done.stderr or done.stdout).split()) or "failed")
+    try:
+        stdout, stderr = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired as error:
+        process.kill()
+        process.communicate()
+        return f"schtasks: {error}"
+    if process.returncode != 0:
+        return "schtasks: " + (" ".join((stderr or stdout).split()) or "failed")
     return ""
 
 
