@@ -7,7 +7,11 @@ CPU time the run process spends per turn, all threads (the CPU of a run of --tur
 that of a 10-turn run, over the difference in turns): on a shared machine it moves far less
 than the wall time. Target (issue 22): median <= 25 ms per turn.
 
-    .venv/bin/python benchmarks/cli_turn_overhead.py [--turns 100]
+    .venv/bin/python benchmarks/cli_turn_overhead.py [--turns 100] [--backend openai_computer]
+
+`--backend openai_computer` runs the same turns through OpenAI's computer tool (profile
+openai-computer) against a loopback Responses server whose every call is one `screenshot`
+action (our `wait 0`), issue 29's bound: the same 25 ms.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.model_server import ModelServer, Reply, serve_in_thread  # noqa: E402
+from tests.support.responses_server import ResponsesServer, Turn, computer_call  # noqa: E402
 from tests.support.xdisplay import start_xsession  # noqa: E402
 
 WAIT_0 = {"action": "tool", "tool": "wait", "args": {"seconds": 0}, "reason": "benchmark"}
@@ -43,13 +48,18 @@ def _children_cpu() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--backend", choices=("chat_json", "openai_computer"), default="chat_json")
     args = parser.parse_args()
+    computer = args.backend == "openai_computer"
+    model = "computer-use-preview" if computer else "qwen2.5vl"
+    fake: ModelServer = (
+        ResponsesServer(respond=lambda _body: Turn([computer_call([{"type": "screenshot"}])]))
+        if computer
+        else ModelServer(then=Reply(WAIT_0, usage=None))
+    )
     session = start_xsession()
     try:
-        with (
-            tempfile.TemporaryDirectory() as tmp,
-            serve_in_thread(ModelServer(then=Reply(WAIT_0, usage=None))) as server,
-        ):
+        with tempfile.TemporaryDirectory() as tmp, serve_in_thread(fake) as server:
             data = Path(tmp)
             env = session.child_env({"DESKTOP_AGENT_HOME": str(data)})
 
@@ -63,7 +73,7 @@ def main() -> None:
                     "--base-url",
                     server.base_url,
                     "--model",
-                    "qwen2.5vl",
+                    model,
                     "--vision",
                     "yes",
                     "--approve",

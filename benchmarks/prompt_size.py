@@ -30,6 +30,7 @@ from desktop_agent.core.models import (  # noqa: E402
     StepView,
 )
 from desktop_agent.core.ports import DecideRequest  # noqa: E402
+from desktop_agent.core.tools import ToolSpec  # noqa: E402
 from desktop_agent.planner.client import chat_body  # noqa: E402
 from desktop_agent.planner.prompt import build_messages, decision_schema, history_text  # noqa: E402
 
@@ -163,6 +164,65 @@ def main() -> None:
         )
     print()
     print("text tokens are estimated at 4 bytes each; the image part is the same every turn.")
+    print()
+    per_backend(observation, tools)
+
+
+def _text_bytes(value: object) -> int:
+    """Bytes of a request body without its images (data URLs): what the text tokens cost."""
+    text = json.dumps(value)
+    while "data:image/" in text:
+        start = text.index("data:image/")
+        end = text.index('"', start)
+        text = text[:start] + text[end:]
+    return len(text.encode())
+
+
+def per_backend(observation: Observation, tools: tuple[ToolSpec, ...]) -> None:
+    """Issue 29: the text each backend sends per turn (turn 1 and turn 20), images aside."""
+    from desktop_agent.planner.backends import chat_format
+    from desktop_agent.planner.backends.openai_computer import ComputerPlanner
+
+    goal = "Open the text editor, write 'hello world' and save it as ~/notes.txt"
+    columns = ("turn 1 text bytes", "turn 20 text bytes", "est. tokens 20")
+    print(f"{'backend':<32} {columns[0]:>18} {columns[1]:>19} {columns[2]:>15}")
+    for name in ("chat_json", "ui_tars"):
+        sizes = []
+        for turn in (1, 20):
+            request = DecideRequest(goal, "bench", turn, history(turn), observation, tools)
+            url = "data:image/jpeg;base64,AAAA"
+            messages = chat_format(name).messages(request, url, "1280x720 pixels", True)
+            sizes.append(_text_bytes(chat_body("m", messages, decision_schema(tools), "text")))
+        print(f"{name:<32} {sizes[0]:>18,} {sizes[1]:>19,} {math.ceil(sizes[1] / 4):>15,}")
+    for store in (True, False):
+        planner = ComputerPlanner(base_url="http://127.0.0.1:9/v1", model="gpt-5.4", api_key=None,
+                                  profile="openai-computer", store=store)  # fmt: skip
+        sizes = []
+        for turn in range(1, 21):
+            request = DecideRequest(goal, "bench", turn, (), observation, tools)
+            new = planner._turn_input(request, "data:image/jpeg;base64,AAAA")
+            body = planner.request_body(new, observation.width, observation.height)
+            if turn in (1, 20):
+                sizes.append(_text_bytes(body))
+            # what a turn leaves behind: the model's call, answered next turn
+            planner._previous_id = f"resp_{turn}"
+            call = {
+                "type": "computer_call",
+                "call_id": f"call_{turn}",
+                "actions": [{"type": "wait"}],
+            }
+            planner._items = [*planner._items, *new, call] if not store else []
+            planner._call = _computer_call(f"call_{turn}", turn)
+        label = f"openai_computer (store {'on' if store else 'off'})"
+        print(f"{label:<32} {sizes[0]:>18,} {sizes[1]:>19,} {math.ceil(sizes[1] / 4):>15,}")
+    print("openai_computer sends one screenshot per turn with store on; with store off every")
+    print("earlier screenshot is sent again (20 at turn 20): its image tokens grow with the run.")
+
+
+def _computer_call(call_id: str, turn: int) -> object:
+    from desktop_agent.planner.backends.openai_computer import _Call
+
+    return _Call((call_id,), turn, 1, ())
 
 
 if __name__ == "__main__":

@@ -415,16 +415,7 @@ class _TaskLoop:
             screenshot=observation.screenshot_path,
             safety_check=check,
         )
-        await self._settle()
-        self.control.check()  # a stop that came while the step was stored: ask nobody
-        self.emit(ApprovalRequested(approval))
-        by = "user"
-        try:
-            answer = await self.control.guard(self._ask(approval))
-        except TimeoutError:
-            answer, by = ApprovalDecision.DENY, "timeout"
-        self._tell(ApprovalResolved(approval, answer, by))
-        return answer, by
+        return await self._question(approval)
 
     def _limits(self) -> _Outcome | None:
         if self.failures >= self.run.max_failures:
@@ -941,15 +932,7 @@ class _TaskLoop:
             target=target,
             **_what_to_show(decided, risk),
         )
-        await self._settle()
-        self.control.check()  # a stop that came while the step was stored: ask nobody
-        self.emit(ApprovalRequested(approval))
-        by = "user"
-        try:
-            answer = await self.control.guard(self._ask(approval))
-        except TimeoutError:
-            answer, by = ApprovalDecision.DENY, "timeout"
-        self._tell(ApprovalResolved(approval, answer, by))
+        answer, by = await self._question(approval)
         if answer is ApprovalDecision.DENY:
             return ("approval timed out" if by == "timeout" else "denied by the user"), True
         if answer is ApprovalDecision.RUN and approval.offer_run_grant:
@@ -1033,6 +1016,20 @@ class _TaskLoop:
         if now.sensitivity is to_password and approved.sensitivity is not to_password:
             return now.always_ask
         return now.always_ask if not approved.always_ask else ""
+
+    async def _question(self, approval: ApprovalRequest) -> tuple[ApprovalDecision, str]:
+        """Ask the person (told as approval_requested / approval_resolved): the answer, and
+        who gave it ("user", or "timeout", which denies)."""
+        await self._settle()
+        self.control.check()  # a stop that came while the step was stored: ask nobody
+        self.emit(ApprovalRequested(approval))
+        by = "user"
+        try:
+            answer = await self.control.guard(self._ask(approval))
+        except TimeoutError:
+            answer, by = ApprovalDecision.DENY, "timeout"
+        self._tell(ApprovalResolved(approval, answer, by))
+        return answer, by
 
     async def _ask(self, approval: ApprovalRequest) -> ApprovalDecision:
         # The gate's coroutine is made here, so a guard that refuses to start leaves none behind.

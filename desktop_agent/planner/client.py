@@ -543,16 +543,11 @@ class OpenAIPlanner:
         opened = client.chat.completions.with_streaming_response.create(
             model=kwargs["model"], messages=[], extra_body=params
         )
-        data = await self.read_json(opened)
-        try:
-            return completion_from_json(data)
-        except TypeError as error:
-            at = f"{TRANSPORT_PREFIX} at {self.base_url}"
-            raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
+        return await self.read_json(opened, completion_from_json)
 
-    async def read_json(self, opened: Any) -> Any:
+    async def read_json(self, opened: Any, parse: Callable[[Any], _T]) -> _T:
         """The JSON body of a streamed SDK response (`with_streaming_response.create(…)`),
-        at most `max_response_bytes` of it.
+        at most `max_response_bytes` of it, read by `parse` (TypeError: not an answer).
 
         The body is streamed and counted, so a 100 MB answer is refused after the first
         few MB instead of being held in memory whole.
@@ -583,8 +578,8 @@ class OpenAIPlanner:
                     f"{at} sent more than the {cap:,} bytes a turn may take"
                 )
         try:
-            return json.loads(body)
-        except ValueError as error:
+            return parse(json.loads(body))
+        except (ValueError, TypeError) as error:
             raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
 
     async def _send(

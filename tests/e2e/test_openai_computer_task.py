@@ -122,6 +122,11 @@ def test_the_note_task_completes_through_openai_computer_in_batches(
         assert body["previous_response_id"]
         assert body["input"][0]["type"] == "computer_call_output"
     assert len(server.requests) == final["run"]["step_count"]
+    # `show` replays the batches' rows as they were told live
+    shown = cli.call("show", final["run_id"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    live = [e["step"] for e in events if e["type"] == "step_finished"]
+    assert [e["step"] for e in json_lines(shown.stdout) if e["type"] == "step_finished"] == live
 
 
 def test_a_safety_check_under_approve_all_is_denied_and_fails_the_run(

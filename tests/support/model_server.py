@@ -319,19 +319,11 @@ class ModelServer:
         kind = (body.get("response_format") or {}).get("type")
         if kind in self.reject_formats:
             return _error(400, f"response_format type {kind!r} is not supported by this server")
-        if self._queue:
-            item: ScriptItem | None = self._queue.pop(0)
-        elif self.respond is not None:
-            item = self.respond(body)
-        else:
-            item = self.then
+        item = self.next_item(body)
         if item is None:
             return _error(500, "script exhausted")
         if isinstance(item, HttpError):
-            response = _error(item.status, item.message)
-            if item.retry_after is not None:
-                response.headers["Retry-After"] = item.retry_after
-            return response
+            return http_error(item)
         if isinstance(item, Hang):
             await asyncio.Event().wait()
         if isinstance(item, Disconnect):
@@ -344,6 +336,14 @@ class ModelServer:
         if item.delay_s:
             await asyncio.sleep(item.delay_s)
         return web.json_response(_completion(body.get("model", ""), item))
+
+    def next_item(self, body: dict[str, Any]) -> Any:
+        """The answer to a request: the script's next, else `respond(body)`, else `then`."""
+        if self._queue:
+            return self._queue.pop(0)
+        if self.respond is not None:
+            return self.respond(body)
+        return self.then
 
     async def _padded(
         self, request: web.Request, model: str, item: Trickle | Oversized
@@ -447,6 +447,14 @@ def _error(status: int, message: str) -> web.Response:
         {"error": {"message": message, "type": "invalid_request_error", "code": status}},
         status=status,
     )
+
+
+def http_error(item: HttpError) -> web.Response:
+    """An HttpError item's answer, with its Retry-After when it has one."""
+    response = _error(item.status, item.message)
+    if item.retry_after is not None:
+        response.headers["Retry-After"] = item.retry_after
+    return response
 
 
 def _completion(model: str, reply: Reply) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.model_server import HttpError, ModelServer, _error
+from tests.support.model_server import HttpError, ModelServer, _error, http_error
 
 _ids = itertools.count(1)
 
@@ -146,19 +146,11 @@ class ResponsesServer(ModelServer):
         body = await request.json()
         self.authorizations.append(request.headers.get("Authorization"))
         await self._record(body)
-        if self._queue:
-            item: Any = self._queue.pop(0)
-        elif self.respond is not None:
-            item = self.respond(body)
-        else:
-            item = self.then
+        item = self.next_item(body)
         if item is None:
             return _error(500, "script exhausted")
         if isinstance(item, HttpError):
-            response = _error(item.status, item.message)
-            if item.retry_after is not None:
-                response.headers["retry-after"] = item.retry_after
-            return response
+            return http_error(item)
         if not isinstance(item, Turn):
             await asyncio.Event().wait()  # Hang: until the client goes away
         answer = response_json(body.get("model", ""), body, item)

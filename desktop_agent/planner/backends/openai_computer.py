@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.errors import PlannerError, PlannerTransportError
+from desktop_agent.core.errors import PlannerError
 from desktop_agent.core.models import Decision, SafetyCheck, StepKind, StepStatus, TokenUsage
 from desktop_agent.core.ports import DecideRequest
 from desktop_agent.planner.backends import Backend, ChatFormat, chat_format
@@ -72,7 +72,8 @@ def computer_tool(model: str, width: int, height: int) -> dict[str, Any]:
 class _Call:
     """The last computer_call, to be answered on the next turn."""
 
-    call_id: str
+    #: every call of the answer (one, unless the model sent several): each gets an output
+    call_ids: tuple[str, ...]
     turn: int
     actions: int
     checks: tuple[SafetyCheck, ...]
@@ -138,6 +139,12 @@ def _checks(call: dict[str, Any]) -> tuple[SafetyCheck, ...]:
         for check in checks
         if isinstance(check, dict)
     )
+
+
+def _actions(call: dict[str, Any]) -> list[Any]:
+    """The GA tool's batch, or the legacy tool's one action."""
+    actions = call.get("actions")
+    return actions if isinstance(actions, list) else [call.get("action")]
 
 
 def batch_report(call: _Call, request: DecideRequest) -> str:
@@ -241,14 +248,16 @@ class ComputerPlanner(OpenAIPlanner):
             for check in call.checks
             if check.id in request.acknowledged
         ]
-        output: dict[str, Any] = {
-            "type": "computer_call_output",
-            "call_id": call.call_id,
-            "output": {"type": "computer_screenshot", "image_url": image_url},
-        }
-        if acknowledged:
-            output["acknowledged_safety_checks"] = acknowledged
-        items = [output]
+        items: list[dict[str, Any]] = []
+        for call_id in call.call_ids:
+            output: dict[str, Any] = {
+                "type": "computer_call_output",
+                "call_id": call_id,
+                "output": {"type": "computer_screenshot", "image_url": image_url},
+            }
+            if acknowledged:
+                output["acknowledged_safety_checks"] = acknowledged
+            items.append(output)
         report = batch_report(call, request)
         if report:
             items.append({"role": "user", "content": [{"type": "input_text", "text": report}]})
@@ -269,13 +278,12 @@ class ComputerPlanner(OpenAIPlanner):
                     raw=json.dumps(items)[:2000],
                 )
             return Decision(action="done", message=said, reason=reason, raw=said)
-        call = calls[-1]
-        raw = json.dumps(call, ensure_ascii=False)
-        actions = call.get("actions")
-        if not isinstance(actions, list):
-            actions = [call.get("action")]
-        checks = _checks(call)
-        self._call = _Call(str(call.get("call_id", "")), request.turn, len(actions), checks)
+        raw = json.dumps(calls if len(calls) > 1 else calls[0], ensure_ascii=False)
+        # several calls in one answer run in order, as one batch
+        actions = [action for call in calls for action in _actions(call)]
+        checks = tuple(check for call in calls for check in _checks(call))
+        call_ids = tuple(str(call.get("call_id", "")) for call in calls)
+        self._call = _Call(call_ids, request.turn, len(actions), checks)
         try:
             decision = batch_decision(actions, request.tools, size, reason, raw)
         except PlannerError as error:
@@ -291,12 +299,7 @@ class ComputerPlanner(OpenAIPlanner):
         opened = client.responses.with_streaming_response.create(
             model=kwargs["model"], input=[], extra_body=params
         )
-        data = await self.read_json(opened)
-        try:
-            return answer_from_json(data)
-        except TypeError as error:
-            at = f"{TRANSPORT_PREFIX} at {self.base_url}"
-            raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
+        return await self.read_json(opened, answer_from_json)
 
 
 BACKEND = Backend(

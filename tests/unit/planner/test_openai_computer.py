@@ -326,3 +326,18 @@ async def test_a_malformed_answer_is_a_transport_error_not_an_exception_out() ->
         with pytest.raises(PlannerTransportError, match="gave up after 3 attempts"):
             await planner.decide(request())
         await planner.aclose()
+
+
+async def test_several_calls_in_one_answer_run_in_order_and_each_is_answered() -> None:
+    calls = [
+        computer_call([{"type": "type", "text": "a"}], call_id="call_1"),
+        computer_call([{"type": "type", "text": "b"}], call_id="call_2"),
+    ]
+    async with ResponsesServer([Turn(calls), Turn([message("ok")])]) as server:
+        planner = planner_for(server)
+        decision = await planner.decide(request())
+        await planner.decide(request(turn=2))
+        await planner.aclose()
+    assert [d.args["text"] for d in (decision, *decision.batch)] == ["a", "b"]
+    answered = [item["call_id"] for item in server.requests[1]["input"] if "call_id" in item]
+    assert answered == ["call_1", "call_2"]
