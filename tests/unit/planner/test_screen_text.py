@@ -99,3 +99,9 @@ def test_one_line_keeps_ordinary_text_as_it_is() -> None:
     assert one_line('[3] edit "naïve — café" @ 1,2 3x4 focused') == (
         '[3] edit "naïve — café" @ 1,2 3x4 focused'
     )
+
+
+def test_the_openai_computer_backend_states_the_standing_rule() -> None:
+    from desktop_agent.planner.backends.openai_computer import INSTRUCTIONS
+
+    assert SCREEN_TEXT_RULE in INSTRUCTIONS
