@@ -148,6 +148,36 @@ def _split_windows(command: str) -> list[str]:
         raise ToolError(f"cannot split the command {command!r}: {error}") from None
 
 
+#: what cmd.exe acts on in a batch file's command line: `&|<>` chain and redirect, `^` escapes,
+#: `%VAR%` (and `!VAR!` with delayed expansion) expand even inside quotes, `()` group, and `"`
+#: flips cmd's quoting so the rest of the line acts
+BATCH_METACHARACTERS = frozenset('"&|<>^%!()')
+
+
+def refuse_batch_arguments(program: str, argv: list[str]) -> None:
+    """ToolError when `program` is a batch file and an argument holds a BATCH_METACHARACTERS
+    character or a control character (a newline ends cmd's command).
+
+    Windows starts a .bat/.cmd as `cmd.exe /c` with the command line, and list2cmdline quotes
+    for the C runtime, not for cmd: `a&calc` runs calc ("BatBadBut", CVE-2024-24576; Python's
+    subprocess documentation, "Security Considerations" and the Windows `shell` warning).
+    No quoting makes `%` safe, so such an argument is refused with the reason.
+    """
+    if Path(program).suffix.lower() not in (".bat", ".cmd"):
+        return
+    for argument in argv[1:]:
+        acting = sorted(
+            {char for char in argument if char in BATCH_METACHARACTERS or not char.isprintable()}
+        )
+        if acting:
+            shown = " ".join(repr(char) for char in acting)
+            raise ToolError(
+                f"refused: {Path(program).name} is a batch file, which Windows runs through "
+                f"cmd.exe, and its argument {argument!r} holds {shown}, which cmd would act on "
+                "(run other commands, expand variables); pass it without those characters"
+            )
+
+
 def resolve(program: str) -> str | None:
     if sys.platform == "win32":
         from desktop_agent.desktop.win32 import resolve_program
@@ -176,6 +206,8 @@ class Launcher:
         program = resolve(argv[0])
         if program is None:
             raise ToolError(f"program not found: {argv[0]!r} (not on PATH)")
+        if sys.platform == "win32":
+            refuse_batch_arguments(program, argv)
         self.reap()
         if cancelled is not None and cancelled.is_set():
             # the stop came while this waited for a worker thread: start nothing
