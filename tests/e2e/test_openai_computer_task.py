@@ -3,6 +3,8 @@ Responses server, l3afpad on Xvfb; batches of actions and a safety check under -
 
 from __future__ import annotations
 
+import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -156,3 +158,40 @@ def test_a_safety_check_under_approve_all_is_denied_and_fails_the_run(
     assert [(r["kind"], r["status"]) for r in rows if r["kind"] == "action"] == [
         ("action", "denied")
     ]
+
+
+def test_a_stop_in_the_middle_of_a_batch_sends_no_later_action_and_no_request(
+    cli: Cli, editor: None
+) -> None:
+    batch = computer_call(
+        [
+            {"type": "type", "text": "first"},
+            {"type": "wait"},
+            {"type": "wait"},
+            {"type": "type", "text": "LATER"},
+        ]
+    )
+    with serve_in_thread(ResponsesServer([Turn([batch])], then=Turn([message("ok")]))) as server:
+        process = run_computer(cli, server, "write a line", "--approve", "all")
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            event = json.loads(line)
+            step = event.get("step") or {}
+            if event["type"] == "step_finished" and step.get("tool") == "type_text":
+                assert step["status"] == "ok"
+                process.send_signal(signal.SIGINT)  # as Ctrl+C on the terminal
+                break
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 2, err
+    events = json_lines("".join(lines) + out)
+    final = events[-1]
+    assert (final["run"]["status"], final["run"]["stop_reason"]) == ("stopped", "user_stop")
+    typed = [
+        e["step"]["args"].get("text")
+        for e in events
+        if e["type"] == "step_finished" and e["step"]["tool"] == "type_text"
+    ]
+    assert typed == ["first"]
+    assert len(server.requests) == 1
