@@ -120,6 +120,21 @@ class HotkeyArgs(_Args):
         return [normalize_key(key) for key in keys]
 
 
+class HoldKeyArgs(HotkeyArgs):
+    seconds: float = Field(gt=0, le=10, description="how long the keys stay down")
+
+
+class MouseButtonArgs(_Args):
+    """mouse_down / mouse_up: the left button, pressed or let go at a point."""
+
+    x: int = Field(ge=0, description="screenshot pixel x")
+    y: int = Field(ge=0, description="screenshot pixel y")
+
+
+class CursorPositionArgs(_Args):
+    pass
+
+
 class LaunchAppArgs(_Args):
     command: str = Field(min_length=1, max_length=1000)
 
@@ -173,6 +188,25 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         Risk.INPUT,
     ),
     ToolSpec("hotkey", 'Press a key combination, e.g. ["ctrl", "s"].', HotkeyArgs, Risk.INPUT),
+    ToolSpec(
+        "hold_key",
+        'Hold a key combination down for some seconds, then let it go, e.g. ["shift"], 2.',
+        HoldKeyArgs,
+        Risk.INPUT,
+    ),
+    ToolSpec(
+        "mouse_down",
+        "Press and hold the left mouse button at a point (let go by mouse_up, or at the end).",
+        MouseButtonArgs,
+        Risk.INPUT,
+    ),
+    ToolSpec("mouse_up", "Release the left mouse button at a point.", MouseButtonArgs, Risk.INPUT),
+    ToolSpec(
+        "cursor_position",
+        "Tell where the mouse pointer is, in screenshot pixels.",
+        CursorPositionArgs,
+        Risk.SAFE,
+    ),
     ToolSpec(
         "launch_app",
         'Start a program (no shell), e.g. "l3afpad" or "notepad".',

@@ -166,8 +166,11 @@ DEFAULT_SENSITIVE_TARGETS: tuple[str, ...] = (
     "verwijderen", "verzenden", "versturen", "betalen", "kopen", "bevestigen", "overmaken",
     "installeren",
 )  # fmt: skip
-#: tools that press their target, and the keys that press the focused control
-_PRESSING_TOOLS = frozenset({"click", "invoke"})
+#: tools that press their target (mouse_down: a press held), and the keys that press the
+#: focused control
+_PRESSING_TOOLS = frozenset({"click", "invoke", "mouse_down"})
+#: tools that press keys: hold_key holds its combination down (it is a hotkey that lasts)
+KEY_TOOLS = frozenset({"hotkey", "hold_key"})
 _PRESS_FOCUSED_COMBOS = (frozenset({"enter"}), frozenset({"space"}))
 #: keys held before enter or space that move the focus first: tab, and the arrows (which go
 #: from button to button in a dialog's button row)
@@ -461,7 +464,13 @@ def assess_call(
         reason = _pressing_risk(tool, args, observation, sensitive_targets)
     elif tool == "drag":
         reason = _drag_risk(args, observation, sensitive_targets)
-    elif tool == "hotkey":
+    elif tool == "mouse_up":
+        # the release of a held button is a drop where it lets go: what was pressed is
+        # not known here, so it is judged as the end of a drag that started there
+        x, y = args.get("x"), args.get("y")
+        drop = {"x": x, "y": y, "to_x": x, "to_y": y}
+        reason = _drag_risk(drop, observation, sensitive_targets)
+    elif tool in KEY_TOOLS:
         keys = args.get("keys")
         if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
             return CallRisk(f"the keys {keys!r} cannot be read", sensitivity)

@@ -34,7 +34,7 @@ CHANGE_THRESHOLD = 0.0003
 WARN_AT = 2
 STUCK_AT = 3
 #: tools that do not act on the screen: a `wait` that sees no change is not a stuck loop
-PASSIVE_TOOLS = frozenset({"wait", "screen_snapshot"})
+PASSIVE_TOOLS = frozenset({"wait", "screen_snapshot", "cursor_position"})
 
 
 def screen_change(before: bytes, after: bytes) -> float:

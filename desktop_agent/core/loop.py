@@ -81,6 +81,7 @@ from desktop_agent.core.ports import (
     FocusProbe,
     Grounder,
     GroundRequest,
+    HeldInput,
     OwnWindowsSource,
     PermissionGate,
     Planner,
@@ -97,7 +98,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 OBSERVE_TOOL = "screen_snapshot"
 #: tools whose call risk depends on the focused control (password fields, terminals)
-_FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
+_FOCUS_TOOLS = frozenset({"type_text", "hotkey", "hold_key"})
 #: deadlines (s): a hung capture, input or accessibility call fails its step, not the run
 OBSERVE_TIMEOUT_S = 30.0
 TOOL_TIMEOUT_S = 60.0
@@ -268,6 +269,7 @@ class _TaskLoop:
         except asyncio.CancelledError:
             # The consumer went away (window closed, client gone): the run ends as a user stop.
             self._close_open_step("stopped: the viewer went away")
+            await self._release_held()
             await self._finish(
                 _Outcome(RunStatus.STOPPED, StopReason.USER_STOP, "the viewer went away")
             )
@@ -277,6 +279,7 @@ class _TaskLoop:
             self.outcome = _Outcome(
                 RunStatus.FAILED, StopReason.ERROR, f"unexpected fault: {_describe(error)}"
             )
+        await self._release_held()
         final = await self._finish(self.outcome)
         self.emit(RunFinished(final))
         return final
@@ -306,11 +309,26 @@ class _TaskLoop:
             )
         return self.run
 
+    async def _release_held(self) -> None:
+        """Let go of a button a tool left held (mouse_down): at the run's end, however it
+        ends, and before a pause hands the desktop to the person."""
+        executor = self.deps.executor
+        if not isinstance(executor, HeldInput):
+            return
+        try:
+            released = await asyncio.shield(executor.release_held())
+        except Exception:  # noqa: BLE001 - the run ends all the same; the log says why
+            log.warning("run %s: a held button could not be let go", self.run.id, exc_info=True)
+            return
+        if released:
+            log.info("run %s: %s", self.run.id, released)
+
     async def _pause_point(self) -> bool:
         """Honour a stop or a pause; True when the run was paused here."""
         self.control.check()
         if not self.control.pause_requested:
             return False
+        await self._release_held()
         self.run = self.run.with_(status=RunStatus.PAUSED)
         self._tell(RunPaused(self.run, reason=self.control.pause_reason), self.run)
         await self._settle()

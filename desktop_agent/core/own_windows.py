@@ -21,13 +21,15 @@ APP_NAME = "desktop-agent"
 #: to the app's controls (the probe knows it at action time; the observation may be older)
 OWN_WINDOW_ROLE = APP_NAME
 #: tools that send keys to whatever has the focus
-_KEYBOARD_TOOLS = frozenset({"type_text", "hotkey"})
+_KEYBOARD_TOOLS = frozenset({"type_text", "hotkey", "hold_key"})
 #: pointer tools and the arguments holding their points
 _POINTS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "click": (("x", "y"),),
     "move_mouse": (("x", "y"),),
     "scroll": (("x", "y"),),
     "drag": (("x", "y"), ("to_x", "to_y")),
+    "mouse_down": (("x", "y"),),
+    "mouse_up": (("x", "y"),),
 }
 POINTER_TOOLS = frozenset(_POINTS)
 

@@ -118,6 +118,16 @@ class ToolExecutor(Protocol):
 
 
 @runtime_checkable
+class HeldInput(Protocol):
+    """An executor whose tools may leave input held between calls (mouse_down)."""
+
+    async def release_held(self) -> str:
+        """Let go of whatever a tool left held, whatever the stop or pause say (a release is
+        never input to hold back); what was let go in words, "" for nothing."""
+        ...
+
+
+@runtime_checkable
 class FocusProbe(Protocol):
     async def focused_role(self) -> str | None:
         """The accessibility role of the control that has the keyboard focus now

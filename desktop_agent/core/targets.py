@@ -19,11 +19,11 @@ from desktop_agent.core.models import Element, ElementRef, Observation
 WINDOW_ROLE = "window"
 #: tools that act on an element or a point
 _POINTED_TOOLS = frozenset({"click", "move_mouse", "drag", "scroll", "invoke", "set_value",
-                            "focus_window"})  # fmt: skip
+                            "focus_window", "mouse_down", "mouse_up"})  # fmt: skip
 #: tools whose input goes to the focused control
-_FOCUS_TOOLS = frozenset({"type_text", "hotkey"})
+_FOCUS_TOOLS = frozenset({"type_text", "hotkey", "hold_key"})
 #: tools that act on no element or window
-_NO_TARGET_TOOLS = frozenset({"wait", "launch_app"})
+_NO_TARGET_TOOLS = frozenset({"wait", "launch_app", "cursor_position"})
 #: "title — program" (our X11 label) or "title - program" (a window's own title)
 _APP_SUFFIX = re.compile(r"\s[—–-]\s([^—–-]+)$")
 

@@ -55,8 +55,11 @@ SETTLE_S = 0.1
 #: the tools that settle: those that send input or act on a control
 _SETTLING_TOOLS = frozenset(
     {"click", "move_mouse", "drag", "scroll", "type_text", "hotkey", "focus_window", "invoke",
-     "set_value"}
+     "set_value", "hold_key", "mouse_down", "mouse_up"}
 )  # fmt: skip
+#: how long letting go of a held button may take before it is given up on (a hung input
+#: thread): the run ends all the same
+RELEASE_TIMEOUT_S = 5.0
 
 
 class Halt:
@@ -135,6 +138,8 @@ class DesktopExecutor:
         self.abandoned_input_threads = 0
         self._own_inventory: InventoryRunner | None = None
         self._input = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="input")
+        #: the screen point where mouse_down left the left button held, until it is let go
+        self._held_at: tuple[int, int] | None = None
         self._handlers: dict[str, Handler] = {
             "click": self._click,
             "move_mouse": self._move_mouse,
@@ -142,6 +147,10 @@ class DesktopExecutor:
             "scroll": self._scroll,
             "type_text": self._type_text,
             "hotkey": self._hotkey,
+            "hold_key": self._hold_key,
+            "mouse_down": self._mouse_down,
+            "mouse_up": self._mouse_up,
+            "cursor_position": self._cursor_position,
             "launch_app": self._launch_app,
             "wait": self._wait,
             "focus_window": self._focus_window,
@@ -162,7 +171,13 @@ class DesktopExecutor:
         return result
 
     def close(self) -> None:
-        """Release the input thread; programs started by launch_app keep running."""
+        """Let go of a held button and release the input thread; programs started by
+        launch_app keep running."""
+        if self._held_at is not None:
+            try:
+                self._input.submit(self._let_go).result(RELEASE_TIMEOUT_S)
+            except Exception:  # noqa: BLE001 - closing goes on; the log says why
+                log.warning("a held button could not be let go on close", exc_info=True)
         self.launcher.reap()
         self._input.shutdown(wait=False)
         if self._own_inventory is not None:
@@ -343,7 +358,93 @@ class DesktopExecutor:
         direction = "up" if amount > 0 else "down"
         return ToolResult.success(f"scrolled {direction} {abs(amount)}{where}", target=point)
 
+    async def _mouse_down(self, args: tools.MouseButtonArgs, context: ToolContext) -> ToolResult:
+        point, screen, where = self._point(context, args.x, args.y, None)
+        halt = Halt(context)
+
+        def work() -> None:
+            x, y = self.driver.safe_point(*screen)
+            self.driver.move(x, y)
+            if halt.is_set():  # stopped as the pointer got there: no button goes down
+                raise halt.error("before the button went down", partial=True)
+            # held before it goes down: a fault or a stop from here on still lets it go
+            self._held_at = (x, y)
+            self.driver.mouse_down(x, y, "left")
+
+        await self._on_input_thread(work, halt)
+        return ToolResult.success(f"pressed and held the left button at {where}", target=point)
+
+    async def _mouse_up(self, args: tools.MouseButtonArgs, context: ToolContext) -> ToolResult:
+        point, screen, where = self._point(context, args.x, args.y, None)
+        halt = Halt(context)
+
+        def work() -> None:
+            x, y = self.driver.safe_point(*screen)
+            if not halt.is_set():
+                self.driver.move(x, y)
+            else:  # stopped: let go where the pointer is, never hold on
+                x, y = self._held_at or (x, y)
+            self._held_at = None
+            self.driver.mouse_up(x, y, "left")
+
+        await self._on_input_thread(work, halt)
+        return ToolResult.success(f"released the left button at {where}", target=point)
+
+    async def release_held(self) -> str:
+        """HeldInput: the left button a mouse_down left held, let go where the pointer is
+        (on the input thread, whatever the stop or the pause say: a release is never held
+        back); "" when nothing was held."""
+        if self._held_at is None:
+            return ""
+        future = self._input.submit(self._let_go)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), RELEASE_TIMEOUT_S)
+        except TimeoutError:
+            self._abandon_input(self._input, "letting go of a held button took too long")
+            return "the held left button could not be let go (the input thread hung)"
+
+    def _let_go(self) -> str:
+        held, self._held_at = self._held_at, None
+        if held is None:
+            return ""
+        self.driver.mouse_up(*held, "left")
+        return f"released the left button held at {held}"
+
+    async def _cursor_position(
+        self, args: tools.CursorPositionArgs, context: ToolContext
+    ) -> ToolResult:
+        """Where the pointer is, in the observation's screenshot pixels: read, no input."""
+        observation = context.observation
+        if observation is None or self.observer is None:
+            raise ToolError("the pointer cannot be read: there is no screen observation")
+        where = await self.observer.pointer_now(observation)
+        if where is None:
+            raise ToolError("the pointer cannot be read now, or it is off the screenshot")
+        return ToolResult.success(f"the pointer is at ({where[0]}, {where[1]})", target=where)
+
     # -- keyboard --------------------------------------------------------------------------
+
+    async def _hold_key(self, args: tools.HoldKeyArgs, context: ToolContext) -> ToolResult:
+        keys = list(args.keys)
+        halt = Halt(context)
+
+        def work() -> bool:
+            down: list[str] = []
+            try:
+                for key in keys:
+                    if halt.is_set():
+                        return False
+                    self.driver.key_down(key)
+                    down.append(key)
+                return not halt.wait(args.seconds)
+            finally:
+                # let go in reverse, also when stopped, paused or failed half-way
+                for key in reversed(down):
+                    self.driver.key_up(key)
+
+        if not await self._on_input_thread(work, halt):
+            raise halt.error(f"while holding {'+'.join(keys)} (let go)", partial=True)
+        return ToolResult.success(f"held {'+'.join(keys)} for {args.seconds:g} s")
 
     async def _type_text(self, args: tools.TypeTextArgs, context: ToolContext) -> ToolResult:
         text = normalize_newlines(args.text)

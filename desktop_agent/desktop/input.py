@@ -42,6 +42,14 @@ class InputDriver(Protocol):
 
     def hotkey(self, keys: list[str]) -> None: ...
 
+    def key_down(self, key: str) -> None:
+        """Press `key` and leave it down (hold_key); ToolError for a key there is none of."""
+        ...
+
+    def key_up(self, key: str) -> None:
+        """Let `key` go, also past the fail-safe (a held key is never left down)."""
+        ...
+
     def safe_point(self, x: int, y: int) -> tuple[int, int]:
         """(x, y) moved one pixel off a fail-safe corner, so a click there does not stop the run."""
         ...
@@ -220,6 +228,18 @@ class PyAutoGuiDriver:
 
     def press(self, key: str) -> None:
         self._keys([key])
+
+    def key_down(self, key: str) -> None:
+        self._key_code(key)  # known, or nothing goes down
+        self._call("keyDown", key)
+
+    def key_up(self, key: str) -> None:
+        """Let the key go past the fail-safe: pyautogui's keyUp checks it first and raises
+        before releasing (pyautogui/__init__.py:1564, its _genericPyAutoGUIChecks at 585-593,
+        0.9.54), as mouseUp does; the platform's own release (_pyautogui_x11.py:154,
+        _pyautogui_win.py:295) does not."""
+        with self._injecting() as gui:
+            gui.platformModule._keyUp(key.lower() if len(key) > 1 else key)
 
     def hotkey(self, keys: list[str]) -> None:
         self._keys(keys)

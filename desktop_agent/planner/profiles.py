@@ -294,6 +294,8 @@ POINT_ARGS: dict[str, tuple[tuple[str, str], ...]] = {
     "move_mouse": (("x", "y"),),
     "scroll": (("x", "y"),),
     "drag": (("x", "y"), ("to_x", "to_y")),
+    "mouse_down": (("x", "y"),),
+    "mouse_up": (("x", "y"),),
 }
 
 

@@ -16,9 +16,10 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from Xlib import X
 
 from desktop_agent.core.errors import StopRequested
-from desktop_agent.core.models import Observation, Policy, RunStatus, RunView
+from desktop_agent.core.models import Decision, Observation, Policy, RunStatus, RunView
 from desktop_agent.desktop import clipboard as clipboard_module
 from desktop_agent.desktop import executor as executor_module
 from desktop_agent.desktop.clipboard import XclipPaster
@@ -247,3 +248,44 @@ async def test_a_run_paused_while_it_types_sends_no_key_while_paused_nor_after_t
     assert len(presses(after)) <= 1
     assert h.stored(run.id).status is RunStatus.COMPLETED
     assert recorder.keys_held() == []
+
+
+async def test_a_hold_key_stopped_while_held_lets_every_key_go_at_once(
+    recorder: InputRecorder, screen: Observation, executor: DesktopExecutor
+) -> None:
+    cancelled = threading.Event()
+    holding = asyncio.ensure_future(
+        act(executor, "hold_key", screen, cancelled, keys=["shift", "a"], seconds=10)
+    )
+    await stop_after(recorder, "key_press", 2, cancelled)
+    with pytest.raises(StopRequested, match=r"while holding shift\+a \(let go\)"):
+        await asyncio.wait_for(holding, 5)  # not the 10 s it was asked to hold
+
+    assert presses(recorder.after_mark()) == []
+    assert recorder.keys_held() == []
+
+
+async def test_a_button_the_model_held_is_let_go_when_the_run_is_stopped(
+    recorder: InputRecorder, executor: DesktopExecutor
+) -> None:
+    h = make_harness(policies={"mouse_down": Policy.ALLOW})
+    h.runner.services.executor = executor  # the real one: a HeldInput the loop lets go of
+    run = await h.create(allowed_tools=("mouse_down",))
+    thinking = asyncio.Event()
+
+    async def think(_request: object) -> Decision:
+        thinking.set()
+        await asyncio.Event().wait()  # the model thinks until the stop
+        return done()
+
+    consumer = Consumer(
+        h.runner.start(run, ScriptedPlanner([tool("mouse_down", x=400, y=300), think]))
+    )
+    await asyncio.wait_for(thinking.wait(), 10)
+    held = recorder.buttons_held()
+    h.runner.stop(run.id)
+    await consumer.finished()
+
+    assert held == X.Button1Mask  # the left button stayed down while the model thought
+    assert recorder.buttons_held() == 0
+    assert h.stored(run.id).status is RunStatus.STOPPED

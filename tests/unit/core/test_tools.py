@@ -78,6 +78,11 @@ def test_builtin_tools_and_their_risks_follow_design() -> None:
         "drag": Risk.INPUT,
         "scroll": Risk.INPUT,
         "type_text": Risk.INPUT,
+        # issue 29 item 4 (docs/architecture.md, Contract changes): Anthropic's actions
+        "hold_key": Risk.INPUT,
+        "mouse_down": Risk.INPUT,
+        "mouse_up": Risk.INPUT,
+        "cursor_position": Risk.SAFE,
         "hotkey": Risk.INPUT,
         "launch_app": Risk.DANGEROUS,
         "wait": Risk.SAFE,

@@ -46,6 +46,8 @@ class FakeDriver:
 
     events: list[tuple[Any, ...]] = field(default_factory=list)
     on_press: Callable[[int], None] | None = None
+    #: runs after each key_down (e.g. to press the stop button while keys are held)
+    on_key_down: Callable[[str], None] | None = None
     corners: tuple[tuple[int, int], ...] = ((0, 0), (1919, 0), (0, 1079), (1919, 1079))
     raise_on: str | None = None
 
@@ -78,6 +80,15 @@ class FakeDriver:
 
     def hotkey(self, keys: list[str]) -> None:
         self._record("hotkey", *keys)
+
+    def key_down(self, key: str) -> None:
+        self._record("key_down", key)
+        if self.on_key_down is not None:
+            self.on_key_down(key)
+
+    def key_up(self, key: str) -> None:
+        # never refused: PyAutoGuiDriver.key_up lets go past the fail-safe
+        self.events.append(("key_up", key))
 
     def ready(self) -> None:
         """Nothing to start (PyAutoGuiDriver imports pyautogui here)."""
