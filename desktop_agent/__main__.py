@@ -17,10 +17,17 @@ if TYPE_CHECKING:
 
 #: cli.exits.EXIT_STOPPED (that module is not imported on this path)
 EXIT_STOPPED = 2
+#: the first word of the approval dialog's own process (mcp/dialog.py; no sub-command: the
+#: user never types it)
+APPROVAL_DIALOG = "--approval-dialog"
 
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
+    if words == [APPROVAL_DIALOG]:
+        from desktop_agent.ui.approval_prompt import main as approval_dialog
+
+        return approval_dialog()
     if "stop-all" in words:
         code = stop_all(words)
         if code is not None:

@@ -165,6 +165,9 @@ class Settings(BaseModel):
     openai_store: bool = True
     #: the user's own mouse or keyboard input during a run pauses it (user_takeover.py)
     pause_on_user_input: bool = True
+    #: `desktop-agent mcp`: the MCP client's user may answer an ordinary input call's question
+    #: (elicitation); never one that asks every time (docs/mcp.md, "Whose answer")
+    mcp_client_approves: bool = False
     #: the loopback ports where model servers are looked for (planner/discovery.py)
     probe_ports: list[int] = Field(
         default_factory=lambda: list(DEFAULT_PORT_NUMBERS), min_length=1, max_length=64

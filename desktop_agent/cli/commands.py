@@ -245,6 +245,8 @@ def _cmd_mcp(args: argparse.Namespace, data_dir: Path) -> int:
             "desktop-agent-cli in the installed bundle), or use --http"
         )
     settings = _settings_for(args)
+    if args.client_approves:
+        settings = settings.model_copy(update={"mcp_client_approves": True})
     mark = getattr(args, "stop_mark", None)
     return asyncio.run(
         serve_mcp(data_dir, settings, http=args.http, port=args.port, stop_mark=mark)

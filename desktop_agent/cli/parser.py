@@ -166,6 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--http", action="store_true", help="streamable HTTP on 127.0.0.1 (token as the API's)"
     )
     mcp.add_argument("--port", type=_positive_int(0, 65535), default=0)
+    mcp.add_argument(
+        "--client-approves",
+        action="store_true",
+        help="the client's user may answer questions about ordinary input calls (never about "
+        "a call that asks every time: those go to this desktop's dialog)",
+    )
 
     _add_stop_all(commands)
     doctor = commands.add_parser("doctor", help="check display, capture, input, hotkey, model")

@@ -1,5 +1,6 @@
-"""Where an MCP call's approval is asked: the desktop app's dialog, else the MCP client's user
-(elicitation), else nobody — and then it is denied, never approved by itself.
+"""Where an MCP call's approval is asked: a person at this desktop (the app's dialog, else the
+same dialog shown by this process), the MCP client only where the user allowed it, else nobody —
+and then it is denied, never approved by itself.
 
 `McpApprovalGate` is the PermissionGate of the `desktop-agent mcp` process: the loop's own
 gate (core/loop.py) decides *whether* to ask, exactly as for any run; this only decides
@@ -86,16 +87,35 @@ class Asker:
     unasked: int = 0
 
 
+def asks_every_time(approval: ApprovalRequest) -> bool:
+    """Whether `approval` is about a call that asks every time (a dangerous tool, a launcher
+    key, a paste, a line into a terminal, a password field, a sensitive target): only a
+    person at this desktop may answer it, never an MCP client."""
+    return bool(approval.caution) or not approval.offer_run_grant
+
+
 class McpApprovalGate:
-    """The PermissionGate of the MCP server: the app first, else the caller's client, else deny.
+    """The PermissionGate of the MCP server: a person at this desktop, the client only where
+    the user allowed it, else deny.
 
     `ask_app` asks the desktop app running on the same data dir (through the instance
-    registry and its API); it answers None when no app is running or it could not be
-    reached. An answer from the app is final: the client is not asked as well.
+    registry and its API); `ask_desktop` shows the app's approval dialog from this process
+    (mcp/dialog.py). Each answers None when it could not ask (no app, no display). The MCP
+    client cannot be told from a program that accepts every question, so its elicitation
+    answers only when `client_approves` (the user's `--client-approves`) and only ordinary
+    input calls; a call that asks every time never reaches it. The first answer is final.
     """
 
-    def __init__(self, ask_app: AskHuman) -> None:
+    def __init__(
+        self,
+        ask_app: AskHuman,
+        ask_desktop: AskHuman | None = None,
+        *,
+        client_approves: bool = False,
+    ) -> None:
         self._ask_app = ask_app
+        self._ask_desktop = ask_desktop
+        self.client_approves = client_approves
         self._askers: dict[str, Asker] = {}
 
     def lend(self, run_id: str, asker: Asker) -> Callable[[], None]:
@@ -123,8 +143,11 @@ class McpApprovalGate:
         self, approval: ApprovalRequest, asker: Asker | None
     ) -> ApprovalDecision:
         channels = [self._ask_app]
-        if asker is not None and asker.elicit is not None:
-            channels.append(asker.elicit)
+        client = asker.elicit if asker is not None and self.client_approves else None
+        if client is not None and not asks_every_time(approval):
+            channels.append(client)  # the user chose the client for these
+        if self._ask_desktop is not None:
+            channels.append(self._ask_desktop)
         for ask in channels:
             try:
                 answer = await ask(approval)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import ConfigError
+from desktop_agent.mcp.dialog import desktop_asker
 from desktop_agent.mcp.gate import McpApprovalGate, app_asker
 
 if TYPE_CHECKING:
@@ -53,7 +54,11 @@ async def serve_mcp(
     from desktop_agent.host.host import Host
     from desktop_agent.mcp.server import McpFace
 
-    gate = McpApprovalGate(app_asker(data_dir))
+    gate = McpApprovalGate(
+        app_asker(data_dir),
+        desktop_asker(data_dir),
+        client_approves=settings.mcp_client_approves,
+    )
     host = await Host.open(data_dir, settings, gate=gate, stop_mark=stop_mark)
     try:
         ended = asyncio.Event()

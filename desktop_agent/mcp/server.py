@@ -154,9 +154,10 @@ class McpFace:
             session.memory.remember(outcome.observation.elements)
         if asker.unasked and outcome.run is not None:
             return _error(
-                f"{tool.name} was not run: it needs the user's approval and nobody could be "
-                "asked (no desktop app on this data dir, and this client does not support "
-                f"elicitation) (run {outcome.run.id})"
+                f"{tool.name} was not run: it needs the approval of a person at this desktop "
+                "and nobody could be asked there (no desktop app on this data dir, no display "
+                "for the agent's own dialog; this client answers only ordinary calls, and only "
+                f"with `desktop-agent mcp --client-approves`) (run {outcome.run.id})"
             )
         return _call_result(tool.name, outcome)
 

@@ -48,7 +48,10 @@ class Asked:
 async def mcp_client(
     cli: Cli, asked: Asked | None = None, env: dict[str, str] | None = None
 ) -> AsyncIterator[Client]:
-    params = mcp_server(cli.data_dir, cli.env(env))
+    """The SDK's client; one that answers questions (`asked`) is let answer the ordinary ones
+    (`--client-approves`): never one that asks every time."""
+    options = ["--client-approves"] if asked is not None else []
+    params = mcp_server(cli.data_dir, cli.env(env), *options)
     async with Client(params, elicitation_callback=asked, read_timeout_seconds=120) as client:
         yield client
 
@@ -175,19 +178,41 @@ async def test_a_denied_type_text_types_nothing_and_is_an_error_result(
     assert (runs[0]["goal"], runs[0]["status"]) == ("MCP: type_text", "failed")
 
 
-async def test_launch_app_asks_every_time_even_after_allow_for_this_session(
+def answer_the_dialog_once(xsession: XSession) -> None:
+    """The person at this desktop presses "Allow once" (Alt+O) in the dialog the mcp process
+    shows; pressed again until the dialog is gone (its Allow wakes 0.5 s after it opens)."""
+    title = "Desktop Agent — allow launch_app?"
+    window = wait_until(
+        lambda: xsession.xdotool("search", "--name", title, check=False).split()[:1],
+        timeout=60,
+        what="the approval dialog",
+    )[0]
+
+    def answered() -> bool:
+        xsession.xdotool("windowactivate", "--sync", window, check=False)
+        xsession.xdotool("key", "--window", window, "alt+o", check=False)
+        return not xsession.xdotool("search", "--name", title, check=False)
+
+    wait_until(answered, timeout=30, interval=0.2, what="the dialog answered")
+
+
+async def test_launch_app_asks_the_person_here_every_time_never_the_client(
     cli: Cli, l3afpad: Any, xsession: XSession
 ) -> None:
-    asked = Asked(answers=["session", "once", "once"])
+    asked = Asked(answers=["session", "once", "once"])  # accepts whatever it is asked
     async with mcp_client(cli, asked) as client:
         first = await client.call_tool("type_text", {"text": "a"})
         second = await client.call_tool("type_text", {"text": "b"})  # the session's grant
-        launches = [await client.call_tool("launch_app", {"command": "sleep 60"}) for _ in range(2)]
+        launches = []
+        for _ in range(2):
+            call = asyncio.ensure_future(client.call_tool("launch_app", {"command": "sleep 60"}))
+            await asyncio.to_thread(answer_the_dialog_once, xsession)
+            launches.append(await asyncio.wait_for(call, 60))
 
     assert not first.is_error and not second.is_error
-    assert [q.split()[6] for q in asked.questions] == ["type_text", "launch_app", "launch_app"]
+    # the client answered the ordinary call only: launch_app asked the dialog, twice
+    assert [q.split()[6] for q in asked.questions] == ["type_text"]
     assert all(not launch.is_error for launch in launches), [text_of(x) for x in launches]
-    assert "session" not in asked.questions[1]  # a dangerous tool offers no session grant
     assert editor_text(xsession) == "ab"
 
 
@@ -324,7 +349,7 @@ async def test_http_needs_the_token_and_a_loopback_host_and_then_serves_the_tool
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    process = cli.start("mcp", "--http")
+    process = cli.start("mcp", "--http", "--client-approves")
     line = await asyncio.to_thread(process.stdout.readline)  # type: ignore[union-attr]
     url = line.strip().rpartition(" ")[2]
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), line
@@ -362,13 +387,15 @@ async def test_http_needs_the_token_and_a_loopback_host_and_then_serves_the_tool
     assert not typed.is_error and editor_text(xsession) == "over http"
 
 
-async def test_a_client_that_cannot_be_asked_is_denied_and_nothing_is_typed(
+async def test_a_question_nobody_here_answers_is_denied_and_nothing_is_typed(
     cli: Cli, l3afpad: Any, xsession: XSession
 ) -> None:
-    async with mcp_client(cli) as client:  # no elicitation callback: no one to ask there
+    # no app, no --client-approves: the mcp process's own dialog asks, and denies by itself
+    async with mcp_client(cli, env={"DESKTOP_AGENT_APPROVAL_TIMEOUT_S": "2"}) as client:
         result = await client.call_tool("type_text", {"text": "must not appear"})
 
-    assert result.is_error and "nobody could be asked" in text_of(result)
+    # the run's own deadline or the dialog's countdown, whichever comes first: a denial
+    assert result.is_error and "type_text was not run" in text_of(result), text_of(result)
     assert editor_is_empty(xsession)
 
 

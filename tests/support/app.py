@@ -68,12 +68,12 @@ def run_python(
     )
 
 
-def mcp_server(data_dir: Path, env: dict[str, str]) -> StdioServerParameters:
-    """`desktop-agent mcp` on `data_dir` (its whole environment `env`), as an MCP client starts
-    it: the MCP SDK's stdio parameters."""
+def mcp_server(data_dir: Path, env: dict[str, str], *options: str) -> StdioServerParameters:
+    """`desktop-agent mcp [OPTIONS]` on `data_dir` (its whole environment `env`), as an MCP
+    client starts it: the MCP SDK's stdio parameters."""
     from mcp import StdioServerParameters
 
-    args = [*APP[1:], "mcp", "--data-dir", str(data_dir)]
+    args = [*APP[1:], "mcp", "--data-dir", str(data_dir), *options]
     return StdioServerParameters(command=APP[0], args=args, env=env, cwd=ROOT)
 
 

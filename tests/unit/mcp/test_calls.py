@@ -51,11 +51,14 @@ class Human:
 class Calls:
     """An Agent (real store, fake screen and tools) whose gate is the MCP server's."""
 
-    def __init__(self, agent: Agent, executor: FakeExecutor, app: Human, client: Human) -> None:
+    def __init__(
+        self, agent: Agent, executor: FakeExecutor, app: Human, desktop: Human, client: Human
+    ) -> None:
         self.agent = agent
         self.host = Host(agent)
         self.executor = executor
         self.app = app
+        self.desktop = desktop
         self.client = client
         self.gate = agent.runner.services.gate
         permissions = agent.permissions
@@ -75,11 +78,14 @@ async def make_calls(tmp_path: Path) -> AsyncIterator[Any]:
         elements: Iterable[Element] = (EDIT,),
         *,
         app: Iterable[ApprovalDecision | None] = (None,) * 10,
+        desktop: Iterable[ApprovalDecision | None] = (None,) * 10,
         client: Iterable[ApprovalDecision | None] = (),
         policies: Mapping[str, Policy] | None = None,
     ) -> Calls:
-        app_human, client_human = Human(app), Human(client)
-        gate = McpApprovalGate(app_human)
+        # the client may answer ordinary calls here (`--client-approves`); the desktop is
+        # this process's own dialog (None: no display)
+        app_human, desktop_human, client_human = Human(app), Human(desktop), Human(client)
+        gate = McpApprovalGate(app_human, desktop_human, client_approves=True)
         executor = FakeExecutor()
         agent = Agent.assemble(
             tmp_path,
@@ -90,7 +96,7 @@ async def make_calls(tmp_path: Path) -> AsyncIterator[Any]:
             gate=gate,
             check_model=False,
         )
-        calls = Calls(agent, executor, app_human, client_human)
+        calls = Calls(agent, executor, app_human, desktop_human, client_human)
         made.append(calls)
         return calls
 
@@ -149,15 +155,16 @@ async def test_allow_for_this_session_covers_the_tool_but_launch_app_asks_every_
     make_calls: Any,
 ) -> None:
     run_answer = ApprovalDecision.RUN
-    calls = make_calls(client=[run_answer, run_answer, run_answer])
+    calls = make_calls(client=[run_answer], desktop=[run_answer, run_answer])
 
     await calls.call("click", x=10, y=10)
     await calls.call("click", x=20, y=20)  # the session's grant: not asked
     first = await calls.call("launch_app", command="l3afpad")
     second = await calls.call("launch_app", command="l3afpad")
 
-    assert [a.tool for a in calls.client.asked] == ["click", "launch_app", "launch_app"]
-    assert [a.offer_run_grant for a in calls.client.asked] == [True, False, False]
+    assert [a.tool for a in calls.client.asked] == ["click"]
+    assert [a.tool for a in calls.desktop.asked] == ["launch_app", "launch_app"]
+    assert [a.offer_run_grant for a in calls.desktop.asked] == [False, False]
     assert calls.asker.grants.tools() == frozenset({"click"})
     assert first.run.status is second.run.status is RunStatus.COMPLETED
 
@@ -165,16 +172,16 @@ async def test_allow_for_this_session_covers_the_tool_but_launch_app_asks_every_
 async def test_a_sensitive_target_and_a_password_field_ask_even_with_a_session_grant(
     make_calls: Any,
 ) -> None:
-    calls = make_calls([DELETE, PASSWORD], client=[ApprovalDecision.ONCE] * 2)
+    calls = make_calls([DELETE, PASSWORD], desktop=[ApprovalDecision.ONCE] * 2)
     calls.asker.grants.grant("click")
     calls.asker.grants.grant("type_text")
 
     await calls.call("click", element=2)
     typed = await calls.call("type_text", text="hunter2")
 
-    assert [a.tool for a in calls.client.asked] == ["click", "type_text"]
-    assert all(a.caution for a in calls.client.asked)
-    assert calls.client.asked[1].args["text"] == "•••"
+    assert [a.tool for a in calls.desktop.asked] == ["click", "type_text"]
+    assert all(a.caution for a in calls.desktop.asked) and calls.client.asked == []
+    assert calls.desktop.asked[1].args["text"] == "•••"
     steps = await calls.agent.repo.list_steps(typed.run.id)
     assert "hunter2" not in repr([step.to_json() for step in steps])
 
@@ -228,7 +235,7 @@ async def test_an_element_that_changed_since_the_clients_screenshot_fails_before
 async def test_every_desktop_tool_runs_its_builtin_with_the_validated_arguments(
     make_calls: Any, tool: str, args: dict[str, Any]
 ) -> None:
-    calls = make_calls(client=[ApprovalDecision.ONCE])
+    calls = make_calls(client=[ApprovalDecision.ONCE], desktop=[ApprovalDecision.ONCE])
 
     outcome = await calls.call(tool, **args)
 
@@ -236,7 +243,9 @@ async def test_every_desktop_tool_runs_its_builtin_with_the_validated_arguments(
     [(ran, validated)] = calls.executor.calls
     assert ran == tool
     assert validated.model_dump(exclude_defaults=True).items() >= args.items()
-    assert [a.tool for a in calls.client.asked] == [tool]  # input and dangerous tools ask
+    # input and dangerous tools ask: launch_app only the person at this desktop
+    asked = [a.tool for a in (*calls.client.asked, *calls.desktop.asked)]
+    assert asked == [tool]
 
 
 async def test_a_stop_of_one_call_while_the_client_is_asked_revokes_the_sessions_grants(

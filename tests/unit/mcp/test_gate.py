@@ -28,9 +28,9 @@ def lent(gate: McpApprovalGate, client: Channel | None, stops: list[int]) -> Ask
     return asker
 
 
-async def test_without_an_app_the_calling_client_is_asked() -> None:
+async def test_without_an_app_the_calling_client_is_asked_where_the_user_let_it() -> None:
     app, client = Channel(None), Channel(ApprovalDecision.ONCE)
-    gate = McpApprovalGate(app)
+    gate = McpApprovalGate(app, client_approves=True)
     lent(gate, client, [0])
 
     assert await gate.request(approval()) is ApprovalDecision.ONCE
@@ -51,7 +51,7 @@ async def test_a_run_not_lent_to_any_call_asks_only_the_app() -> None:
 
 async def test_allow_for_the_session_grants_only_where_a_grant_is_offered() -> None:
     stops = [0]
-    gate = McpApprovalGate(Channel(None))
+    gate = McpApprovalGate(Channel(None), Channel(ApprovalDecision.RUN), client_approves=True)
     asker = lent(gate, Channel(ApprovalDecision.RUN), stops)
 
     assert await gate.request(approval("launch_app", grantable=False)) is ApprovalDecision.ONCE

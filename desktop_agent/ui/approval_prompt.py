@@ -1,0 +1,68 @@
+"""The approval dialog in a process of its own: `desktop-agent mcp`'s question to the person here.
+
+`desktop-agent mcp` (mcp/dialog.py) starts this process for a question when no app runs on
+its data dir: it reads one JSON line on stdin (the request, its secret, the data dir), shows
+the app's own ApprovalDialog and writes the answer (`once`, `run` or `deny`) as one line on
+stdout. Its own process, not a Qt thread of the server's: Qt's GUI wants the main thread (on
+macOS it must be), the server's main thread runs its event loop, and Python's collector
+would free Qt objects on whichever thread allocates (tests/conftest.py, ui/collector.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from desktop_agent.api.schemas import AskApproval
+from desktop_agent.core.models import ApprovalDecision
+from desktop_agent.ui.approval import ApprovalDialog, Clock
+
+#: the app's X11 WM_CLASS and name: the gate knows its windows as the app's own (never a
+#: target of input, never listed to the model: core/own_windows.py)
+APP_NAME = "desktop-agent"
+
+
+def build_dialog(message: dict[str, Any], *, clock: Clock = time.monotonic) -> ApprovalDialog:
+    """The dialog for one question as sent by mcp/dialog.py; a bad message is a ValueError."""
+    request = AskApproval.model_validate(message.get("request")).request()
+    secret = message.get("secret", "")
+    if not isinstance(secret, str):
+        raise TypeError("secret: a string is needed")
+    request = dataclasses.replace(request, secret=secret)
+    dialog = ApprovalDialog(None, request, Path(str(message["data_dir"])), clock=clock)
+    dialog.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint)
+    return dialog
+
+
+def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
+    """Ask once; the answer on stdout (a bad message: an error on stderr, exit code 3)."""
+    try:
+        dialog_message = json.loads(stdin.readline())
+        app = QApplication.instance() or QApplication([APP_NAME])
+        assert isinstance(app, QApplication)
+        app.setApplicationName(APP_NAME)
+        app.setDesktopFileName(APP_NAME)
+        dialog = build_dialog(dialog_message)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        print(f"desktop-agent: not an approval question: {error}", file=sys.stderr)
+        return 3
+
+    def on_decided(decision: object) -> None:
+        if isinstance(decision, ApprovalDecision):
+            stdout.write(f"{decision.value}\n")
+            stdout.flush()
+        app.quit()
+
+    dialog.decided.connect(on_decided)
+    dialog.open()
+    dialog.raise_()
+    dialog.activateWindow()
+    app.exec()
+    return 0
