@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal, Protocol
 
 from desktop_agent.core.errors import StopRequested, ToolError
-from desktop_agent.desktop import win_input
+from desktop_agent.desktop import win_input, win_integrity
 from desktop_agent.desktop.takeover import InjectionWindows
 
 log = logging.getLogger(__name__)
@@ -82,6 +82,9 @@ class PyAutoGuiDriver:
     `scroll(amount, x, y)` is `amount` notches of the wheel at (x, y) on every system (the
     pointer is moved there first); on Windows keys and the wheel go through SendInput
     (`send_input`, `scan_code` stand in for user32 in tests; `windows` defaults to the OS).
+    On Windows every input but a button's release is refused (ToolError) when the window in
+    front belongs to a more privileged program, or its level cannot be read
+    (`foreground_check`, win_integrity: UIPI drops such input and nobody is told).
     """
 
     def __init__(
@@ -91,12 +94,16 @@ class PyAutoGuiDriver:
         windows: bool | None = None,
         send_input: win_input.SendInput | None = None,
         scan_code: Callable[[int], int] | None = None,
+        foreground_check: Callable[[], None] | None = None,
     ) -> None:
         self._module: Any = None
         self.injections = injections or InjectionWindows()
         self._windows = sys.platform == "win32" if windows is None else windows
         self._send_input = send_input or win_input.user32_send_input
         self._scan_code = scan_code or win_input.user32_scan_code
+        if foreground_check is None and sys.platform == "win32":
+            foreground_check = win_integrity.refuse_unreachable_foreground
+        self._foreground_check = foreground_check
 
     def ready(self) -> None:
         self._gui()  # pyautogui's import and X connection: 0.1-0.3 s the first time
@@ -117,10 +124,13 @@ class PyAutoGuiDriver:
         return self._module
 
     @contextlib.contextmanager
-    def _injecting(self) -> Iterator[Any]:
+    def _injecting(self, *, releasing: bool = False) -> Iterator[Any]:
         """An injection window around input sent through pyautogui (yielded) or SendInput;
-        the fail-safe becomes a user stop."""
+        the fail-safe becomes a user stop. Input that is not a release (`releasing`: letting
+        a button go is never held back) first passes the foreground check."""
         gui = self._gui()
+        if self._foreground_check is not None and not releasing:
+            self._foreground_check()
         try:
             # pyautogui syncs its connection after each event: on leaving the window the
             # server has seen them all
@@ -208,7 +218,7 @@ class PyAutoGuiDriver:
         checks the fail-safe first and raises before releasing (pyautogui/__init__.py:593 and
         916-946, 0.9.54), so a drag the user stopped by throwing the pointer into a corner left
         the button held. In a corner it is let go where the pointer is (not moved back out)."""
-        with self._injecting() as gui:
+        with self._injecting(releasing=True) as gui:
             if gui.FAILSAFE and tuple(gui.position()) in gui.FAILSAFE_POINTS:
                 x, y = gui.position()
             # the platform's own release, past the fail-safe (_pyautogui_x11.py:113-118,
