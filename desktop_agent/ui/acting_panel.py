@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop_agent.core.text import printable
-from desktop_agent.ui.text import plain_tooltip
+from desktop_agent.ui.text import plain_label, plain_tooltip
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +67,14 @@ class ActingPanel(QWidget):
             "#ActingPanelFrame { background: palette(window); border: 2px solid #2a9d4a;"
             " border-radius: 6px; }"
         )
-        self.goal_label = QLabel(frame)
+        # the goal may come from an API caller, the step quotes the model: never markup
+        self.goal_label = plain_label("", frame)
         self.goal_label.setObjectName("goal")
         font = self.goal_label.font()
         font.setBold(True)
         self.goal_label.setFont(font)
-        self.step_label = QLabel("Starting…", frame)
+        self.step_label = plain_label("Starting…", frame)
         self.step_label.setObjectName("step")
-        # the goal may come from an API caller, the step quotes the model: never markup
-        self.goal_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.step_label.setTextFormat(Qt.TextFormat.PlainText)
         self.step_label.setWordWrap(True)
         self.stop_button = QPushButton("Stop", frame)
         self.stop_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.core.text import printable, visible
+from desktop_agent.ui.text import plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader
 from desktop_agent.ui.widgets import ScreenshotView
 
@@ -173,7 +174,9 @@ class ApprovalDialog(QDialog):
         self.once_button = QPushButton("Allow &once", self)
         self.once_button.setToolTip("Run this call; ask again next time (Alt+O)")
         self.run_button = QPushButton("Allow for this &run", self)
-        self.run_button.setToolTip(f"Run {request.tool} without asking for the rest of this run")
+        self.run_button.setToolTip(
+            plain_tooltip(f"Run {request.tool} without asking for the rest of this run") or ""
+        )
         self.deny_button = QPushButton("&Deny", self)
         self.deny_button.setToolTip("Do not run it (Esc)")
         self.deny_button.setDefault(True)

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeyEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from desktop_agent.core.calibration import TARGET_RADIUS, CalibrationResult, Target, targets_for
 from desktop_agent.core.errors import StopRequested
 from desktop_agent.host.engine import EngineClosed
+from desktop_agent.ui.text import plain_label
 
 if TYPE_CHECKING:
     from desktop_agent.host.calibration import ScreenCalibration
@@ -67,8 +68,7 @@ class CalibrationWindow(QWidget):
         self.result: CalibrationResult | None = None
         self._painted: asyncio.Future[None] | None = None
 
-        self.status = QLabel("Showing the targets…")
-        self.status.setTextFormat(Qt.TextFormat.PlainText)  # model text is data, never markup
+        self.status = plain_label("Showing the targets…")  # model text is data, never markup
         self.status.setFont(QFont("monospace"))
         self.status.setStyleSheet("background: white; padding: 12px; border: 1px solid #999;")
         self.save_button = QPushButton("&Save")

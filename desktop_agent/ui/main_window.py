@@ -37,7 +37,7 @@ from desktop_agent.ui.run_on_show import (
 )
 from desktop_agent.ui.step_detail import StepDetail
 from desktop_agent.ui.task_panel import TaskPanel
-from desktop_agent.ui.text import one_line, plain_tooltip
+from desktop_agent.ui.text import one_line, plain_label, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView
 from desktop_agent.ui.widgets import Grounded
 
@@ -127,7 +127,9 @@ class MainWindow(QMainWindow):
         self.timeline_model = TimelineModel(self.loader, self)
         self.timeline = TimelineView(self.timeline_model, self)
         self.detail = StepDetail(self.loader, self)
-        self.run_title = QLabel("No run on show. Type a goal and press Start, or pick a run.", self)
+        self.run_title = plain_label(
+            "No run on show. Type a goal and press Start, or pick a run.", self
+        )
         self.run_title.setObjectName("runTitle")
         self.run_title.setWordWrap(True)
         self._build_layout()
@@ -178,17 +180,16 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(main)
 
     def _build_status_bar(self) -> None:
-        self.status_label = QLabel("Opening the history…", self)
-        self.status_label.setObjectName("status")
         # the status may quote the model's message: text, never markup
-        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.status_label = plain_label("Opening the history…", self)
+        self.status_label.setObjectName("status")
         self.turn_label = QLabel("", self)
         self.turn_label.setObjectName("turn")
-        self.usage_label = QLabel("", self)
+        self.usage_label = plain_label("", self)
         self.usage_label.setObjectName("usage")
         self.elapsed_label = QLabel("", self)
         self.elapsed_label.setObjectName("elapsed")
-        self.hotkey_label = QLabel("", self)
+        self.hotkey_label = plain_label("", self)
         self.hotkey_label.setObjectName("hotkey")
         self.hotkey_label.hide()
         bar = self.statusBar()
@@ -514,7 +515,7 @@ class MainWindow(QMainWindow):
     def _on_run_started(self, run: RunView) -> None:
         live = self.shown.live
         self.run_title.setText(("" if live else "Replay: ") + " ".join(run.goal.split()))
-        self.run_title.setToolTip(f"{run.goal}\nrun {run.id} · {run.model}")
+        self.run_title.setToolTip(plain_tooltip(f"{run.goal}\nrun {run.id} · {run.model}") or "")
         if live:
             self.history.select_run(run.id)
             self._elapsed_timer.start()
@@ -562,7 +563,7 @@ class MainWindow(QMainWindow):
         """While the stop hotkey is not armed the status bar says so, with why."""
         text = "" if armed else f"Stop hotkey not armed: {why}"
         self.hotkey_label.setText(text)
-        self.hotkey_label.setToolTip(text)
+        self.hotkey_label.setToolTip(plain_tooltip(text) or "")
         self.hotkey_label.setVisible(not armed)
 
     def set_status(self, text: str) -> None:

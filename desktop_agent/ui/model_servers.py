@@ -35,7 +35,7 @@ from desktop_agent.core.model_servers import (
     first_task_goal,
     ways_to_get_one,
 )
-from desktop_agent.ui.text import one_line
+from desktop_agent.ui.text import one_line, plain_label, plain_tooltip
 
 if TYPE_CHECKING:
     from desktop_agent.settings import Settings
@@ -141,9 +141,8 @@ class ModelServersDialog(QDialog):
         self.tree.setRootIsDecorated(False)
         self.tree.setItemsExpandable(False)
         self.tree.setAccessibleName("Model servers and their models")
-        self.found_note = QLabel(page)
+        self.found_note = plain_label("", page)
         self.found_note.setWordWrap(True)
-        self.found_note.setTextFormat(Qt.TextFormat.PlainText)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tree, 1)
@@ -160,9 +159,8 @@ class ModelServersDialog(QDialog):
         for way in ways_to_get_one(platform):
             title = QLabel(way.title, page)
             title.setStyleSheet("font-weight: bold; margin-top: 6px;")
-            note = QLabel(way.note, page)
+            note = plain_label(way.note, page)
             note.setWordWrap(True)
-            note.setTextFormat(Qt.TextFormat.PlainText)
             note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             layout.addWidget(title)
             layout.addWidget(note)
@@ -189,9 +187,8 @@ class ModelServersDialog(QDialog):
 
     def _first_task_page(self) -> QWidget:
         page = QWidget(self)
-        self.first_task_model = QLabel(page)
+        self.first_task_model = plain_label("", page)
         self.first_task_model.setWordWrap(True)
-        self.first_task_model.setTextFormat(Qt.TextFormat.PlainText)
         heading = QLabel("<b>A first task to try</b> — on a harmless app, the text editor:", page)
         heading.setTextFormat(Qt.TextFormat.RichText)
         self.first_task_goal = QPlainTextEdit(page)
@@ -275,8 +272,8 @@ class ModelServersDialog(QDialog):
         text, color = _VISION_LOOK[model.can_see]
         item = QTreeWidgetItem(top, [model.name, text, model.profile])
         item.setForeground(1, _brush(color))
-        item.setToolTip(0, f"{model.name} at {server.base_url}")
-        item.setToolTip(1, model.vision_detail)
+        item.setToolTip(0, plain_tooltip(f"{model.name} at {server.base_url}") or "")
+        item.setToolTip(1, plain_tooltip(model.vision_detail) or "")
         self._choices[id(item)] = (server, model)
         item.setData(0, Qt.ItemDataRole.UserRole, id(item))
         return item

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.ui.text import one_line, shorten
+from desktop_agent.ui.text import one_line, plain_label, plain_tooltip, shorten
 
 if TYPE_CHECKING:
     from desktop_agent.core.routine import Routine
@@ -57,9 +57,8 @@ class RoutinesPanel(QWidget):
         self.run_button.setEnabled(False)
         self.run_button.setToolTip("Run the selected routine: no model is asked while the "
                                    "screen matches")  # fmt: skip
-        self.note = QLabel("Save a completed run as a routine: right-click it in the history.")
+        self.note = plain_label("Save a completed run as a routine: right-click it in the history.")
         self.note.setWordWrap(True)
-        self.note.setTextFormat(Qt.TextFormat.PlainText)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(title)
@@ -88,7 +87,7 @@ class RoutinesPanel(QWidget):
                 when = f" · {days} {routine.schedule.at}"
             item = QListWidgetItem(f"{routine.name} — {len(routine.steps)} steps{when}")
             item.setData(NAME_ROLE, routine.name)
-            item.setToolTip(shorten(one_line(routine.goal), 200))
+            item.setToolTip(plain_tooltip(shorten(one_line(routine.goal), 200)) or "")
             self.list.addItem(item)
             if routine.name == chosen:
                 self.list.setCurrentItem(item)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -22,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.statuses import StepKind, StepStatus
-from desktop_agent.ui.text import one_line, shorten
+from desktop_agent.ui.text import one_line, plain_label, shorten
 
 if TYPE_CHECKING:
     from desktop_agent.core.models import StepView
@@ -74,8 +73,7 @@ class SaveRoutineDialog(QDialog):
             grant = QCheckBox(f"allow {tool} without asking in this routine's runs", self)
             self.grant_boxes[tool] = grant
             form.addRow(grant)
-        self.error = QLabel(self)
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
+        self.error = plain_label("", self)
         self.error.setStyleSheet("color: #b00020")
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self

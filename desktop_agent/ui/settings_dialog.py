@@ -38,7 +38,7 @@ from desktop_agent.settings import (
     set_api_key,
     validation_messages,
 )
-from desktop_agent.ui.text import one_line
+from desktop_agent.ui.text import one_line, plain_label, plain_tooltip
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class SettingsDialog(QDialog):
         tabs.addTab(self.routine_grants, "&Routines")
         self.tabs = tabs
 
-        self.summary = QLabel(self)
+        self.summary = plain_label("", self)
         self.summary.setStyleSheet(_ERROR_STYLE)
         self.summary.setWordWrap(True)
         self.summary.hide()
@@ -171,7 +171,7 @@ class SettingsDialog(QDialog):
         self._titles[name] = label.replace("&", "").rstrip(":")
         title = QLabel(label)
         title.setBuddy(widget)
-        error = QLabel()
+        error = plain_label()
         error.setObjectName(f"error_{name}")
         error.setStyleSheet(_ERROR_STYLE)
         error.setWordWrap(True)
@@ -191,7 +191,7 @@ class SettingsDialog(QDialog):
             self.provider_box.addItem(preset.label, key)
         self.provider_box.addItem("Custom", CUSTOM_PROVIDER)
         self._row(form, "provider", "&Provider:", self.provider_box)
-        self.provider_note = QLabel()
+        self.provider_note = plain_label()
         self.provider_note.setWordWrap(True)
         form.addRow("", self.provider_note)
         self._row(form, "base_url", "&Base URL:", QLineEdit())
@@ -202,7 +202,7 @@ class SettingsDialog(QDialog):
         self.api_key_edit.setAccessibleName("API key")
         title = QLabel("API &key:")
         title.setBuddy(self.api_key_edit)
-        self.key_note = QLabel("Kept in the OS keyring, never in the settings file.")
+        self.key_note = plain_label("Kept in the OS keyring, never in the settings file.")
         self.key_note.setWordWrap(True)
         key_column = QVBoxLayout()
         key_column.setSpacing(2)
@@ -215,7 +215,7 @@ class SettingsDialog(QDialog):
             vision.addItem(text, value)
         self._row(form, "vision", "Model can &see:", vision)
         self.test_button = QPushButton("Test co&nnection")
-        self.test_result = QLabel()
+        self.test_result = plain_label()
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         test_row = QHBoxLayout()
@@ -248,7 +248,7 @@ class SettingsDialog(QDialog):
             "Shows targets on the screen and asks the model to click each: finds the "
             "coordinates the model answers in"
         )
-        self.calibrate_result = QLabel()
+        self.calibrate_result = plain_label()
         self.calibrate_result.setWordWrap(True)
         calibrate_row = QHBoxLayout()
         calibrate_row.addWidget(self.calibrate_button)
@@ -323,13 +323,13 @@ class SettingsDialog(QDialog):
             box = QComboBox()
             for policy in Policy:
                 box.addItem(policy.value.capitalize(), policy.value)
-            box.setToolTip(f"{spec.description} ({_RISK_NOTE[spec.risk]})")
+            box.setToolTip(plain_tooltip(f"{spec.description} ({_RISK_NOTE[spec.risk]})") or "")
             box.setAccessibleName(f"policy of {spec.name}")
             self.policy_boxes[spec.name] = box
             label = QLabel(f"{spec.name}:")
             label.setBuddy(box)
             form.addRow(label, box)
-        error = QLabel()
+        error = plain_label()
         error.setStyleSheet(_ERROR_STYLE)
         error.setWordWrap(True)
         error.hide()

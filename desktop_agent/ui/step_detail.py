@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.statuses import StepStatus
 from desktop_agent.core.text import printable
+from desktop_agent.ui.text import plain_label
 from desktop_agent.ui.timeline import ImageLoader, format_duration
 from desktop_agent.ui.widgets import Grounded, ScreenshotView
 
@@ -73,10 +74,9 @@ class StepDetail(QWidget):
             ("result", "Result"),
             ("timing", "Timing"),
         ):
-            label = QLabel(form_host)
-            label.setObjectName(f"detail_{name}")
             # the model's reason and arguments, and results quoting the screen: never markup
-            label.setTextFormat(Qt.TextFormat.PlainText)
+            label = plain_label("", form_host)
+            label.setObjectName(f"detail_{name}")
             label.setWordWrap(True)
             label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
             self.labels[name] = label

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.ui.run_on_show import PanelState
+from desktop_agent.ui.text import plain_label, plain_tooltip
 
 if TYPE_CHECKING:
     # pydantic (under core.tools) is not on the way to the window's first paint
@@ -116,7 +117,7 @@ class TaskPanel(QWidget):
             "Stop every run of this app and of any `desktop-agent run` on this data dir"
         )
 
-        self.error_label = QLabel("", self)
+        self.error_label = plain_label("", self)
         self.error_label.setObjectName("error")
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #c0392b;")
@@ -178,7 +179,7 @@ class TaskPanel(QWidget):
                 continue
             item = QListWidgetItem(f"{spec.name}  ({spec.risk.value})", self.tools_list)
             item.setData(Qt.ItemDataRole.UserRole, spec.name)
-            item.setToolTip(spec.description)
+            item.setToolTip(plain_tooltip(spec.description) or "")
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             checked = chosen is None or spec.name in chosen
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
@@ -192,7 +193,7 @@ class TaskPanel(QWidget):
 
     def set_model(self, model: str, base_url: str) -> None:
         self.model_label.setText(f"Model: <b>{_html(model)}</b> at {_html(base_url)}")
-        self.model_label.setToolTip(f"{model} at {base_url}")
+        self.model_label.setToolTip(plain_tooltip(f"{model} at {base_url}") or "")
 
     def set_vision(self, state: str, reason: str = "") -> None:
         """checking | yes | no | unknown, with the reason shown when the model cannot see.
@@ -201,7 +202,7 @@ class TaskPanel(QWidget):
         `set_server_absent`.
         """
         self.vision_label.setTextFormat(Qt.TextFormat.PlainText)  # the reason is a server's
-        self.vision_label.setToolTip(reason)
+        self.vision_label.setToolTip(plain_tooltip(reason) or "")
         texts = {
             "checking": ("Checking whether the model can see…", "#7f8c8d"),
             "yes": ("✓ can see screenshots" + (f" ({reason})" if reason else ""), "#2a9d4a"),
@@ -228,7 +229,7 @@ class TaskPanel(QWidget):
             f'{_html(headline)} — <a href="find">Find one…</a> · <a href="settings">Settings…</a>'
         )
         self.vision_label.setStyleSheet("color: #b7791f;")
-        self.vision_label.setToolTip(why)
+        self.vision_label.setToolTip(plain_tooltip(why) or "")
         self.vision_label.setProperty("vision", state)
 
     @Slot(str)

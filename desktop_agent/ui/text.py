@@ -1,10 +1,30 @@
-"""How the app says an error or a long text in one line (no Qt: the app's root imports it)."""
+"""How the app shows text: one line for an error or a long text; text from outside (a goal,
+a routine, a model or server name, an error, a window title) as text, never as markup, through
+`plain_label` and `plain_tooltip` (no Qt imported here: the app's root imports this module)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from desktop_agent.core.text import one_line, printable
 
-__all__ = ["one_line", "plain_tooltip", "shorten"]
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QLabel, QWidget
+
+__all__ = ["one_line", "plain_label", "plain_tooltip", "shorten"]
+
+
+def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
+    """A QLabel that shows whatever it is given as text: Qt's default (AutoText) takes text
+    that starts like HTML for rich text and loads its `<img src>` on the GUI thread (a FIFO
+    there blocks it for good)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel
+
+    label = QLabel(parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    return label
 
 
 def shorten(text: str, width: int) -> str:

@@ -171,7 +171,8 @@ class TrayController(QObject):
         self.pause_action.setEnabled(self.state in ("running", "paused"))
         if self._tray is not None:
             self._tray.setIcon(self._icons[self.state])
-            self._tray.setToolTip(self.tooltip())
+            # a tray host may read it as markup, as a notification's body (plain_message)
+            self._tray.setToolTip(plain_message(self.tooltip()))
 
 
 #: look-alikes for the two characters that start markup
