@@ -35,6 +35,7 @@ from desktop_agent.core.effect import (
 from desktop_agent.core.errors import (
     ActionPaused,
     BreakerOpen,
+    ObservationError,
     PlannerError,
     StopRequested,
     ToolError,
@@ -990,7 +991,14 @@ class _TaskLoop:
         loop = asyncio.get_running_loop()
         until = loop.time() + (OWN_FOCUS_WAIT_S if wait else 0.0)
         while True:
-            now = await self.control.guard(source.own_windows_now(observation))
+            try:
+                now = await self.control.guard(source.own_windows_now(observation))
+            except ObservationError as error:
+                # a system that can tell and could not now: refused, never let through
+                return (
+                    f"the app's own windows cannot be read now ({error}): the agent does not "
+                    "act where one of them might be"
+                )
             if now is None:
                 return ""
             denial = own_window_refusal(tool, values, observation.with_(own_windows=now))

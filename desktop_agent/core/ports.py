@@ -81,9 +81,11 @@ class RegionSource(Protocol):
 class OwnWindowsSource(Protocol):
     async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
         """The parts of the app's own windows no other window covers, now, in `observation`'s
-        screenshot pixels (as `Observation.own_windows`); None when they cannot be read.
-        Asked at action time: the observation a pointer call was decided on may be older
-        than a window of the app that popped up since (another run's question)."""
+        screenshot pixels (as `Observation.own_windows`); None when this system has no way
+        to tell (no backend, no X display); ObservationError when it has one and the read
+        failed (the call is then refused: Windows, EnumWindows). Asked at action time: the
+        observation a pointer call was decided on may be older than a window of the app
+        that popped up since (another run's question)."""
         ...
 
     async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:

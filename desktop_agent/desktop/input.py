@@ -84,7 +84,8 @@ class PyAutoGuiDriver:
     (`send_input`, `scan_code` stand in for user32 in tests; `windows` defaults to the OS).
     On Windows every input but a button's release is refused (ToolError) when the window in
     front belongs to a more privileged program, or its level cannot be read
-    (`foreground_check`, win_integrity: UIPI drops such input and nobody is told).
+    (`foreground_check`, win_integrity: UIPI drops such input and nobody is told), and keys
+    when it is the app's own.
     """
 
     def __init__(
@@ -94,7 +95,7 @@ class PyAutoGuiDriver:
         windows: bool | None = None,
         send_input: win_input.SendInput | None = None,
         scan_code: Callable[[int], int] | None = None,
-        foreground_check: Callable[[], None] | None = None,
+        foreground_check: Callable[[bool], None] | None = None,
     ) -> None:
         self._module: Any = None
         self.injections = injections or InjectionWindows()
@@ -124,13 +125,14 @@ class PyAutoGuiDriver:
         return self._module
 
     @contextlib.contextmanager
-    def _injecting(self, *, releasing: bool = False) -> Iterator[Any]:
+    def _injecting(self, *, releasing: bool = False, keys: bool = False) -> Iterator[Any]:
         """An injection window around input sent through pyautogui (yielded) or SendInput;
         the fail-safe becomes a user stop. Input that is not a release (`releasing`: letting
-        a button go is never held back) first passes the foreground check."""
+        a button go is never held back) first passes the foreground check (`keys`: it is
+        keyboard input)."""
         gui = self._gui()
         if self._foreground_check is not None and not releasing:
-            self._foreground_check()
+            self._foreground_check(keys)
         try:
             # pyautogui syncs its connection after each event: on leaving the window the
             # server has seen them all
@@ -145,7 +147,8 @@ class PyAutoGuiDriver:
 
     def _send(self, inputs: list[win_input.INPUT]) -> None:
         """Windows: one SendInput batch, after pyautogui's fail-safe check."""
-        with self._injecting() as gui:
+        keys = any(event.type == win_input.INPUT_KEYBOARD for event in inputs)
+        with self._injecting(keys=keys) as gui:
             gui.failSafeCheck()
             sent = self._send_input(inputs)
         if sent != len(inputs):

@@ -142,11 +142,29 @@ class DesktopObserver:
         """OwnWindowsSource: the app's own windows as they are now (the X11 window list of the
         inventory's backend, its own popups too; UI Automation's top-level windows), in
         `observation`'s pixels; None without a backend or when it cannot be read in time."""
-        raw = await self._read_now(_window_list, "the app's own windows")
+        if sys.platform == "win32":
+            raw = await self._windows_now()
+        else:
+            raw = await self._read_now(_window_list, "the app's own windows")
         if raw is None:
             return None
         size = (observation.width, observation.height)
         return own_window_elements(raw, observation.mapping, size)
+
+    async def _windows_now(self) -> list[RawElement]:
+        """Windows: every top-level window from user32 (win_windows: no UI Automation, no
+        deadline to miss under load, untitled menus and popups included); ObservationError
+        when they cannot be read, so the gate refuses."""
+        from desktop_agent.desktop.win_windows import system_windll, top_level_windows
+
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(top_level_windows, system_windll()), OWN_WINDOWS_TIMEOUT_S
+            )
+        except TimeoutError:
+            raise ObservationError(f"no answer within {OWN_WINDOWS_TIMEOUT_S:g} s") from None
+        except Exception as error:  # noqa: BLE001 - an OSError of user32, a ctypes fault
+            raise ObservationError(str(error) or type(error).__name__) from None
 
     async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
         """OwnWindowsSource: the pointer now (X11), in `observation`'s pixels; None off the
@@ -241,14 +259,10 @@ OWN_WINDOWS_TIMEOUT_S = 0.4
 
 def _window_list(backend: Any) -> list[RawElement] | None:
     """On the inventory thread: the backend's top-level windows, topmost first, as elements
-    (the X11 window list; UI Automation's root children)."""
+    (the X11 window list; Windows reads them from user32 instead, `_windows_now`)."""
     windows = getattr(backend, "windows", None)
     if isinstance(windows, X11Windows):
         return window_elements(listed_windows(windows))
-    top_level = getattr(backend, "top_level_windows", None)
-    if top_level is not None:
-        listed: list[RawElement] = top_level()
-        return listed
     return None
 
 

@@ -81,8 +81,10 @@ def process_rid(windll: Any, pid: int | None) -> int | None:
         kernel32.CloseHandle(ctypes.c_void_p(handle))
 
 
-def foreground_refusal(windll: Any) -> str | None:
-    """Why input would not reach the foreground window (one line), None when it would."""
+def foreground_refusal(windll: Any, keys: bool = False) -> str | None:
+    """Why input would not reach the foreground window (one line), None when it would.
+    `keys`: keyboard input, which is refused into the app's own window in front too (the
+    gate's focus probe reads it through UI Automation, which may not answer in time)."""
     user32 = windll.user32
     user32.GetForegroundWindow.restype = ctypes.c_void_p
     window = user32.GetForegroundWindow()
@@ -91,6 +93,11 @@ def foreground_refusal(windll: Any) -> str | None:
     pid = ctypes.c_uint32()
     user32.GetWindowThreadProcessId(ctypes.c_void_p(window), ctypes.byref(pid))
     if pid.value == os.getpid():
+        if keys:
+            return (
+                "the app's own window is in front: the agent may not type into its own "
+                "controls (click the window to type into first)"
+            )
         return None
     theirs = process_rid(windll, pid.value)
     ours = process_rid(windll, None)
@@ -110,8 +117,9 @@ def foreground_refusal(windll: Any) -> str | None:
     return None
 
 
-def refuse_unreachable_foreground() -> None:
-    """Raise ToolError when input would not reach the foreground window (Windows only)."""
-    reason = foreground_refusal(getattr(ctypes, "windll"))  # noqa: B009 - Windows only
+def refuse_unreachable_foreground(keys: bool) -> None:
+    """Raise ToolError when input (`keys`: keyboard input) would not reach the foreground
+    window, or keys would go to the app's own (Windows only)."""
+    reason = foreground_refusal(getattr(ctypes, "windll"), keys)  # noqa: B009 - Windows only
     if reason is not None:
         raise ToolError(reason)

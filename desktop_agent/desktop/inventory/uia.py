@@ -137,13 +137,6 @@ class UiaInventory:
             found.extend(self._walk(foreground, limits, limits.max_elements - len(found)))
         return found[: limits.max_elements], "uia"
 
-    def top_level_windows(self, limits: WalkLimits | None = None) -> list[RawElement]:
-        """The visible top-level windows, in the root's order (this app's own marked): what
-        the gate reads again at action time (DesktopObserver.own_windows_now)."""
-        foreground = self._auto.GetForegroundControl()
-        handle = getattr(foreground, "NativeWindowHandle", None)
-        return self._windows(handle, limits or WalkLimits())
-
     def _windows(self, foreground_handle: int | None, limits: WalkLimits) -> list[RawElement]:
         windows = []
         for control in self._auto.GetRootControl().GetChildren():

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from desktop_agent.core.errors import ObservationError
 from desktop_agent.core.models import (
     ApprovalDecision,
     Element,
@@ -226,3 +227,25 @@ async def test_a_scroll_without_a_point_runs_while_the_pointer_rests_elsewhere()
     await h.collect(run, ScriptedPlanner([tool("scroll", amount=-3), done()]))
 
     assert [name for name, _ in h.executor.calls] == ["scroll"]
+
+
+class OwnWindowsUnreadable(DialogPoppingUp):
+    """An observer on a system that can tell its own windows (Windows: EnumWindows) and could
+    not this time: it says so (ObservationError), not "none"."""
+
+    async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+        raise ObservationError("EnumWindows failed (Windows error 5)")
+
+
+async def test_a_click_is_refused_when_the_apps_own_windows_cannot_be_read_now() -> None:
+    # issue 37 item 4: the read that failed refused nothing, so a click could land on the
+    # app's question or settings whenever the read was slow or failed
+    h = make_harness(policies={"click": Policy.ALLOW})
+    h.runner.services = replace(h.runner.services, observer=OwnWindowsUnreadable(None))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=650), done()]))
+
+    assert h.executor.calls == []
+    [action] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert action.status is StepStatus.DENIED
+    assert "own windows cannot be read now (EnumWindows failed" in (action.error or "")

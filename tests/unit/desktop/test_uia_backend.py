@@ -393,29 +393,3 @@ def test_focus_window_by_title_never_finds_the_apps_own_window(
     with pytest.raises(LookupError, match="no window titled 'Agent'"):
         backend.activate_window("Agent")
     assert not [call for call in notepad.calls if call[:2] == ("SetActive", "Desktop Agent")]
-
-
-async def test_the_apps_own_windows_are_read_again_at_action_time(
-    notepad: fake_uiautomation.Log, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the screenshot was taken before the app's question popped up in front of Notepad
-    observer = DesktopObserver(backend=UiaInventory(), capture=FakeCapture(PRIMARY, (1920, 1080)))
-    try:
-        observation = await observer.observe()
-        assert observation.own_windows == ()
-        own = fake_uiautomation.TopLevelControl(
-            {"type": "WindowControl", "name": "Desktop Agent — allow click?",
-             "rect": [400, 300, 800, 600], "handle": 4242, "class": "Qt6QWindowIcon"},
-            notepad,
-            top_level=True,
-        )  # fmt: skip
-        root = sys.modules["uiautomation"].GetRootControl()
-        monkeypatch.setattr(root, "_children", [own, *root._children])
-
-        now = await observer.own_windows_now(observation)
-    finally:
-        observer.close()
-    assert now is not None
-    [dialog] = now
-    assert dialog.name == "Desktop Agent — allow click?"
-    assert dialog.box == (400, 300, 400, 300)
