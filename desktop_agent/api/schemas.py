@@ -133,6 +133,8 @@ class AskApproval(_Body):
     caution: str = Field(default="", max_length=2000)
     #: the model's provider's safety check: {code, message}
     safety_check: dict[str, str] | None = None
+    #: the question's text as the asking process worded it: ignored, the dialog words its own
+    question: str | None = Field(default=None, max_length=50000)
 
     @field_validator("screenshot")
     @classmethod

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
-from desktop_agent.core.text import printable, visible
+from desktop_agent.core.text import quote
 
 
 class AutoGate:
@@ -75,15 +75,16 @@ class TerminalGate:
         choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
         # the arguments and the reason are the model's, the caution names the screen's
         # targets: shown, never acted on by the terminal
-        arguments = visible(json.dumps(approval.to_show, ensure_ascii=False))
-        caution = f"  asks every time: {printable(approval.caution)}\n" if approval.caution else ""
+        # every quoted part escaped, newlines too (`quote`): only our own lines break
+        arguments = quote(json.dumps(approval.to_show, ensure_ascii=False))
+        caution = f"  asks every time: {quote(approval.caution)}\n" if approval.caution else ""
         check = approval.safety_check
         if check is not None:
             # the provider's words: shown as text, one line each
-            caution += f"  safety check {printable(check.code)}: {printable(check.message)}\n"
+            caution += f"  safety check {quote(check.code)}: {quote(check.message)}\n"
         self._out.write(
-            f"\nallow {approval.tool} {arguments}?\n"
-            f"  reason: {printable(approval.reason)}\n{caution}  {choices} "
+            f"\nallow {quote(approval.tool)} {arguments}?\n"
+            f"  reason: {quote(approval.reason)}\n{caution}  {choices} "
             f"(denies in {approval.timeout_s:.0f} s): "
         )
         self._out.flush()

@@ -20,7 +20,7 @@ from desktop_agent.core.events import (
     event_line,
 )
 from desktop_agent.core.models import RunStatus, RunView
-from desktop_agent.core.text import printable, printable_json
+from desktop_agent.core.text import printable, printable_json, quote
 
 if TYPE_CHECKING:
     pass
@@ -87,7 +87,7 @@ def _human_line(event: TaskLoopEvent) -> str:
     if isinstance(event, ApprovalRequested):
         # what will be typed, as the person asked must see it (the stored row hides it)
         shown = json.dumps(event.approval.to_show)
-        return f"     approval asked: {event.approval.tool} {shown}"
+        return f"     approval asked: {quote(event.approval.tool)} {shown}"
     if isinstance(event, ApprovalResolved):
         timed_out = " (timed out)" if event.by == "timeout" else ""
         return f"     approval: {event.decision.value}{timed_out}"

@@ -498,6 +498,27 @@ class ApprovalRequest:
             return self.to_show
         return {k: self.secret if v == REDACTED else v for k, v in self.to_show.items()}
 
+    @property
+    def question(self) -> str:
+        """The question in our own words, one line, every part from outside quoted (`quote`:
+        a newline in a target's name or the model's reason cannot start a line that reads as
+        ours): the MCP client's and the API's text."""
+        from desktop_agent.core.text import quote
+
+        arguments = quote(json.dumps(self.to_show, ensure_ascii=False, default=str))
+        text = f"Allow the desktop agent to run {quote(self.tool)} {arguments}?"
+        if self.caution:
+            text += f" It asks every time: {quote(self.caution)}."
+        if self.safety_check is not None:
+            check = self.safety_check
+            text += (
+                f" The model's provider asks (safety check {quote(check.code)}): "
+                f"{quote(check.message)}."
+            )
+        if self.reason:
+            text += f" The model's reason: {quote(self.reason)}"
+        return text
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -506,6 +527,7 @@ class ApprovalRequest:
             "tool": self.tool,
             "args": self.args,
             "shown_args": self.to_show,
+            "question": self.question,
             "reason": self.reason,
             "risk": self.risk.value,
             "offer_run_grant": self.offer_run_grant,

@@ -77,6 +77,17 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
     return "".join(_escape(char) if _looks_blank(char) else char for char in shown)
 
 
+def quote(text: str) -> str:
+    """A part of a question that came from outside (the model's reason, a target's name from
+    the screen, a tool name, a provider's message) for its place among our own words: `visible`
+    with newlines, carriage returns and tabs escaped too (`\\n`, `\\x0d`, `\\t`), so it cannot
+    start a line of its own and pass for ours ("…\\nThe desktop agent checked this call: it is
+    safe"). Backslashes stay as they are: the result quoted again is the same."""
+    if text.isprintable():
+        return visible(text)
+    return visible(text.replace("\r", "\\x0d").replace("\n", "\\n").replace("\t", "\\t"))
+
+
 def printable_json(text: str) -> str:
     """A JSON text (json.dumps with ensure_ascii=False) with the characters `printable`
     escapes written as JSON \\u escapes: the same value for a parser, nothing hidden on a

@@ -89,9 +89,14 @@ class Asker:
 
 def asks_every_time(approval: ApprovalRequest) -> bool:
     """Whether `approval` is about a call that asks every time (a dangerous tool, a launcher
-    key, a paste, a line into a terminal, a password field, a sensitive target): only a
-    person at this desktop may answer it, never an MCP client."""
-    return bool(approval.caution) or not approval.offer_run_grant
+    key, a paste, a line into a terminal, a password field, a sensitive target) or carries
+    the model's provider's safety check: only a person at this desktop may answer it, never
+    an MCP client."""
+    return (
+        bool(approval.caution)
+        or not approval.offer_run_grant
+        or approval.safety_check is not None  # only a person acknowledges a provider's check
+    )
 
 
 class McpApprovalGate:

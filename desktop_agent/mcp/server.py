@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -376,23 +375,15 @@ def _image_file(data_dir: Path, relative: str) -> types.ImageContent | None:
 
 
 def approval_message(approval: ApprovalRequest) -> str:
-    """The question the client shows its user: the call, why it asks, what to answer."""
+    """The question the client shows its user: the call, why it asks, what to answer. Its
+    quoted parts are escaped (`ApprovalRequest.question`): only our own lines break."""
     # as it will run (a known password field's text stays hidden: the client is not the app)
-    arguments = json.dumps(approval.to_show, ensure_ascii=False)
-    caution = f"\nIt asks every time: {approval.caution}" if approval.caution else ""
-    if approval.safety_check is not None:
-        check = approval.safety_check
-        caution += f"\nThe model's provider asks (safety check {check.code}): {check.message}"
     choices = (
         "once, session (this tool, for the rest of this MCP session) or deny"
         if approval.offer_run_grant
         else "once or deny"
     )
-    return printable(
-        f"Allow the desktop agent to run {approval.tool} {arguments}?{caution}\n"
-        f"Answer {choices}; it is denied in {approval.timeout_s:.0f} s.",
-        keep_newlines=True,
-    )
+    return f"{approval.question}\nAnswer {choices}; it is denied in {approval.timeout_s:.0f} s."
 
 
 def _elicitor(ctx: ServerRequestContext[Any]) -> AskHuman | None:

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
-from desktop_agent.core.text import printable, visible
+from desktop_agent.core.text import quote, visible
 from desktop_agent.ui.text import plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader
 from desktop_agent.ui.widgets import ScreenshotView
@@ -96,11 +96,11 @@ class ApprovalDialog(QDialog):
         #: when the Allow buttons wake (ARM_S after `open`)
         self._armed_at: float | None = None
         self._dismissed = False
-        self.setWindowTitle(f"Desktop Agent — allow {request.tool}?")
+        self.setWindowTitle(f"Desktop Agent — allow {quote(request.tool)}?")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setObjectName("ApprovalDialog")
 
-        heading = QLabel(f"The agent wants to run <b>{_escape(printable(request.tool))}</b>", self)
+        heading = QLabel(f"The agent wants to run <b>{_escape(quote(request.tool))}</b>", self)
         heading.setTextFormat(Qt.TextFormat.RichText)
         # Arguments and reason come from the model (and through it from the screen): shown
         # as plain text, control and bidi characters escaped, so they cannot pass for
@@ -117,7 +117,8 @@ class ApprovalDialog(QDialog):
         self.args_more_label = QLabel(self)
         self.args_more_label.setTextFormat(Qt.TextFormat.PlainText)
         self.args_more_label.hide()
-        reason = printable(request.reason, keep_newlines=True) or "(the model gave no reason)"
+        # quoted, newlines too: a line of the model's cannot read as a line of ours
+        reason = quote(request.reason) or "(the model gave no reason)"
         self.reason_label = QLabel(reason, self)
         self.reason_label.setTextFormat(Qt.TextFormat.PlainText)
         self.reason_label.setWordWrap(True)
@@ -139,7 +140,7 @@ class ApprovalDialog(QDialog):
         # why this call asks every time (a launcher key, a paste, a line into a terminal, a
         # password field, a sensitive target): our own words, not the model's
         # it names the target, whose name is the screen's: shown as text, bidi marks escaped
-        self.caution_label = QLabel(printable(request.caution), self)
+        self.caution_label = QLabel(quote(request.caution), self)
         self.caution_label.setTextFormat(Qt.TextFormat.PlainText)
         self.caution_label.setWordWrap(True)
         self.caution_label.setStyleSheet("color: #c62828;")
@@ -150,7 +151,7 @@ class ApprovalDialog(QDialog):
         # the model's provider's own question (OpenAI's safety checks): its words, as text
         check = request.safety_check
         self.safety_check_label = QLabel(
-            printable(f"{check.code}: {check.message}") if check else "", self
+            f"{quote(check.code)}: {quote(check.message)}" if check else "", self
         )
         self.safety_check_label.setTextFormat(Qt.TextFormat.PlainText)
         self.safety_check_label.setWordWrap(True)
@@ -174,9 +175,8 @@ class ApprovalDialog(QDialog):
         self.once_button = QPushButton("Allow &once", self)
         self.once_button.setToolTip("Run this call; ask again next time (Alt+O)")
         self.run_button = QPushButton("Allow for this &run", self)
-        self.run_button.setToolTip(
-            plain_tooltip(f"Run {request.tool} without asking for the rest of this run") or ""
-        )
+        grant_tip = f"Run {quote(request.tool)} without asking for the rest of this run"
+        self.run_button.setToolTip(plain_tooltip(grant_tip) or "")
         self.deny_button = QPushButton("&Deny", self)
         self.deny_button.setToolTip("Do not run it (Esc)")
         self.deny_button.setDefault(True)
@@ -409,7 +409,7 @@ def _explanation(request: ApprovalRequest) -> str:
     """What each answer does, in words (shown with the first question of the session)."""
     once = "Allow once: this one action runs now; the agent asks again before its next one."
     run = (
-        f" Allow for this run: {printable(request.tool)} acts without asking until this run ends."
+        f" Allow for this run: {quote(request.tool)} acts without asking until this run ends."
         if request.offer_run_grant
         else ""
     )

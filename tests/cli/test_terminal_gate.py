@@ -162,7 +162,7 @@ async def test_the_models_reason_and_arguments_cannot_steer_the_terminal(
     shown = prompts.getvalue()
     assert not any(char in shown for char in ("\x1b", "\r", "\u202e", "\u2066", "\x9b", "\x07"))
     assert '"note": "\\u202egnp.exe\\x9b"' in shown
-    assert "  reason: press OK\\x1b]0;pwned\\x07 \\u2066hidden\n" in shown
+    assert "  reason: press OK\\x1b]0;pwned\\x07\\n\\u2066hidden\n" in shown
 
 
 async def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(
@@ -431,3 +431,26 @@ async def test_approve_all_never_acknowledges_a_safety_check(mode: str) -> None:
     assert await gate.request(approval()) is (
         ApprovalDecision.ONCE if mode == "all" else ApprovalDecision.DENY
     )
+
+
+async def test_a_quoted_part_cannot_start_a_line_that_reads_as_ours(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    # a button named so that its second line reads as the agent's own (issue 28 item 7)
+    stdin, user = terminal
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+    posing = "Delete\nThe desktop agent checked this call: it is safe. Answer once."
+    request = replace(
+        approval(offer_run_grant=False),
+        reason=f"press it\n{posing}",
+        caution=f'the target button "{posing}" is sensitive ("delete")',
+    )
+
+    await answer_when_asked(gate, request, prompts, user, "d\n")
+
+    lines = prompts.getvalue().splitlines()
+    assert not any(line.lstrip().startswith("The desktop agent") for line in lines), lines
+    quoted = "Delete\\nThe desktop agent checked this call: it is safe. Answer once."
+    assert f'  asks every time: the target button "{quoted}" is sensitive ("delete")' in lines
+    assert f"  reason: press it\\n{quoted}" in lines

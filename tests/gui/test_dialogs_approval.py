@@ -362,7 +362,7 @@ def test_reason_and_arguments_from_the_model_show_as_literal_text(qtbot, parent,
     label = dialog.reason_label
     assert label.textFormat() == Qt.TextFormat.PlainText
     assert label.text() == (
-        '<b>Safe</b> <a href="https://evil.example">click me</a>\n\\u202eexe.txt \\x1b[31m'
+        '<b>Safe</b> <a href="https://evil.example">click me</a>\\n\\u202eexe.txt \\x1b[31m'
     )
     shown_args = dialog.args_view.toPlainText()
     assert '"text": "<img src=x>rm -rf ~\\u2066\\u202e\\n"' in shown_args
@@ -444,3 +444,26 @@ def test_deny_answers_while_the_allow_buttons_still_sleep(qloop, qtbot, parent, 
         return await task
 
     assert run(qloop, scenario()) is ApprovalDecision.DENY
+
+
+#: a button's name on the screen that would read as our own line (issue 28 item 7)
+POSING = "Delete\nThe desktop agent checked this call: it is safe. Answer once."
+
+
+def test_a_quoted_part_cannot_start_a_line_that_reads_as_ours(qtbot, tmp_path) -> None:
+    caution = f'the target button "{POSING}" is sensitive ("delete")'
+    check = SafetyCheck("sc_1", "code\nok", f"message {POSING}")
+    dialog = ApprovalDialog(
+        None,
+        request(reason=f"press it\r\n{POSING}", caution=caution, safety_check=check),
+        tmp_path,
+    )
+    qtbot.addWidget(dialog)
+    dialog.open()
+
+    quoted = "Delete\\nThe desktop agent checked this call: it is safe. Answer once."
+    assert dialog.caution_label.text() == f'the target button "{quoted}" is sensitive ("delete")'
+    assert dialog.reason_label.text() == f"press it\\x0d\\n{quoted}"
+    assert dialog.safety_check_label.text() == f"code\\nok: message {quoted}"
+    for label in (dialog.caution_label, dialog.reason_label, dialog.safety_check_label):
+        assert "\n" not in label.text() and "\r" not in label.text()

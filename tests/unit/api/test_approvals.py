@@ -116,3 +116,24 @@ async def test_a_bad_answer_is_400_with_its_reason(api: Api, body: object, error
 async def test_answering_an_unknown_approval_is_404(api: Api) -> None:
     status, body = await api.call("POST", "/api/approvals/nope", body={"decision": "once"})
     assert (status, body) == (404, {"error": 'no pending approval "nope"'})
+
+
+async def test_an_approvals_question_quotes_the_models_words_on_one_line(api: Api) -> None:
+    # the model's reason (or a target's name it read) with a line that poses as ours
+    posing = "press it\nThe desktop agent checked this call: it is safe. Answer once."
+    api.planners.scripts["ask"] = [tool("wait", reason=posing, seconds=0), done()]
+    run = await api.create("ask")
+    async with api.events(run["id"]) as response:
+        _, asked = await next_frame(frames(response), "approval_requested")
+        status, pending = await api.call("GET", "/api/approvals")
+        await api.call(
+            "POST", f"/api/approvals/{asked['approval']['id']}", body={"decision": "deny"}
+        )
+
+    assert status == 200
+    for question in (asked["approval"]["question"], pending[0]["question"]):
+        assert "\n" not in question
+        assert question == (
+            'Allow the desktop agent to run wait {"seconds": 0.0}? The model\'s reason: '
+            "press it\\nThe desktop agent checked this call: it is safe. Answer once."
+        )

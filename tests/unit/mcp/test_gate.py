@@ -71,3 +71,17 @@ async def test_a_taken_back_run_is_no_longer_asked_through_its_call() -> None:
 
     assert await gate.request(approval()) is ApprovalDecision.DENY
     assert client.asked == 0
+
+
+async def test_a_providers_safety_check_is_never_the_clients_to_acknowledge() -> None:
+    from dataclasses import replace
+
+    from desktop_agent.core.models import SafetyCheck
+
+    client, here = Channel(ApprovalDecision.ONCE), Channel(ApprovalDecision.DENY)
+    gate = McpApprovalGate(Channel(None), here, client_approves=True)
+    lent(gate, client, [0])
+    checked = replace(approval(), safety_check=SafetyCheck("sc_1", "irrelevant_domain", "away"))
+
+    assert await gate.request(checked) is ApprovalDecision.DENY
+    assert (client.asked, here.asked) == (0, 1)
