@@ -8,10 +8,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.models import Risk
@@ -70,7 +73,29 @@ def _blank_is_none(value: Any) -> Any:
     return value
 
 
-class _Targeted(_PointOrElement):
+def _known_keys(keys: list[str]) -> list[str]:
+    return [normalize_key(key) for key in keys]
+
+
+class _Holding(_Args):
+    """A pointer action with keys held down while it acts (shift+click, ctrl+scroll): a
+    model API's own argument (OpenAI's `keys`), not offered in our JSON prompt."""
+
+    hold: SkipJsonSchema[list[str]] = Field(default_factory=list, max_length=4)
+
+    _hold = field_validator("hold")(_known_keys)
+
+    @model_serializer(mode="wrap")
+    def _no_empty_hold(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # an action with no key held dumps as it did before `hold` was there: what is stored,
+        # shown, replayed and saved in a routine does not change
+        dumped: dict[str, Any] = handler(self)
+        if not dumped.get("hold"):
+            dumped.pop("hold", None)
+        return dumped
+
+
+class _Targeted(_PointOrElement, _Holding):
     target: str | None = _target_field()
 
     _target = field_validator("target", mode="before")(_blank_is_none)
@@ -89,7 +114,7 @@ class MoveMouseArgs(_Targeted):
     pass
 
 
-class DragArgs(_Args):
+class DragArgs(_Holding):
     x: int = Field(ge=0)
     y: int = Field(ge=0)
     to_x: int = Field(ge=0)
@@ -100,7 +125,7 @@ class DragArgs(_Args):
     _target = field_validator("target", mode="before")(_blank_is_none)
 
 
-class ScrollArgs(_Args):
+class ScrollArgs(_Holding):
     amount: int = Field(ge=-100, le=100, description="positive scrolls up, negative down")
     x: int | None = Field(default=None, ge=0)
     y: int | None = Field(default=None, ge=0)
@@ -114,10 +139,7 @@ class TypeTextArgs(_Args):
 class HotkeyArgs(_Args):
     keys: list[str] = Field(min_length=1, max_length=5, description='e.g. ["ctrl", "s"]')
 
-    @field_validator("keys")
-    @classmethod
-    def _known_keys(cls, keys: list[str]) -> list[str]:
-        return [normalize_key(key) for key in keys]
+    _keys = field_validator("keys")(_known_keys)
 
 
 class HoldKeyArgs(HotkeyArgs):

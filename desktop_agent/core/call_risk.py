@@ -487,7 +487,18 @@ def assess_call(
                 reason = _moved_focus_risk(observation, sensitive_targets)
     elif tool == "type_text":
         reason = _line_risk(args, observation, focused_role, sensitive_targets)
-    return CallRisk(reason, sensitivity)
+    return CallRisk(reason or _held_keys_risk(args), sensitivity)
+
+
+def _held_keys_risk(args: Mapping[str, Any]) -> str:
+    """Keys held while a pointer acts (shift+click deletes for good in a file manager,
+    ctrl+click opens a link elsewhere): what the call does depends on them, so it asks."""
+    held = args.get("hold")
+    if not held:
+        return ""
+    if not isinstance(held, list) or not all(isinstance(key, str) for key in held):
+        return f"the keys held {held!r} cannot be read"
+    return f"with {'+'.join(held)} held: what it does depends on the keys held"
 
 
 def _pressing_risk(

@@ -189,6 +189,25 @@ class DesktopExecutor:
         """FocusProbe: the focused control's accessibility role, None when unknown."""
         return await DesktopFocusProbe(self._inventory()).focused_role()
 
+    def _holding(self, keys: list[str], work: Callable[[], T]) -> Callable[[], T]:
+        """`work` with `keys` held down around it (on the input thread), let go in reverse
+        whatever ends it: a stop, a pause, a fault. No key is left down."""
+        if not keys:
+            return work
+
+        def held() -> T:
+            down: list[str] = []
+            try:
+                for key in keys:
+                    self.driver.key_down(key)
+                    down.append(key)
+                return work()
+            finally:
+                for key in reversed(down):
+                    self.driver.key_up(key)
+
+        return held
+
     async def _on_input_thread(self, work: Callable[[], T], halt: Halt) -> T:
         """`work` on the input thread, once the driver is ready and unless a stop or a pause
         came meanwhile: the thread may start it late (busy, or the driver's first start), and
@@ -283,7 +302,7 @@ class DesktopExecutor:
                 self.driver.click(x, y, args.button, 1)
             return args.clicks
 
-        clicked = await self._on_input_thread(work, halt)
+        clicked = await self._on_input_thread(self._holding(args.hold, work), halt)
         if clicked < args.clicks:
             raise halt.error(f"after {clicked} of {args.clicks} clicks", partial=True)
         times = {1: "", 2: " twice", 3: " three times"}[args.clicks]
@@ -293,7 +312,8 @@ class DesktopExecutor:
     async def _move_mouse(self, args: tools.MoveMouseArgs, context: ToolContext) -> ToolResult:
         point, screen, where = self._point(context, args.x, args.y, args.element)
         await self._on_input_thread(
-            lambda: self.driver.move(*self.driver.safe_point(*screen)), Halt(context)
+            self._holding(args.hold, lambda: self.driver.move(*self.driver.safe_point(*screen))),
+            Halt(context),
         )
         return ToolResult.success(f"moved the pointer to {where}", target=point)
 
@@ -322,7 +342,7 @@ class DesktopExecutor:
                 self.driver.mouse_up(x, y, "left")
             return True
 
-        if not await self._on_input_thread(work, halt):
+        if not await self._on_input_thread(self._holding(args.hold, work), halt):
             raise halt.error("during drag", partial=True)
         return ToolResult.success(
             f"dragged from ({args.x}, {args.y}) to ({args.to_x}, {args.to_y})", target=end
@@ -352,7 +372,7 @@ class DesktopExecutor:
                 self.driver.scroll(notch, *(at or (None, None)))
             return abs(amount)
 
-        turned = await self._on_input_thread(work, halt)
+        turned = await self._on_input_thread(self._holding(args.hold, work), halt)
         if turned < abs(amount):
             raise halt.error(f"after {turned} of {abs(amount)} notches", partial=True)
         direction = "up" if amount > 0 else "down"

@@ -4,7 +4,8 @@ The shapes are the openai SDK's (openai/types/responses/computer_action.py, and
 response_computer_tool_call.py's `Action*` for the legacy `action`): click (button left,
 right, wheel, back, forward), double_click, drag (`path`), move, scroll (`scroll_x`,
 `scroll_y` pixels), keypress (`keys`), type (`text`), wait, screenshot; the pointer actions
-may name `keys` held. Coordinates are pixels of the screenshot the model was sent.
+may name `keys` held (our `hold`: pressed around the action, the gate asks every time).
+Coordinates are pixels of the screenshot the model was sent.
 """
 
 from __future__ import annotations
@@ -64,14 +65,14 @@ def _inside(
     return point
 
 
-def _no_keys_held(action: dict[str, Any], raw: str) -> None:
+def _held(action: dict[str, Any], raw: str) -> dict[str, list[str]]:
+    """The keys a pointer action holds down, as our `hold` argument ({} for none)."""
     held = action.get("keys")
-    if held:
-        raise PlannerError(
-            f"a {action.get('type')} with keys held ({snippet(' '.join(map(str, held)), 40)})"
-            " is not supported; press the keys with keypress instead",
-            raw=raw,
-        )
+    if not held:
+        return {}
+    if not isinstance(held, list):
+        raise PlannerError(f"the {action.get('type')} action's keys must be a list", raw=raw)
+    return {"hold": [key_name(key) for key in held]}
 
 
 def key_name(key: Any) -> str:
@@ -102,7 +103,6 @@ def action_decision(
     if kind == "screenshot":
         return None
     if kind == "click":
-        _no_keys_held(action, raw)
         button = _BUTTONS.get(str(action.get("button", "left")))
         if button is None:
             raise PlannerError(
@@ -110,15 +110,15 @@ def action_decision(
                 "(left, right and wheel are)",
                 raw=raw,
             )
-        return checked("click", {**_point(action, size, raw), "button": button}, tools, reason, raw)
+        args = {**_point(action, size, raw), "button": button, **_held(action, raw)}
+        return checked("click", args, tools, reason, raw)
     if kind == "double_click":
-        _no_keys_held(action, raw)
-        return checked("click", {**_point(action, size, raw), "clicks": 2}, tools, reason, raw)
+        args = {**_point(action, size, raw), "clicks": 2, **_held(action, raw)}
+        return checked("click", args, tools, reason, raw)
     if kind == "move":
-        _no_keys_held(action, raw)
-        return checked("move_mouse", _point(action, size, raw), tools, reason, raw)
+        args = {**_point(action, size, raw), **_held(action, raw)}
+        return checked("move_mouse", args, tools, reason, raw)
     if kind == "drag":
-        _no_keys_held(action, raw)
         path = action.get("path")
         if not isinstance(path, list) or len(path) < 2:
             raise PlannerError("the drag action needs a path of at least two points", raw=raw)
@@ -126,11 +126,14 @@ def action_decision(
         end = _point({"type": "drag", **path[-1]}, size, raw) if isinstance(path[-1], dict) else {}
         if not start or not end:
             raise PlannerError("the drag path's points must be {x, y} objects", raw=raw)
-        args = {**start, "to_x": end["x"], "to_y": end["y"]}
+        args = {**start, "to_x": end["x"], "to_y": end["y"], **_held(action, raw)}
         return checked("drag", args, tools, reason, raw)
     if kind == "scroll":
-        _no_keys_held(action, raw)
-        args = {"amount": _scroll_notches(action, raw), **_point(action, size, raw)}
+        args = {
+            "amount": _scroll_notches(action, raw),
+            **_point(action, size, raw),
+            **_held(action, raw),
+        }
         return checked("scroll", args, tools, reason, raw)
     if kind == "keypress":
         keys = action.get("keys")

@@ -573,3 +573,26 @@ def test_a_tab_then_a_press_asks_where_the_focus_may_move_onto_a_sensitive_contr
         ]
     )
     assert type_text("Ada\tLovelace King", plain) == ""
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("click", {"x": 5, "y": 5, "hold": ["shift"]}),
+        ("move_mouse", {"x": 5, "y": 5, "hold": ["ctrl"]}),
+        ("scroll", {"amount": 2, "x": 5, "y": 5, "hold": ["ctrl"]}),
+        ("drag", {"x": 5, "y": 5, "to_x": 9, "to_y": 9, "hold": ["alt", "shift"]}),
+    ],
+)
+def test_a_pointer_action_with_keys_held_asks_every_time(
+    tool: str, args: dict[str, object]
+) -> None:
+    held = "+".join(args["hold"])  # type: ignore[arg-type]
+    assert assess_call(tool, args, EDITOR).always_ask == (
+        f"with {held} held: what it does depends on the keys held"
+    )
+    # the same click without the keys asks nothing
+    assert assess_call("click", {"x": 5, "y": 5}, EDITOR).always_ask == ""
+    assert assess_call("click", {"x": 5, "y": 5, "hold": "shift"}, EDITOR).always_ask == (
+        "the keys held 'shift' cannot be read"
+    )

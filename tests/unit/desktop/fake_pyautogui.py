@@ -25,7 +25,8 @@ failures included (read in asweigart/pyautogui at 0.9.54):
   `in_corner` to have every call raise it.
 - `platformModule._mouseUp(x, y, button)` is the platform's release with no check: it moves
   the pointer to (x, y) and lets the button go (_pyautogui_x11.py:113-118,
-  _pyautogui_win.py:404-432), recorded as ("_mouseUp", (x, y, button), {}).
+  _pyautogui_win.py:404-432), recorded as ("_mouseUp", (x, y, button), {}); `_keyUp(key)`
+  likewise lets a key go (_pyautogui_x11.py:154-176), recorded as ("_keyUp", (key,), {}).
 Every public call is also recorded in `calls` as (name, args, kwargs).
 """
 
@@ -92,7 +93,7 @@ class FakePyAutoGui(types.ModuleType):
             else:
                 mapping[name] = 8 + len(mapping) % 200  # a keycode of the server's map
         self.platformModule = types.SimpleNamespace(
-            keyboardMapping=mapping, _mouseUp=self._platform_mouse_up
+            keyboardMapping=mapping, _mouseUp=self._platform_mouse_up, _keyUp=self._platform_key_up
         )
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         self.events: list[tuple[Any, ...]] = []
@@ -106,6 +107,11 @@ class FakePyAutoGui(types.ModuleType):
     def _platform_mouse_up(self, x: int, y: int, button: str) -> None:
         self.calls.append(("_mouseUp", (x, y, button), {}))
         self.pointer = (x, y)
+
+    def _platform_key_up(self, key: str) -> None:
+        """_pyautogui_x11.py:154-176: the platform's release of a key, no fail-safe check."""
+        self.calls.append(("_keyUp", (key,), {}))
+        self._key(key, up=True)
 
     # -- checks --------------------------------------------------------------------------
 

@@ -404,3 +404,48 @@ async def test_invoke_on_an_observation_the_observer_did_not_make_says_why() -> 
         ToolError, match='element 7 \\(button "Save"\\) has no accessibility object'
     ):
         await run(executor, "invoke", element=7)
+
+
+async def test_a_click_with_keys_held_presses_them_around_it_and_lets_them_go_in_reverse() -> None:
+    driver = FakeDriver()
+
+    await run(executor_with(driver), "click", x=640, y=360, hold=["ctrl", "Shift"])
+
+    assert driver.events == [
+        ("key_down", "ctrl"),
+        ("key_down", "shift"),
+        ("click", -960, 540, "left", 1),
+        ("key_up", "shift"),
+        ("key_up", "ctrl"),
+    ]
+
+
+async def test_keys_held_through_a_drag_are_let_go_when_it_is_stopped() -> None:
+    cancelled = threading.Event()
+    driver = FakeDriver()
+
+    def move(x: int, y: int) -> None:
+        driver.events.append(("move", x, y))
+        if len(driver.events) == 5:  # the drag's second step
+            cancelled.set()
+
+    driver.move = move  # type: ignore[method-assign]
+
+    with pytest.raises(StopRequested, match="during drag"):
+        await run(
+            executor_with(driver), "drag", context(cancelled=cancelled),
+            x=0, y=0, to_x=100, to_y=0, hold=["shift"],
+        )  # fmt: skip
+
+    kinds = [event[0] for event in driver.events]
+    assert kinds[0] == "key_down" and kinds[-2:] == ["up", "key_up"]
+    assert driver.events[-1] == ("key_up", "shift")
+
+
+async def test_a_key_held_is_let_go_when_the_action_fails() -> None:
+    driver = FakeDriver(raise_on="scroll")
+
+    with pytest.raises(StopRequested):
+        await run(executor_with(driver), "scroll", amount=2, x=640, y=360, hold=["ctrl"])
+
+    assert driver.events == [("key_down", "ctrl"), ("key_up", "ctrl")]

@@ -263,3 +263,28 @@ def test_pyautogui_without_a_display_is_a_tool_error(monkeypatch: pytest.MonkeyP
 )
 def test_only_printable_ascii_newline_and_tab_are_typed_as_keys(text: str, expected: bool) -> None:
     assert typeable(text) is expected
+
+
+def test_a_key_held_is_let_go_in_a_fail_safe_corner_on_x11(gui: FakePyAutoGui) -> None:
+    driver = PyAutoGuiDriver(windows=False)
+    driver.key_down("shift")
+    gui.in_corner = True  # the user threw the pointer into the corner while it was held
+
+    driver.key_up("shift")
+
+    assert gui.calls[-1] == ("_keyUp", ("shift",), {})
+    assert gui.events[-1] == ("key", "shift", "up")
+
+
+def test_a_key_held_is_let_go_in_a_fail_safe_corner_on_windows(windows_gui: FakePyAutoGui) -> None:
+    driver, _ = windows_driver(windows_gui)
+    driver.key_down("shift")
+    windows_gui.in_corner = True
+
+    driver.key_up("shift")
+
+    assert windows_gui.calls[-1] == ("_keyUp", ("shift",), {})
+    assert windows_gui.events[-2:] == [
+        ("keybd_event", 0x10, 0),
+        ("keybd_event", 0x10, win_input.KEYEVENTF_KEYUP),
+    ]

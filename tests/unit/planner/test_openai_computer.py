@@ -248,8 +248,8 @@ async def test_a_429_is_retried_after_what_retry_after_says() -> None:
             "the 'back' mouse button is not supported",
         ),
         (
-            {"type": "click", "button": "left", "x": 1, "y": 1, "keys": ["SHIFT"]},
-            "a click with keys held ('SHIFT') is not supported",
+            {"type": "click", "button": "left", "x": 1, "y": 1, "keys": ["NOKEY"]},
+            "invalid arguments for click: hold: Value error, unknown key 'nokey'",
         ),
         (
             {"type": "scroll", "x": 1, "y": 1, "scroll_x": 300, "scroll_y": 0},
@@ -298,7 +298,7 @@ async def test_each_action_maps_to_our_tools() -> None:
         {"type": "scroll", "x": 30, "y": 40, "scroll_x": 0, "scroll_y": 250},
         {"type": "scroll", "x": 30, "y": 40, "scroll_x": 0, "scroll_y": -100},
         {"type": "click", "button": "wheel", "x": 3, "y": 4},
-        {"type": "click", "button": "right", "x": 3, "y": 4},
+        {"type": "click", "button": "right", "x": 3, "y": 4, "keys": ["SHIFT", "CTRL"]},
         {"type": "keypress", "keys": ["ArrowDown", "ENTER"]},
         {"type": "screenshot"},
         {"type": "wait"},
@@ -314,7 +314,7 @@ async def test_each_action_maps_to_our_tools() -> None:
         ("scroll", {"amount": -2, "x": 30, "y": 40}),
         ("scroll", {"amount": 1, "x": 30, "y": 40}),
         ("click", {"x": 3, "y": 4, "button": "middle"}),
-        ("click", {"x": 3, "y": 4, "button": "right"}),
+        ("click", {"x": 3, "y": 4, "button": "right", "hold": ["shift", "ctrl"]}),
         ("hotkey", {"keys": ["down", "enter"]}),
         ("wait", {"seconds": 1.0}),
     ]
