@@ -80,8 +80,10 @@ class PyAutoGuiDriver:
     window of `injections`, which the takeover watch (desktop/takeover/) reads.
 
     `scroll(amount, x, y)` is `amount` notches of the wheel at (x, y) on every system (the
-    pointer is moved there first); on Windows keys and the wheel go through SendInput
-    (`send_input`, `scan_code` stand in for user32 in tests; `windows` defaults to the OS).
+    pointer is moved there first); on Windows every event — keys, wheel, pointer, buttons —
+    goes through SendInput marked with win_input.AGENT_INPUT_TAG, which the takeover watch
+    reads back (`send_input`, `scan_code`, `virtual_desk` stand in for user32 in tests;
+    `windows` defaults to the OS).
     On Windows every input but a button's release is refused (ToolError) when the window in
     front belongs to a more privileged program, or its level cannot be read
     (`foreground_check`, win_integrity: UIPI drops such input and nobody is told), and keys
@@ -96,12 +98,14 @@ class PyAutoGuiDriver:
         send_input: win_input.SendInput | None = None,
         scan_code: Callable[[int], int] | None = None,
         foreground_check: Callable[[bool], None] | None = None,
+        virtual_desk: Callable[[], win_input.Desk] | None = None,
     ) -> None:
         self._module: Any = None
         self.injections = injections or InjectionWindows()
         self._windows = sys.platform == "win32" if windows is None else windows
         self._send_input = send_input or win_input.user32_send_input
         self._scan_code = scan_code or win_input.user32_scan_code
+        self._virtual_desk = virtual_desk or win_input.user32_virtual_desk
         if foreground_check is None and sys.platform == "win32":
             foreground_check = win_integrity.refuse_unreachable_foreground
         self._foreground_check = foreground_check
@@ -145,11 +149,13 @@ class PyAutoGuiDriver:
         with self._injecting() as gui:
             return getattr(gui, name)(*args, _pause=False, **kwargs)
 
-    def _send(self, inputs: list[win_input.INPUT]) -> None:
-        """Windows: one SendInput batch, after pyautogui's fail-safe check."""
+    def _send(self, inputs: list[win_input.INPUT], *, releasing: bool = False) -> None:
+        """Windows: one SendInput batch, after pyautogui's fail-safe check (not for a release:
+        `releasing`)."""
         keys = any(event.type == win_input.INPUT_KEYBOARD for event in inputs)
-        with self._injecting(keys=keys) as gui:
-            gui.failSafeCheck()
+        with self._injecting(keys=keys, releasing=releasing) as gui:
+            if not releasing:
+                gui.failSafeCheck()
             sent = self._send_input(inputs)
         if sent != len(inputs):
             self._let_go(inputs[:sent])
@@ -163,16 +169,22 @@ class PyAutoGuiDriver:
         the keys that went down and not up are let go, the last down first: a hotkey cut
         after its ctrl must not leave ctrl held."""
         held: list[int] = []
+        buttons: list[str] = []
         for event in went_in:
             if event.type != win_input.INPUT_KEYBOARD:
-                continue
-            if event.ki.dwFlags & win_input.KEYEVENTF_KEYUP:
+                for button, (down, up) in win_input.BUTTON_FLAGS.items():
+                    if event.mi.dwFlags & down:
+                        buttons.append(button)
+                    elif event.mi.dwFlags & up and button in buttons:
+                        buttons.remove(button)
+            elif event.ki.dwFlags & win_input.KEYEVENTF_KEYUP:
                 if event.ki.wVk in held:
                     held.remove(event.ki.wVk)
             else:
                 held.append(event.ki.wVk)
-        if held:
-            ups = [win_input.key_input(vk, self._scan_code(vk), up=True) for vk in reversed(held)]
+        ups = [win_input.key_input(vk, self._scan_code(vk), up=True) for vk in reversed(held)]
+        ups += [win_input.button_input(button, up=True) for button in reversed(buttons)]
+        if ups:
             with self.injections.injecting():
                 self._send_input(ups)
 
@@ -205,27 +217,49 @@ class PyAutoGuiDriver:
             y + 1 if y == 0 else y - 1 if y >= height - 1 else y
         )
 
+    def _pointer(self, x: int, y: int) -> win_input.INPUT:
+        return win_input.pointer_input(x, y, self._virtual_desk())
+
     def move(self, x: int, y: int) -> None:
-        self._call("moveTo", x, y)
+        if self._windows:
+            self._send([self._pointer(x, y)])
+        else:
+            self._call("moveTo", x, y)
 
     def click(self, x: int, y: int, button: Button, clicks: int) -> None:
+        if self._windows:
+            # one batch: nothing comes between the move and the presses, and a double click
+            # is within the double-click time
+            presses = [
+                win_input.button_input(button, up=up) for _ in range(clicks) for up in (False, True)
+            ]
+            self._send([self._pointer(x, y), *presses])
+            return
         # pyautogui sleeps the interval after each click, the last too, inside the injection
         # window: the takeover watch (X11) counted a click without it as the user's
         self._call("click", x, y, clicks=clicks, interval=0.05, button=button)
 
     def mouse_down(self, x: int, y: int, button: Button) -> None:
-        self._call("mouseDown", x, y, button=button)
+        if self._windows:
+            self._send([self._pointer(x, y), win_input.button_input(button, up=False)])
+        else:
+            self._call("mouseDown", x, y, button=button)
 
     def mouse_up(self, x: int, y: int, button: Button) -> None:
         """Let the button go, also with the pointer in a fail-safe corner: pyautogui's mouseUp
         checks the fail-safe first and raises before releasing (pyautogui/__init__.py:593 and
         916-946, 0.9.54), so a drag the user stopped by throwing the pointer into a corner left
         the button held. In a corner it is let go where the pointer is (not moved back out)."""
+        gui = self._gui()
+        in_corner = gui.FAILSAFE and tuple(gui.position()) in gui.FAILSAFE_POINTS
+        if self._windows:
+            release = win_input.button_input(button, up=True)
+            self._send([release] if in_corner else [self._pointer(x, y), release], releasing=True)
+            return
         with self._injecting(releasing=True) as gui:
-            if gui.FAILSAFE and tuple(gui.position()) in gui.FAILSAFE_POINTS:
+            if in_corner:
                 x, y = gui.position()
-            # the platform's own release, past the fail-safe (_pyautogui_x11.py:113-118,
-            # _pyautogui_win.py:404-432)
+            # the platform's own release, past the fail-safe (_pyautogui_x11.py:113-118)
             gui.platformModule._mouseUp(x, y, button)
 
     def scroll(self, amount: int, x: int | None, y: int | None) -> None:
@@ -235,9 +269,8 @@ class PyAutoGuiDriver:
             self._call("scroll", amount, x=x, y=y)
             return
         # pyautogui's Windows scroll sends `amount` raw wheel units where the pointer is
-        if x is not None and y is not None:
-            self._call("moveTo", x, y)
-        self._send([win_input.wheel_input(amount)])
+        moved = [self._pointer(x, y)] if x is not None and y is not None else []
+        self._send([*moved, win_input.wheel_input(amount)])
 
     def press(self, key: str) -> None:
         self._keys([key])

@@ -11,8 +11,12 @@ pyautogui 0.9.54 gets two things wrong on Windows that this module does instead:
   no MOVE flag, so x and y are ignored. Here a scroll is notches × 120, sent after the
   pointer was moved to the point.
 
+- the pointer moves and buttons go through `mouse_event` and SetCursorPos with no mark of
+  ours: the takeover watch could not tell them from another program's injected input. Here
+  every event this app sends, the mouse's too, carries AGENT_INPUT_TAG in dwExtraInfo.
+
 The structures use fixed-width fields (ctypes.wintypes' DWORD is 8 bytes off Windows), so
-what is built can be checked on any OS; only `user32_send_input` needs Windows.
+what is built can be checked on any OS; only the `user32_*` functions need Windows.
 """
 
 from __future__ import annotations
@@ -24,7 +28,16 @@ INPUT_MOUSE = 0
 INPUT_KEYBOARD = 1
 KEYEVENTF_EXTENDEDKEY = 0x0001
 KEYEVENTF_KEYUP = 0x0002
+MOUSEEVENTF_MOVE = 0x0001
 MOUSEEVENTF_WHEEL = 0x0800
+MOUSEEVENTF_VIRTUALDESK = 0x4000
+MOUSEEVENTF_ABSOLUTE = 0x8000
+#: MOUSEEVENTF_*DOWN, *UP of each button (winuser.h)
+BUTTON_FLAGS = {"left": (0x0002, 0x0004), "right": (0x0008, 0x0010), "middle": (0x0020, 0x0040)}
+#: dwExtraInfo of every event this app sends ("DAGT"): the takeover watch's hooks read it back
+#: (KBDLLHOOKSTRUCT / MSLLHOOKSTRUCT.dwExtraInfo) to tell ours from anybody else's input
+AGENT_INPUT_TAG = 0x44414754
+SM_XVIRTUALSCREEN, SM_YVIRTUALSCREEN, SM_CXVIRTUALSCREEN, SM_CYVIRTUALSCREEN = 76, 77, 78, 79
 #: one notch of the wheel (WinUser.h)
 WHEEL_DELTA = 120
 MAPVK_VK_TO_VSC = 0
@@ -75,21 +88,50 @@ class INPUT(ctypes.Structure):
 
 
 SendInput = Callable[[Sequence[INPUT]], int]
+#: the virtual desktop (left, top, width, height), in physical pixels
+Desk = tuple[int, int, int, int]
 
 
 def key_input(vk: int, scan: int, *, up: bool) -> INPUT:
     flags = (KEYEVENTF_EXTENDEDKEY if vk in EXTENDED_KEYS else 0) | (KEYEVENTF_KEYUP if up else 0)
     event = INPUT(type=INPUT_KEYBOARD)
-    event.ki = KEYBDINPUT(wVk=vk, wScan=scan, dwFlags=flags)
+    event.ki = KEYBDINPUT(wVk=vk, wScan=scan, dwFlags=flags, dwExtraInfo=AGENT_INPUT_TAG)
+    return event
+
+
+def _mouse(**fields: int) -> INPUT:
+    event = INPUT(type=INPUT_MOUSE)
+    event.mi = MOUSEINPUT(dwExtraInfo=AGENT_INPUT_TAG, **fields)
     return event
 
 
 def wheel_input(notches: int) -> INPUT:
     """A wheel turn of `notches` (+ away from the user: up), as WHEEL_DELTA units."""
-    event = INPUT(type=INPUT_MOUSE)
     # mouseData is a DWORD holding a signed delta
-    event.mi = MOUSEINPUT(mouseData=(notches * WHEEL_DELTA) & 0xFFFFFFFF, dwFlags=MOUSEEVENTF_WHEEL)
-    return event
+    return _mouse(mouseData=(notches * WHEEL_DELTA) & 0xFFFFFFFF, dwFlags=MOUSEEVENTF_WHEEL)
+
+
+def normalized(value: int, origin: int, size: int) -> int:
+    """A pixel as MOUSEINPUT's absolute coordinate. Windows maps a normalized `n` (0-65535
+    over the virtual desktop with MOUSEEVENTF_VIRTUALDESK) to origin + n * size // 65536
+    (learn.microsoft.com, "MOUSEINPUT structure", Remarks): the smallest n landing on
+    `value` is the ceiling of (value - origin) * 65536 / size."""
+    return -(-(value - origin) * 65536 // size)
+
+
+def pointer_input(x: int, y: int, desk: Desk) -> INPUT:
+    """The pointer moved to (x, y) (screen pixels of the virtual desktop `desk`)."""
+    left, top, width, height = desk
+    return _mouse(
+        dx=normalized(x, left, width),
+        dy=normalized(y, top, height),
+        dwFlags=MOUSEEVENTF_MOVE | MOUSEEVENTF_ABSOLUTE | MOUSEEVENTF_VIRTUALDESK,
+    )
+
+
+def button_input(button: str, *, up: bool) -> INPUT:
+    """`button` pressed or let go where the pointer is."""
+    return _mouse(dwFlags=BUTTON_FLAGS[button][1 if up else 0])
 
 
 def strokes(mapping: int, shifted: bool) -> tuple[list[int], int]:
@@ -119,6 +161,14 @@ def user32_send_input(inputs: Sequence[INPUT]) -> int:
     user32 = windll.user32  # type: ignore[attr-defined]
     array = (INPUT * len(inputs))(*inputs)
     return int(user32.SendInput(len(inputs), array, ctypes.sizeof(INPUT)))
+
+
+def user32_virtual_desk() -> Desk:
+    """The virtual desktop's bounds: GetSystemMetrics(SM_[XY]VIRTUALSCREEN, SM_C[XY]...)."""
+    windll: object = getattr(ctypes, "windll")  # noqa: B009 - Windows only
+    metrics = windll.user32.GetSystemMetrics  # type: ignore[attr-defined]
+    left, top, width, height = (int(metrics(index)) for index in range(76, 80))
+    return left, top, width, height
 
 
 def user32_scan_code(vk: int) -> int:

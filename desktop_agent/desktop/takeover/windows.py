@@ -1,6 +1,10 @@
-"""The takeover watch on Windows: low-level hooks; an event without LLMHF_INJECTED /
-LLKHF_INJECTED comes from a real device. The hook bodies and the health check are plain
-Python (tested on any OS); the Win32 calls are made only by the watch's threads."""
+"""The takeover watch on Windows: low-level hooks; every event that does not carry our mark
+(win_input.AGENT_INPUT_TAG in dwExtraInfo) is the user's. LLKHF_INJECTED / LLMHF_INJECTED say
+only that *some* process injected it: remote-control tools, the on-screen keyboard and Mouse
+Without Borders inject the user's own input. Input the session saw that no hook did (typed
+into an elevated window, whose input a standard process's hooks never see, or missed by a
+dropped hook) is the user's too. The hook bodies and the health check are plain Python
+(tested on any OS); the Win32 calls are made only by the watch's threads."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from desktop_agent.desktop.takeover.base import TakeoverUnavailable, UserInputs
+from desktop_agent.desktop.win_input import AGENT_INPUT_TAG
 from desktop_agent.desktop.win_messages import tick_after
 
 log = logging.getLogger(__name__)
@@ -50,7 +55,7 @@ class MSLLHOOKSTRUCT(ctypes.Structure):
     )
 
 
-#: what a hook puts on its queue: (from a device, the event's tick)
+#: what a hook puts on its queue: (the user's, the event's tick)
 HookEvent = tuple[bool, int]
 
 
@@ -71,13 +76,13 @@ class LowLevelHooks:
     def keyboard(self, n_code: int, w_param: int, l_param: int) -> int:
         if n_code == HC_ACTION:
             data = KBDLLHOOKSTRUCT.from_address(l_param)
-            self._events.put((not data.flags & LLKHF_INJECTED, data.time))
+            self._events.put((data.dwExtraInfo != AGENT_INPUT_TAG, data.time))
         return self._call_next(n_code, w_param, l_param)
 
     def mouse(self, n_code: int, w_param: int, l_param: int) -> int:
         if n_code == HC_ACTION:
             data = MSLLHOOKSTRUCT.from_address(l_param)
-            self._events.put((not data.flags & LLMHF_INJECTED, data.time))
+            self._events.put((data.dwExtraInfo != AGENT_INPUT_TAG, data.time))
         return self._call_next(n_code, w_param, l_param)
 
 
@@ -236,10 +241,13 @@ class WindowsHookWatch:
             next_check = time.monotonic() + HEALTH_CHECK_S
             last_input = last_input_tick(user32)
             if health.missed(last_input):
+                # the session had input no hook passed on: ours always passes them (it is
+                # refused into elevated windows), so it was the user's
+                self._inputs()
                 self.reinstalls += 1
                 log.warning(
-                    "the input hooks missed the user's input (Windows drops a hook that "
-                    "answers late): installing them again (%d)",
+                    "the input hooks missed the user's input (into an elevated window, or "
+                    "Windows dropped a hook that answered late): installing them again (%d)",
                     self.reinstalls,
                 )
                 user32.PostThreadMessageW(self._thread_id, WM_APP_REINSTALL, 0, 0)

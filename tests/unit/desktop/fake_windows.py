@@ -23,7 +23,8 @@ Microsoft documents these functions (learn.microsoft.com, winuser.h):
   (per thread).
 
 The user's actions: `press(vk, modifiers)` (a key of a real keyboard: hotkeys, then the
-keyboard hooks, flags 0), `move_mouse()`. Each advances the tick clock by 10 ms.
+keyboard hooks, flags 0), `move_mouse()`, `into_elevated_window()`; a program's:
+`inject(vk, extra)`. Each advances the tick clock by 10 ms.
 """
 
 from __future__ import annotations
@@ -200,6 +201,19 @@ class FakeWindows:
         for hook in self.live_hooks(WH_KEYBOARD_LL):
             data = KBDLLHOOKSTRUCT(vkCode=vk, scanCode=0, flags=0, time=tick, dwExtraInfo=0)
             self._queue(hook.thread).put(("hook", hook, WM_KEYDOWN, data))
+
+    def inject(self, vk: int, extra: int) -> None:
+        """A key some process injected with SendInput (dwExtraInfo `extra`): the hooks see it
+        with LLKHF_INJECTED and that dwExtraInfo (KBDLLHOOKSTRUCT); no hotkey fires."""
+        tick = self._input()
+        for hook in self.live_hooks(WH_KEYBOARD_LL):
+            data = KBDLLHOOKSTRUCT(vkCode=vk, scanCode=0, flags=0x10, time=tick, dwExtraInfo=extra)
+            self._queue(hook.thread).put(("hook", hook, WM_KEYDOWN, data))
+
+    def into_elevated_window(self) -> None:
+        """The user types into an elevated window: the session's last input moves on, the
+        low-level hooks of a process of lower integrity are not called (UIPI)."""
+        self._input()
 
     def move_mouse(self) -> None:
         tick = self._input()

@@ -11,6 +11,7 @@ from desktop_agent.core.errors import StopRequested, ToolError
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.desktop import win_input
 from desktop_agent.desktop.input import PyAutoGuiDriver, typeable
+from desktop_agent.desktop.win_input import AGENT_INPUT_TAG
 from tests.unit.desktop.fake_pyautogui import FakePyAutoGui
 
 __all__ = ["FakePyAutoGui"]
@@ -30,16 +31,35 @@ def windows_gui(monkeypatch: pytest.MonkeyPatch) -> FakePyAutoGui:
     return fake
 
 
+#: the virtual desktop: a 1920×1080 primary and a 1280×1024 monitor left of it
+DESK = (-1280, 0, 3200, 1080)
+
+
 class User32:
-    """SendInput and MapVirtualKeyW: records each batch with where the pointer was."""
+    """SendInput, MapVirtualKeyW and GetSystemMetrics: records each batch with where the
+    pointer was when the batch's last event went in. An absolute move lands where Windows
+    puts it: origin + n * size // 65536 on the virtual desktop ("MOUSEINPUT structure")."""
 
     def __init__(self, gui: FakePyAutoGui) -> None:
         self.gui = gui
         self.batches: list[tuple[list[win_input.INPUT], tuple[int, int]]] = []
 
     def send_input(self, inputs: list[win_input.INPUT]) -> int:
+        left, top, width, height = DESK
+        for event in inputs:
+            flags = event.mi.dwFlags if event.type == win_input.INPUT_MOUSE else 0
+            if flags & win_input.MOUSEEVENTF_MOVE and flags & win_input.MOUSEEVENTF_ABSOLUTE:
+                assert flags & win_input.MOUSEEVENTF_VIRTUALDESK
+                self.gui.pointer = (
+                    left + event.mi.dx * width // 65536,
+                    top + event.mi.dy * height // 65536,
+                )
         self.batches.append((list(inputs), self.gui.pointer))
         return len(inputs)
+
+    @staticmethod
+    def virtual_desk() -> tuple[int, int, int, int]:
+        return DESK
 
     @staticmethod
     def scan_code(vk: int) -> int:
@@ -56,7 +76,12 @@ class User32:
 
 def windows_driver(gui: FakePyAutoGui) -> tuple[PyAutoGuiDriver, User32]:
     user32 = User32(gui)
-    driver = PyAutoGuiDriver(windows=True, send_input=user32.send_input, scan_code=user32.scan_code)
+    driver = PyAutoGuiDriver(
+        windows=True,
+        send_input=user32.send_input,
+        scan_code=user32.scan_code,
+        virtual_desk=user32.virtual_desk,
+    )
     return driver, user32
 
 
@@ -68,11 +93,15 @@ def test_scroll_on_windows_is_notches_at_the_point(windows_gui: FakePyAutoGui) -
     driver.scroll(-2, None, None)
 
     assert [(event.mi.dwFlags, event.mi.mouseData) for batch, _ in user32.batches
-            for event in batch] == [
+            for event in batch if event.mi.dwFlags & win_input.MOUSEEVENTF_WHEEL] == [
         (win_input.MOUSEEVENTF_WHEEL, 360),
         (win_input.MOUSEEVENTF_WHEEL, (-240) & 0xFFFFFFFF),
     ]  # fmt: skip
-    assert [where for _, where in user32.batches] == [(400, 300), (400, 300)]
+    # the move and the wheel in one batch; the second turns where the pointer rests
+    assert [(len(batch), where) for batch, where in user32.batches] == [
+        (2, (400, 300)),
+        (1, (400, 300)),
+    ]
     assert windows_gui.events == []  # nothing went through pyautogui's wheel
 
 
@@ -209,20 +238,59 @@ def test_the_fail_safe_corner_is_a_user_stop_on_windows_too(windows_gui: FakePyA
     assert user32.batches == []
 
 
-@pytest.mark.parametrize("platform", ["x11", "win32"])
 def test_a_button_held_is_let_go_where_the_pointer_is_in_a_fail_safe_corner(
-    monkeypatch: pytest.MonkeyPatch, platform: str
+    gui: FakePyAutoGui,
 ) -> None:
-    fake = FakePyAutoGui(platform)
-    monkeypatch.setitem(sys.modules, "pyautogui", fake)
-    driver = PyAutoGuiDriver(windows=platform == "win32")
+    driver = PyAutoGuiDriver(windows=False)
     driver.mouse_down(500, 400, "left")
-    fake.pointer = (0, 0)  # the user threw the pointer into the corner mid-drag
+    gui.pointer = (0, 0)  # the user threw the pointer into the corner mid-drag
 
     driver.mouse_up(520, 420, "left")
 
-    assert fake.calls[-1] == ("_mouseUp", (0, 0, "left"), {})
-    assert fake.pointer == (0, 0)
+    assert gui.calls[-1] == ("_mouseUp", (0, 0, "left"), {})
+    assert gui.pointer == (0, 0)
+
+
+def test_a_button_held_is_let_go_in_a_fail_safe_corner_on_windows(
+    windows_gui: FakePyAutoGui,
+) -> None:
+    driver, user32 = windows_driver(windows_gui)
+    driver.mouse_down(500, 400, "left")
+    windows_gui.pointer = (0, 0)
+
+    driver.mouse_up(520, 420, "left")
+
+    release, where = user32.batches[-1]
+    assert [(e.mi.dwFlags, e.mi.dwExtraInfo) for e in release] == [(0x0004, AGENT_INPUT_TAG)]
+    assert where == (0, 0)  # let go there, not moved back out
+
+
+def test_every_windows_event_carries_our_mark_and_clicks_land_on_the_pixel(
+    windows_gui: FakePyAutoGui,
+) -> None:
+    # the takeover watch tells ours from any other program's injected input by dwExtraInfo;
+    # on old main the pointer went through pyautogui's SetCursorPos and mouse_event, unmarked
+    driver, user32 = windows_driver(windows_gui)
+    points = [(-1280, 0), (-1, 517), (0, 1), (1918, 1078), (1919, 5), (733, 411)]
+
+    for x, y in points:
+        driver.click(x, y, "left", 2)
+        assert user32.batches[-1][1] == (x, y)
+    driver.move(10, 20)
+    driver.mouse_down(30, 40, "right")
+    driver.mouse_up(50, 60, "right")
+    driver.scroll(-1, 70, 80)
+    driver.hotkey(["ctrl", "a"])
+
+    events = [event for batch, _ in user32.batches for event in batch]
+    tags = {
+        (event.mi if event.type == win_input.INPUT_MOUSE else event.ki).dwExtraInfo
+        for event in events
+    }
+    assert tags == {AGENT_INPUT_TAG}
+    assert windows_gui.calls == [] and windows_gui.events == []  # nothing through pyautogui
+    first_click = [event.mi.dwFlags for event in user32.batches[0][0]]
+    assert first_click == [0xC001, 0x0002, 0x0004, 0x0002, 0x0004]  # move, down, up ×2
 
 
 def test_a_button_is_let_go_where_the_drag_left_it_out_of_the_corners(gui: FakePyAutoGui) -> None:

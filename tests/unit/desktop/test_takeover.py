@@ -25,6 +25,7 @@ from desktop_agent.desktop.takeover.windows import (
     HookHealth,
     LowLevelHooks,
 )
+from desktop_agent.desktop.win_input import AGENT_INPUT_TAG
 from tests.fakes import ManualClock
 from tests.unit.desktop.fake_pyautogui import FakePyAutoGui
 from tests.unit.desktop.fake_windows import FakeWindows
@@ -168,39 +169,53 @@ def queued(events: queue.SimpleQueue[HookEvent]) -> list[HookEvent]:
     return out
 
 
-@pytest.mark.parametrize(
-    ("flags", "from_device"),
-    [(0, True), (LLKHF_INJECTED, False), (LLKHF_INJECTED | 0x02, False), (0x20, True)],
-    ids=["a key of the keyboard", "injected", "injected at lower integrity", "with alt held"],
-)
+#: (flags, dwExtraInfo) of an event and whether it is the user's: only our mark makes it ours.
+#: Another program's injection (remote control, the on-screen keyboard, Mouse Without
+#: Borders) is the user's at the other end; on old main every injected event was taken as ours
+SOURCES = [
+    pytest.param(0, 0, True, id="a key of the keyboard"),
+    pytest.param(LLKHF_INJECTED, AGENT_INPUT_TAG, False, id="ours"),
+    pytest.param(LLKHF_INJECTED | 0x02, AGENT_INPUT_TAG, False, id="ours at lower integrity"),
+    pytest.param(LLKHF_INJECTED, 0, True, id="another program's injected key"),
+    pytest.param(LLKHF_INJECTED, 0x1234, True, id="injected with another program's mark"),
+    pytest.param(0x20, 0, True, id="with alt held"),
+]
+
+
+@pytest.mark.parametrize(("flags", "extra", "users"), SOURCES)
 def test_the_keyboard_hook_only_queues_the_event_and_passes_it_on(
-    flags: int, from_device: bool
+    flags: int, extra: int, users: bool
 ) -> None:
     events: queue.SimpleQueue[HookEvent] = queue.SimpleQueue()
     following = NextHook()
     hooks = LowLevelHooks(events, following)
-    data = KBDLLHOOKSTRUCT(vkCode=0x41, scanCode=30, flags=flags, time=77, dwExtraInfo=0)
+    data = KBDLLHOOKSTRUCT(vkCode=0x41, scanCode=30, flags=flags, time=77, dwExtraInfo=extra)
     address = ctypes.addressof(data)
 
     assert hooks.keyboard(HC_ACTION, WM_KEYDOWN, address) == 7
 
-    assert queued(events) == [(from_device, 77)]
+    assert queued(events) == [(users, 77)]
     assert following.calls == [(HC_ACTION, WM_KEYDOWN, address)]  # always passed on
 
 
 @pytest.mark.parametrize(
-    ("flags", "from_device"),
-    [(0, True), (LLMHF_INJECTED, False), (LLMHF_INJECTED | 0x02, False)],
-    ids=["a mouse", "injected", "injected at lower integrity"],
+    ("flags", "extra", "users"),
+    [
+        pytest.param(0, 0, True, id="a mouse"),
+        pytest.param(LLMHF_INJECTED, AGENT_INPUT_TAG, False, id="ours"),
+        pytest.param(LLMHF_INJECTED | 0x02, AGENT_INPUT_TAG, False, id="ours, lower integrity"),
+        pytest.param(LLMHF_INJECTED, 0, True, id="another program's (SetCursorPos, mouse_event)"),
+        pytest.param(0, 0xFF515700, True, id="a pen or touch promoted to the mouse"),
+    ],
 )
-def test_the_mouse_hook_only_queues_the_event(flags: int, from_device: bool) -> None:
+def test_the_mouse_hook_only_queues_the_event(flags: int, extra: int, users: bool) -> None:
     events: queue.SimpleQueue[HookEvent] = queue.SimpleQueue()
     hooks = LowLevelHooks(events, NextHook())
-    data = MSLLHOOKSTRUCT(x=5, y=6, mouseData=0, flags=flags, time=5, dwExtraInfo=0)
+    data = MSLLHOOKSTRUCT(x=5, y=6, mouseData=0, flags=flags, time=5, dwExtraInfo=extra)
 
     hooks.mouse(HC_ACTION, WM_MOUSEMOVE, ctypes.addressof(data))
 
-    assert queued(events) == [(from_device, 5)]
+    assert queued(events) == [(users, 5)]
 
 
 def test_a_hook_call_that_is_not_an_action_is_only_passed_on() -> None:
@@ -263,15 +278,47 @@ def test_hooks_windows_dropped_under_load_are_noticed_and_installed_again(
         windows.tick += 5000
         windows.press(0x41)  # the system saw it, no hook did
         assert wait_until(lambda: windows.installs == 4), "the dropped hooks were not noticed"
-        assert len(reports) == 1
+        assert wait_until(lambda: len(reports) == 2)  # and it was the user's
 
         windows.press(0x42)
-        assert wait_until(lambda: len(reports) == 2)
+        assert wait_until(lambda: len(reports) == 3)
         assert watch.flush()
     finally:
         watch.stop()
         watch.stop()
     assert windows.hooks == {}
+
+
+def test_typing_into_an_elevated_window_pauses_the_run(windows: FakeWindows) -> None:
+    # the user types into an administrator PowerShell: the session's last input moves on,
+    # a standard process's hooks see none of it; on old main the hooks were installed again
+    # every second and the run went on
+    reports: list[None] = []
+    watch = start_takeover_watch(lambda: reports.append(None), InjectionWindows())
+    try:
+        windows.inject(0x41, AGENT_INPUT_TAG)  # ours: the hooks see it, it is not the user's
+        assert watch.flush()
+        windows.tick += 5000
+        windows.into_elevated_window()
+
+        assert wait_until(lambda: len(reports) == 1), "input into an elevated window was missed"
+    finally:
+        watch.stop()
+
+
+def test_another_programs_injected_input_pauses_the_run_ours_does_not(
+    windows: FakeWindows,
+) -> None:
+    reports: list[None] = []
+    watch = start_takeover_watch(lambda: reports.append(None), InjectionWindows())
+    try:
+        windows.inject(0x41, AGENT_INPUT_TAG)
+        assert watch.flush() and reports == []
+        windows.inject(0x41, 0)  # the on-screen keyboard, a remote-control tool
+
+        assert watch.flush() and wait_until(lambda: len(reports) == 1)
+    finally:
+        watch.stop()
 
 
 def test_user_inputs_keep_the_time_of_the_last_report() -> None:
