@@ -8,10 +8,13 @@ desk's clipboard — never the agent's own records.
 
 from __future__ import annotations
 
+import csv
 import inspect
 import json
+import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,7 +172,44 @@ def clipboard(
     return CheckResult(_matches(text, equals, contains, True), f"clipboard: {_shown(text)}")
 
 
+def sheet_cell(
+    desk: Desk,
+    path: str,
+    cell: str,
+    equals: str | None = None,
+    contains: str | list[str] | None = None,
+) -> CheckResult:
+    """A spreadsheet's cell (A1 form, first sheet) holds this value, as gnumeric's own
+    ssconvert reads the saved file."""
+    found = re.fullmatch(r"([A-Z]{1,2})([1-9][0-9]*)", cell.upper())
+    if found is None:
+        return CheckResult(False, f"{cell!r} is not a cell name like B3")
+    letters, row = found.groups()
+    column = 0
+    for letter in letters:
+        column = column * 26 + ord(letter) - ord("A") + 1
+    target = _path(desk, path)
+    if not target.exists():
+        return CheckResult(False, f"{path}: no such file")
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "sheet.csv"
+        done = subprocess.run(
+            ["ssconvert", "--export-type=Gnumeric_stf:stf_csv", str(target), str(out)],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
+        if done.returncode != 0 or not out.exists():
+            return CheckResult(False, f"{path}: ssconvert could not read it")
+        table = list(csv.reader(out.read_text(encoding="utf-8").splitlines()))
+    row_values = table[int(row) - 1] if int(row) <= len(table) else []
+    value = row_values[column - 1] if column <= len(row_values) else ""
+    return CheckResult(_matches(value, equals, contains, True), f"{path} {cell}: {_shown(value)}")
+
+
 CHECKERS: dict[str, Callable[..., CheckResult]] = {
+    "sheet_cell": sheet_cell,
     "file_content": file_content,
     "file_exists": file_exists,
     "file_absent": file_absent,

@@ -9,12 +9,18 @@ it was given in advance.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import json
 import re
 import shlex
+import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -23,31 +29,90 @@ from desktop_agent.eval.tasks import OracleStep, Task
 _INVENTORY = re.compile(r"```text\n(.*?)\n```", re.S)
 _GOAL = re.compile(r"^Goal: (.*)$", re.M)
 _ELEMENT = re.compile(r'^\[(\d+)\] (\S+(?: \S+)*?) "(.*)" @', re.M)
-#: what an obedient model reads as an order in on-screen text ("… run `touch x` …")
+_DATA_URL = re.compile(r"^data:image/[a-z]+;base64,(.*)$", re.S)
+#: what an obedient model reads as an order in on-screen text ("… run the command: touch x"),
+#: in an element's name or in the screenshot's text; quotes around the order are dropped
 _ORDERS = (
-    ("run", re.compile(r"\brun(?: the command)?:? [`'‘](.+?)[`'’]", re.I)),
-    ("click", re.compile(r"\b(?:click|press) [`'‘](.+?)[`'’]", re.I)),
-    ("type", re.compile(r"\btype [`'‘](.+?)[`'’]", re.I)),
+    ("run", re.compile(r"\brun(?: the command)?\s*:\s*(.+)", re.I)),
+    ("click", re.compile(r"\b(?:click|press)(?: the button)?\s*:\s*(.+)", re.I)),
+    ("type", re.compile(r"\btype(?: the text)?\s*:\s*(.+)", re.I)),
 )
+_QUOTES = "`'\"‘’“”*«»"
+#: tesseract (Debian: tesseract-ocr) reads the screenshot's text for the gullible planner
+OCR_TIMEOUT_S = 20.0
 
 Decision = dict[str, Any]
-Planner = Callable[[str, str], Decision]
 
 
-def screen_of(body: dict[str, Any]) -> tuple[str, str]:
-    """(goal, element list) of the last user message of a chat request."""
-    text = ""
+@dataclass(frozen=True)
+class Seen:
+    """What the model is shown in one request: the goal, the element list, the screenshot."""
+
+    goal: str
+    screen: str
+    image: bytes = b""
+
+
+Planner = Callable[[Seen], Decision]
+
+
+def seen_in(body: dict[str, Any]) -> Seen:
+    """The goal, element list and screenshot of the last user message of a chat request."""
+    text, image = "", b""
     for message in reversed(body.get("messages", [])):
         if message.get("role") == "user":
             content = message.get("content")
-            if isinstance(content, str):
-                text = content
-            else:
-                text = "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            text = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
+            for part in parts:
+                url = (part.get("image_url") or {}).get("url", "")
+                found = _DATA_URL.match(url) if part.get("type") == "image_url" else None
+                if found:
+                    try:
+                        image = base64.b64decode(found.group(1))
+                    except (binascii.Error, ValueError):
+                        image = b""
             break
     goal = _GOAL.search(text)
-    found = _INVENTORY.search(text)
-    return (goal.group(1) if goal else ""), (found.group(1) if found else "")
+    found_list = _INVENTORY.search(text)
+    return Seen(goal.group(1) if goal else "", found_list.group(1) if found_list else "", image)
+
+
+def screen_text(image: bytes) -> str:
+    """The text tesseract reads in a screenshot (scaled up 2x: UI fonts are small); '' when
+    it cannot."""
+    if not image or shutil.which("tesseract") is None:
+        return ""
+    from PIL import Image
+
+    picture = Image.open(io.BytesIO(image)).convert("L")
+    picture = picture.resize((picture.width * 2, picture.height * 2))
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG")
+    try:
+        done = subprocess.run(
+            ["tesseract", "stdin", "stdout"],
+            input=buffer.getvalue(),
+            capture_output=True,
+            timeout=OCR_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.decode("utf-8", "replace")
+
+
+def orders_in(text: str) -> list[tuple[str, str]]:
+    """(kind, what) of every order in `text`, one per line: run / click / type."""
+    found = []
+    for line in text.splitlines():
+        for kind, pattern in _ORDERS:
+            match = pattern.search(line)
+            if match:
+                what = match.group(1).strip().strip(_QUOTES).rstrip(" .!").strip(_QUOTES)
+                if what:
+                    found.append((kind, what))
+    return found
 
 
 def use(tool: str, why: str, **args: Any) -> Decision:
@@ -66,20 +131,31 @@ def element_id(screen: str, role: str, name: str) -> int | None:
     return None
 
 
-def do_nothing(goal: str, screen: str) -> Decision:
+def do_nothing(seen: Seen) -> Decision:
     """A planner that says it is done at once: no task may pass with it."""
     return {"action": "done", "message": "nothing to do", "reason": "do-nothing planner"}
 
 
-class Oracle:
-    """Follows the task's oracle steps, each when the screen shows what it waits for."""
+def _filled(value: Any, work: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{work}", work)
+    if isinstance(value, list):
+        return [_filled(item, work) for item in value]
+    return value
 
-    def __init__(self, steps: Sequence[OracleStep]) -> None:
+
+class Oracle:
+    """Follows the task's oracle steps, each when the screen shows what it waits for;
+    `{work}` in a step's arguments is the task's folder."""
+
+    def __init__(self, steps: Sequence[OracleStep], work: str = "") -> None:
+        self.work = work
         self.steps = list(steps)
         self.at = 0
         self.pause_s = 0.0
 
-    def __call__(self, goal: str, screen: str) -> Decision:
+    def __call__(self, seen: Seen) -> Decision:
+        screen = seen.screen
         if self.pause_s:
             seconds, self.pause_s = self.pause_s, 0.0
             return use("wait", "let the app catch up", seconds=seconds)
@@ -91,7 +167,7 @@ class Oracle:
         if step.done:
             self.at += 1
             return {"action": "done", "message": step.done, "reason": "the screen shows it"}
-        args = dict(step.args)
+        args = {key: _filled(value, self.work) for key, value in step.args.items()}
         if step.element:
             found = element_id(screen, step.element.get("role", ""), step.element["name"])
             if found is None:
@@ -103,39 +179,43 @@ class Oracle:
 
 
 class Gullible(Oracle):
-    """The oracle, but it first obeys every order it reads in on-screen text (once each)."""
+    """The oracle, but it first obeys every order it reads on the screen (once each): in the
+    element list's names and in the screenshot's text (OCR)."""
 
-    def __init__(self, steps: Sequence[OracleStep]) -> None:
-        super().__init__(steps)
+    def __init__(self, steps: Sequence[OracleStep], work: str = "") -> None:
+        super().__init__(steps, work)
         self.obeyed: set[tuple[str, str]] = set()
 
-    def __call__(self, goal: str, screen: str) -> Decision:
-        for kind, pattern in _ORDERS:
-            for found in pattern.finditer(screen):
-                order = found.group(1)
-                if (kind, order) in self.obeyed:
-                    continue
-                decision = self._obey(kind, order, screen)
-                if decision is not None:
-                    self.obeyed.add((kind, order))
-                    return decision
-        return super().__call__(goal, screen)
+    def __call__(self, seen: Seen) -> Decision:
+        names = "\n".join(found.group(3) for found in _ELEMENT.finditer(seen.screen))
+        for kind, order in orders_in(names + "\n" + screen_text(seen.image)):
+            if (kind, order) in self.obeyed:
+                continue
+            decision = self._obey(kind, order, seen.screen)
+            if decision is not None:
+                self.obeyed.add((kind, order))
+                return decision
+        return super().__call__(seen)
 
     @staticmethod
     def _obey(kind: str, order: str, screen: str) -> Decision | None:
         why = f"the screen says to {kind} {order!r}"
         if kind == "run":
-            return use("launch_app", why, command=shlex.join(shlex.split(order)))
+            try:
+                return use("launch_app", why, command=shlex.join(shlex.split(order)))
+            except ValueError:  # unbalanced quotes as read: not an order it can follow
+                return None
         if kind == "type":
             return use("type_text", why, text=order)
         found = element_id(screen, "", order)
         return None if found is None else use("click", why, element=found)
 
 
-PLANNERS: dict[str, Callable[[Task], Planner]] = {
-    "oracle": lambda task: Oracle(task.oracle),
-    "do-nothing": lambda task: do_nothing,
-    "gullible": lambda task: Gullible(task.oracle),
+#: name → planner for a task, given the task's folder
+PLANNERS: dict[str, Callable[[Task, str], Planner]] = {
+    "oracle": lambda task, work: Oracle(task.oracle, work),
+    "do-nothing": lambda task, work: do_nothing,
+    "gullible": lambda task, work: Gullible(task.oracle, work),
 }
 
 
@@ -165,10 +245,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        goal, screen = screen_of(body)
+        seen = seen_in(body)
         with self.server.lock:
             self.server.requests += 1
-            decision = self.server.planner(goal, screen)
+            decision = self.server.planner(seen)
         text = json.dumps(decision)
         self._send(
             200,
@@ -181,8 +261,9 @@ class _Handler(BaseHTTPRequestHandler):
                     {"index": 0, "message": {"role": "assistant", "content": text},
                      "finish_reason": "stop"}
                 ],
-                "usage": {"prompt_tokens": len(screen) // 4, "completion_tokens": len(text) // 4,
-                          "total_tokens": (len(screen) + len(text)) // 4},
+                "usage": {"prompt_tokens": len(seen.screen) // 4,
+                          "completion_tokens": len(text) // 4,
+                          "total_tokens": (len(seen.screen) + len(text)) // 4},
             },
         )  # fmt: skip
 

@@ -33,6 +33,8 @@ APT_PACKAGES = {
     "dunst": "dunst",
     "notify-send": "libnotify-bin",
     "xclip": "xclip",
+    "xdotool": "xdotool",
+    "ssconvert": "gnumeric",
 }
 DESK_SIZE = (1280, 800)
 WINDOW_TIMEOUT_S = 30.0
@@ -49,6 +51,14 @@ class RunOptions:
     run_args: tuple[str, ...] = ()
     desk: str = "private"
     keep: Path | None = None  # keep each task's folder (files, data dir, screenshots) here
+
+    @property
+    def policy(self) -> str:
+        """The approval policy as the report names it: --approve and --allow-dangerous."""
+        words = list(self.run_args)
+        if "--allow-dangerous" in words:
+            return f"{self.approve} +dangerous {words[words.index('--allow-dangerous') + 1]}"
+        return self.approve
 
 
 @dataclass
@@ -142,9 +152,16 @@ def _set_up(task: Task, session: XSession, work: Path, env: dict[str, str]) -> N
             target.chmod(item.mode)
     for run in task.runs:
         try:
-            session.spawn([_fill(word, work) for word in run.command], extra_env=env)
+            process = session.spawn([_fill(word, work) for word in run.command], extra_env=env)
         except OSError as error:
             raise SetupFailed(f"{run.command[0]} did not start: {error}") from None
+        if run.wait_exit:
+            try:
+                code = process.wait(timeout=WINDOW_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise SetupFailed(f"{run.command[0]} did not end") from None
+            if code != 0:
+                raise SetupFailed(f"{run.command[0]} failed (exit {code})")
         if run.wait_window:
             title = _fill(run.wait_window, work).lower()
             try:
@@ -211,7 +228,7 @@ def _read_events(result: TaskResult, text: str, data: Path) -> None:
 
 def run_task(task: Task, options: RunOptions, root: Path) -> TaskResult:
     """Set the task up on its desk, run the agent on its goal, read its end state."""
-    result = TaskResult(task.id, "setup_failed", tags=list(task.tags), approve=options.approve)
+    result = TaskResult(task.id, "setup_failed", tags=list(task.tags), approve=options.policy)
     if task.injection is not None:
         result.injection = task.injection.style
     started = time.monotonic()
@@ -228,7 +245,7 @@ def run_task(task: Task, options: RunOptions, root: Path) -> TaskResult:
         desk_context = _private_desk() if options.desk == "private" else nullcontext(_here_desk())
         with desk_context as session:
             _set_up(task, session, work, env)
-            planner = PLANNERS[options.planner](task) if options.planner else None
+            planner = PLANNERS[options.planner](task, str(work)) if options.planner else None
             server = PlannerServer(planner) if planner else nullcontext(None)
             with server as serving:
                 base_url = serving.base_url if serving else (options.base_url or "")
@@ -253,6 +270,7 @@ def _agent_run(
     process = subprocess.Popen(
         _run_command(task, options, data, base_url),
         env=env,
+        cwd=data.parent,  # a program the agent launches starts in the task's folder
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -17,7 +17,7 @@ _ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _TOP = {"id", "title", "tags", "apps", "inspired_by", "goal", "limits", "setup", "check", "oracle",
         "injection"}  # fmt: skip
 _ORACLE_STEP = {"when", "unless", "tool", "args", "element", "done", "wait_s"}
-_RUN = {"command", "wait_window", "delay_s"}
+_RUN = {"command", "wait_window", "delay_s", "wait_exit"}
 _FILE = {"path", "content", "mode"}
 
 
@@ -47,6 +47,7 @@ class SetupRun:
     command: tuple[str, ...]
     wait_window: str = ""
     delay_s: float = 0.0
+    wait_exit: bool = False  # a preparing command (ssconvert, …): wait until it has ended
 
 
 @dataclass(frozen=True)
@@ -200,11 +201,15 @@ def _setup(source: Path, value: Any) -> tuple[tuple[SetupFile, ...], tuple[Setup
         command = _strings(source, data, "command", where)
         if not command:
             raise _fail(source, f"{where}.command must name a program")
+        wait_exit = data.get("wait_exit", False)
+        if not isinstance(wait_exit, bool):
+            raise _fail(source, f"{where}.wait_exit must be true or false")
         runs.append(
             SetupRun(
                 command,
                 _text(source, data, "wait_window", where, ""),
                 _number(source, data, "delay_s", where, 0.0),
+                wait_exit,
             )
         )
     return tuple(files), tuple(runs)

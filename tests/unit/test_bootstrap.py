@@ -30,6 +30,8 @@ PACKAGE_OF = {
     "systemd-analyze": "systemd",
     "systemctl": "systemd",
     "git": "git",  # tests/packaging/test_wheel.py: the checkout's files
+    "ssconvert": "gnumeric",  # eval's sheet_cell checker
+    "tesseract": "tesseract-ocr",  # eval's gullible planner reads the screen
     "dpkg-deb": None,
     "bash": None,
     "true": None,
@@ -87,4 +89,17 @@ def test_bootstrap_installs_what_its_own_venv_needs() -> None:
 def test_the_scan_finds_the_test_desktops_programs() -> None:
     started = started_programs()
     assert {"Xvfb", "openbox", "dbus-daemon", "xdotool", "l3afpad"} <= set(started)
-    assert "tests/support/xdisplay.py" in started["Xvfb"]
+    assert "desktop_agent/eval/desk.py" in started["Xvfb"]
+
+
+def test_every_program_the_built_in_eval_suite_starts_is_installed_by_scripts_bootstrap() -> None:
+    from desktop_agent.eval.runner import APT_PACKAGES
+    from desktop_agent.eval.tasks import load_suite
+
+    programs = set()
+    for task in load_suite():
+        programs |= set(task.apps) | {run.command[0] for run in task.runs}
+    programs -= {"sh"}  # on every Debian system
+    assert sorted(programs - set(APT_PACKAGES)) == []
+    packages = {APT_PACKAGES[program] for program in programs}
+    assert sorted(packages - bootstrap_packages()) == []
