@@ -17,12 +17,19 @@ from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import RefusedToStart
 from desktop_agent.core.events import ApprovalRequested, ApprovalResolved, TaskLoopEvent
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView, TaskSpec
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Policy,
+    Risk,
+    RunView,
+    TaskSpec,
+)
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
 from desktop_agent.core.replay import replay_run
 from desktop_agent.core.runner import RunnerServices, TaskRunnerService
-from desktop_agent.core.tools import NO_TOOL_ALLOWED, ToolRegistry
+from desktop_agent.core.tools import NO_TOOL_ALLOWED, SCREEN_DENIED, SCREEN_TOOL, ToolRegistry
 from desktop_agent.desktop.takeover import InjectionWindows
 
 if TYPE_CHECKING:
@@ -194,8 +201,12 @@ class Agent:
     async def prepare(self, run: RunView, vision: VisionSetting | None = None) -> Planner:
         """The run's planner, once its model server answers and its model can see.
 
-        Raises ModelUnreachable or VisionRequired (both RefusedToStart).
+        Raises ModelUnreachable or VisionRequired (both RefusedToStart); RefusedToStart when
+        the screen may not leave this process (screen_snapshot's policy is deny): the model
+        would see it.
         """
+        if self.permissions.policy(SCREEN_TOOL, Risk.SAFE) is Policy.DENY:
+            raise RefusedToStart(SCREEN_DENIED)
         await self.ensure_model(run.base_url, run.model, vision)
         if self.planner_factory is not None:
             return self.planner_factory(run)

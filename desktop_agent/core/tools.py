@@ -13,6 +13,13 @@ from desktop_agent.core.models import Risk
 
 #: why a run whose allowed tools are an empty list is refused: none is "none", not "every tool"
 NO_TOOL_ALLOWED = "no tool is allowed: name at least one (an empty list allows none)"
+#: the tool whose policy says whether the screen may leave this process (docs/settings.md)
+SCREEN_TOOL = "screen_snapshot"
+#: why a run whose model would see the screen is refused while that policy denies it
+SCREEN_DENIED = (
+    "screen_snapshot is denied by policy: a run's model sees the screen, so no run starts "
+    "(set policies.screen_snapshot to allow or ask in the settings)"
+)
 
 
 @dataclass(frozen=True, slots=True)

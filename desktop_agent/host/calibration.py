@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.calibration import CalibrationResult, Target, to_image_targets
 from desktop_agent.core.control import RunControl
-from desktop_agent.core.models import Observation
+from desktop_agent.core.errors import RefusedToStart
+from desktop_agent.core.models import Observation, Policy
+from desktop_agent.core.tools import SCREEN_DENIED, SCREEN_TOOL
 
 if TYPE_CHECKING:
     from desktop_agent.core.ports import ScreenObserver
@@ -90,8 +92,11 @@ class ScreenCalibration:
 
         `screen_targets` are where the rings are on the screen; the API key goes by the one
         rule (`settings.api_key_for`), read off this loop's thread. StopRequested once
-        stopped: the request in flight is cancelled, and no other is sent.
+        stopped: the request in flight is cancelled, and no other is sent. RefusedToStart,
+        nothing sent, while screen_snapshot's policy keeps the screen in this process.
         """
+        if self.settings.policies.get(SCREEN_TOOL) is Policy.DENY:
+            raise RefusedToStart(SCREEN_DENIED)  # the model would see the screen
         return await self.control.guard(self._ask(observation, screen_targets))
 
     async def _ask(

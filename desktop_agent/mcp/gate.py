@@ -144,27 +144,42 @@ class McpApprovalGate:
             asker.grants.grant(approval.tool, asked_at=asked_at)
         return decision
 
+    async def ask_person(self, approval: ApprovalRequest) -> ApprovalDecision | None:
+        """Ask a person at this desktop only (the app, else this process's dialog), never a
+        client: for what leaves this process (the screen, docs/settings.md). None when nobody
+        could be asked."""
+        return await _first_of(self._person_channels(), approval)
+
+    def _person_channels(self) -> list[AskHuman]:
+        return [self._ask_app, *([self._ask_desktop] if self._ask_desktop is not None else [])]
+
     async def _first_answer(
         self, approval: ApprovalRequest, asker: Asker | None
     ) -> ApprovalDecision:
-        channels = [self._ask_app]
+        channels = self._person_channels()
         client = asker.elicit if asker is not None and self.client_approves else None
         if client is not None and not asks_every_time(approval):
-            channels.append(client)  # the user chose the client for these
-        if self._ask_desktop is not None:
-            channels.append(self._ask_desktop)
-        for ask in channels:
-            try:
-                answer = await ask(approval)
-            except Exception:  # noqa: BLE001 - a channel that fails: the next one, else deny
-                log.warning("asking about %s failed", approval.tool, exc_info=True)
-                continue
-            if answer is not None:
-                return answer
-        log.info("nobody could be asked about %s: denied", approval.tool)
+            channels.insert(1, client)  # the user chose the client for these, after the app
+        answer = await _first_of(channels, approval)
+        if answer is not None:
+            return answer
         if asker is not None:
             asker.unasked += 1
         return ApprovalDecision.DENY
+
+
+async def _first_of(channels: list[AskHuman], approval: ApprovalRequest) -> ApprovalDecision | None:
+    """The first answer of `channels` in order; None when none could ask (then it is denied)."""
+    for ask in channels:
+        try:
+            answer = await ask(approval)
+        except Exception:  # noqa: BLE001 - a channel that fails: the next one, else deny
+            log.warning("asking about %s failed", approval.tool, exc_info=True)
+            continue
+        if answer is not None:
+            return answer
+    log.info("nobody could be asked about %s: denied", approval.tool)
+    return None
 
 
 def app_asker(data_dir: Path) -> AskHuman:

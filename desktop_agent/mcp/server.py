@@ -23,13 +23,15 @@ from desktop_agent.core.events import StoppedEverything, TaskLoopEvent
 from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
+    Policy,
+    Risk,
     RunStatus,
     RunView,
     StepKind,
     StopReason,
 )
 from desktop_agent.core.text import printable
-from desktop_agent.core.tools import describe_validation_error
+from desktop_agent.core.tools import SCREEN_TOOL, describe_validation_error
 from desktop_agent.host.host import RunRequest
 from desktop_agent.mcp.calls import (
     OBSERVE_ONLY,
@@ -64,6 +66,10 @@ STDIO_SESSION = "stdio"
 MAX_SESSIONS = 64
 #: how long stop_all waits for the other instances' counts (they are stopped either way)
 STOP_ALL_WAIT_S = 5.0
+#: why no screenshot goes to the client while screen_snapshot's policy denies it
+SCREEN_POLICY_DENIES = (
+    "the screen may not leave this process (policies.screen_snapshot = deny in the settings)"
+)
 
 
 class _OnceOrSession(BaseModel):
@@ -138,6 +144,8 @@ class McpFace:
     ) -> types.CallToolResult:
         if tool.builtin == OBSERVE_ONLY:
             tool.args_model.model_validate(arguments)  # takes nothing
+            if self._screen_policy() is Policy.DENY:
+                return _error(f"screenshot was not taken: {SCREEN_POLICY_DENIES}")
         session = self._session(ctx)
         asker = Asker(session.grants, _elicitor(ctx))
         outcome = await run_one_call(
@@ -149,8 +157,14 @@ class McpFace:
             session.memory,
             on_event=_progress_sender(ctx),
         )
-        if tool.builtin == OBSERVE_ONLY and outcome.observation is not None:
-            session.memory.remember(outcome.observation.elements)
+        shown = outcome.observation if tool.builtin == OBSERVE_ONLY else None
+        if shown is not None and outcome.run is not None:
+            why = await self._screen_handed_out(
+                outcome.run.id, "the screen as it is now", shown.screenshot_path
+            )
+            if why:
+                return _error(f"screenshot was not handed out: {why} (run {outcome.run.id})")
+            session.memory.remember(shown.elements)
         if asker.unasked and outcome.run is not None:
             return _error(
                 f"{tool.name} was not run: it needs the approval of a person at this desktop "
@@ -252,7 +266,12 @@ class McpFace:
         ]
         if args.screenshots:
             shots = [s.screenshot for s in steps if s.kind is StepKind.OBSERVE and s.screenshot]
-            for path in shots[-MAX_RUN_SCREENSHOTS:]:
+            shots = shots[-MAX_RUN_SCREENSHOTS:]
+            what = f"the last {len(shots)} screenshot(s) of run {run.id}"
+            why = await self._screen_handed_out(run.id, what, shots[-1]) if shots else ""
+            if why:
+                return _error(f"get_run gave no screenshots: {why}")
+            for path in shots:
                 image = _image_file(self.agent.data_dir, path)
                 if image is not None:
                     content.append(image)
@@ -260,6 +279,42 @@ class McpFace:
             content=content,
             structured_content={**run.to_json(), "steps": [step.to_json() for step in steps]},
         )
+
+    # ── the screen leaves this process only as screen_snapshot's policy says ───
+
+    def _screen_policy(self) -> Policy:
+        return self.agent.permissions.policy(SCREEN_TOOL, Risk.SAFE)
+
+    async def _screen_handed_out(self, run_id: str, what: str, screenshot: str | None) -> str:
+        """ "" when `what` may go to the client: allowed, or a person at this desktop allowed it
+        (the policy asks; never the client: it is the one that would get it); else why not."""
+        policy = self._screen_policy()
+        if policy is Policy.ALLOW:
+            return ""
+        if policy is Policy.DENY:
+            return SCREEN_POLICY_DENIES
+        approval = ApprovalRequest(
+            id=f"{run_id}-screen",
+            run_id=run_id,
+            index=1,
+            tool=SCREEN_TOOL,
+            args={},
+            reason=f"the MCP client asks for {what}",
+            risk=Risk.SAFE,
+            offer_run_grant=False,
+            timeout_s=self.agent.settings.approval_timeout_s,
+            screenshot=screenshot,
+            caution=f"{what} would go to the MCP client (policies.screen_snapshot asks)",
+        )
+        answer = await self.gate.ask_person(approval)
+        if answer is None:
+            return (
+                "the screen goes out only with the approval of a person at this desktop, "
+                "and nobody could be asked there"
+            )
+        if answer is ApprovalDecision.DENY:
+            return "denied by the user"
+        return ""
 
     async def _stop_all(self) -> types.CallToolResult:
         """Stop everything (here and in every instance on the data dir), as the hotkey does;

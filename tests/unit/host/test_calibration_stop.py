@@ -69,3 +69,22 @@ async def test_a_closed_calibration_is_not_stopped_by_a_later_stop_all(tmp_path:
         assert not calibration.stopped
     finally:
         await host.close()
+
+
+async def test_a_calibration_sends_the_model_nothing_while_the_screen_is_denied() -> None:
+    from desktop_agent.core.errors import RefusedToStart
+    from desktop_agent.core.models import Policy
+
+    async with ModelServer(script=[]) as server:
+        settings = Settings(
+            base_url=server.base_url,
+            model="m",
+            model_profile="generic",
+            policies={"screen_snapshot": Policy.DENY},
+        )
+        calibration = ScreenCalibration(settings, observer=Still())  # type: ignore[arg-type]
+        observation = await calibration.screenshot()
+        with pytest.raises(RefusedToStart, match="screen_snapshot is denied by policy"):
+            await calibration.ask(observation, targets_for(observation.width, observation.height))
+        await calibration.close()
+        assert server.requests == []
