@@ -10,14 +10,24 @@ Nothing leaves the machine: the host is 127.0.0.1 and nothing else, no proxy fro
 environment is used, redirects are not followed, and no API key (no header at all) is
 sent. A port where nothing listens answers at once (connection refused); one that takes
 the connection but not the question is given up at the deadline.
+
+Any local process may answer on a probed port, so an answer is held to what a model server
+says, and nothing in it may stall the loop that also delivers the stop (DESIGN §7): a body
+of at most MAX_BODY_BYTES, parsed off the loop when it is not small (`_parse`); at most
+MAX_MODELS models per server (the first listed, judged in turns); a name of at most
+MAX_NAME_CHARS with no control, bidi or blank-looking character (`core.text.visible`: any
+other is not a name a person could tell apart, or pick); at most MAX_SHOWS `/api/show`
+questions, SHOW_CONCURRENCY at a time (the models beyond are judged by their name).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import ModelUnreachable
@@ -29,11 +39,12 @@ from desktop_agent.core.model_servers import (
     FoundServer,
     ServerPort,
 )
+from desktop_agent.core.text import visible
 from desktop_agent.planner.capabilities import (
-    json_answer,
     lmstudio_verdict,
     name_suggests_vision,
     ollama_verdict,
+    read_capped,
 )
 from desktop_agent.planner.profiles import resolve_profile
 
@@ -46,6 +57,23 @@ LOOPBACK = "127.0.0.1"
 #: the whole look ends by then, whatever a port does (an answer of a running server on
 #: loopback takes milliseconds; a model list of Ollama with /api/show per model, tens)
 DEADLINE_S = 1.5
+#: the models of one server that are considered (Ollama users keep tens; more is not a list
+#: a person picks from)
+MAX_MODELS = 256
+#: a longer "name" is not a model's (Ollama's longest are tens of characters)
+MAX_NAME_CHARS = 200
+#: /api/show questions per server, and how many at once
+MAX_SHOWS = 32
+SHOW_CONCURRENCY = 4
+#: an answer of discovery: Ollama's list of MAX_MODELS models with their details is ~100 KB;
+#: a bigger one is no answer (a list of 60,000 names is ~900 KB)
+MAX_BODY_BYTES = 256 * 1024
+#: a body up to this size is parsed on the loop (~1 ms); a bigger one on a thread (~10 ms
+#: for MAX_BODY_BYTES), in turns (`_parse_yielding`)
+PARSE_ON_LOOP_BYTES = 32 * 1024
+#: objects parsed, and models judged, between two chances for the loop to deliver a stop
+PARSE_TURN = 64
+JUDGE_TURN = 16
 
 
 _KNOWN = {entry.port: entry for entry in DEFAULT_PORTS}
@@ -122,90 +150,178 @@ class _Asker:
             return FoundServer("ollama", "Ollama", base_url, models)
         typed = [entry for entry in _entries(lmstudio) if "type" in entry]
         if typed:
-            return FoundServer("lmstudio", "LM Studio", base_url, _typed_models(typed))
+            models = await _judged(_typed_models(typed))
+            return FoundServer("lmstudio", "LM Studio", base_url, models)
         listed = _entries(listing)
         if not listed and not _is_model_list(listing):
             return None
         if any("type" in item for item in listed):  # an LM Studio-like list on /v1/models
-            return FoundServer("lmstudio", "LM Studio", base_url, _typed_models(listed))
+            models = await _judged(_typed_models(listed))
+            return FoundServer("lmstudio", "LM Studio", base_url, models)
         owner = str(listed[0].get("owned_by", "")).lower() if listed else ""
         if owner == "llamacpp":
             modalities = await self._json("GET", f"{root}/props")
-            return FoundServer(
-                "llamacpp", "llama.cpp server", base_url, _llamacpp_models(listed, modalities)
-            )
+            models = await _judged(_llamacpp_models(listed, modalities))
+            return FoundServer("llamacpp", "llama.cpp server", base_url, models)
         kind, label = ("vllm", "vLLM") if owner == "vllm" else ("openai", entry.label)
-        return FoundServer(kind, label, base_url, _named_models(listed))
+        return FoundServer(kind, label, base_url, await _judged(_named_models(listed)))
 
     async def _ollama_models(self, root: str, listed: list[Any]) -> tuple[FoundModel, ...]:
-        names = [
-            str(item.get("name") or item.get("model"))
-            for item in listed
-            if isinstance(item, dict) and (item.get("name") or item.get("model"))
-        ]
-        shows = [
-            asyncio.ensure_future(self._json("POST", f"{root}/api/show", {"model": name}))
-            for name in names
-        ]
+        names = _names(
+            item.get("name") or item.get("model")
+            for item in listed[:MAX_MODELS]
+            if isinstance(item, dict)
+        )
+        slots = asyncio.Semaphore(SHOW_CONCURRENCY)
+
+        async def show(name: str) -> Any:
+            async with slots:
+                return await self._json("POST", f"{root}/api/show", {"model": name})
+
+        shows = [asyncio.ensure_future(show(name)) for name in names[:MAX_SHOWS]]
         if shows:
             # what has not answered by the deadline is judged by its name
             await asyncio.wait(shows, timeout=max(0.0, self._left() - 0.05))
-        models = []
-        for name, show in zip(names, shows, strict=True):
-            data = show.result() if show.done() and not show.cancelled() else None
-            show.cancel()
-            capabilities = data.get("capabilities") if isinstance(data, dict) else None
-            if isinstance(capabilities, list) and "completion" not in capabilities:
-                continue  # an embedding model: it cannot chat
-            verdict = ollama_verdict(data)
-            if verdict is None:
-                models.append(_by_name(name))
-            else:
-                models.append(_model(name, verdict.can_see, "ollama", verdict.detail))
-        return _ordered(models)
+        answers = []
+        for asked in shows:
+            done = asked.done() and not asked.cancelled()
+            answers.append(asked.result() if done else None)
+            asked.cancel()
+        return await _judged(_ollama_found(names, answers))
 
     async def _json(self, method: str, url: str, body: Any = None) -> Any:
-        """The JSON of a 200 answer, else None; no key, by the deadline."""
-        return await json_answer(self._http, method, url, None, body, timeout_s=self._left())
+        """The JSON of a 200 answer of at most MAX_BODY_BYTES, else None (any failure: this
+        port cannot tell); no key, no redirect, by the deadline."""
+        import aiohttp
+
+        try:
+            async with self._http.request(
+                method,
+                url,
+                json=body,
+                allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(total=max(0.001, self._left())),
+            ) as response:
+                if response.status != 200:
+                    return None
+                read = await read_capped(response, MAX_BODY_BYTES)
+            return None if read is None else await _parse(read)
+        except (aiohttp.ClientError, TimeoutError, ValueError, RecursionError) as error:
+            log.debug("probe %s %s: %s", method, url, type(error).__name__)
+            return None
+
+
+async def _parse(body: bytes) -> Any:
+    """`body` as JSON; ValueError when it is not, RecursionError when it nests too deep."""
+    if len(body) <= PARSE_ON_LOOP_BYTES:
+        return json.loads(body)
+    return await asyncio.to_thread(_parse_yielding, body)
+
+
+def _parse_yielding(body: bytes) -> Any:
+    """json.loads, letting the GIL go every PARSE_TURN objects: the C scanner holds it from
+    one Python call to the next, and the loop waits for it to deliver a stop."""
+    parsed = 0
+
+    def turn(value: dict[str, Any]) -> dict[str, Any]:
+        nonlocal parsed
+        parsed += 1
+        if parsed % PARSE_TURN == 0:
+            time.sleep(0)  # gives the GIL to a thread that waits for it
+        return value
+
+    return json.loads(body, object_hook=turn)
+
+
+async def _judged(models: Iterator[FoundModel | None]) -> tuple[FoundModel, ...]:
+    """The models judged in turns of JUDGE_TURN (a profile by name is ~50 µs), the loop
+    free between them to deliver a stop; None is a model that is not listed."""
+    judged = []
+    for index, model in enumerate(models, start=1):
+        if model is not None:
+            judged.append(model)
+        if index % JUDGE_TURN == 0:
+            await asyncio.sleep(0)
+    return _ordered(judged)
+
+
+def _names(values: Iterable[Any]) -> list[str]:
+    """Of the first MAX_MODELS values, those that can be model names, each once: a string of
+    at most MAX_NAME_CHARS that shows as it is (no control, bidi or blank-looking character)."""
+    names: dict[str, None] = {}
+    for value in itertools.islice(values, MAX_MODELS):
+        if (
+            isinstance(value, str)
+            and value.strip()
+            and len(value) <= MAX_NAME_CHARS
+            and visible(value) == value
+        ):
+            names[value] = None
+    return list(names)
+
+
+def _ollama_found(names: list[str], answers: list[Any]) -> Iterator[FoundModel | None]:
+    """The chat models of an Ollama by its /api/show `answers` (None: none, or not asked),
+    in the order of `names`."""
+    for name, data in itertools.zip_longest(names, answers):
+        capabilities = data.get("capabilities") if isinstance(data, dict) else None
+        if isinstance(capabilities, list) and "completion" not in capabilities:
+            yield None  # an embedding model: it cannot chat
+            continue
+        verdict = ollama_verdict(data)
+        if verdict is None:
+            yield _by_name(name)
+        else:
+            yield _model(name, verdict.can_see, "ollama", verdict.detail)
 
 
 def _entries(data: Any) -> list[dict[str, Any]]:
-    """The entries of an OpenAI-style list answer ({"data": [{"id": ...}, ...]})."""
+    """The entries of an OpenAI-style list answer ({"data": [{"id": ...}, ...]}): the first
+    MAX_MODELS whose id can be a model's name (`_names`)."""
     if not _is_model_list(data):
         return []
-    return [item for item in data["data"] if isinstance(item, dict) and item.get("id")]
+    items = [item for item in data["data"][:MAX_MODELS] if isinstance(item, dict)]
+    named = {name: None for name in _names(item.get("id") for item in items)}
+    entries = []
+    for item in items:
+        if item.get("id") in named:
+            named.pop(item["id"])
+            entries.append(item)
+    return entries
 
 
 def _is_model_list(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("data"), list)
 
 
-def _typed_models(entries: list[dict[str, Any]]) -> tuple[FoundModel, ...]:
-    models = []
+def _typed_models(entries: list[dict[str, Any]]) -> Iterator[FoundModel | None]:
     for entry in entries:
         if str(entry.get("type", "")).startswith("embedding"):
+            yield None
             continue
         verdict = lmstudio_verdict(entry)
-        models.append(_model(str(entry["id"]), verdict.can_see, "lmstudio", verdict.detail))
-    return _ordered(models)
+        yield _model(str(entry["id"]), verdict.can_see, "lmstudio", verdict.detail)
 
 
-def _llamacpp_models(entries: list[dict[str, Any]], props: Any) -> tuple[FoundModel, ...]:
+def _llamacpp_models(entries: list[dict[str, Any]], props: Any) -> Iterator[FoundModel | None]:
     """llama.cpp serves one model; its /props says whether a vision projector is loaded."""
     modalities = props.get("modalities") if isinstance(props, dict) else None
     vision = modalities.get("vision") if isinstance(modalities, dict) else None
     if not isinstance(vision, bool):
-        return _named_models(entries)
+        yield from _named_models(entries)
+        return
     detail = (
         "llama.cpp has a vision projector loaded"
         if vision
         else "llama.cpp has no vision projector loaded (--mmproj)"
     )
-    return _ordered([_model(str(e["id"]), vision, "llamacpp", detail) for e in entries])
+    for entry in entries:
+        yield _model(str(entry["id"]), vision, "llamacpp", detail)
 
 
-def _named_models(entries: list[dict[str, Any]]) -> tuple[FoundModel, ...]:
-    return _ordered([_by_name(str(entry["id"])) for entry in entries])
+def _named_models(entries: list[dict[str, Any]]) -> Iterator[FoundModel | None]:
+    for entry in entries:
+        yield _by_name(str(entry["id"]))
 
 
 def _by_name(name: str) -> FoundModel:
