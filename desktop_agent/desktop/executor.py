@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -25,6 +25,7 @@ from desktop_agent.desktop.input import (
     KEY_FOR_CHAR,
     InputDriver,
     PyAutoGuiDriver,
+    TextTyping,
     normalize_newlines,
     typeable,
 )
@@ -469,8 +470,10 @@ class DesktopExecutor:
     async def _type_text(self, args: tools.TypeTextArgs, context: ToolContext) -> ToolResult:
         text = normalize_newlines(args.text)
         halt = Halt(context)
-        if typeable(text):
-            typed = await self._on_input_thread(lambda: self._type_keys(text, halt), halt)
+        driver = self.driver
+        as_text = isinstance(driver, TextTyping) and driver.types_any_text
+        if as_text or typeable(text):
+            typed = await self._on_input_thread(lambda: self._type_keys(text, halt, as_text), halt)
             if typed < len(text):
                 raise halt.error(
                     f"during type_text after {typed} of {len(text)} keys", partial=typed > 0
@@ -496,13 +499,16 @@ class DesktopExecutor:
         enter = " and pressed enter" if args.enter else ""
         return ToolResult.success(f"typed {len(text)} characters{how}{enter}")
 
-    def _type_keys(self, text: str, halt: Halt) -> int:
-        """Press one key per character, checking for a stop or pause before each; how many
-        were typed."""
+    def _type_keys(self, text: str, halt: Halt, as_text: bool = False) -> int:
+        """Press one key per character (`as_text`: type each as itself, the driver's
+        TextTyping), checking for a stop or pause before each; how many were typed."""
         for index, char in enumerate(text):
             if halt.is_set():
                 return index
-            self.driver.press(KEY_FOR_CHAR.get(char, char))
+            if as_text:
+                cast(TextTyping, self.driver).type_char(char)
+            else:
+                self.driver.press(KEY_FOR_CHAR.get(char, char))
             if self.key_interval_s and index + 1 < len(text):
                 halt.wait(self.key_interval_s)
         return len(text)

@@ -14,7 +14,7 @@ import logging
 import sys
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from desktop_agent.core.errors import StopRequested, ToolError
 from desktop_agent.desktop import win_input, win_integrity
@@ -59,6 +59,18 @@ class InputDriver(Protocol):
         the input thread, before the stop flag is looked at a last time: a stop that lands
         while it is made is not followed by the input."""
         ...
+
+
+@runtime_checkable
+class TextTyping(Protocol):
+    """A driver that can type any character as itself (Windows: KEYEVENTF_UNICODE)."""
+
+    @property
+    def types_any_text(self) -> bool:
+        """Whether `type_char` types any character on this system (no clipboard needed)."""
+        ...
+
+    def type_char(self, char: str) -> None: ...
 
 
 #: characters typed as key events: printable ASCII, newline and tab
@@ -274,6 +286,19 @@ class PyAutoGuiDriver:
 
     def press(self, key: str) -> None:
         self._keys([key])
+
+    @property
+    def types_any_text(self) -> bool:
+        """TextTyping: on Windows every character is typed as itself (KEYEVENTF_UNICODE)."""
+        return self._windows
+
+    def type_char(self, char: str) -> None:
+        """TextTyping: `char` typed as itself, whatever the keyboard layout (Windows), else
+        as its key."""
+        if self._windows:
+            self._send(win_input.char_inputs(char, self._scan_code))
+        else:
+            self.press(KEY_FOR_CHAR.get(char, char))
 
     def key_down(self, key: str) -> None:
         self._key_code(key)  # known, or nothing goes down

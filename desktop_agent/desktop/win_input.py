@@ -28,6 +28,8 @@ INPUT_MOUSE = 0
 INPUT_KEYBOARD = 1
 KEYEVENTF_EXTENDEDKEY = 0x0001
 KEYEVENTF_KEYUP = 0x0002
+KEYEVENTF_UNICODE = 0x0004
+VK_TAB, VK_RETURN = 0x09, 0x0D
 MOUSEEVENTF_MOVE = 0x0001
 MOUSEEVENTF_WHEEL = 0x0800
 MOUSEEVENTF_VIRTUALDESK = 0x4000
@@ -97,6 +99,30 @@ def key_input(vk: int, scan: int, *, up: bool) -> INPUT:
     event = INPUT(type=INPUT_KEYBOARD)
     event.ki = KEYBDINPUT(wVk=vk, wScan=scan, dwFlags=flags, dwExtraInfo=AGENT_INPUT_TAG)
     return event
+
+
+def char_inputs(char: str, scan: Callable[[int], int]) -> list[INPUT]:
+    """`char` typed as itself, whatever the keyboard layout: each UTF-16 unit (a character
+    outside the BMP is a surrogate pair: two units) a KEYEVENTF_UNICODE down and up with the
+    unit in wScan and wVk 0, which Windows posts as VK_PACKET and turns into WM_CHAR of that
+    unit (learn.microsoft.com, "KEYBDINPUT structure", KEYEVENTF_UNICODE). pyautogui's
+    table instead was filled once at import from VkKeyScanA of that moment's layout
+    (_pyautogui_win.py:236-249): after a switch to a Russian or German layout, or on
+    US-International (dead keys), the text came out wrong. A newline and a tab stay the
+    Enter and Tab keys (a control character is no text to a program)."""
+    if char in ("\n", "\t"):
+        vk = VK_RETURN if char == "\n" else VK_TAB
+        return [key_input(vk, scan(vk), up=False), key_input(vk, scan(vk), up=True)]
+    data = char.encode("utf-16-le")
+    units = [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+    events = []
+    for unit in units:
+        for up in (False, True):
+            event = INPUT(type=INPUT_KEYBOARD)
+            flags = KEYEVENTF_UNICODE | (KEYEVENTF_KEYUP if up else 0)
+            event.ki = KEYBDINPUT(wVk=0, wScan=unit, dwFlags=flags, dwExtraInfo=AGENT_INPUT_TAG)
+            events.append(event)
+    return events
 
 
 def _mouse(**fields: int) -> INPUT:
