@@ -44,6 +44,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: said on Windows where a first run starts (issue 37 item 10), until a real machine ran the
+#: checks of docs/windows-checklist.md
+WINDOWS_UNTESTED_NOTE = (
+    "Windows: this app has not yet run on a real Windows machine. Its Windows parts were "
+    "tested only against stand-ins of Windows; docs/windows-checklist.md lists what a person "
+    "checks on Windows 10 or 11. Until then, watch what it does and keep the stop hotkey "
+    "(Ctrl+Alt+Esc) at hand."
+)
 #: what "Allow once" means, said where the first question will come from
 ALLOW_ONCE_NOTE = (
     "Before each action with your mouse or keyboard the agent asks you first. "
@@ -117,6 +125,13 @@ class ModelServersDialog(QDialog):
         buttons.addWidget(self.close_button)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
+        #: on Windows: nothing of it has run on a real Windows machine (None elsewhere)
+        self.untested_note: QLabel | None = None
+        if platform == "win32":
+            self.untested_note = QLabel(WINDOWS_UNTESTED_NOTE, self)
+            self.untested_note.setTextFormat(Qt.TextFormat.PlainText)
+            self.untested_note.setWordWrap(True)
+            layout.addWidget(self.untested_note)
         layout.addWidget(self.pages, 1)
         layout.addLayout(buttons)
         self.resize(640, 460)

@@ -61,3 +61,7 @@ Filename: "{app}\desktop-agent-cli.exe"; Parameters: "stop-all"; Flags: runhidde
 ; stored; the history (SQLite, WAL) survives a process that is ended.
 Filename: "{sys}\taskkill.exe"; Parameters: "/F /T /IM desktop-agent.exe"; Flags: runhidden; RunOnceId: "QuitApp"
 Filename: "{sys}\taskkill.exe"; Parameters: "/F /T /IM desktop-agent-cli.exe"; Flags: runhidden; RunOnceId: "QuitCli"
+
+[Messages]
+; said on the installer's first page: nothing of the Windows app has run on a real machine yet
+WelcomeLabel2=This will install [name/ver] on your computer.%n%nNote: this Windows version has not yet been run on a real Windows machine; it was tested only against stand-ins of Windows. See docs\windows-checklist.md in the project for what to check.%n%nIt is recommended that you close all other applications before continuing.
