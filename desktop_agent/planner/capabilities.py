@@ -126,11 +126,15 @@ async def json_answer(
 
 async def json_of_ok(response: aiohttp.ClientResponse) -> Any:
     """The JSON of a 200 answer of at most MAX_PROBE_BYTES; None for another status or a
-    bigger body. ValueError when it is not JSON."""
+    bigger body. ValueError when it is not JSON, or nests too deep for the parser (its
+    RecursionError would pass every caller's `except ValueError`)."""
     if response.status != 200:
         return None
     body = await read_capped(response, MAX_PROBE_BYTES)
-    return None if body is None else json.loads(body)
+    try:
+        return None if body is None else json.loads(body)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
 
 
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:

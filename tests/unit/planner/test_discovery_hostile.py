@@ -175,3 +175,13 @@ async def test_a_big_list_is_parsed_off_the_loop(
     loop_thread = threading.current_thread().name
     big = [name for name in parsed_on if name != loop_thread]
     assert big, f"every answer was parsed on the loop's thread: {parsed_on}"
+
+
+async def test_the_model_check_takes_deeply_nested_json_for_no_list() -> None:
+    """The configured server's /v1/models (planner/capabilities.py json_of_ok): answered,
+    so reachable, but no list; not a RecursionError out of the check."""
+    from desktop_agent.planner import check_reachable
+
+    nested = b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with serve_in_thread(Hostile(models_body=nested)) as hostile:
+        assert await check_reachable(hostile.base_url, None) is None
