@@ -69,6 +69,9 @@ class Agent:
     injections: InjectionWindows = field(default_factory=InjectionWindows)
     takeover: UserTakeover | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
+    #: the approvals asked here for another process (`ask_here`): its person answers them in
+    #: the dialog, never an API client (a program could approve its own call: issue #28)
+    _asked_for_others: set[str] = field(default_factory=set)
 
     @classmethod
     async def open(
@@ -281,9 +284,12 @@ class Agent:
         """Ask this process's person about another process's call (the app's dialog follows
         the runner's events): the answer, or deny when the approval's time runs out. A caller
         that goes away (cancelled) closes the question: `approval_resolved` is told either way.
+        Only the dialog allows it (`asked_for_another_process`): the asking process (an MCP
+        server) relies on a person here having answered, not a program holding the token.
         """
         self.runner.relay(ApprovalRequested(approval))
         decision, by = ApprovalDecision.DENY, "cancelled"
+        self._asked_for_others.add(approval.id)
         try:
             async with asyncio.timeout(approval.timeout_s):
                 decision = await self.approvals.request(approval)
@@ -291,8 +297,14 @@ class Agent:
         except TimeoutError:
             by = "timeout"
         finally:
+            self._asked_for_others.discard(approval.id)
             self.runner.relay(ApprovalResolved(approval, decision, by))
         return decision
+
+    def asked_for_another_process(self, approval_id: str) -> bool:
+        """Whether `approval_id` is another process's question (`ask_here`): only this
+        process's dialog may allow it; an API client may only deny it."""
+        return approval_id in self._asked_for_others
 
     def replay(self, run_id: str) -> AsyncGenerator[TaskLoopEvent, None]:
         return replay_run(self.repo, run_id)

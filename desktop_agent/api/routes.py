@@ -298,6 +298,13 @@ class Routes:
         pending = {a.id: a for a in self.agent.approvals.pending}
         approval = pending.get(approval_id)
         decision = body.answer
+        if decision is not ApprovalDecision.DENY and self.agent.asked_for_another_process(
+            approval_id
+        ):
+            raise Forbidden(
+                "this question came from another process (desktop-agent mcp): only the person "
+                "at this desktop allows it, in the app's dialog; the API may deny it"
+            )
         if decision is ApprovalDecision.RUN and approval and not approval.offer_run_grant:
             decision = ApprovalDecision.ONCE  # a dangerous tool asks at every call
         if approval is None or not self.agent.approvals.resolve(approval_id, decision):

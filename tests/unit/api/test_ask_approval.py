@@ -146,3 +146,28 @@ async def test_the_app_shows_the_text_the_asking_process_will_type(
         assert await asking is ApprovalDecision.DENY
     finally:
         await close_api(api)
+
+
+async def test_a_program_holding_the_token_cannot_allow_another_processs_question(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    # an MCP client that reads the data dir's token and answers the question its own call
+    # raised in the app (issue 28 item 1's sibling): only the dialog allows it
+    api = await open_api(tmp_path, session, pid=os.getpid(), face="app")
+    try:
+        asking = asyncio.ensure_future(ask_app_instance(tmp_path, question(), exclude_pid=None))
+        await until(lambda: bool(api.agent.approvals.pending), what="the question in the app")
+        answers = [
+            await api.call("POST", "/api/approvals/r1-1", body={"decision": decision})
+            for decision in ("once", "run")
+        ]
+        still_pending = [a.id for a in api.agent.approvals.pending]
+        denied = await api.call("POST", "/api/approvals/r1-1", body={"decision": "deny"})
+
+        assert await asking is ApprovalDecision.DENY
+    finally:
+        await close_api(api)
+    assert [status for status, _ in answers] == [403, 403]
+    assert "only the person at this desktop allows it" in answers[0][1]["error"]
+    assert still_pending == ["r1-1"]
+    assert denied[0] == 200  # a denial is always welcome
