@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,14 @@ from PySide6.QtWidgets import QLabel, QToolTip
 
 from desktop_agent.core.events import RunStarted, StartRefused
 from desktop_agent.core.model_servers import Discovery, FoundModel, FoundServer
-from desktop_agent.core.models import RunStatus, RunView
+from desktop_agent.core.models import RunStatus
 from desktop_agent.core.routine import Routine
 from desktop_agent.ui.model_servers import ModelServersDialog
 from desktop_agent.ui.routines import RoutinesPanel
 from desktop_agent.ui.task_panel import TaskPanel
+from tests.gui.test_history_and_keys import run_view
 
 pytestmark = [pytest.mark.gui]
-
-T0 = datetime(2026, 5, 1, tzinfo=UTC)
 
 
 #: opens the FIFO for writing without blocking, which succeeds only while a reader has it
@@ -112,22 +110,6 @@ def _document_text(html: str) -> str:
     return document.toPlainText()
 
 
-def run_view(goal: str, model: str) -> RunView:
-    return RunView(
-        id="r1",
-        goal=goal,
-        status=RunStatus.RUNNING,
-        stop_reason=None,
-        step_count=0,
-        max_steps=20,
-        max_failures=3,
-        allowed_tools=(),
-        model=model,
-        base_url="http://127.0.0.1:11434/v1",
-        created_at=T0,
-    )
-
-
 def routine_tooltip(qtbot: Any, raw: str) -> list[tuple[str, str]]:
     panel = RoutinesPanel()
     qtbot.addWidget(panel)
@@ -172,7 +154,7 @@ def model_servers_list(qtbot: Any, raw: str) -> list[tuple[str, str]]:
 
 def run_title_and_hotkey(window: Any, raw: str) -> list[tuple[str, str]]:
     window.shown.show_live("r1", status="Starting…")
-    window.shown.apply(RunStarted(run_view(raw, raw)))
+    window.shown.apply(RunStarted(run_view(1, raw, RunStatus.RUNNING, model=raw)))
     window.set_hotkey_state(False, raw)
     window.shown.apply(StartRefused("r1", raw))
     return [
