@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -86,12 +86,13 @@ class _Holding(_Args):
     _hold = field_validator("hold")(_known_keys)
 
     @model_serializer(mode="wrap")
-    def _no_empty_hold(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # an action with no key held dumps as it did before `hold` was there: what is stored,
-        # shown, replayed and saved in a routine does not change
+    def _no_empty_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # an action with no key held (a drag with no point between) dumps as it did before
+        # `hold` (`via`) was there: what is stored, shown, replayed and saved does not change
         dumped: dict[str, Any] = handler(self)
-        if not dumped.get("hold"):
-            dumped.pop("hold", None)
+        for name in _NATIVE_EXTRAS:
+            if name in dumped and not dumped[name]:
+                del dumped[name]
         return dumped
 
 
@@ -114,11 +115,20 @@ class MoveMouseArgs(_Targeted):
     pass
 
 
+#: the native APIs' own arguments, left out of a dump when empty
+_NATIVE_EXTRAS = ("hold", "via")
+#: a point of a drag's path: screenshot pixels
+_PathPoint = Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2, max_length=2)]
+
+
 class DragArgs(_Holding):
     x: int = Field(ge=0)
     y: int = Field(ge=0)
     to_x: int = Field(ge=0)
     to_y: int = Field(ge=0)
+    #: the points the pointer passes through between the start and the drop, in order (a
+    #: native API's whole path, OpenAI's drag `path`; not offered in our JSON prompt)
+    via: SkipJsonSchema[list[_PathPoint]] = Field(default_factory=list, max_length=50)
     #: what is dragged (at x, y); the drop point is not refined
     target: str | None = _target_field()
 

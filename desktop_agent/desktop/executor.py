@@ -323,21 +323,27 @@ class DesktopExecutor:
         end, end_screen, _ = self._point(context, args.to_x, args.to_y, None)
         halt = Halt(context)
 
+        # the path: the start, the points between (a native API's whole path), the drop
+        between = [self._point(context, px, py, None)[1] for px, py in args.via]
+        steps = max(1, -(-DRAG_STEPS // (len(between) + 1)))  # per leg, DRAG_STEPS in all
+
         def work() -> bool:
             x0, y0 = self.driver.safe_point(*start_screen)
-            x1, y1 = self.driver.safe_point(*end_screen)
+            legs = [self.driver.safe_point(*point) for point in (*between, end_screen)]
             self.driver.move(x0, y0)
             if halt.is_set():  # stopped as the pointer got there: no button goes down
                 return False
             self.driver.mouse_down(x0, y0, "left")
             x, y = x0, y0
             try:
-                for step in range(1, DRAG_STEPS + 1):
-                    if halt.wait(DRAG_STEP_S):
-                        return False
-                    x = x0 + (x1 - x0) * step // DRAG_STEPS
-                    y = y0 + (y1 - y0) * step // DRAG_STEPS
-                    self.driver.move(x, y)
+                for x1, y1 in legs:
+                    xa, ya = x, y
+                    for step in range(1, steps + 1):
+                        if halt.wait(DRAG_STEP_S):
+                            return False
+                        x = xa + (x1 - xa) * step // steps
+                        y = ya + (y1 - ya) * step // steps
+                        self.driver.move(x, y)
             finally:
                 # never leave the button held, also when stopped half-way
                 self.driver.mouse_up(x, y, "left")

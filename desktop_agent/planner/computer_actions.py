@@ -126,7 +126,15 @@ def action_decision(
         end = _point({"type": "drag", **path[-1]}, size, raw) if isinstance(path[-1], dict) else {}
         if not start or not end:
             raise PlannerError("the drag path's points must be {x, y} objects", raw=raw)
+        between = [
+            _point({"type": "drag", **point}, size, raw) if isinstance(point, dict) else {}
+            for point in path[1:-1]
+        ]
+        if not all(between):
+            raise PlannerError("the drag path's points must be {x, y} objects", raw=raw)
         args = {**start, "to_x": end["x"], "to_y": end["y"], **_held(action, raw)}
+        if between:
+            args["via"] = [[point["x"], point["y"]] for point in between]
         return checked("drag", args, tools, reason, raw)
     if kind == "scroll":
         args = {

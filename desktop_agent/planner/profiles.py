@@ -316,4 +316,12 @@ def decision_to_screenshot(
             except PlannerError as error:
                 raise PlannerError(str(error), raw=decision.raw) from None
             changed = True
+    via = args.get("via")
+    if decision.tool == "drag" and isinstance(via, list) and via:
+        # a drag's whole path (a native API's): each point between, mapped as the ends are
+        try:
+            args["via"] = [list(to_screenshot(profile, x, y, width, height)) for x, y in via]
+        except (PlannerError, TypeError, ValueError) as error:
+            raise PlannerError(f"the drag's path: {error}", raw=decision.raw) from None
+        changed = True
     return replace(decision, args=args) if changed else decision

@@ -449,3 +449,20 @@ async def test_a_key_held_is_let_go_when_the_action_fails() -> None:
         await run(executor_with(driver), "scroll", amount=2, x=640, y=360, hold=["ctrl"])
 
     assert driver.events == [("key_down", "ctrl"), ("key_up", "ctrl")]
+
+
+async def test_a_drag_with_a_path_passes_through_each_of_its_points_in_order() -> None:
+    driver = FakeDriver()
+
+    result = await run(
+        executor_with(driver), "drag", x=100, y=100, to_x=300, to_y=100, via=[[200, 200]]
+    )
+
+    moves = [event[1:] for event in driver.events if event[0] == "move"]
+    # (200, 200) is (-1620, 300) on the screen: reached at the end of the first leg
+    assert moves[0] == (-1770, 150)
+    assert moves[6] == (-1620, 300)
+    assert moves[-1] == (-1470, 150)
+    assert [event[0] for event in driver.events].count("down") == 1
+    assert driver.events[-1] == ("up", -1470, 150, "left")
+    assert result.target == (300, 100)

@@ -310,7 +310,7 @@ async def test_each_action_maps_to_our_tools() -> None:
     got = [(d.tool, d.args) for d in (decision, *decision.batch)]
     assert got == [
         ("move_mouse", {"x": 10, "y": 11}),
-        ("drag", {"x": 1, "y": 2, "to_x": 70, "to_y": 80}),
+        ("drag", {"x": 1, "y": 2, "to_x": 70, "to_y": 80, "via": [[50, 60]]}),
         ("scroll", {"amount": -2, "x": 30, "y": 40}),
         ("scroll", {"amount": 1, "x": 30, "y": 40}),
         ("click", {"x": 3, "y": 4, "button": "middle"}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -209,3 +210,19 @@ async def test_an_image_budget_scales_the_screenshot_and_the_answer_back() -> No
     assert decision.args == {"x": 640, "y": 360}
     assert sent_size(profile_named("llava"), 1280, 720) == (896, 504)
     assert decoded_image(server.requests[0]).size == (896, 504)
+
+
+def test_a_drags_whole_path_is_mapped_to_screenshot_pixels() -> None:
+    from desktop_agent.planner.profiles import decision_to_screenshot
+
+    drag = Decision(
+        action="tool",
+        tool="drag",
+        args={"x": 0, "y": 0, "to_x": 1000, "to_y": 1000, "via": [[500, 500], [250, 750]]},
+    )
+    moved = decision_to_screenshot(drag, profile_named("qwen3-vl"), 1280, 720)
+    assert moved.args["via"] == [[640, 360], [320, 540]]
+    assert (moved.args["to_x"], moved.args["to_y"]) == (1279, 719)
+    outside = replace(drag, args={**drag.args, "via": [[1500, 10]]})
+    with pytest.raises(PlannerError, match="^the drag's path: the point 1500,10 is outside"):
+        decision_to_screenshot(outside, profile_named("qwen3-vl"), 1280, 720)
