@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.statuses import StepKind, StepStatus
-from desktop_agent.ui.text import one_line, plain_label, shorten
+from desktop_agent.ui.text import one_line, plain_button_text, plain_label, shorten
 
 if TYPE_CHECKING:
     from desktop_agent.core.models import StepView
@@ -61,7 +61,8 @@ class SaveRoutineDialog(QDialog):
             secret = text == REDACTED
             hidden = "a password field" if step.element and step.element.password else "not stored"
             shown = f"{hidden} (asked at each run, never saved)" if secret else text
-            box = QCheckBox(f"turn {step.index}: {shorten(one_line(shown), 60)}", self)
+            shown = shorten(one_line(shown), 60)
+            box = QCheckBox(plain_button_text(f"turn {step.index}: {shown}"), self)
             box.setChecked(True)
             box.setEnabled(not secret)
             name = QLineEdit(f"text{number}", self)

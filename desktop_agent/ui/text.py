@@ -11,7 +11,13 @@ from desktop_agent.core.text import one_line, printable
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QLabel, QWidget
 
-__all__ = ["one_line", "plain_label", "plain_tooltip", "shorten"]
+__all__ = ["one_line", "plain_button_text", "plain_label", "plain_tooltip", "shorten"]
+
+
+def plain_button_text(text: str) -> str:
+    """`text` for a button, check box or menu item, shown as it is: Qt takes `&` there for
+    the mark of a shortcut key (hidden, the next letter underlined), `&&` for an `&`."""
+    return text.replace("&", "&&")
 
 
 def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:

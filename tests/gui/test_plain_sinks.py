@@ -5,9 +5,11 @@ server name, an error, the hotkey's problem) shows it as text: `<img src>`, `<a 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from PySide6.QtWidgets import QLabel, QToolTip
 
 from desktop_agent.core.events import RunStarted, StartRefused
 from desktop_agent.core.model_servers import Discovery, FoundModel, FoundServer
-from desktop_agent.core.models import RunStatus
+from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StepView
 from desktop_agent.core.routine import Routine
 from desktop_agent.ui.model_servers import ModelServersDialog
 from desktop_agent.ui.routines import RoutinesPanel
@@ -190,3 +192,24 @@ def test_the_run_title_the_hotkey_and_a_refused_start_show_markup_as_typed(
     pairs = [pair for raw in hostile(fifo) for pair in run_title_and_hotkey(window, raw)]
     assert fifo.close() == 0, "an <img src> was loaded"
     assert [shown for shown, _ in pairs] == [expected for _, expected in pairs]
+
+
+def test_a_typed_text_offered_as_a_parameter_shows_its_ampersands(qtbot: Any) -> None:
+    """A check box takes `&` for a shortcut key's mark: "&Allow" would show as "Allow"."""
+    from desktop_agent.ui.save_routine import SaveRoutineDialog
+
+    raw = "Tom && Jerry & <b>&Allow</b>"
+    step = StepView(
+        run_id="r1",
+        seq=2,
+        index=1,
+        kind=StepKind.ACTION,
+        status=StepStatus.OK,
+        started_at=datetime(2026, 5, 1, tzinfo=UTC),
+        tool="type_text",
+        args={"text": raw},
+    )
+    dialog = SaveRoutineDialog(None, "r1", [step])
+    qtbot.addWidget(dialog)
+    box, _ = dialog.param_boxes[1]
+    assert re.sub("&(.)", r"\1", box.text()) == f"turn 1: {raw}"  # Qt's mnemonic rule
