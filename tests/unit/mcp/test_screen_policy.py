@@ -5,7 +5,6 @@ deny. Driven by the SDK's own client in process."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import mcp_types as types
@@ -13,41 +12,20 @@ import pytest
 from mcp import Client
 
 from desktop_agent.agent import Agent
-from desktop_agent.core.models import ApprovalDecision, Policy
+from desktop_agent.core.models import ApprovalDecision, Policy, Risk
 from desktop_agent.core.tools import SCREEN_DENIED
-from desktop_agent.host.host import Host
 from desktop_agent.mcp.gate import McpApprovalGate
 from desktop_agent.mcp.server import McpFace
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, ScriptedPlanner, done, tool
-from tests.unit.mcp.test_whose_answer import AcceptsEverything, Person
-
-MakeFace = Callable[..., McpFace]
+from tests.unit.mcp.conftest import AcceptsEverything, MakeFace, Person
 
 
-@pytest.fixture
-async def make_face(tmp_path: Path) -> AsyncIterator[MakeFace]:
-    made: list[McpFace] = []
-
-    def make(screen: Policy, person: Person) -> McpFace:
-        gate = McpApprovalGate(Person(None), person, client_approves=True)
-        agent = Agent.assemble(
-            tmp_path,
-            Settings(policies={"screen_snapshot": screen, "wait": Policy.ALLOW}),
-            SqliteRunRepository.open(tmp_path),
-            observer=FakeObserver(),
-            executor=FakeExecutor(),
-            gate=gate,
-            check_model=False,
-        )
-        face = McpFace(Host(agent), gate)
-        made.append(face)
-        return face
-
-    yield make
-    for face in made:
-        await face.host.close()
+def screen_face(make_face: MakeFace, screen: Policy, person: Person) -> McpFace:
+    """A face whose screen_snapshot policy is `screen`; `person` is this process's dialog."""
+    gate = McpApprovalGate(Person(None), person, client_approves=True)
+    return make_face(gate, policies={"screen_snapshot": screen, "wait": Policy.ALLOW})
 
 
 def images(result: types.CallToolResult) -> list[types.ImageContent]:
@@ -59,11 +37,15 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 async def a_run_with_a_screenshot(face: McpFace) -> str:
-    """A finished run of this face with one stored screenshot (an allowed wait)."""
+    """A finished run of this face with one stored screenshot (an allowed wait, the screen
+    allowed for it; the face's own policy again after)."""
     face.agent.planner_factory = lambda run: ScriptedPlanner([tool("wait", seconds=0), done()])
-    face.agent.permissions.set_policy("screen_snapshot", Policy.ALLOW)
+    permissions = face.agent.permissions
+    policy = permissions.policy("screen_snapshot", Risk.SAFE)
+    permissions.set_policy("screen_snapshot", Policy.ALLOW)
     async with Client(face.server, mode="legacy") as mcp:
         result = await mcp.call_tool("run_task", {"goal": "wait"})
+    permissions.set_policy("screen_snapshot", policy)
     return str(result.structured_content["run_id"])
 
 
@@ -71,9 +53,8 @@ async def test_deny_hands_out_no_screenshot_and_starts_no_run_a_model_sees(
     make_face: MakeFace,
 ) -> None:
     here = Person(ApprovalDecision.ONCE)
-    face = make_face(Policy.DENY, here)
+    face = screen_face(make_face, Policy.DENY, here)
     run_id = await a_run_with_a_screenshot(face)
-    face.agent.permissions.set_policy("screen_snapshot", Policy.DENY)
     accepts = AcceptsEverything()
     async with Client(face.server, mode="legacy", elicitation_callback=accepts) as mcp:
         shot = await mcp.call_tool("screenshot", {})
@@ -94,7 +75,7 @@ async def test_ask_hands_out_the_screen_only_when_a_person_here_allows_it(
     make_face: MakeFace, answer: ApprovalDecision | None
 ) -> None:
     here = Person(answer)
-    face = make_face(Policy.ASK, here)
+    face = screen_face(make_face, Policy.ASK, here)
     accepts = AcceptsEverything()
     async with Client(face.server, mode="legacy", elicitation_callback=accepts) as mcp:
         shot = await mcp.call_tool("screenshot", {})
@@ -115,9 +96,8 @@ async def test_ask_asks_once_for_a_runs_screenshots_showing_the_last(
     make_face: MakeFace,
 ) -> None:
     here = Person(ApprovalDecision.DENY)
-    face = make_face(Policy.ASK, here)
+    face = screen_face(make_face, Policy.ASK, here)
     run_id = await a_run_with_a_screenshot(face)
-    face.agent.permissions.set_policy("screen_snapshot", Policy.ASK)
     async with Client(face.server, mode="legacy") as mcp:
         shots = await mcp.call_tool("get_run", {"run_id": run_id, "screenshots": True})
         here.answer = ApprovalDecision.ONCE
