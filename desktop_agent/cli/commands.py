@@ -370,7 +370,23 @@ async def _model_checks(settings: Settings, check: Check | None = None) -> list[
             'set vision = "yes" in settings.toml or pass --vision yes if the model can see',
         ),
         await _grounding_check(settings, profile.grounding, check),
+        *([await _key_check(settings)] if backend.chat is None else []),
     ]
+
+
+async def _key_check(settings: Settings) -> Any:
+    """A model's own API (a cloud provider's computer tool) needs its key: checked with the
+    cheapest request there is (GET /models), as the run would send it."""
+    import asyncio
+
+    from desktop_agent.desktop.doctor import DoctorItem
+    from desktop_agent.planner.capabilities import key_check
+    from desktop_agent.settings import api_key_for
+
+    key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
+    problem = await key_check(settings.base_url, key)
+    fix = "set the API key in Settings (kept in the keyring) or in the OPENAI_API_KEY variable"
+    return DoctorItem("api key", not problem, problem or "accepted (GET /models)", fix)
 
 
 async def _grounding_check(settings: Settings, profile_default: str, check: Check) -> Any:

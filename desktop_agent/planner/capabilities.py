@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from desktop_agent.core.errors import ModelNotListed, ModelUnreachable
+from desktop_agent.core.text import one_line
 
 if TYPE_CHECKING:
     import aiohttp
@@ -88,6 +89,31 @@ def server_root(base_url: str) -> str:
 
 def name_suggests_vision(model: str) -> bool:
     return _VISION_NAME.search(model) is not None
+
+
+async def key_check(base_url: str, api_key: str | None, timeout_s: float = 5) -> str:
+    """ "" when the server at `base_url` takes `api_key` (GET /models, the cheapest request of
+    an OpenAI-style API: no tokens), else why not, in one line."""
+    import aiohttp
+
+    if not api_key:
+        return f"no API key is set for {base_url}"
+    url = f"{base_url.rstrip('/')}/models"
+    try:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(
+                url, headers=_headers(api_key), timeout=aiohttp.ClientTimeout(total=timeout_s)
+            ) as response,
+        ):
+            status = response.status
+    except (TimeoutError, aiohttp.ClientError) as error:
+        return f"the key could not be checked at {url}: {one_line(error) or type(error).__name__}"
+    if status in (401, 403):
+        return f"{base_url} refused the API key ({status})"
+    if status >= 400:
+        return f"{base_url} answered {status} to GET /models with the key"
+    return ""
 
 
 def _headers(api_key: str | None) -> dict[str, str]:

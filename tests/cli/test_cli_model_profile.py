@@ -69,3 +69,41 @@ async def test_doctor_names_the_computer_tool_an_openai_computer_model_gets() ->
     ) in profile.detail
     # the model check's request reached the server (GET /v1/models: the cheap one)
     assert ("GET", "/v1/models") in [(method, path) for method, path, _ in server.heard]
+
+
+@pytest.mark.parametrize(
+    ("key", "ok", "detail"),
+    [
+        ("sk-good", True, "accepted (GET /models)"),
+        ("sk-bad", False, "refused the API key (401)"),
+        (None, False, "no API key is set for"),
+    ],
+)
+async def test_doctor_checks_the_key_an_openai_computer_model_needs(
+    monkeypatch: pytest.MonkeyPatch, key: str | None, ok: bool, detail: str
+) -> None:
+    from desktop_agent.cli.commands import _model_checks
+    from desktop_agent.settings import Settings
+    from tests.support.responses_server import ResponsesServer
+
+    if key is None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+    async with ResponsesServer(api_keys=("sk-good",)) as server:
+        settings = Settings(base_url=server.base_url, model="computer-use-preview")
+        items = await _model_checks(settings)
+    checked = next(item for item in items if item.name == "api key")
+    assert checked.ok is ok
+    assert detail in checked.detail
+    # a chat model's doctor asks nothing of its key: a local server needs none
+    assert "api key" not in [i.name for i in await _chat_items()]
+
+
+async def _chat_items() -> list:
+    from desktop_agent.cli.commands import _model_checks
+    from desktop_agent.settings import Settings
+    from tests.support.model_server import ModelServer
+
+    async with ModelServer() as server:
+        return await _model_checks(Settings(base_url=server.base_url, model="qwen2.5vl"))

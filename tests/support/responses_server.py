@@ -139,6 +139,28 @@ class ResponsesServer(ModelServer):
     #: every answer sent, as sent (a test validates them against the SDK's types)
     answers: list[dict[str, Any]] = field(default_factory=list, init=False)
 
+    #: the keys the server takes: another gets OpenAI's 401 (None: any key, or none)
+    api_keys: Sequence[str] | None = None
+
+    def _refused(self, request: web.Request) -> web.Response | None:
+        """OpenAI's answer to a wrong key: 401, code invalid_api_key."""
+        given = (request.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if self.api_keys is None or given in self.api_keys:
+            return None
+        return web.json_response(
+            {
+                "error": {
+                    "message": "Incorrect API key provided.",
+                    "type": "invalid_request_error",
+                    "code": "invalid_api_key",
+                }
+            },
+            status=401,
+        )
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return self._refused(request) or await super()._models(request)
+
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/responses", self._responses)
 
@@ -146,6 +168,8 @@ class ResponsesServer(ModelServer):
         body = await request.json()
         self.authorizations.append(request.headers.get("Authorization"))
         await self._record(body)
+        if refused := self._refused(request):
+            return refused
         item = self.next_item(body)
         if item is None:
             return _error(500, "script exhausted")
