@@ -17,11 +17,14 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import ValidationError
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from desktop_agent.api.schemas import AskApproval
 from desktop_agent.core.models import ApprovalDecision
+from desktop_agent.core.text import one_line
+from desktop_agent.core.tools import describe_validation_error
 from desktop_agent.ui.approval import ApprovalDialog, Clock
 
 #: the app's X11 WM_CLASS and name: the gate knows its windows as the app's own (never a
@@ -50,9 +53,10 @@ def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
         app.setApplicationName(APP_NAME)
         app.setDesktopFileName(APP_NAME)
         dialog = build_dialog(dialog_message)
+    except ValidationError as error:
+        return _refused(describe_validation_error(error))
     except (ValueError, KeyError, TypeError, AttributeError) as error:
-        print(f"desktop-agent: not an approval question: {error}", file=sys.stderr)
-        return 3
+        return _refused(one_line(error))
 
     def on_decided(decision: object) -> None:
         if isinstance(decision, ApprovalDecision):
@@ -66,3 +70,8 @@ def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
     dialog.activateWindow()
     app.exec()
     return 0
+
+
+def _refused(why: str) -> int:
+    print(f"desktop-agent: not an approval question: {one_line(why)}", file=sys.stderr)
+    return 3

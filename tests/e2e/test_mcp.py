@@ -188,6 +188,10 @@ def answer_the_dialog_once(xsession: XSession) -> None:
         what="the approval dialog",
     )[0]
 
+    # the app's own window (WM_CLASS desktop-agent): the gate never lets input land on it
+    wm_class = _xdotool_out(xsession, ["xprop", "-id", window, "WM_CLASS"])
+    assert '"desktop-agent"' in wm_class, wm_class
+
     def answered() -> bool:
         xsession.xdotool("windowactivate", "--sync", window, check=False)
         xsession.xdotool("key", "--window", window, "alt+o", check=False)
