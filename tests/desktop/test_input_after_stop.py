@@ -289,3 +289,29 @@ async def test_a_button_the_model_held_is_let_go_when_the_run_is_stopped(
     assert held == X.Button1Mask  # the left button stayed down while the model thought
     assert recorder.buttons_held() == 0
     assert h.stored(run.id).status is RunStatus.STOPPED
+
+
+async def test_a_drag_with_shift_held_stopped_half_way_lets_the_key_and_the_button_go(
+    recorder: InputRecorder,
+    screen: Observation,
+    executor: DesktopExecutor,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # OpenAI's drag with keys held: the key went down first, so it must come up last
+    monkeypatch.setattr(executor_module, "DRAG_STEP_S", 0.5)
+    cancelled = threading.Event()
+    dragging = asyncio.ensure_future(
+        act(
+            executor, "drag", screen, cancelled,
+            x=400, y=300, to_x=900, to_y=700, via=[[600, 300]], hold=["shift"],
+        )
+    )  # fmt: skip
+    await stop_after(recorder, "button_press", 1, cancelled)
+    with pytest.raises(StopRequested, match="stopped during drag"):
+        await dragging
+
+    assert presses(recorder.after_mark()) == []
+    assert recorder.buttons_held() == 0
+    assert recorder.keys_held() == []
+    kinds = [e.kind for e in recorder.sync() if e.kind != "mark"]
+    assert kinds == ["key_press", "button_press", "button_release", "key_release"]
