@@ -20,6 +20,10 @@ VisionSetting = Literal["auto", "yes", "no"]
 PROBE_TIMEOUT_S = 5.0
 #: a capability answer (a model list, Ollama's /api/show) is KBs; bigger is not one
 MAX_PROBE_BYTES = 4 * 1024 * 1024
+#: a body up to this size is parsed on the loop (~1 ms); a bigger one on a thread (~10 ms for
+#: 256 KB of small objects), in turns of PARSE_TURN objects (`_parse_in_turns`)
+PARSE_ON_LOOP_BYTES = 32 * 1024
+PARSE_TURN = 64
 
 #: names of models known to take images (matched anywhere in the name, case-insensitive)
 VISION_NAME_PATTERNS: tuple[str, ...] = (
@@ -157,10 +161,38 @@ async def json_of_ok(response: aiohttp.ClientResponse) -> Any:
     if response.status != 200:
         return None
     body = await read_capped(response, MAX_PROBE_BYTES)
+    return None if body is None else await parse_json(body)
+
+
+async def parse_json(body: bytes) -> Any:
+    """`body` as JSON, parsed off the loop when it is not small (a model list of a few MB
+    takes tens of ms; the loop delivers the stop); ValueError when it is not JSON, or nests
+    too deep for the parser (its RecursionError would pass every `except ValueError`)."""
+    import asyncio
+
     try:
-        return None if body is None else json.loads(body)
+        if len(body) <= PARSE_ON_LOOP_BYTES:
+            return json.loads(body)
+        return await asyncio.to_thread(_parse_in_turns, body)
     except RecursionError:
         raise ValueError("JSON nested too deep") from None
+
+
+def _parse_in_turns(body: bytes) -> Any:
+    """json.loads, letting the GIL go every PARSE_TURN objects: the C scanner holds it from
+    one Python call to the next, and the loop waits for it to deliver a stop."""
+    import time
+
+    parsed = 0
+
+    def turn(value: dict[str, Any]) -> dict[str, Any]:
+        nonlocal parsed
+        parsed += 1
+        if parsed % PARSE_TURN == 0:
+            time.sleep(0)  # gives the GIL to a thread that waits for it
+        return value
+
+    return json.loads(body, object_hook=turn)
 
 
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:

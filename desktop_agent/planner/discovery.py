@@ -13,18 +13,18 @@ the connection but not the question is given up at the deadline.
 
 Any local process may answer on a probed port, so an answer is held to what a model server
 says, and nothing in it may stall the loop that also delivers the stop (DESIGN §7): a body
-of at most MAX_BODY_BYTES, parsed off the loop when it is not small (`_parse`); at most
-MAX_MODELS models per server (the first listed, judged in turns); a name of at most
-MAX_NAME_CHARS with no control, bidi or blank-looking character (`core.text.visible`: any
-other is not a name a person could tell apart, or pick); at most MAX_SHOWS `/api/show`
-questions, SHOW_CONCURRENCY at a time (the models beyond are judged by their name).
+of at most MAX_BODY_BYTES, parsed off the loop when it is not small
+(`capabilities.parse_json`); at most MAX_MODELS models per server (the first listed, judged
+in turns); a name of at most MAX_NAME_CHARS with no control, bidi or blank-looking character
+(`core.text.visible`: any other is not a name a person could tell apart, or pick); at most
+MAX_SHOWS `/api/show` questions, SHOW_CONCURRENCY at a time (the models beyond are judged
+by their name).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,6 +44,7 @@ from desktop_agent.planner.capabilities import (
     lmstudio_verdict,
     name_suggests_vision,
     ollama_verdict,
+    parse_json,
     read_capped,
 )
 from desktop_agent.planner.profiles import resolve_profile
@@ -68,11 +69,7 @@ SHOW_CONCURRENCY = 4
 #: an answer of discovery: Ollama's list of MAX_MODELS models with their details is ~100 KB;
 #: a bigger one is no answer (a list of 60,000 names is ~900 KB)
 MAX_BODY_BYTES = 256 * 1024
-#: a body up to this size is parsed on the loop (~1 ms); a bigger one on a thread (~10 ms
-#: for MAX_BODY_BYTES), in turns (`_parse_yielding`)
-PARSE_ON_LOOP_BYTES = 32 * 1024
-#: objects parsed, and models judged, between two chances for the loop to deliver a stop
-PARSE_TURN = 64
+#: models judged between two chances for the loop to deliver a stop
 JUDGE_TURN = 16
 
 
@@ -205,32 +202,10 @@ class _Asker:
                 if response.status != 200:
                     return None
                 read = await read_capped(response, MAX_BODY_BYTES)
-            return None if read is None else await _parse(read)
-        except (aiohttp.ClientError, TimeoutError, ValueError, RecursionError) as error:
+            return None if read is None else await parse_json(read)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
             log.debug("probe %s %s: %s", method, url, type(error).__name__)
             return None
-
-
-async def _parse(body: bytes) -> Any:
-    """`body` as JSON; ValueError when it is not, RecursionError when it nests too deep."""
-    if len(body) <= PARSE_ON_LOOP_BYTES:
-        return json.loads(body)
-    return await asyncio.to_thread(_parse_yielding, body)
-
-
-def _parse_yielding(body: bytes) -> Any:
-    """json.loads, letting the GIL go every PARSE_TURN objects: the C scanner holds it from
-    one Python call to the next, and the loop waits for it to deliver a stop."""
-    parsed = 0
-
-    def turn(value: dict[str, Any]) -> dict[str, Any]:
-        nonlocal parsed
-        parsed += 1
-        if parsed % PARSE_TURN == 0:
-            time.sleep(0)  # gives the GIL to a thread that waits for it
-        return value
-
-    return json.loads(body, object_hook=turn)
 
 
 async def _judged(models: Iterator[FoundModel | None]) -> tuple[FoundModel, ...]:

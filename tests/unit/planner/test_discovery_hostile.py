@@ -154,27 +154,45 @@ async def test_names_with_control_characters_or_too_long_are_not_listed(
     assert [m.name for m in found.servers[0].models] == ["mistral-7b-instruct"]
 
 
-async def test_a_big_list_is_parsed_off_the_loop(
-    honest: ModelServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A list bigger than PARSE_ON_LOOP_BYTES is parsed on another thread than the loop's."""
+@pytest.fixture
+def parsed_on(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads JSON answers are parsed on, from now on."""
     import threading
 
-    parsed_on: list[str] = []
+    threads: list[str] = []
     real = json.JSONDecoder.decode
 
     def decode(self: json.JSONDecoder, text: str, *args: Any) -> Any:
-        parsed_on.append(threading.current_thread().name)
+        threads.append(threading.current_thread().name)
         return real(self, text, *args)
 
     monkeypatch.setattr(json.JSONDecoder, "decode", decode)
+    return threads
+
+
+async def test_a_big_list_is_parsed_off_the_loop(honest: ModelServer, parsed_on: list[str]) -> None:
+    """A list bigger than PARSE_ON_LOOP_BYTES is parsed on another thread than the loop's."""
+    import threading
+
     names = [f"model-{index:05d}" for index in range(2_000)]  # ~130 KB
     with serve_in_thread(Hostile(models=names)) as hostile:
         found, _ = await look(hostile, honest)
     assert len(found.servers[0].models) == discovery.MAX_MODELS
     loop_thread = threading.current_thread().name
-    big = [name for name in parsed_on if name != loop_thread]
-    assert big, f"every answer was parsed on the loop's thread: {parsed_on}"
+    assert any(name != loop_thread for name in parsed_on), parsed_on
+
+
+async def test_the_model_check_parses_a_big_list_off_the_loop(parsed_on: list[str]) -> None:
+    """The configured server's /v1/models (a hosted one lists hundreds of models)."""
+    import threading
+
+    from desktop_agent.planner import check_reachable
+
+    names = [f"model-{index:05d}" for index in range(20_000)]  # ~1.3 MB
+    with serve_in_thread(Hostile(models=names)) as server:
+        listed = await check_reachable(server.base_url, None)
+    assert listed == names
+    assert parsed_on and threading.current_thread().name not in parsed_on
 
 
 async def test_the_model_check_takes_deeply_nested_json_for_no_list() -> None:
