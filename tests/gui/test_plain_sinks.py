@@ -4,6 +4,7 @@ server name, an error, the hotkey's problem) shows it as text: `<img src>`, `<a 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import Qt as QtGui
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QLabel, QToolTip
+from PySide6.QtWidgets import QLabel, QLineEdit, QToolTip
 
 from desktop_agent.core.events import RunStarted, StartRefused
 from desktop_agent.core.model_servers import Discovery, FoundModel, FoundServer
@@ -213,3 +214,40 @@ def test_a_typed_text_offered_as_a_parameter_shows_its_ampersands(qtbot: Any) ->
     qtbot.addWidget(dialog)
     box, _ = dialog.param_boxes[1]
     assert re.sub("&(.)", r"\1", box.text()) == f"turn 1: {raw}"  # Qt's mnemonic rule
+
+
+def test_the_settings_dialog_shows_a_servers_answer_and_a_bad_value_as_typed(
+    qtbot: Any, qloop: Any, fifo: FifoWatch
+) -> None:
+    """Test connection's line quotes what the server said; a field's error quotes its value."""
+    from desktop_agent.settings import Settings
+    from desktop_agent.ui.settings_dialog import SettingsDialog
+    from tests.gui.fake_agent import until
+
+    shown: list[tuple[str, str]] = []
+    for raw in hostile(fifo):
+
+        async def answer(settings: Settings, raw: str = raw) -> str:
+            return raw
+
+        dialog = SettingsDialog(None, Settings(), test_connection=answer)
+        qtbot.addWidget(dialog)
+        base_url = dialog.fields["base_url"]
+        assert isinstance(base_url, QLineEdit)
+        base_url.setText(raw)
+        dialog.validate()  # its error quotes the value
+        errors = [(shown_label(label), label.text()) for label in dialog.errors.values()]
+        shown += [pair for pair in errors if raw in pair[1]]
+        base_url.setText("http://127.0.0.1:1/v1")
+        dialog.validate()
+
+        async def tested(dialog: SettingsDialog = dialog) -> None:
+            dialog.test_button.click()  # on the loop, as the app's click is
+            await until(lambda: dialog.test_result.text() != "Testing…")
+
+        qloop.run_until_complete(asyncio.wait_for(tested(), 10))
+        quoting = [label for label in dialog.findChildren(QLabel) if raw in label.text()]
+        assert dialog.test_result in quoting
+        shown += [(shown_label(label), label.text()) for label in quoting]
+    assert fifo.close() == 0, "an <img src> was loaded"
+    assert [text for text, _ in shown] == [raw for _, raw in shown]
