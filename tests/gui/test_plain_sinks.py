@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +22,13 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QToolTip
 
 from desktop_agent.core.events import RunStarted, StartRefused
 from desktop_agent.core.model_servers import Discovery, FoundModel, FoundServer
-from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StepView
+from desktop_agent.core.models import RunStatus
 from desktop_agent.core.routine import Routine
 from desktop_agent.ui.model_servers import ModelServersDialog
 from desktop_agent.ui.routines import RoutinesPanel
 from desktop_agent.ui.task_panel import TaskPanel
 from tests.gui.test_history_and_keys import run_view
+from tests.gui.test_screen_text_labels import action
 
 pytestmark = [pytest.mark.gui]
 
@@ -200,16 +201,7 @@ def test_a_typed_text_offered_as_a_parameter_shows_its_ampersands(qtbot: Any) ->
     from desktop_agent.ui.save_routine import SaveRoutineDialog
 
     raw = "Tom && Jerry & <b>&Allow</b>"
-    step = StepView(
-        run_id="r1",
-        seq=2,
-        index=1,
-        kind=StepKind.ACTION,
-        status=StepStatus.OK,
-        started_at=datetime(2026, 5, 1, tzinfo=UTC),
-        tool="type_text",
-        args={"text": raw},
-    )
+    step = replace(action(args={"text": raw}), tool="type_text")
     dialog = SaveRoutineDialog(None, "r1", [step])
     qtbot.addWidget(dialog)
     box, _ = dialog.param_boxes[1]
