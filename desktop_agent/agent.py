@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,15 +230,18 @@ class Agent:
                 read_timeout_s=settings.read_timeout_s,
                 profile=settings.grounder_profile,
             )
-        from desktop_agent.planner.backends import make_planner
+        from desktop_agent.planner.backends import backend_named, make_planner
+        from desktop_agent.planner.profiles import resolve_profile
 
+        profile = settings.model_profile if own_model else "auto"
+        backend = backend_named(resolve_profile(run.model, profile, base_url=run.base_url).backend)
         # the profile's backend makes it (a chat format → OpenAIPlanner; a native API its own)
         return make_planner(
             base_url=run.base_url,
             model=run.model,
-            api_key=await self.api_key_for(run.base_url),
+            api_key=await self.api_key_for(run.base_url, backend.own_key),
             read_timeout_s=settings.read_timeout_s,
-            profile=settings.model_profile if own_model else "auto",
+            profile=profile,
             coordinates=settings.model_coordinates if own_model else "auto",
             grounding=settings.grounding,
             grounder=grounder,
@@ -245,13 +249,16 @@ class Agent:
             native={"store": settings.openai_store},
         )
 
-    async def api_key_for(self, base_url: str) -> str | None:
+    async def api_key_for(
+        self, base_url: str, own: tuple[str, str, str] | None = None
+    ) -> str | None:
         """The API key that may go to `base_url` (settings.api_key_for: the keyring's only to
-        the saved server, never over plain http afar); read off the loop's thread (the
-        keyring: D-Bus, maybe a prompt)."""
-        from desktop_agent.settings import api_key_for
+        the saved server, never over plain http afar; `own`, a backend's provider key, first);
+        read off the loop's thread (the keyring: D-Bus, maybe a prompt)."""
+        from desktop_agent.settings import ProviderKey, api_key_for
 
-        return await asyncio.to_thread(api_key_for, base_url, self.settings)
+        key = ProviderKey(*own) if own else None
+        return await asyncio.to_thread(api_key_for, base_url, self.settings, os.environ, key)
 
     async def ensure_model(
         self, base_url: str, model: str, vision: VisionSetting | None = None

@@ -94,6 +94,14 @@ PRESETS: dict[str, Preset] = {
         "key. Screenshots leave this computer.",
         "computer-use-preview",
     ),
+    "anthropic-computer": Preset(
+        "Anthropic computer use",
+        "https://api.anthropic.com",
+        "Claude's computer use on the Messages API (profile anthropic-computer); needs an "
+        "Anthropic API key (the key field, the keyring entry 'anthropic' or "
+        "$ANTHROPIC_API_KEY). Screenshots leave this computer.",
+        "claude-sonnet-4-6",
+    ),
     "openrouter": Preset(
         "OpenRouter",
         "https://openrouter.ai/api/v1",
@@ -477,7 +485,22 @@ def save_settings(settings: Settings, path: str | Path | None = None) -> Path:
 # ── the API key ──────────────────────────────────────────────────────────────
 
 
-def api_key_for(url: str, settings: Settings, env: Mapping[str, str] = os.environ) -> str | None:
+@dataclass(frozen=True, slots=True)
+class ProviderKey:
+    """A provider's own key (a backend's: Anthropic's): its keyring entry of service
+    desktop-agent, its environment variable and the provider's own API, where it may go."""
+
+    entry: str
+    env: str
+    home: str
+
+
+def api_key_for(
+    url: str,
+    settings: Settings,
+    env: Mapping[str, str] = os.environ,
+    own: ProviderKey | None = None,
+) -> str | None:
     """The API key that may go to the model server at `url`, or None: the one rule every
     path that talks to a model server follows (runs, API tasks, doctor, calibration, the
     vision checks, the settings dialog's Test connection).
@@ -490,12 +513,21 @@ def api_key_for(url: str, settings: Settings, env: Mapping[str, str] = os.enviro
     - The server this process was told to use (`settings.base_url`, however it was set) gets
       the key from $api_key_env (`--api-key-env`): the user named both for it.
     - Any other URL (an API task naming its own server) gets no key.
+    - `own`, a provider's own key, is tried first by the same rule (its keyring entry, else
+      its variable), its API (`own.home`) counting as a server it was saved for.
 
     Blocking (the keyring, maybe over D-Bus, and the settings file): call it off the GUI
     thread and off the event loop.
     """
     if not private_transport(url):
         return None
+    if own is not None:
+        if _same_server(url, own.home) or _same_server(url, saved_base_url(env)):
+            key = stored_api_key(settings, own.entry) or env.get(own.env)
+        else:
+            key = env.get(own.env) if _same_server(url, settings.base_url) else None
+        if key:
+            return key
     if _same_server(url, saved_base_url(env)):
         return stored_api_key(settings) or env.get(settings.api_key_env) or None
     if _same_server(url, settings.base_url):
@@ -535,15 +567,16 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def stored_api_key(settings: Settings) -> str | None:
-    """The key in the OS keyring (service desktop-agent); None without one or a keyring."""
+def stored_api_key(settings: Settings, entry: str = KEYRING_USER) -> str | None:
+    """The key in the OS keyring (service desktop-agent, `entry`); None without one or a
+    keyring."""
     from desktop_agent.os_keyring import os_keyring
 
     keyring = os_keyring()  # imports keyring
     from keyring.errors import KeyringError
 
     try:
-        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
+        return keyring.get_password(KEYRING_SERVICE, entry) or None
     except KeyringError as error:
         log.info(
             "no usable keyring (%s); the API key comes from $%s",

@@ -352,7 +352,9 @@ async def _model_checks(settings: Settings, check: Check | None = None) -> list[
     from desktop_agent.planner.backends import backend_named
     from desktop_agent.planner.profiles import resolve_profile
 
-    profile = resolve_profile(settings.model, settings.model_profile, settings.model_coordinates)
+    profile = resolve_profile(
+        settings.model, settings.model_profile, settings.model_coordinates, settings.base_url
+    )
     backend = backend_named(profile.backend)
     return [
         DoctorItem("model", True, f"{settings.model} at {settings.base_url}", ""),
@@ -360,7 +362,8 @@ async def _model_checks(settings: Settings, check: Check | None = None) -> list[
             "profile",
             True,
             f"{profile.name} ({settings.model_profile}): {profile.note}; coordinates "
-            f"{profile.coordinates}; backend {backend.name}: {backend.protocol}",
+            f"{profile.coordinates}; backend {backend.name}: "
+            f"{backend.protocol_for(settings.model)}",
             "",
         ),
         DoctorItem(

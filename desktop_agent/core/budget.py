@@ -40,6 +40,13 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "o3*": (2.00, 8.00),
     # OpenAI's computer-use model (the Responses API's computer tool)
     "computer-use-preview*": (3.00, 12.00),
+    # Anthropic (computer use on the Messages API); cached input is priced as input here
+    "claude-opus-4-5*": (5.00, 25.00),
+    "claude-opus-4-6*": (5.00, 25.00),
+    "claude-opus-4*": (15.00, 75.00),
+    "claude-sonnet-4*": (3.00, 15.00),
+    "claude-3-7-sonnet*": (3.00, 15.00),
+    "claude-haiku-4*": (1.00, 5.00),
 }
 
 

@@ -592,6 +592,11 @@ class _TaskLoop:
             steps=tuple(self.steps[:-1]),
             observation=observation,
             acknowledged=frozenset(self._acknowledged),
+            region=(
+                functools.partial(deps.observer.region, observation)
+                if isinstance(deps.observer, RegionSource)
+                else None
+            ),
             tools=tuple(
                 spec
                 for spec in deps.registry.specs()

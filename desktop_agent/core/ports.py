@@ -37,6 +37,10 @@ class DecideRequest:
     #: the ids of the safety checks the person allowed in this run (the only ones a planner
     #: may acknowledge to its provider)
     acknowledged: frozenset[str] = frozenset()
+    #: the screen inside a box (left, top, width, height) of `observation`'s screenshot
+    #: pixels, captured anew at the screen's own resolution (a model's zoom); None when the
+    #: observer cannot (RegionSource)
+    region: Callable[[tuple[int, int, int, int]], Awaitable[bytes]] | None = None
 
 
 @runtime_checkable

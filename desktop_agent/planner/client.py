@@ -376,7 +376,7 @@ class OpenAIPlanner:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
-        self.profile = resolve_profile(model, profile, coordinates)
+        self.profile = resolve_profile(model, profile, coordinates, base_url)
         #: the prompt and answer grammar this model is spoken to in (its profile's backend)
         self.format = self._chat_format()
         self._api_key = api_key

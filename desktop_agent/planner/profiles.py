@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Literal
+from urllib.parse import urlsplit
 
 from desktop_agent.core.errors import ConfigError, PlannerError
 from desktop_agent.core.models import Decision
@@ -75,6 +76,11 @@ class ModelProfile:
     backend: str = "chat_json"
     #: the image budget: a bigger screenshot is scaled down to this many pixels before sending
     max_image_pixels: int | None = None
+    #: and so that its longer side is at most this many pixels
+    max_image_side: int | None = None
+    #: "auto" picks this profile only for a base URL on one of these hosts (a model's own
+    #: API: `claude-*` elsewhere, e.g. behind OpenRouter, speaks chat completions)
+    hosts: tuple[str, ...] = ()
     max_output_tokens: int = 1024
     #: the grounding this family gets when the settings say "auto"
     grounding: GroundingMode = "zoom"
@@ -83,6 +89,12 @@ class ModelProfile:
     #: the zoom crop's width as a fraction of the screenshot's (its height keeps the aspect)
     zoom_fraction: float = 0.25
     note: str = ""
+
+    def serves(self, base_url: str | None) -> bool:
+        """Whether "auto" may pick this profile for a server at `base_url` (None: unknown)."""
+        if not self.hosts:
+            return True
+        return base_url is not None and (urlsplit(base_url).hostname or "") in self.hosts
 
     def matches(self, model: str) -> bool:
         name = model.strip().lower()
@@ -118,6 +130,18 @@ PROFILES: tuple[ModelProfile, ...] = (
         note="OpenAI reasoning models: no temperature, max_completion_tokens",
     ),
     ModelProfile("openai", ("gpt-4o*", "gpt-4.1*", "chatgpt-4o*"), note="OpenAI GPT-4o/4.1"),
+    ModelProfile(
+        "anthropic-computer",
+        ("claude-*",),
+        backend="anthropic_computer",
+        grounding="off",
+        # Anthropic's image size rule: the longer side at most 1568 px, about 1.15 MP in all
+        max_image_pixels=1_150_000,
+        max_image_side=1568,
+        max_output_tokens=4096,
+        hosts=("api.anthropic.com",),
+        note="Anthropic's computer use on the Messages API: its own actions, image pixels",
+    ),
     ModelProfile(
         "openai-computer",
         ("computer-use-preview*",),
@@ -229,12 +253,19 @@ def profile_named(name: str) -> ModelProfile:
     )
 
 
-def resolve_profile(model: str, name: str = AUTO, coordinates: str = AUTO) -> ModelProfile:
-    """The profile `name`, or the first whose pattern matches `model` when "auto".
+def resolve_profile(
+    model: str, name: str = AUTO, coordinates: str = AUTO, base_url: str | None = None
+) -> ModelProfile:
+    """The profile `name`, or the first whose pattern matches `model` (and that serves
+    `base_url`: a model's own API) when "auto".
 
     `coordinates` (a calibration's finding) overrides the profile's coordinate space.
     """
-    profile = next(p for p in PROFILES if p.matches(model)) if name == AUTO else profile_named(name)
+    profile = (
+        next(p for p in PROFILES if p.matches(model) and p.serves(base_url))
+        if name == AUTO
+        else profile_named(name)
+    )
     if coordinates == AUTO or coordinates == profile.coordinates:
         return profile
     if coordinates not in COORDINATE_SPACES:
@@ -248,10 +279,11 @@ def resolve_profile(model: str, name: str = AUTO, coordinates: str = AUTO) -> Mo
 
 def sent_size(profile: ModelProfile, width: int, height: int) -> tuple[int, int]:
     """The size of the image the model is sent for a width × height screenshot."""
-    budget = profile.max_image_pixels
-    if budget is None or width * height <= budget:
+    budget = profile.max_image_pixels or width * height
+    side = profile.max_image_side or max(width, height)
+    if width * height <= budget and max(width, height) <= side:
         return width, height
-    factor = math.sqrt(budget / (width * height))
+    factor = min(math.sqrt(budget / (width * height)), side / max(width, height))
     # the epsilon keeps 720·0.7 at 504, not 503.99999…
     return max(1, math.floor(width * factor + 1e-6)), max(1, math.floor(height * factor + 1e-6))
 

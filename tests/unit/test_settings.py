@@ -139,7 +139,7 @@ def test_a_failed_save_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mo
         (
             'provider = "acme"',
             "provider: unknown provider 'acme' (one of: ollama, lmstudio, vllm, llamacpp, "
-            "openai, openai-computer, openrouter, custom)",
+            "openai, openai-computer, anthropic-computer, openrouter, custom)",
         ),
         ('api_key_env = "MY KEY"', "api_key_env: not an environment variable name: 'MY KEY'"),
         (

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -60,8 +60,19 @@ class Backend:
     #: module:attribute of the Planner class of a native API (built with the planner's
     #: options); "" for a chat format (OpenAIPlanner)
     planner_class: str = ""
+    #: the provider's own key: (keyring entry of service desktop-agent, environment
+    #: variable, the provider's API where it goes) — tried before the general key
+    own_key: tuple[str, str, str] | None = None
+    #: the tool version a model gets, when it depends on the model (`doctor` prints it)
+    tool_of: Callable[[str], str] | None = None
     #: the settings of its own API its planner takes (e.g. OpenAI's `store`), by name
     native_options: tuple[str, ...] = ()
+
+    def protocol_for(self, model: str) -> str:
+        """What `doctor` prints: the protocol, and the tool version `model` gets."""
+        if self.tool_of is None:
+            return self.protocol
+        return f"{self.protocol}; {model} gets {self.tool_of(model)}"
 
     def planner(self, native: Mapping[str, Any] | None = None, **options: Any) -> Planner:
         """The run's Planner for this backend: `options` as OpenAIPlanner takes them, and of
@@ -108,5 +119,7 @@ def make_planner(
     profile's backend (`native`: the backends' own settings, each takes those it names)."""
     from desktop_agent.planner.profiles import resolve_profile
 
-    backend = backend_named(resolve_profile(model, profile).backend)
+    backend = backend_named(
+        resolve_profile(model, profile, base_url=options.get("base_url")).backend
+    )
     return backend.planner(native, model=model, profile=profile, **options)

@@ -17,6 +17,7 @@ from desktop_agent.planner.profiles import PROFILES
 PROFILE_BACKENDS = {
     "openai-reasoning": "chat_json",
     "openai": "chat_json",
+    "anthropic-computer": "anthropic_computer",
     "openai-computer": "openai_computer",
     "ui-tars-1.5": "ui_tars",
     "ui-tars": "ui_tars",
@@ -61,7 +62,9 @@ def test_every_backend_module_holds_its_backend() -> None:
 
 
 def test_an_unknown_backend_is_a_one_line_config_error() -> None:
-    with pytest.raises(ConfigError, match=r"^unknown backend 'nope' \(one of: chat_json, ") as err:
+    with pytest.raises(
+        ConfigError, match=r"^unknown backend 'nope' \(one of: anthropic_computer, chat_json, "
+    ) as err:
         backend_named("nope")
     assert "\n" not in str(err.value)
 
