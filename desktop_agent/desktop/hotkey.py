@@ -413,12 +413,20 @@ class _RegisteredHotkey:
         self._thread_id = int(kernel32.GetCurrentThreadId())
         if not user32.RegisterHotKey(None, HOTKEY_ID, modifiers, vk):
             error = int(kernel32.GetLastError())
-            self._problem = (
-                f"the stop hotkey {combo} is taken by another program; choose another "
-                "combination in the settings"
-                if error == ERROR_HOTKEY_ALREADY_REGISTERED
-                else f"cannot register the stop hotkey {combo} (Windows error {error})"
-            )
+            if error == ERROR_HOTKEY_ALREADY_REGISTERED and modifiers & MOD_WIN:
+                # "Keyboard shortcuts that involve the WINDOWS key are reserved for use by the
+                # operating system" (RegisterHotKey, Remarks): the same error 1409, no program
+                self._problem = (
+                    f"the stop hotkey {combo} is reserved by Windows (its shortcuts with the "
+                    "Windows key); choose a combination without win in the settings"
+                )
+            elif error == ERROR_HOTKEY_ALREADY_REGISTERED:
+                self._problem = (
+                    f"the stop hotkey {combo} is taken by another program; choose another "
+                    "combination in the settings"
+                )
+            else:
+                self._problem = f"cannot register the stop hotkey {combo} (Windows error {error})"
             self._ready.set()
             return
         self._ready.set()

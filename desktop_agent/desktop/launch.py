@@ -319,14 +319,20 @@ class WindowWatch:
 
 def is_console_program(path: str) -> bool:
     """Windows: whether `path` runs in a console (a .bat/.cmd, or a PE image whose optional
-    header says IMAGE_SUBSYSTEM_WINDOWS_CUI); False when it cannot be read."""
+    header says IMAGE_SUBSYSTEM_WINDOWS_CUI). One that cannot be read counts as a console
+    program: an App Execution Alias (winget, the Store's python, in WindowsApps) is a
+    reparse point only CreateProcess follows — reading it fails or gives nothing — and
+    started detached a console program behind it ends at once, while CREATE_NEW_CONSOLE
+    costs a GUI program nothing (a console is made for a console-subsystem image only)."""
     if Path(path).suffix.lower() in (".bat", ".cmd"):
         return True
     try:
         with open(path, "rb") as file:
             head = file.read(4096)
     except OSError:
-        return False
+        return True
+    if not head:
+        return True
     if head[:2] != b"MZ" or len(head) < 0x40:
         return False
     (pe,) = struct.unpack_from("<I", head, 0x3C)

@@ -6,11 +6,10 @@ import contextlib
 import functools
 import logging
 import os
-import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -103,9 +102,37 @@ def input_idle(process: int) -> bool:
     return bool(user32.WaitForInputIdle(ctypes.c_void_p(process), 0) == 0)
 
 
+#: PATHEXT when the environment has none (cmd's default)
+_PATHEXT = (".COM", ".EXE", ".BAT", ".CMD")
+
+
+def on_path(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """`name` (with each PATHEXT extension unless it has one) in the absolute folders on PATH,
+    in order; never in the current directory. shutil.which on Windows looks there first
+    ("The current directory takes precedence on Windows", Lib/shutil.py 3.11, whatever
+    `path` it is given): a notepad.bat planted in it would be started for `notepad`."""
+    source = os.environ if environ is None else environ
+    if os.path.dirname(name) or "/" in name:
+        return name if os.path.isfile(name) else None
+    listed = source.get("PATHEXT") or os.pathsep.join(_PATHEXT)
+    extensions = [ext for ext in listed.split(os.pathsep) if ext]  # ";" on Windows
+    has_one = any(name.lower().endswith(ext.lower()) for ext in extensions)
+    names = [name] if has_one else [name + ext for ext in extensions]
+    for folder in source.get("PATH", "").split(os.pathsep):
+        folder = folder.strip().strip('"')
+        if not folder or not os.path.isabs(folder):
+            continue  # "." or a relative entry: the current directory again
+        for candidate in names:
+            path = os.path.join(folder, candidate)
+            if os.path.isfile(path):
+                return path
+    return None
+
+
 def resolve_program(name: str) -> str | None:
-    """A program name as Windows' Run box finds it: PATH with PATHEXT, then App Paths."""
-    found = shutil.which(name)
+    """A program name as Windows' Run box finds it: PATH with PATHEXT (`on_path`, never the
+    current directory), then App Paths."""
+    found = on_path(name)
     if found:
         return found
     if sys.platform != "win32" or os.sep in name or "/" in name:

@@ -35,11 +35,28 @@ def parse_time(text: str) -> str:
     return f"{int(found.group(1)):02d}:{found.group(2)}"
 
 
+#: the Windows bundle's console twin of the windowed exe (packaging/desktop-agent.spec)
+CONSOLE_EXE = "desktop-agent-cli.exe"
+WINDOWED_EXE = "desktop-agent.exe"
+
+
 def command_line(name: str, data_dir: Path) -> list[str]:
-    """The program and arguments the scheduler starts."""
-    program = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m",
-                                                                       "desktop_agent"]  # fmt: skip
-    return [*program, "--data-dir", str(data_dir), "routine", "run", name, "--scheduled"]
+    """The program and arguments the scheduler starts. From the Windows bundle that is the
+    windowed exe even when the routine was scheduled from the console one: a task started
+    from desktop-agent-cli.exe flashes a console window over the user's desktop (the
+    windowed exe runs the sub-commands too, its output in the log)."""
+    if not getattr(sys, "frozen", False):
+        return [sys.executable, "-m", "desktop_agent", *_run_arguments(name, data_dir)]
+    program = sys.executable
+    if sys.platform == "win32" and Path(program).name.lower() == CONSOLE_EXE:
+        windowed = Path(program).with_name(WINDOWED_EXE)
+        if windowed.is_file():
+            program = str(windowed)
+    return [program, *_run_arguments(name, data_dir)]
+
+
+def _run_arguments(name: str, data_dir: Path) -> list[str]:
+    return ["--data-dir", str(data_dir), "routine", "run", name, "--scheduled"]
 
 
 # ── systemd (Linux) ──────────────────────────────────────────────────────────

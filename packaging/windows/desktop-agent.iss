@@ -59,8 +59,13 @@ Filename: "{app}\desktop-agent-cli.exe"; Parameters: "stop-all"; Flags: runhidde
 ; ... then end the app itself (the tray keeps it running with no window) and any `serve` or
 ; `run`, so no file of {app} is held open when the uninstaller removes it. Runs are already
 ; stored; the history (SQLite, WAL) survives a process that is ended.
-Filename: "{sys}\taskkill.exe"; Parameters: "/F /T /IM desktop-agent.exe"; Flags: runhidden; RunOnceId: "QuitApp"
-Filename: "{sys}\taskkill.exe"; Parameters: "/F /T /IM desktop-agent-cli.exe"; Flags: runhidden; RunOnceId: "QuitCli"
+; Without /T: the programs the agent launched are the user's, never ended (a tree kill would
+; end every one of them with the app).
+Filename: "{sys}\taskkill.exe"; Parameters: "/F /IM desktop-agent.exe"; Flags: runhidden; RunOnceId: "QuitApp"
+Filename: "{sys}\taskkill.exe"; Parameters: "/F /IM desktop-agent-cli.exe"; Flags: runhidden; RunOnceId: "QuitCli"
+; the routines' scheduled tasks (Task Scheduler folder \desktop-agent\, routines/schedule.py)
+; would go on starting a program that is gone
+Filename: "{sys}\WindowsPowerShell\v1.0\powershell.exe"; Parameters: "-NoProfile -NonInteractive -Command ""Get-ScheduledTask -TaskPath '\desktop-agent\' -ErrorAction SilentlyContinue | Unregister-ScheduledTask -Confirm:$false"""; Flags: runhidden; RunOnceId: "RemoveTasks"
 
 [Messages]
 ; said on the installer's first page: nothing of the Windows app has run on a real machine yet

@@ -45,9 +45,22 @@ def test_the_script_refuses_an_inno_setup_older_than_x64compatible_needs() -> No
 def test_uninstalling_stops_the_runs_then_ends_the_tray_app_and_cli() -> None:
     steps = section("UninstallRun")
     assert "stop-all" in steps[0]
-    ended = [re.search(r"/IM ([^\s\"]+)", line).group(1) for line in steps[1:]]  # type: ignore[union-attr]
+    kills = [line for line in steps if "taskkill.exe" in line]
+    ended = [re.search(r"/IM ([^\s\"]+)", line).group(1) for line in kills]  # type: ignore[union-attr]
     assert ended == ["desktop-agent.exe", "desktop-agent-cli.exe"]
-    assert all("taskkill.exe" in line and "/F" in line for line in steps[1:])
+    assert all("/F" in line for line in kills)
+
+
+def test_uninstalling_ends_no_program_the_agent_launched_and_removes_the_scheduled_tasks() -> None:
+    # issue 37 item 9: `taskkill /T` ended the whole tree, every program the agent launched
+    # with it (we promise never to end them); the routines' tasks outlived the uninstall
+    steps = section("UninstallRun")
+    assert not [
+        line for line in steps if "taskkill" in line and "/T" in line.split("Parameters")[1]
+    ]
+    [tasks] = [line for line in steps if "Unregister-ScheduledTask" in line]
+    assert "-TaskPath '\\desktop-agent\\'" in tasks
+    assert "-Confirm:$false" in tasks and "runhidden" in tasks
 
 
 def test_bootstrap_runs_programs_as_arguments_and_checks_every_exit_code() -> None:
@@ -58,9 +71,23 @@ def test_bootstrap_runs_programs_as_arguments_and_checks_every_exit_code() -> No
     # the only bare calls: inside Invoke-Checked, and the version probe checked right after
     assert calls == [
         "& $Program @Arguments",
-        ('& $program @prefix -c "import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)"'),
+        '& py "-$version" -c "pass" *> $null',
+        (
+            '& $program @prefix -c "import sys; sys.exit(0 if (3, 11) <= sys.version_info '
+            '< (3, 15) else 1)"'
+        ),
     ]
     assert BOOTSTRAP.count("Invoke-Checked ") >= 4
+
+
+def test_the_scripts_let_exit_codes_not_stderr_decide_and_pick_a_python_pyside6_supports() -> None:
+    # issue 37 item 9: with "Stop", pip's stderr warnings aborted a redirected bootstrap, and
+    # `py -3` took the newest Python installed, maybe one PySide6 has no wheels for
+    checked = BOOTSTRAP[BOOTSTRAP.index("function Invoke-Checked") :]
+    assert checked.index('$ErrorActionPreference = "Continue"') < checked.index("& $Program")
+    assert TEST_PS1.index('$ErrorActionPreference = "Continue"') < TEST_PS1.index("-m pytest")
+    assert '@("-3")' not in BOOTSTRAP
+    assert '$Supported = @("3.14", "3.13", "3.12", "3.11")' in BOOTSTRAP
 
 
 def test_the_windows_test_run_leaves_out_the_posix_and_desktop_tests() -> None:

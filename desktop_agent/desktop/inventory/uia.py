@@ -258,13 +258,30 @@ class UiaInventory:
         if activate is not None:
             try:
                 if activate(waitTime=NO_WAIT):
-                    return f'focused window "{clean_name(control.Name)}"'
+                    return self._in_front(control)
             except Exception as error:
                 if not _gone(error):
                     raise
                 raise LookupError("the window is gone; observe again") from None
         _checked("the focus", control.SetFocus, control, wait=False)
         return "focused it through UIA"
+
+    def _in_front(self, control: Any) -> str:
+        """The summary of a window SetActive brought to the front, after checking that it is:
+        SetActive is SetForegroundWindow, which Windows refuses to a background process (the
+        foreground lock: "the system restricts which processes can set the foreground
+        window", learn.microsoft.com, SetForegroundWindow) and then only flashes the
+        taskbar button, and its answer did not say so. LookupError when another window is
+        still in front."""
+        front = self._auto.GetForegroundControl()
+        wanted = control.NativeWindowHandle
+        if front is None or front.NativeWindowHandle != wanted:
+            raise LookupError(
+                f'Windows did not bring "{clean_name(control.Name)}" to the front (a program '
+                "in the background may not take the foreground; its taskbar button may "
+                "flash): click the window or its taskbar button instead"
+            )
+        return f'focused window "{clean_name(control.Name)}"'
 
     def activate_window(self, title: str) -> str:
         wanted = title.casefold()

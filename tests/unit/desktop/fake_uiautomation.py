@@ -101,6 +101,11 @@ class Log:
     #: the waitTime of every action: the real library sleeps that long after it
     waits: list[float] = field(default_factory=list)
     reads: int = 0
+    #: the handle of the window in front (GetForegroundControl)
+    foreground: int | None = None
+    #: Windows refuses this process the foreground (it is in the background): SetActive
+    #: leaves the window in front where it is
+    foreground_locked: bool = False
 
     def com(self) -> None:
         """comtypes: a call from a thread that has not initialised COM fails."""
@@ -247,10 +252,17 @@ class TopLevelControl(Control):
         self._top_level = top_level
 
     def SetActive(self, waitTime: float = OPERATION_WAIT_TIME) -> bool:  # noqa: N802, N803
+        """SetForegroundWindow underneath (uiautomation.py, TopLevel.SetActive): the window
+        comes to the front unless Windows' foreground lock refuses it to a background
+        process (`Log.foreground_locked`); refused, it only flashes its taskbar button, and
+        the answer may still be true."""
         self._check()  # IsTopLevel() reads NativeWindowHandle first
         if not self._top_level:
             return False
-        return self._log.act("SetActive", self, waitTime)
+        done = self._log.act("SetActive", self, waitTime)
+        if done and not self._log.foreground_locked:
+            self._log.foreground = self.NativeWindowHandle
+        return done
 
 
 def _control(spec: dict[str, Any], log: Log, *, top_level: bool = False) -> Control:
@@ -299,7 +311,8 @@ def load(name: str) -> tuple[types.ModuleType, Log]:
     module = types.ModuleType("uiautomation")
     module.PatternId = PatternId  # type: ignore[attr-defined]
     module.GetRootControl = lambda: root  # type: ignore[attr-defined]
-    module.GetForegroundControl = lambda: handles.get(tree["foreground"])  # type: ignore[attr-defined]
+    log.foreground = tree["foreground"]
+    module.GetForegroundControl = lambda: handles.get(log.foreground)  # type: ignore[attr-defined]
     module.OPERATION_WAIT_TIME = OPERATION_WAIT_TIME  # type: ignore[attr-defined]
     module.COMError = COMError  # type: ignore[attr-defined]
     module.UIAutomationInitializerInThread = UIAutomationInitializerInThread  # type: ignore[attr-defined]

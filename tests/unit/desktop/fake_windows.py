@@ -77,6 +77,9 @@ class FakeWindows:
         self.last_input = self.tick
         self.hotkeys: dict[tuple[int, int], tuple[int, int]] = {}  # (mods, vk) → (thread, id)
         self.taken_by_others: set[tuple[int, int]] = set()
+        #: the shell's own Windows-key shortcuts (win+E, win+L, ...): RegisterHotKey fails
+        #: with the same 1409 for them ("reserved for use by the operating system")
+        self.shell_keys: set[tuple[int, int]] = {(0x8, ord("E")), (0x8, ord("L")), (0x8, ord("R"))}
         self.hooks: dict[int, Hook] = {}
         self.installs = 0
         self._errors: dict[int, int] = {}
@@ -145,7 +148,7 @@ class FakeWindows:
 
     def RegisterHotKey(self, hwnd: Any, ident: int, modifiers: int, vk: int) -> int:  # noqa: N802
         combo = (modifiers & 0xF, vk)
-        if combo in self.taken_by_others or combo in self.hotkeys:
+        if combo in self.taken_by_others or combo in self.hotkeys or combo in self.shell_keys:
             self._errors[self._me()] = ERROR_HOTKEY_ALREADY_REGISTERED
             return 0
         self.hotkeys[combo] = (self._me(), ident)

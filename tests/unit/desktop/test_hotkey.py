@@ -139,6 +139,17 @@ async def test_windows_key_names_become_virtual_keys_and_modifiers(windows: Fake
         await asyncio.to_thread(handle.stop)
 
 
+async def test_a_windows_key_shortcut_of_the_shell_is_said_reserved_not_taken(
+    windows: FakeWindows,
+) -> None:
+    # issue 37 item 9: error 1409 for win+E is Windows' own, not "another program"
+    with pytest.raises(HotkeyUnavailable, match=r"win\+e is reserved by Windows") as refused:
+        await asyncio.to_thread(
+            start_global_hotkey, "win+e", lambda: None, asyncio.get_running_loop()
+        )
+    assert "another program" not in str(refused.value)
+
+
 async def test_windows_hotkey_another_program_holds_is_unavailable(windows: FakeWindows) -> None:
     windows.taken_by_others.add((CTRL_ALT, VK_ESCAPE))
 

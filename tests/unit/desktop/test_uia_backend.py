@@ -393,3 +393,18 @@ def test_focus_window_by_title_never_finds_the_apps_own_window(
     with pytest.raises(LookupError, match="no window titled 'Agent'"):
         backend.activate_window("Agent")
     assert not [call for call in notepad.calls if call[:2] == ("SetActive", "Desktop Agent")]
+
+
+def test_a_window_windows_refused_to_bring_to_the_front_fails_the_focus(
+    notepad: fake_uiautomation.Log,
+) -> None:
+    # issue 37 item 9: SetActive is SetForegroundWindow, which Windows refuses to a process
+    # in the background; on old main the step said "focused window" all the same
+    backend, _, _ = snapshot()
+    notepad.foreground_locked = True
+
+    with pytest.raises(LookupError, match='Windows did not bring "Documents - File Explorer"'):
+        backend.activate_window("File Explorer")
+
+    notepad.foreground_locked = False
+    assert backend.activate_window("File Explorer") == 'focused window "Documents - File Explorer"'

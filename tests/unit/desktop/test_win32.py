@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import types
 from collections.abc import Iterator
@@ -100,14 +101,46 @@ def test_program_names_resolve_through_app_paths(
     )
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setitem(sys.modules, "winreg", winreg)
-    monkeypatch.setattr("shutil.which", lambda name: None)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
 
     assert win32.resolve_program("wordpad") == str(wordpad)
     assert win32.resolve_program("paint-not-installed") is None
 
 
-def test_program_names_on_path_win_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    notepad = r"C:\Windows\system32\notepad.EXE"
-    monkeypatch.setattr("shutil.which", lambda name: notepad if name == "notepad" else None)
+def test_program_names_on_path_win_first(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    system32 = tmp_path / "system32"
+    system32.mkdir()
+    (system32 / "notepad.EXE").write_bytes(b"MZ")
+    monkeypatch.setenv("PATH", str(system32))
+    monkeypatch.setenv("PATHEXT", os.pathsep.join([".COM", ".EXE", ".BAT", ".CMD"]))
 
-    assert win32.resolve_program("notepad") == notepad
+    assert win32.resolve_program("notepad") == str(system32 / "notepad.EXE")
+
+
+def test_a_program_planted_in_the_current_directory_is_never_found(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # issue 37 item 9: shutil.which on Windows (3.11) searches the current directory first,
+    # whatever PATH says (Lib/shutil.py: "The current directory takes precedence on Windows")
+    system32, work = tmp_path / "system32", tmp_path / "work"
+    system32.mkdir()
+    work.mkdir()
+    (system32 / "notepad.exe").write_bytes(b"MZ")
+    planted = work / "notepad.bat"
+    planted.write_text("@calc\n")
+    for path in (system32 / "notepad.exe", planted):
+        path.chmod(0o755)  # shutil.which's access check, on this OS
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "platform", "win32")  # which's Windows branch
+    # lower case: this file system, unlike Windows', tells .EXE from .exe; os.pathsep (";"
+    # on Windows) between them, as shutil.which splits it
+    monkeypatch.setenv("PATHEXT", os.pathsep.join([".com", ".exe", ".bat", ".cmd"]))
+    monkeypatch.setenv("PATH", f"{system32}{os.pathsep}.")
+
+    assert win32.resolve_program("notepad") == str(system32 / "notepad.exe")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setitem(sys.modules, "winreg", types.SimpleNamespace(
+        HKEY_CURRENT_USER=1, HKEY_LOCAL_MACHINE=2,
+        OpenKey=lambda hive, key: (_ for _ in ()).throw(OSError(2, "not found")),
+    ))  # fmt: skip
+    assert win32.resolve_program("notepad") is None
