@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
+from desktop_agent.store.data_dir import resolve_data_dir
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +105,27 @@ def is_own(control: Any) -> bool:
     return getattr(control, "ProcessId", None) == os.getpid() or title.startswith("Desktop Agent")
 
 
+#: the data dir's folder for comtypes' generated wrappers (the frozen app's)
+COMTYPES_GEN = "comtypes-gen"
+
+
+def generate_into(folder: Path) -> None:
+    """Have comtypes write the wrappers it generates (UIAutomationCore's, on uiautomation's
+    first use) into `folder`, first on comtypes.gen's path. By default it writes them into
+    its own package folder when that is writable (comtypes/client/_code_cache.py
+    `_find_gen_dir`; `comtypes.client.gen_dir`, which GetModule writes to): on a per-user
+    install that is the bundle's `_internal\\comtypes\\gen`, files the installer did not put
+    there and the uninstaller leaves behind. Call before uiautomation is imported."""
+    import comtypes.client
+    import comtypes.gen
+
+    folder.mkdir(parents=True, exist_ok=True)
+    comtypes.client.gen_dir = str(folder)
+    path = list(comtypes.gen.__path__)
+    if str(folder) not in path:
+        comtypes.gen.__path__ = [str(folder), *path]
+
+
 class UiaInventory:
     """UI Automation inventory and actions; `uiautomation` is imported on the thread."""
 
@@ -115,6 +139,8 @@ class UiaInventory:
         self._left_com: list[Any] = []
 
     def thread_init(self) -> None:
+        if getattr(sys, "frozen", False):
+            generate_into(resolve_data_dir() / COMTYPES_GEN)
         import uiautomation
 
         self._auto = uiautomation
