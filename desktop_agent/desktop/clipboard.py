@@ -313,6 +313,8 @@ class WindowsPaster:
 
     def _paste(self, clipboard: Any, text: str, press_paste: Callable[[], None]) -> None:
         previous = clipboard.get_text()
+        # CF_UNICODETEXT's lines end in CRLF: a lone LF is no line break to many programs
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
         try:
             clipboard.set_text(text)
             if clipboard.get_text() != text:

@@ -219,36 +219,60 @@ class Win32Clipboard:
             user32.CloseClipboard()
 
     def set_text(self, text: str | None) -> None:
-        """Put `text` on the clipboard (None: leave it empty); OSError naming the call that
-        failed."""
+        """Put `text` on the clipboard (None: leave it empty), kept out of the clipboard history
+        and the cloud clipboard (`_PRIVATE_FORMATS`); OSError naming the call that failed.
+        Every set of this app's is the agent's paste or the user's text put back: Win+V
+        history and cloud sync would otherwise keep what the agent typed, a password too."""
         import ctypes
 
         user32 = self._open()
-        kernel32: Any = ctypes.windll.kernel32  # type: ignore[attr-defined]
         try:
             if not user32.EmptyClipboard():
                 raise _failed("EmptyClipboard")
             if text is None:
                 return
-            data = ctypes.create_unicode_buffer(text)
-            size = ctypes.sizeof(data)
-            kernel32.GlobalAlloc.restype = ctypes.c_void_p
-            kernel32.GlobalLock.restype = ctypes.c_void_p
-            handle = kernel32.GlobalAlloc(_GMEM_MOVEABLE, size)
-            if not handle:
-                raise _failed("GlobalAlloc")
-            pointer = kernel32.GlobalLock(ctypes.c_void_p(handle))
-            if not pointer:
-                kernel32.GlobalFree(ctypes.c_void_p(handle))
-                raise _failed("GlobalLock")
-            ctypes.memmove(pointer, data, size)
-            kernel32.GlobalUnlock(ctypes.c_void_p(handle))
-            user32.SetClipboardData.restype = ctypes.c_void_p
-            if not user32.SetClipboardData(_CF_UNICODETEXT, ctypes.c_void_p(handle)):
-                kernel32.GlobalFree(ctypes.c_void_p(handle))  # still ours when refused
-                raise _failed("SetClipboardData")
+            self._put(user32, _CF_UNICODETEXT, ctypes.create_unicode_buffer(text))
+            for name, value in _PRIVATE_FORMATS:
+                user32.RegisterClipboardFormatW.restype = ctypes.c_uint
+                fmt = user32.RegisterClipboardFormatW(name)
+                if not fmt:
+                    raise _failed(f"RegisterClipboardFormatW({name})")
+                self._put(user32, int(fmt), ctypes.c_uint32(value))
         finally:
             user32.CloseClipboard()
+
+    @staticmethod
+    def _put(user32: Any, fmt: int, data: Any) -> None:
+        """`data` (a ctypes object) copied into global memory handed to SetClipboardData."""
+        import ctypes
+
+        kernel32: Any = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        size = ctypes.sizeof(data)
+        kernel32.GlobalAlloc.restype = ctypes.c_void_p
+        kernel32.GlobalLock.restype = ctypes.c_void_p
+        handle = kernel32.GlobalAlloc(_GMEM_MOVEABLE, size)
+        if not handle:
+            raise _failed("GlobalAlloc")
+        pointer = kernel32.GlobalLock(ctypes.c_void_p(handle))
+        if not pointer:
+            kernel32.GlobalFree(ctypes.c_void_p(handle))
+            raise _failed("GlobalLock")
+        ctypes.memmove(pointer, ctypes.addressof(data), size)
+        kernel32.GlobalUnlock(ctypes.c_void_p(handle))
+        user32.SetClipboardData.restype = ctypes.c_void_p
+        if not user32.SetClipboardData(fmt, ctypes.c_void_p(handle)):
+            kernel32.GlobalFree(ctypes.c_void_p(handle))  # still ours when refused
+            raise _failed("SetClipboardData")
+
+
+#: registered formats that keep clipboard data out of Win+V history, cloud sync and clipboard
+#: monitors, with the DWORD each holds (learn.microsoft.com, "Clipboard Formats": "Cloud
+#: Clipboard and Clipboard History Formats")
+_PRIVATE_FORMATS = (
+    ("ExcludeClipboardContentFromMonitorProcessing", 0),
+    ("CanIncludeInClipboardHistory", 0),
+    ("CanUploadToCloudClipboard", 0),
+)
 
 
 def _failed(call: str) -> OSError:

@@ -11,6 +11,11 @@ as Windows documents them (learn.microsoft.com, winuser.h / winbase.h functions)
 - GlobalAlloc/GlobalLock/GlobalUnlock/GlobalFree work on real memory (ctypes buffers), so the
   caller's memmove and wstring_at run for real; `fail` names calls that answer 0.
 - CreateWindowExW answers a window handle; DestroyWindow forgets it.
+- RegisterClipboardFormatW(name) answers the same id (0xC000 and up) for the same name.
+- Clipboard history (Win+V) and cloud sync keep the CF_UNICODETEXT of every CloseClipboard
+  after a change, unless the data carries "ExcludeClipboardContentFromMonitorProcessing" or
+  "CanIncludeInClipboardHistory" holding 0 ("Clipboard Formats", Cloud Clipboard and
+  Clipboard History Formats): `history`.
 Every function is an object whose `restype`/`argtypes` may be set, as ctypes' are.
 """
 
@@ -48,6 +53,9 @@ class FakeWindowsClipboard:
         self.other_program_holds = False
         self.fail: set[str] = set()
         self.calls: list[str] = []
+        self.formats: dict[str, int] = {}
+        self.history: list[str | None] = []
+        self._changed = False
         if text is not None:
             self.data[CF_UNICODETEXT] = self._alloc_text(text)
         functions = {
@@ -58,6 +66,7 @@ class FakeWindowsClipboard:
             "GetClipboardData": self.GetClipboardData,
             "CreateWindowExW": self.CreateWindowExW,
             "DestroyWindow": self.DestroyWindow,
+            "RegisterClipboardFormatW": self.RegisterClipboardFormatW,
         }
         self.user32 = types.SimpleNamespace(**{k: Function(v) for k, v in functions.items()})
         memory = {
@@ -108,7 +117,23 @@ class FakeWindowsClipboard:
     def CloseClipboard(self) -> int:  # noqa: N802
         self.calls.append("CloseClipboard")
         self.open_by = False
+        if self._changed and CF_UNICODETEXT in self.data and not self._private():
+            self.history.append(self.text())
+        self._changed = False
         return 1
+
+    def _private(self) -> bool:
+        excluded = self.formats.get("ExcludeClipboardContentFromMonitorProcessing")
+        allowed = self.formats.get("CanIncludeInClipboardHistory")
+        if excluded in self.data:
+            return True
+        if allowed in self.data:
+            memory = self.memory[self.data[allowed]]
+            return ctypes.c_uint32.from_buffer(memory).value == 0
+        return False
+
+    def RegisterClipboardFormatW(self, name: str) -> int:  # noqa: N802
+        return self.formats.setdefault(name, 0xC000 + len(self.formats))
 
     def EmptyClipboard(self) -> int:  # noqa: N802
         if self._failing("EmptyClipboard") or self.open_by is False:
@@ -121,6 +146,7 @@ class FakeWindowsClipboard:
         if self._failing("SetClipboardData") or self.open_by is False or self.owner is None:
             return 0
         self.data[fmt] = handle
+        self._changed = True
         return handle
 
     def GetClipboardData(self, fmt: int) -> int:  # noqa: N802

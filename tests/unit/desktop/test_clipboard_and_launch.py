@@ -404,6 +404,22 @@ def test_a_clipboard_that_does_not_take_the_text_fails_the_step_and_pastes_nothi
     assert pressed == []
 
 
+def test_what_the_agent_pastes_stays_out_of_clipboard_history_and_lines_end_in_crlf(
+    windows_clipboard: FakeWindowsClipboard,
+) -> None:
+    # issue 37 item 7: Win+V history and cloud sync kept the pasted text (a password too)
+    # and the user's text put back; a lone LF is no line break to many Windows programs
+    seen: list[str | None] = []
+
+    WindowsPaster(settle_s=0).paste(
+        "line one\nsecret 東京", lambda: seen.append(windows_clipboard.text())
+    )
+
+    assert seen == ["line one\r\nsecret 東京"]
+    assert windows_clipboard.history == []
+    assert windows_clipboard.text() == "what the user copied"
+
+
 def test_a_clipboard_held_by_another_program_fails_the_step(
     windows_clipboard: FakeWindowsClipboard,
 ) -> None:
