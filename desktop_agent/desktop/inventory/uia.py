@@ -105,6 +105,7 @@ def is_own(control: Any) -> bool:
     return getattr(control, "ProcessId", None) == os.getpid() or title.startswith("Desktop Agent")
 
 
+COINIT_MULTITHREADED = 0x0
 #: the data dir's folder for comtypes' generated wrappers (the frozen app's)
 COMTYPES_GEN = "comtypes-gen"
 
@@ -139,6 +140,13 @@ class UiaInventory:
         self._left_com: list[Any] = []
 
     def thread_init(self) -> None:
+        # a UI Automation client belongs on an MTA thread that owns no windows (this one):
+        # on an STA its calls are marshalled through a message pump, and an element made on
+        # a thread that was abandoned and replaced may be used only from its own apartment
+        # (learn.microsoft.com, "Understanding Threading Issues", UI Automation). comtypes'
+        # CoInitializeEx — at its import and in uiautomation's initializer — takes
+        # sys.coinit_flags when set, else the STA (comtypes/__init__.py CoInitializeEx)
+        sys.coinit_flags = COINIT_MULTITHREADED  # type: ignore[attr-defined]
         if getattr(sys, "frozen", False):
             generate_into(resolve_data_dir() / COMTYPES_GEN)
         import uiautomation

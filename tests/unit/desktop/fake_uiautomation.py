@@ -35,6 +35,7 @@ Every call is recorded, with the thread it came from.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import types
 from collections import Counter
@@ -101,6 +102,8 @@ class Log:
     #: the waitTime of every action: the real library sleeps that long after it
     waits: list[float] = field(default_factory=list)
     reads: int = 0
+    #: per thread, the CoInitializeEx flags its initializer used (0 MTA, 2 STA)
+    apartments: dict[int, int] = field(default_factory=dict)
     #: the handle of the window in front (GetForegroundControl)
     foreground: int | None = None
     #: Windows refuses this process the foreground (it is in the background): SetActive
@@ -289,6 +292,8 @@ def load(name: str) -> tuple[types.ModuleType, Log]:
 
         def __init__(self, debug: bool = False) -> None:
             self._thread = threading.get_ident()
+            # comtypes.CoInitializeEx() with no flags: sys.coinit_flags, else the STA (2)
+            log.apartments[self._thread] = getattr(sys, "coinit_flags", 2)
             log.com_threads.append(self._thread)
             log.com_live[self._thread] += 1
             self.inited = True

@@ -408,3 +408,22 @@ def test_a_window_windows_refused_to_bring_to_the_front_fails_the_focus(
 
     notepad.foreground_locked = False
     assert backend.activate_window("File Explorer") == 'focused window "Documents - File Explorer"'
+
+
+def test_the_inventory_thread_is_a_multithreaded_apartment(
+    notepad: fake_uiautomation.Log, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 37 item 8: uiautomation's initializer left comtypes' default, the STA
+    monkeypatch.setattr(sys, "coinit_flags", None, raising=False)  # undone after the test
+    monkeypatch.delattr(sys, "coinit_flags")  # as a fresh process has it: unset
+    done: list[int] = []
+
+    def on_the_thread() -> None:
+        UiaInventory().thread_init()
+        done.append(threading.get_ident())
+
+    thread = threading.Thread(target=on_the_thread)
+    thread.start()
+    thread.join(5)
+
+    assert done and notepad.apartments[done[0]] == 0  # COINIT_MULTITHREADED
