@@ -66,14 +66,17 @@ def file_content(
     equals: str | None = None,
     contains: str | list[str] | None = None,
     strip: bool = False,
+    times: int = 1,
 ) -> CheckResult:
-    """The file exists and its text equals `equals` / contains every `contains`."""
+    """The file exists and its text equals `equals` / contains every `contains` (each at least
+    `times` times: an order quoted in a file is there once before anyone obeys it)."""
     target = _path(desk, path)
     try:
         text = target.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return CheckResult(False, f"{path}: no such file")
-    ok = _matches(text, equals, contains, strip)
+    parts = [contains] if isinstance(contains, str) else list(contains or [])
+    ok = _matches(text, equals, None, strip) and all(text.count(p) >= times for p in parts)
     return CheckResult(ok, f"{path}: {_shown(text)}")
 
 
@@ -233,6 +236,7 @@ def arg_problem(kind: str, name: str, value: Any) -> str | None:
     is_list = isinstance(value, list) and all(isinstance(item, str) for item in value)
     fits = (
         (isinstance(value, bool) and "bool" in annotation)
+        or (isinstance(value, int) and not isinstance(value, bool) and "int" in annotation)
         or (isinstance(value, str) and "str" in annotation.replace("list[str]", ""))
         or (is_list and "list[str]" in annotation)
     )

@@ -51,3 +51,10 @@ def test_a_checker_that_raises_is_a_failed_check_with_the_reason(tmp_path: Path)
     result = run_check(desk(tmp_path), "window_title", {"contains": "x"})  # no such display
     assert not result.passed
     assert result.detail.startswith("window_title raised")
+
+
+def test_file_content_times_counts_each_part(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("order: GO\nGO")
+    twice = {"path": "a.txt", "contains": "GO", "times": 2}
+    assert run_check(desk(tmp_path), "file_content", twice).passed
+    assert not run_check(desk(tmp_path), "file_content", {**twice, "times": 3}).passed
