@@ -11,7 +11,9 @@ than the wall time. Target (issue 22): median <= 25 ms per turn.
 
 `--backend openai_computer` runs the same turns through OpenAI's computer tool (profile
 openai-computer) against a loopback Responses server whose every call is one `screenshot`
-action (our `wait 0`), issue 29's bound: the same 25 ms.
+action (our `wait 0`), issue 29's bound: the same 25 ms. `--backend anthropic_computer` the
+same through Anthropic's computer use (profile anthropic-computer, the real anthropic client)
+against a loopback Messages server whose every message is one `screenshot` tool_use.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support.messages_server import Message, MessagesServer, tool_use  # noqa: E402
 from tests.support.model_server import ModelServer, Reply, serve_in_thread  # noqa: E402
 from tests.support.responses_server import ResponsesServer, Turn, computer_call  # noqa: E402
 from tests.support.xdisplay import start_xsession  # noqa: E402
@@ -48,20 +51,29 @@ def _children_cpu() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=100)
-    parser.add_argument("--backend", choices=("chat_json", "openai_computer"), default="chat_json")
-    args = parser.parse_args()
-    computer = args.backend == "openai_computer"
-    model = "computer-use-preview" if computer else "qwen2.5vl"
-    fake: ModelServer = (
-        ResponsesServer(respond=lambda _body: Turn([computer_call([{"type": "screenshot"}])]))
-        if computer
-        else ModelServer(then=Reply(WAIT_0, usage=None))
+    parser.add_argument(
+        "--backend",
+        choices=("chat_json", "openai_computer", "anthropic_computer"),
+        default="chat_json",
     )
+    args = parser.parse_args()
+    model, extra = "qwen2.5vl", []
+    fake: ModelServer = ModelServer(then=Reply(WAIT_0, usage=None))
+    if args.backend == "openai_computer":
+        model = "computer-use-preview"
+        fake = ResponsesServer(
+            respond=lambda _body: Turn([computer_call([{"type": "screenshot"}])])
+        )
+    elif args.backend == "anthropic_computer":
+        model, extra = "claude-sonnet-4-5", ["--model-profile", "anthropic-computer"]
+        fake = MessagesServer(respond=lambda _body: Message([tool_use("screenshot")]))
     session = start_xsession()
     try:
         with tempfile.TemporaryDirectory() as tmp, serve_in_thread(fake) as server:
             data = Path(tmp)
-            env = session.child_env({"DESKTOP_AGENT_HOME": str(data)})
+            env = session.child_env(
+                {"DESKTOP_AGENT_HOME": str(data), "ANTHROPIC_API_KEY": "sk-ant-benchmark"}
+            )
 
             def run(turns: int) -> tuple[subprocess.CompletedProcess[str], float, float]:
                 command = [
@@ -71,9 +83,10 @@ def main() -> None:
                     "run",
                     "benchmark turns",
                     "--base-url",
-                    server.base_url,
+                    server.url if extra else server.base_url,
                     "--model",
                     model,
+                    *extra,
                     "--vision",
                     "yes",
                     "--approve",

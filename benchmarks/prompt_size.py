@@ -217,6 +217,39 @@ def per_backend(observation: Observation, tools: tuple[ToolSpec, ...]) -> None:
         print(f"{label:<32} {sizes[0]:>18,} {sizes[1]:>19,} {math.ceil(sizes[1] / 4):>15,}")
     print("openai_computer sends one screenshot per turn with store on; with store off every")
     print("earlier screenshot is sent again (20 at turn 20): its image tokens grow with the run.")
+    anthropic_sizes(goal, observation, tools)
+
+
+def anthropic_sizes(goal: str, observation: Observation, tools: tuple[ToolSpec, ...]) -> None:
+    """anthropic_computer: the whole conversation each turn (the API keeps none), one
+    tool_use a turn answered by its tool_result; the last 3 screenshots kept."""
+    from desktop_agent.planner.backends.anthropic_computer import (
+        AnthropicPlanner,
+        _image,
+        _kept_images,
+        _Use,
+    )
+
+    planner = AnthropicPlanner(base_url="http://127.0.0.1:9", model="claude-sonnet-4-6",
+                               api_key=None, profile="anthropic-computer")  # fmt: skip
+    size = (observation.width, observation.height)
+    image = _image("data:image/jpeg;base64,AAAA")
+    sizes = []
+    for turn in range(1, 21):
+        steps = history(turn)
+        request = DecideRequest(goal, "bench", turn, steps, observation, tools)
+        content = planner._turn_content(request, image, size)
+        messages = _kept_images([*planner._messages, {"role": "user", "content": content}])
+        if turn in (1, 20):
+            sizes.append(_text_bytes(planner.request_body(messages, size)))
+        use = {"type": "tool_use", "id": f"toolu_{turn}", "name": "computer",
+               "input": {"action": "left_click", "coordinate": [200, 300]}}  # fmt: skip
+        planner._messages = [*messages, {"role": "assistant", "content": [use]}]
+        planner._turn, planner._uses = turn, [_Use(f"toolu_{turn}", range(1))]
+    label = "anthropic_computer"
+    print(f"{label:<32} {sizes[0]:>18,} {sizes[1]:>19,} {math.ceil(sizes[1] / 4):>15,}")
+    print("anthropic_computer sends the whole conversation each turn, its 3 latest screenshots;")
+    print("the system prompt and the tool are cached (cache_control).")
 
 
 def _computer_call(call_id: str, turn: int) -> object:

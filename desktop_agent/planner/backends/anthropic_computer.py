@@ -69,6 +69,10 @@ MAX_ZOOMS = 3
 #: reference loop keeps a few to bound the request's size
 KEPT_IMAGES = 3
 
+NO_KEY = (
+    "no Anthropic API key for {url}: store it in the keyring entry 'anthropic' of service "
+    "desktop-agent (Settings) or set ANTHROPIC_API_KEY"
+)
 NOT_ZOOMED = "not done: a zoom is answered when a message holds zooms only, before any action"
 SYSTEM = (
     "You operate the user's desktop through the computer tool to carry out their task. "
@@ -368,6 +372,10 @@ class AnthropicPlanner(OpenAIPlanner):
 
     def _messages_client(self) -> AsyncAnthropic:
         if self._anthropic is None:
+            if not self._api_key:
+                # the SDK would send "Bearer " and httpx refuse it (LocalProtocolError): an
+                # error that names nothing the user can fix
+                raise PlannerTransportError(NO_KEY.format(url=self.base_url))
             import anthropic
 
             self._anthropic = anthropic.AsyncAnthropic(

@@ -387,3 +387,16 @@ async def test_bad_answers_in_a_run_are_failed_steps_never_a_fault_of_the_loop()
     assert "unknown computer action 'fly'" in (errors[0] or "")
     assert "is overloaded (529)" in (errors[1] or "")
     assert [name for name, _ in h.executor.calls] == ["click"]
+
+
+async def test_without_a_key_the_turn_fails_with_one_line_naming_where_to_put_it() -> None:
+    async with MessagesServer([Message([text("done")])]) as server:
+        planner = make_planner(
+            base_url=server.url, model=MODEL, api_key=None, profile="anthropic-computer"
+        )
+        with pytest.raises(
+            PlannerTransportError, match="no Anthropic API key for .*ANTHROPIC_API_KEY"
+        ):
+            await planner.decide(request())
+        await planner.aclose()
+    assert server.requests == []
