@@ -4,7 +4,9 @@ For each call: validate the model's arguments with the tool's model (the object 
 judges and the executor runs), dump them, `assess_call` against an observation of 150
 elements (the inventory's limit) with a window list, and `Permissions.decide`. Calls: a line
 into a terminal, a hotkey with extra keys, clicks by element and by point (the slowest: every
-element's box is tested), a drag, a password field. Prints the median and p99 in µs per call
+element's box is tested), a drag, a password field; and the injection guard's verdict on the
+observation (its scan is made once per observation, when the turn observes: see
+benchmarks/injection_detector.py). Prints the median and p99 in µs per call
 over `--trials` (default 2000) and the worst call's p99 against the 1 ms target: of the
 wall time, and of the thread's CPU time (what the gate costs; on a shared box the wall p99 is
 mostly the scheduler's time slices of other processes).
@@ -19,6 +21,7 @@ from typing import Any
 
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.call_risk import DEFAULT_SENSITIVE_TARGETS, assess_call
+from desktop_agent.core.injection_guard import InjectionGuard
 from desktop_agent.core.models import Element, Observation
 from desktop_agent.core.permissions import Permissions
 
@@ -54,14 +57,21 @@ def main() -> None:
     registry = builtin_registry()
     permissions = Permissions()
     screen = observation()
-    print(f"gate per call: validate + assess_call + decide, {len(screen.elements)} elements")
+    guard = InjectionGuard()
+    guard.notes(screen)  # the turn's observe step scanned it
+    print(
+        f"gate per call: validate + assess_call + injection guard + decide, "
+        f"{len(screen.elements)} elements"
+    )
     worst_wall = worst_cpu = 0.0
     for tool, raw in CALLS:
         wall, cpu = [], []
         for _ in range(options.trials):
             start, start_cpu = time.perf_counter(), time.thread_time()
             spec, args = registry.validate(tool, raw)
-            risk = assess_call(tool, args.model_dump(), screen, None, DEFAULT_SENSITIVE_TARGETS)
+            values = args.model_dump()
+            risk = assess_call(tool, values, screen, None, DEFAULT_SENSITIVE_TARGETS)
+            guard.judge(tool, values, screen, input_=True)
             permissions.decide("run", tool, spec.risk, sensitive=risk.asks_every_call)
             wall.append((time.perf_counter() - start) * 1e6)
             cpu.append((time.thread_time() - start_cpu) * 1e6)

@@ -160,6 +160,7 @@ class Agent:
                 permissions=permissions,
                 approval_timeout_s=settings.approval_timeout_s,
                 sensitive_targets=tuple(settings.sensitive_targets),
+                injection_guard=settings.injection_guard == "on",
                 budget=settings.budget(),
             )
         )

@@ -149,6 +149,9 @@ class Settings(BaseModel):
     sensitive_targets: list[str] = Field(
         default_factory=lambda: list(DEFAULT_SENSITIVE_TARGETS), max_length=500
     )
+    #: text on the screen that looks like orders to an AI makes every input action ask
+    #: while it shows (core/injection_guard.py); "off" is warned of in the window and doctor
+    injection_guard: Literal["on", "off"] = "on"
     #: per-run limits (0: none); past one the run ends stopped / budget
     max_run_seconds: float = Field(default=1800.0, ge=0, le=7 * 24 * 3600)
     max_run_tokens: int = Field(default=1_000_000, ge=0)

@@ -21,6 +21,7 @@ from desktop_agent.core.models import (
     Risk,
     RunStatus,
     SafetyCheck,
+    SuspiciousText,
 )
 
 MAX_GOAL_CHARS = 10_000
@@ -135,6 +136,8 @@ class AskApproval(_Body):
     safety_check: dict[str, str] | None = None
     #: the question's text as the asking process worded it: ignored, the dialog words its own
     question: str | None = Field(default=None, max_length=50000)
+    #: the screen's texts that look like orders to an AI: [{text, where, rule}]
+    suspicious_text: list[dict[str, str]] = Field(default_factory=list, max_length=200)
 
     @field_validator("screenshot")
     @classmethod
@@ -159,6 +162,14 @@ class AskApproval(_Body):
             target=(self.target[0], self.target[1]) if self.target else None,
             caution=self.caution,
             safety_check=_safety_check(self.safety_check),
+            suspicious_text=tuple(
+                SuspiciousText(
+                    text=note.get("text", "")[:2000],
+                    where=note.get("where", "")[:2000],
+                    rule=note.get("rule", "")[:200],
+                )
+                for note in self.suspicious_text
+            ),
         )
 
 

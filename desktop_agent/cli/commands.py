@@ -263,7 +263,21 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     if args.calibrate:
         return _calibrate(settings, data_dir, stop_mark)
     items = list(run_doctor())
+    if settings.injection_guard == "off":
+        items.append(_injection_guard_off())
     return asyncio.run(_doctor_asks(settings, data_dir, items, stop_mark))
+
+
+def _injection_guard_off() -> Any:
+    from desktop_agent.desktop.doctor import DoctorItem
+
+    return DoctorItem(
+        "injection",
+        False,
+        "the injection guard is off: text on the screen that gives orders to an AI is not "
+        "asked about, and under a blanket approval the model may act on it unasked",
+        'set injection_guard = "on" in settings.toml',
+    )
 
 
 async def _doctor_asks(

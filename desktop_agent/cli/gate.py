@@ -20,14 +20,15 @@ class AutoGate:
     call — a dangerous tool (launch_app), or a call that asks every time (a launcher key,
     a paste, a line into a terminal, a password field, a sensitive target) — is allowed
     only for a tool named in `dangerous_allowed` (--allow-dangerous), else denied. A safety
-    check of the model's provider is always denied: only a person acknowledges one."""
+    check of the model's provider, and a call that asks because the screen shows text that
+    looks like orders to an AI, are always denied: only a person judges those."""
 
     def __init__(self, answer: ApprovalDecision, dangerous_allowed: Sequence[str] = ()) -> None:
         self.answer = answer
         self.dangerous_allowed = frozenset(dangerous_allowed)
 
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
-        if approval.safety_check is not None:
+        if approval.safety_check is not None or approval.suspicious_text:
             return ApprovalDecision.DENY
         dangerous = approval.risk is Risk.DANGEROUS or bool(approval.caution)
         if dangerous and approval.tool not in self.dangerous_allowed:

@@ -53,6 +53,7 @@ from desktop_agent.core.events import (
     StepStarted,
     TaskLoopEvent,
 )
+from desktop_agent.core.injection_guard import InjectionGuard, provider_notes
 from desktop_agent.core.models import (
     REDACTED,
     ApprovalDecision,
@@ -72,6 +73,7 @@ from desktop_agent.core.models import (
     StepView,
     StopReason,
     StoreWrite,
+    SuspiciousText,
     ToolResult,
     utcnow,
 )
@@ -167,6 +169,9 @@ class RunnerServices:
     tool_timeout_s: float = TOOL_TIMEOUT_S
     #: words whose click / invoke targets ask every time (settings: sensitive_targets)
     sensitive_targets: tuple[str, ...] = DEFAULT_SENSITIVE_TARGETS
+    #: text on the screen that looks like orders to an AI marks the step and makes every
+    #: input action ask (settings: injection_guard; core/injection_guard.py)
+    injection_guard: bool = True
     #: each run's wall-time and token limits, and the price table of its cost estimate
     budget: Budget = field(default_factory=Budget)
     #: awaited after each step: a viewer that has not caught up with the run's events (the
@@ -244,6 +249,7 @@ class _TaskLoop:
         self._held_events: list[TaskLoopEvent] = []
         #: the last screenshot kept: (its image, its path, its thumbnail's path)
         self._last_screenshot: tuple[bytes, str, str | None] | None = None
+        self.guard = InjectionGuard(on=deps.injection_guard)
 
     # ── the run ──────────────────────────────────────────────────────────────
 
@@ -433,6 +439,7 @@ class _TaskLoop:
             timeout_s=self.deps.approval_timeout_s,
             screenshot=observation.screenshot_path,
             safety_check=check,
+            suspicious_text=provider_notes(check),
         )
         return await self._question(approval)
 
@@ -479,7 +486,17 @@ class _TaskLoop:
             f"screenshot {observation.width}x{observation.height}, "
             f"{len(observation.elements)} elements"
         )
-        self._end(step, StepStatus.OK, summary=summary, screenshot=path, thumbnail=thumb)
+        notes = self.guard.notes(observation)
+        if notes:
+            summary += f"; {len(notes)} text(s) that look like orders to an AI"
+        self._end(
+            step,
+            StepStatus.OK,
+            summary=summary,
+            screenshot=path,
+            thumbnail=thumb,
+            suspicious_text=notes,
+        )
         return observation
 
     async def _capture(self, step: StepView) -> Observation | None:
@@ -831,6 +848,12 @@ class _TaskLoop:
             risk = replace(risk, always_ask=decided.unknown_target)
         if risk.sensitivity.redact and not decided.secrets:
             decided = _Decided.redacted(decision, call, risk.sensitivity)
+        # text on the screen that gives orders: asks under any policy and grant
+        screen = self.guard.judge(
+            tool, call.values, observation, input_=call.spec.risk is not Risk.SAFE
+        )
+        if screen.caution and not risk.always_ask:
+            risk = replace(risk, always_ask=screen.caution)
         step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         # what it acts on, so that a routine saved from this run can find it again
         step = step.with_(element=element_ref(tool, args.model_dump(), observation))
@@ -849,7 +872,9 @@ class _TaskLoop:
             return
         target = _target_of(args, observation)
         with breaker.slot() as slot:
-            refusal, asked = await self._gate(turn, spec, decided, risk, observation, target)
+            refusal, asked = await self._gate(
+                turn, spec, decided, risk, observation, target, screen.notes
+            )
             if refusal is not None:
                 self._fail(step, StepStatus.DENIED, refusal)
                 return
@@ -931,9 +956,10 @@ class _TaskLoop:
         risk: CallRisk,
         observation: Observation,
         target: tuple[int, int] | None,
+        suspicious: tuple[SuspiciousText, ...] = (),
     ) -> tuple[str | None, bool]:
         """Policy, grants and the human: (None when the tool may run, else why not; whether
-        somebody was asked)."""
+        somebody was asked). `suspicious`: the screen's texts that make it ask."""
         deps = self.deps
         sensitive = risk.asks_every_call
         policy = self.permissions.decide(spec.name, spec.risk, sensitive=sensitive)
@@ -954,8 +980,10 @@ class _TaskLoop:
             timeout_s=deps.approval_timeout_s,
             screenshot=self._screenshot_of(turn, observation),
             target=target,
+            suspicious_text=suspicious,
             **_what_to_show(decided, risk),
         )
+
         answer, by = await self._question(approval)
         if answer is ApprovalDecision.DENY:
             return ("approval timed out" if by == "timeout" else "denied by the user"), True

@@ -44,6 +44,7 @@ __all__ = [
     "StepStatus",
     "StepView",
     "StopReason",
+    "SuspiciousText",
     "TaskSpec",
     "TokenUsage",
     "ToolResult",
@@ -158,6 +159,27 @@ class TokenUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class SuspiciousText:
+    """A text on the screen that looks like orders to an AI (core/injection.py), or the
+    model's provider's own warning of one: the step note `suspicious_text`. `text` and `where`
+    are the screen's words (data, never markup); `box` and `element` say where it is on the
+    observation it was found on (not stored)."""
+
+    text: str
+    where: str
+    rule: str
+    box: tuple[int, int, int, int] | None = field(default=None, compare=False)
+    element: int | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict[str, str]:
+        return {"text": self.text, "where": self.where, "rule": self.rule}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SuspiciousText:
+        return cls(text=str(data["text"]), where=str(data["where"]), rule=str(data["rule"]))
+
+
+@dataclass(frozen=True, slots=True)
 class StepView:
     """One stored step row. `seq` orders the rows of a run; `index` is the turn."""
 
@@ -185,6 +207,9 @@ class StepView:
     effect: Effect | None = None
     #: action rows: what the action acted on, to find it again (core/targets.py)
     element: ElementRef | None = None
+    #: observe rows: the texts on the screen that look like orders to an AI (the note
+    #: `suspicious_text`; empty when the injection guard is off or found none)
+    suspicious_text: tuple[SuspiciousText, ...] = ()
 
     def with_(self, **changes: Any) -> StepView:
         return replace(self, **changes)
@@ -217,6 +242,7 @@ class StepView:
             "target": list(self.target) if self.target else None,
             "effect": self.effect.value if self.effect else None,
             "element": self.element.to_json() if self.element else None,
+            "suspicious_text": [note.to_json() for note in self.suspicious_text],
         }
 
 
@@ -484,6 +510,9 @@ class ApprovalRequest:
     #: the model's provider's own question about the turn's actions (never granted, never
     #: answered by the app itself)
     safety_check: SafetyCheck | None = None
+    #: the texts on the screen that look like orders to an AI, when they are why it asks
+    #: (only a person answers it: an automatic `--approve all` denies it)
+    suspicious_text: tuple[SuspiciousText, ...] = ()
 
     @property
     def to_show(self) -> dict[str, Any]:
@@ -537,4 +566,5 @@ class ApprovalRequest:
             "created_at": _iso(self.created_at),
             "caution": self.caution,
             "safety_check": self.safety_check.to_json() if self.safety_check else None,
+            "suspicious_text": [note.to_json() for note in self.suspicious_text],
         }

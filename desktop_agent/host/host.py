@@ -482,6 +482,7 @@ class Host:
         services = agent.runner.services
         services.approval_timeout_s = settings.approval_timeout_s
         services.sensitive_targets = tuple(settings.sensitive_targets)
+        services.injection_guard = settings.injection_guard == "on"
         services.budget = settings.budget()
         if self._watching:
             await self._follow_takeover_setting()

@@ -138,8 +138,19 @@ def _v3_routines(db: peewee.SqliteDatabase) -> None:
     )
 
 
+def _v4_suspicious_text(db: peewee.SqliteDatabase) -> None:
+    """Observe rows keep the texts on the screen that looked like orders to an AI (the
+    note `suspicious_text`, core/injection.py)."""
+    execute(db, "ALTER TABLE steps ADD COLUMN suspicious_text TEXT")
+
+
 #: Migration i (0-based) takes the schema from version i to i + 1. Append only; never edit.
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_effect_and_usage, _v3_routines)
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_initial,
+    _v2_effect_and_usage,
+    _v3_routines,
+    _v4_suspicious_text,
+)
 
 
 def connect(path: Path) -> peewee.SqliteDatabase:

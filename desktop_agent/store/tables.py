@@ -19,6 +19,7 @@ from desktop_agent.core.models import (
     StepStatus,
     StepView,
     StopReason,
+    SuspiciousText,
 )
 from desktop_agent.store.process import ProcessIdentity
 
@@ -71,6 +72,7 @@ STEP_COLUMNS = (
     "target_y",
     "effect",
     "element",
+    "suspicious_text",
 )
 
 
@@ -217,6 +219,11 @@ def step_to_row(step: StepView) -> dict[str, Any]:
         "target_y": target[1] if target else None,
         "effect": step.effect.value if step.effect else None,
         "element": _json(step.element.to_json()) if step.element else None,
+        "suspicious_text": (
+            _json([note.to_json() for note in step.suspicious_text])
+            if step.suspicious_text
+            else None
+        ),
     }
 
 
@@ -247,4 +254,7 @@ def step_from_row(row: dict[str, Any]) -> StepView:
         target=(row["target_x"], row["target_y"]) if has_target else None,
         effect=Effect(row["effect"]) if row["effect"] else None,
         element=ElementRef.from_json(json.loads(row["element"])) if row["element"] else None,
+        suspicious_text=tuple(
+            SuspiciousText.from_json(note) for note in json.loads(row["suspicious_text"] or "[]")
+        ),
     )

@@ -57,6 +57,14 @@ __all__ = ["TITLE", "TOOK_OVER", "MainWindow"]
 
 log = logging.getLogger(__name__)
 
+#: the status bar's warning while the setting injection_guard is off
+INJECTION_GUARD_OFF = "Injection guard off"
+INJECTION_GUARD_OFF_TIP = (
+    "Text on the screen that gives orders to an AI is not asked about: under a blanket "
+    "approval the model may act on it unasked. Turn it on in settings.toml "
+    '(injection_guard = "on").'
+)
+
 TITLE = "Desktop Agent"
 
 
@@ -192,8 +200,13 @@ class MainWindow(QMainWindow):
         self.hotkey_label = plain_label("", self)
         self.hotkey_label.setObjectName("hotkey")
         self.hotkey_label.hide()
+        self.guard_label = QLabel(INJECTION_GUARD_OFF, self)
+        self.guard_label.setObjectName("injection_guard_off")
+        self.guard_label.setToolTip(INJECTION_GUARD_OFF_TIP)
+        self.guard_label.hide()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
+        bar.addPermanentWidget(self.guard_label)
         bar.addPermanentWidget(self.hotkey_label)
         bar.addPermanentWidget(self.turn_label)
         bar.addPermanentWidget(self.usage_label)
@@ -274,6 +287,7 @@ class MainWindow(QMainWindow):
             return
         settings = self.client.host.settings
         self.panel.set_model(settings.model, settings.base_url)
+        self.guard_label.setVisible(settings.injection_guard == "off")
         if settings.max_steps != self._max_steps_setting:
             # the panel's limit is what a start uses: a new default must reach it
             self._max_steps_setting = settings.max_steps

@@ -92,6 +92,6 @@ def test_a_v2_store_gains_the_routines_and_its_runs_are_agent_runs(tmp_path: Pat
     con.close()
 
     with SqliteRunRepository.open(tmp_path) as repo:
-        assert repo.schema_version_sync() == 3
+        assert repo.schema_version_sync() == len(MIGRATIONS)
         old = repo.get_run_sync("old")
         assert old is not None and (old.kind, old.routine) == (RunKind.AGENT, None)

@@ -1,0 +1,312 @@
+"""The on-screen instruction detector: text on the screen that gives orders to an AI (issue 31).
+
+Pure and deterministic over what an observation already lists (element names, window titles,
+values, notification texts as the accessibility tree gives them; no OCR). Its rules are data
+(`RULES`, one `InjectionRule` each, a test per rule in tests/unit/core/test_injection.py);
+each is a regular expression over the text as the gate reads it (`call_risk.folded`: NFKC,
+no invisible characters, case-folded, look-alike letters read as Latin). A rule marked
+`popup_only` fires only in a popup-like place (a dialog, an alert, a notification, a small
+window among others), where urgent words are the attack (a painted "Virus detected! Click
+OK"); elsewhere they are too common to judge by.
+
+What it finds (`SuspiciousText`) marks the observe step and makes every input action ask while
+the screen shows it (core/loop.py); docs/architecture.md ("Injection guard") says what it can
+and cannot catch.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from desktop_agent.core.call_risk import box_holds, folded
+from desktop_agent.core.models import Element, Observation, SuspiciousText
+
+#: the words that name an AI agent when addressed
+_AI = r"(?:ai|a\.i\.|assistant|agent|llm|language model|chatbot|gpt|copilot)"
+#: a few words between two parts of one sentence (never across a line)
+_GAP = r"(?:[^\S\n]+[^\s]+){0,5}?[^\S\n]+"
+#: roles (AT-SPI, UIA) of popup-like elements and windows
+POPUP_ROLES = frozenset(
+    {"dialog", "alert", "notification", "tooltip", "popup menu", "window popup", "info bar"}
+)
+#: window labels that say what a popup is
+_POPUP_LABEL = re.compile(r"\b(?:alert|warning|notification|pop-?up|dialog|security|virus)\b")
+#: a window this much of the screen or less, among other windows, is popup-like
+POPUP_AREA = 0.25
+#: quoted text is cut to this many characters around what fired the rule
+QUOTE_CHARS = 160
+#: the text scanned per observation: twice what the prompt shows of the element list
+#: (planner/screen_text.py, 12,000 characters) and more than a 1080p screen shows legibly;
+#: names past it are not scanned (windows' titles always are), which keeps the cost per
+#: observation within its 2 ms (benchmarks/injection_detector.py)
+MAX_SCAN_CHARS = 24_000
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionRule:
+    """One rule: its name (the note's `rule`), what it catches, and its pattern."""
+
+    name: str
+    about: str
+    pattern: str
+    #: literal (folded) strings one of which every match holds: only a text holding one is
+    #: searched with the pattern, which keeps a screen of long texts within the budget
+    triggers: tuple[str, ...]
+    #: fires only in a popup-like place
+    popup_only: bool = False
+
+    def compiled(self) -> tuple[InjectionRule, re.Pattern[str], tuple[bytes, ...]]:
+        """The rule, its pattern and its triggers as bytes, ready for `scan`."""
+        encoded = tuple(trigger.encode() for trigger in self.triggers)
+        return self, re.compile(self.pattern), encoded
+
+
+RULES: tuple[InjectionRule, ...] = (
+    InjectionRule(
+        "addresses_ai",
+        "text that speaks to an AI, an assistant or an agent",
+        rf"\b(?:to|dear|hey|hi|hello|attention|note to|message (?:to|for)|instructions? for)"
+        rf"[,:!]?[^\S\n]+(?:the[^\S\n]+|any[^\S\n]+|all[^\S\n]+)?(?:ai[^\S\n]+)?{_AI}s?\b"
+        rf"|\bif you are an?[^\S\n]+(?:ai|assistant|agent|llm|language model|bot)\b"
+        rf"|\b(?:ai|computer[- ]use|autonomous|gui|llm|web|browser)[^\S\n]+"
+        rf"(?:agent|assistant)s?[^\S\n]*[,:!]"
+        rf"|^[^\S\n]*(?:ai|a\.i\.)[^\S\n]*[,:]",
+        triggers=(
+            "ai",
+            "a.i.",
+            "assistant",
+            "agent",
+            "llm",
+            "language model",
+            "chatbot",
+            "gpt",
+            "copilot",
+        ),
+    ),
+    InjectionRule(
+        "ignore_instructions",
+        "text that tells the reader to ignore or override its instructions",
+        rf"\b(?:ignore|disregard|forget|override|bypass)\b{_GAP}"
+        rf"(?:instructions?|prompts?|rules|directions|guidelines|orders|task|goal)\b"
+        r"|\b(?:new|updated|real|actual|true|secret)[^\S\n]+(?:instructions?|task|goal|orders)"
+        r"[^\S\n]*:"
+        r"|\bsystem[^\S\n]+(?:prompt|message|override)\b",
+        triggers=(
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "bypass",
+            "instruction",
+            "task",
+            "goal",
+            "order",
+            "system",
+        ),
+    ),
+    InjectionRule(
+        "asks_credentials",
+        "text that asks for a password, a key, a token or card details",
+        rf"\b(?:enter|type|provide|give|send|paste|share|confirm|verify|input|submit|re-?enter)"
+        rf"\b{_GAP}(?:password|passcode|passphrase|pin|credentials?|api[^\S\n]+key|token|"
+        r"secret|ssh[^\S\n]+key|private[^\S\n]+key|recovery[^\S\n]+(?:phrase|code)|"
+        r"seed[^\S\n]+phrase|credit[^\S\n]+card|card[^\S\n]+number|cvv|one-time[^\S\n]+code|"
+        r"otp|2fa[^\S\n]+code)s?\b",
+        triggers=(
+            "password",
+            "passcode",
+            "passphrase",
+            "pin",
+            "credential",
+            "key",
+            "token",
+            "secret",
+            "phrase",
+            "card",
+            "cvv",
+            "code",
+            "otp",
+        ),
+    ),
+    InjectionRule(
+        "shell_command",
+        "a shell command line: a download piped to a shell, rm -rf, a PowerShell cradle",
+        r"\b(?:curl|wget|fetch)\b[^\n|]*\|[^\S\n]*(?:sudo[^\S\n]+)?(?:ba|z|da|k|c|fi)?sh\b"
+        r"|\|[^\S\n]*(?:sudo[^\S\n]+)?(?:bash|sh|zsh|python3?|perl)\b(?![\w.-])"
+        r"|\brm[^\S\n]+(?:-[a-z]*r[a-z]*f|-[a-z]*f[a-z]*r|--recursive|-r\b)"
+        r"|\b(?:iex|invoke-expression)\b|\bdownloadstring\b|\bdownloadfile\b"
+        r"|\bnew-object[^\S\n]+(?:system\.)?net\.webclient\b"
+        r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*\|"
+        r"|\bpowershell(?:\.exe)?[^\S\n]+(?:-[a-z]+[^\S\n]+)*-(?:e|enc|encodedcommand|nop|"
+        r"noprofile|w(?:indowstyle)?[^\S\n]+hidden)\b"
+        r"|\bbase64[^\S\n]+(?:-d|--decode)\b[^\n]*\|"
+        r"|/dev/tcp/|\bmkfifo\b|\bnc[^\S\n]+(?:-[a-z]*e)\b|\bchmod[^\S\n]+\+x\b[^\n]*&&",
+        triggers=(
+            "|",
+            "rm ",
+            "rm\t",
+            "iex",
+            "invoke-expression",
+            "downloadstring",
+            "downloadfile",
+            "webclient",
+            "powershell",
+            "/dev/tcp/",
+            "mkfifo",
+            "nc ",
+            "nc\t",
+            "chmod",
+        ),
+    ),
+    InjectionRule(
+        "urgent_click",
+        "a popup that urges an immediate click or action",
+        r"\b(?:click|press|tap|select|hit)[^\S\n]+(?:on[^\S\n]+)?(?:the[^\S\n]+)?['\"“‘]?"
+        r"(?:ok|yes|allow|accept|continue|here|this|below|install|update|fix|scan|remove|"
+        r"confirm|agree|enable|download|run|start)\b"
+        r"|\byou must\b|\bimmediately\b|\burgent(?:ly)?\b|\bright now\b|\bact now\b"
+        r"|\bvirus(?:es)? (?:detected|found)\b|\b(?:computer|system|pc|device) (?:is|has been|was)"
+        r" (?:infected|at risk|compromised|locked|hacked)\b|\bsecurity (?:alert|warning)\b",
+        triggers=(
+            "click",
+            "press",
+            "tap",
+            "select",
+            "hit",
+            "must",
+            "immediately",
+            "urgent",
+            "right now",
+            "act now",
+            "virus",
+            "infected",
+            "at risk",
+            "compromised",
+            "locked",
+            "hacked",
+            "security",
+        ),
+        popup_only=True,
+    ),
+)
+
+_COMPILED = tuple(rule.compiled() for rule in RULES)
+
+
+def scan(
+    observation: Observation, rules: Sequence[InjectionRule] = RULES
+) -> tuple[SuspiciousText, ...]:
+    """The texts of `observation` that fire a rule, one per element (its first rule), in the
+    element list's order. The names are joined into one text where each rule's triggers are
+    looked for; only a name holding one is searched with the rule's pattern."""
+    elements = observation.elements
+    if not elements:
+        return ()
+    texts: list[str] = []
+    left = MAX_SCAN_CHARS
+    for element in elements:
+        name = element.name if element.role == "window" else element.name[: max(left, 0)]
+        left -= len(name)
+        texts.append(_folded(name))
+    # searched as UTF-8 bytes: bytes.find is a fast search whatever the text's characters
+    # (a str holding one "—" is searched much slower), and a trigger is ASCII
+    encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+    starts: list[int] = []
+    at = 0
+    for data in encoded:
+        starts.append(at)
+        at += len(data) + 1
+    joined = b"\n".join(encoded)
+    compiled = _COMPILED if rules is RULES else tuple(rule.compiled() for rule in rules)
+    fired: dict[int, tuple[InjectionRule, tuple[int, int]]] = {}
+    for rule, pattern, triggers in compiled:
+        for index in sorted(_holding(joined, starts, triggers) - fired.keys()):
+            match = pattern.search(texts[index])
+            if match is None:
+                continue
+            if rule.popup_only and not popup_like(elements[index], observation):
+                continue
+            fired[index] = (rule, match.span())
+    return tuple(
+        SuspiciousText(
+            text=quote(elements[index].name, *span),
+            where=where(elements[index], observation),
+            rule=rule.name,
+            box=elements[index].box,
+            element=elements[index].id,
+        )
+        for index, (rule, span) in sorted(fired.items())
+    )
+
+
+def _folded(text: str) -> str:
+    """`call_risk.folded`, with its look-alike table skipped for ASCII text (it maps only
+    other scripts' letters, and translating a long text costs milliseconds)."""
+    return text.lower() if text.isascii() else folded(text)
+
+
+def _holding(joined: bytes, starts: list[int], triggers: tuple[bytes, ...]) -> set[int]:
+    """The indexes of the joined texts that hold one of `triggers`."""
+    found: set[int] = set()
+    for trigger in triggers:
+        at = joined.find(trigger)
+        while at != -1:
+            index = bisect.bisect_right(starts, at) - 1
+            found.add(index)
+            # on to the next text: this one is a candidate already
+            after = starts[index + 1] if index + 1 < len(starts) else len(joined)
+            at = joined.find(trigger, after)
+    return found
+
+
+def quote(name: str, start: int, end: int) -> str:
+    """The name, cut to QUOTE_CHARS around the span that fired (folding keeps most names'
+    length; where it did not, the cut is only a little off)."""
+    text = " ".join(name.split())
+    if len(text) <= QUOTE_CHARS:
+        return text
+    left = max(0, min(start - QUOTE_CHARS // 4, len(text) - QUOTE_CHARS))
+    cut = text[left : left + QUOTE_CHARS]
+    return ("…" if left else "") + cut + ("…" if left + QUOTE_CHARS < len(text) else "")
+
+
+def window_of(element: Element, observation: Observation) -> Element | None:
+    """The smallest listed window holding the element's centre (itself, for a window)."""
+    if element.role == "window":
+        return element
+    x, y = element.center
+    windows = [e for e in observation.elements if e.role == "window" and box_holds(e.box, x, y)]
+    return min(windows, key=lambda w: w.box[2] * w.box[3], default=None)
+
+
+def where(element: Element, observation: Observation) -> str:
+    """Where a text is, as the person asked reads it: the element and its window."""
+    name = _short(element.name)
+    if element.role == "window":
+        return f'the title of the window "{name}"'
+    window = window_of(element, observation)
+    inside = f' in the window "{_short(window.name)}"' if window is not None else ""
+    return f'{element.role} "{name}"{inside}'
+
+
+def popup_like(element: Element, observation: Observation) -> bool:
+    """A dialog, alert or notification, or an element in one, or in a small window that is
+    one of several."""
+    if element.role in POPUP_ROLES:
+        return True
+    window = window_of(element, observation)
+    if window is None:
+        return False
+    if window.role in POPUP_ROLES or _POPUP_LABEL.search(folded(window.name)):
+        return True
+    windows = sum(1 for e in observation.elements if e.role == "window")
+    area = window.box[2] * window.box[3]
+    return windows > 1 and area <= POPUP_AREA * observation.width * observation.height
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
