@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 3
+EXIT_OK, EXIT_FAILED, EXIT_STOPPED, EXIT_REFUSED = 0, 1, 2, 3
 HERE_COUNTDOWN_S = 5
 
 
@@ -103,6 +104,8 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         print("desktop-agent: --desk here needs an explicit yes (type yes, or --yes)",
               file=sys.stderr)  # fmt: skip
         return EXIT_REFUSED
+    from desktop_agent.api.stop_all import read_stop_mark
+
     options = RunOptions(
         planner=args.planner,
         base_url=args.base_url,
@@ -111,7 +114,12 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         run_args=_run_args(args),
         desk=args.desk,
         keep=args.keep,
+        stop_data_dir=data_dir,
+        stop_mark=getattr(args, "stop_mark", None) or read_stop_mark(str(data_dir)),
     )
+    # a signal, the stop hotkey's or stop-all's way to a headless process, ends the whole eval
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: options.stop.set())
 
     def progress(result: Any, done: int, total: int) -> None:
         if args.json:
@@ -129,4 +137,6 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         report.write_json_lines(results, args.report)
         args.report.with_suffix(".md").write_text(report.markdown(results), encoding="utf-8")
     ran = [r for r in results if not r.injection]
+    if options.stop.is_set():
+        return EXIT_STOPPED
     return EXIT_OK if all(r.status == "passed" for r in ran) else EXIT_FAILED

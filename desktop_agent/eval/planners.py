@@ -62,7 +62,9 @@ def seen_in(body: dict[str, Any]) -> Seen:
     for message in reversed(body.get("messages", [])):
         if message.get("role") == "user":
             content = message.get("content")
-            parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            parts: list[dict[str, Any]] = (
+                [{"type": "text", "text": content}] if isinstance(content, str) else content
+            )
             text = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
             for part in parts:
                 url = (part.get("image_url") or {}).get("url", "")

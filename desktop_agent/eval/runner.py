@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +40,8 @@ APT_PACKAGES = {
 }
 DESK_SIZE = (1280, 800)
 WINDOW_TIMEOUT_S = 30.0
+POLL_S = 0.1
+STOP_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,11 @@ class RunOptions:
     run_args: tuple[str, ...] = ()
     desk: str = "private"
     keep: Path | None = None  # keep each task's folder (files, data dir, screenshots) here
+    #: set when the whole eval must end (SIGINT/SIGTERM, a stop-all on `stop_data_dir`)
+    stop: threading.Event = field(default_factory=threading.Event)
+    #: the data dir whose stop-all ends the eval (its mark is watched)
+    stop_data_dir: Path | None = None
+    stop_mark: str | None = None  # the stop-all mark of stop_data_dir when the eval began
 
     @property
     def policy(self) -> str:
@@ -276,18 +285,43 @@ def _agent_run(
         text=True,
         start_new_session=True,
     )
-    try:
-        out, err = process.communicate(timeout=task.max_seconds)
-    except subprocess.TimeoutExpired:
-        from desktop_agent.eval.desk import stop_process_group
+    reader = threading.Thread(target=lambda: outputs.extend(process.communicate()), daemon=True)
+    outputs: list[str] = []
+    reader.start()
+    deadline = time.monotonic() + task.max_seconds
+    while reader.is_alive():
+        reader.join(POLL_S)
+        if reader.is_alive() and (stopped(options) or time.monotonic() >= deadline):
+            if stopped(options):
+                # as the stop hotkey or stop-all would end it: stopped / user_stop
+                process.send_signal(signal.SIGTERM)
+                result.reason = "the eval was stopped"
+                reader.join(STOP_GRACE_S)
+            if reader.is_alive():
+                from desktop_agent.eval.desk import stop_process_group
 
-        stop_process_group(process)
-        out, err = process.communicate()
-        result.reason = f"the run took longer than {task.max_seconds:.0f} s"
+                stop_process_group(process)
+                result.reason = (
+                    result.reason or f"the run took longer than {task.max_seconds:.0f} s"
+                )
+                reader.join()
+    out, err = outputs if len(outputs) == 2 else ("", "")
     _read_events(result, out, data)
     if not result.run_status and not result.reason:
         lines = err.strip().splitlines()
         result.reason = lines[-1] if lines else f"the run exited {process.returncode}"
+
+
+def stopped(options: RunOptions) -> bool:
+    """Whether the eval must end: told so, or a stop-all came on its data dir since it began."""
+    if options.stop.is_set():
+        return True
+    if options.stop_data_dir is not None and options.stop_mark is not None:
+        from desktop_agent.api.stop_all import read_stop_mark
+
+        if read_stop_mark(str(options.stop_data_dir)) != options.stop_mark:
+            options.stop.set()
+    return options.stop.is_set()
 
 
 def _judge(task: Task, result: TaskResult, desk: Desk) -> None:
@@ -320,7 +354,10 @@ def run_suite(
         done: list[TaskResult] = []
 
         def one(index: int, task: Task) -> TaskResult:
-            result = run_task(task, options, Path(folder) / f"{index:03d}")
+            if stopped(options):
+                result = TaskResult(task.id, "stopped", "the eval was stopped before it")
+            else:
+                result = run_task(task, options, Path(folder) / f"{index:03d}")
             done.append(result)
             if progress is not None:
                 progress(result, len(done), len(queue))

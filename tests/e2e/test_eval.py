@@ -130,3 +130,55 @@ def test_the_desk_checkers_read_the_window_title_the_element_text_and_the_clipbo
         assert not run_check(desk, "clipboard", {"equals": "other"}).passed
     finally:
         xsession.stop(editor)
+
+
+WAITING_TASK = """id = "waits"
+title = "a task whose oracle waits for a window that never comes"
+goal = "wait"
+[limits]
+steps = 200
+seconds = 120
+[[check]]
+kind = "file_exists"
+path = "never"
+[[oracle]]
+when = "a window that never comes"
+done = "never"
+"""
+
+
+@pytest.mark.parametrize("how", ["stop-all", "SIGTERM"])
+def test_a_stop_all_or_a_signal_ends_the_whole_eval_and_its_run(tmp_path: Path, how: str) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "a.toml").write_text(WAITING_TASK)
+    (suite / "b.toml").write_text(WAITING_TASK.replace('id = "waits"', 'id = "waits-too"'))
+    data, keep = tmp_path / "data", tmp_path / "keep"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop_agent", "eval", "--json", "--planner", "oracle",
+         "--suite", str(suite), "--keep", str(keep), "--data-dir", str(data)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # the first task's run is under way: its history holds a run
+        wait_until(lambda: list(keep.glob("*/waits/.agent/runs/*/*.jpg")), timeout=60,
+                   what="the first task's run to have observed the screen")  # fmt: skip
+        if how == "stop-all":
+            subprocess.run(
+                [sys.executable, "-m", "desktop_agent", "stop-all", "--data-dir", str(data)],
+                cwd=ROOT, capture_output=True, timeout=30, check=True,
+            )  # fmt: skip
+        else:
+            process.terminate()
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 2, err
+    rows = by_task(
+        [json.loads(line) for line in out.splitlines() if '"task"' in line][: -0 or None]
+    )
+    assert rows["waits"]["run_status"] == "stopped"
+    assert rows["waits"]["stop_reason"] == "user_stop"
+    assert rows["waits-too"]["status"] == "stopped"  # never started
