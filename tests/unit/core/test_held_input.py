@@ -160,3 +160,35 @@ async def test_a_held_button_is_let_go_before_a_pause_hands_the_desktop_over() -
     await consumer.finished()
 
     assert released_while_paused == ["mouse_down"]
+
+
+async def test_an_observer_that_captures_regions_lends_them_to_the_planners_zoom() -> None:
+    from desktop_agent.core.ports import DecideRequest
+    from tests.fakes import FakeObserver
+
+    class RegionObserver(FakeObserver):
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[tuple[Observation, tuple[int, int, int, int]]] = []
+
+        async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
+            self.asked.append((observation, box))
+            return b"crop"
+
+    seen: list[tuple[bytes, Observation]] = []
+
+    async def zoom(request: DecideRequest) -> Decision:
+        assert request.region is not None
+        seen.append((await request.region((5, 6, 70, 80)), request.observation))
+        return done()
+
+    h = make_harness()
+    observer = RegionObserver()
+    h.runner.services.observer = observer
+    run = await h.create()
+
+    await h.collect(run, ScriptedPlanner([zoom]))
+
+    # the turn's own observation, the box as the planner gave it, the crop handed back
+    assert [box for _, box in observer.asked] == [(5, 6, 70, 80)]
+    assert seen == [(b"crop", observer.asked[0][0])]
