@@ -387,21 +387,28 @@ async def _model_checks(settings: Settings, check: Check | None = None) -> list[
             'set vision = "yes" in settings.toml or pass --vision yes if the model can see',
         ),
         await _grounding_check(settings, profile.grounding, check),
-        *([await _key_check(settings)] if backend.chat is None else []),
+        *([await _key_check(settings, backend)] if backend.chat is None else []),
     ]
 
 
-async def _key_check(settings: Settings) -> Any:
+async def _key_check(settings: Settings, backend: Any) -> Any:
     """A model's own API (a cloud provider's computer tool) needs its key: checked with the
-    cheapest request there is (GET /models), as the run would send it."""
+    cheapest request there is (GET /models; the backend's own check where it has one: its
+    provider's key and path), as the run would send it."""
     import asyncio
 
     from desktop_agent.desktop.doctor import DoctorItem
     from desktop_agent.planner.capabilities import key_check
-    from desktop_agent.settings import api_key_for
+    from desktop_agent.settings import ProviderKey, api_key_for
 
-    key = await asyncio.to_thread(api_key_for, settings.base_url, settings)
-    problem = await key_check(settings.base_url, key)
+    own = ProviderKey(*backend.own_key) if backend.own_key else None
+    key = await asyncio.to_thread(api_key_for, settings.base_url, settings, os.environ, own)
+    problem = await backend.key_problem(settings.base_url, key)
+    if problem is None:
+        problem = await key_check(settings.base_url, key)
+    elif own is not None:
+        fix = f"store the key in Settings or in the {own.env} variable"
+        return DoctorItem("api key", not problem, problem or "accepted (GET /v1/models)", fix)
     fix = "set the API key in Settings (kept in the keyring) or in the OPENAI_API_KEY variable"
     return DoctorItem("api key", not problem, problem or "accepted (GET /models)", fix)
 

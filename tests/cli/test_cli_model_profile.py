@@ -107,3 +107,38 @@ async def _chat_items() -> list:
 
     async with ModelServer() as server:
         return await _model_checks(Settings(base_url=server.base_url, model="qwen2.5vl"))
+
+
+@pytest.mark.parametrize(
+    ("key", "ok", "detail"),
+    [
+        ("sk-ant-good", True, "accepted (GET /v1/models)"),
+        ("sk-ant-bad", False, "refused the key (401)"),
+        (None, False, "no Anthropic API key for"),
+    ],
+)
+async def test_doctor_names_the_anthropic_tool_version_and_checks_its_key(
+    monkeypatch: pytest.MonkeyPatch, key: str | None, ok: bool, detail: str
+) -> None:
+    from desktop_agent.cli.commands import _model_checks
+    from desktop_agent.settings import Settings
+    from tests.support.messages_server import MessagesServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    if key is None:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    async with MessagesServer(api_keys=("sk-ant-good",)) as server:
+        settings = Settings(
+            base_url=server.url, model="claude-sonnet-4-5", model_profile="anthropic-computer"
+        )
+        items = await _model_checks(settings)
+    profile = next(item for item in items if item.name == "profile")
+    assert "claude-sonnet-4-5 gets computer_20250124 (beta computer-use-2025-01-24)" in (
+        profile.detail
+    )
+    checked = next(item for item in items if item.name == "api key")
+    assert checked.ok is ok
+    assert detail in checked.detail
+    assert "ANTHROPIC_API_KEY" in checked.fix

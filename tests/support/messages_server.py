@@ -123,6 +123,17 @@ class MessagesServer(ModelServer):
     answers: list[dict[str, Any]] = field(default_factory=list, init=False)
     #: the headers of each messages request (x-api-key, anthropic-beta, …), lower-cased names
     headers: list[dict[str, str]] = field(default_factory=list, init=False)
+    #: the keys taken (None: any); another gets the API's 401 authentication_error
+    api_keys: Sequence[str] | None = None
+
+    def _refused(self, request: web.Request) -> web.Response | None:
+        given = (request.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if self.api_keys is None or given in self.api_keys:
+            return None
+        return error_response(ApiError(401, "invalid x-api-key"))
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return self._refused(request) or await super()._models(request)
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._messages)
@@ -131,6 +142,8 @@ class MessagesServer(ModelServer):
         body = await request.json()
         self.headers.append({k.lower(): v for k, v in request.headers.items()})
         await self._record(body)
+        if refused := self._refused(request):
+            return refused
         item = self.next_item(body)
         if item is None:
             return error_response(ApiError(500, "script exhausted"))

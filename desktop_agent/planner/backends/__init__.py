@@ -63,6 +63,9 @@ class Backend:
     #: the provider's own key: (keyring entry of service desktop-agent, environment
     #: variable, the provider's API where it goes) — tried before the general key
     own_key: tuple[str, str, str] | None = None
+    #: module:function of `doctor`'s cheap request that checks the provider's key
+    #: (async (base_url, api_key) → "" or why not); "" for none
+    key_check: str = ""
     #: the tool version a model gets, when it depends on the model (`doctor` prints it)
     tool_of: Callable[[str], str] | None = None
     #: the settings of its own API its planner takes (e.g. OpenAI's `store`), by name
@@ -73,6 +76,14 @@ class Backend:
         if self.tool_of is None:
             return self.protocol
         return f"{self.protocol}; {model} gets {self.tool_of(model)}"
+
+    async def key_problem(self, base_url: str, api_key: str | None) -> str | None:
+        """Why the provider refuses `api_key` ("" when it takes it); None: not checked."""
+        if not self.key_check:
+            return None
+        module, _, name = self.key_check.partition(":")
+        problem: str = await getattr(importlib.import_module(module), name)(base_url, api_key)
+        return problem
 
     def planner(self, native: Mapping[str, Any] | None = None, **options: Any) -> Planner:
         """The run's Planner for this backend: `options` as OpenAIPlanner takes them, and of

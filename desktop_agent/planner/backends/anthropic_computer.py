@@ -517,6 +517,28 @@ def _cut(observation: Observation, box: tuple[int, int, int, int]) -> bytes:
     return out.getvalue()
 
 
+async def check_key(base_url: str, api_key: str | None, timeout_s: float = 10.0) -> str:
+    """`doctor`'s cheap request: the model list (GET /v1/models, one entry) with the key;
+    "" when the key is taken, else why not in one line."""
+    if not api_key:
+        return NO_KEY.format(url=base_url)
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0,
+                                      timeout=timeout_s)  # fmt: skip
+    try:
+        await client.models.list(limit=1)
+    except anthropic.APIStatusError as error:
+        if error.status_code in (401, 403):
+            return f"{base_url} refused the key ({error.status_code}): {_error_message(error)}"
+        return f"{base_url} answered {error.status_code}: {_error_message(error)}"
+    except anthropic.AnthropicError as error:
+        return f"{base_url} could not be asked: {type(error).__name__}"
+    finally:
+        await client.close()
+    return ""
+
+
 BACKEND = Backend(
     name="anthropic_computer",
     protocol=(
@@ -525,5 +547,6 @@ BACKEND = Backend(
     ),
     planner_class="desktop_agent.planner.backends.anthropic_computer:AnthropicPlanner",
     own_key=("anthropic", "ANTHROPIC_API_KEY", ANTHROPIC_URL),
+    key_check="desktop_agent.planner.backends.anthropic_computer:check_key",
     tool_of=lambda model: f"{tool_version(model).tool} (beta {tool_version(model).beta})",
 )
