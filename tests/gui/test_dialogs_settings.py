@@ -263,6 +263,22 @@ def test_the_openai_computer_use_preset_fills_the_computer_model_and_asks_for_a_
     assert dialog.api_key_edit.isVisible()
 
 
+def test_the_anthropic_computer_use_preset_fills_claude_and_asks_for_a_key(
+    make_dialog, qtbot
+) -> None:
+    dialog = make_dialog()
+    dialog.show()
+    box = dialog.provider_box
+    box.setFocus()
+    while box.currentData() != "anthropic-computer":
+        qtbot.keyClick(box, Qt.Key.Key_Down)
+    assert box.currentText() == "Anthropic computer use"
+    assert line(dialog, "base_url").text() == "https://api.anthropic.com"
+    assert line(dialog, "model").text() == "claude-sonnet-4-6"
+    assert "ANTHROPIC_API_KEY" in dialog.provider_note.text()
+    assert dialog.api_key_edit.isVisible()
+
+
 def test_typing_a_base_url_picks_its_preset_or_custom(make_dialog, qtbot) -> None:
     dialog = make_dialog()
     type_into(qtbot, line(dialog, "base_url"), "http://localhost:1234/v1/")
