@@ -73,7 +73,10 @@ RULES: tuple[InjectionRule, ...] = (
         rf"|\bif you are an?[^\S\n]+(?:ai|assistant|agent|llm|language model|bot)\b"
         rf"|\b(?:ai|computer[- ]use|autonomous|gui|llm|web|browser)[^\S\n]+"
         rf"(?:agent|assistant)s?[^\S\n]*[,:!]"
-        rf"|^[^\S\n]*(?:ai|a\.i\.)[^\S\n]*[,:]",
+        # a sentence that starts by calling it ("Assistant, type …"; "Agent:" alone is a
+        # form's label)
+        rf"|(?:^|[.!?][^\S\n]+)[^\S\n]*(?:(?:ai|a\.i\.|assistant)[^\S\n]*[,:]"
+        rf"|agent[^\S\n]*,)",
         triggers=(
             "ai",
             "a.i.",

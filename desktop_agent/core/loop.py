@@ -250,6 +250,9 @@ class _TaskLoop:
         #: the last screenshot kept: (its image, its path, its thumbnail's path)
         self._last_screenshot: tuple[bytes, str, str | None] | None = None
         self.guard = InjectionGuard(on=deps.injection_guard)
+        #: the next observation is of a screen the person had in front of them (the start,
+        #: a resume): windows that come up after it are new to them (core/injection_guard.py)
+        self._seen_by_person = True
 
     # ── the run ──────────────────────────────────────────────────────────────
 
@@ -341,6 +344,7 @@ class _TaskLoop:
         await self._settle()
         await self.control.wait_resumed()
         self._ready = None  # the user may have changed the screen: observe it afresh
+        self._seen_by_person = True
         self.run = self.run.with_(status=RunStatus.RUNNING)
         self._tell(RunResumed(self.run), self.run)
         return True
@@ -487,6 +491,10 @@ class _TaskLoop:
             f"{len(observation.elements)} elements"
         )
         notes = self.guard.notes(observation)
+        if self._seen_by_person:
+            # the screen the run was started or resumed on: the person had it in front of them
+            self.guard.person_saw(observation)
+            self._seen_by_person = False
         if notes:
             summary += f"; {len(notes)} text(s) that look like orders to an AI"
         self._end(
