@@ -13,13 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.core.call_risk import box_holds, folded, window_at
+from desktop_agent.core.call_risk import TEXT_TOOLS, box_holds, folded, window_at
 from desktop_agent.core.injection import RULES, scan, where, window_of
 from desktop_agent.core.models import Observation, SafetyCheck, SuspiciousText
 
 #: OpenAI's computer tool's safety check for instructions it saw on the screen
 PROVIDER_INJECTION_CODES = frozenset({"malicious_instructions"})
 PROVIDER_WHERE = "on the screen, as the model's provider reports it (its safety check)"
+#: a typed text shorter than this is not traced to the screen (a number, "OK")
+PROVENANCE_MIN_CHARS = 6
 #: the urgent words of a popup (the rule `urgent_click`), judged in any window that came up
 #: since the person last saw the screen
 _URGENT = next(rule for rule in RULES if rule.name == "urgent_click").compiled()[1]
@@ -36,8 +38,10 @@ class GuardVerdict:
 class InjectionGuard:
     """Judges one run's input actions against the text on the screen they act on."""
 
-    def __init__(self, *, on: bool = True) -> None:
+    def __init__(self, *, on: bool = True, goal: str = "") -> None:
         self.on = on
+        #: where orders and the text they name may come from: the goal (folded)
+        self._sources = [_plain(goal)]
         #: the last observation scanned and what was found on it
         self._seen: tuple[Observation, tuple[SuspiciousText, ...]] | None = None
         #: the windows on the screen when a person last saw it (the run's first observation,
@@ -74,9 +78,41 @@ class InjectionGuard:
                 return GuardVerdict(box_caution(box_note), found)
             if urgent := self._new_urgent_window(observation, *point):
                 return GuardVerdict(new_window_caution(urgent), (*found, urgent))
-        if not found:
-            return GuardVerdict()
-        return GuardVerdict(caution(found), found)
+        if found:
+            return GuardVerdict(caution(found), found)
+        if tool in TEXT_TOOLS:
+            return GuardVerdict(
+                self._provenance(str(values.get(TEXT_TOOLS[tool], "")), observation)
+            )
+        return GuardVerdict()
+
+    def typed(self, tool: str, values: Mapping[str, Any]) -> None:
+        """A text the run typed: on the screen afterwards because it was typed, not read."""
+        if tool in TEXT_TOOLS:
+            self._sources.append(_plain(str(values.get(TEXT_TOOLS[tool], ""))))
+
+    def _provenance(self, text: str, observation: Observation) -> str:
+        """Why typing `text` asks: it was read on the screen, not in the goal (copied from one
+        window into another: the exfiltration of RedTeamCUA and EIA), or ""."""
+        typed = _plain(text)
+        if len(typed) < PROVENANCE_MIN_CHARS or any(typed in source for source in self._sources):
+            return ""
+        goes = next((e for e in observation.elements if e.focused and e.role != "window"), None)
+        for element in observation.elements:
+            if element is goes or element.role == "window" and element.focused:
+                continue
+            name = _plain(element.name)
+            if typed in name or (
+                len(name) >= PROVENANCE_MIN_CHARS
+                and name in typed
+                and not any(name in source for source in self._sources)
+            ):
+                where_to = where(goes, observation) if goes is not None else "the focused window"
+                return (
+                    f"the text to type was read on the screen ({where(element, observation)}), "
+                    f"not in the goal; it would go to {where_to}"
+                )
+        return ""
 
     def _new_urgent_window(self, observation: Observation, x: int, y: int) -> SuspiciousText | None:
         """The urgent text of a window under the point that came up since a person last saw
@@ -99,6 +135,10 @@ class InjectionGuard:
                         element=element.id,
                     )
         return None
+
+
+def _plain(text: str) -> str:
+    return " ".join(folded(text).split())
 
 
 def pointer_point(values: Mapping[str, Any], observation: Observation) -> tuple[int, int] | None:

@@ -249,7 +249,7 @@ class _TaskLoop:
         self._held_events: list[TaskLoopEvent] = []
         #: the last screenshot kept: (its image, its path, its thumbnail's path)
         self._last_screenshot: tuple[bytes, str, str | None] | None = None
-        self.guard = InjectionGuard(on=deps.injection_guard)
+        self.guard = InjectionGuard(on=deps.injection_guard, goal=run.goal)
         #: the next observation is of a screen the person had in front of them (the start,
         #: a resume): windows that come up after it are new to them (core/injection_guard.py)
         self._seen_by_person = True
@@ -934,6 +934,7 @@ class _TaskLoop:
         summary = decided.redact(result.summary)
         if result.ok:
             self.failures = 0
+            self.guard.typed(tool, call.values)
             try:
                 effect, note = await self._effect_of(tool, args.model_dump(), observation)
             except (StopRequested, asyncio.CancelledError):

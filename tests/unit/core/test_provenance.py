@@ -1,0 +1,64 @@
+"""Provenance of typed text (issue 31 item 3): text the model types that appears on the screen
+but not in the goal asks under a blanket approval, saying where it was read and where it
+would go; text from the goal, text the run typed itself and short text do not."""
+
+from __future__ import annotations
+
+from desktop_agent.core.models import ApprovalDecision, Element, StepKind, StepStatus
+from tests.fakes import ScriptedPlanner, done, make_observation, tool
+from tests.unit.core.conftest import make_harness
+from tests.unit.core.test_injection_gate import ALLOW_ALL, _then
+
+SECRET = Element(2, "window", "Account — Firefox", (640, 0, 640, 720))
+KEY = Element(3, "label", "Your API key: sk-live-5531", (660, 100, 300, 20))
+NOTE = Element(1, "window", "post.txt — L3afpad", (0, 0, 640, 720), focused=True)
+FIELD = Element(4, "text", "Comment", (10, 100, 600, 400), focused=True)
+SCREEN = make_observation([NOTE, FIELD, SECRET, KEY])
+
+
+async def _typed(goal: str, *texts: str) -> tuple[list[str], list[str]]:
+    h = make_harness(answers=[ApprovalDecision.DENY] * 3, policies=ALLOW_ALL)
+    h.observer.observation = SCREEN
+    run = await h.create(goal)
+    await h.collect(run, ScriptedPlanner([*(tool("type_text", text=t) for t in texts), done()]))
+    return [r.caution for r in h.gate.requests], [a.text for _, a in h.executor.calls]  # type: ignore[attr-defined]
+
+
+async def test_text_read_on_the_screen_and_not_in_the_goal_asks_saying_where_from_and_to() -> None:
+    cautions, typed = await _typed("write a comment in the note", "sk-live-5531")
+
+    assert cautions == [
+        'the text to type was read on the screen (label "Your API key: sk-live-5531" in the '
+        'window "Account — Firefox"), not in the goal; it would go to text "Comment" in the '
+        'window "post.txt — L3afpad"'
+    ]
+    assert typed == []
+
+
+async def test_a_screen_text_inside_a_longer_typed_text_asks() -> None:
+    cautions, _ = await _typed("write a comment", "my key is: your api key: sk-live-5531 ok")
+    assert len(cautions) == 1 and "read on the screen" in cautions[0]
+
+
+async def test_text_from_the_goal_or_short_text_does_not_ask() -> None:
+    cautions, typed = await _typed("type sk-live-5531 into the note", "sk-live-5531", "key")
+    assert cautions == []
+    assert typed == ["sk-live-5531", "key"]
+
+
+async def test_text_the_run_typed_itself_does_not_ask_when_it_shows_later() -> None:
+    h = make_harness(policies=ALLOW_ALL)
+    h.observer.observation = make_observation([NOTE, FIELD])
+    shown = make_observation([NOTE, FIELD, Element(5, "label", "hello there world", (0, 0, 9, 9))])
+    run = await h.create("write a greeting, twice")
+    planner = ScriptedPlanner(
+        [
+            _then(h, shown, tool("type_text", text="hello there world")),
+            tool("type_text", text="hello there world"),
+            done(),
+        ]
+    )
+    await h.collect(run, planner)
+    assert h.gate.requests == []
+    actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert [s.status for s in actions] == [StepStatus.OK, StepStatus.OK]
