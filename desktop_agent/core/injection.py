@@ -71,6 +71,7 @@ RULES: tuple[InjectionRule, ...] = (
         rf"\b(?:to|dear|hey|hi|hello|attention|note to|message (?:to|for)|instructions? for)"
         rf"[,:!]?[^\S\n]+(?:the[^\S\n]+|any[^\S\n]+|all[^\S\n]+)?(?:ai[^\S\n]+)?{_AI}s?\b"
         rf"|\bif you are an?[^\S\n]+(?:ai|assistant|agent|llm|language model|bot)\b"
+        rf"|\bthe[^\S\n]+(?:ai|assistant|agent)[^\S\n]+(?:must|should|needs? to|has to|is to)\b"
         rf"|\b(?:ai|computer[- ]use|autonomous|gui|llm|web|browser)[^\S\n]+"
         rf"(?:agent|assistant)s?[^\S\n]*[,:!]"
         # a sentence that starts by calling it ("Assistant, type …"; "Agent:" alone is a
@@ -167,7 +168,8 @@ RULES: tuple[InjectionRule, ...] = (
     InjectionRule(
         "urgent_click",
         "a popup that urges an immediate click or action",
-        r"\b(?:click|press|tap|select|hit)[^\S\n]+(?:on[^\S\n]+)?(?:the[^\S\n]+)?['\"“‘]?"
+        r"\b(?:click|press|tap|select|hit)(?:[^\S\n]*:)?[^\S\n]+(?:on[^\S\n]+)?(?:the[^\S\n]+)?"
+        r"['\"“‘]?"
         r"(?:ok|yes|allow|accept|continue|here|this|below|install|update|fix|scan|remove|"
         r"confirm|agree|enable|download|run|start)\b"
         r"|\byou must\b|\bimmediately\b|\burgent(?:ly)?\b|\bright now\b|\bact now\b"
