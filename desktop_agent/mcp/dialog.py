@@ -81,7 +81,8 @@ async def _ask_child(argv: list[str], env: dict[str, str], message: str) -> Appr
         child.stdin.write(message.encode("utf-8"))
         with contextlib.suppress(ConnectionError):
             await child.stdin.drain()
-        child.stdin.close()
+        # stdin stays open while the answer is awaited: its end tells the dialog this process
+        # is gone (killed, ended), and the dialog closes rather than ask for nobody
         line = await child.stdout.readline()
     finally:
         if child.returncode is None:

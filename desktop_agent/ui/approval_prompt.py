@@ -3,22 +3,25 @@
 `desktop-agent mcp` (mcp/dialog.py) starts this process for a question when no app runs on
 its data dir: it reads one JSON line on stdin (the request, its secret, the data dir), shows
 the app's own ApprovalDialog and writes the answer (`once`, `run` or `deny`) as one line on
-stdout. Its own process, not a Qt thread of the server's: Qt's GUI wants the main thread (on
-macOS it must be), the server's main thread runs its event loop, and Python's collector
-would free Qt objects on whichever thread allocates (tests/conftest.py, ui/collector.py).
+stdout; the end of its stdin (the server gone) closes it unanswered. Its own process, not a
+Qt thread of the server's: Qt's GUI wants the main thread (on macOS it must be), the
+server's main thread runs its event loop, and Python's collector would free Qt objects on
+whichever thread allocates (tests/conftest.py, ui/collector.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication
 
 from desktop_agent.api.schemas import AskApproval
@@ -44,6 +47,24 @@ def build_dialog(message: dict[str, Any], *, clock: Clock = time.monotonic) -> A
     return dialog
 
 
+class ServerWatch(QObject):
+    """The server keeps this process's stdin open while it waits for the answer: its end is
+    the server's (it ended, or was killed), and the question goes with it.
+
+    Signals:
+        gone: stdin reached its end.
+    """
+
+    gone = Signal()
+
+    def read_to_the_end(self, stdin: IO[str]) -> None:
+        """On a thread of its own (a blocking read, on every platform's pipes)."""
+        with contextlib.suppress(OSError, ValueError):
+            while stdin.readline():
+                pass
+        self.gone.emit()
+
+
 def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
     """Ask once; the answer on stdout (a bad message: an error on stderr, exit code 3)."""
     try:
@@ -65,6 +86,14 @@ def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
         app.quit()
 
     dialog.decided.connect(on_decided)
+
+    def on_server_gone() -> None:
+        dialog.dismiss()  # closed without an answer: nobody awaits one
+        app.quit()
+
+    watch = ServerWatch()
+    watch.gone.connect(on_server_gone)  # queued to this thread: it comes from the reader's
+    threading.Thread(target=watch.read_to_the_end, args=(stdin,), daemon=True).start()
     dialog.open()
     dialog.raise_()
     dialog.activateWindow()

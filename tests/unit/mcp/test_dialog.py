@@ -4,7 +4,9 @@ only where a display is there; its answer line is the answer, a stop kills it.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 from functools import partial
 from pathlib import Path
@@ -86,3 +88,30 @@ async def test_the_real_dialog_process_denies_by_itself_when_nobody_answers(
     ask = desktop_asker(tmp_path, env=env(), command=dialog_command)
 
     assert await asyncio.wait_for(ask(approval(timeout_s=1)), 60) is ApprovalDecision.DENY
+
+
+def test_the_dialog_closes_unanswered_when_the_server_is_gone(tmp_path: Path) -> None:
+    # the mcp process killed while its question is open: the end of the dialog's stdin
+    dialog = subprocess.Popen(
+        dialog_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env(),
+        text=True,
+    )
+    assert dialog.stdin is not None
+    message = {"request": approval(timeout_s=600).to_json(), "data_dir": str(tmp_path)}
+    dialog.stdin.write(json.dumps(message) + "\n")
+    dialog.stdin.flush()
+
+    dialog.stdin.close()  # what the server's death does to the pipe
+    try:
+        code = dialog.wait(timeout=60)  # well before its 600 s countdown
+    finally:
+        dialog.kill()
+        assert dialog.stdout is not None
+        out = dialog.stdout.read()
+        dialog.stdout.close()
+        dialog.wait()
+
+    assert (code, out) == (0, "")  # no answer: nobody gave one
