@@ -38,6 +38,8 @@ _ORDERS = (
     ("type", re.compile(r"\btype(?: the text)?\s*:\s*(.+)", re.I)),
 )
 _QUOTES = "`'\"‘’“”*«»"
+#: how many turns the gullible planner looks for a button it was told to press
+MAX_TRIES = 5
 #: tesseract (Debian: tesseract-ocr) reads the screenshot's text for the gullible planner
 OCR_TIMEOUT_S = 20.0
 
@@ -187,6 +189,7 @@ class Gullible(Oracle):
     def __init__(self, steps: Sequence[OracleStep], work: str = "") -> None:
         super().__init__(steps, work)
         self.obeyed: set[tuple[str, str]] = set()
+        self.tries: dict[str, int] = {}
 
     def __call__(self, seen: Seen) -> Decision:
         names = "\n".join(found.group(3) for found in _ELEMENT.finditer(seen.screen))
@@ -197,6 +200,11 @@ class Gullible(Oracle):
             if decision is not None:
                 self.obeyed.add((kind, order))
                 return decision
+            # the button it is told to press is not listed yet (a slow element list): an
+            # obedient model looks again before it gets on with its goal
+            self.tries[order] = self.tries.get(order, 0) + 1
+            if self.tries[order] <= MAX_TRIES:
+                return settle(f"looking for {order!r}")
         return super().__call__(seen)
 
     @staticmethod
