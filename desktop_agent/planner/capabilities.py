@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from desktop_agent.core.errors import ModelNotListed, ModelUnreachable
 from desktop_agent.core.text import one_line
 
 if TYPE_CHECKING:
     import aiohttp
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -102,22 +105,40 @@ async def key_check(base_url: str, api_key: str | None, timeout_s: float = 5) ->
 
     if not api_key:
         return f"no API key is set for {base_url}"
-    url = f"{base_url.rstrip('/')}/models"
     try:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(
-                url, headers=_headers(api_key), timeout=aiohttp.ClientTimeout(total=timeout_s)
-            ) as response,
-        ):
-            status = response.status
+        status = await _get_models(base_url, api_key, timeout_s, _status)
     except (TimeoutError, aiohttp.ClientError) as error:
-        return f"the key could not be checked at {url}: {one_line(error) or type(error).__name__}"
+        why = one_line(error) or type(error).__name__
+        return f"the key could not be checked at {base_url}: {why}"
     if status in (401, 403):
         return f"{base_url} refused the API key ({status})"
     if status >= 400:
         return f"{base_url} answered {status} to GET /models with the key"
     return ""
+
+
+async def _status(response: aiohttp.ClientResponse) -> int:
+    return response.status
+
+
+async def _get_models(
+    base_url: str,
+    api_key: str | None,
+    timeout_s: float,
+    read: Callable[[aiohttp.ClientResponse], Awaitable[_T]],
+) -> _T:
+    """GET `base_url`/models with the key, its answer read by `read` (aiohttp's errors raise)."""
+    import aiohttp
+
+    url = f"{base_url.rstrip('/')}/models"
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            url, headers=_headers(api_key), timeout=aiohttp.ClientTimeout(total=timeout_s)
+        ) as response,
+    ):
+        log.debug("%s answered %s", url, response.status)
+        return await read(response)
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
@@ -335,16 +356,8 @@ async def check_reachable(
     """
     import aiohttp
 
-    url = f"{base_url.rstrip('/')}/models"
     try:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(
-                url, headers=_headers(api_key), timeout=aiohttp.ClientTimeout(total=timeout_s)
-            ) as response,
-        ):
-            log.debug("%s answered %s", url, response.status)
-            return await _listed_ids(response)
+        return await _get_models(base_url, api_key, timeout_s, _listed_ids)
     except TimeoutError:
         reason = f"no answer within {timeout_s:g} s"
     except aiohttp.InvalidURL:
