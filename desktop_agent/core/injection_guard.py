@@ -25,6 +25,8 @@ PROVENANCE_MIN_CHARS = 6
 #: the urgent words of a popup (the rule `urgent_click`), judged in any window that came up
 #: since the person last saw the screen
 _URGENT = next(rule for rule in RULES if rule.name == "urgent_click").compiled()[1]
+#: a shell command line (the rule `shell_command`), judged in the text the model types too
+_SHELL = next(rule for rule in RULES if rule.name == "shell_command").compiled()[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +83,19 @@ class InjectionGuard:
         if found:
             return GuardVerdict(caution(found), found)
         if tool in TEXT_TOOLS:
-            return GuardVerdict(
-                self._provenance(str(values.get(TEXT_TOOLS[tool], "")), observation)
-            )
+            text = str(values.get(TEXT_TOOLS[tool], ""))
+            return GuardVerdict(self._command_line(text) or self._provenance(text, observation))
         return GuardVerdict()
+
+    def _command_line(self, text: str) -> str:
+        """Why typing `text` asks because it holds a shell command line (a download piped to
+        a shell, rm -rf, a PowerShell cradle) that the goal did not give, or "". A line typed
+        into a terminal without its Enter does not ask by itself (call_risk), and a terminal's
+        window may not say it is one: the text is judged wherever it goes."""
+        found = _SHELL.search(folded(text))
+        if found is None or _plain(found.group(0)) in self._sources[0]:
+            return ""
+        return f'the text to type holds a shell command line ("{found.group(0)}"), wherever it goes'
 
     def typed(self, tool: str, values: Mapping[str, Any]) -> None:
         """A text the run typed: on the screen afterwards because it was typed, not read."""
