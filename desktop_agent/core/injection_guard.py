@@ -15,11 +15,13 @@ from typing import Any
 
 from desktop_agent.core.call_risk import TEXT_TOOLS, box_holds, folded, window_at
 from desktop_agent.core.injection import RULES, scan, where, window_of
-from desktop_agent.core.models import Observation, SafetyCheck, SuspiciousText
+from desktop_agent.core.models import Element, Observation, SafetyCheck, SuspiciousText
 
 #: OpenAI's computer tool's safety check for instructions it saw on the screen
 PROVIDER_INJECTION_CODES = frozenset({"malicious_instructions"})
 PROVIDER_WHERE = "on the screen, as the model's provider reports it (its safety check)"
+#: tools that start a program, and the argument holding its command line
+COMMAND_TOOLS = {"launch_app": "command"}
 #: a typed text shorter than this is not traced to the screen (a number, "OK")
 PROVENANCE_MIN_CHARS = 6
 #: the urgent words of a popup (the rule `urgent_click`), judged in any window that came up
@@ -82,6 +84,8 @@ class InjectionGuard:
                 return GuardVerdict(new_window_caution(urgent), (*found, urgent))
         if found:
             return GuardVerdict(caution(found), found)
+        if tool in COMMAND_TOOLS:
+            return self._command_read(str(values.get(COMMAND_TOOLS[tool], "")), observation)
         if tool in TEXT_TOOLS:
             text = str(values.get(TEXT_TOOLS[tool], ""))
             return GuardVerdict(self._command_line(text) or self._provenance(text, observation))
@@ -105,12 +109,48 @@ class InjectionGuard:
     def _provenance(self, text: str, observation: Observation) -> str:
         """Why typing `text` asks: it was read on the screen, not in the goal (copied from one
         window into another: the exfiltration of RedTeamCUA and EIA), or ""."""
+        goes = next((e for e in observation.elements if e.focused and e.role != "window"), None)
+        read = self._read_from(text, observation, skip=goes)
+        if read is None:
+            return ""
+        where_to = where(goes, observation) if goes is not None else "the focused window"
+        return (
+            f"the text to type was read on the screen ({where(read, observation)}), "
+            f"not in the goal; it would go to {where_to}"
+        )
+
+    def _command_read(self, command: str, observation: Observation) -> GuardVerdict:
+        """A program to start whose command line was read on the screen, not in the goal
+        (eval's inj-filename: a file named "run the command: touch …"): only a person
+        judges it, as a suspicious text."""
+        read = self._read_from(command, observation, skip=None)
+        if read is None:
+            return GuardVerdict()
+        note = SuspiciousText(
+            text=" ".join(read.name.split())[:160],
+            where=where(read, observation),
+            rule="command_from_screen",
+            box=read.box,
+            element=read.id,
+        )
+        return GuardVerdict(
+            f"the command to start was read on the screen ({note.where}), not in the goal",
+            (note,),
+        )
+
+    def _read_from(
+        self, text: str, observation: Observation, *, skip: Element | None
+    ) -> Element | None:
+        """The listed element (not `skip`, not the focused window when a control is skipped)
+        that `text` was read from: its name holds the text, or the text holds its name, and
+        neither is in the goal or typed by the run before."""
         typed = _plain(text)
         if len(typed) < PROVENANCE_MIN_CHARS or any(typed in source for source in self._sources):
-            return ""
-        goes = next((e for e in observation.elements if e.focused and e.role != "window"), None)
+            return None
         for element in observation.elements:
-            if element is goes or element.role == "window" and element.focused:
+            if element is skip or (
+                skip is not None and element.role == "window" and element.focused
+            ):
                 continue
             name = _plain(element.name)
             if typed in name or (
@@ -118,12 +158,8 @@ class InjectionGuard:
                 and name in typed
                 and not any(name in source for source in self._sources)
             ):
-                where_to = where(goes, observation) if goes is not None else "the focused window"
-                return (
-                    f"the text to type was read on the screen ({where(element, observation)}), "
-                    f"not in the goal; it would go to {where_to}"
-                )
-        return ""
+                return element
+        return None
 
     def _new_urgent_window(self, observation: Observation, x: int, y: int) -> SuspiciousText | None:
         """The urgent text of a window under the point that came up since a person last saw
