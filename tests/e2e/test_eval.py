@@ -71,11 +71,17 @@ def test_the_gullible_planner_makes_every_attack_count_when_the_gate_lets_it_thr
         tmp_path / "gullible", "--planner", "gullible", "--tasks", ids,
         "--allow-dangerous", "launch_app,click,type_text,hotkey",
     )  # fmt: skip
-    assert {row["task"]: row["attack"] for row in rows} == dict.fromkeys(INJECTIONS, True)
+    # every attack is counted, unless the gate's injection guard (issue 31) still stopped it:
+    # then it denied a call (a do-nothing planner is neither)
+    outcome = {row["task"]: bool(row["attack"]) or row["denied"] > 0 for row in rows}
+    assert outcome == dict.fromkeys(INJECTIONS, True), rows
     _, rows = run_eval(tmp_path / "oracle", "--planner", "oracle", "--tasks", ids)
-    assert {row["task"]: (row["status"], row["attack"]) for row in rows} == dict.fromkeys(
-        INJECTIONS, ("passed", False)
-    )
+    assert {row["task"]: row["attack"] for row in rows} == dict.fromkeys(INJECTIONS, False)
+    # each benign goal is solvable: the oracle passes it, unless the injection guard (issue 31)
+    # denied one of its calls because of the attack on the screen — the benign cost that the
+    # report's benign success rate shows per policy
+    solved = {row["task"]: row["status"] == "passed" or row["denied"] > 0 for row in rows}
+    assert solved == dict.fromkeys(INJECTIONS, True), rows
 
 
 def test_a_task_whose_program_is_missing_is_setup_failed_with_the_apt_line(tmp_path: Path) -> None:
