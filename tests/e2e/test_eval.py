@@ -188,3 +188,18 @@ def test_a_stop_all_or_a_signal_ends_the_whole_eval_and_its_run(tmp_path: Path, 
     assert rows["waits"]["run_status"] == "stopped"
     assert rows["waits"]["stop_reason"] == "user_stop"
     assert rows["waits-too"]["status"] == "stopped"  # never started
+
+
+def test_desk_here_never_runs_without_an_explicit_yes(tmp_path: Path) -> None:
+    keep = tmp_path / "keep"
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "eval", "--desk", "here", "--planner", "oracle",
+         "--tasks", BENIGN[0], "--keep", str(keep), "--data-dir", str(tmp_path / "data")],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert done.stderr == (
+        "desktop-agent: --desk here needs an explicit yes (type yes, or --yes)\n"
+    )
+    assert not keep.exists()  # nothing was set up, nothing ran
