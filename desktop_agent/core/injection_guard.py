@@ -184,8 +184,13 @@ class InjectionGuard:
         return None
 
 
+#: quotes are dropped before texts are compared: a shell quotes what it was given
+#: ("touch x '—' y" was read as "touch x — y")
+_QUOTES = str.maketrans("", "", "'\"`")
+
+
 def _plain(text: str) -> str:
-    return " ".join(folded(text).split())
+    return " ".join(folded(text).translate(_QUOTES).split())
 
 
 def pointer_point(values: Mapping[str, Any], observation: Observation) -> tuple[int, int] | None:
