@@ -117,15 +117,16 @@ class FileResult:
         return 100.0 * self.killed / counted if counted else 100.0
 
 
-def run(target: Target) -> int:
-    """mutmut on one file with ONE worker (the machine is shared); its log in mutants/."""
+def run(target: Target, mutants: list[str] | None = None) -> int:
+    """mutmut on one file with ONE worker (the machine is shared); its log in mutants/.
+    `mutants`: only these (the survivors of the last run), else every mutant of the file."""
     log = ROOT / "mutants" / f"{target.name}.log"
     log.parent.mkdir(exist_ok=True)
     mutmut = Path(sys.executable).with_name("mutmut")
     print(f"mutation: {target.path} ({log.relative_to(ROOT)})", flush=True)
     with log.open("w") as out:
         done = subprocess.run(
-            [str(mutmut), "run", "--max-children", "1", *target.globs()],
+            [str(mutmut), "run", "--max-children", "1", *(mutants or target.globs())],
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -222,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", help="targets by short name (keys, mcp_gate, loop…)")
     parser.add_argument("--report", action="store_true", help="only write the report")
     parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="run again only the mutants that survived or had no test in the last run",
+    )
+    parser.add_argument(
         "--equivalent", metavar="MUTANT", help="print an equivalents entry to fill in for MUTANT"
     )
     options = parser.parse_args(argv)
@@ -236,7 +242,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not options.report:
         for target in chosen:
-            if code := run(target):
+            again = None
+            if options.survivors:
+                last = collect(target, {})
+                again = last.survivors + last.untested
+                if not again:
+                    continue
+            if code := run(target, again):
                 print(f"mutation: mutmut failed on {target.path} (exit {code})", file=sys.stderr)
                 return code
     equivalents = tomllib.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}

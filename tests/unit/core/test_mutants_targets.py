@@ -1,0 +1,96 @@
+"""Finding a routine's target again, number for number (mutants of core/targets.py that lived)."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_agent.core.models import Element, ElementRef
+from desktop_agent.core.targets import Found, _distance, find_again, relocate
+from tests.fakes import make_observation
+
+WAS = ElementRef("point", "button", "OK", "Editor", (140, 90, 20, 20), (100, 50, 400, 300))
+#: the window moved by (200, 100) and doubled in size
+NOW = Element(1, "window", "Editor", (300, 150, 800, 600), focused=True)
+
+
+def at(x: int, y: int) -> Element:
+    """A 20 x 20 OK button whose centre is at (x, y)."""
+    return Element(2, "button", "OK", (x - 10, y - 10, 20, 20))
+
+
+def test_without_a_window_the_distance_is_between_the_centres() -> None:
+    # the centre was at (150, 100); now at (175, 145)
+    no_window_box = ElementRef("point", "button", "OK", "Editor", WAS.box, None)
+    assert _distance(no_window_box, at(175, 145), NOW) == 70.0
+    assert _distance(WAS, at(175, 145), None) == 70.0
+
+
+def test_in_a_resized_window_a_control_kept_at_its_offset_is_near() -> None:
+    # it was 50, 50 into its window; now 53, 57 in: 10 by offset, 90 by fraction
+    assert _distance(WAS, at(353, 207), NOW) == 10.0
+
+
+def test_in_a_resized_window_a_control_kept_at_its_fraction_is_near() -> None:
+    # it was 1/8, 1/6 into its window; now 103/800, 107/600 in: 110 by offset, 10 by fraction
+    assert _distance(WAS, at(403, 257), NOW) == pytest.approx(10.0)
+
+
+def test_a_point_keeps_its_place_in_a_moved_window() -> None:
+    ref = ElementRef("window", "window", "Editor", "Editor", (100, 50, 400, 300), None)
+    moved = relocate({"x": 950, "y": 60, "to_x": 600, "to_y": 500}, ref, Found(NOW, None))
+    # moved by (200, 100); not kept inside the window: only a point on a control is
+    assert moved == {"x": 1150, "y": 160, "to_x": 800, "to_y": 600}
+
+
+def test_a_point_on_a_control_stays_inside_it_when_it_shrank() -> None:
+    ref = ElementRef("point", "button", "OK", "Editor", (140, 90, 40, 40), None)
+    found = Found(NOW, Element(2, "button", "OK", (340, 190, 10, 10)))
+    # moved by (200, 100) to (375, 275), then kept on the button's last pixel
+    assert relocate({"x": 175, "y": 175}, ref, found) == {"x": 349, "y": 199}
+    # and on its first one from the other side
+    assert relocate({"x": 100, "y": 50}, ref, found) == {"x": 340, "y": 190}
+
+
+def test_only_a_point_or_window_reference_moves_a_point() -> None:
+    focus = ElementRef("focus", "text", "Body", "Editor", (140, 90, 40, 40), None)
+    found = Found(NOW, Element(2, "text", "Body", (340, 190, 10, 10)))
+    assert relocate({"x": 150, "y": 100}, focus, found) == {"x": 150, "y": 100}
+
+
+def test_a_drag_end_without_both_coordinates_is_left_as_it_is() -> None:
+    ref = ElementRef("window", "window", "Editor", "Editor", (100, 50, 400, 300), None)
+    moved = relocate({"x": 150, "y": 60, "to_x": 600}, ref, Found(NOW, None))
+    assert moved == {"x": 350, "y": 160, "to_x": 600}
+
+
+def test_the_centre_of_a_box_is_whole_and_takes_width_and_height_apart() -> None:
+    unwindowed = ElementRef("point", "button", "OK", "", (140, 90, 21, 21), None)
+    assert _distance(unwindowed, Element(2, "button", "OK", (140, 90, 20, 20)), None) == 0.0
+    wide = ElementRef("point", "button", "OK", "", (140, 90, 40, 20), None)
+    assert _distance(wide, Element(2, "button", "OK", (150, 80, 20, 40)), None) == 0.0
+
+
+EDITOR = Element(1, "window", "notes.txt - L3afpad", (0, 0, 800, 600), focused=True)
+OTHER_FILE = Element(1, "window", "todo.txt - L3afpad", (0, 0, 800, 600), focused=True)
+
+
+def test_a_window_reference_is_found_as_its_window() -> None:
+    ref = ElementRef("window", "window", EDITOR.name, EDITOR.name, EDITOR.box, EDITOR.box)
+    assert find_again(ref, make_observation([EDITOR])) == Found(EDITOR, None)
+
+
+def test_why_a_step_nobody_is_asked_about_is_not_played_is_said_in_full() -> None:
+    nowhere = ElementRef("point", "button", "OK", "", (0, 0, 10, 10), None)
+    assert find_again(nowhere, make_observation([EDITOR]), same_window=True) == (
+        "no window was active when it was taught, and nobody is asked about it"
+    )
+    taught = ElementRef("point", "button", "OK", EDITOR.name, (0, 0, 10, 10), EDITOR.box)
+    assert find_again(taught, make_observation([OTHER_FILE]), same_window=True) == (
+        'the active window is "todo.txt - L3afpad", not "notes.txt - L3afpad" (the same '
+        "program; a step nobody is asked about acts only in the window it was taught in)"
+    )
+
+
+def test_a_missing_control_of_no_window_names_no_window() -> None:
+    nowhere = ElementRef("point", "button", "OK", "", (0, 0, 10, 10), None)
+    assert find_again(nowhere, make_observation([])) == 'no button "OK"'
