@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from desktop_agent.eval import desk
 from tests.support import xdisplay
 
 
@@ -13,8 +14,9 @@ def test_a_missing_xvfb_is_an_error_that_names_it_and_the_fix(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     real_which = shutil.which
+    # the desk code lives in desktop_agent.eval.desk (tests/support/xdisplay re-exports it)
     monkeypatch.setattr(
-        xdisplay.shutil, "which", lambda name: None if name == "Xvfb" else real_which(name)
+        desk.shutil, "which", lambda name: None if name == "Xvfb" else real_which(name)
     )
 
     with pytest.raises(xdisplay.XSessionError) as raised:
