@@ -84,7 +84,8 @@ async def mcp(tmp_path: Path) -> AsyncIterator[tuple[Host, McpApprovalGate, Fake
     async def no_app(_: ApprovalRequest) -> None:
         return None
 
-    gate = McpApprovalGate(no_app)
+    # the client answers ordinary input calls only when the user let it (`mcp --client-approves`)
+    gate = McpApprovalGate(no_app, client_approves=True)
     executor = FakeExecutor()
     agent = Agent.assemble(
         tmp_path,
