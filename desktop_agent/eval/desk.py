@@ -131,6 +131,9 @@ class XSession:
     def child_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
         env.pop("WAYLAND_DISPLAY", None)
+        # a program started on this desk shows on it: not offscreen because the starting
+        # process is (tests/gui/conftest.py sets it in os.environ when pytest collects it)
+        env.pop("QT_QPA_PLATFORM", None)
         env.update(self.env)
         if not self.dbus_address:
             # no session bus: stop GTK from auto-launching one through dbus-x11
