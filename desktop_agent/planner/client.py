@@ -309,6 +309,18 @@ class Completion:
     has_choice: bool
 
 
+def usage_from_json(usage: Any, prompt_key: str, completion_key: str) -> TokenUsage | None:
+    """A body's usage object → TokenUsage under the server's key names (None without one;
+    a count that is not an integer is unknown)."""
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = usage.get(prompt_key), usage.get(completion_key)
+    return TokenUsage(
+        prompt_tokens=prompt if isinstance(prompt, int) else None,
+        completion_tokens=completion if isinstance(completion, int) else None,
+    )
+
+
 def completion_from_json(data: Any) -> Completion:
     """A chat-completions response body → Completion (tolerant of missing fields)."""
     if not isinstance(data, dict):
@@ -320,14 +332,7 @@ def completion_from_json(data: Any) -> Completion:
     content = message.get("content")
     if isinstance(content, list):  # some servers send content parts
         content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    usage = data.get("usage")
-    token_usage = None
-    if isinstance(usage, dict):
-        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        token_usage = TokenUsage(
-            prompt_tokens=prompt if isinstance(prompt, int) else None,
-            completion_tokens=completion if isinstance(completion, int) else None,
-        )
+    token_usage = usage_from_json(data.get("usage"), "prompt_tokens", "completion_tokens")
     refusal = message.get("refusal")
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     return Completion(

@@ -48,6 +48,24 @@ def inventory_of(body: dict[str, Any]) -> str:
     return found.group(1) if found else ""
 
 
+@dataclass
+class DeskLook:
+    """What a computer-use model's screenshot would show of the desk, read with xdotool: the
+    visible windows' titles, and whether the editor is up (the scripted models react to it)."""
+
+    session: XSession
+
+    def titles(self) -> str:
+        found = self.session.xdotool("search", "--onlyvisible", "--name", ".", check=False)
+        names = [self.session.xdotool("getwindowname", wid, check=False) for wid in found.split()]
+        return "\n".join(names)
+
+    def editor_shown(self) -> bool:
+        return bool(
+            self.session.xdotool("search", "--onlyvisible", "--class", "l3afpad", check=False)
+        )
+
+
 def display_clients(display: str) -> list[int]:
     """Pids of processes (not ours) whose DISPLAY is `display`: the apps a run launched."""
     pids = []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, json_lines
+from tests.e2e.conftest import Cli, DeskLook, json_lines
 from tests.support.model_server import serve_in_thread
 from tests.support.responses_server import ResponsesServer, Turn, computer_call, message
 from tests.support.xdisplay import XSession, wait_until
@@ -19,25 +19,15 @@ from tests.support.xdisplay import XSession, wait_until
 LINE = "hello from the computer tool 7"
 
 
-class ComputerModel:
+class ComputerModel(DeskLook):
     """A computer-use model that looks at the desktop (its window titles, as a screenshot
     would show them) and answers in batches: the line and ctrl+s, then the path, a wait
     (GTK's path completion swallows an early Enter) and Enter."""
 
     def __init__(self, session: XSession, target: Path) -> None:
-        self.session = session
+        super().__init__(session)
         self.target = target
         self.sent: list[str] = []
-
-    def titles(self) -> str:
-        found = self.session.xdotool("search", "--onlyvisible", "--name", ".", check=False)
-        names = [self.session.xdotool("getwindowname", wid, check=False) for wid in found.split()]
-        return "\n".join(names)
-
-    def editor_shown(self) -> bool:
-        return bool(
-            self.session.xdotool("search", "--onlyvisible", "--class", "l3afpad", check=False)
-        )
 
     def __call__(self, body: dict[str, Any]) -> Turn:
         screen = self.titles()

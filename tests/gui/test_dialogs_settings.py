@@ -247,35 +247,28 @@ def test_choosing_a_preset_fills_the_base_url(make_dialog, qtbot) -> None:
     assert line(dialog, "model").text() == PRESETS["openrouter"].model
 
 
-def test_the_openai_computer_use_preset_fills_the_computer_model_and_asks_for_a_key(
-    make_dialog, qtbot
+@pytest.mark.parametrize(
+    ("preset", "shown", "base_url", "model", "note"),
+    [
+        ("openai-computer", "OpenAI computer use", "https://api.openai.com/v1",
+         "computer-use-preview", "computer tool"),
+        ("anthropic-computer", "Anthropic computer use", "https://api.anthropic.com",
+         "claude-sonnet-4-6", "ANTHROPIC_API_KEY"),
+    ],
+)  # fmt: skip
+def test_a_computer_use_preset_fills_its_model_and_asks_for_a_key(
+    make_dialog, qtbot, preset: str, shown: str, base_url: str, model: str, note: str
 ) -> None:
     dialog = make_dialog()
     dialog.show()
     box = dialog.provider_box
     box.setFocus()
-    while box.currentData() != "openai-computer":
+    while box.currentData() != preset:
         qtbot.keyClick(box, Qt.Key.Key_Down)
-    assert box.currentText() == "OpenAI computer use"
-    assert line(dialog, "base_url").text() == "https://api.openai.com/v1"
-    assert line(dialog, "model").text() == "computer-use-preview"
-    assert "computer tool" in dialog.provider_note.text()
-    assert dialog.api_key_edit.isVisible()
-
-
-def test_the_anthropic_computer_use_preset_fills_claude_and_asks_for_a_key(
-    make_dialog, qtbot
-) -> None:
-    dialog = make_dialog()
-    dialog.show()
-    box = dialog.provider_box
-    box.setFocus()
-    while box.currentData() != "anthropic-computer":
-        qtbot.keyClick(box, Qt.Key.Key_Down)
-    assert box.currentText() == "Anthropic computer use"
-    assert line(dialog, "base_url").text() == "https://api.anthropic.com"
-    assert line(dialog, "model").text() == "claude-sonnet-4-6"
-    assert "ANTHROPIC_API_KEY" in dialog.provider_note.text()
+    assert box.currentText() == shown
+    assert line(dialog, "base_url").text() == base_url
+    assert line(dialog, "model").text() == model
+    assert note in dialog.provider_note.text()
     assert dialog.api_key_edit.isVisible()
 
 

@@ -26,7 +26,7 @@ from desktop_agent.core.errors import PlannerError
 from desktop_agent.core.models import Decision, SafetyCheck, StepKind, StepStatus, TokenUsage
 from desktop_agent.core.ports import DecideRequest
 from desktop_agent.planner.backends import Backend, ChatFormat, chat_format
-from desktop_agent.planner.client import OpenAIPlanner
+from desktop_agent.planner.client import OpenAIPlanner, usage_from_json
 from desktop_agent.planner.computer_actions import batch_decision
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import decision_to_screenshot
@@ -95,14 +95,7 @@ def answer_from_json(data: Any) -> _Answer:
     """A Responses body → its id, output items and usage (TypeError when it is none)."""
     if not isinstance(data, dict) or not isinstance(data.get("output"), list):
         raise TypeError("the body is not a response object with an output list")
-    usage = data.get("usage")
-    tokens = None
-    if isinstance(usage, dict):
-        given, made = usage.get("input_tokens"), usage.get("output_tokens")
-        tokens = TokenUsage(
-            prompt_tokens=given if isinstance(given, int) else None,
-            completion_tokens=made if isinstance(made, int) else None,
-        )
+    tokens = usage_from_json(data.get("usage"), "input_tokens", "output_tokens")
     items = [item for item in data["output"] if isinstance(item, dict)]
     return _Answer(str(data.get("id", "")), items, tokens)
 
