@@ -88,9 +88,14 @@ class ScreenCapture:
         self._last: tuple[bytes, Shot] | None = None
 
     def monitors(self) -> list[Monitor]:
-        """[0] all monitors, [1] the primary, then the others (physical pixels)."""
+        """[0] all monitors, [1] the primary, then the others (physical pixels), as they are
+        now: a monitor plugged, unplugged or moved since the last call is seen."""
         if self._mss is None:
             self._mss = open_mss()
+        # mss keeps its first answer for good (mss/base.py:347-350, 10.2.0: `if
+        # self._monitors is None: self._monitors = self._impl.monitors()`; 9.x: `if not
+        # self._monitors`): forgetting it makes the next read ask the server (RandR) again
+        self._mss._monitors = None
         return order_monitors(self._mss.monitors)
 
     def grab(self) -> Shot:

@@ -25,6 +25,8 @@ PACKAGE_OF = {
     "xclip": "xclip",
     "xprop": "x11-utils",
     "trayer": "trayer",
+    "Xorg": "xserver-xorg-core",  # tests/monitors: several RandR monitors (the dummy driver)
+    "xrandr": "x11-xserver-utils",
     "l3afpad": "l3afpad",
     "desktop-file-validate": "desktop-file-utils",
     "systemd-analyze": "systemd",

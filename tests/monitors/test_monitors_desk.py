@@ -1,0 +1,39 @@
+"""The multi-monitor test desk itself: RandR (and so mss) sees each monitor where it was put."""
+
+from __future__ import annotations
+
+import mss
+
+from desktop_agent.desktop.capture import ScreenCapture
+from desktop_agent.desktop.geometry import Monitor
+from desktop_agent.eval.monitors_desk import THREE_MONITORS, MonitorsSession
+from tests.support.xdisplay import use_xsession
+
+
+def test_mss_lists_each_randr_monitor_where_xrandr_put_it(monitors_desk: MonitorsSession) -> None:
+    with mss.MSS(display=monitors_desk.display.encode()) as screen:
+        listed = [(m["left"], m["top"], m["width"], m["height"]) for m in screen.monitors[1:]]
+
+    assert sorted(listed) == sorted(output.rect for output in THREE_MONITORS)
+
+
+def test_the_capture_numbers_the_primary_1_and_notices_an_unplugged_monitor(
+    monitors_desk: MonitorsSession,
+) -> None:
+    saved = use_xsession(monitors_desk)
+    capture = ScreenCapture()
+    try:
+        before = capture.monitors()
+        monitors_desk.unplug("DUMMY2")
+        after = capture.monitors()
+    finally:
+        capture.close()
+        saved.restore()
+
+    assert before[1] == Monitor(1280, 0, 1920, 1080, primary=True)
+    assert sorted(before[2:], key=lambda m: m.left) == [
+        Monitor(0, 0, 1280, 1024),
+        Monitor(3200, 300, 1024, 768),
+    ]
+    # the layout is read again, not mss's cached first answer
+    assert after[2:] == [Monitor(0, 0, 1280, 1024)]
