@@ -77,6 +77,11 @@ def _agree_to_use_this_screen(args: argparse.Namespace) -> bool:
     return True
 
 
+def _no_hotkey(why: str) -> None:
+    print(f"desktop-agent: the stop hotkey is not on ({why}); Ctrl+C or `desktop-agent "
+          "stop-all` end the eval", file=sys.stderr, flush=True)  # fmt: skip
+
+
 def command(args: argparse.Namespace, data_dir: Path) -> int:
     from desktop_agent.eval import report
     from desktop_agent.eval.runner import RunOptions, run_suite
@@ -117,7 +122,7 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         stop_data_dir=data_dir,
         stop_mark=getattr(args, "stop_mark", None) or read_stop_mark(str(data_dir)),
     )
-    # a signal, the stop hotkey's or stop-all's way to a headless process, ends the whole eval
+    # a signal (Ctrl+C, a kill), the person's stop hotkey and a stop-all end the whole eval
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: options.stop.set())
 
@@ -127,7 +132,14 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         else:
             print(report.progress_line(result, done, total), file=sys.stderr, flush=True)
 
-    results = run_suite(tasks, options, jobs=args.jobs, repeat=args.repeat, progress=progress)
+    from desktop_agent.eval.hotkey import stop_hotkey
+    from desktop_agent.settings import load_settings
+
+    combo = load_settings().stop_hotkey
+    with stop_hotkey(combo, options.stop, on_lost=_no_hotkey) as problem:
+        if problem:
+            _no_hotkey(problem)
+        results = run_suite(tasks, options, jobs=args.jobs, repeat=args.repeat, progress=progress)
     head = report.summary(results)
     if args.json:
         print(json.dumps(head), flush=True)

@@ -290,7 +290,8 @@ def _agent_run(
     reader.start()
     deadline = time.monotonic() + task.max_seconds
     while reader.is_alive():
-        reader.join(POLL_S)
+        # woken by a stop at once (the hotkey, a signal); a stop-all is read every POLL_S
+        options.stop.wait(POLL_S)
         if reader.is_alive() and (stopped(options) or time.monotonic() >= deadline):
             if stopped(options):
                 # as the stop hotkey or stop-all would end it: stopped / user_stop

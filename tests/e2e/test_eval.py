@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from desktop_agent.eval.checkers import Desk, run_check
 from desktop_agent.eval.desk import XSession, wait_until
 from desktop_agent.eval.tasks import load_suite
+from tests.support.model_server import Hang, ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = load_suite()
@@ -188,6 +190,59 @@ def test_a_stop_all_or_a_signal_ends_the_whole_eval_and_its_run(tmp_path: Path, 
     assert rows["waits"]["run_status"] == "stopped"
     assert rows["waits"]["stop_reason"] == "user_stop"
     assert rows["waits-too"]["status"] == "stopped"  # never started
+
+
+def test_the_persons_stop_hotkey_ends_the_whole_eval_mid_model_request(
+    xsession: XSession, model: Callable[..., ModelServer], tmp_path: Path
+) -> None:
+    """The eval's runs are on private desks (X servers of their own), where the person's keys
+    never arrive: the eval hears the stop hotkey on the person's display (here `xsession`) and
+    ends its run in the middle of its model request, and the tasks not started."""
+    server = model(script=[Hang()])
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "a.toml").write_text(WAITING_TASK)
+    (suite / "b.toml").write_text(WAITING_TASK.replace('id = "waits"', 'id = "waits-too"'))
+    data, keep = tmp_path / "data", tmp_path / "keep"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop_agent", "eval", "--json", "--base-url", server.base_url,
+         "--model", "qwen2.5vl", "--vision", "yes", "--suite", str(suite), "--keep", str(keep),
+         "--data-dir", str(data)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=xsession.child_env({"DESKTOP_AGENT_HOME": str(data)}),
+    )  # fmt: skip
+    log = data / "desktop-agent.log"
+    try:
+        wait_until(lambda: server.requests or process.poll() is not None, timeout=60,
+                   what="the first task's model request")  # fmt: skip
+        assert process.poll() is None, process.communicate()
+        assert "eval: the stop hotkey ctrl+alt+esc is on" in log.read_text()
+        subprocess.run(["xdotool", "key", "ctrl+alt+Escape"], env=xsession.child_env(),
+                       check=True, timeout=10)  # fmt: skip
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 2, err
+    rows = by_task([json.loads(line) for line in out.splitlines() if '"task"' in line])
+    assert (rows["waits"]["run_status"], rows["waits"]["stop_reason"]) == ("stopped", "user_stop")
+    assert rows["waits-too"]["status"] == "stopped"  # never started
+    assert len(server.requests) == 1  # no model request after the stop
+    run_data = str(keep / "000" / "waits" / ".agent")
+
+    def cli(*words: str) -> list[Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "desktop_agent", *words, "--json", "--data-dir", run_data],
+            cwd=ROOT, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+    [[run]] = cli("runs")
+    steps = [e["step"] for e in cli("show", run["id"]) if e["type"] == "step_finished"]
+    # the screen looked at, the model asked, its answer never acted on: no input after the stop
+    assert steps[-1]["status"] == "skipped"
+    assert [s["kind"] for s in steps] == ["observe", "decide"]
 
 
 def test_desk_here_never_runs_without_an_explicit_yes(tmp_path: Path) -> None:
