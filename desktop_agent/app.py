@@ -25,7 +25,7 @@ from PySide6.QtCore import QObject, Slot
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.host.display import display_problem as _display_problem
 from desktop_agent.ui.single_instance import InstanceGuard
-from desktop_agent.ui.text import one_line, shorten
+from desktop_agent.ui.text import in_words, one_line, shorten
 
 if TYPE_CHECKING:
     import asyncio
@@ -564,6 +564,7 @@ class DesktopApp(QObject):
         """The tray follows every run of this process (window, API); what the host says
         about the process goes where the user looks (status bar, tray)."""
         from desktop_agent.core.events import (
+            ApprovalRequested,
             RunFinished,
             StopHotkeyChanged,
             StoppedEverything,
@@ -578,6 +579,9 @@ class DesktopApp(QObject):
             self.tray.notify(
                 f"Run {run.status.value}", f"{shorten(run.goal, 80)}\n{describe_outcome(run)}"
             )
+        elif isinstance(event, ApprovalRequested) and not self.window.isActiveWindow():
+            # the question in plain words where the person may be looking (its dialog waits)
+            self.tray.notify("Waiting for your approval", in_words(event.approval.sentence))
         elif isinstance(event, UserTookOver):
             self.tray.notify("Paused: you took over", "Resume from the tray or the window.")
         elif isinstance(event, StoppedEverything):

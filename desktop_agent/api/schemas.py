@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,
+    ElementRef,
     Risk,
     RunStatus,
     SafetyCheck,
@@ -138,6 +139,10 @@ class AskApproval(_Body):
     question: str | None = Field(default=None, max_length=50000)
     #: the screen's texts that look like orders to an AI: [{text, where, rule}]
     suspicious_text: list[dict[str, str]] = Field(default_factory=list, max_length=200)
+    #: what the call acts on ({how, role, name, window, box, …}): the words of its sentence
+    element: dict[str, Any] | None = None
+    #: the sentence as the asking process worded it: ignored, the dialog words its own
+    sentence: str | None = Field(default=None, max_length=50000)
 
     @field_validator("screenshot")
     @classmethod
@@ -170,6 +175,7 @@ class AskApproval(_Body):
                 )
                 for note in self.suspicious_text
             ),
+            element=_element(self.element),
         )
 
 
@@ -300,3 +306,14 @@ def _json_reason(error: ValueError) -> str:
     if isinstance(error, json.JSONDecodeError):
         return f"{error.msg} (line {error.lineno}, column {error.colno})"
     return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def _element(data: dict[str, Any] | None) -> ElementRef | None:
+    """The element of a question from another process; one that does not read leaves only
+    the sentence's words poorer (the point is said instead), never the question unasked."""
+    if data is None:
+        return None
+    try:
+        return ElementRef.from_json(data)
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
-from desktop_agent.core.text import quote
+from desktop_agent.core.text import printable, quote
 
 
 class AutoGate:
@@ -83,8 +83,11 @@ class TerminalGate:
         if check is not None:
             # the provider's words: shown as text, one line each
             caution += f"  safety check {quote(check.code)}: {quote(check.message)}\n"
+        # the call in plain words first (its outside parts quoted by core/sentences), then
+        # the call as the program sees it
         self._out.write(
-            f"\nallow {quote(approval.tool)} {arguments}?\n"
+            f"\n{printable(str(approval.sentence))}\n"
+            f"  allow {quote(approval.tool)} {arguments}?\n"
             f"  reason: {quote(approval.reason)}\n{caution}  {choices} "
             f"(denies in {approval.timeout_s:.0f} s): "
         )

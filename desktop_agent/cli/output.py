@@ -20,6 +20,7 @@ from desktop_agent.core.events import (
     event_line,
 )
 from desktop_agent.core.models import RunStatus, RunView
+from desktop_agent.core.sentences import of_step
 from desktop_agent.core.text import printable, printable_json, quote
 
 if TYPE_CHECKING:
@@ -76,6 +77,12 @@ def _human_line(event: TaskLoopEvent) -> str:
         step = event.step
         duration = f"{step.duration_ms:.0f} ms" if step.duration_ms is not None else "-"
         detail = step.error or step.summary
+        said = of_step(step)
+        if said is not None:
+            # an action in plain words (its JSON: --json, or `show --json`)
+            detail = f"{said}: {detail}" if detail else str(said)
+            status = step.status.value
+            return f"{step.index:>4} {step.kind.value:<7} {status:<7} {duration:>8}  {detail}"
         return (
             f"{step.index:>4} {step.kind.value:<7} {(step.tool or '-'):<15} "
             f"{step.short_args(36):<36} {step.status.value:<7} {duration:>8}  {detail}"
@@ -87,7 +94,8 @@ def _human_line(event: TaskLoopEvent) -> str:
     if isinstance(event, ApprovalRequested):
         # what will be typed, as the person asked must see it (the stored row hides it)
         shown = json.dumps(event.approval.to_show)
-        return f"     approval asked: {quote(event.approval.tool)} {shown}"
+        said = event.approval.sentence
+        return f"     approval asked: {said} ({quote(event.approval.tool)} {shown})"
     if isinstance(event, ApprovalResolved):
         timed_out = " (timed out)" if event.by == "timeout" else ""
         return f"     approval: {event.decision.value}{timed_out}"

@@ -61,6 +61,7 @@ from desktop_agent.core.models import (
     Artifact,
     Decision,
     Effect,
+    ElementRef,
     Grounding,
     Observation,
     Policy,
@@ -881,7 +882,7 @@ class _TaskLoop:
         target = _target_of(args, observation)
         with breaker.slot() as slot:
             refusal, asked = await self._gate(
-                turn, spec, decided, risk, observation, target, screen.notes
+                turn, spec, decided, risk, observation, target, screen.notes, step.element
             )
             if refusal is not None:
                 self._fail(step, StepStatus.DENIED, refusal)
@@ -966,9 +967,11 @@ class _TaskLoop:
         observation: Observation,
         target: tuple[int, int] | None,
         suspicious: tuple[SuspiciousText, ...] = (),
+        element: ElementRef | None = None,
     ) -> tuple[str | None, bool]:
         """Policy, grants and the human: (None when the tool may run, else why not; whether
-        somebody was asked). `suspicious`: the screen's texts that make it ask."""
+        somebody was asked). `suspicious`: the screen's texts that make it ask; `element`: what
+        the call acts on, for the question's sentence only."""
         deps = self.deps
         sensitive = risk.asks_every_call
         policy = self.permissions.decide(spec.name, spec.risk, sensitive=sensitive)
@@ -990,6 +993,7 @@ class _TaskLoop:
             screenshot=self._screenshot_of(turn, observation),
             target=target,
             suspicious_text=suspicious,
+            element=element,
             **_what_to_show(decided, risk),
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from desktop_agent.core.statuses import (
     STOP_REASONS,
@@ -20,6 +20,9 @@ from desktop_agent.core.statuses import (
     StepStatus,
     StopReason,
 )
+
+if TYPE_CHECKING:
+    from desktop_agent.core.sentences import Phrase
 
 #: the statuses' module's names are the models' too (every layer imports them from here)
 __all__ = [
@@ -513,6 +516,16 @@ class ApprovalRequest:
     #: the texts on the screen that look like orders to an AI, when they are why it asks
     #: (only a person answers it: an automatic `--approve all` denies it)
     suspicious_text: tuple[SuspiciousText, ...] = ()
+    #: what the call acts on, as the loop resolved it before the gate (the step's `element`):
+    #: the words of its sentence, never part of the gate's judgement
+    element: ElementRef | None = None
+
+    @property
+    def sentence(self) -> Phrase:
+        """The call in one plain sentence (core/sentences.py), of the arguments as shown."""
+        from desktop_agent.core.sentences import sentence
+
+        return sentence(self.tool, self.to_show, self.element)
 
     @property
     def to_show(self) -> dict[str, Any]:
@@ -534,8 +547,8 @@ class ApprovalRequest:
         ours): the MCP client's and the API's text."""
         from desktop_agent.core.text import quote
 
-        arguments = quote(json.dumps(self.to_show, ensure_ascii=False, default=str))
-        text = f"Allow the desktop agent to run {quote(self.tool)} {arguments}?"
+        # the sentence's outside parts are quoted by it (core/sentences.said)
+        text = f"Allow the desktop agent to do this: {self.sentence}?"
         if self.caution:
             text += f" It asks every time: {quote(self.caution)}."
         if self.safety_check is not None:
@@ -567,4 +580,6 @@ class ApprovalRequest:
             "caution": self.caution,
             "safety_check": self.safety_check.to_json() if self.safety_check else None,
             "suspicious_text": [note.to_json() for note in self.suspicious_text],
+            "element": self.element.to_json() if self.element else None,
+            "sentence": str(self.sentence),
         }

@@ -13,7 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.core.models import REDACTED, ElementRef
+from pydantic import ValidationError
+
+from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.models import REDACTED, ElementRef, StepKind, StepView
 from desktop_agent.core.text import quote
 
 #: the translation context of every template here (the .ts files' <context>)
@@ -52,6 +55,12 @@ class Phrase:
 
     def __str__(self) -> str:
         return self.render()
+
+    @property
+    def generic(self) -> bool:
+        """No sentence could be made for the call: this one only names the tool and quotes
+        its arguments (a face may rather show them its own way)."""
+        return self.template == _GENERIC
 
 
 def _phrase(template: str, **fields: Phrase | str) -> Phrase:
@@ -113,6 +122,10 @@ def _noun(ref: ElementRef) -> Phrase:
 def target(ref: ElementRef | None, args: Mapping[str, Any]) -> Phrase:
     """What a call acts on: the element the gate resolved, its window, else the point."""
     if ref is None:
+        element = args.get("element")
+        if isinstance(element, int):
+            # an id of the list the model was shown, with nothing known of it
+            return _phrase("the element {id} of the list", id=str(element))
         return _point(args.get("x"), args.get("y"))
     if ref.how == "window":
         return _phrase("the window {window}", window=said(ref.window or ref.name))
@@ -295,21 +308,15 @@ def _focus_window(args: Mapping[str, Any], ref: ElementRef | None) -> Phrase:
 
 
 def _invoke(args: Mapping[str, Any], ref: ElementRef | None) -> Phrase:
-    return _phrase("Press {target}", target=_element(ref, args))
+    return _phrase("Press {target}", target=target(ref, args))
 
 
 def _set_value(args: Mapping[str, Any], ref: ElementRef | None) -> Phrase:
     value = str(args["value"])
     if not value:
-        return _phrase("Empty {target}", target=_element(ref, args))
+        return _phrase("Empty {target}", target=target(ref, args))
     shown: Phrase = _phrase("text kept hidden (•••)") if value == REDACTED else said(value)
-    return _phrase("Set {target} to {value}", target=_element(ref, args), value=shown)
-
-
-def _element(ref: ElementRef | None, args: Mapping[str, Any]) -> Phrase:
-    if ref is None:
-        return _phrase("the element {id} of the list", id=str(args.get("element", "?")))
-    return target(ref, args)
+    return _phrase("Set {target} to {value}", target=target(ref, args), value=shown)
 
 
 def _screen_snapshot(args: Mapping[str, Any], ref: ElementRef | None) -> Phrase:
@@ -343,17 +350,30 @@ SENTENCES: Mapping[str, _Sentence] = {
 }
 
 
+_ARGS = {spec.name: spec.args_model for spec in BUILTIN_TOOLS}
+
+
 def sentence(tool: str, args: Mapping[str, Any], element: ElementRef | None = None) -> Phrase:
     """The call `tool(args)` in one sentence; `element`: what the gate resolved it acts on
     (the step's `element`). Arguments that do not fit the tool (a stored row of another
-    version) give the generic sentence with the arguments as JSON, never an error."""
+    version, a skipped row stored without them) give the generic sentence with the arguments
+    as JSON, never an error and never a guess ("where the pointer is" for no point at all)."""
     import json
 
-    make = SENTENCES.get(tool)
-    if make is not None:
+    make, model = SENTENCES.get(tool), _ARGS.get(tool)
+    if make is not None and model is not None:
         try:
-            return make(args, element)
-        except (KeyError, TypeError, ValueError):
+            # the defaults filled in as they run (a click is a left single click)
+            return make(model.model_validate(dict(args)).model_dump(), element)
+        except (KeyError, TypeError, ValueError, ValidationError):
             pass
     shown = json.dumps(dict(args), ensure_ascii=False, sort_keys=True, default=str)
     return _phrase(_GENERIC, tool=said(tool), args=said(shown, limit=200))
+
+
+def of_step(step: StepView) -> Phrase | None:
+    """An action row's sentence (its stored arguments and element); None for the rows of
+    other kinds (observe, decide, ground), which are no call."""
+    if step.kind is not StepKind.ACTION or not step.tool:
+        return None
+    return sentence(step.tool, step.args, step.element)

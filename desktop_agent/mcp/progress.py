@@ -14,6 +14,7 @@ from desktop_agent.core.events import (
     StepFinished,
     TaskLoopEvent,
 )
+from desktop_agent.core.sentences import of_step
 from desktop_agent.core.text import printable
 
 
@@ -52,12 +53,18 @@ def _message(event: TaskLoopEvent) -> str | None:
         step = event.step
         tool = f" {step.tool}" if step.tool else ""
         args = f" {json.dumps(step.args, ensure_ascii=False)}" if step.args else ""
+        said = of_step(step)
+        if said is not None and not said.generic:
+            args = f" ({said})"  # the action in plain words; its JSON is in get_run
         detail = step.error or step.summary
         return f"turn {step.index} {step.kind.value}{tool}{args}: {step.status.value}" + (
             f" - {detail}" if detail else ""
         )
     if isinstance(event, ApprovalRequested):
-        return f"turn {event.approval.index}: waiting for the user to allow {event.approval.tool}"
+        approval = event.approval
+        said = approval.sentence
+        what = "" if said.generic else f": {said}"
+        return f"turn {approval.index}: waiting for the user to allow {approval.tool}{what}"
     if isinstance(event, ApprovalResolved):
         return f"turn {event.approval.index}: {event.approval.tool} {event.decision.value}"
     if isinstance(event, RunPaused):

@@ -30,6 +30,7 @@ from desktop_agent.core.models import (
     StepKind,
     StopReason,
 )
+from desktop_agent.core.sentences import of_step
 from desktop_agent.core.text import printable
 from desktop_agent.core.tools import SCREEN_TOOL, describe_validation_error
 from desktop_agent.host.host import RunRequest
@@ -257,8 +258,11 @@ class McpFace:
         for step in steps:
             detail = step.error or step.summary
             tool = f" {step.tool}" if step.tool else ""
+            said = of_step(step)
+            # an action in plain words (its JSON is in the structured content)
+            what = step.short_args(60) if said is None or said.generic else f"({said})"
             lines.append(
-                f"{step.index:>3} {step.kind.value}{tool} {step.short_args(60)} "
+                f"{step.index:>3} {step.kind.value}{tool} {what} "
                 f"{step.status.value}" + (f" - {detail}" if detail else "")
             )
         content: list[types.ContentBlock] = [

@@ -23,6 +23,7 @@ from desktop_agent.core.events import (
     UserTookOver,
 )
 from desktop_agent.core.models import RunView, StepKind, StepView
+from desktop_agent.ui.text import in_words
 
 if TYPE_CHECKING:
     from desktop_agent.ui.acting_panel import ActingPanel
@@ -81,12 +82,13 @@ class ActingController(QObject):
         elif isinstance(event, RunResumed):
             self.panel.set_step("Resumed — looking at the screen afresh")
         elif isinstance(event, ApprovalRequested):
-            self.panel.set_step(f"Waiting for your approval: {event.approval.tool}")
+            self.panel.set_step(f"Waiting for your approval: {in_words(event.approval.sentence)}")
         elif isinstance(event, ApprovalResolved):
             request = event.approval
             if request.run_id in active:
-                what = {"once": "allowed", "run": "allowed for this run", "deny": "denied"}
-                self.panel.set_step(f"{request.tool} {what[event.decision.value]} ({event.by})")
+                what = {"once": "Allowed", "run": "Allowed for this run", "deny": "Denied"}
+                said = in_words(request.sentence)
+                self.panel.set_step(f"{what[event.decision.value]} ({event.by}): {said}")
             if active and not self.approvals_open() and self._minimize():
                 self.get_out_of_the_way()
         elif isinstance(event, RunFinished | StartRefused):
@@ -129,7 +131,7 @@ class ActingController(QObject):
 
 
 def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
-    """The acting panel's line, e.g. "Turn 3/20 · click {"x":640,"y":512}"."""
+    """The acting panel's line, e.g. "Turn 3/20 · Click the button “Save” in “Save As”"."""
     run = runs.get(step.run_id)
     limit = f"/{run.max_steps}" if run is not None else ""
     if step.kind is StepKind.OBSERVE:
@@ -139,7 +141,10 @@ def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
     elif step.kind is StepKind.GROUND:
         what = f"looking closer for {step.args.get('target') or 'the target'}"
     else:
-        what = f"{step.tool} {step.short_args(36)}".strip()
+        from desktop_agent.core.sentences import of_step  # pydantic: not at the app's start
+
+        said = of_step(step)
+        what = in_words(said) if said is not None else f"{step.tool} {step.short_args(36)}".strip()
     if step.error:
         what += f" — {step.error}"
     return f"Turn {step.index}{limit} · {what}"

@@ -21,13 +21,14 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.core.text import quote, visible
-from desktop_agent.ui.text import plain_tooltip
+from desktop_agent.ui.text import in_words, plain_label, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader
 from desktop_agent.ui.widgets import ScreenshotView
 
@@ -51,8 +52,9 @@ _RISK_TEXT = {
 class ApprovalDialog(QDialog):
     """Asks the user whether one tool call may run: Allow once · Allow for this run · Deny.
 
-    Window-modal. Shows the tool, its arguments as JSON, the model's reason, the risk and
-    the screenshot the model saw with the target marked. Deny is the safe choice: it has
+    Window-modal. Shows the call in one plain sentence (the tool and its arguments as JSON
+    behind "Details"), the model's reason, the risk and the screenshot the model saw with
+    the target marked. Deny is the safe choice: it has
     the initial focus, Escape and the window's close button deny, and so does the
     countdown when it reaches 0. Alt+O, Alt+R and Alt+D press the buttons; Enter presses
     the focused one.
@@ -67,6 +69,8 @@ class ApprovalDialog(QDialog):
         timed_out: True when the countdown denied.
         once_button, run_button, deny_button: the three answers (run_button is hidden
             when the request offers no run grant).
+        sentence_label: the call in one plain sentence, the headline.
+        details_button, details: the tool and its arguments, shown when the button is on.
         args_view: the arguments as they will run (the text as it will be typed).
         show_secret_box: shows a known password field's text in args_view; only there
             for such a call.
@@ -100,8 +104,16 @@ class ApprovalDialog(QDialog):
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setObjectName("ApprovalDialog")
 
-        heading = QLabel(f"The agent wants to run <b>{_escape(quote(request.tool))}</b>", self)
-        heading.setTextFormat(Qt.TextFormat.RichText)
+        # the call in one plain sentence, made from the validated call and what it acts on
+        # (core/sentences.py): its outside parts quoted there; shown as text, never markup
+        self.sentence_label = plain_label(in_words(request.sentence), self)
+        self.sentence_label.setObjectName("approvalSentence")
+        self.sentence_label.setWordWrap(True)
+        self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        headline = self.sentence_label.font()
+        headline.setBold(True)
+        headline.setPointSizeF(headline.pointSizeF() * 1.15)
+        self.sentence_label.setFont(headline)
         # Arguments and reason come from the model (and through it from the screen): shown
         # as plain text, control and bidi characters escaped, so they cannot pass for
         # markup, links or reversed text.
@@ -117,6 +129,25 @@ class ApprovalDialog(QDialog):
         self.args_more_label = QLabel(self)
         self.args_more_label.setTextFormat(Qt.TextFormat.PlainText)
         self.args_more_label.hide()
+        # a known password field's text: hidden until the person asks to see it
+        self.show_secret_box = QCheckBox("Show the password", self)
+        self.show_secret_box.setVisible(bool(request.secret))
+        # the call as the program sees it (tool and JSON), one click away
+        self.details_button = QToolButton(self)
+        self.details_button.setText("Details")
+        self.details_button.setCheckable(True)
+        self.details_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.details_button.setToolTip("Show the tool and its arguments as the program sees them")
+        self.details = QWidget(self)
+        self.details.setObjectName("approvalDetails")
+        call = QFormLayout(self.details)
+        call.setContentsMargins(0, 0, 0, 0)
+        self.tool_label = plain_label(quote(request.tool), self.details)
+        call.addRow("Tool:", self.tool_label)
+        call.addRow("Arguments:", self.args_view)
+        call.addRow("", self.args_more_label)
+        self.details.hide()
         # quoted, newlines too: a line of the model's cannot read as a line of ours
         reason = quote(request.reason) or "(the model gave no reason)"
         self.reason_label = QLabel(reason, self)
@@ -127,14 +158,7 @@ class ApprovalDialog(QDialog):
         self.risk_label.setTextFormat(Qt.TextFormat.PlainText)
         if request.risk is Risk.DANGEROUS:
             self.risk_label.setStyleSheet("color: #c62828; font-weight: bold;")
-        # a known password field's text: hidden until the person asks to see it
-        self.show_secret_box = QCheckBox("Show the password", self)
-        self.show_secret_box.setVisible(bool(request.secret))
         details = QFormLayout()
-        details.addRow("Arguments:", self.args_view)
-        if request.secret:
-            details.addRow("", self.show_secret_box)
-        details.addRow("", self.args_more_label)
         details.addRow("Reason:", self.reason_label)
         details.addRow("Risk:", self.risk_label)
         # why this call asks every time (a launcher key, a paste, a line into a terminal, a
@@ -197,7 +221,12 @@ class ApprovalDialog(QDialog):
         self.explanation.setVisible(explain)
 
         layout = QVBoxLayout(self)
-        layout.addWidget(heading)
+        layout.addWidget(self.sentence_label)
+        if request.secret:
+            # outside Details: the one thing a password's question may want looked at
+            layout.addWidget(self.show_secret_box)
+        layout.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.details)
         layout.addLayout(details)
         layout.addWidget(self.screenshot_view, 1)
         layout.addWidget(self.countdown_bar)
@@ -216,6 +245,7 @@ class ApprovalDialog(QDialog):
         scrollbar.valueChanged.connect(self.on_args_scrolled)
         scrollbar.rangeChanged.connect(self.on_args_scrolled)
         self.show_secret_box.toggled.connect(self.on_show_secret_toggled)
+        self.details_button.toggled.connect(self.on_details_toggled)
         self.once_button.clicked.connect(self.on_once_clicked)
         self.run_button.clicked.connect(self.on_run_clicked)
         self.deny_button.clicked.connect(self.on_deny_clicked)
@@ -280,6 +310,15 @@ class ApprovalDialog(QDialog):
     def on_show_secret_toggled(self, shown: bool) -> None:
         request = self.request
         self.args_view.setPlainText(_pretty(request.revealed_args if shown else request.to_show))
+        if shown:
+            self.details_button.setChecked(True)  # the text shows in the arguments
+
+    @Slot(bool)
+    def on_details_toggled(self, shown: bool) -> None:
+        self.details.setVisible(shown)
+        arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        self.details_button.setArrowType(arrow)
+        self.on_args_scrolled()
 
     @Slot()
     def on_args_scrolled(self, *_: object) -> None:
@@ -288,7 +327,7 @@ class ApprovalDialog(QDialog):
             f"{hidden:,} more character{'s' if hidden != 1 else ''} below: scroll the "
             "arguments to read them all"
         )
-        self.args_more_label.setVisible(hidden > 0)
+        self.args_more_label.setVisible(hidden > 0 and self.details.isVisible())
 
     def hidden_argument_characters(self) -> int:
         """How many characters of the arguments lie below what the box shows now."""
@@ -399,10 +438,6 @@ def _pretty(args: dict[str, object]) -> str:
     # the characters that look blank (U+2800, U+3164, no-break spaces)
     text = json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     return visible(text, keep_newlines=True)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _explanation(request: ApprovalRequest) -> str:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.statuses import StepStatus
 from desktop_agent.core.text import printable
-from desktop_agent.ui.text import plain_label
+from desktop_agent.ui.text import in_words, plain_label
 from desktop_agent.ui.timeline import ImageLoader, format_duration
 from desktop_agent.ui.widgets import Grounded, ScreenshotView
 
@@ -48,7 +48,7 @@ class StepDetail(QWidget):
     Attributes:
         step: the step on show, or None.
         screenshot: the step's screenshot view (image + target).
-        labels: the text fields by name: title, status, args, reason, result, timing.
+        labels: the text fields by name: title, action, status, args, reason, result, timing.
     """
 
     def __init__(self, loader: ImageLoader, parent: QWidget | None = None) -> None:
@@ -68,6 +68,7 @@ class StepDetail(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for name, title in (
             ("title", "Step"),
+            ("action", "Action"),
             ("status", "Status"),
             ("args", "Arguments"),
             ("reason", "Model's reason"),
@@ -124,6 +125,11 @@ class StepDetail(QWidget):
         labels = self.labels
         what = step.kind.value + (f" · {step.tool}" if step.tool else "")
         labels["title"].setText(f"Turn {step.index} · {what}")
+        from desktop_agent.core.sentences import of_step  # pydantic: not at the app's start
+
+        said = of_step(step)
+        # the action in plain words above its JSON
+        labels["action"].setText(in_words(said) if said is not None else "—")
         labels["status"].setText(step.status.value)
         arguments = _json().dumps(step.args, ensure_ascii=False, indent=1) if step.args else "—"
         labels["args"].setText(printable(arguments, keep_newlines=True))

@@ -11,7 +11,26 @@ from desktop_agent.core.text import one_line, printable
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QLabel, QWidget
 
-__all__ = ["one_line", "plain_button_text", "plain_label", "plain_tooltip", "shorten"]
+    from desktop_agent.core.sentences import Phrase
+
+__all__ = [
+    "in_words",
+    "one_line",
+    "plain_button_text",
+    "plain_label",
+    "plain_tooltip",
+    "shorten",
+]
+
+
+def in_words(phrase: Phrase) -> str:
+    """A call's sentence (core/sentences.py) in the app's language: each template through
+    Qt's translators, the outside text filled in as it is. Plain text, never markup."""
+    from PySide6.QtCore import QCoreApplication
+
+    from desktop_agent.core.sentences import CONTEXT
+
+    return phrase.render(lambda template: QCoreApplication.translate(CONTEXT, template))
 
 
 def plain_button_text(text: str) -> str:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 from desktop_agent.core.statuses import StepKind, StepStatus
 from desktop_agent.core.text import printable
 from desktop_agent.ui.icons import status_color, status_icon
-from desktop_agent.ui.text import plain_tooltip
+from desktop_agent.ui.text import in_words, plain_tooltip
 
 if TYPE_CHECKING:
     from desktop_agent.core.models import StepView
@@ -190,8 +190,8 @@ class TimelineModel(QAbstractTableModel):
         loader: where thumbnails come from (None: no thumbnails).
     """
 
-    STATUS, TURN, KIND, TOOL, ARGS, RESULT, DURATION, SCREEN = range(8)
-    HEADERS = ("", "Turn", "Kind", "Tool", "Arguments", "Result", "Time", "Screen")
+    STATUS, TURN, KIND, ACTION, RESULT, DURATION, SCREEN = range(7)
+    HEADERS = ("", "Turn", "Kind", "Action", "Result", "Time", "Screen")
     STEP_ROLE = _STEP
 
     def __init__(self, loader: ImageLoader | None = None, parent: QObject | None = None) -> None:
@@ -343,10 +343,16 @@ class TimelineModel(QAbstractTableModel):
             return str(step.index)
         if column == self.KIND:
             return step.kind.value
-        if column == self.TOOL:
-            return step.tool or ""
-        if column == self.ARGS:
-            return step.short_args(48)
+        if column == self.ACTION:
+            # an action in plain words (core/sentences.py; its JSON in the tooltip and the
+            # step's detail); the other rows name the tool they chose or looked for.
+            # Imported here: pydantic's tool models are not needed before the first row
+            from desktop_agent.core.sentences import of_step
+
+            said = of_step(step)
+            if said is not None:
+                return in_words(said)
+            return f"{step.tool or ''} {step.short_args(48)}".strip()
         if column == self.RESULT:
             return result_text(step)
         if column == self.DURATION:
@@ -358,12 +364,12 @@ class TimelineModel(QAbstractTableModel):
     def _tooltip(self, step: StepView, column: int) -> str | None:
         if column == self.STATUS:
             return step.status.value
-        if column == self.ARGS and step.args:
-            return step.short_args(2000)
         if column == self.RESULT:
             return result_text(step) or None
-        if column == self.TOOL and step.kind is StepKind.DECIDE and step.reason:
+        if column == self.ACTION and step.kind is StepKind.DECIDE and step.reason:
             return step.reason
+        if column == self.ACTION and step.tool:
+            return f"{step.tool} {step.short_args(2000)}" if step.args else step.tool
         return None
 
     def _thumbnail(self, row: int, step: StepView) -> QPixmap | None:
@@ -484,8 +490,7 @@ class TimelineView(QTableView):
             TimelineModel.STATUS: 28,
             TimelineModel.TURN: 44,
             TimelineModel.KIND: 64,
-            TimelineModel.TOOL: 100,
-            TimelineModel.ARGS: 220,
+            TimelineModel.ACTION: 320,
             TimelineModel.DURATION: 70,
             TimelineModel.SCREEN: THUMB_SIZE.width() + 8,
         }

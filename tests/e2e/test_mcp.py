@@ -215,7 +215,7 @@ async def test_launch_app_asks_the_person_here_every_time_never_the_client(
 
     assert not first.is_error and not second.is_error
     # the client answered the ordinary call only: launch_app asked the dialog, twice
-    assert [q.split()[6] for q in asked.questions] == ["type_text"]
+    assert [q.split(": ", 1)[1].split("”")[0] for q in asked.questions] == ["Type “a"]
     assert all(not launch.is_error for launch in launches), [text_of(x) for x in launches]
     assert editor_text(xsession) == "ab"
 

@@ -166,7 +166,9 @@ def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
         harness.start("press the button")
         dialog = await until(lambda: window.findChild(ApprovalDialog), what="the approval dialog")
         assert not window.isMinimized()
-        assert harness.app.acting_panel.step_label.toolTip() == "Waiting for your approval: click"
+        assert harness.app.acting_panel.step_label.toolTip() == (
+            "Waiting for your approval: Click the point (10, 20) of the screenshot"
+        )
         await until(dialog.once_button.isEnabled, what="the dialog's Allow to wake")
         dialog.once_button.click()
         await harness.finished()

@@ -467,3 +467,23 @@ def test_a_quoted_part_cannot_start_a_line_that_reads_as_ours(qtbot, tmp_path) -
     assert dialog.safety_check_label.text() == f"code\\nok: message {quoted}"
     for label in (dialog.caution_label, dialog.reason_label, dialog.safety_check_label):
         assert "\n" not in label.text() and "\r" not in label.text()
+
+
+def test_the_headline_is_the_calls_sentence_and_the_json_is_one_click_away(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    from desktop_agent.core.models import ElementRef
+
+    # an element name from the screen written as markup: text in the sentence, never HTML
+    save = ElementRef("element", "button", "<b>Save</b>", "Save As", (40, 30, 80, 24))
+    dialog = ApprovalDialog(None, request(args={"element": 12}, element=save), tmp_path)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+
+    assert dialog.sentence_label.text() == "Click the button “<b>Save</b>” in “Save As”"
+    assert dialog.sentence_label.textFormat() is Qt.TextFormat.PlainText
+    assert not dialog.args_view.isVisible()
+    dialog.details_button.click()
+    assert dialog.args_view.isVisible() and '"element": 12' in dialog.args_view.toPlainText()
+    assert dialog.tool_label.text() == "click"

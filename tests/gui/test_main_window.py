@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 
 from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StepView, StopReason
@@ -82,8 +83,11 @@ def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, q
         (2, StepKind.DECIDE, None, StepStatus.OK),
     ]
     model = window.timeline_model
-    assert model.index(2, TimelineModel.ARGS).data() == '{"x":100,"y":50}'
-    assert model.index(2, TimelineModel.TOOL).data() == "click"
+    assert model.index(2, TimelineModel.ACTION).data() == (
+        "Click the point (100, 50) of the screenshot"
+    )
+    tip = model.index(2, TimelineModel.ACTION).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip == 'click {"x":100,"y":50}'  # the call as the program sees it
     assert window.run is not None and window.run.status is RunStatus.COMPLETED
     assert window.turn_label.text() == "Turn 2 of 20"
     assert window.status_label.text() == "Completed: clicked"

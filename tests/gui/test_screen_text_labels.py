@@ -120,7 +120,7 @@ def test_timeline_cells_and_tooltips_show_the_models_reason_literally(qtbot: Any
             reason=f"{RICH}\n\u202eevil",
         )
     )
-    tool_tip = model.index(0, TimelineModel.TOOL).data(Qt.ItemDataRole.ToolTipRole)
+    tool_tip = model.index(0, TimelineModel.ACTION).data(Qt.ItemDataRole.ToolTipRole)
     assert tool_tip == f"<qt>{ESCAPED}<br>\\u202eevil</qt>"
     result = model.index(0, TimelineModel.RESULT).data()
     assert result == f"click — {RICH} \\u202eevil"

@@ -69,6 +69,7 @@ def test_arguments_longer_than_the_box_say_how_many_characters_are_below(
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
+    dialog.details_button.click()  # the arguments are behind "Details"
 
     hint = dialog.args_more_label
     qtbot.waitUntil(hint.isVisible)
@@ -86,6 +87,7 @@ def test_arguments_that_fit_have_no_hint(qtbot: Any, tmp_path: Path) -> None:
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
+    dialog.details_button.click()
     assert dialog.hidden_argument_characters() == 0
     assert not dialog.args_more_label.isVisible()
 

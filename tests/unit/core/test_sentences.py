@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS, builtin_registry
-from desktop_agent.core.models import REDACTED, ElementRef
+from desktop_agent.core.models import REDACTED, ElementRef, StepKind
 from desktop_agent.core.sentences import SENTENCES, Phrase, said, sentence
 from desktop_agent.planner.anthropic_actions import parse_action
 from desktop_agent.planner.backends.ui_tars import parse_ui_tars
@@ -218,3 +218,53 @@ def test_a_translation_that_names_a_field_wrongly_gives_the_english() -> None:
     assert phrase.render(lambda template: template.replace("{command}", "{programme}")) == (
         "Start the program “l3afpad”"
     )
+
+
+def test_a_call_by_element_id_with_nothing_resolved_names_the_id_not_the_pointer() -> None:
+    assert str(sentence("click", {"element": 7})) == "Click the element 7 of the list"
+    assert str(sentence("invoke", {"element": 7})) == "Press the element 7 of the list"
+
+
+def test_a_skipped_row_stored_without_arguments_is_no_guess() -> None:
+    # a batch's rest, stored skipped with {}: not "Click where the pointer is"
+    assert str(sentence("click", {})) == "Use the tool “click” with “{}”"
+
+
+def test_runs_printed_line_of_an_action_is_its_sentence() -> None:
+    from datetime import UTC, datetime
+
+    from desktop_agent.cli.output import human
+    from desktop_agent.core.events import StepFinished
+    from desktop_agent.core.models import StepStatus, StepView
+
+    row = StepView(
+        "r1", 4, 2, StepKind.ACTION, StepStatus.OK, datetime(2026, 1, 1, tzinfo=UTC),
+        tool="hotkey", args={"keys": ["ctrl", "s"]}, summary="pressed ctrl+s",
+        duration_ms=12.0, element=NOTES,
+    )  # fmt: skip
+    assert human(StepFinished(row)) == (
+        "   2 action  ok         12 ms  Press Ctrl+S in “notes.txt — L3afpad”: pressed ctrl+s"
+    )
+
+
+async def test_the_question_says_the_call_on_what_the_loop_resolved_and_asks_as_before() -> None:
+    from desktop_agent.core.models import ApprovalDecision, Element
+    from tests.fakes import ScriptedPlanner, done, make_observation, tool
+    from tests.unit.core.conftest import make_harness
+
+    h = make_harness(answers=[ApprovalDecision.ONCE])
+    h.observer.observation = make_observation(
+        [
+            Element(1, "window", "Save As", (0, 0, 800, 600), focused=True),
+            Element(2, "button", "Save", (640, 512, 80, 24)),
+        ]
+    )
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", element=2), done()]))
+
+    (asked,) = h.gate.requests
+    assert asked.element is not None and asked.element.name == "Save"
+    assert str(asked.sentence) == "Click the button “Save” in “Save As”"
+    assert asked.question.startswith("Allow the desktop agent to do this: Click the button “Save”")
+    # the gate's judgement is the same as before: an ordinary click, its run grant offered
+    assert asked.caution == "" and asked.offer_run_grant and asked.args == {"element": 2}

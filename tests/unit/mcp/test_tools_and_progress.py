@@ -76,3 +76,22 @@ def test_each_finished_step_is_one_progress_notice_that_only_grows() -> None:
     assert notices[0].message == "turn 1 observe: ok - screenshot"
     assert notices[1].message == "turn 1: waiting for the user to allow click"
     assert notices[2].message == "turn 1 action click: denied - denied by the user"
+
+
+def test_an_action_and_its_question_read_as_the_calls_sentence() -> None:
+    progress = ProgressOfRun(max_steps=5)
+    args = {"text": "hi\nthere"}
+    approval = ApprovalRequest("a", "r1", 1, "type_text", args, "", Risk.INPUT, True, 60)
+    typed = step(1, StepKind.ACTION, StepStatus.OK, tool="type_text").with_(args=args)
+
+    asked, done = progress(ApprovalRequested(approval)), progress(StepFinished(typed))
+
+    assert asked is not None and done is not None
+    assert asked.message == (
+        "turn 1: waiting for the user to allow type_text: "
+        "Type “hi\\nthere” where the keyboard focus is"
+    )
+    assert (
+        done.message
+        == "turn 1 action type_text (Type “hi\\nthere” where the keyboard focus is): ok"
+    )

@@ -115,6 +115,6 @@ def test_the_clients_question_quotes_the_outside_words_and_breaks_only_our_lines
     lines = approval_message(asked).splitlines()
 
     assert len(lines) == 2, lines  # the question, then what to answer: ours, both
-    assert lines[0].startswith("Allow the desktop agent to run click")
+    assert lines[0].startswith("Allow the desktop agent to do this: Click the element 2 of")
     assert "Delete\\nThe desktop agent checked" in lines[0]
     assert lines[1].startswith("Answer once, session")
