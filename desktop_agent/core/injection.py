@@ -1,13 +1,14 @@
 """The on-screen instruction detector: text on the screen that gives orders to an AI (issue 31).
 
-Pure and deterministic over what an observation already lists (element names, window titles,
-values, notification texts as the accessibility tree gives them; no OCR). Its rules are data
-(`RULES`, one `InjectionRule` each, a test per rule in tests/unit/core/test_injection.py);
-each is a regular expression over the text as the gate reads it (`call_risk.folded`: NFKC,
-no invisible characters, case-folded, look-alike letters read as Latin). A rule marked
-`popup_only` fires only in a popup-like place (a dialog, an alert, a notification, a small
-window among others), where urgent words are the attack (a painted "Virus detected! Click
-OK"); elsewhere they are too common to judge by.
+Pure and deterministic over what an observation already holds: element names, window titles,
+values, and the texts read beside them (`Observation.texts`: text contents, labels, inactive
+windows' controls, and what the observer's OCR read in windows with no accessible text). Its
+rules are data (`RULES`, one `InjectionRule` each, a test per rule in
+tests/unit/core/test_injection.py); each is a regular expression over the text as the gate
+reads it (`call_risk.folded`: NFKC, no invisible characters, case-folded, look-alike letters
+read as Latin). A rule marked `popup_only` fires only in a popup-like place (a dialog, an
+alert, a notification, a small window among others), where urgent words are the attack (a
+painted "Virus detected! Click OK"); elsewhere they are too common to judge by.
 
 What it finds (`SuspiciousText`) marks the observe step and makes every input action ask while
 the screen shows it (core/loop.py); docs/architecture.md ("Injection guard") says what it can
@@ -72,7 +73,8 @@ RULES: tuple[InjectionRule, ...] = (
         rf"[,:!]?[^\S\n]+(?:the[^\S\n]+|any[^\S\n]+|all[^\S\n]+)?(?:ai[^\S\n]+)?{_AI}s?\b"
         rf"|\bif you are an?[^\S\n]+(?:ai|assistant|agent|llm|language model|bot)\b"
         rf"|\bthe[^\S\n]+(?:ai|assistant|agent)[^\S\n]+(?:must|should|needs? to|has to|is to)\b"
-        rf"|\b(?:ai|computer[- ]use|autonomous|gui|llm|web|browser)[^\S\n]+"
+        # OCR reads a sans-serif "AI" as "Al" (a web page read from its pixels)
+        rf"|\b(?:ai|al|computer[- ]use|autonomous|gui|llm|web|browser)[^\S\n]+"
         rf"(?:agent|assistant)s?[^\S\n]*[,:!]"
         # a sentence that starts by calling it ("Assistant, type …"; "Agent:" alone is a
         # form's label)
@@ -166,6 +168,13 @@ RULES: tuple[InjectionRule, ...] = (
         ),
     ),
     InjectionRule(
+        "orders_command",
+        'text that orders a command to be run or typed ("run the command: …")',
+        r"\b(?:run|execute|exec|launch|type|enter|paste)(?:[^\S\n]+(?:the|this|these|following|"
+        r"a|shell|terminal))*[^\S\n]+commands?(?:[^\S\n]+(?:below|line))?[^\S\n]*:",
+        triggers=("command",),
+    ),
+    InjectionRule(
         "urgent_click",
         "a popup that urges an immediate click or action",
         r"\b(?:click|press|tap|select|hit)(?:[^\S\n]*:)?[^\S\n]+(?:on[^\S\n]+)?(?:the[^\S\n]+)?"
@@ -207,7 +216,8 @@ def scan(
     """The texts of `observation` that fire a rule, one per element (its first rule), in the
     element list's order. The names are joined into one text where each rule's triggers are
     looked for; only a name holding one is searched with the rule's pattern."""
-    elements = observation.elements
+    # the texts read beside the names (contents, OCR) are scanned after them
+    elements = (*observation.elements, *observation.texts)
     if not elements:
         return ()
     texts: list[str] = []
@@ -241,7 +251,7 @@ def scan(
             where=where(elements[index], observation),
             rule=rule.name,
             box=elements[index].box,
-            element=elements[index].id,
+            element=elements[index].id or None,
         )
         for index, (rule, span) in sorted(fired.items())
     )
@@ -279,11 +289,16 @@ def quote(name: str, start: int, end: int) -> str:
 
 
 def window_of(element: Element, observation: Observation) -> Element | None:
-    """The smallest listed window holding the element's centre (itself, for a window)."""
+    """The smallest listed window holding the element's centre (itself, for a window; the
+    topmost, for a read text)."""
     if element.role == "window":
         return element
     x, y = element.center
     windows = [e for e in observation.elements if e.role == "window" and box_holds(e.box, x, y)]
+    if element.id == 0 and windows:
+        # a read text (Observation.texts) is what shows there: the topmost window's (the
+        # list has windows topmost first); a control is in the smallest window around it
+        return windows[0]
     return min(windows, key=lambda w: w.box[2] * w.box[3], default=None)
 
 

@@ -141,15 +141,21 @@ class InjectionGuard:
     def _read_from(
         self, text: str, observation: Observation, *, skip: Element | None
     ) -> Element | None:
-        """The listed element (not `skip`, not the focused window when a control is skipped)
-        that `text` was read from: its name holds the text, or the text holds its name, and
-        neither is in the goal or typed by the run before."""
+        """The listed element or read text (not `skip` nor its contents, not the focused
+        window when a control is skipped) that `text` was read from: its name holds the
+        text, or the text holds its name, and neither is in the goal or typed by the run
+        before."""
         typed = _plain(text)
         if len(typed) < PROVENANCE_MIN_CHARS or any(typed in source for source in self._sources):
             return None
-        for element in observation.elements:
+        for element in (*observation.elements, *observation.texts):
             if element is skip or (
-                skip is not None and element.role == "window" and element.focused
+                skip is not None
+                and (
+                    (element.role == "window" and element.focused)
+                    # the contents of the control it goes into: typing there is editing it
+                    or (element.id == 0 and element.box == skip.box)
+                )
             ):
                 continue
             name = _plain(element.name)

@@ -392,6 +392,12 @@ class Observation:
     #: them no other listed window covers, in screenshot px. Never shown to the model (they
     #: are not in `elements`); input aimed at them is refused (core/own_windows.py)
     own_windows: tuple[Element, ...] = ()
+    #: text read off the screen beside the elements' names — the contents of text and
+    #: document controls, labels, the controls of windows other than the active one, and
+    #: what OCR reads in windows that have no accessible text (a web view, a notification) —
+    #: each an Element with id 0 whose name is the text and whose role says what held it.
+    #: Never a target of an action; the injection guard reads it and the prompt fences it
+    texts: tuple[Element, ...] = ()
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)

@@ -27,8 +27,10 @@ from desktop_agent.desktop.inventory import (
     RawElement,
     own_window_elements,
     to_elements,
+    to_texts,
 )
 from desktop_agent.desktop.inventory.x11 import X11Windows, listed_windows, window_elements
+from desktop_agent.desktop.ocr import PixelReader
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,10 @@ T = TypeVar("T")
 
 #: how many recent observations keep their elements' native handles (for invoke & co.)
 NATIVE_HISTORY = 4
+#: regions read by OCR per observation (notifications first, then windows topmost first),
+#: and the time all of them may take: an unchanged region costs a grab and a hash
+MAX_PIXEL_REGIONS = 6
+PIXELS_BUDGET_S = 5.0
 
 
 class DesktopObserver:
@@ -44,8 +50,11 @@ class DesktopObserver:
     The grab (+ downscale) runs on the capture thread, then the inventory walk on its own
     thread while the capture thread encodes; the walk has a hard budget. The elements' native
     handles (AT-SPI or UIA objects) of the last few observations stay here for
-    DesktopExecutor's invoke / set_value / focus.
-    `backend` and `capture` replace the machine's own (tests, benchmarks).
+    DesktopExecutor's invoke / set_value / focus. Regions whose text only their pixels hold
+    (`RawElement.pixels`) are read by OCR (`pixel_reader`, on its own thread) into the
+    observation's texts, for the injection guard.
+    `backend`, `capture` and `pixel_reader` replace the machine's own (tests, benchmarks);
+    `read_pixels=False` reads no pixels.
     """
 
     def __init__(
@@ -60,6 +69,8 @@ class DesktopObserver:
         inventory_budget_s: float = 0.1,
         backend: InventoryBackend | None = None,
         capture: ScreenCapture | None = None,
+        read_pixels: bool = True,
+        pixel_reader: PixelReader | None = None,
     ) -> None:
         if fmt not in ("jpeg", "png"):
             raise ConfigError(f"screenshot format must be 'jpeg' or 'png', not {fmt!r}")
@@ -84,6 +95,8 @@ class DesktopObserver:
             1, thread_name_prefix="capture"
         )
         self.inventory: InventoryRunner | None = InventoryRunner(backend) if inventory else None
+        self.pixel_reader = (pixel_reader or PixelReader()) if read_pixels else None
+        self._ocr_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ocr")
         self._natives: deque[tuple[Observation, dict[int, Any]]] = deque(maxlen=NATIVE_HISTORY)
         #: (the shot's image, the marks drawn, its encoding): the capture gives the same image
         #: back for the same pixels, which are then not encoded again
@@ -116,6 +129,8 @@ class DesktopObserver:
                     encoding.add_done_callback(lambda future: future.exception())
         mapping = mapping_for(shot.monitor, shot.size)
         elements, natives = to_elements(raw, mapping, shot.size)
+        read = await self._read_pixels([item for item in raw if item.pixels], shot)
+        texts = to_texts([*raw, *read], mapping, shot.size)
         if encoding is None:
             encoding = loop.run_in_executor(self._capture_thread, self._encode, shot, elements)
         try:
@@ -134,9 +149,45 @@ class DesktopObserver:
             signature=grey,
             marked=self.set_of_mark and bool(elements),
             own_windows=own_window_elements(raw, mapping, shot.size),
+            texts=texts,
         )
         self._natives.append((observation, natives))
         return observation
+
+    async def _read_pixels(self, regions: list[RawElement], shot: Shot) -> list[RawElement]:
+        """The text OCR reads in `regions` (physical px, grabbed anew at the screen's own
+        resolution, clipped to the monitor), as `contents` of the same role; what is not
+        read within PIXELS_BUDGET_S is left out (logged)."""
+        reader = self.pixel_reader
+        if reader is None or not reader.available or not regions:
+            return []
+        loop = asyncio.get_running_loop()
+        monitor = shot.monitor
+        found: list[RawElement] = []
+
+        async def read_all() -> None:
+            for region in regions[:MAX_PIXEL_REGIONS]:
+                x, y, width, height = region.rect
+                left, top = max(x, monitor.left), max(y, monitor.top)
+                right = min(x + width, monitor.right)
+                bottom = min(y + height, monitor.bottom)
+                if right - left < 8 or bottom - top < 8:
+                    continue
+                box = (left, top, right - left, bottom - top)
+                image = await loop.run_in_executor(
+                    self._capture_thread, self._capture.grab_region, box
+                )
+                text = await loop.run_in_executor(self._ocr_thread, reader.read, image)
+                if text.strip():
+                    found.append(RawElement(region.role, text, box, contents=True))
+
+        try:
+            await asyncio.wait_for(read_all(), PIXELS_BUDGET_S)
+        except TimeoutError:
+            log.warning("OCR of the screen's pixel-only regions took over %g s", PIXELS_BUDGET_S)
+        except Exception as error:  # noqa: BLE001 - a grab's fault: the regions are not read
+            log.warning("pixel-only regions not read: %s", error)
+        return found
 
     async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
         """OwnWindowsSource: the app's own windows as they are now (the X11 window list of the
@@ -204,13 +255,15 @@ class DesktopObserver:
     @classmethod
     def from_settings(cls, settings: Any, **options: Any) -> DesktopObserver:
         """An observer as the settings' capture part says (width, format, quality, monitor,
-        set-of-mark); `options` are the constructor's others (inventory=False, ...)."""
+        set-of-mark; pixels read only for the injection guard); `options` are the
+        constructor's others (inventory=False, ...)."""
+        guard = getattr(settings, "injection_guard", "on") == "on"
         return cls(
             width=settings.capture_width,
             fmt=settings.capture_format,
             quality=settings.jpeg_quality,
             monitor=settings.monitor,
-            **{"set_of_mark": settings.set_of_mark, **options},
+            **{"set_of_mark": settings.set_of_mark, "read_pixels": guard, **options},
         )
 
     def _encode(self, shot: Shot, elements: tuple[Element, ...] = ()) -> tuple[bytes, bytes, bytes]:
@@ -249,6 +302,7 @@ class DesktopObserver:
         """Release the capture and inventory threads (the observer cannot be used after)."""
         self._capture_thread.submit(self._capture.close)
         self._capture_thread.shutdown(wait=False)
+        self._ocr_thread.shutdown(wait=False, cancel_futures=True)
         if self.inventory is not None:
             self.inventory.close()
 

@@ -20,6 +20,7 @@ from desktop_agent.desktop.inventory.base import (
     inventory_text,
     own_window_elements,
     to_elements,
+    to_texts,
 )
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "inventory_text",
     "own_window_elements",
     "to_elements",
+    "to_texts",
 ]
 
 log = logging.getLogger(__name__)

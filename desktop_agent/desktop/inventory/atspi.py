@@ -27,6 +27,7 @@ from desktop_agent.desktop.inventory.atspi_bus import (
     STATE_SENSITIVE,
     STATE_SHOWING,
     STATE_VISIBLE,
+    TEXT,
     VALUE,
     AtspiBus,
     AtspiError,
@@ -35,12 +36,20 @@ from desktop_agent.desktop.inventory.atspi_bus import (
     accessibility_bus_address,
     states_contain,
 )
-from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
+from desktop_agent.desktop.inventory.base import (
+    TEXT_LIMIT,
+    RawElement,
+    WalkLimits,
+    clean_name,
+    without,
+)
 from desktop_agent.desktop.inventory.x11 import (
+    WindowInfo,
     X11Windows,
     activate_by_title,
     focus_x11,
     listed_windows,
+    notification_elements,
     window_elements,
 )
 
@@ -214,6 +223,29 @@ NULL_PATH = "/org/a11y/atspi/null"
 #: roles never taken from the role cache: a toolkit changes an entry's role when it hides or
 #: shows its text (GTK: "password text" <-> "entry"), and a password field must be seen as one
 UNCACHED_ROLES = frozenset({"text", "entry", "password text", "terminal"})
+#: roles whose text contents (AT-SPI Text) are read as screen text: what a document, a
+#: page, a terminal or a label says is not in its name (issue 31: the injection guard)
+CONTENT_ROLES = frozenset(
+    {
+        "text",
+        "entry",
+        "terminal",
+        "paragraph",
+        "label",
+        "heading",
+        "static",
+        "caption",
+        "document text",
+        "document web",
+        "document frame",
+        "document email",
+        "block quote",
+    }
+)
+#: text contents read per observation (the rest of a long page is not read)
+MAX_CONTENT_NODES = 60
+#: controls listed as text per window that is not the active one
+MAX_OTHER_WINDOW_NODES = 60
 #: the role cache is emptied past this many nodes (closed windows' nodes never come back)
 ROLE_CACHE_MAX = 50_000
 #: nodes looked at by focused_role() before giving up: the focus sits a few levels down
@@ -288,26 +320,128 @@ class AtspiInventory:
     # -- listing -------------------------------------------------------------------------
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
+        """The windows and the active window's controls, then what the screen says beside
+        their names (`RawElement.contents`: the active window's text contents, the other
+        windows' controls and contents) and the regions only OCR can read (`pixels`:
+        notifications, windows with no accessible text)."""
         windows = listed_windows(self.windows, limits)
         elements = window_elements(windows)
+        notices = notification_elements(self.windows, limits)
         if any(window.active and window.own for window in windows):
             # this app's own window has the focus: its controls are not the agent's to list
-            return elements[: limits.max_elements], "x11"
+            return [*elements[: limits.max_elements], *notices], "x11"
         try:
-            roots = self._active_roots(windows, limits)
+            frames = self._frames(limits)
+            roots = self._active_roots(windows, frames, limits)
         except TimeoutError:
             log.debug("AT-SPI walk cut at the deadline before the active window was found")
-            roots = []
+            frames, roots = [], []
         except Exception as error:  # noqa: BLE001 - any AT-SPI/D-Bus fault: windows only
             log.warning("AT-SPI listing failed, using the window list: %s", error)
-            roots = []
+            frames, roots = [], []
         if not roots:
-            return elements[: limits.max_elements], "x11"
-        elements.extend(self._walk(roots, limits, budget=limits.max_elements - len(elements)))
-        return elements[: limits.max_elements], "atspi"
+            return [*elements[: limits.max_elements], *notices], "x11"
+        contents: list[tuple[Node, str]] = []
+        budget = limits.max_elements - len(elements)
+        controls = self._walk(roots, limits, budget=budget, contents=contents)
+        elements = [*elements, *controls][: limits.max_elements]
+        texts = self._contents(contents, limits)
+        active = next((w for w in windows if w.active), None)
+        if active is not None and not controls and not texts:
+            texts += _pixels(active, [active.rect])
+        texts += self._other_windows(windows, frames, roots[0], limits)
+        return [*elements, *texts, *notices], "atspi"
 
-    def _active_frames(self, limits: WalkLimits | None) -> list[tuple[list[Node], Node, str]]:
-        """(the application's children, the frame, its name) of every active frame."""
+    def _contents(self, nodes: list[tuple[Node, str]], limits: WalkLimits) -> list[RawElement]:
+        """The text contents (AT-SPI Text) of `nodes`, at most TEXT_LIMIT characters each:
+        two batches, the lengths and boxes, then the texts. What the deadline cuts is left
+        out."""
+        nodes = nodes[:MAX_CONTENT_NODES]
+        if not nodes or limits.expired():
+            return []
+        calls: list[Call] = []
+        for node, _ in nodes:
+            calls += [
+                Call.prop(node, TEXT, "CharacterCount"),
+                Call(node, COMPONENT, "GetExtents", "u", (COORD_SCREEN,)),
+            ]
+        try:
+            replies = self._call_many(calls, limits)
+        except TimeoutError:
+            return []
+        wanted: list[tuple[str, tuple[int, int, int, int], Node]] = []
+        reads: list[Call] = []
+        for index, (node, role_name) in enumerate(nodes):
+            count, extents = replies[2 * index], replies[2 * index + 1]
+            if isinstance(count, Exception) or isinstance(extents, Exception):
+                continue
+            length = min(int(_value(count)), TEXT_LIMIT)
+            x, y, width, height = extents[0]
+            if length <= 0 or width <= 0 or height <= 0:
+                continue
+            # the end is never past the count: a toolkit may not clamp it (GTK 3's label
+            # takes g_utf8_substring of it as given)
+            reads.append(Call(node, TEXT, "GetText", "ii", (0, length)))
+            wanted.append((role_name, (x, y, width, height), node))
+        if not reads:
+            return []
+        try:
+            texts = self._call_many(reads, limits)
+        except TimeoutError:
+            return []
+        return [
+            RawElement(role_name, str(text[0]), rect, contents=True, native=("atspi", node))
+            for (role_name, rect, node), text in zip(wanted, texts, strict=True)
+            if not isinstance(text, Exception)
+        ]
+
+    def _other_windows(
+        self,
+        windows: list[WindowInfo],
+        frames: list[tuple[list[Node], Node, str, bool]],
+        walked: Node,
+        limits: WalkLimits,
+    ) -> list[RawElement]:
+        """What the windows other than the active one say: their controls' names and text
+        contents as `contents`, or the window as a `pixels` region when AT-SPI has no frame
+        of it or nothing readable in it (surf's web view)."""
+        by_title = {clean_name(name): frame for _, frame, name, _ in frames if frame != walked}
+        found: list[RawElement] = []
+        above: list[tuple[int, int, int, int]] = []
+        for window in windows:  # topmost first
+            pieces = [window.rect]
+            for cover in above:
+                pieces = [part for piece in pieces for part in without(piece, cover)]
+            above.append(window.rect)
+            # a window hidden under others shows nothing to read; the active one is walked
+            if window.active or window.own or not pieces:
+                continue
+            if limits.expired():
+                break
+            frame = by_title.get(window.title)
+            if frame is None:
+                found += _pixels(window, pieces)
+                continue
+            contents: list[tuple[Node, str]] = []
+            controls = self._walk([frame], limits, MAX_OTHER_WINDOW_NODES, contents=contents)
+            texts = self._contents(contents, limits)
+            if limits.expired():
+                break  # cut: what this window says is not known, and is not guessed
+            if not controls and not texts:
+                found += _pixels(window, pieces)
+                continue
+            shown = [
+                RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
+                for e in controls
+                if e.name
+            ]
+            # what another window covers is not on the screen: the model does not read it
+            found += [item for item in (*shown, *texts) if _centre_in(item.rect, pieces)]
+        return found
+
+    def _frames(self, limits: WalkLimits | None) -> list[tuple[list[Node], Node, str, bool]]:
+        """(the application's children, the frame, its name, active) of every showing
+        top-level accessible."""
         registry = Node(REGISTRY, ROOT_PATH)
         apps = _children(self._call(Call(registry, ACCESSIBLE, "GetChildren"), limits))
         replies = self._call_many([Call(app, ACCESSIBLE, "GetChildren") for app in apps], limits)
@@ -321,18 +455,28 @@ class AtspiInventory:
         for _, top in tops:
             calls += [Call(top, ACCESSIBLE, "GetState"), Call.prop(top, ACCESSIBLE, "Name")]
         replies = self._call_many(calls, limits)
-        active = []
+        found = []
         for index, (siblings, top) in enumerate(tops):
             states, name = replies[2 * index], replies[2 * index + 1]
             if isinstance(states, Exception) or isinstance(name, Exception):
                 continue
-            if states_contain(states[0], STATE_ACTIVE):
-                active.append((siblings, top, str(_value(name))))
-        return active
+            if states_contain(states[0], STATE_SHOWING) or states_contain(states[0], STATE_ACTIVE):
+                active = states_contain(states[0], STATE_ACTIVE)
+                found.append((siblings, top, str(_value(name)), active))
+        return found
 
-    def _active_roots(self, windows: list[Any], limits: WalkLimits) -> list[Node]:
+    def _active_frames(self, limits: WalkLimits | None) -> list[tuple[list[Node], Node, str]]:
+        """(the application's children, the frame, its name) of every active frame."""
+        return [(siblings, top, name) for siblings, top, name, on in self._frames(limits) if on]
+
+    def _active_roots(
+        self,
+        windows: list[Any],
+        frames: list[tuple[list[Node], Node, str, bool]],
+        limits: WalkLimits,
+    ) -> list[Node]:
         """The active frame (and the open popups of its application)."""
-        candidates = self._active_frames(limits)
+        candidates = [(siblings, top, name) for siblings, top, name, on in frames if on]
         if not candidates:
             return []
         active_title = next((w.title for w in windows if w.active), None)
@@ -358,14 +502,21 @@ class AtspiInventory:
                 roots.append(node)
         return roots
 
-    def _walk(self, roots: list[Node], limits: WalkLimits, budget: int) -> list[RawElement]:
+    def _walk(
+        self,
+        roots: list[Node],
+        limits: WalkLimits,
+        budget: int,
+        contents: list[tuple[Node, str]] | None = None,
+    ) -> list[RawElement]:
         """Breadth first, so a walk cut short by the deadline still has the outer controls.
 
         Each level costs one batch: the state and children of each of its nodes (and its
         role, the first time it is seen), with the names and extents of the controls found
         one level up. A hidden node's children are asked with its state but not walked: a
         closed menu's items cost nothing. One batch a level, not two, halves the walk's
-        round trips to the applications, which are most of its time.
+        round trips to the applications, which are most of its time. The showing nodes of
+        CONTENT_ROLES are added to `contents` (node, role name) for `_contents`.
         """
         found: list[RawElement | None] = []
         # controls whose name and extents are asked with the next batch
@@ -423,6 +574,8 @@ class AtspiInventory:
                 if kind is not None and states_contain(states, STATE_VISIBLE):
                     pending.append((len(found), node, kind, role_name, states))
                     found.append(None)
+                if contents is not None and role_name in CONTENT_ROLES:
+                    contents.append((node, role_name))
                 if depth < limits.max_depth and not isinstance(children, Exception):
                     next_level.extend((child, depth + 1) for child in _children(children))
             level = next_level if len(found) < budget and visited < limits.max_nodes else []
@@ -534,6 +687,25 @@ class AtspiInventory:
             self.bus.close()
             self.bus = None
         self.windows.close()
+
+
+def _centre_in(rect: tuple[int, int, int, int], pieces: list[tuple[int, int, int, int]]) -> bool:
+    x, y = rect[0] + rect[2] // 2, rect[1] + rect[3] // 2
+    return any(left <= x < left + w and top <= y < top + h for left, top, w, h in pieces)
+
+
+#: a visible piece of a window smaller than this (px) is not read by OCR: no line of text fits
+MIN_PIXEL_PIECE = (48, 16)
+
+
+def _pixels(window: WindowInfo, pieces: list[tuple[int, int, int, int]]) -> list[RawElement]:
+    """The visible pieces of a window whose text only its pixels hold (the observer's OCR
+    reads them)."""
+    return [
+        RawElement("window text", "", piece, pixels=True, native=("x11", window.id))
+        for piece in pieces
+        if piece[2] >= MIN_PIXEL_PIECE[0] and piece[3] >= MIN_PIXEL_PIECE[1]
+    ]
 
 
 def _element(

@@ -11,6 +11,10 @@ from desktop_agent.core.models import Element, ScreenMapping
 from desktop_agent.desktop.geometry import rect_to_image
 
 NAME_LIMIT = 80
+#: one read text (a document's contents) is cut here, and all of a screen's texts here: the
+#: injection detector scans 24,000 characters per observation (core/injection.py)
+TEXT_LIMIT = 2_000
+TEXTS_LIMIT = 12_000
 #: this app's window class / application name (app.py): its windows are its own controls
 APP_NAME = "desktop-agent"
 
@@ -28,6 +32,12 @@ class RawElement:
     #: one of this app's own windows: left out of the elements, given to the core apart
     #: (`own_window_elements`) so input aimed at it is refused
     own: bool = False
+    #: text read off the screen, not a control: `name` holds the text (a document's
+    #: contents, a label, an inactive window's control), given to the core apart (`to_texts`)
+    contents: bool = False
+    #: a region whose text only its pixels hold (a web view with no accessible text, a
+    #: notification drawn by its daemon): the observer reads it by OCR (desktop/ocr.py)
+    pixels: bool = False
     native: Any = field(default=None, compare=False, repr=False)
 
 
@@ -120,7 +130,7 @@ def to_elements(
     natives: dict[int, Any] = {}
     seen: set[tuple[str, str, tuple[int, int, int, int]]] = set()
     for item in raw:
-        if item.own:
+        if item.own or item.contents or item.pixels:
             continue
         box = rect_to_image(item.rect, mapping, size)
         if box is None:
@@ -145,6 +155,36 @@ def to_elements(
     return tuple(elements), natives
 
 
+def clean_text(text: str, limit: int = TEXT_LIMIT) -> str:
+    """A read text: its lines kept (the detector reads a sentence's start by them), each
+    one's blanks collapsed and empty lines dropped, cut to `limit`."""
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    kept = "\n".join(line for line in lines if line)
+    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+
+
+def to_texts(
+    raw: Iterable[RawElement], mapping: ScreenMapping, size: tuple[int, int]
+) -> tuple[Element, ...]:
+    """The texts read off the screen (`RawElement.contents`) as core Elements with id 0,
+    boxes in screenshot px; texts off the screenshot, empty or repeated (same role and text)
+    are dropped, and all of them are cut to TEXTS_LIMIT characters."""
+    found: list[Element] = []
+    seen: set[tuple[str, str]] = set()
+    left = TEXTS_LIMIT
+    for item in raw:
+        if not item.contents or item.own or left <= 0:
+            continue
+        text = clean_text(item.name, min(TEXT_LIMIT, left))
+        box = rect_to_image(item.rect, mapping, size)
+        if not text or box is None or (item.role, text) in seen:
+            continue
+        seen.add((item.role, text))
+        found.append(Element(0, item.role, text, box))
+        left -= len(text)
+    return tuple(found)
+
+
 def own_window_elements(
     raw: Iterable[RawElement], mapping: ScreenMapping, size: tuple[int, int]
 ) -> tuple[Element, ...]:
@@ -163,7 +203,7 @@ def own_window_elements(
             continue
         pieces = [item.rect]
         for cover in above:
-            pieces = [part for piece in pieces for part in _without(piece, cover)]
+            pieces = [part for piece in pieces for part in without(piece, cover)]
         for piece in pieces:
             box = rect_to_image(piece, mapping, size)
             if box is not None:
@@ -172,7 +212,7 @@ def own_window_elements(
     return tuple(found)
 
 
-def _without(
+def without(
     rect: tuple[int, int, int, int], cover: tuple[int, int, int, int]
 ) -> list[tuple[int, int, int, int]]:
     """`rect` minus `cover`: up to four rectangles (left, top, width, height)."""

@@ -177,6 +177,41 @@ class X11Windows:
             found.append(WindowInfo(child.id, "menu", APP_NAME, rect, active=False, own=True))
         return found
 
+    def notifications(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
+        """The mapped notification windows (_NET_WM_WINDOW_TYPE_NOTIFICATION: dunst,
+        xfce4-notifyd), topmost first: their daemons draw them unmanaged and most have no
+        accessible text, so the observer reads them by OCR."""
+        from Xlib import X, error
+        from Xlib.protocol import request
+
+        dpy = self._dpy()
+        root = dpy.screen().root
+        children = list(reversed(root.query_tree().children))
+        asked = [
+            request.GetWindowAttributes(display=dpy.display, defer=True, window=child)
+            for child in children
+        ]
+        notification = self._atom("_NET_WM_WINDOW_TYPE_NOTIFICATION")
+        found = []
+        for child, attributes in zip(children, asked, strict=True):
+            if limits is not None and limits.expired():
+                break
+            try:
+                attributes.reply()
+                if attributes.map_state != X.IsViewable:
+                    continue
+                types = self._prop(child, "_NET_WM_WINDOW_TYPE")
+                if types is None or notification not in types:
+                    continue
+                geometry = child.get_geometry()
+                wm_class = child.get_wm_class()
+            except (error.BadWindow, error.BadDrawable, error.BadMatch):
+                continue
+            rect = (geometry.x, geometry.y, geometry.width, geometry.height)
+            label = wm_class[1] if wm_class else "notification"
+            found.append(WindowInfo(child.id, label, label, rect, active=False))
+        return found
+
     def windows(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
         active = self.active_id()
         found = []
@@ -251,6 +286,21 @@ def window_elements(windows: list[WindowInfo]) -> list[RawElement]:
     ]
 
 
+def notification_elements(
+    windows: X11Windows, limits: WalkLimits | None = None
+) -> list[RawElement]:
+    """The notification windows as `pixels` regions (role "notification"); none when they
+    cannot be listed."""
+    try:
+        found = windows.notifications(limits)
+    except Exception as error:  # noqa: BLE001 - X errors of a window that closed meanwhile
+        log.debug("notification windows not listed: %s", error)
+        return []
+    return [
+        RawElement("notification", "", w.rect, pixels=True, native=("x11", w.id)) for w in found
+    ]
+
+
 def listed_windows(windows: X11Windows, limits: WalkLimits | None = None) -> list[WindowInfo]:
     """The managed windows topmost first, under this app's own popup menus (which lie above
     them all); a failure to list the popups only leaves them out."""
@@ -277,7 +327,8 @@ class X11Inventory:
         return None
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
-        return window_elements(listed_windows(self.windows, limits))[: limits.max_elements], "x11"
+        listed = window_elements(listed_windows(self.windows, limits))[: limits.max_elements]
+        return [*listed, *notification_elements(self.windows, limits)], "x11"
 
     def invoke(self, native: Any) -> str:
         raise LookupError("invoke needs the accessibility tree (AT-SPI); X11 lists windows only")

@@ -1,0 +1,98 @@
+"""Text read from a screen region's pixels by tesseract, where accessibility has none (issue 31).
+
+A web view with no accessible text or a notification drawn by its daemon (dunst) is only
+pixels to the element inventory, while the model reads it off the screenshot. The observer
+reads such regions here so that the injection guard sees what the model sees. A region whose
+pixels did not change is not read again (the cache), so an unchanged screen costs a hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import os
+import shutil
+import subprocess
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: the OCR program (Debian: tesseract-ocr tesseract-ocr-eng; scripts/bootstrap installs it)
+OCR_PROGRAM = "tesseract"
+#: one read is ended past this: what the region says is then not known
+READ_TIMEOUT_S = 4.0
+#: regions' texts remembered by their pixels
+CACHE_SIZE = 64
+
+
+class PixelReader:
+    """Reads the text of images (screen regions) with tesseract, one read at a time.
+
+    `program` is the tesseract to run (found on PATH by default; None: nothing is read);
+    `run` replaces subprocess.run (tests). `reads` counts the images actually read.
+    """
+
+    def __init__(
+        self,
+        program: str | None = OCR_PROGRAM,
+        *,
+        timeout_s: float = READ_TIMEOUT_S,
+        run: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run,
+    ) -> None:
+        self.program = shutil.which(program) if program else None
+        self.timeout_s = timeout_s
+        self._run = run
+        self._cache: OrderedDict[bytes, str] = OrderedDict()
+        self.reads = 0
+
+    @property
+    def available(self) -> bool:
+        return self.program is not None
+
+    def read(self, image: Any) -> str:
+        """The text tesseract reads in `image` (a Pillow image); "" when it cannot read it
+        (no program, a failure, past the timeout: logged, not remembered)."""
+        if self.program is None:
+            return ""
+        key = _key(image)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        data = io.BytesIO()
+        image.save(data, "PNG", compress_level=1)
+        try:
+            done = self._run(
+                [self.program, "stdin", "stdout", "--psm", "3"],
+                input=data.getvalue(),
+                capture_output=True,
+                timeout=self.timeout_s,
+                check=False,
+                # one thread: a read must not take both cores from the run it guards
+                env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+            )
+        except subprocess.TimeoutExpired:
+            log.warning("OCR of a %dx%d region took over %g s", *image.size, self.timeout_s)
+            return ""
+        except OSError as error:
+            log.warning("OCR could not run: %s", error)
+            return ""
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            log.warning("OCR failed: %s", said[-1] if said else f"exit {done.returncode}")
+            return ""
+        text = done.stdout.decode("utf-8", "replace")
+        self.reads += 1
+        self._cache[key] = text
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return text
+
+
+def _key(image: Any) -> bytes:
+    """The image's size and a digest of its pixels."""
+    width, height = image.size
+    digest = hashlib.blake2b(image.tobytes(), digest_size=16).digest()
+    return f"{width}x{height}:".encode() + digest
