@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.core.text import quote, visible
+from desktop_agent.ui.close_up import CloseUp
 from desktop_agent.ui.text import in_words, plain_label, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader
-from desktop_agent.ui.widgets import ScreenshotView
 
 Clock = Callable[[], float]
 
@@ -75,7 +75,9 @@ class ApprovalDialog(QDialog):
         show_secret_box: shows a known password field's text in args_view; only there
             for such a call.
         countdown_label, countdown_bar: the time left.
-        screenshot_view: the screenshot with the target marked.
+        close_up: the screenshot close up around the target (marked, the element acted on
+            outlined), with its "Whole screen" button.
+        screenshot_view: its picture (close_up.view).
     """
 
     decided = Signal(ApprovalDecision)
@@ -185,7 +187,10 @@ class ApprovalDialog(QDialog):
         else:
             self.safety_check_label.hide()
 
-        self.screenshot_view = ScreenshotView(self)
+        # a close-up of the target (the field a text goes to outlined), the whole screen a
+        # click away
+        self.close_up = CloseUp(self)
+        self.screenshot_view = self.close_up.view
         # read off the GUI thread: the window's loader (it may have the image already), or our own
         self._loader = loader if loader is not None else ImageLoader(data_dir, parent=self)
         self._screenshot_key: str | None = None
@@ -228,7 +233,7 @@ class ApprovalDialog(QDialog):
         layout.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.details)
         layout.addLayout(details)
-        layout.addWidget(self.screenshot_view, 1)
+        layout.addWidget(self.close_up, 1)
         layout.addWidget(self.countdown_bar)
         layout.addLayout(buttons)
         layout.addWidget(self.explanation)
@@ -366,14 +371,17 @@ class ApprovalDialog(QDialog):
         image = self._loader.cached(relative)
         if isinstance(image, QImage):
             self._screenshot_key = None
-            view.set_image(image, self.request.target)
+            element = self.request.element
+            # what the call acts on, outlined: an element's box, not a whole window's
+            box = element.box if element is not None and element.how != "window" else None
+            self.close_up.set_image(image, self.request.target, box)
             return
         self._screenshot_key = self._loader.request(relative)
         if self._loader.missing(self._screenshot_key):
             view.placeholder = "The screenshot file is missing"
         else:
             view.placeholder = "Loading the screenshot…"
-        view.set_image(None)
+        self.close_up.set_image(None)
 
     def _show_remaining(self, left: float) -> None:
         seconds = math.ceil(left)
