@@ -51,6 +51,7 @@ from desktop_agent.mcp.tools import (
     RunTaskArgs,
     mcp_tools,
 )
+from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced, screen_text_block
 
 if TYPE_CHECKING:
     from desktop_agent.host.host import Host
@@ -254,7 +255,7 @@ class McpFace:
         if run is None:
             return _error(f"no run {args.run_id!r}")
         steps = await self.agent.repo.list_steps(run.id)
-        lines = [_run_line(run)]
+        lines: list[str] = []
         for step in steps:
             detail = step.error or step.summary
             tool = f" {step.tool}" if step.tool else ""
@@ -265,9 +266,9 @@ class McpFace:
                 f"{step.index:>3} {step.kind.value}{tool} {what} "
                 f"{step.status.value}" + (f" - {detail}" if detail else "")
             )
-        content: list[types.ContentBlock] = [
-            types.TextContent(text=printable("\n".join(lines), keep_newlines=True))
-        ]
+        # a step's summary and error quote the screen (a window's title, an element's name)
+        steps_text = f"{_run_line(run)}\n{_screen_data(f'Steps of run {run.id}', 'steps', lines)}"
+        content: list[types.ContentBlock] = [types.TextContent(text=steps_text)]
         if args.screenshots:
             shots = [s.screenshot for s in steps if s.kind is StepKind.OBSERVE and s.screenshot]
             shots = shots[-MAX_RUN_SCREENSHOTS:]
@@ -380,7 +381,8 @@ def _call_result(name: str, outcome: CallOutcome) -> types.CallToolResult:
         return _error(printable(f"{name} {verb}: {why} (run {run.id})"))
     if name == "screenshot" and outcome.observation is not None:
         shown = outcome.observation
-        elements = shown.inventory_text() or "(no elements listed)"
+        block = screen_text_block(shown)
+        elements = f"{SCREEN_TEXT_RULE}\n{block}" if block else "(no elements listed)"
         return types.CallToolResult(
             content=[
                 types.ImageContent(
@@ -396,7 +398,17 @@ def _call_result(name: str, outcome: CallOutcome) -> types.CallToolResult:
             },
         )
     summary = action.summary if action is not None else run.message
-    return _text(printable(summary or f"{name} done"), {"run_id": run.id})
+    if not summary:
+        return _text(f"{name} done", {"run_id": run.id})
+    # what an action did quotes the screen ('focused window "…"')
+    return _text(_screen_data("What the action did", "result", [summary]), {"run_id": run.id})
+
+
+def _screen_data(heading: str, label: str, lines: list[str]) -> str:
+    """`lines`, which quote the screen, fenced as data under the standing rule that
+    instructions there are not the user's (planner/screen_text.py, as every planner
+    backend does): the MCP client is a model too."""
+    return printable(f"{SCREEN_TEXT_RULE}\n{fenced(heading, label, lines)}", keep_newlines=True)
 
 
 def _text(

@@ -31,7 +31,7 @@ from desktop_agent.planner.computer_actions import batch_decision
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import decision_to_screenshot
 from desktop_agent.planner.prompt import TRANSPORT_PREFIX
-from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
+from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -157,7 +157,9 @@ def batch_report(call: _Call, request: DecideRequest) -> str:
         lines.append(f"only {len(rows)} of its {call.actions} actions ran")
     if not lines:
         return ""
-    return "Of your last computer_call: " + "; ".join(lines) + ". The screenshot is the screen now."
+    # a step's error quotes the screen ("no window titled …; open windows: …"): data only
+    said = fenced("What of your last computer_call did not run", "result", lines)
+    return f"{said}\nThe screenshot is the screen now."
 
 
 class ComputerPlanner(OpenAIPlanner):
