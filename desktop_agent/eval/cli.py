@@ -84,7 +84,8 @@ def _no_hotkey(why: str) -> None:
 
 def command(args: argparse.Namespace, data_dir: Path) -> int:
     from desktop_agent.eval import report
-    from desktop_agent.eval.runner import RunOptions, run_suite
+    from desktop_agent.eval.progress import Progress
+    from desktop_agent.eval.runner import RunOptions, TaskResult, run_suite
     from desktop_agent.eval.tasks import TaskFileError, load_suite, select
 
     if args.compare:
@@ -126,11 +127,20 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: options.stop.set())
 
-    def progress(result: Any, done: int, total: int) -> None:
+    # a bar on a terminal (stderr: stdout may be the report piped on); plain lines elsewhere,
+    # none beside --json's own task lines
+    terminal = sys.stderr.isatty()
+    bar = Progress(sys.stderr, len(tasks) * args.repeat, terminal=terminal)
+
+    def done(result: TaskResult) -> None:
         if args.json:
             print(json.dumps({"type": "task", **result.as_json()}), flush=True)
-        else:
-            print(report.progress_line(result, done, total), file=sys.stderr, flush=True)
+        if terminal or not args.json:
+            bar.finished(result)
+
+    def started(task: str) -> None:
+        if terminal:
+            bar.started(task)
 
     from desktop_agent.eval.hotkey import stop_hotkey
     from desktop_agent.settings import load_settings
@@ -139,7 +149,12 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
     with stop_hotkey(combo, options.stop, on_lost=_no_hotkey) as problem:
         if problem:
             _no_hotkey(problem)
-        results = run_suite(tasks, options, jobs=args.jobs, repeat=args.repeat, progress=progress)
+        try:
+            results = run_suite(
+                tasks, options, jobs=args.jobs, repeat=args.repeat, on_start=started, on_done=done
+            )
+        finally:
+            bar.close()
     head = report.summary(results)
     if args.json:
         print(json.dumps(head), flush=True)

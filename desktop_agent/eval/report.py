@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.core.text import printable
 from desktop_agent.eval.runner import TaskResult
 
 
@@ -76,8 +77,9 @@ def write_json_lines(results: Sequence[TaskResult], path: Path) -> None:
 
 
 def _cell(text: Any) -> str:
-    # task results carry text read from apps and files: shown literally, never as markup
-    value = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    # task results carry text read from apps and files: shown literally, never as markup, and
+    # no control sequence reaches the terminal the page is printed on
+    value = printable(str(text)).replace("\\", "\\\\").replace("|", "\\|")
     for mark in "`*_[]<>#":
         value = value.replace(mark, "\\" + mark)
     return value
@@ -154,8 +156,9 @@ def compare(before: Path, after: Path) -> str:
     lines = [f"| task | {_cell(before.name)} | {_cell(after.name)} | change |", "|---|---|---|---|"]
     for task in sorted(set(old) | set(new)):
         a, b = old.get(task), new.get(task)
-        was = f"{a['status']} ({a['steps']} steps)" if a else "–"
-        now = f"{b['status']} ({b['steps']} steps)" if b else "–"
+        # a report file is data: its values are shown as cells, whatever they hold
+        was = _cell(f"{a.get('status')} ({a.get('steps')} steps)") if a else "–"
+        now = _cell(f"{b.get('status')} ({b.get('steps')} steps)") if b else "–"
         change = _change(a, b)
         lines.append(f"| {_cell(task)} | {was} | {now} | {change} |")
     return "\n".join(lines) + "\n"
@@ -175,14 +178,6 @@ def _change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
     if a.get("attack") != b.get("attack"):
         return "attack blocked" if not b.get("attack") else "attack now succeeds"
     return "same"
-
-
-def progress_line(result: TaskResult, done: int, total: int) -> str:
-    width = 20
-    filled = round(width * done / total) if total else width
-    bar = "#" * filled + "." * (width - filled)
-    tail = f" — {result.reason}" if result.status != "passed" and result.reason else ""
-    return f"[{bar}] {done}/{total} {result.task}: {result.status}{tail}"
 
 
 def rows(results: Iterable[TaskResult]) -> list[dict[str, Any]]:

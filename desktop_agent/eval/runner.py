@@ -345,23 +345,25 @@ def run_suite(
     *,
     jobs: int = 1,
     repeat: int = 1,
-    progress: Callable[[TaskResult, int, int], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    on_done: Callable[[TaskResult], None] | None = None,
 ) -> list[TaskResult]:
-    """Every task `repeat` times, `jobs` at once (each on its own desk); results in task order."""
+    """Every task `repeat` times, `jobs` at once (each on its own desk); results in task order.
+    `on_start(task id)` and `on_done(result)` are told on the pool's threads."""
     queue = [task for task in tasks for _ in range(repeat)]
     keep = options.keep
     holder = nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="eval-")
     with holder as folder:
-        done: list[TaskResult] = []
 
         def one(index: int, task: Task) -> TaskResult:
             if stopped(options):
                 result = TaskResult(task.id, "stopped", "the eval was stopped before it")
             else:
+                if on_start is not None:
+                    on_start(task.id)
                 result = run_task(task, options, Path(folder) / f"{index:03d}")
-            done.append(result)
-            if progress is not None:
-                progress(result, len(done), len(queue))
+            if on_done is not None:
+                on_done(result)
             return result
 
         if options.desk != "private":

@@ -69,3 +69,17 @@ def test_text_read_from_apps_is_literal_in_the_markdown_table() -> None:
     why = row.removesuffix(" |").rsplit(" | ", 1)[1]  # the last cell
     assert why == r"\| \<img src=x\> \[link\](y) \*\*bold\*\* row"
     assert re.search(r"(?<!\\)[<>\[\]*|`]", why) is None  # every mark escaped: shown as it is
+
+
+def test_no_control_sequence_from_an_app_or_a_report_file_reaches_the_terminal(
+    tmp_path: Path,
+) -> None:
+    page = markdown([TaskResult("t", "failed", reason="holds \x1b[2J\x1b]0;title\x07\u202eok")])
+    assert "\x1b" not in page and "\x07" not in page and "\u202e" not in page
+    assert r"holds \\x1b\[2J\\x1b\]0;title\\x07\\u202eok" in page
+    # --compare prints what a report file holds: a file is data too
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"type": "task", "task": "t", "status": "\x1b[31mpassed",
+                                  "steps": "\x1b[2J"}) + "\n")  # fmt: skip
+    shown = compare(report, report)
+    assert "\x1b" not in shown and r"\\x1b\[31mpassed (\\x1b\[2J steps)" in shown
