@@ -8,9 +8,11 @@ Qwen2.5-VL / Qwen3-VL computer use, read by the JSON backend and the grounders:
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from desktop_agent.core.errors import InvalidArguments, PlannerError
@@ -18,6 +20,8 @@ from desktop_agent.core.models import Decision
 from desktop_agent.core.tools import ToolSpec
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+#: a model's batch is cut here: each call is its own gated step, and a turn stays reviewable
+MAX_CALLS = 10
 
 
 def snippet(text: str, limit: int = 80) -> str:
@@ -94,9 +98,15 @@ def _coordinate(arguments: dict[str, Any], name: str, raw: str) -> tuple[float, 
 
 
 def parse_qwen_tool_call(
-    arguments: dict[str, Any], tools: Sequence[ToolSpec], raw: str
+    arguments: dict[str, Any],
+    tools: Sequence[ToolSpec],
+    raw: str,
+    pointer: tuple[float, float] | None = None,
 ) -> Decision:
-    """A Qwen computer_use call's arguments → Decision in the model's coordinates."""
+    """A Qwen computer_use call's arguments → Decision in the model's coordinates.
+
+    `pointer`: where an earlier call of the same answer put the pointer (Qwen's
+    left_click_drag drags from there to its one `coordinate`)."""
     action = arguments.get("action")
     if action in _QWEN_CLICKS:
         args = {**xy(_coordinate(arguments, "coordinate", raw)), **_QWEN_CLICKS[action]}
@@ -108,6 +118,18 @@ def parse_qwen_tool_call(
         start = _coordinate(arguments, "coordinate", raw)
         end = _coordinate(arguments, "coordinate2", raw)
         args = {**xy(start), "to_x": max(0, round(end[0])), "to_y": max(0, round(end[1]))}
+        return checked("drag", args, tools, "", raw)
+    if action == "left_click_drag":
+        # it drags from wherever the pointer is: the gate judges both ends, so the start
+        # must be a point this answer named, never "wherever the pointer happens to be"
+        if pointer is None:
+            raise PlannerError(
+                "left_click_drag drags from the pointer: put a mouse_move to the start "
+                "before it in the same answer",
+                raw=raw,
+            )
+        end = _coordinate(arguments, "coordinate", raw)
+        args = {**xy(pointer), "to_x": max(0, round(end[0])), "to_y": max(0, round(end[1]))}
         return checked("drag", args, tools, "", raw)
     if action == "type":
         return checked("type_text", {"text": str(arguments.get("text", ""))}, tools, "", raw)
@@ -134,9 +156,66 @@ def parse_qwen_tool_call(
         seconds = min(30.0, float(seconds)) if isinstance(seconds, int | float) else 1.0
         return checked("wait", {"seconds": seconds}, tools, "", raw)
     if action == "terminate":
-        if arguments.get("status") == "failure":
+        if arguments.get("status") in ("failure", "fail"):
             return Decision(action="fail", reason="the model ended the task as failed", raw=raw)
         return Decision(action="done", message="the model ended the task", raw=raw)
     if action == "answer":
         return Decision(action="done", message=str(arguments.get("text", "")), raw=raw)
     raise PlannerError(f"unsupported computer_use action {snippet(str(action))}", raw=raw)
+
+
+# ── several calls in one answer ──────────────────────────────────────────────
+
+
+def tool_call_bodies(text: str) -> list[str]:
+    """The text inside each ``<tool_call>`` of an answer, in order (the last may be unclosed)."""
+    return [body for body in _TOOL_CALL.findall(text) if body.strip()]
+
+
+def read_call(body: str, raw: str) -> dict[str, Any]:
+    """One call's ``{"name": …, "arguments": {…}}``: JSON, or a Python literal (GUI-Owl's
+    own reader uses ast.literal_eval, so its models may answer with single quotes)."""
+    call: Any
+    try:
+        call = json.loads(body)
+    except RecursionError:
+        raise PlannerError(
+            f"the tool call is nested too deeply: {snippet(body)}", raw=raw
+        ) from None
+    except json.JSONDecodeError:
+        try:
+            call = ast.literal_eval(body)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise PlannerError(f"cannot read the tool call {snippet(body)}", raw=raw) from None
+    arguments = call.get("arguments") if isinstance(call, dict) else None
+    if not isinstance(arguments, dict):
+        raise PlannerError(
+            f'the tool call needs "arguments": an object, not {snippet(body)}', raw=raw
+        )
+    return {"name": call.get("name"), "arguments": arguments}
+
+
+def batch_of(decisions: Sequence[Decision], reason: str) -> Decision:
+    """An answer's decisions → the first, the later actions in its `batch`.
+
+    A done or fail ends the answer: it stands alone when it comes first, and after actions
+    it is left for the next turn (the model sees what its actions did before it ends)."""
+    first = decisions[0]
+    if first.action != "tool":
+        return replace(first, reason=first.reason or reason)
+    actions = []
+    for decision in decisions[1:]:
+        if decision.action != "tool":
+            break
+        actions.append(decision)
+    return replace(first, reason=reason, batch=tuple(actions))
+
+
+def last_point(decision: Decision) -> tuple[float, float] | None:
+    """Where `decision` leaves the pointer, when it names a point."""
+    args = decision.args
+    for x_name, y_name in (("to_x", "to_y"), ("x", "y")):
+        x, y = args.get(x_name), args.get(y_name)
+        if isinstance(x, int | float) and isinstance(y, int | float):
+            return float(x), float(y)
+    return None

@@ -117,6 +117,8 @@ _QWEN25_OLLAMA = ResizeRule(factor=28, min_pixels=56 * 56, max_pixels=2 << 20)
 _UI_TARS_15 = ResizeRule(factor=28, min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28)
 #: GTA1 (Qwen2.5-VL based) states the image size in its prompt: the processor's smart_resize
 _GTA1 = ResizeRule(factor=28, min_pixels=3136, max_pixels=4096 * 2160)
+#: UI-Venus-1.5's navigation agent (ui_venus_navi_agent.py; scripts/run_navi.sh's bounds)
+_UI_VENUS = ResizeRule(factor=28, min_pixels=3136, max_pixels=12845056)
 
 PROFILES: tuple[ModelProfile, ...] = (
     ModelProfile(
@@ -200,16 +202,40 @@ PROFILES: tuple[ModelProfile, ...] = (
         "mai-ui",
         ("*mai-ui*", "*mai_ui*"),
         coordinates="normalized",
+        # src/mai_naivigation_agent.py and mai_grounding_agent.py: SCALE_FACTOR = 999
+        scale=999,
+        backend="mai_ui",
         grounding="off",
         point_format="mai_ui",
-        note='MAI-UI: <answer>{"coordinate": [x, y]}</answer>, 0–1000',
+        note="MAI-UI: its mobile_use calls as a planner, 0–999",
+    ),
+    # the open agent models before Qwen3-VL, on which they are built (and named after)
+    ModelProfile(
+        "gui-owl-1.5",
+        ("*gui-owl-1.5*", "*gui-owl-1_5*", "*guiowl-1.5*", "*gui-owl1.5*"),
+        coordinates="normalized",
+        backend="gui_owl",
+        grounding="off",
+        point_format="qwen",
+        note="GUI-Owl-1.5: computer_use calls (several a turn), 0–1000",
+    ),
+    ModelProfile(
+        "ui-venus-1.5",
+        ("*ui-venus-1.5*", "*ui-venus-1_5*", "*uivenus-1.5*"),
+        coordinates="resized",
+        resize=_UI_VENUS,
+        backend="ui_venus",
+        grounding="off",
+        max_output_tokens=2048,
+        note="UI-Venus-1.5: <action> calls, pixels of its smart_resize input",
     ),
     ModelProfile(
         "qwen3-vl",
         ("*qwen3-vl*", "*qwen3vl*", "*qwen3_vl*"),
         coordinates="normalized",
+        backend="qwen3_vl",
         point_format="qwen",
-        note="Qwen3-VL: 0–1000 relative coordinates",
+        note="Qwen3-VL: 0–1000 relative coordinates, its computer_use function call",
     ),
     ModelProfile(
         "qwen2.5-vl-ollama",
@@ -335,6 +361,10 @@ def decision_to_screenshot(
     decision: Decision, profile: ModelProfile, width: int, height: int
 ) -> Decision:
     """The decision with its points moved from the model's coordinates to screenshot pixels."""
+    if decision.batch:
+        # a model's batch: every action's points, as the first's
+        later = tuple(decision_to_screenshot(d, profile, width, height) for d in decision.batch)
+        decision = replace(decision, batch=later)
     pairs = POINT_ARGS.get(decision.tool or "", ())
     if not pairs or is_identity(profile, width, height):
         return decision

@@ -281,3 +281,31 @@ def build_messages(
             ],
         },
     ]
+
+
+# ── what the models' own prompts share (planner/backends/) ────────────────────
+
+
+def progress_parts(request: DecideRequest) -> list[str]:
+    """The history, the last answer's fault and the element list, for a model's own prompt."""
+    parts = [history_text(request.steps, request.turn)]
+    error = last_answer_error(request.steps, request.turn)
+    if error:
+        parts.append(f"Your last answer could not be used: {_clip(error, 400)}")
+    if (block := screen_text_block(request.observation)) is not None:
+        parts.append(block)
+    return parts
+
+
+def text_and_image(system: str, text: str, url: str) -> list[dict[str, Any]]:
+    """A system message, and one user message of `text` and the screenshot at `url`."""
+    return [
+        {"role": "system", "content": system},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": text},
+                {"type": "image_url", "image_url": {"url": url}},
+            ],
+        },
+    ]

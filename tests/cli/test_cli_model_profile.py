@@ -49,7 +49,10 @@ async def test_doctor_names_the_profile_the_model_gets() -> None:
     profile = next(item for item in items if item.name == "profile")
     assert profile.ok
     assert profile.detail.startswith("qwen3-vl (auto): Qwen3-VL: 0–1000 relative coordinates")
-    assert "coordinates normalized; backend chat_json: chat completions, our JSON" in profile.detail
+    assert (
+        "coordinates normalized; backend qwen3_vl: chat completions, Qwen3-VL's computer_use"
+        in (profile.detail)
+    )
     assert next(i for i in pinned if i.name == "profile").detail.startswith("generic (generic)")
 
 

@@ -24,8 +24,10 @@ PROFILE_BACKENDS = {
     "gta1": "chat_json",
     "holo1.5": "chat_json",
     "holo": "chat_json",
-    "mai-ui": "chat_json",
-    "qwen3-vl": "chat_json",
+    "mai-ui": "mai_ui",
+    "gui-owl-1.5": "gui_owl",
+    "ui-venus-1.5": "ui_venus",
+    "qwen3-vl": "qwen3_vl",
     "qwen2.5-vl-ollama": "chat_json",
     "qwen2.5-vl": "chat_json",
     "llava": "chat_json",
@@ -44,7 +46,9 @@ def test_each_profile_names_its_backend() -> None:
         assert backend.protocol
 
 
-@pytest.mark.parametrize("name", sorted({"chat_json", "ui_tars"}))
+@pytest.mark.parametrize(
+    "name", sorted({"chat_json", "ui_tars", "qwen3_vl", "gui_owl", "ui_venus", "mai_ui"})
+)
 def test_a_chat_backend_is_spoken_by_the_chat_completions_planner(name: str) -> None:
     profile = next(p.name for p in PROFILES if p.backend == name)
     planner = make_planner(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -26,9 +27,16 @@ def clicking_model(
     by_label = {target.label: target for target in targets}
 
     def respond(body: dict[str, Any]) -> ScriptItem:
-        match = _LABEL.search(body["messages"][0]["content"])
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"][0]
+        match = _LABEL.search(f"{system}\n{user['text']}")
         assert match is not None, "the request does not name a target"
         x, y = where(by_label[match.group(1)])
+        if '"computer_use"' in system:  # a Qwen3-VL profile: its own function call
+            call = {
+                "name": "computer_use",
+                "arguments": {"action": "left_click", "coordinate": [x, y]},
+            }
+            return Reply(f"<tool_call>\n{json.dumps(call)}\n</tool_call>")
         return Reply({"action": "tool", "tool": "click", "args": {"x": x, "y": y}})
 
     return respond

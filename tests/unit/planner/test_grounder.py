@@ -136,7 +136,8 @@ async def test_a_grounding_model_finds_the_target_on_the_whole_screen_then_zooms
     run_ = _Run()
     run = await run_.create()
     located = [
-        Reply('<answer>{"coordinate": [500, 500]}</answer>'),  # MAI-UI, 0–1000: (640, 360)
+        # MAI-UI, 0–999 (its SCALE_FACTOR): the screen's centre is (640, 360)
+        Reply('<answer>{"coordinate": [499.5, 499.5]}</answer>'),
         Reply('<grounding_think>left</grounding_think><answer>{"coordinate": [250, 250]}</answer>'),
     ]
     async with (

@@ -218,7 +218,7 @@ def _texts(messages: list[dict[str, object]]) -> str:
         ("qwen2.5-vl", "The screen's resolution is 1288x728"),
         ("qwen3-vl", "The screen's resolution is 1000x1000"),
         ("generic", "as 1280x720 pixels"),
-        ("mai-ui", "x and y from 0 to 1000"),
+        ("mai-ui", "x and y from 0 to 999"),
     ],
 )
 def test_each_grounder_is_asked_in_its_own_space(name: str, says: str) -> None:

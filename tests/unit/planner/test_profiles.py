@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -169,10 +170,14 @@ async def test_a_400_naming_a_parameter_the_request_lacks_still_steps_the_format
 
 async def test_qwen3_vl_answers_in_0_to_1000_and_the_decision_is_in_screenshot_pixels() -> None:
     observation = make_observation(1280, 720)
-    decision, server = await decide_with("qwen3-vl:8b", Reply(CLICK_CENTRE_1000), observation)
+    call = {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [500, 500]}}
+    answer = (
+        f"Thought: the middle.\nAction: click it.\n<tool_call>\n{json.dumps(call)}\n</tool_call>"
+    )
+    decision, server = await decide_with("qwen3-vl:8b", Reply(answer), observation)
     assert decision.args == {"x": 640, "y": 360}
     system = server.requests[0]["messages"][0]["content"]
-    assert "Coordinates are x and y from 0 to 1000" in system
+    assert "The screen's resolution is 1000x1000" in system
 
 
 async def test_qwen25_vl_pixels_of_its_resized_image_are_mapped_back() -> None:
