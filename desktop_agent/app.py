@@ -144,6 +144,12 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     app.setApplicationName(APP_NAME)
     app.setDesktopFileName(APP_NAME)
     app.setQuitOnLastWindowClosed(False)
+    # the language before the first widget: every text is translated as it is made
+    from PySide6.QtCore import QLocale
+
+    from desktop_agent.ui.i18n import install, language_setting, resolve
+
+    install(app, resolve(language_setting(), QLocale.system().name()))
 
     guard = InstanceGuard(directory)
     if guard.signal_running():

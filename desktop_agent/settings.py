@@ -144,6 +144,9 @@ class Settings(BaseModel):
     monitor: int = Field(default=1, ge=1, le=16)
     set_of_mark: bool = False
     minimize_while_acting: bool = True
+    #: the app's language: "system" (the system locale's when translated, else English),
+    #: "en" or "zh_CN"; read when the app starts (ui/i18n.py)
+    language: Literal["system", "en", "zh_CN"] = "system"
     # ── the gate (core/call_risk.py, loop.py) ──
     #: words whose click / invoke targets ask every time, whatever the grants
     sensitive_targets: list[str] = Field(

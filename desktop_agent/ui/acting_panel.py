@@ -54,7 +54,7 @@ class ActingPanel(QWidget):
             | Qt.WindowType.WindowDoesNotAcceptFocus,
         )
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
-        self.setWindowTitle("Desktop Agent — acting")
+        self.setWindowTitle(self.tr("Desktop Agent — acting"))
         self.setObjectName("ActingPanel")
         self.excluded_from_capture = False
         self._affinity_tried = False
@@ -73,12 +73,12 @@ class ActingPanel(QWidget):
         font = self.goal_label.font()
         font.setBold(True)
         self.goal_label.setFont(font)
-        self.step_label = plain_label("Starting…", frame)
+        self.step_label = plain_label(self.tr("Starting…"), frame)
         self.step_label.setObjectName("step")
         self.step_label.setWordWrap(True)
-        self.stop_button = QPushButton("Stop", frame)
+        self.stop_button = QPushButton(self.tr("Stop"), frame)
         self.stop_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.stop_button.setToolTip("Stop this run (the global stop hotkey works too)")
+        self.stop_button.setToolTip(self.tr("Stop this run (the global stop hotkey works too)"))
         inner = QVBoxLayout(frame)
         inner.setContentsMargins(10, 8, 10, 8)
         inner.setSpacing(4)
@@ -101,9 +101,9 @@ class ActingPanel(QWidget):
         self._goal = goal
         self.goal_label.setToolTip(plain_tooltip(goal) or "")
         self._set_elided(self.goal_label, goal, lines=1)
-        self.set_step("Starting…")
+        self.set_step(self.tr("Starting…"))
         self.stop_button.setEnabled(True)
-        self.stop_button.setText("Stop")
+        self.stop_button.setText(self.tr("Stop"))
         self._exclude_from_capture()
         self.adjustSize()
         self._move_to_corner()
@@ -142,7 +142,7 @@ class ActingPanel(QWidget):
     @Slot()
     def on_stop_clicked(self) -> None:
         self.stop_button.setEnabled(False)
-        self.stop_button.setText("Stopping…")
+        self.stop_button.setText(self.tr("Stopping…"))
         self.stop_requested.emit()
 
     # ── internals ─────────────────────────────────────────────────────────────

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QFont, QImage
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -42,10 +42,13 @@ TICK_MS = 200
 #: the person's answer (the terminal question's MIN_ANSWER_S, cli/gate.py)
 ARM_S = 0.5
 
+# translated where shown (QT_TRANSLATE_NOOP marks them for lupdate)
 _RISK_TEXT = {
-    Risk.SAFE: "safe",
-    Risk.INPUT: "input — acts with your mouse and keyboard",
-    Risk.DANGEROUS: "dangerous — asks at every call",
+    Risk.SAFE: str(QT_TRANSLATE_NOOP("ApprovalDialog", "safe")),
+    Risk.INPUT: str(
+        QT_TRANSLATE_NOOP("ApprovalDialog", "input — acts with your mouse and keyboard")
+    ),
+    Risk.DANGEROUS: str(QT_TRANSLATE_NOOP("ApprovalDialog", "dangerous — asks at every call")),
 }
 
 
@@ -102,7 +105,9 @@ class ApprovalDialog(QDialog):
         #: when the Allow buttons wake (ARM_S after `open`)
         self._armed_at: float | None = None
         self._dismissed = False
-        self.setWindowTitle(f"Desktop Agent — allow {quote(request.tool)}?")
+        self.setWindowTitle(
+            self.tr("Desktop Agent — allow {tool}?").format(tool=quote(request.tool))
+        )
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setObjectName("ApprovalDialog")
 
@@ -125,44 +130,47 @@ class ApprovalDialog(QDialog):
         self.args_view.setReadOnly(True)
         self.args_view.setFont(QFont("monospace"))
         self.args_view.setMaximumHeight(110)
-        self.args_view.setAccessibleName("Arguments")
+        self.args_view.setAccessibleName(self.tr("Arguments"))
         self.args_view.setTabChangesFocus(True)
         # what the box cannot show is said, so a long text is not approved half read
         self.args_more_label = QLabel(self)
         self.args_more_label.setTextFormat(Qt.TextFormat.PlainText)
         self.args_more_label.hide()
         # a known password field's text: hidden until the person asks to see it
-        self.show_secret_box = QCheckBox("Show the password", self)
+        self.show_secret_box = QCheckBox(self.tr("Show the password"), self)
         self.show_secret_box.setVisible(bool(request.secret))
         # the call as the program sees it (tool and JSON), one click away
         self.details_button = QToolButton(self)
-        self.details_button.setText("Details")
+        self.details_button.setText(self.tr("Details"))
         self.details_button.setCheckable(True)
         self.details_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.details_button.setArrowType(Qt.ArrowType.RightArrow)
-        self.details_button.setToolTip("Show the tool and its arguments as the program sees them")
+        self.details_button.setToolTip(
+            self.tr("Show the tool and its arguments as the program sees them")
+        )
         self.details = QWidget(self)
         self.details.setObjectName("approvalDetails")
         call = QFormLayout(self.details)
         call.setContentsMargins(0, 0, 0, 0)
         self.tool_label = plain_label(quote(request.tool), self.details)
-        call.addRow("Tool:", self.tool_label)
-        call.addRow("Arguments:", self.args_view)
+        call.addRow(self.tr("Tool:"), self.tool_label)
+        call.addRow(self.tr("Arguments:"), self.args_view)
         call.addRow("", self.args_more_label)
         self.details.hide()
         # quoted, newlines too: a line of the model's cannot read as a line of ours
-        reason = quote(request.reason) or "(the model gave no reason)"
+        reason = quote(request.reason) or self.tr("(the model gave no reason)")
         self.reason_label = QLabel(reason, self)
         self.reason_label.setTextFormat(Qt.TextFormat.PlainText)
         self.reason_label.setWordWrap(True)
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.risk_label = QLabel(_RISK_TEXT.get(request.risk, request.risk.value), self)
+        risk = _RISK_TEXT.get(request.risk)
+        self.risk_label = QLabel(self.tr(risk) if risk else request.risk.value, self)
         self.risk_label.setTextFormat(Qt.TextFormat.PlainText)
         if request.risk is Risk.DANGEROUS:
             self.risk_label.setStyleSheet("color: #c62828; font-weight: bold;")
         details = QFormLayout()
-        details.addRow("Reason:", self.reason_label)
-        details.addRow("Risk:", self.risk_label)
+        details.addRow(self.tr("Reason:"), self.reason_label)
+        details.addRow(self.tr("Risk:"), self.risk_label)
         # why this call asks every time (a launcher key, a paste, a line into a terminal, a
         # password field, a sensitive target): our own words, not the model's
         # it names the target, whose name is the screen's: shown as text, bidi marks escaped
@@ -171,7 +179,7 @@ class ApprovalDialog(QDialog):
         self.caution_label.setWordWrap(True)
         self.caution_label.setStyleSheet("color: #c62828;")
         if request.caution:
-            details.addRow("Asks every time:", self.caution_label)
+            details.addRow(self.tr("Asks every time:"), self.caution_label)
         else:
             self.caution_label.hide()
         # the model's provider's own question (OpenAI's safety checks): its words, as text
@@ -183,7 +191,7 @@ class ApprovalDialog(QDialog):
         self.safety_check_label.setWordWrap(True)
         self.safety_check_label.setStyleSheet("color: #c62828; font-weight: bold;")
         if check is not None:
-            details.addRow("Safety check:", self.safety_check_label)
+            details.addRow(self.tr("Safety check:"), self.safety_check_label)
         else:
             self.safety_check_label.hide()
 
@@ -201,13 +209,15 @@ class ApprovalDialog(QDialog):
         self.countdown_bar.setMaximumHeight(6)
         self.countdown_bar.setRange(0, max(1, round(request.timeout_s * 1000)))
 
-        self.once_button = QPushButton("Allow &once", self)
-        self.once_button.setToolTip("Run this call; ask again next time (Alt+O)")
-        self.run_button = QPushButton("Allow for this &run", self)
-        grant_tip = f"Run {quote(request.tool)} without asking for the rest of this run"
+        self.once_button = QPushButton(self.tr("Allow &once"), self)
+        self.once_button.setToolTip(self.tr("Run this call; ask again next time (Alt+O)"))
+        self.run_button = QPushButton(self.tr("Allow for this &run"), self)
+        grant_tip = self.tr("Run {tool} without asking for the rest of this run").format(
+            tool=quote(request.tool)
+        )
         self.run_button.setToolTip(plain_tooltip(grant_tip) or "")
-        self.deny_button = QPushButton("&Deny", self)
-        self.deny_button.setToolTip("Do not run it (Esc)")
+        self.deny_button = QPushButton(self.tr("&Deny"), self)
+        self.deny_button.setToolTip(self.tr("Do not run it (Esc)"))
         self.deny_button.setDefault(True)
         self.run_button.setVisible(request.offer_run_grant)
         self._set_allow_enabled(False)  # until ARM_S after the dialog opened
@@ -328,10 +338,12 @@ class ApprovalDialog(QDialog):
     @Slot()
     def on_args_scrolled(self, *_: object) -> None:
         hidden = self.hidden_argument_characters()
-        self.args_more_label.setText(
-            f"{hidden:,} more character{'s' if hidden != 1 else ''} below: scroll the "
-            "arguments to read them all"
+        more = (
+            self.tr("1 more character below: scroll the arguments to read them all")
+            if hidden == 1
+            else self.tr("{count} more characters below: scroll the arguments to read them all")
         )
+        self.args_more_label.setText(more.format(count=f"{hidden:,}"))
         self.args_more_label.setVisible(hidden > 0 and self.details.isVisible())
 
     def hidden_argument_characters(self) -> int:
@@ -378,14 +390,16 @@ class ApprovalDialog(QDialog):
             return
         self._screenshot_key = self._loader.request(relative)
         if self._loader.missing(self._screenshot_key):
-            view.placeholder = "The screenshot file is missing"
+            view.placeholder = self.tr("The screenshot file is missing")
         else:
-            view.placeholder = "Loading the screenshot…"
+            view.placeholder = self.tr("Loading the screenshot…")
         self.close_up.set_image(None)
 
     def _show_remaining(self, left: float) -> None:
         seconds = math.ceil(left)
-        self.countdown_label.setText(f"Denies by itself in {seconds} s")
+        self.countdown_label.setText(
+            self.tr("Denies by itself in {seconds} s").format(seconds=seconds)
+        )
         self.countdown_bar.setValue(round(left * 1000))
 
     def _finish(self, decision: ApprovalDecision) -> None:
@@ -450,11 +464,27 @@ def _pretty(args: dict[str, object]) -> str:
 
 def _explanation(request: ApprovalRequest) -> str:
     """What each answer does, in words (shown with the first question of the session)."""
-    once = "Allow once: this one action runs now; the agent asks again before its next one."
+
+    once = QCoreApplication.translate(
+        "ApprovalDialog",
+        "Allow once: this one action runs now; the agent asks again before its next one.",
+    )
     run = (
-        f" Allow for this run: {quote(request.tool)} acts without asking until this run ends."
+        " "
+        + QCoreApplication.translate(
+            "ApprovalDialog", "Allow for this run: {tool} acts without asking until this run ends."
+        ).format(tool=quote(request.tool))
         if request.offer_run_grant
         else ""
     )
-    deny = " Deny: nothing happens on your screen; the agent is told and may try another way."
-    return once + run + deny + " No answer in time counts as Deny."
+    deny = " " + QCoreApplication.translate(
+        "ApprovalDialog",
+        "Deny: nothing happens on your screen; the agent is told and may try another way.",
+    )
+    return (
+        once
+        + run
+        + deny
+        + " "
+        + QCoreApplication.translate("ApprovalDialog", "No answer in time counts as Deny.")
+    )

@@ -161,9 +161,9 @@ class CloseUp(QWidget):
         super().__init__(parent)
         self.view = CloseUpView(self)
         self.whole_button = QToolButton(self)
-        self.whole_button.setText("Whole screen")
+        self.whole_button.setText(self.tr("Whole screen"))
         self.whole_button.setCheckable(True)
-        self.whole_button.setToolTip("Show the whole screen instead of the close-up")
+        self.whole_button.setToolTip(self.tr("Show the whole screen instead of the close-up"))
         self.whole_button.hide()
         self._target: tuple[int, int] | None = None
         self._box: Box | None = None
@@ -200,4 +200,5 @@ class CloseUp(QWidget):
         self.whole_button.setVisible(zoom is not None)
         shown = None if self.whole_button.isChecked() else zoom
         self.view.set_view(shown, self._box)
-        self.whole_button.setText("Close-up" if self.whole_button.isChecked() else "Whole screen")
+        whole = self.whole_button.isChecked()
+        self.whole_button.setText(self.tr("Close-up") if whole else self.tr("Whole screen"))

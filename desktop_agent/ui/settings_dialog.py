@@ -38,6 +38,7 @@ from desktop_agent.settings import (
     set_api_key,
     validation_messages,
 )
+from desktop_agent.ui.i18n import LANGUAGES
 from desktop_agent.ui.text import one_line, plain_label, plain_tooltip
 
 log = logging.getLogger(__name__)
@@ -350,6 +351,12 @@ class SettingsDialog(QDialog):
         self._row(form, "capture_format", "Screenshot &format:", fmt)
         minimize = QCheckBox("Minimise the window while a run acts")
         self._row(form, "minimize_while_acting", "While &acting:", minimize)
+        language = QComboBox()
+        language.addItem("System language", "system")
+        for code, name in LANGUAGES.items():
+            language.addItem(name, code)  # each language in its own words
+        language.setToolTip("Takes effect when the app starts again")
+        self._row(form, "language", "&Language:", language)
         return page
 
     def _connect_signals(self) -> None:

@@ -1,0 +1,468 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+    <context>
+        <name>ActingPanel</name>
+        <message>
+            <source>Desktop Agent — acting</source>
+            <extracomment>SetWindowDisplayAffinity's "leave this window out of every capture" (Windows 10 2004+)</extracomment>
+            <translation>Desktop Agent — 正在操作</translation>
+        </message>
+        <message>
+            <source>Starting…</source>
+            <translation>正在开始…</translation>
+        </message>
+        <message>
+            <source>Stop</source>
+            <translation>停止</translation>
+        </message>
+        <message>
+            <source>Stop this run (the global stop hotkey works too)</source>
+            <translation>停止本次运行（全局停止快捷键同样有效）</translation>
+        </message>
+        <message>
+            <source>Stopping…</source>
+            <translation>正在停止…</translation>
+        </message>
+    </context>
+    <context>
+        <name>ApprovalDialog</name>
+        <message>
+            <source>safe</source>
+            <extracomment>how often the countdown is redrawn (and the deadline checked), in ms the Allow buttons wake this long after the dialog opened (Deny, Escape and closing work at once): a click or key already on its way when the dialog popped up — another run's click landing where the dialog now is, its alt+o, an Enter typed for the window below — is not the person's answer (the terminal question's MIN_ANSWER_S, cli/gate.py)</extracomment>
+            <translation>安全</translation>
+        </message>
+        <message>
+            <source>input — acts with your mouse and keyboard</source>
+            <translation>输入 — 使用您的鼠标和键盘操作</translation>
+        </message>
+        <message>
+            <source>dangerous — asks at every call</source>
+            <translation>危险 — 每次调用都会询问</translation>
+        </message>
+        <message>
+            <source>Desktop Agent — allow {tool}?</source>
+            <extracomment>when the Allow buttons wake (ARM_S after `open`)</extracomment>
+            <translation>Desktop Agent — 允许 {tool}？</translation>
+        </message>
+        <message>
+            <source>Arguments</source>
+            <translation>参数</translation>
+        </message>
+        <message>
+            <source>Show the password</source>
+            <translation>显示密码</translation>
+        </message>
+        <message>
+            <source>Details</source>
+            <translation>详细信息</translation>
+        </message>
+        <message>
+            <source>Show the tool and its arguments as the program sees them</source>
+            <translation>显示程序所见的工具及其参数</translation>
+        </message>
+        <message>
+            <source>Tool:</source>
+            <translation>工具：</translation>
+        </message>
+        <message>
+            <source>Arguments:</source>
+            <translation>参数：</translation>
+        </message>
+        <message>
+            <source>(the model gave no reason)</source>
+            <translation>（模型未给出理由）</translation>
+        </message>
+        <message>
+            <source>Reason:</source>
+            <translation>理由：</translation>
+        </message>
+        <message>
+            <source>Risk:</source>
+            <translation>风险：</translation>
+        </message>
+        <message>
+            <source>Asks every time:</source>
+            <translation>每次都询问：</translation>
+        </message>
+        <message>
+            <source>Safety check:</source>
+            <translation>安全检查：</translation>
+        </message>
+        <message>
+            <source>Allow &amp;once</source>
+            <translation>允许一次(&amp;O)</translation>
+        </message>
+        <message>
+            <source>Run this call; ask again next time (Alt+O)</source>
+            <translation>执行这次调用；下次再询问（Alt+O）</translation>
+        </message>
+        <message>
+            <source>Allow for this &amp;run</source>
+            <translation>本次运行中允许(&amp;R)</translation>
+        </message>
+        <message>
+            <source>Run {tool} without asking for the rest of this run</source>
+            <translation>在本次运行的剩余部分中执行 {tool} 不再询问</translation>
+        </message>
+        <message>
+            <source>&amp;Deny</source>
+            <translation>拒绝(&amp;D)</translation>
+        </message>
+        <message>
+            <source>Do not run it (Esc)</source>
+            <translation>不执行（Esc）</translation>
+        </message>
+        <message>
+            <source>1 more character below: scroll the arguments to read them all</source>
+            <translation>下方还有 1 个字符：滚动参数以阅读全部内容</translation>
+        </message>
+        <message>
+            <source>{count} more characters below: scroll the arguments to read them all</source>
+            <translation>下方还有 {count} 个字符：滚动参数以阅读全部内容</translation>
+        </message>
+        <message>
+            <source>The screenshot file is missing</source>
+            <translation>截图文件不存在</translation>
+        </message>
+        <message>
+            <source>Loading the screenshot…</source>
+            <translation>正在加载截图…</translation>
+        </message>
+        <message>
+            <source>Denies by itself in {seconds} s</source>
+            <translation>{seconds} 秒后自动拒绝</translation>
+        </message>
+        <message>
+            <source>Allow once: this one action runs now; the agent asks again before its next one.</source>
+            <translation>允许一次：立即执行这一个操作；下一个操作之前智能体会再次询问。</translation>
+        </message>
+        <message>
+            <source>Allow for this run: {tool} acts without asking until this run ends.</source>
+            <translation>本次运行中允许：在本次运行结束前，{tool} 执行时不再询问。</translation>
+        </message>
+        <message>
+            <source>Deny: nothing happens on your screen; the agent is told and may try another way.</source>
+            <translation>拒绝：您的屏幕上不会发生任何事；智能体会得到通知，并可能尝试其他方法。</translation>
+        </message>
+        <message>
+            <source>No answer in time counts as Deny.</source>
+            <translation>未及时回答视为拒绝。</translation>
+        </message>
+    </context>
+    <context>
+        <name>CloseUp</name>
+        <message>
+            <source>Whole screen</source>
+            <extracomment>the close-up's narrowest width in screenshot px: a 16 px button shows at ~2x in the dialog the room left around the element in the close-up, in screenshot px the close-up's shape: the dialog's picture is about this wide for its height the field a text goes to (or the element acted on), outlined</extracomment>
+            <translation>整个屏幕</translation>
+        </message>
+        <message>
+            <source>Show the whole screen instead of the close-up</source>
+            <translation>显示整个屏幕而不是特写</translation>
+        </message>
+        <message>
+            <source>Close-up</source>
+            <translation>特写</translation>
+        </message>
+    </context>
+    <context>
+        <name>Sentence</name>
+        <message>
+            <source>Use the tool {tool} with {args}</source>
+            <translation>使用工具 {tool}，参数为 {args}</translation>
+        </message>
+        <message>
+            <source>button</source>
+            <translation>按钮</translation>
+        </message>
+        <message>
+            <source>toggle button</source>
+            <translation>切换按钮</translation>
+        </message>
+        <message>
+            <source>check box</source>
+            <translation>复选框</translation>
+        </message>
+        <message>
+            <source>option button</source>
+            <translation>单选按钮</translation>
+        </message>
+        <message>
+            <source>menu</source>
+            <translation>菜单</translation>
+        </message>
+        <message>
+            <source>menu item</source>
+            <translation>菜单项</translation>
+        </message>
+        <message>
+            <source>text field</source>
+            <translation>文本框</translation>
+        </message>
+        <message>
+            <source>password field</source>
+            <translation>密码框</translation>
+        </message>
+        <message>
+            <source>terminal</source>
+            <translation>终端</translation>
+        </message>
+        <message>
+            <source>drop-down list</source>
+            <translation>下拉列表</translation>
+        </message>
+        <message>
+            <source>list item</source>
+            <translation>列表项</translation>
+        </message>
+        <message>
+            <source>cell</source>
+            <translation>单元格</translation>
+        </message>
+        <message>
+            <source>tree item</source>
+            <translation>树节点</translation>
+        </message>
+        <message>
+            <source>tab</source>
+            <translation>标签页</translation>
+        </message>
+        <message>
+            <source>link</source>
+            <translation>链接</translation>
+        </message>
+        <message>
+            <source>slider</source>
+            <translation>滑块</translation>
+        </message>
+        <message>
+            <source>number field</source>
+            <translation>数字框</translation>
+        </message>
+        <message>
+            <source>window</source>
+            <translation>窗口</translation>
+        </message>
+        <message>
+            <source>Click {target}</source>
+            <translation>单击{target}</translation>
+        </message>
+        <message>
+            <source>Double-click {target}</source>
+            <translation>双击{target}</translation>
+        </message>
+        <message>
+            <source>Triple-click {target}</source>
+            <translation>三击{target}</translation>
+        </message>
+        <message>
+            <source>Right-click {target}</source>
+            <translation>右键单击{target}</translation>
+        </message>
+        <message>
+            <source>Double-click with the right button on {target}</source>
+            <translation>用右键双击{target}</translation>
+        </message>
+        <message>
+            <source>Triple-click with the right button on {target}</source>
+            <translation>用右键三击{target}</translation>
+        </message>
+        <message>
+            <source>Middle-click {target}</source>
+            <translation>中键单击{target}</translation>
+        </message>
+        <message>
+            <source>Double-click with the middle button on {target}</source>
+            <translation>用中键双击{target}</translation>
+        </message>
+        <message>
+            <source>Triple-click with the middle button on {target}</source>
+            <translation>用中键三击{target}</translation>
+        </message>
+        <message>
+            <source>“{text}…” ({count} more characters)</source>
+            <translation>“{text}…”（另有 {count} 个字符）</translation>
+        </message>
+        <message>
+            <source>element of kind {role}</source>
+            <translation>类型为 {role} 的元素</translation>
+        </message>
+        <message>
+            <source>the {noun}</source>
+            <translation>{noun}</translation>
+        </message>
+        <message>
+            <source>where the pointer is</source>
+            <translation>鼠标指针所在处</translation>
+        </message>
+        <message>
+            <source>{count} seconds</source>
+            <translation>{count} 秒</translation>
+        </message>
+        <message>
+            <source>Move the pointer to {target}</source>
+            <translation>将鼠标指针移到{target}</translation>
+        </message>
+        <message>
+            <source>Drag from {start} to {end}</source>
+            <translation>从{start}拖动到{end}</translation>
+        </message>
+        <message>
+            <source>{action}, passing 1 point on the way</source>
+            <translation>{action}，途经 1 个点</translation>
+        </message>
+        <message>
+            <source>Scroll up 1 notch</source>
+            <translation>向上滚动 1 格</translation>
+        </message>
+        <message>
+            <source>Scroll up {count} notches</source>
+            <translation>向上滚动 {count} 格</translation>
+        </message>
+        <message>
+            <source>Press {keys}</source>
+            <translation>按 {keys}</translation>
+        </message>
+        <message>
+            <source>Press {keys} in {window}</source>
+            <translation>在{window}中按 {keys}</translation>
+        </message>
+        <message>
+            <source>Hold {keys} down for {seconds}</source>
+            <translation>按住 {keys} {seconds}</translation>
+        </message>
+        <message>
+            <source>Hold {keys} down for {seconds} in {window}</source>
+            <translation>在{window}中按住 {keys} {seconds}</translation>
+        </message>
+        <message>
+            <source>Press and hold the left mouse button on {target}</source>
+            <translation>在{target}上按住鼠标左键</translation>
+        </message>
+        <message>
+            <source>Let go of the left mouse button on {target}</source>
+            <translation>在{target}上松开鼠标左键</translation>
+        </message>
+        <message>
+            <source>Start the program {command}</source>
+            <translation>启动程序 {command}</translation>
+        </message>
+        <message>
+            <source>Wait {seconds}</source>
+            <translation>等待 {seconds}</translation>
+        </message>
+        <message>
+            <source>Bring {target} to the front</source>
+            <translation>将{target}切换到前台</translation>
+        </message>
+        <message>
+            <source>Press {target}</source>
+            <translation>按下{target}</translation>
+        </message>
+        <message>
+            <source>Set {target} to {value}</source>
+            <translation>将{target}设为 {value}</translation>
+        </message>
+        <message>
+            <source>Take a screenshot</source>
+            <translation>截取屏幕</translation>
+        </message>
+        <message>
+            <source>Find out where the mouse pointer is</source>
+            <translation>查看鼠标指针的位置</translation>
+        </message>
+        <message>
+            <source>“{text}”</source>
+            <translation>“{text}”</translation>
+        </message>
+        <message>
+            <source>“{text}…” (1 more character)</source>
+            <translation>“{text}…”（另有 1 个字符）</translation>
+        </message>
+        <message>
+            <source>the window {window}</source>
+            <translation>窗口{window}</translation>
+        </message>
+        <message>
+            <source>the {noun} {name} in {window}</source>
+            <translation>{window}中的{noun}{name}</translation>
+        </message>
+        <message>
+            <source>the {noun} {name}</source>
+            <translation>{noun}{name}</translation>
+        </message>
+        <message>
+            <source>the {noun} of {window}</source>
+            <translation>{window}的{noun}</translation>
+        </message>
+        <message>
+            <source>the point ({x}, {y}) of the screenshot</source>
+            <translation>截图上的点 ({x}, {y})</translation>
+        </message>
+        <message>
+            <source>{action} (the model says it aims at {target})</source>
+            <translation>{action}（模型称目标是{target}）</translation>
+        </message>
+        <message>
+            <source>{action} while holding {keys}</source>
+            <translation>按住 {keys} 的同时{action}</translation>
+        </message>
+        <message>
+            <source>{count} second</source>
+            <translation>{count} 秒</translation>
+        </message>
+        <message>
+            <source>{action}, passing {count} points on the way</source>
+            <translation>{action}，途经 {count} 个点</translation>
+        </message>
+        <message>
+            <source>Scroll down 1 notch</source>
+            <translation>向下滚动 1 格</translation>
+        </message>
+        <message>
+            <source>Scroll down {count} notches</source>
+            <translation>向下滚动 {count} 格</translation>
+        </message>
+        <message>
+            <source>Scroll by 0 notches</source>
+            <translation>滚动 0 格</translation>
+        </message>
+        <message>
+            <source>{action} over {target}</source>
+            <translation>在{target}上{action}</translation>
+        </message>
+        <message>
+            <source>{action} where the pointer is</source>
+            <translation>在鼠标指针所在处{action}</translation>
+        </message>
+        <message>
+            <source>text kept hidden (•••)</source>
+            <translation>隐藏的文本（•••）</translation>
+        </message>
+        <message>
+            <source>Type {text} where the keyboard focus is</source>
+            <translation>在键盘焦点处输入{text}</translation>
+        </message>
+        <message>
+            <source>Type {text} into {target}</source>
+            <translation>在{target}中输入{text}</translation>
+        </message>
+        <message>
+            <source>{action}, then press Enter</source>
+            <translation>{action}，然后按 Enter</translation>
+        </message>
+        <message>
+            <source>Bring the window {title} to the front</source>
+            <translation>将窗口{title}切换到前台</translation>
+        </message>
+        <message>
+            <source>Empty {target}</source>
+            <translation>清空{target}</translation>
+        </message>
+        <message>
+            <source>the element {id} of the list</source>
+            <translation>列表中的元素 {id}</translation>
+        </message>
+    </context>
+</TS>
