@@ -226,7 +226,7 @@ def _error_text(body: bytes, cut: bool, cap: int) -> str:
     if not cut:
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict):
             inner = data.get("error", data)
@@ -451,6 +451,11 @@ class OpenAIPlanner:
             raise PlannerError(f"the model refused: {completion.refusal}", raw=completion.refusal)
         try:
             decision = self.format.parse(text, request.tools)
+        except RecursionError:
+            # any format's reader (json, ast) recurses per level of a deeply nested answer
+            raise PlannerError(
+                "the answer nests too deeply to read; answer in the format asked", raw=text
+            ) from None
         except PlannerError as error:
             if completion.finish_reason == "length":
                 limit = self.profile.max_output_tokens
@@ -584,6 +589,8 @@ class OpenAIPlanner:
                 )
         try:
             return parse(json.loads(body))
+        except RecursionError:
+            raise PlannerTransportError(f"{at} gave an answer nested too deeply") from None
         except (ValueError, TypeError) as error:
             raise PlannerTransportError(f"{at} gave an unusable answer: {error}") from None
 

@@ -308,7 +308,7 @@ def _json_values(text: str) -> list[Any]:
             continue
         try:
             value, end = _DECODER.raw_decode(text, match.start())
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         values.append(value)
     return values

@@ -17,6 +17,7 @@ from desktop_agent.planner.grammars import (
 )
 
 ACTIONS = ("tool", "done", "fail")
+TOO_DEEP = "the answer nests its JSON too deeply to read; answer with one flat JSON object"
 #: an answer longer than this is not scanned for objects (max_tokens keeps real ones far below)
 _MAX_SCAN = 50_000
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -137,7 +138,11 @@ def parse_decision(text: str, tools: Sequence[ToolSpec]) -> Decision:
     Qwen2.5-VL / Qwen3-VL were trained to answer). Never guessed: an action described in
     prose only. Points stay in the model's coordinates (see profiles.decision_to_screenshot).
     """
-    call = find_qwen_tool_call(text)
-    if call is not None:
-        return parse_qwen_tool_call(call, tools, text)
-    return decision_from_object(extract_object(text), tools, text)
+    try:
+        call = find_qwen_tool_call(text)
+        if call is not None:
+            return parse_qwen_tool_call(call, tools, text)
+        return decision_from_object(extract_object(text), tools, text)
+    except RecursionError:
+        # json's C scanner recurses per level: a deep answer is the model's mistake, not a fault
+        raise PlannerError(TOO_DEEP, raw=text) from None

@@ -168,3 +168,40 @@ def test_the_decision_carries_the_arguments_as_they_will_run(
     decision = parse_decision(text, tools(*ALLOWED, "hotkey"))
     assert decision.args == runs
     assert all(type(decision.args[k]) is type(v) for k, v in runs.items())
+
+
+#: deeper than json's C scanner recurses (the interpreter's limit is 1000 frames)
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * DEEP, '{"a":' * DEEP, '<tool_call>{"name": "computer_use", "arguments":' + "[" * DEEP],
+    ids=["array", "object", "tool-call"],
+)
+def test_a_deeply_nested_answer_is_a_parse_error_never_a_recursion_error(text: str) -> None:
+    with pytest.raises(PlannerError, match="nests its JSON too deeply") as err:
+        parse_decision(text, TOOLS)
+    assert "\n" not in str(err.value)
+    assert err.value.raw == text
+
+
+@pytest.mark.parametrize(
+    ("model", "text"),
+    [
+        ("some-vlm", '{"action":' * DEEP),
+        ("qwen3-vl:8b", '<tool_call>{"name": "computer_use", "arguments": ' + "[" * DEEP),
+        ("GUI-Owl-1.5-8B", "<tool_call>" + "[" * DEEP),
+    ],
+    ids=["json", "qwen3-vl", "gui-owl"],
+)
+async def test_every_format_reports_a_deep_answer_as_the_models_mistake(
+    model: str, text: str
+) -> None:
+    async with (
+        ModelServer([Reply(text)]) as server,
+        make_planner(server.base_url, model=model, profile="auto") as planner,
+    ):
+        with pytest.raises(PlannerError, match="too deeply") as err:
+            await planner.decide(make_request())
+    assert err.value.raw == text
