@@ -15,11 +15,13 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -165,7 +167,14 @@ class ModelServersDialog(QDialog):
         return page
 
     def _none_page(self, platform: str) -> QWidget:
-        page = QWidget(self)
+        # in a scroll area: its notes wrap to more lines than the dialog's height holds at a
+        # larger font, a 200 % scale or in another language, and a squeezed label loses its
+        # last line (tests/gui/test_no_clipping)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        page = QWidget(scroll)
+        scroll.setWidget(page)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         heading = QLabel("<b>No model server answers on this computer.</b> Ways to get one:", page)
@@ -184,7 +193,7 @@ class ModelServersDialog(QDialog):
         after = QLabel("Then press Check again.", page)
         layout.addWidget(after)
         layout.addStretch(1)
-        return page
+        return scroll
 
     def _command_row(self, page: QWidget, command: str) -> QHBoxLayout:
         field = QLineEdit(command, page)
