@@ -12,6 +12,9 @@ approval), done. It writes:
 - replay.png           the finished run replayed from the history
 - routines-list.png    the run saved as a routine, in the window's Routines list
 
+`--language zh_CN` takes them in Chinese (the app's translators installed), each name with
+`-zh_CN` before `.png`; needs a Chinese font (fonts-wqy-microhei, scripts/bootstrap).
+
 The pictures are widget renderings on the Xvfb display (no window decorations), so they
 come out the same on any machine with the same fonts. Needs: Xvfb, openbox, l3afpad.
 """
@@ -40,11 +43,12 @@ MODEL = "qwen2.5vl"
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "images"))
+    parser.add_argument("--language", default="en", help="en or zh_CN")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     out = Path(args.out)
     if args.child:
-        return child(out)
+        return child(out, args.language)
     missing = [name for name in ("Xvfb", "openbox", "l3afpad", "xdotool") if not shutil.which(name)]
     if missing:
         print(f"screenshots: missing {', '.join(missing)}; run scripts/bootstrap", file=sys.stderr)
@@ -87,7 +91,7 @@ def main() -> int:
             check=True,
         )
         done = subprocess.run(
-            [sys.executable, __file__, "--child", "--out", str(out)],
+            [sys.executable, __file__, "--child", "--out", str(out), "--language", args.language],
             env=session.child_env({"QT_QPA_PLATFORM": "xcb"}),
             cwd=ROOT,
             timeout=120,
@@ -97,9 +101,8 @@ def main() -> int:
     finally:
         session.close()
     if done.returncode == 0:
-        for name in ("main-window-run.png", "approval-dialog.png", "replay.png",
-                     "routines-list.png"):  # fmt: skip
-            print(out / name)
+        for name in ("main-window-run", "approval-dialog", "replay", "routines-list"):
+            print(out / picture(name, args.language))
     return done.returncode
 
 
@@ -121,25 +124,33 @@ def paint_desktop(display_name: str) -> None:
 # ── the part that runs on the X desktop ─────────────────────────────────────
 
 
-def child(out: Path) -> int:
+def picture(name: str, language: str) -> str:
+    return f"{name}.png" if language == "en" else f"{name}-{language}.png"
+
+
+def child(out: Path, language: str) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from desktop_agent.ui.i18n import install
+
     app = QApplication(["desktop-agent"])
+    install(app, language)
     app.setApplicationName("desktop-agent")
     app.setQuitOnLastWindowClosed(False)
     with (
         tempfile.TemporaryDirectory(prefix="screenshots-") as tmp,
         asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner,
     ):
-        return runner.run(take_pictures(out, Path(tmp)))
+        return runner.run(take_pictures(out, Path(tmp), language))
 
 
-async def take_pictures(out: Path, data_dir: Path) -> int:
+async def take_pictures(out: Path, data_dir: Path, language: str = "en") -> int:
     from desktop_agent.agent import Agent
     from desktop_agent.app import DesktopApp
     from desktop_agent.core.models import Policy
     from desktop_agent.host.engine import Engine
+    from desktop_agent.host.host import Host
     from desktop_agent.settings import Settings
     from desktop_agent.ui.approval import ApprovalDialog
     from desktop_agent.ui.engine_client import EngineClient
@@ -171,7 +182,7 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     window = MainWindow()
     window.resize(*SIZE)
     window.show()
-    desktop = DesktopApp(window, EngineClient(engine, agent), quit_app=lambda: None)
+    desktop = DesktopApp(window, EngineClient(engine, Host(agent)), quit_app=lambda: None)
     await until(lambda: not window._tasks, timeout=10)
     assert window.panel.vision_label.property("vision") == "yes"
     window.panel.goal_edit.setPlainText(GOAL)
@@ -185,8 +196,9 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     await thumbnails_loaded(window, rows)
     await until(lambda: window.detail.screenshot.image is not None, timeout=10, what="detail")
     await settle()
-    save(window.grab(), out / "main-window-run.png")
-    save(dialog.grab(), out / "approval-dialog.png")
+    save(window.grab(), out / picture("main-window-run", language))
+    save(dialog.grab(), out / picture("approval-dialog", language))
+    await until(dialog.once_button.isEnabled, timeout=5, what="the Allow button awake")
     dialog.once_button.click()
 
     await until(lambda: window.run is not None and window.run.status.is_terminal, timeout=30)
@@ -200,7 +212,7 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     await thumbnails_loaded(window, replayed)
     await until(lambda: window.detail.screenshot.image is not None, timeout=10)
     await settle()
-    save(window.grab(), out / "replay.png")
+    save(window.grab(), out / picture("replay", language))
 
     # the run saved as a routine (its typed greeting a parameter), in the Routines list
     from desktop_agent.routines import service
@@ -212,7 +224,7 @@ async def take_pictures(out: Path, data_dir: Path) -> int:
     await desktop.routines.refresh()
     window.routines.show_note("Saved routine greet-in-editor (3 steps).")
     await settle()
-    save(window.grab(), out / "routines-list.png")
+    save(window.grab(), out / picture("routines-list", language))
     await desktop.close()
     await server.close()
     return 0
