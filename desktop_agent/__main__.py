@@ -23,6 +23,37 @@ APPROVAL_DIALOG = "--approval-dialog"
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The app or a sub-command; its output's reader gone (`… | head -1`) ends it quietly."""
+    try:
+        code = _main(argv)
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()  # here, not at exit, where a broken pipe is only reported
+    except BrokenPipeError:
+        _quiet_broken_streams()
+        # what it was doing was ended (a run stopped, an eval stopped, a listing cut short)
+        return EXIT_STOPPED
+    return code
+
+
+def _quiet_broken_streams() -> None:
+    """Point stdout and stderr, where their reader is gone, at the null device: what is still
+    buffered, flushed at exit, would raise (and be reported) again. Python's way: the Note on
+    SIGPIPE, Doc/library/signal.rst (Python ignores SIGPIPE; writes fail with EPIPE)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stream.fileno())
+            os.close(null)
+        except (OSError, ValueError):  # closed, or no file descriptor (a test's capture)
+            continue
+
+
+def _main(argv: list[str] | None) -> int:
     words = sys.argv[1:] if argv is None else argv
     if words == [APPROVAL_DIALOG]:
         from desktop_agent.ui.approval_prompt import main as approval_dialog

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -133,14 +134,22 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
     bar = Progress(sys.stderr, len(tasks) * args.repeat, terminal=terminal)
 
     def done(result: TaskResult) -> None:
-        if args.json:
-            print(json.dumps({"type": "task", **result.as_json()}), flush=True)
-        if terminal or not args.json:
-            bar.finished(result)
+        try:
+            if args.json:
+                print(json.dumps({"type": "task", **result.as_json()}), flush=True)
+            if terminal or not args.json:
+                bar.finished(result)
+        except BrokenPipeError:
+            # nobody reads the eval any more (`eval --json | head -1`): it ends as if stopped;
+            # the summary's print below meets the broken pipe and __main__ ends quietly
+            options.stop.set()
 
     def started(task: str) -> None:
         if terminal:
-            bar.started(task)
+            try:
+                bar.started(task)
+            except BrokenPipeError:
+                options.stop.set()
 
     from desktop_agent.eval.hotkey import stop_hotkey
     from desktop_agent.settings import load_settings
@@ -154,15 +163,15 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
                 tasks, options, jobs=args.jobs, repeat=args.repeat, on_start=started, on_done=done
             )
         finally:
-            bar.close()
-    head = report.summary(results)
-    if args.json:
-        print(json.dumps(head), flush=True)
-    else:
-        print(report.markdown(results), end="")
-    if args.report:
+            with contextlib.suppress(BrokenPipeError):  # a stderr nobody reads any more
+                bar.close()
+    if args.report:  # first: written whether or not stdout is still read
         report.write_json_lines(results, args.report)
         args.report.with_suffix(".md").write_text(report.markdown(results), encoding="utf-8")
+    if args.json:
+        print(json.dumps(report.summary(results)), flush=True)
+    else:
+        print(report.markdown(results), end="")
     ran = [r for r in results if not r.injection]
     if options.stop.is_set():
         return EXIT_STOPPED

@@ -245,6 +245,45 @@ def test_the_persons_stop_hotkey_ends_the_whole_eval_mid_model_request(
     assert [s["kind"] for s in steps] == ["observe", "decide"]
 
 
+QUICK_TASK = """id = "quick"
+title = "a task that is over at once"
+goal = "nothing"
+[[check]]
+kind = "file_exists"
+path = "never"
+[[oracle]]
+done = "done"
+"""
+
+
+def test_an_eval_whose_reader_is_gone_stops_quietly_after_the_task_under_way(
+    tmp_path: Path,
+) -> None:
+    """`eval --json | head -0`: the first task's line meets a closed pipe; the eval ends as
+    if stopped (the next task never starts), writes its --report, and says nothing."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "a.toml").write_text(QUICK_TASK)
+    (suite / "b.toml").write_text(QUICK_TASK.replace('id = "quick"', 'id = "quick-too"'))
+    keep, report = tmp_path / "keep", tmp_path / "report.json"
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "desktop_agent", "eval", "--json", "--planner", "do-nothing",
+             "--suite", str(suite), "--keep", str(keep), "--report", str(report),
+             "--data-dir", str(tmp_path / "data")],
+            cwd=ROOT, stdout=write, stderr=subprocess.PIPE, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 2
+    rows = by_task([json.loads(line) for line in report.read_text().splitlines()][:-1])
+    assert (rows["quick"]["status"], rows["quick-too"]["status"]) == ("failed", "stopped")
+    assert not (keep / "001").exists()  # the second task was never set up
+
+
 def test_desk_here_never_runs_without_an_explicit_yes(tmp_path: Path) -> None:
     keep = tmp_path / "keep"
     done = subprocess.run(

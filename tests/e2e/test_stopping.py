@@ -214,3 +214,26 @@ async def _save_routine(data_dir: Path, routine: Routine) -> None:
         await repo.save_routine(routine)
     finally:
         repo.close()
+
+
+def test_a_run_whose_output_reader_is_gone_is_stopped_quietly(
+    cli: Cli, model: Callable[..., ModelServer]
+) -> None:
+    """`desktop-agent run … --json | head -0`: its first event meets a closed pipe; the run is
+    stopped (nobody sees what it does), no traceback, exit 2."""
+    server = model(script=[Hang()])
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            cli.command("run", "open the editor", "--base-url", server.base_url, "--model",
+                        "qwen2.5vl", "--vision", "yes", "--json", "--approve", "all"),
+            cwd=ROOT, env=cli.env(), stdout=write, stderr=subprocess.PIPE, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 2
+    [run] = json.loads(cli.call("runs", "--json").stdout)
+    assert (run["status"], run["stop_reason"]) == ("stopped", "user_stop")
