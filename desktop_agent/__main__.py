@@ -11,15 +11,14 @@ import gc
 import os
 import sys
 
+from desktop_agent.mcp import APPROVAL_DIALOG  # a constant: the package imports nothing
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 #: cli.exits.EXIT_STOPPED (that module is not imported on this path)
 EXIT_STOPPED = 2
-#: the first word of the approval dialog's own process (mcp/dialog.py; no sub-command: the
-#: user never types it)
-APPROVAL_DIALOG = "--approval-dialog"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,13 +106,13 @@ def entry_stop_mark(argv: Sequence[str]) -> tuple[str, str]:
     """(the data dir the command line names, where its stop-all mark stands now).
 
     Every stop-all marks `instances/stop-all` before it looks for the instances to tell
-    (api/stop_all.py STOP_MARK_FILE); a process still importing has registered nothing, so
+    (instances/stop_all.py STOP_MARK_FILE); a process still importing has registered nothing, so
     it cannot be told. `run` and `routine run` hand this to their Host, which stops the run
     they were asked for when the mark has grown since (host.py `Host.start`). The data dir is
     the last `--data-dir DIR` / `--data-dir=DIR`, as argparse takes it, else
     DESKTOP_AGENT_HOME, else the platform's (without platformdirs on Linux); the command
     compares it with the one it resolves and reads the mark again when they differ."""
-    from desktop_agent.api.stop_all import read_stop_mark
+    from desktop_agent.instances.stop_all import read_stop_mark
 
     named = None
     for index, word in enumerate(argv):
@@ -142,7 +141,7 @@ def stop_all(argv: Sequence[str]) -> int | None:
             return None
         if sys.platform == "win32" or not _private_and_writable(data_dir):
             return None
-        from desktop_agent.api import stop_all as client
+        from desktop_agent.instances import stop_all as client
 
         client.mark_stop_all(data_dir)  # before the registry is read: see STOP_MARK_FILE
         listeners = _live_listeners(data_dir)
@@ -222,7 +221,7 @@ def _private_and_writable(data_dir: str) -> bool:
 def _live_listeners(data_dir: str) -> list[tuple[int, int]] | None:
     """(pid, port) of every instance file of the data dir; None when one is stale or cannot
     be read (the full command removes it, under the registry's lock, with a log line)."""
-    from desktop_agent.api import stop_all as client
+    from desktop_agent.instances import stop_all as client
     from desktop_agent.store.liveness import still_running
 
     folder = os.path.join(data_dir, client.INSTANCES_DIR)
@@ -243,7 +242,7 @@ def _log(data_dir: str, notices: Sequence[tuple[int, str]]) -> None:
     """The notices to the data dir's log, as the full command writes them."""
     from pathlib import Path
 
-    from desktop_agent.api.instances import log_notices
+    from desktop_agent.instances.registry import log_notices
     from desktop_agent.logs import log_to_file
     from desktop_agent.store.private_files import PRIVATE_UMASK
 

@@ -34,9 +34,9 @@ from desktop_agent.core.tools import NO_TOOL_ALLOWED, SCREEN_DENIED, SCREEN_TOOL
 from desktop_agent.desktop.takeover import InjectionWindows
 
 if TYPE_CHECKING:
-    from desktop_agent.host.takeover import UserTakeover
     from desktop_agent.settings import Settings
     from desktop_agent.store import SqliteRunRepository
+    from desktop_agent.takeover import UserTakeover
 
 log = logging.getLogger(__name__)
 
@@ -265,11 +265,11 @@ class Agent:
         self, base_url: str, model: str, vision: VisionSetting | None = None
     ) -> None:
         """ModelUnreachable or VisionRequired unless the server answers and the model can see
-        (host/model_check.py: the one check, the one API-key rule; no chat completion).
+        (model_check.py: the one check, the one API-key rule; no chat completion).
         A model the server does not list is tried anyway."""
         if not self.check_model:
             return
-        from desktop_agent.host.model_check import check_model
+        from desktop_agent.model_check import check_model
 
         checked = await check_model(self.settings, base_url=base_url, model=model, vision=vision)
         refusal = checked.refusal(listed=False)
@@ -282,7 +282,7 @@ class Agent:
         if not self.settings.pause_on_user_input:
             return None
         if self.takeover is None:
-            from desktop_agent.host.takeover import UserTakeover
+            from desktop_agent.takeover import UserTakeover
 
             self.takeover = UserTakeover(self.runner, self.injections)
         self.takeover.attach()

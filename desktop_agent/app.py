@@ -301,7 +301,7 @@ async def _serve(
     # the stop-all mark before Stop all can be pressed: one from now on (the window's own, or
     # another process's while this app is not registered) stops what the engine is asked for
     # first, the window's model check (Host.open's stop_mark)
-    from desktop_agent.api.stop_all import read_stop_mark
+    from desktop_agent.instances.stop_all import read_stop_mark
 
     stop_mark = read_stop_mark(str(data_dir))
     # Stop all can be pressed in the painted window before the engine is up: the other
@@ -367,7 +367,7 @@ def _stop_other_instances(window: MainWindow, data_dir: Path) -> None:
     """Stop all before the engine is up: every other instance on the data dir stops its runs."""
 
     async def stop() -> None:
-        from desktop_agent.api.instances import stop_all_instances
+        from desktop_agent.instances.registry import stop_all_instances
 
         try:
             elsewhere = await stop_all_instances(data_dir, exclude_pid=os.getpid())

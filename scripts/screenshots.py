@@ -215,7 +215,7 @@ async def take_pictures(out: Path, data_dir: Path, language: str = "en") -> int:
     save(window.grab(), out / picture("replay", language))
 
     # the run saved as a routine (its typed greeting a parameter), in the Routines list
-    from desktop_agent.routines import service
+    from desktop_agent.host import routines as service
 
     typed = [s.index for s in await engine.run(agent.repo.list_steps(run_id))
              if s.kind.value == "action" and s.tool == "type_text"]  # fmt: skip

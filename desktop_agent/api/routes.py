@@ -1,8 +1,10 @@
-"""The API's routes (DESIGN §6): tasks, their SSE events, pause / resume / stop, approvals.
+"""The API's routes (DESIGN §6): tasks, their SSE events, pause / resume / stop, approvals,
+routines (docs/routines.md).
 
 The SSE connection owns the run it starts: when the client goes away aiohttp
 cancels the handler (handler_cancellation=True), closing the event generator
-ends the run stopped / user_stop.
+ends the run stopped / user_stop. A routine's POST answers with its run's stream too, so a
+secret parameter lives only as long as the request.
 """
 
 from __future__ import annotations
@@ -24,14 +26,21 @@ from desktop_agent.api.schemas import (
     CreateTask,
     ListQuery,
     NoBody,
+    RunRoutine,
     parse_body,
     validate,
 )
-from desktop_agent.api.stop_all import PROOF_SCHEME
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound
 from desktop_agent.core.events import TaskLoopEvent, event_line
 from desktop_agent.core.models import ApprovalDecision, RunStatus, RunView
-from desktop_agent.host.starts import NotQueued, QueuedRun, admit
+from desktop_agent.core.routine import (
+    NAME_PATTERN,
+    RoutineError,
+    RoutineNotFound,
+    routine_to_file,
+)
+from desktop_agent.host.starts import NotQueued, QueuedRun, RoutineRequest, admit
+from desktop_agent.instances.stop_all import PROOF_SCHEME
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
@@ -126,9 +135,36 @@ class Routes:
         add("GET", "/api/approvals", self.list_approvals)
         add("POST", "/api/approvals/ask", self.ask_approval)  # before {id}: matched in order
         add("POST", "/api/approvals/{id}", self.answer_approval)
-        from desktop_agent.api import routine_routes
+        add("GET", "/api/routines", self.list_routines)
+        add("POST", "/api/routines/{name}/run", self.run_routine)
 
-        routine_routes.install(app, self)
+    async def list_routines(self, request: web.Request) -> web.StreamResponse:
+        listed = await self.agent.repo.list_routines()
+        return web.json_response(
+            [
+                {
+                    **routine_to_file(r),
+                    "grants": list(r.grants),
+                    "schedule": r.schedule.to_json() if r.schedule else None,
+                }
+                for r in listed
+            ]
+        )
+
+    async def run_routine(self, request: web.Request) -> web.StreamResponse:
+        self._refuse_if_controls_only()
+        name = request.match_info["name"]
+        body = parse_body(await request.read(), RunRoutine)
+        if not NAME_PATTERN.fullmatch(name):
+            raise NotFound(f"no routine named {name[:64]!r}")
+        # admitted now (a stop-all from here on reaches it); the routine is looked up inside
+        handle = admit(self.agent, RoutineRequest(name, body.params, handover=body.handover))
+        try:
+            return await self._stream(request, handle.events, handle.run_id)
+        except RoutineNotFound:
+            raise NotFound(f"no routine named {name[:64]!r}") from None
+        except RoutineError as error:
+            raise BadRequest(str(error)) from None
 
     def stop_streamed_runs(self) -> None:
         """Stop every run an SSE client of this server is watching (the server is closing)."""
@@ -218,7 +254,7 @@ class Routes:
         answers. A request forwarded to this one is not forwarded again."""
         if from_instance(request):
             raise Conflict(f"run {run_id} is not run by this instance; cannot {action}")
-        from desktop_agent.api.instances import control_elsewhere
+        from desktop_agent.instances.registry import control_elsewhere
 
         pid = await control_elsewhere(self.agent.data_dir, run_id, action, exclude_pid=self.pid)
         if pid is None:

@@ -317,3 +317,19 @@ def _element(data: dict[str, Any] | None) -> ElementRef | None:
         return ElementRef.from_json(data)
     except (KeyError, TypeError, ValueError):
         return None
+
+
+MAX_PARAMS = 50
+MAX_VALUE_CHARS = 2000  # type_text's limit
+
+
+class RunRoutine(BaseModel):
+    """POST /api/routines/{name}/run."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    params: dict[
+        Annotated[str, Field(max_length=40)], Annotated[str, Field(max_length=MAX_VALUE_CHARS)]
+    ] = Field(default_factory=dict, max_length=MAX_PARAMS)
+    #: hand over to the settings' model on a mismatch (false: routine_mismatch)
+    handover: bool = True

@@ -14,17 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from desktop_agent.api.instances import (
-    IDENTITY_PATH,
-    PROOF_SCHEME,
-    Challenges,
-    ensure_token,
-    identity_proof,
-    is_nonce,
-    is_signed_route,
-    register_instance,
-    unregister_instance,
-)
 from desktop_agent.api.routes import Refusal, Routes, error_response
 from desktop_agent.api.schemas import BadRequest
 from desktop_agent.core.errors import (
@@ -34,6 +23,18 @@ from desktop_agent.core.errors import (
     RefusedToStart,
     RunNotFound,
     StoreError,
+)
+from desktop_agent.instances.loopback import is_loopback_host
+from desktop_agent.instances.registry import (
+    IDENTITY_PATH,
+    PROOF_SCHEME,
+    Challenges,
+    ensure_token,
+    identity_proof,
+    is_nonce,
+    is_signed_route,
+    register_instance,
+    unregister_instance,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +46,6 @@ HOST = "127.0.0.1"
 MAX_BODY_BYTES = 1024 * 1024
 #: how long close() lets answers in flight finish before cancelling them
 SHUTDOWN_TIMEOUT_S = 2.0
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 
 Handler = Any
 
@@ -226,24 +226,6 @@ def status_of(error: DesktopAgentError) -> int:
     if isinstance(error, StoreError):
         return 503
     return 400
-
-
-def is_loopback_host(host: str) -> bool:
-    """Is a Host header `127.0.0.1`, `localhost` or `[::1]`, with or without a port?"""
-    host = host.strip().lower()
-    if host.startswith("["):
-        end = host.find("]")
-        if end < 0:
-            return False
-        name, rest = host[: end + 1], host[end + 1 :]
-        if rest and not rest.startswith(":"):
-            return False
-        port = rest[1:]
-    else:
-        name, _, port = host.partition(":")
-    if port and not (port.isascii() and port.isdigit() and int(port) < 65536):
-        return False
-    return name in LOOPBACK_NAMES
 
 
 def _http_error(request: web.Request, error: web.HTTPException) -> web.StreamResponse:

@@ -99,7 +99,7 @@ def _stop_mark_at_entry(data_dir: Path, entry_mark: tuple[str, str] | None) -> s
     """The entry's mark when it was read for this data dir, else the mark now."""
     import os
 
-    from desktop_agent.api.stop_all import read_stop_mark
+    from desktop_agent.instances.stop_all import read_stop_mark
 
     if entry_mark is not None:
         named, mark = entry_mark

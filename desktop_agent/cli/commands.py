@@ -15,22 +15,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from desktop_agent.cli.console import has_no_console
 from desktop_agent.cli.exits import EXIT_FAILED, EXIT_REFUSED, EXIT_STOPPED
 from desktop_agent.cli.gate import gate_for
-from desktop_agent.cli.output import EXIT_BY_STATUS, json_line, print_events
+from desktop_agent.cli.output import EXIT_BY_STATUS, TakeoverNotes, json_line, print_events
 from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
-from desktop_agent.core.events import RunPaused, StartRefused, TakeoverUnavailable, TaskLoopEvent
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
 
 if TYPE_CHECKING:
     from desktop_agent.core.model_servers import Discovery
     from desktop_agent.host import Host
-    from desktop_agent.host.model_check import ModelCheck
+    from desktop_agent.model_check import ModelCheck
     from desktop_agent.settings import Settings
 
-    #: the one model check as the doctor asks it (host/model_check.py `check_model`'s call)
+    #: the one model check as the doctor asks it (model_check.py `check_model`'s call)
     Check = Callable[..., Awaitable[ModelCheck]]
 
 log = logging.getLogger("desktop_agent.cli")
@@ -122,46 +121,6 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
         return EXIT_BY_STATUS.get(final.status, EXIT_FAILED)
     finally:
         await host.close()
-
-
-class TakeoverNotes:
-    """What a headless face says beside its events: a refused start on stderr (with the way
-    forward), and a pause because the user took over the desktop (setting
-    `pause_on_user_input`) with how to resume through the local API — on the human line, or
-    with --json on stderr (stdout stays events only)."""
-
-    def __init__(self, host: Host, *, as_json: bool) -> None:
-        self._host = host
-        self._as_json = as_json
-        host.subscribe(self.on_event)
-
-    def resume_hint(self, run_id: str) -> str:
-        from desktop_agent.api.instances import TOKEN_FILE
-
-        token = self._host.data_dir / TOKEN_FILE
-        return (
-            f"resume: curl -X POST -H \"Authorization: Bearer $(cat '{token}')\" "
-            f"http://127.0.0.1:{self._host.api_port}/api/tasks/{run_id}/resume"
-        )
-
-    def pause_line(self, event: RunPaused) -> str:
-        """The human line of a run_paused event."""
-        if event.reason != "user":
-            return "     paused"
-        return f"     paused: you took over the mouse or keyboard; {self.resume_hint(event.run.id)}"
-
-    def on_event(self, event: TaskLoopEvent) -> None:
-        if isinstance(event, StartRefused):
-            advice = f"; {event.advice}" if event.advice else ""
-            self._say(f"{event.reason}{advice}")
-        elif isinstance(event, TakeoverUnavailable):
-            self._say(f"your own input will not pause the run: {event.why}")
-        elif isinstance(event, RunPaused) and event.reason == "user" and self._as_json:
-            self._say(f"paused: you took over; {self.resume_hint(event.run.id)}")
-
-    @staticmethod
-    def _say(line: str) -> None:
-        print(printable(f"desktop-agent: {line}"), file=sys.stderr, flush=True)
 
 
 # ── runs, show, serve, stop-all, doctor ──────────────────────────────────────
@@ -350,11 +309,11 @@ def _print_servers_found(found: Discovery) -> None:
 
 async def _model_checks(settings: Settings, check: Check | None = None) -> list[Any]:
     """The doctor's model, profile, vision and grounding lines; `check`: the one model check
-    (the doctor's Host's, held; by default host/model_check.py's own)."""
+    (the doctor's Host's, held; by default model_check.py's own)."""
     from desktop_agent.desktop.doctor import DoctorItem
 
     if check is None:
-        from desktop_agent.host.model_check import check_model
+        from desktop_agent.model_check import check_model
 
         check = check_model
     checked = await check(settings, discover=False)  # the doctor lists them at the end
@@ -530,7 +489,7 @@ async def _calibration_host(
 
 
 def _cmd_routine(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.routines.cli import command
+    from desktop_agent.cli.routines import command
 
     return command(args, data_dir)
 

@@ -1,8 +1,10 @@
-"""What the command line prints: one human line or one JSON line per event, and exit codes."""
+"""What the command line prints: one human line or one JSON line per event, the notes beside
+them on stderr, and exit codes."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, TextIO
@@ -15,7 +17,9 @@ from desktop_agent.core.events import (
     RunPaused,
     RunResumed,
     RunStarted,
+    StartRefused,
     StepFinished,
+    TakeoverUnavailable,
     TaskLoopEvent,
     event_line,
 )
@@ -24,7 +28,7 @@ from desktop_agent.core.sentences import of_step
 from desktop_agent.core.text import printable, printable_json, quote
 
 if TYPE_CHECKING:
-    pass
+    from desktop_agent.host import Host
 
 
 EXIT_BY_STATUS = {
@@ -121,3 +125,43 @@ def usage_text(run: RunView) -> str:
     about = " (estimated)" if run.tokens_estimated else ""
     cost = "cost unknown" if run.cost is None else f"${run.cost:.4f}"
     return f"{run.prompt_tokens:,} + {run.completion_tokens:,} tokens{about}, {cost}"
+
+
+class TakeoverNotes:
+    """What a headless face says beside its events: a refused start on stderr (with the way
+    forward), and a pause because the user took over the desktop (setting
+    `pause_on_user_input`) with how to resume through the local API — on the human line, or
+    with --json on stderr (stdout stays events only)."""
+
+    def __init__(self, host: Host, *, as_json: bool) -> None:
+        self._host = host
+        self._as_json = as_json
+        host.subscribe(self.on_event)
+
+    def resume_hint(self, run_id: str) -> str:
+        from desktop_agent.instances.registry import TOKEN_FILE
+
+        token = self._host.data_dir / TOKEN_FILE
+        return (
+            f"resume: curl -X POST -H \"Authorization: Bearer $(cat '{token}')\" "
+            f"http://127.0.0.1:{self._host.api_port}/api/tasks/{run_id}/resume"
+        )
+
+    def pause_line(self, event: RunPaused) -> str:
+        """The human line of a run_paused event."""
+        if event.reason != "user":
+            return "     paused"
+        return f"     paused: you took over the mouse or keyboard; {self.resume_hint(event.run.id)}"
+
+    def on_event(self, event: TaskLoopEvent) -> None:
+        if isinstance(event, StartRefused):
+            advice = f"; {event.advice}" if event.advice else ""
+            self._say(f"{event.reason}{advice}")
+        elif isinstance(event, TakeoverUnavailable):
+            self._say(f"your own input will not pause the run: {event.why}")
+        elif isinstance(event, RunPaused) and event.reason == "user" and self._as_json:
+            self._say(f"paused: you took over; {self.resume_hint(event.run.id)}")
+
+    @staticmethod
+    def _say(line: str) -> None:
+        print(printable(f"desktop-agent: {line}"), file=sys.stderr, flush=True)

@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="show targets on the screen, ask the model to click each, report the error in "
         "pixels and the coordinate space that fits; offers to save it",
     )
-    from desktop_agent.routines.cli import add_parser as add_routine_parser
+    from desktop_agent.cli.routines import add_parser as add_routine_parser
 
     add_routine_parser(commands, _Parser)
     from desktop_agent.eval.cli import add_parser as add_eval_parser

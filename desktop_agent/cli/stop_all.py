@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def cmd_stop_all(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.api.instances import stop_all_blocking
+    from desktop_agent.instances.registry import stop_all_blocking
 
     stopped = stop_all_blocking(data_dir)
     print(f"stopped {stopped} run(s)", flush=True)

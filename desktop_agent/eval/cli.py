@@ -111,7 +111,7 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         print("desktop-agent: --desk here needs an explicit yes (type yes, or --yes)",
               file=sys.stderr)  # fmt: skip
         return EXIT_REFUSED
-    from desktop_agent.api.stop_all import read_stop_mark
+    from desktop_agent.instances.stop_all import read_stop_mark
 
     options = RunOptions(
         planner=args.planner,

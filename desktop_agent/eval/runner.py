@@ -318,7 +318,7 @@ def stopped(options: RunOptions) -> bool:
     if options.stop.is_set():
         return True
     if options.stop_data_dir is not None and options.stop_mark is not None:
-        from desktop_agent.api.stop_all import read_stop_mark
+        from desktop_agent.instances.stop_all import read_stop_mark
 
         if read_stop_mark(str(options.stop_data_dir)) != options.stop_mark:
             options.stop.set()

@@ -25,7 +25,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from desktop_agent.api.stop_all import mark_stop_all, one_mark_later, read_stop_mark
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import (
@@ -49,6 +48,7 @@ from desktop_agent.host.starts import (
     admit,
     new_run_id,
 )
+from desktop_agent.instances.stop_all import mark_stop_all, one_mark_later, read_stop_mark
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.ports import PermissionGate, Planner
     from desktop_agent.core.tools import ToolSpec
     from desktop_agent.host.calibration import ScreenCalibration
-    from desktop_agent.host.model_check import ModelCheck, VisionVerdict
+    from desktop_agent.model_check import ModelCheck, VisionVerdict
     from desktop_agent.settings import Settings
 
 __all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "new_run_id"]
@@ -293,7 +293,7 @@ class Host:
         return here
 
     async def _stop_other_instances(self, here: int) -> None:
-        from desktop_agent.api.instances import stop_all_instances
+        from desktop_agent.instances.registry import stop_all_instances
 
         try:
             elsewhere = await stop_all_instances(
@@ -305,7 +305,7 @@ class Host:
         self._tell(StoppedEverything(here, elsewhere))
 
     def _mark_own_stop_all(self) -> None:
-        """Mark this stop-all for the instances still starting (api/stop_all.py
+        """Mark this stop-all for the instances still starting (instances/stop_all.py
         STOP_MARK_FILE), in this step: its mark is not one this host must catch up on (it
         stops every run here itself), unless another stop-all marked too."""
         data_dir = str(self.data_dir)
@@ -384,7 +384,7 @@ class Host:
         from desktop_agent.desktop.hotkey import HotkeyUnavailable, start_global_hotkey
 
         # what the hotkey runs is imported now, not on the first press
-        await asyncio.to_thread(importlib.import_module, "desktop_agent.api.instances")
+        await asyncio.to_thread(importlib.import_module, "desktop_agent.instances.registry")
         loop = asyncio.get_running_loop()
         try:
             # an X connection and a few round trips: not on the loop's thread
@@ -490,10 +490,10 @@ class Host:
     async def check_model(
         self, settings: Settings | None = None, *, asked_at: int | None = None, **options: Any
     ) -> ModelCheck:
-        """The one model check (host/model_check.py) for `settings` (default: the host's),
+        """The one model check (model_check.py) for `settings` (default: the host's),
         held: every stop gives it up and raises StopRequested (`_held`; `asked_at`: the
         `stops` when the face asked for it)."""
-        from desktop_agent.host.model_check import check_model
+        from desktop_agent.model_check import check_model
 
         return await self._held(check_model(settings or self.settings, **options), asked_at)
 
@@ -502,7 +502,7 @@ class Host:
     ) -> VisionVerdict:
         """The window's model line: whether the model can see (no chat request); raises what
         stands in the way of a verdict (model_check.verdict_of), StopRequested when stopped."""
-        from desktop_agent.host.model_check import verdict_of
+        from desktop_agent.model_check import verdict_of
 
         return verdict_of(await self.check_model(settings, asked_at=asked_at))
 
@@ -510,7 +510,7 @@ class Host:
         """The settings dialog's Test connection in one line, asked afresh (its `settings` may
         be unsaved: the keyring's key goes only to the saved server); raises ModelUnreachable,
         StopRequested when stopped."""
-        from desktop_agent.host.model_check import report_of
+        from desktop_agent.model_check import report_of
 
         return report_of(await self.check_model(settings, asked_at=asked_at, fresh=True))
 

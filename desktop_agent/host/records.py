@@ -63,9 +63,9 @@ class Records:
         params: Mapping[str, Sequence[int]],
         grants: Sequence[str],
     ) -> Routine:
-        """Save run `run_id` as routine `name` (routines/service.py); RunNotFound or
+        """Save run `run_id` as routine `name` (host/routines.py); RunNotFound or
         RoutineError (one line)."""
-        from desktop_agent.routines import service
+        from desktop_agent.host import routines as service
 
         agent = self.agent
         return await service.save_from_run(

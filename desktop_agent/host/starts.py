@@ -18,16 +18,20 @@ stored for it.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart, RunNotFound
 from desktop_agent.core.models import RunStatus, RunView, TaskSpec, utcnow
 from desktop_agent.core.runner import Find, Prepare, RunHandle, close_planner
 from desktop_agent.core.tools import NO_TOOL_ALLOWED
+from desktop_agent.host.requests import (
+    QueuedRun,
+    Ready,
+    RoutineRequest,
+    RunRequest,
+    StartRequest,
+    new_run_id,
+)
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent, VisionSetting
@@ -43,62 +47,6 @@ __all__ = [
     "new_run_id",
     "queued_run",
 ]
-
-#: set by a face on another thread when the run may act (the window is out of the way);
-#: awaited inside the run after its model check, raced against a stop like the rest
-Ready = concurrent.futures.Future[None]
-
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """A run for a goal. `None` means the settings' value.
-
-    The id is made with the request, by the face, so the face knows it before the run
-    exists anywhere: a `Host.stop(run_id)` that lands after `Host.start` reaches the run.
-    """
-
-    goal: str
-    run_id: str = field(default_factory=new_run_id)
-    base_url: str | None = None
-    model: str | None = None
-    max_steps: int | None = None
-    max_failures: int | None = None
-    allowed_tools: tuple[str, ...] | None = None
-    vision: VisionSetting | None = None
-    ready: Ready | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class RoutineRequest:
-    """A run of the saved routine `name` with its parameters' `values` (routines/service.py).
-
-    `handover`: the settings' model takes over on a mismatch (False: routine_mismatch).
-    `scheduled`: started by the OS with nobody there: every step needs its window by label.
-    """
-
-    name: str
-    values: Mapping[str, str] = field(default_factory=dict)
-    handover: bool = True
-    scheduled: bool = False
-    run_id: str = field(default_factory=new_run_id)
-    vision: VisionSetting | None = None
-    ready: Ready | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class QueuedRun:
-    """The run the store holds queued under `run_id` (the API's POST made it)."""
-
-    run_id: str
-    vision: VisionSetting | None = None
-    ready: Ready | None = field(default=None, compare=False)
-
-
-StartRequest = RunRequest | RoutineRequest | QueuedRun
 
 
 class NotQueued(DesktopAgentError):
@@ -134,7 +82,7 @@ def admit(agent: Agent, request: StartRequest, *, planner: Planner | None = None
 def _parts(agent: Agent, request: StartRequest) -> tuple[Find, Prepare]:
     """The request's `find` (its queued view) and `prepare` (its planner)."""
     if isinstance(request, RoutineRequest):
-        from desktop_agent.routines import service
+        from desktop_agent.host import routines as service
 
         return service.routine_start(agent, request)
     if isinstance(request, QueuedRun):

@@ -31,7 +31,7 @@ KILL_WAIT_S = 5.0
 
 def dialog_command() -> list[str]:
     """The command line of the dialog's process: this program with the dialog's first word."""
-    from desktop_agent.__main__ import APPROVAL_DIALOG
+    from desktop_agent.mcp import APPROVAL_DIALOG
 
     if getattr(sys, "frozen", False):  # the bundle's executable is the program itself
         return [sys.executable, APPROVAL_DIALOG]

@@ -186,7 +186,7 @@ def app_asker(data_dir: Path) -> AskHuman:
     """Ask the desktop app on `data_dir`, if one runs (api/instances.ask_app_instance)."""
 
     async def ask(approval: ApprovalRequest) -> ApprovalDecision | None:
-        from desktop_agent.api.instances import ask_app_instance
+        from desktop_agent.instances.registry import ask_app_instance
 
         return await ask_app_instance(data_dir, approval)
 

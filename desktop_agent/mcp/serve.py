@@ -152,7 +152,7 @@ async def _stdin_lines() -> AsyncIterator[Any]:
 async def _serve_http(face: McpFace, data_dir: Path, port: int) -> None:
     import uvicorn
 
-    from desktop_agent.api.instances import ensure_token
+    from desktop_agent.instances.registry import ensure_token
 
     app = face.server.streamable_http_app(streamable_http_path=HTTP_PATH, host="127.0.0.1")
     token = ensure_token(data_dir)
@@ -213,7 +213,7 @@ def _quiet_uvicorn() -> type[Any]:
 def guarded(app: Asgi, token: str) -> Asgi:
     """The local API's rules in front of the MCP endpoint: a loopback Host and no foreign
     Origin (403), then the bearer token (401), before the request reaches the SDK."""
-    from desktop_agent.api.server import is_loopback_host
+    from desktop_agent.instances.loopback import is_loopback_host
 
     expected = token.encode("utf-8")
 

@@ -19,19 +19,37 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from desktop_agent.core.errors import PlannerError
 from desktop_agent.core.models import Grounding, Observation, TokenUsage
 from desktop_agent.core.ports import GroundRequest
 from desktop_agent.planner.grounding import Crop, crop_around, parse_point, point_messages
 from desktop_agent.planner.images import data_url, shown_image
-from desktop_agent.planner.profiles import GroundingMode, to_screenshot
-
-if TYPE_CHECKING:
-    from desktop_agent.planner.client import OpenAIPlanner
+from desktop_agent.planner.profiles import GroundingMode, ModelProfile, to_screenshot
 
 log = logging.getLogger(__name__)
+
+
+class TextModel(Protocol):
+    """What grounding asks of a model (the planner's own to zoom, or the grounder's):
+    client.py's OpenAIPlanner, which builds the grounder, so this file does not import it."""
+
+    model: str
+    profile: ModelProfile
+
+    async def complete_text(self, messages: list[dict[str, Any]]) -> TextAnswer: ...
+
+
+class TextAnswer(Protocol):
+    """What grounding reads of a plain completion (client.py's Completion)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def usage(self) -> TokenUsage | None: ...
+
 
 #: the estimate of a request the server reports no usage for: one token per 28×28 patch of
 #: the image (Qwen2.5-VL's rule, as core/budget.py), text at 4 characters a token
@@ -127,8 +145,8 @@ class ModelGrounder:
         self,
         *,
         mode: GroundingMode,
-        zoom_with: OpenAIPlanner | None = None,
-        locate_with: OpenAIPlanner | None = None,
+        zoom_with: TextModel | None = None,
+        locate_with: TextModel | None = None,
         zoom: bool = True,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
@@ -200,7 +218,7 @@ class ModelGrounder:
         return await asyncio.to_thread(_crop_image, request.observation, crop)
 
     async def _locate(
-        self, grounder: OpenAIPlanner, request: GroundRequest, tally: _Tally
+        self, grounder: TextModel, request: GroundRequest, tally: _Tally
     ) -> tuple[int, int] | Grounding:
         """The grounder's point on the whole screenshot, or the Grounding that keeps the
         planner's point (the grounder failed)."""
@@ -228,7 +246,7 @@ class ModelGrounder:
 
     async def _point(
         self,
-        model: OpenAIPlanner,
+        model: TextModel,
         messages: list[dict[str, Any]],
         sent: tuple[int, int],
         to_point: Callable[[float, float], tuple[int, int]],
@@ -249,7 +267,7 @@ class ModelGrounder:
             return f"{answer} was not usable: {error}"
 
     async def _ask(
-        self, model: OpenAIPlanner, messages: list[dict[str, Any]], width: int, height: int
+        self, model: TextModel, messages: list[dict[str, Any]], width: int, height: int
     ) -> _Answer:
         started = self._clock()
         completion = await model.complete_text(messages)
@@ -269,5 +287,5 @@ def _xy(point: tuple[int, int]) -> str:
     return f"{point[0]},{point[1]}"
 
 
-def _who(model: OpenAIPlanner) -> str:
+def _who(model: TextModel) -> str:
     return f"the grounder {model.model}"

@@ -1,6 +1,6 @@
 """Whether a process lives, and since when, as the OS says: the standard library alone.
 
-`desktop-agent stop-all` imports this from a fresh process (api/stop_all.py) to tell a live
+`desktop-agent stop-all` imports this from a fresh process (instances/stop_all.py) to tell a live
 instance from a stale file; store/process.py builds ProcessIdentity on it.
 """
 

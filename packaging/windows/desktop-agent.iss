@@ -63,7 +63,7 @@ Filename: "{app}\desktop-agent-cli.exe"; Parameters: "stop-all"; Flags: runhidde
 ; end every one of them with the app).
 Filename: "{sys}\taskkill.exe"; Parameters: "/F /IM desktop-agent.exe"; Flags: runhidden; RunOnceId: "QuitApp"
 Filename: "{sys}\taskkill.exe"; Parameters: "/F /IM desktop-agent-cli.exe"; Flags: runhidden; RunOnceId: "QuitCli"
-; the routines' scheduled tasks (Task Scheduler folder \desktop-agent\, routines/schedule.py)
+; the routines' scheduled tasks (Task Scheduler folder \desktop-agent\, desktop/schedule.py)
 ; would go on starting a program that is gone
 Filename: "{sys}\WindowsPowerShell\v1.0\powershell.exe"; Parameters: "-NoProfile -NonInteractive -Command ""Get-ScheduledTask -TaskPath '\desktop-agent\' -ErrorAction SilentlyContinue | Unregister-ScheduledTask -Confirm:$false"""; Flags: runhidden; RunOnceId: "RemoveTasks"
 

@@ -26,7 +26,7 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.routine import REDACTED, RoutineError, Schedule
 from desktop_agent.core.targets import element_ref
-from desktop_agent.routines.schedule import (
+from desktop_agent.desktop.schedule import (
     SystemdUnits,
     command_line,
     schtasks_xml,

@@ -76,7 +76,7 @@ def stdout_events(out: str) -> list[dict[str, Any]]:
 async def test_routine_run_stopped_by_a_signal_while_the_routine_is_read_exits_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from desktop_agent.routines.cli import _run_routine
+    from desktop_agent.cli.routines import _run_routine
 
     process = Process(tmp_path, monkeypatch)
     repo = process.agent.repo

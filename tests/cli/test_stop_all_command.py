@@ -23,9 +23,9 @@ import aiohttp
 import pytest
 
 from desktop_agent import __main__ as entry
-from desktop_agent.api import stop_all as client
-from desktop_agent.api.instances import register_instance
 from desktop_agent.cli.exits import EXIT_STOPPED
+from desktop_agent.instances import stop_all as client
+from desktop_agent.instances.registry import register_instance
 from tests.unit.api.conftest import Api, Hang, close_api, frames, next_frame, open_api
 
 # the lean path is POSIX's (Windows takes the full command: tests/unit/api/test_instances.py)
@@ -275,7 +275,7 @@ async def test_an_instance_with_another_token_is_not_asked_and_the_log_says_so(
         assert (said.code, said.out, said.err) == (0, "stopped 0 run(s)\n", "")
         assert api.agent.runner.active_ids != ()
         assert (
-            f"WARNING desktop_agent.api.instances: the listener on port {api.server.port} "
+            f"WARNING desktop_agent.instances.registry: the listener on port {api.server.port} "
             f"(instance file of pid {os.getppid()}) did not prove it is ours; the token was "
             "not sent to it"
         ) in log_of(tmp_path)

@@ -10,7 +10,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from desktop_agent.api.instances import live_instances, read_token
+from desktop_agent.instances.registry import live_instances, read_token
 from tests.e2e.conftest import Cli
 from tests.support.model_server import ModelServer, Reply
 from tests.support.xdisplay import wait_until

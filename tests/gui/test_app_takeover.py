@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.models import RunStatus
-from desktop_agent.host.takeover import UserTakeover
+from desktop_agent.takeover import UserTakeover
 from desktop_agent.ui import acting, main_window
 from desktop_agent.ui.tray import TrayController
 from tests.gui.fake_agent import CrossEvent, drive, until

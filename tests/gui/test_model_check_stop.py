@@ -71,7 +71,7 @@ async def stop_by_hotkey(harness: Any) -> None:
 
 async def stop_by_api_stop_all(harness: Any) -> None:
     """What `desktop-agent stop-all` sends: POST /api/tasks/stop-all, proven, to the app."""
-    from desktop_agent.api.instances import stop_all_blocking
+    from desktop_agent.instances.registry import stop_all_blocking
 
     await asyncio.to_thread(stop_all_blocking, harness.agent.data_dir)
 
@@ -204,7 +204,7 @@ def press_stop_all(window: Any, data_dir: Path) -> None:
 
 def stop_all_from_another_process(window: Any, data_dir: Path) -> None:
     """While the app loads it is not registered (no API): the stop-all finds no instance; it
-    leaves its mark (api/stop_all.py STOP_MARK_FILE)."""
+    leaves its mark (instances/stop_all.py STOP_MARK_FILE)."""
     stop_all_command(data_dir)
 
 
@@ -511,7 +511,7 @@ def test_stop_all_pressed_while_the_app_imports_its_loop_is_carried_out_and_stop
     `_import_while_qt_runs`); the user presses Stop all then. That press is a stop like any
     other: it is carried out once the app's loop runs (the other instances told, the stop-all
     marked), and the model line's first check, asked afterwards, sends nothing."""
-    from desktop_agent.api.stop_all import read_stop_mark
+    from desktop_agent.instances.stop_all import read_stop_mark
     from tests.support.app import MODEL as APP_MODEL
     from tests.support.app import offscreen_env
     from tests.support.model_server import serve_in_thread

@@ -215,7 +215,7 @@ def _stop_by_hotkey(harness: Any) -> None:
 
 def _stop_by_api_stop_all(harness: Any) -> None:
     # another process's `desktop-agent stop-all` reaches the app through its local API
-    from desktop_agent.api.instances import stop_all_blocking
+    from desktop_agent.instances.registry import stop_all_blocking
 
     threading.Thread(target=stop_all_blocking, args=(harness.agent.data_dir,), daemon=True).start()
 

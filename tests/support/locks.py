@@ -1,6 +1,6 @@
 """Knowing that a process has reached a file lock, on every OS (no /proc/locks needed).
 
-`announce_lock_waits(on_wait)` makes desktop_agent.api.instances call `on_wait(lock path)`
+`announce_lock_waits(on_wait)` makes desktop_agent.instances.registry call `on_wait(lock path)`
 right before it takes one of its locks: after its unlocked look (at the token, at an
 instance file) and before it blocks. A test that holds the lock and waits for the
 announcement knows the other side has looked and is waiting, and can change the files under
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-import desktop_agent.api.instances as instances
+import desktop_agent.instances.registry as instances
 
 
 def announce_lock_waits(on_wait: Callable[[Path], None]) -> Callable[[], None]:

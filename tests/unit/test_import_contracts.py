@@ -1,220 +1,112 @@
-"""The layers' import contracts (docs/architecture.md, "Layers"): the window's code is a view
-over the engine, the faces use the host and not each other's insides.
+"""The floors of docs/architecture.md ("Layers") hold: import-linter's contracts in pyproject.toml
+pass on the package, and an import that breaks one fails them.
 
-- `ui` imports neither `planner`, `desktop` nor `store` (nor the Agent): everything the engine
-  tells it comes as events through the host;
-- `host`, `agent`, `api`, `cli`, `mcp` and `routines` import no Qt, nor do the window's models
-  (`ui/runs_state.py`, `ui/run_on_show.py`);
-- `eval` reads no store, host or Agent: its checkers judge the apps' real end state;
-- `cli` (and every face but the app) imports no name of the app's that starts with `_`.
-
-`core` has its own, stricter test (test_core_purity.py). Imports are found at any depth (inside
-functions, under TYPE_CHECKING). A few known debts are listed in DEBTS with why; a debt that
-is paid (the import is gone) fails the test until it is struck from the list.
+The contracts, their debts and why each debt is there live in pyproject.toml
+([tool.importlinter]); a debt paid fails `lint-imports` until its line goes. `core` has its
+own, stricter test (test_core_purity.py: no third-party library but pydantic).
 """
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2] / "desktop_agent"
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
-@dataclass(frozen=True)
-class Import:
-    module: str  # the importing module
-    line: int
-    target: str  # the module imported from
-    names: tuple[str, ...]  # the names taken from it ("" for `import target`)
-
-
-@dataclass(frozen=True)
-class Contract:
-    name: str
-    importers: tuple[str, ...]  # module prefixes the contract binds
-    forbidden: tuple[str, ...]  # module prefixes they may not import
-    private_names_of: tuple[str, ...] = ()  # modules whose `_names` they may not import
-
-    def breaches(self, found: Import) -> bool:
-        if not _under(found.module, self.importers):
-            return False
-        if _under(found.target, self.forbidden):
-            return True
-        return _under(found.target, self.private_names_of) and any(
-            name.startswith("_") for name in found.names
-        )
-
-
-CONTRACTS = (
-    Contract(
-        "ui is a view: no planner, desktop adapters, store or Agent",
-        ("desktop_agent.ui",),
-        (
-            "desktop_agent.planner",
-            "desktop_agent.desktop",
-            "desktop_agent.store",
-            "desktop_agent.agent",
-        ),
-    ),
-    Contract(
-        "the engine side and the headless faces import no Qt",
-        (
-            "desktop_agent.host",
-            "desktop_agent.agent",
-            "desktop_agent.api",
-            "desktop_agent.cli.parser",
-            "desktop_agent.cli.gate",
-            "desktop_agent.cli.output",
-            "desktop_agent.mcp",
-            "desktop_agent.routines",
-            "desktop_agent.eval",
-        ),
-        ("PySide6", "qasync", "shiboken6", "desktop_agent.ui", "desktop_agent.app"),
-    ),
-    Contract(
-        "the eval judges the apps' real state: it never reads the agent's store or host",
-        ("desktop_agent.eval",),
-        ("desktop_agent.store", "desktop_agent.host", "desktop_agent.agent"),
-    ),
-    Contract(
-        "the window's models are Qt-free (the view renders them)",
-        ("desktop_agent.ui.runs_state", "desktop_agent.ui.run_on_show"),
-        ("PySide6", "qasync", "shiboken6"),
-    ),
-    Contract(
-        "no face uses the app's internals",
-        ("desktop_agent.cli", "desktop_agent.mcp", "desktop_agent.routines", "desktop_agent.host"),
-        (),
-        private_names_of=("desktop_agent.app",),
-    ),
-)
-
-#: (importer, imported): imports the contracts forbid that are still there, each with why
-DEBTS: dict[tuple[str, str], str] = {}
-
-
-def _under(name: str, prefixes: tuple[str, ...]) -> bool:
-    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
-
-
-def _module_name(path: Path, root: Path) -> str:
-    parts = path.relative_to(root.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imports_in(source: str, module: str, *, is_package: bool = False) -> list[Import]:
-    """Every import in `source` at any depth, with relative ones made absolute."""
-    found: list[Import] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.extend(Import(module, node.lineno, alias.name, ("",)) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = module.split(".") if is_package else module.split(".")[:-1]
-            if node.level:
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            names = tuple(alias.name for alias in node.names)
-            found.append(Import(module, node.lineno, target, names))
-            # `from desktop_agent import store` imports the module desktop_agent.store
-            found.extend(Import(module, node.lineno, f"{target}.{n}", ("",)) for n in names)
-    return found
-
-
-def all_imports(root: Path = PACKAGE_DIR) -> list[Import]:
-    found: list[Import] = []
-    for path in sorted(root.rglob("*.py")):
-        module = _module_name(path, root)
-        found.extend(
-            imports_in(path.read_text(encoding="utf-8"), module, is_package=path.stem == "__init__")
-        )
-    return found
-
-
-def breaches(found: list[Import]) -> list[str]:
-    return [
-        f"{item.module}:{item.line} imports {item.target} {list(item.names)} ({contract.name})"
-        for item in found
-        for contract in CONTRACTS
-        if contract.breaches(item) and not _owed(item)
-    ]
-
-
-def _owed(item: Import) -> bool:
-    return any(
-        item.module == importer and _under(item.target, (target,)) for importer, target in DEBTS
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """`lint-imports` over the package under `root` with `root`'s pyproject.toml."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", str(root / "pyproject.toml")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
 def test_the_package_keeps_its_import_contracts() -> None:
-    assert breaches(all_imports()) == []
+    done = lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
 
 
-def test_every_listed_debt_is_still_owed() -> None:
-    """A debt paid is struck from DEBTS, so the list never hides a new breach."""
-    found = all_imports()
-    paid = [
-        (importer, target)
-        for importer, target in DEBTS
-        if not any(i.module == importer and _under(i.target, (target,)) for i in found)
-    ]
-    assert paid == []
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        # it paints the rings and shows the report; the engine takes the screenshot and asks
-        # the model (host/calibration.py)
-        "desktop_agent.ui.calibration",
-        # the model profiles it offers come from the host (Host.model_profiles)
-        "desktop_agent.ui.settings_dialog",
-    ],
-)
-def test_the_window_imports_no_planner_or_desktop_adapter(module: str) -> None:
-    found = [i for i in all_imports() if i.module == module]
-    assert found
-    banned = ("desktop_agent.planner", "desktop_agent.desktop", "desktop_agent.store")
-    assert [f"{i.line}: {i.target}" for i in found if _under(i.target, banned)] == []
-    assert not any(importer == module for importer, _ in DEBTS)
+@pytest.fixture(scope="module")
+def copy_of_the_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("house")
+    shutil.copy(ROOT / "pyproject.toml", root)
+    shutil.copytree(
+        ROOT / "desktop_agent", root / "desktop_agent", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return root
 
 
 @pytest.mark.parametrize(
-    ("source", "module", "why"),
+    ("module", "source", "contract", "arrow"),
     [
-        ("from desktop_agent.store import SqliteRunRepository", "desktop_agent.ui.history", "ui"),
-        ("import desktop_agent.planner.client", "desktop_agent.ui.main_window", "ui"),
-        ("from ..desktop import hotkey", "desktop_agent.ui.tray", "ui"),
-        ("from desktop_agent import store", "desktop_agent.ui.tray", "ui"),
         (
-            "def f():\n    from desktop_agent.agent import Agent",
-            "desktop_agent.ui.history",
-            "ui",
+            "core/errors.py",
+            "from desktop_agent.host import Host",
+            "each floor imports only from the floors below it BROKEN",
+            "desktop_agent.core.errors -> desktop_agent.host",
         ),
-        ("from PySide6.QtCore import QObject", "desktop_agent.host.host", "Qt"),
-        ("from PySide6.QtCore import Signal", "desktop_agent.ui.run_on_show", "Qt"),
-        ("import desktop_agent.ui.main_window", "desktop_agent.api.routes", "Qt"),
-        ("from desktop_agent.app import _display_problem", "desktop_agent.cli.commands", "app"),
+        (
+            "store/db.py",
+            "def settings():\n    from desktop_agent.settings import Settings",
+            "each floor imports only from the floors below it BROKEN",
+            "desktop_agent.store.db -> desktop_agent.settings",
+        ),
+        (
+            "mcp/progress.py",
+            "from desktop_agent.api import schemas",
+            "the faces go through the Host, never through each other BROKEN",
+            "desktop_agent.mcp.progress -> desktop_agent.api.schemas",
+        ),
+        (
+            "host/requests.py",
+            "if TYPE_CHECKING:\n    from desktop_agent.host.starts import admit",
+            "no circle between the files of a package, nor between packages BROKEN",
+            ".requests -> .starts",
+        ),
+        (
+            "ui/history.py",
+            "def f():\n    from desktop_agent.store import SqliteRunRepository",
+            "the window is a view: it imports no planner, desktop adapter, store or Agent BROKEN",
+            "desktop_agent.ui.history -> desktop_agent.store",
+        ),
+        (
+            "host/records.py",
+            "from PySide6.QtCore import QObject",
+            "import no Qt BROKEN",
+            "desktop_agent.host.records -> PySide6",
+        ),
+        (
+            "eval/report.py",
+            "from desktop_agent.store import SqliteRunRepository",
+            "it never reads the agent's store, Host or",
+            "desktop_agent.eval.report -> desktop_agent.store",
+        ),
     ],
 )
-def test_a_forbidden_import_fails_the_contracts(source: str, module: str, why: str) -> None:
-    found = breaches(imports_in(source, module))
-    assert len(found) >= 1, (source, module)
-
-
-@pytest.mark.parametrize(
-    ("source", "module"),
-    [
-        ("from desktop_agent.core.events import RunStarted", "desktop_agent.ui.main_window"),
-        ("from desktop_agent.host.engine import Engine", "desktop_agent.ui.engine_client"),
-        ("from desktop_agent.app import run_app", "desktop_agent.cli"),
-        ("from desktop_agent.store import SqliteRunRepository", "desktop_agent.host.host"),
-    ],
-)
-def test_an_allowed_import_passes(source: str, module: str) -> None:
-    assert breaches(imports_in(source, module)) == []
+def test_a_forbidden_import_fails_the_contracts(
+    copy_of_the_package: Path, module: str, source: str, contract: str, arrow: str
+) -> None:
+    path = copy_of_the_package / "desktop_agent" / module
+    before = path.read_text(encoding="utf-8")
+    path.write_text(f"{before}\n\n{source}\n", encoding="utf-8")
+    try:
+        done = lint_imports(copy_of_the_package)
+    finally:
+        path.write_text(before, encoding="utf-8")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert contract in " ".join(done.stdout.split())
+    assert arrow in done.stdout

@@ -442,7 +442,7 @@ async def test_a_stop_all_from_another_process_during_the_routines_handover_asks
     """The routine hands over to the agent; while the agent's model is checked (GET /v1/models
     held by the server), `desktop-agent stop-all` from another process reaches this instance
     through its API: the run ends stopped, no chat completion is asked, nothing more acts."""
-    from desktop_agent.api.instances import stop_all_instances
+    from desktop_agent.instances.registry import stop_all_instances
 
     host = desk.host
     desk.server.hang_checks = True
@@ -476,7 +476,7 @@ async def test_a_stop_all_before_this_instances_api_is_up_stops_its_waiting_run(
     they are up (its `ready`). A `desktop-agent stop-all` in between finds no instance file
     to tell; it leaves its mark, and the instance, once registered, sees it and stops the
     run: no chat completion, no input."""
-    from desktop_agent.api.instances import stop_all_instances
+    from desktop_agent.instances.registry import stop_all_instances
 
     host = desk.host
     ready: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -495,7 +495,7 @@ async def test_a_stop_all_before_this_instances_api_is_up_stops_its_waiting_run(
 
 async def test_a_stop_all_before_another_run_was_asked_for_does_not_stop_it(desk: Desk) -> None:
     """The mark is read when the host opens: a stop-all that came before stops nothing later."""
-    from desktop_agent.api.instances import stop_all_instances
+    from desktop_agent.instances.registry import stop_all_instances
 
     host = desk.host
     await stop_all_instances(host.data_dir)
@@ -512,7 +512,7 @@ async def test_a_stop_all_before_another_run_was_asked_for_does_not_stop_it(desk
 def test_the_stop_all_command_leaves_its_mark_before_it_reads_the_registry(tmp_path: Path) -> None:
     """Both paths of `desktop-agent stop-all` (the lean one at the entry point, the full
     command) mark the data dir, with no instance to tell."""
-    from desktop_agent.api.stop_all import read_stop_mark
+    from desktop_agent.instances.stop_all import read_stop_mark
 
     marks = [read_stop_mark(str(tmp_path))]
     tmp_path.chmod(0o700)

@@ -230,7 +230,7 @@ async def open_api(data_dir: Path, session: aiohttp.ClientSession, **kwargs: Any
     agent = make_agent(data_dir, kwargs.pop("policies", None))
     server = ApiServer(agent, **kwargs)
     await server.start()
-    from desktop_agent.api.instances import read_token
+    from desktop_agent.instances.registry import read_token
 
     token = read_token(data_dir)
     assert token is not None

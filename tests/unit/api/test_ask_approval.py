@@ -10,9 +10,9 @@ from pathlib import Path
 
 import aiohttp
 
-from desktop_agent.api.instances import ask_app_instance
 from desktop_agent.core.events import ApprovalRequested, ApprovalResolved, TaskLoopEvent
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.instances.registry import ask_app_instance
 from tests.unit.api.conftest import close_api, open_api, until
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.api.instances import (
+from desktop_agent.instances.registry import (
     TOKEN_FILE,
     ensure_token,
     live_instances,

@@ -18,8 +18,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from desktop_agent.api import instances, stop_all
-from desktop_agent.api.instances import (
+from desktop_agent.instances import registry, stop_all
+from desktop_agent.instances.registry import (
     IDENTITY_PATH,
     REGISTRY_LOCK_FILE,
     ask_app_instance,
@@ -142,7 +142,7 @@ async def test_an_instance_that_does_not_answer_is_skipped_with_a_log_line(
 
         assert await stop_all_instances(tmp_path) == 1
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "desktop_agent.api.instances"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "desktop_agent.instances.registry"]
     assert any(
         f"instance pid {os.getppid()} on port {closed_port} did not answer stop-all" in line
         for line in lines
@@ -418,7 +418,7 @@ async def port_taken_after_the_proof(
 
 
 async def test_a_signed_stop_all_works_once_on_its_own_port_and_route_only(api: Api) -> None:
-    from desktop_agent.api.instances import request_proof
+    from desktop_agent.instances.registry import request_proof
 
     assert api.server.port is not None
     nonce = "ab" * 32
@@ -529,4 +529,4 @@ def test_stop_all_asks_every_instance_at_once(
         return 1, None
 
     monkeypatch.setattr(stop_all, "stop_instance", answer_once_all_are_asked)
-    assert instances.stop_all_blocking(tmp_path, timeout_s=20) == 2
+    assert registry.stop_all_blocking(tmp_path, timeout_s=20) == 2

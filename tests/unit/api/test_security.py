@@ -12,8 +12,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from desktop_agent.api.instances import MIN_TOKEN_CHARS, ensure_token, read_token
-from desktop_agent.api.server import ApiServer, is_loopback_host
+from desktop_agent.api.server import ApiServer
+from desktop_agent.instances.loopback import is_loopback_host
+from desktop_agent.instances.registry import MIN_TOKEN_CHARS, ensure_token, read_token
 from desktop_agent.store.private_files import exclusive_lock
 from tests.support.locks import wait_for_paths
 from tests.unit.api.conftest import Api, close_api, make_agent, open_api
@@ -157,7 +158,7 @@ TOKEN_CHILD = (
     "import sys\n"
     "from pathlib import Path\n"
     "from tests.support.locks import announce_lock_waits_to\n"
-    "from desktop_agent.api.instances import ensure_token\n"
+    "from desktop_agent.instances.registry import ensure_token\n"
     "announce_lock_waits_to(Path(sys.argv[2]))\n"
     "print(ensure_token(Path(sys.argv[1])))\n"
 )

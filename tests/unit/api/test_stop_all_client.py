@@ -1,4 +1,4 @@
-"""stop-all's standard-library client (api/stop_all.py): its HTTP against whatever a listener
+"""stop-all's standard-library client (instances/stop_all.py): its HTTP against whatever a listener
 on an instance's port answers (only a small JSON body of a 200 is read, nothing of any size
 is), and its HMAC, made without OpenSSL, against the hmac module's."""
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from desktop_agent.api import stop_all
+from desktop_agent.instances import stop_all
 
 
 class CannedListener:

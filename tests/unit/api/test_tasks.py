@@ -548,7 +548,7 @@ async def test_a_forwarded_stop_reaches_the_instance_that_runs_it_past_one_that_
     (one after the other, the silent one used the whole deadline and the run went on)."""
     import socket
 
-    from desktop_agent.api.instances import register_instance
+    from desktop_agent.instances.registry import register_instance
 
     silent = socket.create_server(("127.0.0.1", 0))  # its backlog takes the connection
     register_instance(tmp_path, silent.getsockname()[1], pid=1)  # pid 1: lives, listed first

@@ -532,7 +532,7 @@ async def test_a_dangerous_step_asks_every_time_though_the_routine_grants_its_to
     run = await harness.runner.create(
         TaskSpec(goal=routine.goal, allowed_tools=("launch_app", "wait"), kind=RunKind.ROUTINE)
     )
-    harness.permissions.grant_for_run(run.id, "launch_app")  # as routines/service.py does
+    harness.permissions.grant_for_run(run.id, "launch_app")  # as host/routines.py does
 
     events = await harness.collect(run, player)
 

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.desktop import launch
-from desktop_agent.routines import schedule
+from desktop_agent.desktop import launch, schedule
 
 WINDOWS_BUNDLE = r"C:\Program Files\Desktop Agent\_internal"
 LINUX_BUNDLE = "/opt/desktop-agent/_internal"

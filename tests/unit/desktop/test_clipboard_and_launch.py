@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.core.errors import ToolError
-from desktop_agent.desktop import launch
+from desktop_agent.desktop import launch, schedule
 from desktop_agent.desktop.clipboard import WindowsPaster, XclipPaster, _StderrLines
-from desktop_agent.routines import schedule
 from tests.unit.desktop.fake_win32_clipboard import FakeWindowsClipboard
 
 

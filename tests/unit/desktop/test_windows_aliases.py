@@ -69,7 +69,7 @@ def test_a_scheduled_routine_starts_the_windowed_exe_not_the_console_one(
 ) -> None:
     # issue 37 item 9: a task that starts desktop-agent-cli.exe flashes a console window over
     # the user's desktop at every run
-    from desktop_agent.routines import schedule
+    from desktop_agent.desktop import schedule
 
     bundle = tmp_path / "desktop-agent"
     bundle.mkdir()

@@ -227,7 +227,7 @@ async def test_without_the_loops_signal_handlers_a_signal_still_stops_every_run(
     assert signal.getsignal(signal.SIGTERM) is before
 
 
-# ── a stop-all that came while the process started (its mark, api/stop_all.py) ─────
+# ── a stop-all that came while the process started (its mark, instances/stop_all.py) ─────
 
 
 async def test_a_stop_all_marked_since_the_given_entry_mark_stops_the_run_at_its_start(
@@ -235,7 +235,7 @@ async def test_a_stop_all_marked_since_the_given_entry_mark_stops_the_run_at_its
 ) -> None:
     """`run` hands over the mark as its process started: a stop-all since (the process was
     importing, nobody could find it) stops its run at admission, before its model check."""
-    from desktop_agent.api.stop_all import mark_stop_all, read_stop_mark
+    from desktop_agent.instances.stop_all import mark_stop_all, read_stop_mark
 
     at_entry = read_stop_mark(str(tmp_path))
     mark_stop_all(str(tmp_path))  # another process's stop-all, while this one imported
@@ -265,7 +265,7 @@ async def test_without_an_entry_mark_a_stop_all_before_the_host_opened_stops_not
 ) -> None:
     """The app asks for nothing at its start: the mark it compares with is the one as its
     Host opened."""
-    from desktop_agent.api.stop_all import mark_stop_all
+    from desktop_agent.instances.stop_all import mark_stop_all
 
     mark_stop_all(str(tmp_path))
     host = Host(make_agent(tmp_path, script=[tool("click", x=5, y=5), done()]))
@@ -294,7 +294,7 @@ async def test_a_stop_all_reaches_an_instance_whose_api_is_not_served(tmp_path: 
     """The app whose local API could not be served (or `run` before it is): no stop-all can
     find it, so it watches the mark while its runs go on; another process's stop-all stops
     them all the same (it went on before)."""
-    from desktop_agent.api.instances import stop_all_blocking
+    from desktop_agent.instances.registry import stop_all_blocking
 
     release = asyncio.Event()
     asked: list[Any] = []

@@ -1,4 +1,4 @@
-"""The one model check (host/model_check.py) against a real loopback server: what it finds,
+"""The one model check (model_check.py) against a real loopback server: what it finds,
 what a run would be refused for, and the key it sends (the one API-key rule)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from desktop_agent.core.errors import ModelNotListed, ModelUnreachable, VisionRequired
-from desktop_agent.host.model_check import check_model, report_of, verdict_of
+from desktop_agent.model_check import check_model, report_of, verdict_of
 from desktop_agent.settings import Settings
 from tests.support.model_server import ModelServer
 

@@ -13,7 +13,7 @@ from desktop_agent.core.events import ApprovalRequested, RunPaused, TaskLoopEven
 from desktop_agent.core.models import ApprovalDecision, Policy, RunStatus, ToolResult
 from desktop_agent.desktop.takeover import InjectionWindows, TakeoverUnavailable
 from desktop_agent.host.starts import RunRequest, admit
-from desktop_agent.host.takeover import UserTakeover
+from desktop_agent.takeover import UserTakeover
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import ALLOW_ALL, final_run, make_agent, until
 

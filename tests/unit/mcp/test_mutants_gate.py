@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.api import instances
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest
+from desktop_agent.instances import registry
 from desktop_agent.mcp.gate import McpApprovalGate, app_asker
 from tests.unit.mcp.test_gate import Channel, approval, lent
 
@@ -72,7 +72,7 @@ async def test_the_app_asker_asks_the_app_on_its_data_dir(
         return ApprovalDecision.ONCE
 
     # the registry's own client needs a running app: stood in for by what it is called with
-    monkeypatch.setattr(instances, "ask_app_instance", ask_app_instance)
+    monkeypatch.setattr(registry, "ask_app_instance", ask_app_instance)
     question = approval()
     assert await app_asker(tmp_path)(question) is ApprovalDecision.ONCE
     assert seen == [(tmp_path, question)]

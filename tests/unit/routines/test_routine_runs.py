@@ -35,8 +35,8 @@ from desktop_agent.core.routine import (
 from desktop_agent.core.routine import dump_routine_text as dumps_routine
 from desktop_agent.core.routine_player import PATIENCE_TURNS
 from desktop_agent.core.targets import element_ref
+from desktop_agent.host import routines as service
 from desktop_agent.host.starts import RoutineRequest, RunRequest, admit
-from desktop_agent.routines import service
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, ScriptedGate, ScriptedPlanner, done, tool

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.api.instances import ensure_token
 from desktop_agent.core.models import TaskSpec
 from desktop_agent.desktop.launch import Launcher
+from desktop_agent.instances.registry import ensure_token
 from desktop_agent.logs import LOG_NAME, PrivateRotatingFileHandler, log_to_file
 from desktop_agent.settings import make_data_dir
 from desktop_agent.store import SqliteRunRepository

@@ -30,19 +30,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.api import stop_all
+from desktop_agent.core.errors import ConfigError
+from desktop_agent.instances import stop_all
 
 # the names instances.py has always offered, now made in stop_all.py (stdlib only)
-from desktop_agent.api.stop_all import IDENTITY_PATH as IDENTITY_PATH
-from desktop_agent.api.stop_all import INSTANCES_DIR as INSTANCES_DIR
-from desktop_agent.api.stop_all import MIN_TOKEN_CHARS as MIN_TOKEN_CHARS
-from desktop_agent.api.stop_all import NONCE_HEX_CHARS as NONCE_HEX_CHARS
-from desktop_agent.api.stop_all import PROOF_MAX_BYTES as PROOF_MAX_BYTES
-from desktop_agent.api.stop_all import PROOF_SCHEME as PROOF_SCHEME
-from desktop_agent.api.stop_all import STOP_ALL_PATH as STOP_ALL_PATH
-from desktop_agent.api.stop_all import STOP_ALL_TIMEOUT_S as STOP_ALL_TIMEOUT_S
-from desktop_agent.api.stop_all import TOKEN_FILE as TOKEN_FILE
-from desktop_agent.api.stop_all import (
+from desktop_agent.instances.stop_all import IDENTITY_PATH as IDENTITY_PATH
+from desktop_agent.instances.stop_all import INSTANCES_DIR as INSTANCES_DIR
+from desktop_agent.instances.stop_all import MIN_TOKEN_CHARS as MIN_TOKEN_CHARS
+from desktop_agent.instances.stop_all import NONCE_HEX_CHARS as NONCE_HEX_CHARS
+from desktop_agent.instances.stop_all import PROOF_MAX_BYTES as PROOF_MAX_BYTES
+from desktop_agent.instances.stop_all import PROOF_SCHEME as PROOF_SCHEME
+from desktop_agent.instances.stop_all import STOP_ALL_PATH as STOP_ALL_PATH
+from desktop_agent.instances.stop_all import STOP_ALL_TIMEOUT_S as STOP_ALL_TIMEOUT_S
+from desktop_agent.instances.stop_all import TOKEN_FILE as TOKEN_FILE
+from desktop_agent.instances.stop_all import (
     Notice,
     challenge_of,
     instance_file_names,
@@ -53,10 +54,9 @@ from desktop_agent.api.stop_all import (
     reason,
     stop_everywhere,
 )
-from desktop_agent.api.stop_all import identity_proof as identity_proof
-from desktop_agent.api.stop_all import request_proof as request_proof
-from desktop_agent.api.stop_all import signed_headers as signed_headers
-from desktop_agent.core.errors import ConfigError
+from desktop_agent.instances.stop_all import identity_proof as identity_proof
+from desktop_agent.instances.stop_all import request_proof as request_proof
+from desktop_agent.instances.stop_all import signed_headers as signed_headers
 from desktop_agent.store.private_files import (
     exclusive_lock,
     make_private_dir,
@@ -406,7 +406,7 @@ def control_elsewhere_blocking(
     As stop-all: only a listener that proved it holds the token is asked, with a request
     signed with its challenge (never the token); an instance asked so does not forward it
     again (api/routes.py)."""
-    from desktop_agent.api.stop_all import exchange, proven_challenge
+    from desktop_agent.instances.stop_all import exchange, proven_challenge
 
     others = [i for i in live_instances(data_dir) if i.pid != exclude_pid]
     token = read_token(data_dir) if others else None

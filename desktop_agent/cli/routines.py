@@ -122,7 +122,7 @@ def _registry() -> Any:
 
 
 def _save(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.routines import service
+    from desktop_agent.host import routines as service
 
     params: dict[str, list[int]] = {}
     for name, turn in args.param:
@@ -190,7 +190,7 @@ def _list(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 def _export(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.routines import service
+    from desktop_agent.host import routines as service
 
     _with_repo(lambda repo: service.export_to(repo, args.name, args.file), data_dir)
     print(f"wrote {args.file}", flush=True)
@@ -198,7 +198,7 @@ def _export(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 def _import(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.routines import service
+    from desktop_agent.host import routines as service
 
     routine = _with_repo(
         lambda repo: service.import_from(
@@ -224,7 +224,7 @@ def _delete(args: argparse.Namespace, data_dir: Path) -> int:
 
 def _unschedule_os(name: str, data_dir: Path) -> list[Path]:
     """Remove the OS entries of routine `name` (saying which); the files removed."""
-    from desktop_agent.routines import schedule as os_schedule
+    from desktop_agent.desktop import schedule as os_schedule
 
     removed, problem = os_schedule.uninstall(name, data_dir)
     for path in removed:
@@ -235,7 +235,7 @@ def _unschedule_os(name: str, data_dir: Path) -> list[Path]:
 
 
 def _schedule(args: argparse.Namespace, data_dir: Path) -> int:
-    from desktop_agent.routines import schedule as os_schedule
+    from desktop_agent.desktop import schedule as os_schedule
 
     when = Schedule(os_schedule.parse_time(args.at), args.weekdays)
     check_name(args.name)
@@ -277,12 +277,11 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
 
 
 async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) -> int:
-    from desktop_agent.cli.commands import TakeoverNotes
     from desktop_agent.cli.gate import AutoGate, gate_for
-    from desktop_agent.cli.output import EXIT_BY_STATUS, print_events
+    from desktop_agent.cli.output import EXIT_BY_STATUS, TakeoverNotes, print_events
     from desktop_agent.core.models import ApprovalDecision
     from desktop_agent.host import Host, RoutineRequest
-    from desktop_agent.routines import service
+    from desktop_agent.host import routines as service
 
     values = dict(args.set)
     if args.scheduled:

@@ -44,7 +44,7 @@ from desktop_agent.core.tools import ToolRegistry
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
     from desktop_agent.core.ports import Planner
-    from desktop_agent.host.starts import RoutineRequest
+    from desktop_agent.host.requests import RoutineRequest
     from desktop_agent.store import SqliteRunRepository
 
 #: a file bigger than this is not a routine someone wrote or exported
