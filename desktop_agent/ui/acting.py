@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject
 
 from desktop_agent.core.events import (
     ApprovalRequested,
@@ -34,9 +34,14 @@ if TYPE_CHECKING:
 OFF_SCREEN_TIMEOUT_S = 1.0
 #: and then for its iconify animation and the compositor to catch up
 OFF_SCREEN_SETTLE_S = 0.05
-PAUSED = "Paused — resume from the tray or the window"
+PAUSED = str(QT_TRANSLATE_NOOP("ActingPanel", "Paused — resume from the tray or the window"))
 #: the acting panel's line when the user's own input paused the run
-TOOK_OVER = "Paused: you took over the mouse or keyboard — resume from the tray or the window"
+TOOK_OVER = str(
+    QT_TRANSLATE_NOOP(
+        "ActingPanel",
+        "Paused: you took over the mouse or keyboard — resume from the tray or the window",
+    )
+)
 
 
 class ActingController(QObject):
@@ -76,19 +81,33 @@ class ActingController(QObject):
                 self.get_out_of_the_way()
             self.panel.show_for(event.run.goal)
         elif isinstance(event, UserTookOver):
-            self.panel.set_step(TOOK_OVER)
+            self.panel.set_step(_tr(TOOK_OVER))
         elif isinstance(event, RunPaused):
-            self.panel.set_step(TOOK_OVER if event.run.id in taken_over else PAUSED)
+            self.panel.set_step(_tr(TOOK_OVER if event.run.id in taken_over else PAUSED))
         elif isinstance(event, RunResumed):
-            self.panel.set_step("Resumed — looking at the screen afresh")
+            self.panel.set_step(
+                QCoreApplication.translate("ActingPanel", "Resumed — looking at the screen afresh")
+            )
         elif isinstance(event, ApprovalRequested):
-            self.panel.set_step(f"Waiting for your approval: {in_words(event.approval.sentence)}")
+            said = in_words(event.approval.sentence)
+            self.panel.set_step(
+                QCoreApplication.translate(
+                    "ActingPanel", "Waiting for your approval: {action}"
+                ).format(action=said)
+            )
         elif isinstance(event, ApprovalResolved):
             request = event.approval
             if request.run_id in active:
-                what = {"once": "Allowed", "run": "Allowed for this run", "deny": "Denied"}
+                what = {
+                    "once": QCoreApplication.translate("ActingPanel", "Allowed"),
+                    "run": QCoreApplication.translate("ActingPanel", "Allowed for this run"),
+                    "deny": QCoreApplication.translate("ActingPanel", "Denied"),
+                }
                 said = in_words(request.sentence)
-                self.panel.set_step(f"{what[event.decision.value]} ({event.by}): {said}")
+                answer = QCoreApplication.translate("ActingPanel", "{answer} ({by}): {action}")
+                self.panel.set_step(
+                    answer.format(answer=what[event.decision.value], by=event.by, action=said)
+                )
             if active and not self.approvals_open() and self._minimize():
                 self.get_out_of_the_way()
         elif isinstance(event, RunFinished | StartRefused):
@@ -135,11 +154,18 @@ def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
     run = runs.get(step.run_id)
     limit = f"/{run.max_steps}" if run is not None else ""
     if step.kind is StepKind.OBSERVE:
-        what = "looking at the screen"
+        what = QCoreApplication.translate("ActingPanel", "looking at the screen")
     elif step.kind is StepKind.DECIDE:
-        what = "deciding" if step.tool is None else f"chose {step.tool}"
+        what = (
+            QCoreApplication.translate("ActingPanel", "deciding")
+            if step.tool is None
+            else QCoreApplication.translate("ActingPanel", "chose {tool}").format(tool=step.tool)
+        )
     elif step.kind is StepKind.GROUND:
-        what = f"looking closer for {step.args.get('target') or 'the target'}"
+        aim = step.args.get("target") or QCoreApplication.translate("ActingPanel", "the target")
+        what = QCoreApplication.translate("ActingPanel", "looking closer for {target}").format(
+            target=aim
+        )
     else:
         from desktop_agent.core.sentences import of_step  # pydantic: not at the app's start
 
@@ -147,4 +173,10 @@ def describe_step(step: StepView, runs: dict[str, RunView]) -> str:
         what = in_words(said) if said is not None else f"{step.tool} {step.short_args(36)}".strip()
     if step.error:
         what += f" — {step.error}"
-    return f"Turn {step.index}{limit} · {what}"
+    return QCoreApplication.translate("ActingPanel", "Turn {index}{limit} · {what}").format(
+        index=step.index, limit=limit, what=what
+    )
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ActingPanel", text)

@@ -61,19 +61,19 @@ class StepDetail(QWidget):
         self._grounded: Grounded | None = None
 
         self.screenshot = ScreenshotView(self)
-        self.screenshot.placeholder = "Select a step to see its screenshot"
+        self.screenshot.placeholder = self.tr("Select a step to see its screenshot")
         self.labels: dict[str, QLabel] = {}
         form_host = _Fields(self)
         form = QFormLayout(form_host)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for name, title in (
-            ("title", "Step"),
-            ("action", "Action"),
-            ("status", "Status"),
-            ("args", "Arguments"),
-            ("reason", "Model's reason"),
-            ("result", "Result"),
-            ("timing", "Timing"),
+            ("title", self.tr("Step")),
+            ("action", self.tr("Action")),
+            ("status", self.tr("Status")),
+            ("args", self.tr("Arguments")),
+            ("reason", self.tr("Model's reason")),
+            ("result", self.tr("Result")),
+            ("timing", self.tr("Timing")),
         ):
             # the model's reason and arguments, and results quoting the screen: never markup
             label = plain_label("", form_host)
@@ -81,7 +81,7 @@ class StepDetail(QWidget):
             label.setWordWrap(True)
             label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
             self.labels[name] = label
-            form.addRow(f"{title}:", label)
+            form.addRow(self.tr("{title}:").format(title=title), label)
         form_host.labels = list(self.labels.values())
         form_host.set_selectable(False)
         scroll = QScrollArea(self)
@@ -117,14 +117,16 @@ class StepDetail(QWidget):
         self.step = step
         if step is None:
             self._screenshot_key = None
-            self.screenshot.placeholder = "Select a step to see its screenshot"
+            self.screenshot.placeholder = self.tr("Select a step to see its screenshot")
             self.screenshot.set_image(None)
             for label in self.labels.values():
                 label.clear()
             return
         labels = self.labels
         what = step.kind.value + (f" · {step.tool}" if step.tool else "")
-        labels["title"].setText(f"Turn {step.index} · {what}")
+        labels["title"].setText(
+            self.tr("Turn {index} · {what}").format(index=step.index, what=what)
+        )
         from desktop_agent.core.sentences import of_step  # pydantic: not at the app's start
 
         said = of_step(step)
@@ -135,9 +137,11 @@ class StepDetail(QWidget):
         labels["args"].setText(printable(arguments, keep_newlines=True))
         labels["reason"].setText(printable(reason or "—", keep_newlines=True))
         if step.error:
-            labels["result"].setText(printable(f"Error: {step.error}", keep_newlines=True))
+            labels["result"].setText(
+                printable(self.tr("Error: {error}").format(error=step.error), keep_newlines=True)
+            )
         elif step.status is StepStatus.RUNNING:
-            labels["result"].setText("running…")
+            labels["result"].setText(self.tr("running…"))
         else:
             labels["result"].setText(printable(step.summary or "—", keep_newlines=True))
         labels["timing"].setText(_timing(step))
@@ -148,7 +152,7 @@ class StepDetail(QWidget):
         self._target = target
         if not relative:
             self._screenshot_key = None
-            self.screenshot.placeholder = "No screenshot for this step"
+            self.screenshot.placeholder = self.tr("No screenshot for this step")
             self.screenshot.set_image(None)
             return
         image = self._loader.cached(relative)
@@ -158,9 +162,9 @@ class StepDetail(QWidget):
             return
         self._screenshot_key = self._loader.request(relative)
         self.screenshot.placeholder = (
-            "The screenshot file is missing"
+            self.tr("The screenshot file is missing")
             if self._loader.missing(self._screenshot_key)
-            else "Loading the screenshot…"
+            else self.tr("Loading the screenshot…")
         )
         self.screenshot.set_image(None)
 
@@ -172,7 +176,7 @@ class StepDetail(QWidget):
         if isinstance(image, QImage):
             self.screenshot.set_image(image, self._target, self._grounded)
         elif self._loader.missing(key):
-            self.screenshot.placeholder = "The screenshot file is missing"
+            self.screenshot.placeholder = self.tr("The screenshot file is missing")
             self.screenshot.set_image(None)
 
 

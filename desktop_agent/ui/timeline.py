@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QAbstractTableModel,
+    QCoreApplication,
     QEvent,
     QItemSelection,
     QModelIndex,
@@ -191,7 +193,15 @@ class TimelineModel(QAbstractTableModel):
     """
 
     STATUS, TURN, KIND, ACTION, RESULT, DURATION, SCREEN = range(7)
-    HEADERS = ("", "Turn", "Kind", "Action", "Result", "Time", "Screen")
+    HEADERS = (
+        "",
+        str(QT_TRANSLATE_NOOP("TimelineModel", "Turn")),
+        str(QT_TRANSLATE_NOOP("TimelineModel", "Kind")),
+        str(QT_TRANSLATE_NOOP("TimelineModel", "Action")),
+        str(QT_TRANSLATE_NOOP("TimelineModel", "Result")),
+        str(QT_TRANSLATE_NOOP("TimelineModel", "Time")),
+        str(QT_TRANSLATE_NOOP("TimelineModel", "Screen")),
+    )
     STEP_ROLE = _STEP
 
     def __init__(self, loader: ImageLoader | None = None, parent: QObject | None = None) -> None:
@@ -297,9 +307,10 @@ class TimelineModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
+            header = self.HEADERS[section]
+            return QCoreApplication.translate("TimelineModel", header) if header else header
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
-            return "Status" if section == self.STATUS else None
+            return self.tr("Status") if section == self.STATUS else None
         return None
 
     def data(self, index: Index, role: int = _DISPLAY) -> Any:
@@ -471,7 +482,7 @@ class TimelineView(QTableView):
         self.setHorizontalHeader(ColumnHeader(self))
         self.setModel(model)
         self.setObjectName("timeline")
-        self.setAccessibleName("Step timeline")
+        self.setAccessibleName(self.tr("Step timeline"))
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -24,6 +24,64 @@
             <source>Stopping…</source>
             <translation>正在停止…</translation>
         </message>
+        <message>
+            <source>Paused — resume from the tray or the window</source>
+            <extracomment>how long to wait for the window manager to take the minimised window off the screen and then for its iconify animation and the compositor to catch up</extracomment>
+            <translation>已暂停 — 可从托盘或窗口继续</translation>
+        </message>
+        <message>
+            <source>Paused: you took over the mouse or keyboard — resume from the tray or the window</source>
+            <extracomment>the acting panel's line when the user's own input paused the run</extracomment>
+            <translation>已暂停：您接管了鼠标或键盘 — 可从托盘或窗口继续</translation>
+        </message>
+        <message>
+            <source>Resumed — looking at the screen afresh</source>
+            <translation>已继续 — 正在重新查看屏幕</translation>
+        </message>
+        <message>
+            <source>Waiting for your approval: {action}</source>
+            <translation>等待您的批准：{action}</translation>
+        </message>
+        <message>
+            <source>Allowed</source>
+            <translation>已允许</translation>
+        </message>
+        <message>
+            <source>Allowed for this run</source>
+            <translation>本次运行中已允许</translation>
+        </message>
+        <message>
+            <source>Denied</source>
+            <translation>已拒绝</translation>
+        </message>
+        <message>
+            <source>{answer} ({by}): {action}</source>
+            <translation>{answer}（{by}）：{action}</translation>
+        </message>
+        <message>
+            <source>looking at the screen</source>
+            <translation>正在查看屏幕</translation>
+        </message>
+        <message>
+            <source>deciding</source>
+            <translation>正在决定</translation>
+        </message>
+        <message>
+            <source>chose {tool}</source>
+            <translation>选择了 {tool}</translation>
+        </message>
+        <message>
+            <source>the target</source>
+            <translation>目标</translation>
+        </message>
+        <message>
+            <source>looking closer for {target}</source>
+            <translation>正在仔细查找{target}</translation>
+        </message>
+        <message>
+            <source>Turn {index}{limit} · {what}</source>
+            <translation>第 {index}{limit} 轮 · {what}</translation>
+        </message>
     </context>
     <context>
         <name>ApprovalDialog</name>
@@ -164,6 +222,108 @@
         <message>
             <source>Close-up</source>
             <translation>特写</translation>
+        </message>
+    </context>
+    <context>
+        <name>StepDetail</name>
+        <message>
+            <source>Select a step to see its screenshot</source>
+            <translation>选择一个步骤以查看其截图</translation>
+        </message>
+        <message>
+            <source>Step</source>
+            <translation>步骤</translation>
+        </message>
+        <message>
+            <source>Action</source>
+            <translation>操作</translation>
+        </message>
+        <message>
+            <source>Status</source>
+            <translation>状态</translation>
+        </message>
+        <message>
+            <source>Arguments</source>
+            <translation>参数</translation>
+        </message>
+        <message>
+            <source>Model's reason</source>
+            <translation>模型的理由</translation>
+        </message>
+        <message>
+            <source>Result</source>
+            <translation>结果</translation>
+        </message>
+        <message>
+            <source>Timing</source>
+            <translation>用时</translation>
+        </message>
+        <message>
+            <source>{title}:</source>
+            <translation>{title}：</translation>
+        </message>
+        <message>
+            <source>Turn {index} · {what}</source>
+            <translation>第 {index} 轮 · {what}</translation>
+        </message>
+        <message>
+            <source>Error: {error}</source>
+            <translation>错误：{error}</translation>
+        </message>
+        <message>
+            <source>running…</source>
+            <translation>运行中…</translation>
+        </message>
+        <message>
+            <source>No screenshot for this step</source>
+            <translation>此步骤没有截图</translation>
+        </message>
+        <message>
+            <source>The screenshot file is missing</source>
+            <translation>截图文件不存在</translation>
+        </message>
+        <message>
+            <source>Loading the screenshot…</source>
+            <translation>正在加载截图…</translation>
+        </message>
+    </context>
+    <context>
+        <name>TimelineModel</name>
+        <message>
+            <source>Turn</source>
+            <extracomment>the roles the timeline answers, as plain ints (a set lookup, no enum work per call)</extracomment>
+            <translation>轮次</translation>
+        </message>
+        <message>
+            <source>Kind</source>
+            <translation>类型</translation>
+        </message>
+        <message>
+            <source>Action</source>
+            <translation>操作</translation>
+        </message>
+        <message>
+            <source>Result</source>
+            <translation>结果</translation>
+        </message>
+        <message>
+            <source>Time</source>
+            <translation>用时</translation>
+        </message>
+        <message>
+            <source>Screen</source>
+            <translation>屏幕</translation>
+        </message>
+        <message>
+            <source>Status</source>
+            <translation>状态</translation>
+        </message>
+    </context>
+    <context>
+        <name>TimelineView</name>
+        <message>
+            <source>Step timeline</source>
+            <translation>步骤时间线</translation>
         </message>
     </context>
     <context>

@@ -27,7 +27,14 @@ pytestmark = [pytest.mark.gui]
 
 TS = ROOT / "resources" / "i18n" / "desktop_agent_zh_CN.ts"
 #: the modules whose every user-facing text is translatable (the rest: docs/translations.md)
-TRANSLATED = ["approval.py", "close_up.py", "acting_panel.py"]
+TRANSLATED = [
+    "approval.py",
+    "close_up.py",
+    "acting_panel.py",
+    "acting.py",
+    "step_detail.py",
+    "timeline.py",
+]
 #: Qt calls that show their (first) string argument to a person
 _SHOWN = {"setText", "setToolTip", "setWindowTitle", "setPlaceholderText", "addRow", "addItem",
           "QPushButton", "QCheckBox", "QLabel", "plain_label", "setAccessibleName"}  # fmt: skip

@@ -268,3 +268,29 @@ async def test_the_question_says_the_call_on_what_the_loop_resolved_and_asks_as_
     assert asked.question.startswith("Allow the desktop agent to do this: Click the button “Save”")
     # the gate's judgement is the same as before: an ordinary click, its run grant offered
     assert asked.caution == "" and asked.offer_run_grant and asked.args == {"element": 2}
+
+
+def _open_format_answers() -> list[tuple[str, str]]:
+    from tests.unit.planner.test_vendor_parsers import MAI_ANSWERS, OWL_ANSWERS, VENUS_ANSWERS
+
+    qwen = (
+        '<tool_call>\n{"name": "computer_use", "arguments": {"action": "right_click", '
+        '"coordinate": [40, 12]}}\n</tool_call>'
+    )
+    return [
+        *(("gui_owl", text) for text, _ in OWL_ANSWERS),
+        *(("mai_ui", text) for text, _ in MAI_ANSWERS),
+        *(("ui_venus", text) for text, _, _ in VENUS_ANSWERS),
+        ("qwen3_vl", qwen),
+    ]
+
+
+@pytest.mark.parametrize(("backend", "text"), _open_format_answers())
+def test_each_open_model_formats_call_reads_as_its_own_sentence(backend: str, text: str) -> None:
+    from desktop_agent.planner.backends import chat_format
+
+    decision = chat_format(backend).parse(text, BUILTIN_TOOLS)
+    for call in (decision, *decision.batch):
+        said = sentence(call.tool or "", call.args)
+        assert not said.generic, (backend, call.tool, call.args)
+        assert str(said)[0].isupper()
