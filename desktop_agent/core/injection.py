@@ -78,7 +78,7 @@ RULES: tuple[InjectionRule, ...] = (
         rf"(?:agent|assistant)s?[^\S\n]*[,:!]"
         # a sentence that starts by calling it ("Assistant, type …"; "Agent:" alone is a
         # form's label)
-        rf"|(?:^|[.!?][^\S\n]+)[^\S\n]*(?:(?:ai|a\.i\.|assistant)[^\S\n]*[,:]"
+        rf"|(?:^|\n|[.!?][^\S\n]+)[^\S\n]*(?:(?:ai|a\.i\.|assistant)[^\S\n]*[,:]"
         rf"|agent[^\S\n]*,)",
         triggers=(
             "ai",

@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import logging
 import sys
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
@@ -25,6 +26,7 @@ from desktop_agent.desktop.inventory import (
     InventoryBackend,
     InventoryRunner,
     RawElement,
+    WalkLimits,
     own_window_elements,
     to_elements,
     to_texts,
@@ -42,6 +44,10 @@ NATIVE_HISTORY = 4
 #: and the time all of them may take: an unchanged region costs a grab and a hash
 MAX_PIXEL_REGIONS = 6
 PIXELS_BUDGET_S = 5.0
+#: the texts beside the element list (AT-SPI contents, other windows) are read within this,
+#: after the list's own budget; past it plus the grace the read's thread is abandoned
+TEXTS_BUDGET_S = 1.0
+TEXTS_GRACE_S = 0.5
 
 
 class DesktopObserver:
@@ -129,6 +135,9 @@ class DesktopObserver:
                     encoding.add_done_callback(lambda future: future.exception())
         mapping = mapping_for(shot.monitor, shot.size)
         elements, natives = to_elements(raw, mapping, shot.size)
+        # the injection guard is on (it reads the screen), and the list's walk is not hung
+        if self.pixel_reader is not None and backend != "none":
+            raw = [*raw, *await self._read_texts()]
         read = await self._read_pixels([item for item in raw if item.pixels], shot)
         texts = to_texts([*raw, *read], mapping, shot.size)
         if encoding is None:
@@ -153,6 +162,19 @@ class DesktopObserver:
         )
         self._natives.append((observation, natives))
         return observation
+
+    async def _read_texts(self) -> list[RawElement]:
+        """The backend's texts beside the element list (`read_texts`, AT-SPI), within
+        TEXTS_BUDGET_S; none from a backend that has no such read, or past the budget."""
+        if self.inventory is None:
+            return []
+        try:
+            return await self.inventory.run(
+                _texts, TEXTS_BUDGET_S, timeout_s=TEXTS_BUDGET_S + TEXTS_GRACE_S
+            )
+        except Exception as error:  # noqa: BLE001 - a late or failed read: no texts this turn
+            log.warning("the screen's texts were not read: %s", error)
+            return []
 
     async def _read_pixels(self, regions: list[RawElement], shot: Shot) -> list[RawElement]:
         """The text OCR reads in `regions` (physical px, grabbed anew at the screen's own
@@ -309,6 +331,16 @@ class DesktopObserver:
 
 #: the bound of one read of the window list at action time (a few X round trips)
 OWN_WINDOWS_TIMEOUT_S = 0.4
+
+
+def _texts(backend: Any, budget_s: float) -> list[RawElement]:
+    """On the inventory thread: the backend's texts beside its element list, read within
+    `budget_s` (a backend without `read_texts` has none)."""
+    read = getattr(backend, "read_texts", None)
+    if read is None:
+        return []
+    found: list[RawElement] = read(WalkLimits(deadline=time.monotonic() + budget_s))
+    return found
 
 
 def _window_list(backend: Any) -> list[RawElement] | None:

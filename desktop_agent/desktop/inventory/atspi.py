@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.desktop.inventory.atspi_bus import (
@@ -252,6 +253,18 @@ ROLE_CACHE_MAX = 50_000
 FOCUS_MAX_NODES = 3000
 
 
+@dataclass(frozen=True, slots=True)
+class _Walked:
+    """What a snapshot walked: the windows, the AT-SPI frames, the active frame, its nodes
+    whose text contents are to be read, and whether it had any control."""
+
+    windows: list[WindowInfo]
+    frames: list[tuple[list[Node], Node, str, bool]]
+    walked: Node
+    contents: list[tuple[Node, str]]
+    controls: bool
+
+
 def atspi_status() -> tuple[bool, str]:
     """(usable, why): can this process reach the AT-SPI bus? Never starts a daemon."""
     try:
@@ -297,6 +310,8 @@ class AtspiInventory:
         #: except UNCACHED_ROLES'): a later walk asks only their children, as libatspi's own
         #: cache spares pyatspi the call
         self.roles: dict[Node, int] = {}
+        #: what the last snapshot walked, for read_texts (None: it reached no active window)
+        self._seen: _Walked | None = None
 
     def thread_init(self) -> None:
         self.bus = AtspiBus(accessibility_bus_address())
@@ -320,10 +335,9 @@ class AtspiInventory:
     # -- listing -------------------------------------------------------------------------
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
-        """The windows and the active window's controls, then what the screen says beside
-        their names (`RawElement.contents`: the active window's text contents, the other
-        windows' controls and contents) and the regions only OCR can read (`pixels`:
-        notifications, windows with no accessible text)."""
+        """The windows, the active window's controls and the notification windows (as
+        `pixels` regions); what the screen says beside the names is `read_texts`'s."""
+        self._seen = None
         windows = listed_windows(self.windows, limits)
         elements = window_elements(windows)
         notices = notification_elements(self.windows, limits)
@@ -344,13 +358,43 @@ class AtspiInventory:
         contents: list[tuple[Node, str]] = []
         budget = limits.max_elements - len(elements)
         controls = self._walk(roots, limits, budget=budget, contents=contents)
-        elements = [*elements, *controls][: limits.max_elements]
-        texts = self._contents(contents, limits)
-        active = next((w for w in windows if w.active), None)
-        if active is not None and not controls and not texts:
-            texts += _pixels(active, [active.rect])
-        texts += self._other_windows(windows, frames, roots[0], limits)
-        return [*elements, *texts, *notices], "atspi"
+        self._seen = _Walked(windows, frames, roots[0], contents, bool(controls))
+        return [*elements, *controls][: limits.max_elements] + notices, "atspi"
+
+    def read_texts(self, limits: WalkLimits) -> list[RawElement]:
+        """What the screen says beside the names of the last snapshot (`RawElement.contents`:
+        the active window's text contents, the other windows' controls and contents) and
+        the windows only OCR can read (`pixels`). A call of its own, with a deadline of its
+        own: the element list's 100 ms budget is the model's, this is the injection guard's.
+        When the snapshot did not reach the active window in time (the first walk on a new
+        connection asks every node's role), it is walked here."""
+        try:
+            seen = self._seen or self._walk_for_texts(limits)
+            if seen is None:
+                return []
+            texts = self._contents(seen.contents, limits)
+            active = next((w for w in seen.windows if w.active), None)
+            if active is not None and not seen.controls and not texts:
+                texts += _pixels(active, [active.rect])
+            return texts + self._other_windows(seen.windows, seen.frames, seen.walked, limits)
+        except TimeoutError:
+            log.debug("the screen's texts cut at their deadline")
+            return []
+        except Exception as error:  # noqa: BLE001 - any AT-SPI/D-Bus fault: no texts
+            log.warning("the screen's texts could not be read: %s", error)
+            return []
+
+    def _walk_for_texts(self, limits: WalkLimits) -> _Walked | None:
+        windows = listed_windows(self.windows, limits)
+        if any(window.active and window.own for window in windows):
+            return None
+        frames = self._frames(limits)
+        roots = self._active_roots(windows, frames, limits)
+        if not roots:
+            return None
+        contents: list[tuple[Node, str]] = []
+        controls = self._walk(roots, limits, limits.max_elements, contents=contents)
+        return _Walked(windows, frames, roots[0], contents, bool(controls))
 
     def _contents(self, nodes: list[tuple[Node, str]], limits: WalkLimits) -> list[RawElement]:
         """The text contents (AT-SPI Text) of `nodes`, at most TEXT_LIMIT characters each:
