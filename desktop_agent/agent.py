@@ -24,13 +24,12 @@ from desktop_agent.core.models import (
     Policy,
     Risk,
     RunView,
-    TaskSpec,
 )
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
 from desktop_agent.core.replay import replay_run
 from desktop_agent.core.runner import RunnerServices, TaskRunnerService
-from desktop_agent.core.tools import NO_TOOL_ALLOWED, SCREEN_DENIED, SCREEN_TOOL, ToolRegistry
+from desktop_agent.core.tools import SCREEN_DENIED, SCREEN_TOOL, ToolRegistry
 from desktop_agent.desktop.takeover import InjectionWindows
 
 if TYPE_CHECKING:
@@ -176,32 +175,6 @@ class Agent:
             check_model=check_model,
             **extra,
         )
-
-    async def create_run(
-        self,
-        goal: str,
-        *,
-        base_url: str | None = None,
-        model: str | None = None,
-        max_steps: int | None = None,
-        max_failures: int | None = None,
-        allowed_tools: tuple[str, ...] | None = None,
-    ) -> RunView:
-        """A queued run; nothing starts."""
-        if not goal.strip():
-            raise RefusedToStart("the goal is empty")
-        if allowed_tools is not None and not allowed_tools:
-            raise RefusedToStart(NO_TOOL_ALLOWED)
-        settings = self.settings
-        spec = TaskSpec(
-            goal=goal.strip(),
-            max_steps=max_steps or settings.max_steps,
-            max_failures=max_failures or settings.max_failures,
-            allowed_tools=allowed_tools or (),
-            model=model or settings.model,
-            base_url=base_url or settings.base_url,
-        )
-        return await self.runner.create(spec)
 
     async def prepare(self, run: RunView, vision: VisionSetting | None = None) -> Planner:
         """The run's planner, once its model server answers and its model can see.

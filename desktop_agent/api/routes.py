@@ -39,7 +39,14 @@ from desktop_agent.core.routine import (
     RoutineNotFound,
     routine_to_file,
 )
-from desktop_agent.host.starts import NotQueued, QueuedRun, RoutineRequest, admit
+from desktop_agent.host.starts import (
+    NotQueued,
+    QueuedRun,
+    RoutineRequest,
+    RunRequest,
+    admit,
+    store_queued,
+)
 from desktop_agent.instances.stop_all import PROOF_SCHEME
 
 if TYPE_CHECKING:
@@ -181,13 +188,16 @@ class Routes:
         self._refuse_if_controls_only()
         body = parse_body(await request.read(), CreateTask)
         try:
-            run = await self.agent.create_run(
-                body.goal,
-                base_url=body.base_url,
-                model=body.model,
-                max_steps=body.max_steps,
-                max_failures=body.max_failures,
-                allowed_tools=None if body.allowed_tools is None else tuple(body.allowed_tools),
+            run = await store_queued(
+                self.agent,
+                RunRequest(
+                    body.goal,
+                    base_url=body.base_url,
+                    model=body.model,
+                    max_steps=body.max_steps,
+                    max_failures=body.max_failures,
+                    allowed_tools=None if body.allowed_tools is None else tuple(body.allowed_tools),
+                ),
             )
         except AlreadyRunning:
             raise

@@ -81,13 +81,14 @@ class TaskRunnerService:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    async def create(self, spec: TaskSpec) -> RunView:
+    async def create(self, spec: TaskSpec, run_id: str | None = None) -> RunView:
         registry = self.services.registry
         allowed = spec.allowed_tools or registry.offered_names()
         unknown = registry.unknown(allowed)
         if unknown:
             raise RefusedToStart(f"unknown tool(s): {', '.join(unknown)}")
-        return await self.services.repo.create_run(replace(spec, allowed_tools=tuple(allowed)))
+        allowed_spec = replace(spec, allowed_tools=tuple(allowed))
+        return await self.services.repo.create_run(allowed_spec, run_id=run_id)
 
     async def load(self, run_id: str) -> RunView:
         run = await self.services.repo.get_run(run_id)

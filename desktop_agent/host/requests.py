@@ -1,4 +1,5 @@
-"""What a face asks for when it starts a run: a goal, a saved routine or a queued run."""
+"""What a face asks for when it starts a run (a goal, a saved routine or a queued run), and
+the one `task_spec` that turns a goal or a routine into the run's TaskSpec."""
 
 from __future__ import annotations
 
@@ -8,8 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from desktop_agent.core.errors import RefusedToStart
+from desktop_agent.core.models import RunKind, TaskSpec
+from desktop_agent.core.routine import Routine
+from desktop_agent.core.routine_player import PATIENCE_TURNS
+from desktop_agent.core.tools import NO_TOOL_ALLOWED
+
 if TYPE_CHECKING:
     from desktop_agent.agent import VisionSetting
+    from desktop_agent.settings import Settings
 
 #: set by a face on another thread when the run may act (the window is out of the way);
 #: awaited inside the run after its model check, raced against a stop like the rest
@@ -66,3 +74,35 @@ class QueuedRun:
 
 
 StartRequest = RunRequest | RoutineRequest | QueuedRun
+
+
+def task_spec(settings: Settings, request: RunRequest | Routine) -> TaskSpec:
+    """The TaskSpec of a goal's run (what the request leaves out is the settings') or of a
+    saved routine's (every tool: the agent may take over; room for the routine's steps and
+    their waits on top of the settings' steps). `allowed_tools` stays empty for "every tool
+    offered": the runner names them (core/runner.py `create`, host/starts.py `queued_run`).
+    RefusedToStart (one line) for an empty goal or a run that may use no tool."""
+    if isinstance(request, Routine):
+        return TaskSpec(
+            goal=request.goal,
+            max_steps=min(500, settings.max_steps + 2 * len(request.steps) + PATIENCE_TURNS),
+            max_failures=settings.max_failures,
+            model=settings.model,
+            base_url=settings.base_url,
+            kind=RunKind.ROUTINE,
+            routine=request.name,
+        )
+    goal = request.goal.strip()
+    if not goal:
+        raise RefusedToStart("the goal is empty")
+    # None is "every tool"; an empty list allows none, and a run with no tool is refused
+    if request.allowed_tools is not None and not request.allowed_tools:
+        raise RefusedToStart(NO_TOOL_ALLOWED)
+    return TaskSpec(
+        goal=goal,
+        max_steps=request.max_steps or settings.max_steps,
+        max_failures=request.max_failures or settings.max_failures,
+        allowed_tools=request.allowed_tools or (),
+        model=request.model or settings.model,
+        base_url=request.base_url or settings.base_url,
+    )

@@ -20,9 +20,7 @@ from desktop_agent.core.models import (
     Element,
     Observation,
     Policy,
-    RunKind,
     RunView,
-    TaskSpec,
     utcnow,
 )
 from desktop_agent.core.permissions import Permissions
@@ -36,15 +34,15 @@ from desktop_agent.core.routine import (
     read_routine_text,
     routine_from_run,
 )
-from desktop_agent.core.routine_player import PATIENCE_TURNS, RoutinePlayer
+from desktop_agent.core.routine_player import RoutinePlayer
 from desktop_agent.core.runner import Find, Prepare
 from desktop_agent.core.targets import acts_in_a_window
 from desktop_agent.core.tools import ToolRegistry
+from desktop_agent.host.requests import RoutineRequest, task_spec
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
     from desktop_agent.core.ports import Planner
-    from desktop_agent.host.requests import RoutineRequest
     from desktop_agent.store import SqliteRunRepository
 
 #: a file bigger than this is not a routine someone wrote or exported
@@ -170,7 +168,14 @@ def routine_start(agent: Agent, request: RoutineRequest) -> tuple[Find, Prepare]
         routine = await get(agent.repo, request.name)
         steps = runnable(routine, agent.registry, request.values)
         found.append((routine, steps))
-        return RunView.queued(routine_spec(agent, routine), request.run_id, utcnow())
+        return RunView.queued(
+            replace(
+                task_spec(agent.settings, routine),
+                allowed_tools=agent.registry.offered_names(),
+            ),
+            request.run_id,
+            utcnow(),
+        )
 
     async def prepare(run: RunView) -> Planner:
         routine, steps = found[0]
@@ -202,22 +207,6 @@ def routine_start(agent: Agent, request: RoutineRequest) -> tuple[Find, Prepare]
         )
 
     return find, prepare
-
-
-def routine_spec(agent: Agent, routine: Routine) -> TaskSpec:
-    """The run of a routine: every tool allowed (the agent may take over), room for the
-    routine's steps and their waits on top of the settings' steps."""
-    settings = agent.settings
-    return TaskSpec(
-        goal=routine.goal,
-        max_steps=min(500, settings.max_steps + 2 * len(routine.steps) + PATIENCE_TURNS),
-        max_failures=settings.max_failures,
-        allowed_tools=agent.registry.offered_names(),
-        model=settings.model,
-        base_url=settings.base_url,
-        kind=RunKind.ROUTINE,
-        routine=routine.name,
-    )
 
 
 def questions(

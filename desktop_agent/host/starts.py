@@ -18,12 +18,12 @@ stored for it.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from desktop_agent.core.errors import DesktopAgentError, RefusedToStart, RunNotFound
-from desktop_agent.core.models import RunStatus, RunView, TaskSpec, utcnow
+from desktop_agent.core.models import RunStatus, RunView, utcnow
 from desktop_agent.core.runner import Find, Prepare, RunHandle, close_planner
-from desktop_agent.core.tools import NO_TOOL_ALLOWED
 from desktop_agent.host.requests import (
     QueuedRun,
     Ready,
@@ -31,6 +31,7 @@ from desktop_agent.host.requests import (
     RunRequest,
     StartRequest,
     new_run_id,
+    task_spec,
 )
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
     "admit",
     "new_run_id",
     "queued_run",
+    "store_queued",
 ]
 
 
@@ -130,27 +132,17 @@ def _then_ready(prepare: Prepare, ready: Ready) -> Prepare:
     return prepared_and_ready
 
 
+async def store_queued(agent: Agent, request: RunRequest) -> RunView:
+    """The request stored as a queued run under its id (the API's POST); nothing starts."""
+    return await agent.runner.create(task_spec(agent.settings, request), request.run_id)
+
+
 def queued_run(agent: Agent, request: RunRequest) -> RunView:
     """The request as a queued run view (in memory; the loop stores it)."""
-    goal = request.goal.strip()
-    if not goal:
-        raise RefusedToStart("the goal is empty")
-    settings = agent.settings
-    # None is "every tool"; an empty list allows none, and a run with no tool is refused
-    allowed = (
-        agent.registry.offered_names() if request.allowed_tools is None else request.allowed_tools
-    )
-    if not allowed:
-        raise RefusedToStart(NO_TOOL_ALLOWED)
+    spec = task_spec(agent.settings, request)
+    allowed = spec.allowed_tools or agent.registry.offered_names()
     unknown = agent.registry.unknown(allowed)
     if unknown:
         raise RefusedToStart(f"unknown tool(s): {', '.join(unknown)}")
-    spec = TaskSpec(
-        goal=goal,
-        max_steps=request.max_steps or settings.max_steps,
-        max_failures=request.max_failures or settings.max_failures,
-        allowed_tools=tuple(allowed),
-        model=request.model or settings.model,
-        base_url=request.base_url or settings.base_url,
-    )
+    spec = replace(spec, allowed_tools=tuple(allowed))
     return RunView.queued(spec, request.run_id, utcnow())

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.settings import Settings
 from tests.fakes import LosingHotkey, ScriptedPlanner, done, fail, tool
 from tests.gui.fake_agent import bind_window, drive, make_agent, until
@@ -108,7 +109,7 @@ def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
 
     async def scenario() -> Any:
         await server.start()
-        run = await other.create_run("a run in the other instance")
+        run = await store_queued(other, RunRequest("a run in the other instance"))
         finished = asyncio.ensure_future(other.runner.run(run, other.planner_factory(run)))
         await until(lambda: other.runner.active_ids, what="the other run to start")
         harness.app.stop_everything()

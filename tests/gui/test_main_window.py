@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 
 from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StepView, StopReason
+from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.ui import frames
 from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.timeline import THUMB_SIZE, TimelineModel
@@ -42,7 +43,7 @@ def test_a_worker_hands_on_a_runs_events_in_order_then_done(
     script(agent, tool("wait", seconds=0), done("all done"))
 
     async def make_worker() -> RunWorker:
-        run = await agent.create_run("wait, then finish")
+        run = await store_queued(agent, RunRequest("wait, then finish"))
         return RunWorker(agent.runner.start(run, agent.planner_factory(run)), live=True)
 
     worker = drive(qloop, make_worker())

@@ -15,6 +15,7 @@ import pytest
 
 from desktop_agent import app as app_module
 from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.settings import Settings, save_settings
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.gui.fake_agent import drive, make_agent, until
@@ -60,7 +61,7 @@ def test_stop_all_pressed_before_the_engine_exists_stops_another_instances_run(
 
     async def scenario() -> Any:
         await server.start()
-        run = await other.create_run("a run in the other instance")
+        run = await store_queued(other, RunRequest("a run in the other instance"))
         finished = asyncio.ensure_future(other.runner.run(run, other.planner_factory(run)))
         await until(lambda: asked, what="the other run's model request")
         serving = asyncio.ensure_future(app_module._serve(window, guard, home))

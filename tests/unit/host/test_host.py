@@ -24,6 +24,7 @@ from desktop_agent.core.events import (
 )
 from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.host import Host, RoutineRequest, RunRequest
+from desktop_agent.host.starts import store_queued
 from tests.fakes import LosingHotkey, ScriptedPlanner, done, tool
 from tests.gui.fake_agent import make_agent
 
@@ -119,7 +120,7 @@ async def test_a_start_that_allows_an_empty_list_of_tools_is_refused_not_given_e
     with pytest.raises(RefusedToStart, match="no tool is allowed"):
         host.start(RunRequest("x", allowed_tools=()))
     with pytest.raises(RefusedToStart, match="no tool is allowed"):
-        await host.agent.create_run("x", allowed_tools=())
+        await store_queued(host.agent, RunRequest("x", allowed_tools=()))
     assert host.agent.runner.active_ids == ()
 
 

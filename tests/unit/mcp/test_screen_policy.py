@@ -14,6 +14,7 @@ from mcp import Client
 from desktop_agent.agent import Agent
 from desktop_agent.core.models import ApprovalDecision, Policy, Risk
 from desktop_agent.core.tools import SCREEN_DENIED
+from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.mcp.gate import McpApprovalGate
 from desktop_agent.mcp.server import McpFace
 from desktop_agent.settings import Settings
@@ -121,6 +122,6 @@ async def test_a_run_a_model_drives_does_not_start_while_the_screen_is_denied(
         executor=FakeExecutor(),
         check_model=False,
     )
-    run = await agent.create_run("look at the screen")
+    run = await store_queued(agent, RunRequest("look at the screen"))
     with pytest.raises(RefusedToStart, match="screen_snapshot is denied by policy"):
         await agent.prepare(run)
