@@ -412,7 +412,7 @@ class _RegisteredHotkey:
         make_message_queue(user32)
         self._thread_id = int(kernel32.GetCurrentThreadId())
         if not user32.RegisterHotKey(None, HOTKEY_ID, modifiers, vk):
-            error = int(kernel32.GetLastError())
+            error = dlls.last_error()
             if error == ERROR_HOTKEY_ALREADY_REGISTERED and modifiers & MOD_WIN:
                 # "Keyboard shortcuts that involve the WINDOWS key are reserved for use by the
                 # operating system" (RegisterHotKey, Remarks): the same error 1409, no program
@@ -438,7 +438,7 @@ class _RegisteredHotkey:
                     return
                 if got < 0:
                     self._arming.lost(
-                        f"its message loop failed (Windows error {int(kernel32.GetLastError())})"
+                        f"its message loop failed (Windows error {dlls.last_error()})"
                     )
                     return
                 if message.message == WM_HOTKEY and message.wParam == HOTKEY_ID:

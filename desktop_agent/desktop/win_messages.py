@@ -45,9 +45,33 @@ def make_message_queue(user32: Any) -> None:
     user32.PeekMessageW(ctypes.byref(message), None, WM_USER, WM_USER, PM_NOREMOVE)
 
 
-def windll() -> Any:
-    """ctypes.windll (Windows only; tests put a fake in its place)."""
-    return getattr(ctypes, "windll")  # noqa: B009 - absent off Windows
+class SystemDlls:
+    """user32, kernel32, … (any system DLL by its name) as WinDLL objects of their own, loaded
+    with use_last_error=True, and `last_error()`: the error ctypes saved right after the
+    last call on this thread (Windows only; tests put a fake ctypes.WinDLL in place).
+
+    Not `ctypes.windll`: a separate `kernel32.GetLastError()` call reads the thread's error
+    after Python's own work since the failed call, which may have changed it (TlsGetValue
+    "calls SetLastError to clear a thread's last error when it succeeds", learn.microsoft.com,
+    "TlsGetValue function"); with use_last_error ctypes swaps it into a private copy right
+    around each call (CPython Modules/_ctypes/callproc.c, `FUNCFLAG_USE_LASTERROR`), which
+    `ctypes.get_last_error()` reads. And `ctypes.windll` is shared by every library of the
+    process: the prototypes we set (restype, argtypes) would be theirs, and theirs ours.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        dll = getattr(ctypes, "WinDLL")(name, use_last_error=True)  # noqa: B009 - Windows only
+        setattr(self, name, dll)
+        return dll
+
+    @staticmethod
+    def last_error() -> int:
+        return int(getattr(ctypes, "get_last_error")())  # noqa: B009 - Windows only
+
+
+def windll() -> SystemDlls:
+    """The system DLLs, with their last errors kept (see SystemDlls)."""
+    return SystemDlls()
 
 
 def last_input_tick(user32: Any) -> int | None:

@@ -71,7 +71,7 @@ def top_level_windows(windll: Any) -> list[RawElement]:
 
     callback = ENUM_PROC(listed)
     if not user32.EnumWindows(callback, 0):
-        raise OSError(f"EnumWindows failed (Windows error {windll.kernel32.GetLastError()})")
+        raise OSError(f"EnumWindows failed (Windows error {windll.last_error()})")
     found = []
     for window in handles:
         handle = ctypes.c_void_p(window)
@@ -103,4 +103,7 @@ def top_level_windows(windll: Any) -> list[RawElement]:
 
 
 def system_windll() -> Any:
-    return getattr(ctypes, "windll")  # noqa: B009 - Windows only
+    """The system DLLs, last errors kept (win_messages.SystemDlls)."""
+    from desktop_agent.desktop.win_messages import windll
+
+    return windll()

@@ -197,7 +197,7 @@ class WindowsHookWatch:
         handles = install()
         try:
             if not all(handles):
-                self._problem = f"cannot install the input hooks (error {kernel32.GetLastError()})"
+                self._problem = f"cannot install the input hooks (error {self._dlls.last_error()})"
                 return
             self._ready.set()
             message = MSG()

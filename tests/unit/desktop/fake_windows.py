@@ -44,6 +44,7 @@ from desktop_agent.desktop.win_messages import (
     WM_HOTKEY,
     WM_QUIT,
 )
+from tests.unit.desktop.fake_ctypes import ThreadErrors
 
 WM_KEYDOWN, WM_KEYUP, WM_MOUSEMOVE = 0x0100, 0x0101, 0x0200
 
@@ -82,7 +83,8 @@ class FakeWindows:
         self.shell_keys: set[tuple[int, int]] = {(0x8, ord("E")), (0x8, ord("L")), (0x8, ord("R"))}
         self.hooks: dict[int, Hook] = {}
         self.installs = 0
-        self._errors: dict[int, int] = {}
+        #: each thread's last error, and ctypes' copy of it (tests/unit/desktop/fake_ctypes.py)
+        self.errors = ThreadErrors()
         self.user32 = self._functions(
             "GetMessageW", "PeekMessageW", "PostThreadMessageW", "RegisterHotKey",
             "UnregisterHotKey", "SetWindowsHookExW", "UnhookWindowsHookEx", "CallNextHookEx",
@@ -110,7 +112,7 @@ class FakeWindows:
         return 0x400000
 
     def GetLastError(self) -> int:  # noqa: N802
-        return self._errors.get(self._me(), 0)
+        return self.errors.get()
 
     # -- messages -------------------------------------------------------------------------
 
@@ -149,7 +151,7 @@ class FakeWindows:
     def RegisterHotKey(self, hwnd: Any, ident: int, modifiers: int, vk: int) -> int:  # noqa: N802
         combo = (modifiers & 0xF, vk)
         if combo in self.taken_by_others or combo in self.hotkeys or combo in self.shell_keys:
-            self._errors[self._me()] = ERROR_HOTKEY_ALREADY_REGISTERED
+            self.errors.set(ERROR_HOTKEY_ALREADY_REGISTERED)
             return 0
         self.hotkeys[combo] = (self._me(), ident)
         return 1

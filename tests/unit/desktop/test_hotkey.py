@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import sys
 
 import pytest
@@ -18,6 +17,7 @@ from desktop_agent.desktop.hotkey import (
     parse_combo,
     start_global_hotkey,
 )
+from tests.unit.desktop import fake_ctypes
 from tests.unit.desktop.fake_windows import FakeWindows
 
 
@@ -71,7 +71,7 @@ def test_x11_hotkey_without_a_display_is_unavailable_not_a_crash(
 def windows(monkeypatch: pytest.MonkeyPatch) -> FakeWindows:
     fake = FakeWindows()
     monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setattr(ctypes, "windll", fake, raising=False)
+    fake_ctypes.install(monkeypatch, fake, fake.errors)
     return fake
 
 
@@ -154,6 +154,21 @@ async def test_windows_hotkey_another_program_holds_is_unavailable(windows: Fake
     windows.taken_by_others.add((CTRL_ALT, VK_ESCAPE))
 
     with pytest.raises(HotkeyUnavailable, match="ctrl\\+alt\\+esc is taken by another program"):
+        await asyncio.to_thread(
+            start_global_hotkey, "ctrl+alt+esc", lambda: None, asyncio.get_running_loop()
+        )
+
+
+async def test_the_reason_is_the_error_registerhotkey_left_whatever_python_did_since(
+    windows: FakeWindows,
+) -> None:
+    # issue 37 item 9: the interpreter's own work after the failed call clears the thread's
+    # error (fake_ctypes: `clobbered`); ctypes' use_last_error copy, taken right after the
+    # call, still holds 1409, which a separate GetLastError call no longer reads
+    windows.taken_by_others.add((CTRL_ALT, VK_ESCAPE))
+    windows.errors.clobbered = True
+
+    with pytest.raises(HotkeyUnavailable, match=r"ctrl\+alt\+esc is taken by another program"):
         await asyncio.to_thread(
             start_global_hotkey, "ctrl+alt+esc", lambda: None, asyncio.get_running_loop()
         )

@@ -27,6 +27,7 @@ from desktop_agent.desktop.takeover.windows import (
 )
 from desktop_agent.desktop.win_input import AGENT_INPUT_TAG
 from tests.fakes import ManualClock
+from tests.unit.desktop import fake_ctypes
 from tests.unit.desktop.fake_pyautogui import FakePyAutoGui
 from tests.unit.desktop.fake_windows import FakeWindows
 
@@ -249,7 +250,7 @@ def test_hook_health_counts_input_the_system_saw_after_the_hooks_last_event() ->
 def windows(monkeypatch: pytest.MonkeyPatch) -> FakeWindows:
     fake = FakeWindows()
     monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setattr(ctypes, "windll", fake, raising=False)
+    fake_ctypes.install(monkeypatch, fake, fake.errors)
     monkeypatch.setattr(ctypes, "WINFUNCTYPE", ctypes.CFUNCTYPE, raising=False)
     monkeypatch.setattr(windows_hooks, "HEALTH_CHECK_S", 0.02)
     return fake

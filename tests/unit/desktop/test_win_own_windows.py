@@ -3,7 +3,6 @@ untitled popups included, and a read that fails refuses the call (issue 37 item 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 import types
@@ -17,6 +16,8 @@ from desktop_agent.core.models import Observation
 from desktop_agent.core.own_windows import own_window_refusal
 from desktop_agent.desktop.capture import Monitor
 from desktop_agent.desktop.observer import DesktopObserver
+from tests.unit.desktop import fake_ctypes
+from tests.unit.desktop.fake_ctypes import ThreadErrors
 from tests.unit.desktop.fake_windows import Function
 from tests.unit.desktop.fakes import FakeCapture
 
@@ -63,7 +64,11 @@ class FakeUser32:
         self.dwmapi = types.SimpleNamespace(
             DwmGetWindowAttribute=Function(self.DwmGetWindowAttribute)
         )
-        self.kernel32 = types.SimpleNamespace(GetLastError=Function(lambda: 5))
+        self.errors = ThreadErrors()
+
+    def last_error(self) -> int:
+        """win_messages.SystemDlls.last_error, for a test that hands this fake over itself."""
+        return self.errors.get()
 
     def _window(self, handle: Any) -> Window | None:
         value = int(getattr(handle, "value", handle) or 0)
@@ -73,6 +78,7 @@ class FakeUser32:
 
     def EnumWindows(self, callback: Any, param: int) -> int:  # noqa: N802
         if self.fail:
+            self.errors.set(5)  # ERROR_ACCESS_DENIED
             return 0
         for window in self.windows:
             if not callback(window.hwnd, param):
@@ -121,7 +127,7 @@ MAIN = Window(0x300, ME, (100, 100, 900, 700))
 def user32(monkeypatch: pytest.MonkeyPatch) -> FakeUser32:
     fake = FakeUser32([OWN_MENU, NOTEPAD])
     monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setattr(ctypes, "windll", fake, raising=False)
+    fake_ctypes.install(monkeypatch, fake, fake.errors)
     return fake
 
 
