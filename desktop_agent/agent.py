@@ -207,7 +207,8 @@ class Agent:
         from desktop_agent.planner.backends import backend_named, make_planner
         from desktop_agent.planner.profiles import resolve_profile
 
-        profile = settings.model_profile if own_model else "auto"
+        # the run's own choice (API, MCP, --model-profile) before the settings'
+        profile = run.model_profile or (settings.model_profile if own_model else "auto")
         backend = backend_named(resolve_profile(run.model, profile, base_url=run.base_url).backend)
         # the profile's backend makes it (a chat format → OpenAIPlanner; a native API its own)
         return make_planner(
@@ -216,7 +217,10 @@ class Agent:
             api_key=await self.api_key_for(run.base_url, backend.own_key),
             read_timeout_s=settings.read_timeout_s,
             profile=profile,
-            coordinates=settings.model_coordinates if own_model else "auto",
+            # a calibration's finding is for the settings' choice, not a profile named per run
+            coordinates=(
+                settings.model_coordinates if own_model and not run.model_profile else "auto"
+            ),
             grounding=settings.grounding,
             grounder=grounder,
             grounder_zoom=settings.grounder_zoom,

@@ -197,6 +197,7 @@ class Routes:
                     max_steps=body.max_steps,
                     max_failures=body.max_failures,
                     allowed_tools=None if body.allowed_tools is None else tuple(body.allowed_tools),
+                    model_profile=body.model_profile,
                 ),
             )
         except AlreadyRunning:

@@ -24,6 +24,7 @@ from desktop_agent.core.models import (
     SafetyCheck,
     SuspiciousText,
 )
+from desktop_agent.planner.profiles import profile_value
 
 MAX_GOAL_CHARS = 10_000
 MAX_MODEL_CHARS = 200
@@ -71,6 +72,13 @@ class CreateTask(_Body):
         default=None, min_length=1, max_length=MAX_TOOLS
     )
     vision: Literal["auto", "yes", "no"] | None = None
+    #: planner/profiles.py: "auto" or a profile's name (None: the settings' choice)
+    model_profile: str | None = Field(default=None, max_length=MAX_MODEL_CHARS)
+
+    @field_validator("model_profile")
+    @classmethod
+    def _model_profile(cls, value: str | None) -> str | None:
+        return None if value is None else profile_value(value)
 
     @field_validator("goal")
     @classmethod

@@ -103,6 +103,7 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
                     max_steps=args.max_steps,
                     max_failures=args.max_failures,
                     allowed_tools=args.allow,
+                    model_profile=getattr(args, "model_profile", None),
                     ready=ready,
                 )
             )

@@ -76,7 +76,8 @@ def human(event: TaskLoopEvent) -> str:
 def _human_line(event: TaskLoopEvent) -> str:
     if isinstance(event, RunStarted):
         run = event.run
-        return f"run {run.id}: {run.goal!r} with {run.model} (max {run.max_steps} steps)"
+        profile = f", model profile {run.model_profile}" if run.model_profile else ""
+        return f"run {run.id}: {run.goal!r} with {run.model} (max {run.max_steps} steps{profile})"
     if isinstance(event, StepFinished):
         step = event.step
         duration = f"{step.duration_ms:.0f} ms" if step.duration_ms is not None else "-"

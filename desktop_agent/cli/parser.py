@@ -30,14 +30,13 @@ def _positive_int(low: int, high: int) -> Callable[[str], int]:
 
 
 def _profile_name(text: str) -> str:
-    from desktop_agent.planner.profiles import AUTO, PROFILE_NAMES
+    from desktop_agent.core.errors import ConfigError
+    from desktop_agent.planner.profiles import profile_choice
 
-    name = text.strip().lower()
-    if name != AUTO and name not in PROFILE_NAMES:
-        raise argparse.ArgumentTypeError(
-            f"unknown model profile {text!r} (one of: {', '.join((AUTO, *PROFILE_NAMES))})"
-        )
-    return name
+    try:
+        return profile_choice(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _tool_list(text: str) -> tuple[str, ...]:

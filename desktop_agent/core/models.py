@@ -79,6 +79,9 @@ class TaskSpec:
     kind: RunKind = RunKind.AGENT
     #: the routine's name, for a routine run
     routine: str | None = None
+    #: the model profile this run asked for ("" = the settings' choice for their model,
+    #: else picked by the model's name; planner/profiles.py)
+    model_profile: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,8 @@ class RunView:
     kind: RunKind = RunKind.AGENT
     #: the routine's name, for a routine run
     routine: str | None = None
+    #: the model profile the run asked for ("": the settings' choice, or by the model's name)
+    model_profile: str = ""
 
     @classmethod
     def queued(cls, spec: TaskSpec, run_id: str, created_at: datetime) -> RunView:
@@ -125,6 +130,7 @@ class RunView:
             created_at=created_at,
             kind=spec.kind,
             routine=spec.routine,
+            model_profile=spec.model_profile,
         )
 
     def with_(self, **changes: Any) -> RunView:
@@ -152,6 +158,7 @@ class RunView:
             "cost": self.cost,
             "kind": self.kind.value,
             "routine": self.routine,
+            "model_profile": self.model_profile,
         }
 
 

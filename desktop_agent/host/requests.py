@@ -44,6 +44,8 @@ class RunRequest:
     max_failures: int | None = None
     allowed_tools: tuple[str, ...] | None = None
     vision: VisionSetting | None = None
+    #: a model profile for this run (planner/profiles.py; None: the settings' choice)
+    model_profile: str | None = None
     ready: Ready | None = field(default=None, compare=False)
 
 
@@ -105,4 +107,19 @@ def task_spec(settings: Settings, request: RunRequest | Routine) -> TaskSpec:
         allowed_tools=request.allowed_tools or (),
         model=request.model or settings.model,
         base_url=request.base_url or settings.base_url,
+        model_profile=_profile(request.model_profile),
     )
+
+
+def _profile(name: str | None) -> str:
+    """The run's model profile as stored ("" for the settings' choice); RefusedToStart, one
+    line naming the known ones, for a name no profile has."""
+    if name is None:
+        return ""
+    from desktop_agent.core.errors import ConfigError
+    from desktop_agent.planner.profiles import profile_choice
+
+    try:
+        return profile_choice(name)
+    except ConfigError as error:
+        raise RefusedToStart(str(error)) from None

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
 from desktop_agent.core.tools import ToolSpec
+from desktop_agent.planner.profiles import profile_value
 
 #: MCP name → the built-in tool a call of it runs (screenshot is the loop's observation)
 DESKTOP_TOOLS: dict[str, str] = {
@@ -50,6 +51,17 @@ class RunTaskArgs(_Args):
         min_length=1,
         description="the tools the run may use (default: all built-in; an empty list is none)",
     )
+    model_profile: str | None = Field(
+        default=None,
+        max_length=64,
+        description="the model's protocol family, e.g. qwen3-vl or anthropic-computer "
+        "(default: the settings' choice; auto: by the model's name)",
+    )
+
+    @field_validator("model_profile")
+    @classmethod
+    def _model_profile(cls, value: str | None) -> str | None:
+        return None if value is None else profile_value(value)
 
 
 class RunIdArgs(_Args):

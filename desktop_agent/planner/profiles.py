@@ -279,6 +279,25 @@ def profile_named(name: str) -> ModelProfile:
     )
 
 
+def profile_choice(text: str) -> str:
+    """`text` as a profile choice: "auto" or a profile's name (any case); ConfigError, one
+    line naming the known ones, when it is neither."""
+    name = text.strip().lower()
+    if name != AUTO and name not in PROFILE_NAMES:
+        raise ConfigError(
+            f"unknown model profile {text!r} (one of: {', '.join((AUTO, *PROFILE_NAMES))})"
+        )
+    return name
+
+
+def profile_value(text: str) -> str:
+    """profile_choice for a request body's validator (pydantic reports a ValueError)."""
+    try:
+        return profile_choice(text)
+    except ConfigError as error:
+        raise ValueError(str(error)) from None
+
+
 def resolve_profile(
     model: str, name: str = AUTO, coordinates: str = AUTO, base_url: str | None = None
 ) -> ModelProfile:

@@ -144,12 +144,19 @@ def _v4_suspicious_text(db: peewee.SqliteDatabase) -> None:
     execute(db, "ALTER TABLE steps ADD COLUMN suspicious_text TEXT")
 
 
+def _v5_model_profile(db: peewee.SqliteDatabase) -> None:
+    """A run keeps the model profile it asked for (API, MCP run_task, `run --model-profile`);
+    "" for the runs before: they had the settings' choice."""
+    execute(db, "ALTER TABLE runs ADD COLUMN model_profile TEXT NOT NULL DEFAULT ''")
+
+
 #: Migration i (0-based) takes the schema from version i to i + 1. Append only; never edit.
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_effect_and_usage,
     _v3_routines,
     _v4_suspicious_text,
+    _v5_model_profile,
 )
 
 

@@ -46,6 +46,7 @@ RUN_COLUMNS = (
     "cost",
     "kind",
     "routine",
+    "model_profile",
 )
 
 STEP_COLUMNS = (
@@ -163,6 +164,7 @@ def run_to_row(run: RunView, owner: ProcessIdentity | None) -> dict[str, Any]:
         "cost": run.cost,
         "kind": run.kind.value,
         "routine": run.routine,
+        "model_profile": run.model_profile,
     }
 
 
@@ -190,6 +192,7 @@ def run_from_row(row: dict[str, Any]) -> RunView:
         cost=row["cost"],
         kind=RunKind(row["kind"]),
         routine=row["routine"],
+        model_profile=row["model_profile"],
     )
 
 

@@ -83,6 +83,11 @@ BAD_BODIES: list[tuple[bytes, str]] = [
     ),
     (b'{"goal": "x", "colour": "red"}', 'unknown field "colour"'),
     (
+        b'{"goal": "x", "model_profile": "qwen9"}',
+        "unknown model profile 'qwen9' (one of: auto, ",
+    ),
+    (b'{"goal": "x", "model_profile": 3}', "model_profile: input should be a valid string (got 3)"),
+    (
         b'{"goal": "x", "allowed_tools": ["' + b"w" * 65 + b'"]}',
         "allowed_tools.0: string should have at most 64 characters",
     ),
@@ -145,6 +150,14 @@ async def test_a_valid_body_is_normalised(api: Api) -> None:
     assert run["model"] == "llava"
     assert run["allowed_tools"] == ["wait", "click"]
     assert (run["max_steps"], run["max_failures"]) == (500, 50)
+    assert run["model_profile"] == ""  # none asked: the settings' choice
+
+
+async def test_a_run_keeps_the_model_profile_its_body_named(api: Api) -> None:
+    run = await api.create("in its own format", model_profile=" Qwen3-VL ")
+    assert run["model_profile"] == "qwen3-vl"
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None and stored.model_profile == "qwen3-vl"
 
 
 async def test_defaults_come_from_the_settings(api: Api) -> None:

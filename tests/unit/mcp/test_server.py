@@ -216,3 +216,26 @@ async def test_screen_text_reaches_the_client_fenced_as_data_under_the_standing_
     for result, label in ((focused, "result"), (run, "steps")):
         said = text_of(result)
         assert SCREEN_TEXT_RULE in said and f"```{label}\n" in said, said
+
+
+async def test_a_run_task_keeps_the_model_profile_it_named_and_refuses_an_unknown_one(
+    face: McpFace,
+) -> None:
+    planner = ScriptedPlanner([done("finished")])
+    seen: list[str] = []
+
+    def factory(run: Any) -> Any:
+        seen.append(run.model_profile)
+        return planner
+
+    face.agent.planner_factory = factory
+    async with client(face) as mcp:
+        result = await mcp.call_tool("run_task", {"goal": "do it", "model_profile": "GUI-Owl-1.5"})
+        bad = await mcp.call_tool("run_task", {"goal": "do it", "model_profile": "owl"})
+
+    assert not result.is_error, text_of(result)
+    assert seen == ["gui-owl-1.5"]  # the run the planner is made for carries it
+    runs = await face.agent.repo.list_runs()
+    assert [run.model_profile for run in runs] == ["gui-owl-1.5"]
+    assert bad.is_error and "unknown model profile 'owl' (one of: auto, " in text_of(bad)
+    assert "\n" not in text_of(bad)

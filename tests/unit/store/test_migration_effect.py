@@ -53,3 +53,27 @@ async def test_a_v1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None
         (2, "click", Effect.NO_CHANGE),
     ]
     assert again is not None and (again.prompt_tokens, again.cost) == (10, 0.25)
+
+
+async def test_a_v4_store_gains_the_runs_model_profile_and_its_old_runs_had_none(
+    tmp_path: Path,
+) -> None:
+    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:4]) as old:
+        assert old.schema_version_sync() == 4
+    con = sqlite3.connect(tmp_path / DB_NAME)
+    with con:
+        con.execute(
+            "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
+            "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
+            "('r1', 'before', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
+            (T0.isoformat(),),
+        )
+    con.close()
+    with SqliteRunRepository.open(tmp_path) as new:
+        assert new.schema_version_sync() == len(MIGRATIONS) == 5
+        run = await new.get_run("r1")
+        assert run is not None and run.model_profile == ""
+        await new.save_run(run.with_(model_profile="qwen3-vl"))
+        again = await new.get_run("r1")
+    assert again is not None and again.model_profile == "qwen3-vl"
+    assert again.to_json()["model_profile"] == "qwen3-vl"
