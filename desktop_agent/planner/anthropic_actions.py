@@ -3,8 +3,8 @@
 The shapes are the anthropic SDK's (anthropic/types/beta/, 2.17): the single tool
 (beta_tool_computer_use_20250124.py, _20251124.py) takes `{"action": …}` with the fields of
 the toolset members' inputs (beta_computer_*_input.py): `coordinate` [x, y],
-`start_coordinate` (left_click_drag), `text` (key, type, hold_key; on a click or scroll the
-keys held meanwhile), `scroll_direction` up/down/left/right and `scroll_amount`, `duration`
+`start_coordinate` (left_click_drag), `text` (key, type, hold_key; on a click, drag or scroll
+the keys held meanwhile: our `hold`), `scroll_direction` up/down/left/right and `scroll_amount`, `duration`
 (wait, hold_key), `repeat` (key), `region` [x0, y0, x1, y1] (zoom). A click, scroll or
 mouse_down without `coordinate` acts where the pointer is: the last point this conversation
 put it at (the gate judges that point, never "wherever the pointer is").
@@ -119,13 +119,12 @@ def _at(
     return pointer
 
 
-def _no_keys_held(action: dict[str, Any], raw: str) -> None:
-    if action.get("text"):
-        raise PlannerError(
-            f"a {action.get('action')} with keys held ({snippet(str(action['text']))}) is not "
-            "supported; use the key action or hold_key separately",
-            raw=raw,
-        )
+def _held(action: dict[str, Any], raw: str) -> dict[str, list[str]]:
+    """The keys a click, drag or scroll holds down (its `text`, e.g. "shift" or "ctrl+shift")
+    as our `hold` argument ({} for none): pressed around it, and the gate asks every time."""
+    if action.get("text") is None:
+        return {}
+    return {"hold": key_names(action["text"], raw, f"{action.get('action')} with keys held")}
 
 
 def _seconds(action: dict[str, Any], raw: str) -> float:
@@ -172,23 +171,21 @@ def parse_action(
             )
         return Parsed((), pointer, zoom=(x0, y0, x1, y1))
     if kind in _CLICKS:
-        _no_keys_held(action, raw)
         x, y = _at(action, size, pointer, raw)
-        return one("click", {"x": x, "y": y, **_CLICKS[kind]}, (x, y))
+        return one("click", {"x": x, "y": y, **_CLICKS[kind], **_held(action, raw)}, (x, y))
     if kind == "mouse_move":
         x, y = _point(action.get("coordinate"), "coordinate", size, raw, kind)
         return one("move_mouse", {"x": x, "y": y}, (x, y))
     if kind == "left_click_drag":
-        _no_keys_held(action, raw)
         x0, y0 = _point(action.get("start_coordinate"), "start_coordinate", size, raw, kind)
         x1, y1 = _point(action.get("coordinate"), "coordinate", size, raw, kind)
-        return one("drag", {"x": x0, "y": y0, "to_x": x1, "to_y": y1}, (x1, y1))
+        args = {"x": x0, "y": y0, "to_x": x1, "to_y": y1, **_held(action, raw)}
+        return one("drag", args, (x1, y1))
     if kind in ("left_mouse_down", "left_mouse_up"):
         x, y = _at(action, size, pointer, raw)
         tool = "mouse_down" if kind == "left_mouse_down" else "mouse_up"
         return one(tool, {"x": x, "y": y}, (x, y))
     if kind == "scroll":
-        _no_keys_held(action, raw)
         direction = action.get("scroll_direction")
         if direction in ("left", "right"):
             raise PlannerError("horizontal scrolling is not supported; scroll up or down", raw=raw)
@@ -199,7 +196,8 @@ def parse_action(
             raise PlannerError('the scroll action needs "scroll_amount": a count ≥ 1', raw=raw)
         x, y = _at(action, size, pointer, raw)
         notches = min(amount, 100) * (1 if direction == "up" else -1)
-        return one("scroll", {"amount": notches, "x": x, "y": y}, (x, y))
+        args = {"amount": notches, "x": x, "y": y, **_held(action, raw)}
+        return one("scroll", args, (x, y))
     if kind == "type":
         text = action.get("text")
         if not isinstance(text, str) or not text:

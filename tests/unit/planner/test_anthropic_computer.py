@@ -181,6 +181,44 @@ def test_mouse_down_and_up_act_where_the_conversation_left_the_pointer() -> None
         parse_action({"action": "left_mouse_up"}, tools(*ALL), (320, 200), None, "", "")
 
 
+@pytest.mark.parametrize(
+    ("action", "tool", "args"),
+    [
+        (
+            {"action": "left_click", "coordinate": [3, 4], "text": "shift"},
+            "click",
+            {"x": 3, "y": 4, "hold": ["shift"]},
+        ),
+        (
+            {
+                "action": "scroll",
+                "coordinate": [3, 4],
+                "scroll_direction": "down",
+                "scroll_amount": 2,
+                "text": "ctrl",
+            },
+            "scroll",
+            {"amount": -2, "x": 3, "y": 4, "hold": ["ctrl"]},
+        ),
+        (
+            {
+                "action": "left_click_drag",
+                "start_coordinate": [1, 2],
+                "coordinate": [5, 6],
+                "text": "alt+shift",
+            },
+            "drag",
+            {"x": 1, "y": 2, "to_x": 5, "to_y": 6, "hold": ["alt", "shift"]},
+        ),
+    ],
+)
+def test_keys_a_pointer_action_names_are_held_around_it(
+    action: dict[str, Any], tool: str, args: dict[str, Any]
+) -> None:
+    parsed = parse_action(action, tools(*ALL), (320, 200), None, "", "")
+    assert [(d.tool, d.args) for d in parsed.decisions] == [(tool, args)]
+
+
 def test_a_repeated_key_is_one_step_a_press() -> None:
     parsed = parse_action(
         {"action": "key", "text": "Down", "repeat": 3}, tools(*ALL), (320, 200), None, "", ""
@@ -195,7 +233,11 @@ def test_a_repeated_key_is_one_step_a_press() -> None:
         ({"action": "left_click", "coordinate": [400, 10]}, "outside the 320x200 screenshot"),
         ({"action": "left_click", "coordinate": "middle"}, "needs 'coordinate' as \\[x, y\\]"),
         ({"action": "scroll", "coordinate": [1, 1], "scroll_direction": "left"}, "horizontal"),
-        ({"action": "left_click", "coordinate": [1, 1], "text": "shift"}, "keys held"),
+        ({"action": "left_click", "coordinate": [1, 1], "text": "shift+"}, "has an empty key"),
+        (
+            {"action": "scroll", "coordinate": [1, 1], "scroll_direction": "up", "text": "hyper"},
+            "hyper",
+        ),
         ({"action": "hold_key", "text": "shift", "duration": 60}, "seconds"),
         ({"action": "key"}, 'needs "text"'),
         ({"action": "zoom", "region": [0, 0, 900, 10]}, "not a box inside"),
