@@ -3,11 +3,12 @@
 The shapes are the anthropic SDK's (anthropic/types/beta/, 2.17): the single tool
 (beta_tool_computer_use_20250124.py, _20251124.py) takes `{"action": …}` with the fields of
 the toolset members' inputs (beta_computer_*_input.py): `coordinate` [x, y],
-`start_coordinate` (left_click_drag), `text` (key, type, hold_key; on a click, drag or scroll
-the keys held meanwhile: our `hold`), `scroll_direction` up/down/left/right and `scroll_amount`, `duration`
-(wait, hold_key), `repeat` (key), `region` [x0, y0, x1, y1] (zoom). A click, scroll or
-mouse_down without `coordinate` acts where the pointer is: the last point this conversation
-put it at (the gate judges that point, never "wherever the pointer is").
+`start_coordinate` (left_click_drag), `text` (key, type, hold_key; on a click, drag or
+scroll the keys held meanwhile: our `hold`), `scroll_direction` up/down/left/right and
+`scroll_amount`, `duration` (wait, hold_key), `repeat` (key), `region` [x0, y0, x1, y1]
+(zoom). A click, scroll or mouse_down without `coordinate` acts where the pointer is: the
+last point this conversation put it at (the gate judges that point, never "wherever the
+pointer is").
 Coordinates are pixels of the image the model was sent.
 """
 
