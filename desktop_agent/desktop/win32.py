@@ -77,13 +77,16 @@ def system_dll_search() -> Iterator[None]:
         return
     import ctypes
 
-    kernel32: Any = ctypes.windll.kernel32
+    from desktop_agent.desktop.win_messages import windll
+
+    dlls = windll()
+    kernel32 = dlls.kernel32
     with _DLL_DIRECTORY:
         buffer = ctypes.create_unicode_buffer(_LONGEST_PATH)
         length = int(kernel32.GetDllDirectoryW(_LONGEST_PATH, buffer))
         before = buffer.value if 0 < length < _LONGEST_PATH else None
         if not kernel32.SetDllDirectoryW(None):
-            raise _failed("SetDllDirectoryW(NULL)")
+            raise _failed(dlls, "SetDllDirectoryW(NULL)")
         try:
             yield
         finally:
@@ -164,17 +167,21 @@ class Win32Clipboard:
 
     def __init__(self) -> None:
         self._owner: int | None = None
+        self._dlls: Any = None
 
     def __enter__(self) -> Win32Clipboard:
         import ctypes
 
-        user32: Any = ctypes.windll.user32  # type: ignore[attr-defined]
+        from desktop_agent.desktop.win_messages import windll
+
+        self._dlls = windll()
+        user32 = self._dlls.user32
         user32.CreateWindowExW.restype = ctypes.c_void_p
         owner = user32.CreateWindowExW(
             0, "STATIC", None, 0, 0, 0, 0, 0, ctypes.c_void_p(_HWND_MESSAGE), None, None, None
         )
         if not owner:
-            raise _failed("CreateWindowExW (the clipboard's owner window)")
+            raise _failed(self._dlls, "CreateWindowExW (the clipboard's owner window)")
         self._owner = int(owner)
         return self
 
@@ -182,7 +189,7 @@ class Win32Clipboard:
         import ctypes
 
         if self._owner is not None:
-            ctypes.windll.user32.DestroyWindow(ctypes.c_void_p(self._owner))  # type: ignore[attr-defined]
+            self._dlls.user32.DestroyWindow(ctypes.c_void_p(self._owner))
             self._owner = None
 
     def _open(self) -> Any:
@@ -190,7 +197,7 @@ class Win32Clipboard:
 
         if self._owner is None:
             raise RuntimeError("Win32Clipboard is used inside `with`")
-        user32: Any = ctypes.windll.user32  # type: ignore[attr-defined]
+        user32 = self._dlls.user32
         for _ in range(20):  # another program may hold it for a moment
             if user32.OpenClipboard(ctypes.c_void_p(self._owner)):
                 return user32
@@ -201,7 +208,7 @@ class Win32Clipboard:
         import ctypes
 
         user32 = self._open()
-        kernel32: Any = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        kernel32 = self._dlls.kernel32
         try:
             user32.GetClipboardData.restype = ctypes.c_void_p
             handle = user32.GetClipboardData(_CF_UNICODETEXT)
@@ -210,7 +217,7 @@ class Win32Clipboard:
             kernel32.GlobalLock.restype = ctypes.c_void_p
             pointer = kernel32.GlobalLock(ctypes.c_void_p(handle))
             if not pointer:
-                raise _failed("GlobalLock")
+                raise _failed(self._dlls, "GlobalLock")
             try:
                 return ctypes.wstring_at(pointer)
             finally:
@@ -228,7 +235,7 @@ class Win32Clipboard:
         user32 = self._open()
         try:
             if not user32.EmptyClipboard():
-                raise _failed("EmptyClipboard")
+                raise _failed(self._dlls, "EmptyClipboard")
             if text is None:
                 return
             self._put(user32, _CF_UNICODETEXT, ctypes.create_unicode_buffer(text))
@@ -236,33 +243,32 @@ class Win32Clipboard:
                 user32.RegisterClipboardFormatW.restype = ctypes.c_uint
                 fmt = user32.RegisterClipboardFormatW(name)
                 if not fmt:
-                    raise _failed(f"RegisterClipboardFormatW({name})")
+                    raise _failed(self._dlls, f"RegisterClipboardFormatW({name})")
                 self._put(user32, int(fmt), ctypes.c_uint32(value))
         finally:
             user32.CloseClipboard()
 
-    @staticmethod
-    def _put(user32: Any, fmt: int, data: Any) -> None:
+    def _put(self, user32: Any, fmt: int, data: Any) -> None:
         """`data` (a ctypes object) copied into global memory handed to SetClipboardData."""
         import ctypes
 
-        kernel32: Any = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        kernel32 = self._dlls.kernel32
         size = ctypes.sizeof(data)
         kernel32.GlobalAlloc.restype = ctypes.c_void_p
         kernel32.GlobalLock.restype = ctypes.c_void_p
         handle = kernel32.GlobalAlloc(_GMEM_MOVEABLE, size)
         if not handle:
-            raise _failed("GlobalAlloc")
+            raise _failed(self._dlls, "GlobalAlloc")
         pointer = kernel32.GlobalLock(ctypes.c_void_p(handle))
         if not pointer:
             kernel32.GlobalFree(ctypes.c_void_p(handle))
-            raise _failed("GlobalLock")
+            raise _failed(self._dlls, "GlobalLock")
         ctypes.memmove(pointer, ctypes.addressof(data), size)
         kernel32.GlobalUnlock(ctypes.c_void_p(handle))
         user32.SetClipboardData.restype = ctypes.c_void_p
         if not user32.SetClipboardData(fmt, ctypes.c_void_p(handle)):
             kernel32.GlobalFree(ctypes.c_void_p(handle))  # still ours when refused
-            raise _failed("SetClipboardData")
+            raise _failed(self._dlls, "SetClipboardData")
 
 
 #: registered formats that keep clipboard data out of Win+V history, cloud sync and clipboard
@@ -275,8 +281,7 @@ _PRIVATE_FORMATS = (
 )
 
 
-def _failed(call: str) -> OSError:
-    import ctypes
-
-    code = int(ctypes.windll.kernel32.GetLastError())  # type: ignore[attr-defined]
-    return OSError(f"{call} failed (Windows error {code})")
+def _failed(dlls: Any, call: str) -> OSError:
+    """The failed call named with its error, as ctypes kept it right after the call (a
+    GlobalFree since, or the interpreter's work, does not change it: win_messages.SystemDlls)."""
+    return OSError(f"{call} failed (Windows error {dlls.last_error()})")

@@ -11,6 +11,8 @@ as Windows documents them (learn.microsoft.com, winuser.h / winbase.h functions)
 - GlobalAlloc/GlobalLock/GlobalUnlock/GlobalFree work on real memory (ctypes buffers), so the
   caller's memmove and wstring_at run for real; `fail` names calls that answer 0.
 - CreateWindowExW answers a window handle; DestroyWindow forgets it.
+- A failing call sets the thread's last error (`errors`): SetClipboardData without an open
+  clipboard or an owner ERROR_CLIPBOARD_NOT_OPEN (1418), a call named in `fail` 5.
 - RegisterClipboardFormatW(name) answers the same id (0xC000 and up) for the same name.
 - Clipboard history (Win+V) and cloud sync keep the CF_UNICODETEXT of every CloseClipboard
   after a change, unless the data carries "ExcludeClipboardContentFromMonitorProcessing" or
@@ -27,7 +29,10 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from tests.unit.desktop.fake_ctypes import ThreadErrors
+
 CF_UNICODETEXT = 13
+ERROR_ACCESS_DENIED, ERROR_CLIPBOARD_NOT_OPEN = 5, 1418
 
 
 class Function:
@@ -56,9 +61,11 @@ class FakeWindowsClipboard:
         self.formats: dict[str, int] = {}
         self.history: list[str | None] = []
         self._changed = False
+        #: the thread's last error, and ctypes' copy of it (fake_ctypes.py)
+        self.errors = ThreadErrors()
         if text is not None:
             self.data[CF_UNICODETEXT] = self._alloc_text(text)
-        functions = {
+        functions: dict[str, Callable[..., Any]] = {
             "OpenClipboard": self.OpenClipboard,
             "CloseClipboard": self.CloseClipboard,
             "EmptyClipboard": self.EmptyClipboard,
@@ -69,12 +76,12 @@ class FakeWindowsClipboard:
             "RegisterClipboardFormatW": self.RegisterClipboardFormatW,
         }
         self.user32 = types.SimpleNamespace(**{k: Function(v) for k, v in functions.items()})
-        memory = {
+        memory: dict[str, Callable[..., Any]] = {
             "GlobalAlloc": self.GlobalAlloc,
             "GlobalLock": self.GlobalLock,
             "GlobalUnlock": self.GlobalUnlock,
             "GlobalFree": self.GlobalFree,
-            "GetLastError": lambda: 1418 if "SetClipboardData" in self.calls else 0,
+            "GetLastError": self.errors.get,
         }
         self.kernel32 = types.SimpleNamespace(**{k: Function(v) for k, v in memory.items()})
 
@@ -92,6 +99,8 @@ class FakeWindowsClipboard:
 
     def _failing(self, name: str) -> bool:
         self.calls.append(name)
+        if name in self.fail:
+            self.errors.set(ERROR_ACCESS_DENIED)
         return name in self.fail
 
     # -- user32 ---------------------------------------------------------------------------
@@ -143,7 +152,10 @@ class FakeWindowsClipboard:
         return 1
 
     def SetClipboardData(self, fmt: int, handle: int) -> int:  # noqa: N802
-        if self._failing("SetClipboardData") or self.open_by is False or self.owner is None:
+        if self._failing("SetClipboardData"):
+            return 0
+        if self.open_by is False or self.owner is None:
+            self.errors.set(ERROR_CLIPBOARD_NOT_OPEN)
             return 0
         self.data[fmt] = handle
         self._changed = True

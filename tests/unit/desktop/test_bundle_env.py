@@ -4,7 +4,6 @@ directory its bootloader set (issue 37 item 1)."""
 
 from __future__ import annotations
 
-import ctypes
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.desktop import launch, schedule
+from tests.unit.desktop import fake_ctypes
 
 WINDOWS_BUNDLE = r"C:\Program Files\Desktop Agent\_internal"
 LINUX_BUNDLE = "/opt/desktop-agent/_internal"
@@ -91,10 +91,12 @@ class FakeKernel32:
         self.directory = directory
         self.fail_set = False
         self.calls: list[tuple[str, str | None]] = []
+        self.errors = fake_ctypes.ThreadErrors()
 
     def SetDllDirectoryW(self, path: str | None) -> int:  # noqa: N802
         self.calls.append(("SetDllDirectoryW", path))
         if self.fail_set:
+            self.errors.set(ERROR_INVALID_PARAMETER)
             return 0
         self.directory = path
         return 1
@@ -107,7 +109,7 @@ class FakeKernel32:
         return len(value)
 
     def GetLastError(self) -> int:  # noqa: N802
-        return ERROR_INVALID_PARAMETER
+        return self.errors.get()
 
 
 class Windll:
@@ -145,7 +147,7 @@ class RecordingPopen:
 def kernel32(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeKernel32:
     as_frozen(monkeypatch, "win32", WINDOWS_BUNDLE)
     fake = FakeKernel32(WINDOWS_BUNDLE)
-    monkeypatch.setattr(ctypes, "windll", Windll(fake), raising=False)
+    fake_ctypes.install(monkeypatch, Windll(fake), fake.errors)
     monkeypatch.setattr(RecordingPopen, "kernel32", fake, raising=False)
     monkeypatch.setattr(RecordingPopen, "started", [])
     monkeypatch.setattr(subprocess, "Popen", RecordingPopen)

@@ -13,6 +13,7 @@ import pytest
 from desktop_agent.core.errors import ToolError
 from desktop_agent.desktop import launch, schedule
 from desktop_agent.desktop.clipboard import WindowsPaster, XclipPaster, _StderrLines
+from tests.unit.desktop import fake_ctypes
 from tests.unit.desktop.fake_win32_clipboard import FakeWindowsClipboard
 
 
@@ -298,7 +299,7 @@ def windows_programs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[st
     )
     monkeypatch.setattr(launch.subprocess, "Popen", WindowsPopen)
     monkeypatch.setattr(WindowsPopen, "started", [])
-    monkeypatch.setattr(ctypes, "windll", FakeWindll(), raising=False)
+    fake_ctypes.install(monkeypatch, FakeWindll(), fake_ctypes.ThreadErrors())
     return programs
 
 
@@ -374,7 +375,7 @@ def test_a_program_that_ends_within_the_first_second_is_not_reported_started(
 @pytest.fixture
 def windows_clipboard(monkeypatch: pytest.MonkeyPatch) -> FakeWindowsClipboard:
     fake = FakeWindowsClipboard("what the user copied")
-    monkeypatch.setattr(ctypes, "windll", fake, raising=False)
+    fake_ctypes.install(monkeypatch, fake, fake.errors)
     return fake
 
 
@@ -401,6 +402,19 @@ def test_a_clipboard_that_does_not_take_the_text_fails_the_step_and_pastes_nothi
         WindowsPaster(settle_s=0).paste("Grüße", lambda: pressed.append(None))
 
     assert pressed == []
+
+
+def test_a_refused_set_names_the_error_setclipboarddata_left_not_what_came_after(
+    windows_clipboard: FakeWindowsClipboard,
+) -> None:
+    # issue 37 item 9: the memory is freed (GlobalFree) and the interpreter works on between
+    # the refusal and the reading of its error (fake_ctypes: `clobbered`); ctypes' copy of
+    # the refusal's error is what the step says
+    windows_clipboard.fail = {"SetClipboardData"}
+    windows_clipboard.errors.clobbered = True
+
+    with pytest.raises(ToolError, match=r"SetClipboardData failed \(Windows error 5\)"):
+        WindowsPaster(settle_s=0).paste("Grüße", lambda: None)
 
 
 def test_what_the_agent_pastes_stays_out_of_clipboard_history_and_lines_end_in_crlf(
