@@ -67,9 +67,9 @@ class Harness:
         await until(lambda: window.run is not None and window.run.status.is_terminal, 10)
 
 
-def build(qtbot: Any, qloop: Any, agent: Any) -> Harness:
+def build(qtbot: Any, qloop: Any, agent: Any, tray: TrayController | None = None) -> Harness:
     async def make() -> Harness:
-        harness = Harness(qtbot, agent)  # binding the window spawns its first tasks
+        harness = Harness(qtbot, agent, tray)  # binding the window spawns its first tasks
         await until(lambda: not harness.window._tasks)
         return harness
 
@@ -404,3 +404,28 @@ def test_settings_that_cannot_be_written_are_used_anyway_and_it_is_said(
     assert notice.startswith("Settings used until the app quits, but not saved: "), notice
     assert "\n" not in notice
     assert "llava:13b" in window.panel.model_label.text()
+
+
+def test_a_question_while_the_window_is_not_active_is_said_in_words_on_the_tray(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    agent = make_agent(tmp_path, policies={**ALLOW_ALL, "click": Policy.ASK})
+    tray = RecordingTray()
+    harness = build(qtbot, qloop, agent, tray)
+    agent.planner_factory = lambda run: ScriptedPlanner([tool("click", x=10, y=20), done()])
+    window = harness.window
+
+    async def scenario() -> None:
+        harness.start("press")
+        dialog = await until(lambda: window.findChild(ApprovalDialog), what="the dialog")
+        await until(dialog.once_button.isEnabled, what="the dialog's Allow to wake")
+        dialog.once_button.click()
+        await harness.finished()
+
+    try:
+        drive(qloop, scenario())
+    finally:
+        drive(qloop, harness.close())
+    assert not window.isActiveWindow()  # offscreen: no window is ever the active one
+    asked = [text for title, text in tray.notes if title == "Waiting for your approval"]
+    assert asked == ["Click the point (10, 20) of the screenshot"]
