@@ -14,6 +14,10 @@ openai-computer) against a loopback Responses server whose every call is one `sc
 action (our `wait 0`), issue 29's bound: the same 25 ms. `--backend anthropic_computer` the
 same through Anthropic's computer use (profile anthropic-computer, the real anthropic client)
 against a loopback Messages server whose every message is one `screenshot` tool_use.
+`--backend qwen3_vl | gui_owl | mai_ui | ui_venus` the same through an open agent model's own
+format (picked by the model's name) against a loopback chat server answering in its syntax:
+a wait of 0 s (UI-Venus's `Wait()` is 1 s, subtracted from its turns; the same Hover every
+turn would end the run as stuck).
 """
 
 from __future__ import annotations
@@ -38,6 +42,20 @@ from tests.support.responses_server import ResponsesServer, Turn, computer_call 
 from tests.support.xdisplay import start_xsession  # noqa: E402
 
 WAIT_0 = {"action": "tool", "tool": "wait", "args": {"seconds": 0}, "reason": "benchmark"}
+_QWEN_WAIT_0 = (
+    '<tool_call>\n{"name": "%s", "arguments": {"action": "wait", "time": 0}}\n</tool_call>'
+)
+#: an open format: (model name, its answer, the seconds its wait takes)
+OPEN_FORMATS = {
+    "qwen3_vl": ("qwen3-vl:8b", "Thought: t\nAction: a\n" + _QWEN_WAIT_0 % "computer_use", 0.0),
+    "gui_owl": ("GUI-Owl-1.5-8B", "Action: a\n" + _QWEN_WAIT_0 % "computer_use", 0.0),
+    "mai_ui": ("MAI-UI-8B", "<thinking>t</thinking>" + _QWEN_WAIT_0 % "mobile_use", 0.0),
+    "ui_venus": (
+        "UI-Venus-1.5-8B",
+        "<think>t</think><action>Wait()</action><conclusion>c</conclusion>",
+        1.0,
+    ),
+}
 
 
 SHORT_TURNS = 10
@@ -53,12 +71,16 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument(
         "--backend",
-        choices=("chat_json", "openai_computer", "anthropic_computer"),
+        choices=("chat_json", "openai_computer", "anthropic_computer", *OPEN_FORMATS),
         default="chat_json",
     )
     args = parser.parse_args()
-    model, extra = "qwen2.5vl", []
+    model, extra, waited_ms = "qwen2.5vl", [], 0.0
     fake: ModelServer = ModelServer(then=Reply(WAIT_0, usage=None))
+    if args.backend in OPEN_FORMATS:
+        model, answer, waited = OPEN_FORMATS[args.backend]
+        waited_ms = waited * 1000
+        fake = ModelServer(then=Reply(answer, usage=None))
     if args.backend == "openai_computer":
         model = "computer-use-preview"
         fake = ResponsesServer(
@@ -118,7 +140,9 @@ def main() -> None:
         for e in events
         if e["type"] == "step_finished" and e["step"]["kind"] == "observe"
     ]
-    turns = [(b - a).total_seconds() * 1000 for a, b in zip(starts, starts[1:], strict=False)]
+    turns = [
+        (b - a).total_seconds() * 1000 - waited_ms for a, b in zip(starts, starts[1:], strict=False)
+    ]
     by_kind: dict[str, list[float]] = {}
     for event in events:
         if event["type"] == "step_finished":

@@ -186,7 +186,7 @@ def per_backend(observation: Observation, tools: tuple[ToolSpec, ...]) -> None:
     goal = "Open the text editor, write 'hello world' and save it as ~/notes.txt"
     columns = ("turn 1 text bytes", "turn 20 text bytes", "est. tokens 20")
     print(f"{'backend':<32} {columns[0]:>18} {columns[1]:>19} {columns[2]:>15}")
-    for name in ("chat_json", "ui_tars"):
+    for name in ("chat_json", "ui_tars", "qwen3_vl", "gui_owl", "ui_venus", "mai_ui"):
         sizes = []
         for turn in (1, 20):
             request = DecideRequest(goal, "bench", turn, history(turn), observation, tools)
