@@ -1,7 +1,7 @@
 """Agent: the services one process runs — store, runner, approvals, planners — built in one place.
 
-The CLI, the local API and the Qt app all get an Agent and use only it; none of
-them builds a store, a planner or a desktop adapter itself.
+The Host (host/host.py) holds the process's one Agent; the faces (the window, the CLI, the
+API, MCP) get the Host, and none of them builds a store, a planner or a desktop adapter.
 """
 
 from __future__ import annotations

@@ -1,16 +1,19 @@
-"""The host: what every face (the window, `run`, `serve`, later entry points) shares.
+"""The host: what every face (the window, `run`, `serve`, `mcp`, the API) shares.
 
     host.py         Host: runs (admitted at the click, owned to their end), the event stream,
                     stop-everything, the local API, the stop hotkey, signals, takeover, closing
+    requests.py     what a face asks to start (a goal, a routine, a queued run) and the one
+                    task_spec that makes a run's TaskSpec of it
     starts.py       how every run starts: a goal, a routine or a stored queued run, admitted
                     in one synchronous call; the store read and the model check inside it
+    routines.py     a routine's run (its player, its handover) and saving a run as a routine
     records.py      Records: the history and the routines as a face reads and edits them
-    model_check.py  the one model check (the one API-key rule), and its verdict in the
-                    window's words
     engine.py       Engine: an asyncio loop on a thread of its own (the app's host lives there)
-    takeover.py     UserTakeover: the user's own input pauses every run
     calibration.py  ScreenCalibration: the screenshot and the model's answers of a calibration
     display.py      whether a window can open here
+
+The model check (model_check.py) and the takeover pause (takeover.py) sit below the Agent,
+which uses them; the instances of this machine (instances/) below the Host.
 
 `Host` and friends are imported on first use: the app's first paint needs only display.py.
 """

@@ -1,4 +1,4 @@
-"""Engine: an asyncio loop on a thread of its own, where the app's Agent lives and runs.
+"""Engine: an asyncio loop on a thread of its own, where the app's Host (and its Agent) runs.
 
 The app's GUI thread keeps the widgets; everything that talks to the store, the model, the
 desktop or the local API runs here. Other threads cross over only through `submit` (a
@@ -7,8 +7,8 @@ global hotkey is delivered straight to this loop, so it never waits for the GUI 
 
     GUI thread (Qt, qasync)            engine thread (asyncio)          worker threads
     ───────────────────────            ───────────────────────          ──────────────
-    widgets, dialogs        ─submit→   Agent: runner, runs, store  ───→  capture, input,
-    RunsState / views       ←signal─   API server, planners              inventory, SQLite
+    widgets, dialogs        ─submit→   Host → Agent: runner, runs,  ───→  capture, input,
+    RunsState / views       ←signal─   store, API server, planners       inventory, SQLite
                                        ↑ hotkey listener thread (stop)
 """
 
