@@ -50,9 +50,9 @@ async def one_trial(
     window.panel.goal_edit.setPlainText("wait for a model that never answers")
     window.panel.start_button.click()
     await until(lambda: window.panel.state == "running", timeout=10, what="running")
-    await until(lambda: client.host.agent.runner.active_ids, timeout=10)
+    await until(lambda: client.host._agent.runner.active_ids, timeout=10)
     await asyncio.sleep(0.05)  # the model request is in flight
-    run_id = client.host.agent.runner.active_ids[0]
+    run_id = client.host._agent.runner.active_ids[0]
     blocked: dict[str, float] = {}
 
     def block_the_gui_thread() -> None:

@@ -281,7 +281,6 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
     from desktop_agent.cli.output import EXIT_BY_STATUS, TakeoverNotes, print_events
     from desktop_agent.core.models import ApprovalDecision
     from desktop_agent.host import Host, RoutineRequest
-    from desktop_agent.host import routines as service
 
     values = dict(args.set)
     if args.scheduled:
@@ -292,9 +291,8 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
     host = await Host.open(
         data_dir, settings, gate=gate, stop_mark=getattr(args, "stop_mark", None)
     )
-    agent = host.agent
     try:
-        routine = await service.get(agent.repo, args.name)
+        routine = await host.records.get_routine(args.name)
         if args.scheduled and routine.schedule is None:
             # a timer the store does not know of: left from a routine deleted or replaced
             raise RoutineError(
@@ -302,9 +300,7 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
                 f"the one that did with `desktop-agent routine unschedule {routine.name}`"
             )
         if args.scheduled:
-            asked = service.questions(
-                routine, agent.registry, agent.permissions, settings.sensitive_targets, values
-            )
+            asked = host.records.routine_questions(routine, values)
             if asked:
                 print(printable(f"desktop-agent: routine {routine.name} would ask, and nobody is "
                                 f"there to answer: {'; '.join(asked)}"),

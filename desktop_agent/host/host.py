@@ -53,8 +53,9 @@ from desktop_agent.instances.stop_all import mark_stop_all, one_mark_later, read
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
     from desktop_agent.core.model_servers import Discovery
+    from desktop_agent.core.permissions import Permissions
     from desktop_agent.core.ports import PermissionGate, Planner
-    from desktop_agent.core.tools import ToolSpec
+    from desktop_agent.core.tools import ToolRegistry, ToolSpec
     from desktop_agent.host.calibration import ScreenCalibration
     from desktop_agent.model_check import ModelCheck, VisionVerdict
     from desktop_agent.settings import Settings
@@ -107,15 +108,16 @@ class Host:
     `data_dir`, `tools`, `checks_model`, `api_port`, `hotkey_problem` and `stops` from its
     own thread; everything else it asks on the host's loop.
 
+    The Agent behind it is its own (the faces go through the Host: docs/architecture.md).
+
     Attributes:
-        agent: the services (store, runner, approvals).
         records: the history and the routines, as a face reads and edits them.
         api_port: the local API's port once `serve_api` ran, else None.
         hotkey_problem: why the stop hotkey is not on (one line), else "".
     """
 
     def __init__(self, agent: Agent, *, stop_mark: str | None = None) -> None:
-        self.agent = agent
+        self._agent = agent
         self.records = Records(agent)
         self.api_port: int | None = None
         self.hotkey_problem = ""
@@ -144,7 +146,7 @@ class Host:
     ) -> Host:
         """Open the store (recovering crashed runs) and build the services, on this loop.
 
-        `stop_mark`: where the stop-all marks stood (api/stop_all.read_stop_mark) when the
+        `stop_mark`: where the stop-all marks stood (instances/stop_all.read_stop_mark) when the
         face was asked for the run it starts — `run` and `routine run` at their process's
         entry (desktop_agent/__main__.py); by default, now. A stop-all marked since then,
         before this host's API is registered (when it could not find this instance), stops
@@ -155,21 +157,32 @@ class Host:
 
     @property
     def settings(self) -> Settings:
-        return self.agent.settings
+        return self._agent.settings
 
     @property
     def data_dir(self) -> Path:
-        return self.agent.data_dir
+        return self._agent.data_dir
 
     @property
     def tools(self) -> tuple[ToolSpec, ...]:
         """The tools a run may be offered (fixed for the process)."""
-        return self.agent.registry.specs()
+        return self._agent.registry.specs()
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The tools and their argument models (fixed for the process)."""
+        return self._agent.registry
+
+    @property
+    def permissions(self) -> Permissions:
+        """The policies and the grants every run's gate reads (a face's own grants follow
+        their revocations)."""
+        return self._agent.permissions
 
     @property
     def checks_model(self) -> bool:
         """Whether the model is checked before a run (off only for tests' fakes)."""
-        return self.agent.check_model
+        return self._agent.check_model
 
     # ── runs ─────────────────────────────────────────────────────────────────
 
@@ -185,7 +198,7 @@ class Host:
 
         Raises AlreadyRunning, and for a goal RefusedToStart (empty, an unknown tool), at once.
         """
-        handle = admit(self.agent, request, planner=planner)
+        handle = admit(self._agent, request, planner=planner)
         hosted = HostedRun(handle.run_id)
         self._spawn(self._own(hosted, handle.events))
         if self.api_port is None:
@@ -226,7 +239,7 @@ class Host:
 
     def stop(self, run_id: str) -> bool:
         """Stop one run; whether it was active."""
-        return self.agent.runner.stop(run_id)
+        return self._agent.runner.stop(run_id)
 
     def hold_calibration(self, calibration: ScreenCalibration) -> None:
         """From now until it closes, every stop-all of this process (stop_everything: the
@@ -234,19 +247,19 @@ class Host:
         another process's; a signal) and `stop_held_work` stop `calibration`: its model
         request is cancelled as a run's is, and none follows. It is not a run: a stop-all's
         count ("stopped N run(s)", `StoppedEverything.here`) leaves it out."""
-        calibration.held_until_closed(self.agent.runner.hold(calibration.control))
+        calibration.held_until_closed(self._agent.runner.hold(calibration.control))
 
     def stop_held_work(self) -> int:
         """Stop every calibration and model check going on (the window's Stop); how many
         there were."""
-        return self.agent.runner.stop_held()
+        return self._agent.runner.stop_held()
 
     @property
     def stops(self) -> int:
         """How many stops have reached the work held here (every stop-all, the window's Stop):
         read from any thread when a face asks for a model check and handed to it as
         `asked_at`, so that a stop landing before the check begins on this loop stops it too."""
-        return self.agent.runner.stops
+        return self._agent.runner.stops
 
     async def _held(self, work: Coroutine[Any, Any, T], asked_at: int | None) -> T:
         """`work`, a request to a model server outside a run, held as a calibration is: every
@@ -254,7 +267,7 @@ class Host:
         the window's Stop; a stop-all marked while this instance could not be found) gives up
         the request in flight and raises StopRequested; none follows. A stop after
         `asked_at` (a count of `stops`) and before now stops it before it sends anything."""
-        runner = self.agent.runner
+        runner = self._agent.runner
         if self.api_port is None:
             self._catch_up_on_stop_all()  # a stop-all that could not find this instance
         control = RunControl()
@@ -269,26 +282,26 @@ class Host:
             release()
 
     def pause(self, run_id: str) -> bool:
-        return self.agent.runner.pause(run_id)
+        return self._agent.runner.pause(run_id)
 
     def resume(self, run_id: str) -> bool:
-        return self.agent.runner.resume(run_id)
+        return self._agent.runner.resume(run_id)
 
     def pause_all(self, pause: bool) -> None:
         """Pause (or resume) every active run (the tray's Pause)."""
-        runner = self.agent.runner
+        runner = self._agent.runner
         for run_id in runner.active_ids:
             (runner.pause if pause else runner.resume)(run_id)
 
     def answer(self, approval_id: str, decision: ApprovalDecision) -> bool:
         """Answer a pending approval (whoever answers first wins)."""
-        return self.agent.approvals.resolve(approval_id, decision)
+        return self._agent.approvals.resolve(approval_id, decision)
 
     def stop_everything(self) -> int:
         """Stop every run here at once, then tell the other instances on the data dir;
         `StoppedEverything(here, elsewhere)` follows once they answered. Runs stopped here."""
         self._mark_own_stop_all()
-        here = self.agent.stop_all()
+        here = self._agent.stop_all()
         self._spawn(self._stop_other_instances(here))
         return here
 
@@ -320,7 +333,7 @@ class Host:
     def pace_runs(self, pace: Callable[[], Awaitable[None]] | None) -> None:
         """What every run awaits before a turn (the window: until it has painted the
         events before it, at most briefly; `RunnerServices.pace`); None: nothing."""
-        self.agent.runner.services.pace = pace
+        self._agent.runner.services.pace = pace
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Hear every event of every run and the host's own, in order, on the host's loop.
@@ -342,7 +355,7 @@ class Host:
         await asyncio.to_thread(importlib.import_module, "desktop_agent.api.server")
         from desktop_agent.api.server import ApiServer
 
-        server = ApiServer(self.agent, controls_only=controls_only, face=face)
+        server = ApiServer(self._agent, controls_only=controls_only, face=face)
         self.api_port = await server.start(port)
         self._closers.append(server.close)
         # the runs admitted meanwhile (waiting for this API to act) and a stop-all that came
@@ -360,7 +373,7 @@ class Host:
         instance (its API is not registered: still coming, or it could not be served), look at
         the stop-all mark every STOP_MARK_POLL_S: a stop-all from another process stops them
         all the same."""
-        while self.api_port is None and self.agent.runner.busy and not self._closed:
+        while self.api_port is None and self._agent.runner.busy and not self._closed:
             await asyncio.sleep(STOP_MARK_POLL_S)
             if self.api_port is None:
                 self._catch_up_on_stop_all()
@@ -373,7 +386,7 @@ class Host:
             return
         self._stop_mark = mark
         log.info("a stop-all came while this instance started: its runs are stopped")
-        self.agent.stop_all()
+        self._agent.stop_all()
 
     async def grab_stop_hotkey(self, combo: str | None = None) -> bool:
         """The global stop hotkey (`combo`, default the settings') stops everything, delivered
@@ -427,7 +440,7 @@ class Host:
         loop = asyncio.get_running_loop()
 
         def on_signal() -> None:
-            self.agent.stop_all()
+            self._agent.stop_all()
             if then is not None:
                 then()
 
@@ -451,7 +464,7 @@ class Host:
         await self._follow_takeover_setting()
 
     async def _follow_takeover_setting(self) -> None:
-        agent = self.agent
+        agent = self._agent
         if agent.settings.pause_on_user_input:
             takeover = agent.watch_user_input()  # the one it has, or a new one
             if takeover is not None and takeover is not self._heard:
@@ -474,7 +487,7 @@ class Host:
     async def apply_settings(self, settings: Settings) -> None:
         """Use `settings` from now on: the next run's model and limits; the policies, the
         approval timeout, the budget and the takeover watch at once."""
-        agent = self.agent
+        agent = self._agent
         agent.settings = settings
         for spec in agent.registry.specs():
             policy = settings.policies.get(spec.name, DEFAULT_POLICY[spec.risk])
@@ -543,7 +556,7 @@ class Host:
         if self._closed:
             return
         self._closed = True
-        self.agent.stop_all()
+        self._agent.stop_all()
         if self._mark_watch is not None:
             self._mark_watch.cancel()
         if self._owned:
@@ -557,4 +570,4 @@ class Host:
             except Exception:  # noqa: BLE001 - closing goes on
                 log.exception("while closing the host")
         self._unsubscribe()
-        await self.agent.close()
+        await self._agent.close()

@@ -22,27 +22,27 @@ REPLAY_BATCH = 2000
 
 
 class Records:
-    """What a face reads and edits of the store, in its words.
-
-    Attributes:
-        agent: the services whose store and registry these go through.
-    """
+    """What a face reads and edits of the store, in its words (through the Host's Agent,
+    which stays the Host's own)."""
 
     def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+        self._agent = agent
 
     async def list_runs(self, limit: int = 500) -> list[RunView]:
-        return await self.agent.repo.list_runs(limit=limit)
+        return await self._agent.repo.list_runs(limit=limit)
+
+    async def get_run(self, run_id: str) -> RunView | None:
+        return await self._agent.repo.get_run(run_id)
 
     async def list_steps(self, run_id: str) -> list[StepView]:
-        return await self.agent.repo.list_steps(run_id)
+        return await self._agent.repo.list_steps(run_id)
 
     async def replay(self, run_id: str) -> AsyncIterator[list[TaskLoopEvent]]:
         """A stored run's events (as `Agent.replay`) in batches of REPLAY_BATCH; the last
         batch may be empty. RunNotFound (one line) for a run the store does not have."""
         batch: list[TaskLoopEvent] = []
         try:
-            async for event in self.agent.replay(run_id):
+            async for event in self._agent.replay(run_id):
                 batch.append(event)
                 if len(batch) >= REPLAY_BATCH:
                     yield batch
@@ -54,7 +54,22 @@ class Records:
         yield batch
 
     async def list_routines(self) -> list[Routine]:
-        return await self.agent.repo.list_routines()
+        return await self._agent.repo.list_routines()
+
+    async def get_routine(self, name: str) -> Routine:
+        """The routine `name`; RoutineNotFound (one line) when there is none."""
+        from desktop_agent.host import routines as service
+
+        return await service.get(self._agent.repo, name)
+
+    def routine_questions(self, routine: Routine, values: Mapping[str, str]) -> list[str]:
+        """What a run of `routine` with `values` would ask (host/routines.py `questions`)."""
+        from desktop_agent.host import routines as service
+
+        agent = self._agent
+        return service.questions(
+            routine, agent.registry, agent.permissions, agent.settings.sensitive_targets, values
+        )
 
     async def save_routine(
         self,
@@ -67,10 +82,10 @@ class Records:
         RoutineError (one line)."""
         from desktop_agent.host import routines as service
 
-        agent = self.agent
+        agent = self._agent
         return await service.save_from_run(
             agent.repo, agent.registry, run_id, name, params, grants=grants
         )
 
     async def set_routine_grants(self, name: str, grants: tuple[str, ...]) -> Routine:
-        return await self.agent.repo.update_routine(name, grants=grants)
+        return await self._agent.repo.update_routine(name, grants=grants)

@@ -110,7 +110,7 @@ def _as_it_runs(host: Host, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     check of the client's element judges the element that is acted on; arguments that do not
     validate go on as they are, for the loop to refuse with its one line."""
     try:
-        _, validated = host.agent.registry.validate(tool, args)
+        _, validated = host.registry.validate(tool, args)
     except ToolError:
         return args
     return validated.model_dump(exclude_unset=True)
@@ -185,7 +185,7 @@ async def run_one_call(
         allowed_tools=(tool,),
     )
     for granted in asker.grants.tools():
-        host.agent.permissions.grant_for_run(request.run_id, granted)
+        host.permissions.grant_for_run(request.run_id, granted)
     planner = OneCall(tool, _as_it_runs(host, tool, args), memory)
     take_back = gate.lend(request.run_id, asker)
     try:

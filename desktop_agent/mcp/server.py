@@ -102,7 +102,6 @@ class McpFace:
 
     def __init__(self, host: Host, gate: McpApprovalGate, *, version: str = "") -> None:
         self.host = host
-        self.agent = host.agent
         self.gate = gate
         self.tools = mcp_tools()
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
@@ -181,7 +180,7 @@ class McpFace:
         key = (headers.get("mcp-session-id") if headers is not None else None) or STDIO_SESSION
         session = self._sessions.get(key)
         if session is None:
-            permissions = self.agent.permissions
+            permissions = self.host.permissions
             session = self._sessions[key] = _Session(SessionGrants(lambda: permissions.revocations))
             while len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)  # its grants go with it: it asks again
@@ -197,7 +196,7 @@ class McpFace:
         if isinstance(args, RunTaskArgs):
             return await self._run_task(ctx, args)
         if isinstance(args, ListRunsArgs):
-            runs = await self.agent.repo.list_runs(limit=args.limit)
+            runs = await self.host.records.list_runs(limit=args.limit)
             lines = [_run_line(run) for run in runs] or ["no runs yet"]
             return _text("\n".join(lines), {"runs": [run.to_json() for run in runs]})
         if isinstance(args, GetRunArgs):
@@ -252,10 +251,10 @@ class McpFace:
         )
 
     async def _get_run(self, args: GetRunArgs) -> types.CallToolResult:
-        run = await self.agent.repo.get_run(args.run_id)
+        run = await self.host.records.get_run(args.run_id)
         if run is None:
             return _error(f"no run {args.run_id!r}")
-        steps = await self.agent.repo.list_steps(run.id)
+        steps = await self.host.records.list_steps(run.id)
         lines: list[str] = []
         for step in steps:
             detail = step.error or step.summary
@@ -278,7 +277,7 @@ class McpFace:
             if why:
                 return _error(f"get_run gave no screenshots: {why}")
             for path in shots:
-                image = _image_file(self.agent.data_dir, path)
+                image = _image_file(self.host.data_dir, path)
                 if image is not None:
                     content.append(image)
         return types.CallToolResult(
@@ -289,7 +288,7 @@ class McpFace:
     # ── the screen leaves this process only as screen_snapshot's policy says ───
 
     def _screen_policy(self) -> Policy:
-        return self.agent.permissions.policy(SCREEN_TOOL, Risk.SAFE)
+        return self.host.permissions.policy(SCREEN_TOOL, Risk.SAFE)
 
     async def _screen_handed_out(self, run_id: str, what: str, screenshot: str | None) -> str:
         """ "" when `what` may go to the client: allowed, or a person at this desktop allowed it
@@ -308,7 +307,7 @@ class McpFace:
             reason=f"the MCP client asks for {what}",
             risk=Risk.SAFE,
             offer_run_grant=False,
-            timeout_s=self.agent.settings.approval_timeout_s,
+            timeout_s=self.host.settings.approval_timeout_s,
             screenshot=screenshot,
             caution=f"{what} would go to the MCP client (policies.screen_snapshot asks)",
         )

@@ -65,7 +65,7 @@ def test_a_worker_hands_on_a_runs_events_in_order_then_done(
 
 def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, qloop: Any) -> None:
     script(
-        window.client.host.agent,
+        window.client.host._agent,
         tool("click", x=100, y=50, reason="the OK button"),
         done("clicked"),
     )
@@ -98,7 +98,7 @@ def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, q
 def test_thumbnails_load_off_the_gui_thread_into_the_timeline(
     window: MainWindow, qloop: Any
 ) -> None:
-    script(window.client.host.agent, done("nothing to do"))
+    script(window.client.host._agent, done("nothing to do"))
 
     async def scenario() -> QPixmap:
         start(window, "look only")
@@ -118,7 +118,7 @@ def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
     window: MainWindow, qloop: Any
 ) -> None:
     script(
-        window.client.host.agent,
+        window.client.host._agent,
         tool("type_text", text="hello"),
         tool("wait", seconds=0),
         done("typed"),
@@ -152,7 +152,7 @@ def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason
     window: MainWindow, qloop: Any
 ) -> None:
     script(
-        window.client.host.agent,
+        window.client.host._agent,
         tool("click", x=320, y=180, reason="the Save button is there"),
         done(),
     )
@@ -196,7 +196,7 @@ def test_the_selected_steps_detail_is_redrawn_once_per_frame_while_steps_stream(
 
 
 def test_pause_resume_and_stop_buttons_drive_the_runner(window: MainWindow, qloop: Any) -> None:
-    agent = window.client.host.agent
+    agent = window.client.host._agent
     release = CrossEvent()
 
     async def slow_decision(request: Any) -> Any:
@@ -237,7 +237,7 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
 ) -> None:
     from desktop_agent.core.errors import VisionRequired
 
-    agent = window.client.host.agent
+    agent = window.client.host._agent
 
     async def refuse(run: Any, vision: Any = None) -> Any:
         raise VisionRequired("model 'blind' at http://x cannot see screenshots")
@@ -260,7 +260,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 ) -> None:
     from desktop_agent.core.errors import ModelUnreachable
 
-    agent = window.client.host.agent
+    agent = window.client.host._agent
 
     async def unreachable(base_url: str, model: str, vision: Any = None) -> None:
         raise ModelUnreachable(f"the model server at {base_url} does not answer")
@@ -281,7 +281,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usable(
     window: MainWindow, qloop: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent, host = window.client.host.agent, window.client.host
+    agent, host = window.client.host._agent, window.client.host
     real_start = host.start
 
     def broken(request: Any, **options: Any) -> Any:
@@ -312,7 +312,7 @@ def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usa
 def test_a_fault_while_the_run_is_prepared_ends_it_failed_in_one_line(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.host.agent
+    agent = window.client.host._agent
 
     async def broken(run: Any, vision: Any = None) -> Any:
         raise RuntimeError("keyring exploded\nbadly")
@@ -337,7 +337,7 @@ def test_a_fault_while_the_run_is_prepared_ends_it_failed_in_one_line(
 def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.host.agent
+    agent = window.client.host._agent
     script(agent, done("ok"))
 
     async def scenario() -> None:
@@ -355,7 +355,7 @@ def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
 def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.host.agent
+    agent = window.client.host._agent
     checking = CrossEvent()
     never = CrossEvent()
     asked: list[Any] = []

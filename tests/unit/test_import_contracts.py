@@ -90,6 +90,12 @@ def copy_of_the_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "desktop_agent.host.records -> PySide6",
         ),
         (
+            "mcp/server.py",
+            "if TYPE_CHECKING:\n    from desktop_agent.agent import Agent",
+            "the faces get the Host, never the Agent behind it BROKEN",
+            "desktop_agent.mcp.server -> desktop_agent.agent",
+        ),
+        (
             "eval/report.py",
             "from desktop_agent.store import SqliteRunRepository",
             "it never reads the agent's store, Host or",

@@ -109,7 +109,7 @@ async def test_allow_for_the_session_answered_in_the_step_of_a_stop_all_grants_n
     revoked every grant, including one whose answer was on its way."""
     host, gate, executor = mcp
     client = HeldAnswer()
-    permissions = host.agent.permissions
+    permissions = host._agent.permissions
     asker = Asker(SessionGrants(lambda: permissions.revocations), client)
     memory = ElementMemory()
 
@@ -424,7 +424,7 @@ async def test_an_allow_clicked_after_stop_all_acts_not_and_grants_nothing(
     assert final is not None
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert desk.asked() == (1, 0)
-    assert host.agent.permissions.task_grants(hosted.run_id) == frozenset()
+    assert host._agent.permissions.task_grants(hosted.run_id) == frozenset()
 
 
 def mismatching_routine() -> Routine:
@@ -446,14 +446,14 @@ async def test_a_stop_all_from_another_process_during_the_routines_handover_asks
 
     host = desk.host
     desk.server.hang_checks = True
-    await host.agent.repo.save_routine(mismatching_routine())
+    await host._agent.repo.save_routine(mismatching_routine())
     await host.serve_api(face="run")
     hosted = host.start(RoutineRequest("export"))
     while desk.server.models_requests == 0:  # the routine's waits, then the hand-over's check
         assert not hosted._final.done(), await hosted.final()
         await asyncio.sleep(0.005)
     before = desk.asked()
-    assert host.agent.permissions.task_grants(hosted.run_id) == frozenset({"click"})
+    assert host._agent.permissions.task_grants(hosted.run_id) == frozenset({"click"})
 
     stopped = await stop_all_instances(host.data_dir)  # what the command does, from here
     final = await asyncio.wait_for(hosted.final(), 10)
@@ -462,7 +462,7 @@ async def test_a_stop_all_from_another_process_during_the_routines_handover_asks
     assert final is not None
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert desk.asked() == before and before[0] == 0
-    assert host.agent.permissions.task_grants(hosted.run_id) == frozenset()
+    assert host._agent.permissions.task_grants(hosted.run_id) == frozenset()
     assert all(call[0] == "wait" for call in desk.executor.calls)
 
 
@@ -499,7 +499,7 @@ async def test_a_stop_all_before_another_run_was_asked_for_does_not_stop_it(desk
 
     host = desk.host
     await stop_all_instances(host.data_dir)
-    fresh = Host(host.agent)  # the process that opens after the stop-all
+    fresh = Host(host._agent)  # the process that opens after the stop-all
     await fresh.serve_api(face="run")
     hosted = fresh.start(RunRequest("click the button"))
     await desk.heard(ApprovalRequested)  # it went on to its click

@@ -57,7 +57,7 @@ def hold_the_routine_read(agent: Any) -> tuple[asyncio.Event, asyncio.Event]:
 async def test_a_stop_while_the_routine_is_read_from_the_store_ends_its_run_before_it_acts(
     host: Host, stop: str
 ) -> None:
-    agent = host.agent
+    agent = host._agent
     planners = count_model_requests(agent)
     await agent.repo.save_routine(
         Routine("poke", "click it", (RoutineStep("click", {"x": 5, "y": 5}),), grants=("click",))
@@ -82,7 +82,7 @@ async def test_a_stop_while_the_routine_is_read_from_the_store_ends_its_run_befo
 async def test_a_stop_all_before_the_ask_does_not_touch_a_run_asked_for_after_it(
     host: Host,
 ) -> None:
-    count_model_requests(host.agent)
+    count_model_requests(host._agent)
     host.stop_everything()
     final = await host.start(RunRequest("click something")).final()
     assert final is not None and final.status is RunStatus.COMPLETED

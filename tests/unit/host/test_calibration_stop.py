@@ -47,14 +47,14 @@ async def test_a_stop_all_cancels_the_calibrations_request_and_counts_no_run(
             )
             await server.wait_requests(1)
 
-            assert host.agent.stop_all() == 0  # "stopped 0 run(s)": a calibration is no run
+            assert host._agent.stop_all() == 0  # "stopped 0 run(s)": a calibration is no run
             with pytest.raises(StopRequested):
                 await asyncio.wait_for(asking, 5)
             with pytest.raises(StopRequested):  # asked again: nothing is sent
                 await calibration.ask(observation, targets_for(10, 10))
             assert len(server.requests) == 1
             await calibration.close()
-        assert host.agent.runner._held == set()
+        assert host._agent.runner._held == set()
     finally:
         await host.close()
 
@@ -65,7 +65,7 @@ async def test_a_closed_calibration_is_not_stopped_by_a_later_stop_all(tmp_path:
         calibration = ScreenCalibration(Settings(), observer=Still())  # type: ignore[arg-type]
         host.hold_calibration(calibration)
         await calibration.close()
-        host.agent.stop_all()
+        host._agent.stop_all()
         assert not calibration.stopped
     finally:
         await host.close()

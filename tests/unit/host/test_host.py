@@ -22,7 +22,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
     event_to_json,
 )
-from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.core.models import Policy, Risk, RunStatus, StopReason
 from desktop_agent.host import Host, RoutineRequest, RunRequest
 from desktop_agent.host.starts import store_queued
 from tests.fakes import LosingHotkey, ScriptedPlanner, done, tool
@@ -48,12 +48,12 @@ async def test_start_returns_the_run_before_any_work_and_it_runs_to_the_end(host
     hosted = host.start(request)
 
     assert hosted.run_id == request.run_id
-    assert host.agent.runner.is_active(request.run_id)  # admitted, nothing stored yet
+    assert host._agent.runner.is_active(request.run_id)  # admitted, nothing stored yet
     assert events == []
     final = await hosted.final()
     assert final is not None and final.status is RunStatus.COMPLETED
     assert [e.type for e in events][0] == "run_started" and isinstance(events[-1], RunFinished)
-    assert (await host.agent.repo.get_run(request.run_id)) == final
+    assert (await host._agent.repo.get_run(request.run_id)) == final
 
 
 async def test_a_stop_right_after_start_wins_before_the_model_is_asked(host: Host) -> None:
@@ -63,7 +63,7 @@ async def test_a_stop_right_after_start_wins_before_the_model_is_asked(host: Hos
         planners.append(ScriptedPlanner([tool("click", x=5, y=5)], then=done()))
         return planners[-1]
 
-    host.agent.planner_factory = factory
+    host._agent.planner_factory = factory
     hosted = host.start(RunRequest("click something"))
     host.stop(hosted.run_id)
 
@@ -72,7 +72,7 @@ async def test_a_stop_right_after_start_wins_before_the_model_is_asked(host: Hos
     assert final is not None
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert [e.type for e in streamed] == ["run_started", "run_finished"]
-    assert planners == [] and host.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+    assert planners == [] and host._agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
 
 
 async def test_a_stop_everything_right_after_start_reaches_the_run_and_is_an_event(
@@ -94,7 +94,7 @@ async def test_a_refused_start_is_an_event_on_the_run_and_on_the_stream(host: Ho
     async def unreachable(run: Any, vision: Any = None) -> Any:
         raise ModelUnreachable("the model server at http://127.0.0.1:9/v1 does not answer")
 
-    host.agent.prepare = unreachable  # type: ignore[method-assign]
+    host._agent.prepare = unreachable  # type: ignore[method-assign]
     events = heard(host)
     hosted = host.start(RunRequest("click something"))
 
@@ -103,7 +103,7 @@ async def test_a_refused_start_is_an_event_on_the_run_and_on_the_stream(host: Ho
     assert events == [
         StartRefused(hosted.run_id, "the model server at http://127.0.0.1:9/v1 does not answer")
     ]
-    assert await host.agent.repo.get_run(hosted.run_id) is None  # forgotten: never stored
+    assert await host._agent.repo.get_run(hosted.run_id) is None  # forgotten: never stored
 
 
 async def test_start_refuses_an_empty_goal_and_an_unknown_tool_at_once(host: Host) -> None:
@@ -111,7 +111,17 @@ async def test_start_refuses_an_empty_goal_and_an_unknown_tool_at_once(host: Hos
         host.start(RunRequest("  "))
     with pytest.raises(RefusedToStart, match="unknown tool"):
         host.start(RunRequest("x", allowed_tools=("teleport",)))
-    assert host.agent.runner.active_ids == ()
+    assert host._agent.runner.active_ids == ()
+
+
+async def test_the_host_is_the_faces_door_it_hands_out_no_agent(host: Host) -> None:
+    """The faces start, read and answer through the Host (docs/architecture.md, Layers)."""
+    with pytest.raises(AttributeError):
+        host.agent  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(AttributeError):
+        host.records.agent  # type: ignore[attr-defined]  # noqa: B018
+    assert host.registry.specs() == host.tools
+    assert host.permissions.policy("screen_snapshot", Risk.SAFE) is Policy.ALLOW
 
 
 async def test_a_start_that_allows_an_empty_list_of_tools_is_refused_not_given_every_tool(
@@ -120,8 +130,8 @@ async def test_a_start_that_allows_an_empty_list_of_tools_is_refused_not_given_e
     with pytest.raises(RefusedToStart, match="no tool is allowed"):
         host.start(RunRequest("x", allowed_tools=()))
     with pytest.raises(RefusedToStart, match="no tool is allowed"):
-        await store_queued(host.agent, RunRequest("x", allowed_tools=()))
-    assert host.agent.runner.active_ids == ()
+        await store_queued(host._agent, RunRequest("x", allowed_tools=()))
+    assert host._agent.runner.active_ids == ()
 
 
 async def test_close_stops_a_running_run_and_stores_it_stopped(tmp_path: Path) -> None:
@@ -149,7 +159,7 @@ async def test_a_routine_run_is_started_and_owned_like_any(host: Host) -> None:
     from desktop_agent.core.routine import Routine, RoutineStep
 
     events = heard(host)
-    await host.agent.repo.save_routine(Routine("nap", "wait a bit",
+    await host._agent.repo.save_routine(Routine("nap", "wait a bit",
                                                (RoutineStep("wait", {"seconds": 0}),)))  # fmt: skip
     hosted = host.start(RoutineRequest("nap"))
 
@@ -252,7 +262,7 @@ async def test_a_stop_all_marked_since_the_given_entry_mark_stops_the_run_at_its
             0,
         )
         assert streamed == ["run_started", "run_finished"]
-        assert host.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+        assert host._agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
 
         # the mark is seen once: a run asked for after it goes on
         later = await host.start(RunRequest("click something")).final()
@@ -306,7 +316,7 @@ async def test_a_stop_all_reaches_an_instance_whose_api_is_not_served(tmp_path: 
         return done()
 
     host = Host(make_agent(tmp_path))
-    host.agent.planner_factory = lambda run: ScriptedPlanner([hang])
+    host._agent.planner_factory = lambda run: ScriptedPlanner([hang])
     try:
         hosted = host.start(RunRequest("click something"))
         for _ in range(500):

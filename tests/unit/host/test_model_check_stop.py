@@ -66,7 +66,7 @@ async def test_the_windows_stop_of_held_work_stops_a_check_in_flight(
     await until(lambda: server.gone, 5, "the connection closed at the stop")
     server.release()
     assert [path for _, path, _ in server.heard] == ["/v1/models"]
-    assert host.agent.runner.busy is False  # let go
+    assert host._agent.runner.busy is False  # let go
 
 
 async def test_a_stop_all_marked_while_this_instance_cannot_be_found_stops_a_check_in_flight(

@@ -40,8 +40,10 @@ def text_of(result: types.CallToolResult) -> str:
 async def a_run_with_a_screenshot(face: McpFace) -> str:
     """A finished run of this face with one stored screenshot (an allowed wait, the screen
     allowed for it; the face's own policy again after)."""
-    face.agent.planner_factory = lambda run: ScriptedPlanner([tool("wait", seconds=0), done()])
-    permissions = face.agent.permissions
+    face.host._agent.planner_factory = lambda run: ScriptedPlanner(
+        [tool("wait", seconds=0), done()]
+    )
+    permissions = face.host._agent.permissions
     policy = permissions.policy("screen_snapshot", Risk.SAFE)
     permissions.set_policy("screen_snapshot", Policy.ALLOW)
     async with Client(face.server, mode="legacy") as mcp:

@@ -84,13 +84,13 @@ async def test_get_run_gives_the_steps_and_on_request_the_screenshots(face: McpF
 
 async def test_pause_and_resume_reach_a_run_task_of_this_server(face: McpFace) -> None:
     waiting = Waiting()
-    face.agent.planner_factory = lambda run: ScriptedPlanner([waiting, done("finished")])
+    face.host._agent.planner_factory = lambda run: ScriptedPlanner([waiting, done("finished")])
     async with client(face) as mcp:
         task = asyncio.ensure_future(mcp.call_tool("run_task", {"goal": "wait a bit"}))
         await asyncio.wait_for(waiting.asked.wait(), 5)
-        [run_id] = face.agent.runner.active_ids
+        [run_id] = face.host._agent.runner.active_ids
         seen_pause = asyncio.Event()
-        face.agent.runner.subscribe(
+        face.host._agent.runner.subscribe(
             lambda event: seen_pause.set() if isinstance(event, RunPaused) else None
         )
         paused = await mcp.call_tool("pause_run", {"run_id": run_id})
@@ -109,7 +109,7 @@ async def test_stop_all_ends_a_run_task_with_a_result_that_says_the_user_stopped
     face: McpFace,
 ) -> None:
     waiting = Waiting()
-    face.agent.planner_factory = lambda run: ScriptedPlanner([waiting])
+    face.host._agent.planner_factory = lambda run: ScriptedPlanner([waiting])
     async with client(face) as mcp:
         task = asyncio.ensure_future(mcp.call_tool("run_task", {"goal": "forever"}))
         await asyncio.wait_for(waiting.asked.wait(), 5)
@@ -133,7 +133,7 @@ async def test_unknown_tools_and_bad_arguments_are_one_line_error_results(
     assert bad.is_error and text_of(bad).startswith("invalid arguments for run_task: ")
     # a desktop call is validated by the loop, as the planner's are: recorded, never run
     assert bad_click.is_error and "invalid arguments for click" in text_of(bad_click)
-    assert face.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+    assert face.host._agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
 
 
 async def test_each_http_session_has_its_own_grants_and_the_least_recent_are_forgotten(
@@ -161,13 +161,13 @@ async def test_a_run_task_that_allows_no_tool_is_refused_not_given_every_tool(
 ) -> None:
     # "allowed_tools": [] is "no tool", never the default (every tool)
     planner = ScriptedPlanner([tool("wait", seconds=0), done("finished")])
-    face.agent.planner_factory = lambda run: planner
+    face.host._agent.planner_factory = lambda run: planner
     async with client(face) as mcp:
         result = await mcp.call_tool("run_task", {"goal": "do it", "allowed_tools": []})
 
     assert result.is_error
     assert "allowed_tools" in text_of(result)
-    assert face.agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+    assert face.host._agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
 
 
 async def test_screen_text_reaches_the_client_fenced_as_data_under_the_standing_rule(

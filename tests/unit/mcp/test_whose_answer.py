@@ -20,7 +20,7 @@ DELETE = Element(2, "push button", "Delete", (10, 10, 60, 24))
 
 
 def ran(face: McpFace) -> list[str]:
-    return [name for name, _ in face.agent.runner.services.executor.calls]  # type: ignore[attr-defined]
+    return [name for name, _ in face.host._agent.runner.services.executor.calls]  # type: ignore[attr-defined]
 
 
 def text_of(result: types.CallToolResult) -> str:
