@@ -228,14 +228,14 @@ async def test_a_run_task_keeps_the_model_profile_it_named_and_refuses_an_unknow
         seen.append(run.model_profile)
         return planner
 
-    face.agent.planner_factory = factory
+    face.host._agent.planner_factory = factory
     async with client(face) as mcp:
         result = await mcp.call_tool("run_task", {"goal": "do it", "model_profile": "GUI-Owl-1.5"})
         bad = await mcp.call_tool("run_task", {"goal": "do it", "model_profile": "owl"})
 
     assert not result.is_error, text_of(result)
     assert seen == ["gui-owl-1.5"]  # the run the planner is made for carries it
-    runs = await face.agent.repo.list_runs()
+    runs = await face.host._agent.repo.list_runs()
     assert [run.model_profile for run in runs] == ["gui-owl-1.5"]
     assert bad.is_error and "unknown model profile 'owl' (one of: auto, " in text_of(bad)
     assert "\n" not in text_of(bad)
