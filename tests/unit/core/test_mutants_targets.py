@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop_agent.core.models import Element, ElementRef
-from desktop_agent.core.targets import Found, _distance, find_again, relocate
+from desktop_agent.core.targets import Found, _distance, element_ref, find_again, relocate
 from tests.fakes import make_observation
 
 WAS = ElementRef("point", "button", "OK", "Editor", (140, 90, 20, 20), (100, 50, 400, 300))
@@ -94,3 +94,82 @@ def test_why_a_step_nobody_is_asked_about_is_not_played_is_said_in_full() -> Non
 def test_a_missing_control_of_no_window_names_no_window() -> None:
     nowhere = ElementRef("point", "button", "OK", "", (0, 0, 10, 10), None)
     assert find_again(nowhere, make_observation([])) == 'no button "OK"'
+
+
+def test_of_two_like_controls_the_one_at_its_old_place_in_the_moved_window_is_found() -> None:
+    # the window moved by (200, 100); the OK button was 50, 50 into it
+    ref = ElementRef("point", "button", "OK", EDITOR.name, (140, 90, 20, 20), (100, 50, 400, 300))
+    moved = Element(1, "window", EDITOR.name, (300, 150, 400, 300), focused=True)
+    in_place = Element(2, "button", "OK", (340, 190, 20, 20))  # 50, 50 into the window
+    on_the_old_spot = Element(3, "button", "OK", (140, 90, 20, 20))  # where it was on screen
+    screen = make_observation([moved, on_the_old_spot, in_place])
+    assert find_again(ref, screen) == Found(moved, in_place)
+
+
+def test_a_window_grown_from_one_pixel_keeps_a_control_at_its_fraction() -> None:
+    # a 1 x 1 window whose control's centre was at its far corner (fraction 1, 1)
+    ref = ElementRef("point", "button", "OK", "Editor", (91, 41, 20, 20), (100, 50, 1, 1))
+    grown = Element(1, "window", "Editor", (300, 150, 800, 600), focused=True)
+    assert _distance(ref, at(1100, 750), grown) == 0.0  # at the grown window's far corner
+    # and a window shrunk to one pixel: the far corner of the old window, the new one's
+    was = ElementRef("point", "button", "OK", "Editor", (890, 640, 20, 20), (100, 50, 800, 600))
+    shrunk = Element(1, "window", "Editor", (300, 150, 1, 1), focused=True)
+    assert _distance(was, at(301, 151), shrunk) == 0.0
+
+
+WINDOW = Element(1, "window", "Editor", (100, 50, 400, 300), focused=True)
+BUTTON = Element(2, "button", "OK", (140, 90, 20, 20))
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "role"),
+    [
+        (140, 90, "button"),  # the button's first pixel
+        (159, 109, "button"),  # its last
+        (160, 100, "window"),  # one right of it
+        (150, 110, "window"),  # one below it
+        (139, 100, "window"),  # one left of it
+        (150, 89, "window"),  # one above it
+    ],
+)
+def test_a_point_names_the_control_whose_box_holds_it_edge_pixels_included(
+    x: int, y: int, role: str
+) -> None:
+    ref = element_ref("click", {"x": x, "y": y}, make_observation([WINDOW, BUTTON]))
+    assert ref is not None and ref.role == role
+
+
+def test_a_point_in_no_box_in_line_with_a_control_names_no_control() -> None:
+    # in the button's column but below the window: in no box at all
+    lone = make_observation([BUTTON])
+    assert element_ref("click", {"x": 150, "y": 500}, lone) is None
+    assert element_ref("click", {"x": 600, "y": 100}, lone) is None
+
+
+def test_of_two_controls_under_a_point_the_smaller_by_area_is_named() -> None:
+    bar = Element(3, "tool bar", "Tools", (140, 90, 100, 10))  # area 1000, height 10
+    tall = Element(4, "button", "Go", (140, 90, 20, 20))  # area 400, height 20
+    ref = element_ref("click", {"x": 145, "y": 95}, make_observation([WINDOW, bar, tall]))
+    assert ref is not None and ref.name == "Go"
+
+
+def test_a_point_without_its_y_is_read_on_the_top_row() -> None:
+    top = Element(3, "button", "Menu", (140, 0, 20, 1))  # only row 0
+    ref = element_ref("click", {"x": 145}, make_observation([top]))
+    assert ref is not None and ref.name == "Menu"
+
+
+def test_a_value_set_without_an_element_goes_to_the_focused_control() -> None:
+    field = Element(3, "text", "Name", (140, 90, 100, 20), focused=True)
+    ref = element_ref("set_value", {"value": "x"}, make_observation([WINDOW, field]))
+    assert ref == ElementRef("focus", "text", "Name", "Editor", field.box, WINDOW.box)
+
+
+def test_a_point_on_the_window_alone_refers_to_the_window_in_full() -> None:
+    ref = element_ref("click", {"x": 400, "y": 300}, make_observation([WINDOW, BUTTON]))
+    assert ref == ElementRef("window", "window", "Editor", "Editor", WINDOW.box, WINDOW.box)
+
+
+def test_a_control_with_no_active_window_is_in_no_window() -> None:
+    ref = element_ref("click", {"x": 150, "y": 100}, make_observation([BUTTON]))
+    assert ref == ElementRef("point", "button", "OK", "", BUTTON.box, None)
