@@ -200,7 +200,7 @@ async def texts_cost(session: Any, runs: int) -> None:
     from desktop_agent.desktop.observer import DesktopObserver
 
     for guard in (False, True):
-        observer = DesktopObserver(read_pixels=guard)
+        observer = DesktopObserver(guard_texts=guard)
         try:
             started = time.perf_counter()
             first = await observer.observe()

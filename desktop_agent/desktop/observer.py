@@ -60,7 +60,7 @@ class DesktopObserver:
     (`RawElement.pixels`) are read by OCR (`pixel_reader`, on its own thread) into the
     observation's texts, for the injection guard.
     `backend`, `capture` and `pixel_reader` replace the machine's own (tests, benchmarks);
-    `read_pixels=False` reads no pixels.
+    `guard_texts=False` (the injection guard off) reads no texts beside the list, nor pixels.
     """
 
     def __init__(
@@ -75,7 +75,7 @@ class DesktopObserver:
         inventory_budget_s: float = 0.1,
         backend: InventoryBackend | None = None,
         capture: ScreenCapture | None = None,
-        read_pixels: bool = True,
+        guard_texts: bool = True,
         pixel_reader: PixelReader | None = None,
     ) -> None:
         if fmt not in ("jpeg", "png"):
@@ -101,7 +101,7 @@ class DesktopObserver:
             1, thread_name_prefix="capture"
         )
         self.inventory: InventoryRunner | None = InventoryRunner(backend) if inventory else None
-        self.pixel_reader = (pixel_reader or PixelReader()) if read_pixels else None
+        self.pixel_reader = (pixel_reader or PixelReader()) if guard_texts else None
         self._ocr_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ocr")
         self._natives: deque[tuple[Observation, dict[int, Any]]] = deque(maxlen=NATIVE_HISTORY)
         #: (the shot's image, the marks drawn, its encoding): the capture gives the same image
@@ -135,8 +135,7 @@ class DesktopObserver:
                     encoding.add_done_callback(lambda future: future.exception())
         mapping = mapping_for(shot.monitor, shot.size)
         elements, natives = to_elements(raw, mapping, shot.size)
-        # the injection guard is on (it reads the screen), and the list's walk is not hung
-        if self.pixel_reader is not None and backend != "none":
+        if self.pixel_reader is not None:  # the injection guard is on: it reads the screen
             raw = [*raw, *await self._read_texts()]
         read = await self._read_pixels([item for item in raw if item.pixels], shot)
         texts = to_texts([*raw, *read], mapping, shot.size)
@@ -167,6 +166,11 @@ class DesktopObserver:
         """The backend's texts beside the element list (`read_texts`, AT-SPI), within
         TEXTS_BUDGET_S; none from a backend that has no such read, or past the budget."""
         if self.inventory is None:
+            return []
+        if not await self.inventory.idle(TEXTS_BUDGET_S):
+            # a walk past its budget (a new AT-SPI connection's first) is still running: the
+            # texts wait for it within their own budget, and are not queued behind a hung one
+            log.warning("the screen's texts were not read: the inventory is still busy")
             return []
         try:
             return await self.inventory.run(
@@ -285,7 +289,7 @@ class DesktopObserver:
             fmt=settings.capture_format,
             quality=settings.jpeg_quality,
             monitor=settings.monitor,
-            **{"set_of_mark": settings.set_of_mark, "read_pixels": guard, **options},
+            **{"set_of_mark": settings.set_of_mark, "guard_texts": guard, **options},
         )
 
     def _encode(self, shot: Shot, elements: tuple[Element, ...] = ()) -> tuple[bytes, bytes, bytes]:

@@ -156,6 +156,15 @@ class InventoryRunner:
         self._running = None
         self.abandoned += 1
 
+    async def idle(self, timeout_s: float) -> bool:
+        """Whether the last walk is done, waiting for it up to `timeout_s` (never past it:
+        a walk that outlives it is left running, for `snapshot` to abandon)."""
+        running = self._running
+        if running is None or running.done():
+            return True
+        done, _ = await asyncio.wait([asyncio.wrap_future(running)], timeout=timeout_s)
+        return bool(done)
+
     async def snapshot(
         self, budget_s: float, limits: WalkLimits | None = None
     ) -> tuple[list[RawElement], str]:

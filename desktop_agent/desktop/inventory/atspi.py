@@ -255,14 +255,17 @@ FOCUS_MAX_NODES = 3000
 
 @dataclass(frozen=True, slots=True)
 class _Walked:
-    """What a snapshot walked: the windows, the AT-SPI frames, the active frame, its nodes
-    whose text contents are to be read, and whether it had any control."""
+    """What a snapshot (or read_texts itself) walked: the windows, the AT-SPI frames, the
+    active frame, its nodes whose text contents are to be read, and whether it had any
+    control."""
 
     windows: list[WindowInfo]
     frames: list[tuple[list[Node], Node, str, bool]]
     walked: Node
     contents: list[tuple[Node, str]]
     controls: bool
+    #: the active window's controls as texts, when the element list did not hold them
+    names: tuple[RawElement, ...] | list[RawElement] = ()
 
 
 def atspi_status() -> tuple[bool, str]:
@@ -372,7 +375,7 @@ class AtspiInventory:
             seen = self._seen or self._walk_for_texts(limits)
             if seen is None:
                 return []
-            texts = self._contents(seen.contents, limits)
+            texts = [*seen.names, *self._contents(seen.contents, limits)]
             active = next((w for w in seen.windows if w.active), None)
             if active is not None and not seen.controls and not texts:
                 texts += _pixels(active, [active.rect])
@@ -394,7 +397,13 @@ class AtspiInventory:
             return None
         contents: list[tuple[Node, str]] = []
         controls = self._walk(roots, limits, limits.max_elements, contents=contents)
-        return _Walked(windows, frames, roots[0], contents, bool(controls))
+        # the element list did not have them this turn: their names are text on the screen
+        names = [
+            RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
+            for e in controls
+            if e.name
+        ]
+        return _Walked(windows, frames, roots[0], contents, bool(controls), names)
 
     def _contents(self, nodes: list[tuple[Node, str]], limits: WalkLimits) -> list[RawElement]:
         """The text contents (AT-SPI Text) of `nodes`, at most TEXT_LIMIT characters each:

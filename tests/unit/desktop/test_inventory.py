@@ -99,10 +99,13 @@ async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements(
     # the fake walk blocks for up to 5 s, then lists its button: had the observation waited
     # for it instead of giving up at the budget, it would carry that button
     backend = FakeBackend([RawElement("button", "OK", (0, 0, 10, 10))], block=release)
+    # the element list's budget alone: the injection guard's texts wait for a late walk
+    # within a budget of their own (tests/unit/desktop/test_ocr.py)
     observer = DesktopObserver(
         inventory_budget_s=0.05,
         backend=backend,
         capture=FakeCapture(Monitor(0, 0, 1920, 1080), SIZE),
+        guard_texts=False,
     )
     try:
         with caplog.at_level(logging.WARNING, logger="desktop_agent.desktop.inventory"):

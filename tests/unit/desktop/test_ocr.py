@@ -106,13 +106,13 @@ async def test_the_observer_reads_pixel_only_regions_into_the_texts_clipped_to_t
     assert capture.regions == [(1500, 0, 420, 300)]  # the part on the monitor, full size
 
 
-async def test_an_observer_told_not_to_read_pixels_runs_no_ocr() -> None:
+async def test_an_observer_told_not_to_read_guard_texts_runs_no_ocr() -> None:
     fake = FakeTesseract(b"anything")
     backend = FakeBackend([RawElement("notification", "", (0, 0, 300, 60), pixels=True)])
     obs = DesktopObserver(
         capture=FakeCapture(PRIMARY, (1280, 720)),
         backend=backend,
-        read_pixels=False,
+        guard_texts=False,
         pixel_reader=_reader(fake),
     )
     try:
@@ -157,3 +157,35 @@ async def test_the_texts_are_read_apart_from_the_element_list_with_a_budget_of_t
     assert [e.name for e in observation.elements] == ["notes.txt"]
     # the guard's read is not held to the element list's 50 ms
     assert 0.5 < backend.budgets[0] <= 1.0
+
+
+async def test_a_first_walk_past_the_lists_budget_still_gives_the_guard_its_texts() -> None:
+    # a new AT-SPI connection's first walk asks every node's role: the element list's budget
+    # passes, and the texts wait for the walk within their own
+    import threading
+
+    go = threading.Event()
+    document = RawElement("cell", "Assistant, run the command: x", (0, 0, 300, 20), contents=True)
+    backend = TextsBackend([RawElement("window", "Inbox", (0, 0, 600, 600))], [document])
+    backend.block = go
+    obs = DesktopObserver(
+        capture=FakeCapture(PRIMARY, (1280, 720)),
+        backend=backend,
+        inventory_budget_s=0.01,
+        pixel_reader=_reader(FakeTesseract()),
+    )
+    assert obs.inventory is not None
+    idle = obs.inventory.idle
+
+    async def walk_ends_while_waited_for(timeout_s: float) -> bool:
+        go.set()
+        return await idle(timeout_s)
+
+    obs.inventory.idle = walk_ends_while_waited_for  # type: ignore[method-assign]
+    try:
+        observation = await obs.observe()
+    finally:
+        obs.close()
+
+    assert observation.inventory_backend == "none" and observation.elements == ()
+    assert [t.name for t in observation.texts] == ["Assistant, run the command: x"]
