@@ -205,3 +205,26 @@ async def test_every_format_reports_a_deep_answer_as_the_models_mistake(
         with pytest.raises(PlannerError, match="too deeply") as err:
             await planner.decide(make_request())
     assert err.value.raw == text
+
+
+async def test_a_server_body_nested_too_deeply_is_a_transport_error_not_a_recursion_error() -> None:
+    from aiohttp import web
+
+    from desktop_agent.core.errors import PlannerTransportError
+
+    async def deep(_request: web.Request) -> web.Response:
+        return web.Response(body=b"[" * DEEP, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", deep)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with make_planner(f"http://127.0.0.1:{port}/v1", max_attempts=1) as planner:
+            with pytest.raises(PlannerTransportError, match="nested too deeply"):
+                await planner.decide(make_request())
+    finally:
+        await runner.cleanup()
