@@ -32,7 +32,7 @@ from desktop_agent.core.call_risk import DEFAULT_SENSITIVE_TARGETS
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.model_servers import DEFAULT_PORT_NUMBERS
-from desktop_agent.core.models import Policy
+from desktop_agent.core.models import Policy, parse_monitor
 from desktop_agent.store.data_dir import APP_NAME, HOME_ENV, ForeignDataDir, refuse_foreign
 from desktop_agent.store.data_dir import make_data_dir as make_data_dir
 from desktop_agent.store.data_dir import resolve_data_dir as resolve_data_dir
@@ -141,7 +141,8 @@ class Settings(BaseModel):
     capture_width: int = Field(default=1280, ge=320, le=7680)
     capture_format: Literal["jpeg", "png"] = "jpeg"
     jpeg_quality: int = Field(default=80, ge=10, le=100)
-    monitor: int = Field(default=1, ge=1, le=16)
+    #: the monitor the model is shown: "auto" (the one of the active window), "all", or N
+    monitor: Literal["auto", "all"] | int = "auto"
     set_of_mark: bool = False
     minimize_while_acting: bool = True
     #: the app's language: "system" (the system locale's when translated, else English),
@@ -186,6 +187,12 @@ class Settings(BaseModel):
     probe_ports: list[int] = Field(
         default_factory=lambda: list(DEFAULT_PORT_NUMBERS), min_length=1, max_length=64
     )
+
+    @field_validator("monitor", mode="before")
+    @classmethod
+    def _monitor(cls, value: Any) -> Any:
+        # 0 (all, as older settings and the CLI's numbers say it) and "2" read as run --monitor
+        return parse_monitor(value)
 
     @field_validator("probe_ports", mode="before")
     @classmethod

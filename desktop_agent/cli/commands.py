@@ -51,6 +51,7 @@ def _settings_for(args: argparse.Namespace) -> Settings:
             ("api_key_env", getattr(args, "api_key_env", None)),
             ("vision", getattr(args, "vision", None)),
             ("model_profile", getattr(args, "model_profile", None)),
+            ("monitor", getattr(args, "monitor", None)),
             ("grounder_base_url", getattr(args, "grounder_url", None)),
             ("grounder_model", getattr(args, "grounder_model", None)),
             # a grounding model named on the command line is meant to be used

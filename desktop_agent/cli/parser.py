@@ -39,6 +39,15 @@ def _profile_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _monitor(text: str) -> str | int:
+    from desktop_agent.core.models import parse_monitor
+
+    try:
+        return parse_monitor(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _tool_list(text: str) -> tuple[str, ...]:
     from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
 
@@ -135,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--vision", choices=("auto", "yes", "no"))
     run.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
+    run.add_argument(
+        "--monitor",
+        type=_monitor,
+        metavar="auto|all|N",
+        help="the monitor the model sees (default: the settings', auto: the active window's)",
+    )
     run.add_argument(
         "--grounding",
         choices=("auto", "off", "zoom", "grounder"),

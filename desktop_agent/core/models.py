@@ -34,6 +34,8 @@ __all__ = [
     "Element",
     "ElementRef",
     "Grounding",
+    "MonitorArea",
+    "MonitorChoice",
     "Observation",
     "Policy",
     "REDACTED",
@@ -42,6 +44,7 @@ __all__ = [
     "RunStatus",
     "RunView",
     "STOP_REASONS",
+    "ScreenLayout",
     "ScreenMapping",
     "StepKind",
     "StepStatus",
@@ -51,6 +54,7 @@ __all__ = [
     "TaskSpec",
     "TokenUsage",
     "ToolResult",
+    "parse_monitor",
     "utcnow",
 ]
 
@@ -334,6 +338,8 @@ class Element:
     enabled: bool = True
     focused: bool = False
     password: bool = False
+    #: the monitor it is on (1 = primary) when the desktop has several, else 0
+    monitor: int = 0
 
     @property
     def center(self) -> tuple[int, int]:
@@ -342,8 +348,20 @@ class Element:
 
     def line(self) -> str:
         left, top, width, height = self.box
+        place = f" on monitor {self.monitor}" if self.monitor else ""
+        return f"{self._head()} @ {left},{top} {width}x{height}{place}{self._flags()}"
+
+    def line_elsewhere(self) -> str:
+        """The line of an element on a monitor the image does not show: no box (there is no
+        pixel of the image to give), only where it is."""
+        return f"{self._head()} on monitor {self.monitor}{self._flags()}"
+
+    def _head(self) -> str:
         name = self.name.replace("\n", " ").replace('"', "'")
-        flags = "".join(
+        return f'[{self.id}] {self.role} "{name}"'
+
+    def _flags(self) -> str:
+        return "".join(
             f" {flag}"
             for flag, on in (
                 ("focused", self.focused),
@@ -352,7 +370,6 @@ class Element:
             )
             if on
         )
-        return f'[{self.id}] {self.role} "{name}" @ {left},{top} {width}x{height}{flags}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +392,67 @@ class ScreenMapping:
             round((x - self.offset_x) / self.scale_x),
             round((y - self.offset_y) / self.scale_y),
         )
+
+
+#: which monitor the observation shows: "auto" the one holding the active window (the
+#: pointer's when no window is active), "all" every monitor as one image, N monitor N
+#: (1 = the primary)
+MonitorChoice = str | int
+#: the highest monitor number a setting may name
+MAX_MONITOR = 16
+
+
+def parse_monitor(value: object) -> MonitorChoice:
+    """A monitor setting as given ("auto", "all", "0" for all, or a number from 1): the
+    value the capture takes, or ValueError with a one-line reason."""
+    text = str(value).strip().casefold()
+    if text in ("auto", "all"):
+        return text
+    if text == "0":
+        return "all"
+    if text.isdigit() and 1 <= int(text) <= MAX_MONITOR:
+        return int(text)
+    raise ValueError(
+        f"monitor must be auto, all or a monitor number from 1 (the primary) to "
+        f"{MAX_MONITOR}, not {value!r}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorArea:
+    """One monitor of the desktop in physical pixels of the virtual screen (origins may be
+    negative: a monitor left of or above the primary); `number` 1 is the primary, 0 all."""
+
+    number: int
+    left: int
+    top: int
+    width: int
+    height: int
+    primary: bool = False
+
+    @property
+    def rect(self) -> tuple[int, int, int, int]:
+        return self.left, self.top, self.width, self.height
+
+    def describe(self) -> str:
+        """ "monitor 2, 1280x1024 at 0,0" (the primary says so)."""
+        primary = " (the primary)" if self.primary else ""
+        return (
+            f"monitor {self.number}{primary}, {self.width}x{self.height} at {self.left},{self.top}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenLayout:
+    """The monitors when an observation was made and the one its image shows (`shown`: its
+    area; number 0 when the image is all monitors as one)."""
+
+    shown: MonitorArea
+    monitors: tuple[MonitorArea, ...]
+
+    @property
+    def several(self) -> bool:
+        return len(self.monitors) > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,6 +483,11 @@ class Observation:
     #: each an Element with id 0 whose name is the text and whose role says what held it.
     #: Never a target of an action; the injection guard reads it and the prompt fences it
     texts: tuple[Element, ...] = ()
+    #: the monitors and the one the image shows; None when the observer does not know them
+    layout: ScreenLayout | None = None
+    #: elements on monitors the image does not show (their windows first), ids after the
+    #: shown ones: listed to the model, never a target of input from this image
+    elsewhere: tuple[Element, ...] = ()
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)

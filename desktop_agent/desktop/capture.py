@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from desktop_agent.core.errors import ObservationError
-from desktop_agent.desktop.geometry import Monitor, image_size, order_monitors, pick_monitor
+from desktop_agent.core.models import MonitorChoice, ScreenLayout, parse_monitor
+from desktop_agent.desktop.geometry import (
+    Monitor,
+    image_size,
+    layout_of,
+    monitor_at,
+    order_monitors,
+    pick_monitor,
+)
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -38,6 +46,8 @@ class Shot:
 
     image: Image.Image
     monitor: Monitor
+    #: the monitors at the grab and the one shown (None: a shot made without a layout)
+    layout: ScreenLayout | None = None
 
     @property
     def size(self) -> tuple[int, int]:
@@ -72,15 +82,16 @@ class ScreenCapture:
         self,
         *,
         width: int = 1280,
-        monitor: int = 1,
+        monitor: MonitorChoice = "auto",
         scaler: Scaler = "auto",
     ) -> None:
         if width < 16:
             raise ValueError(f"screenshot width must be at least 16 px, not {width}")
-        if monitor < 0:
-            raise ValueError(f"monitor must be 0 (all) or a monitor number, not {monitor}")
+        choice = parse_monitor(monitor)
         self.width = width
-        self.monitor_index = monitor
+        #: "auto" (the monitor of the work, chosen at each grab), or a fixed index (0 = all)
+        self.auto = choice == "auto"
+        self.monitor_index = 0 if choice in ("all", "auto") else int(choice)
         self.scaler: Scaler = scaler
         self._mss: Any = None
         #: the last grab's raw pixels and its shot: the same pixels again (a screen that did
@@ -98,9 +109,13 @@ class ScreenCapture:
         self._mss._monitors = None
         return order_monitors(self._mss.monitors)
 
-    def grab(self) -> Shot:
-        """Grab the monitor and downscale it to the configured width."""
-        monitor = pick_monitor(self.monitors(), self.monitor_index)
+    def grab(self, near: tuple[int, int, int, int] | None = None) -> Shot:
+        """Grab the monitor and downscale it to the configured width. Under "auto" the
+        monitor is the one holding most of `near` (the active window, or the pointer), the
+        primary without it; the layout is read anew each time (a hot-plug shows at once)."""
+        monitors = self.monitors()
+        index = monitor_at(monitors, near) if self.auto else self.monitor_index
+        monitor = pick_monitor(monitors, index)
         try:
             raw = self._mss.grab(monitor.as_mss())
         except Exception as error:  # noqa: BLE001 - mss raises ScreenShotError and ctypes errors
@@ -111,10 +126,11 @@ class ScreenCapture:
         # equal bytes are compared at memory speed (under 1 ms for 1920x1080), the downscale
         # they spare is the costliest part of a turn (13-30 ms)
         same_place = last is not None and (last[1].monitor, last[1].size) == (monitor, size)
-        if last is not None and same_place and last[0] == pixels:
+        layout = layout_of(monitors, index)
+        if last is not None and same_place and last[0] == pixels and last[1].layout == layout:
             return last[1]
         image = scale_bgra(pixels, (raw.width, raw.height), size, self._pick_scaler())
-        shot = Shot(image, monitor)
+        shot = Shot(image, monitor, layout)
         self._last = (pixels, shot)
         return shot
 

@@ -14,8 +14,15 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from desktop_agent.core import builtin_tools as tools
-from desktop_agent.core.errors import ActionPaused, StopRequested, ToolError, UnknownTool
+from desktop_agent.core.errors import (
+    ActionPaused,
+    ObservationError,
+    StopRequested,
+    ToolError,
+    UnknownTool,
+)
 from desktop_agent.core.models import Element, Observation, ToolResult
+from desktop_agent.core.own_windows import POINTER_TOOLS
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.desktop.clipboard import Paster, default_paster
@@ -166,6 +173,8 @@ class DesktopExecutor:
         halt = Halt(context)
         if halt.is_set():
             raise halt.error("before the action")
+        if spec.name in POINTER_TOOLS:
+            await self._monitor_still_there(context.observation)
         result = await handler(args, context)
         if self.settle_s and spec.name in _SETTLING_TOOLS:
             await self._sleep(self.settle_s)  # a stop cancels this like any await
@@ -185,6 +194,30 @@ class DesktopExecutor:
             self._own_inventory.close()
 
     # -- plumbing --------------------------------------------------------------------------
+
+    async def _monitor_still_there(self, observation: Observation | None) -> None:
+        """ToolError when the monitor the observation showed is gone or moved (unplugged,
+        re-arranged): its image's points would land elsewhere, so nothing is sent."""
+        layout = observation.layout if observation is not None else None
+        if self.observer is None or layout is None:
+            return
+        try:
+            now = await self.observer.monitors_now()
+        except ObservationError as error:
+            raise ToolError(f"the monitors cannot be read, so nothing is sent: {error}") from None
+        shown = layout.shown
+        there = (
+            now.shown.rect == shown.rect
+            if shown.number == 0
+            else any(area.rect == shown.rect for area in now.monitors)
+        )
+        if not there:
+            what = "the desktop" if shown.number == 0 else shown.describe()
+            raise ToolError(
+                f"{what} is gone or moved since the screen was seen (a monitor was unplugged "
+                "or re-arranged): the action is not sent; the next screen shows the monitors "
+                "there are now"
+            )
 
     async def focused_role(self) -> str | None:
         """FocusProbe: the focused control's accessibility role, None when unknown."""
@@ -258,6 +291,12 @@ class DesktopExecutor:
         if observation is None:
             raise ToolError(f"element {element_id}: there is no observation to look it up in")
         element = observation.element(element_id)
+        away = next((e for e in observation.elsewhere if e.id == element_id), None)
+        if element is None and away is not None:
+            raise ToolError(
+                f"element {element_id} is on monitor {away.monitor}, which the screenshot does "
+                "not show: focus_window its window first (the next screenshot shows that monitor)"
+            )
         if element is None:
             ids = [e.id for e in observation.elements]
             known = f"ids {ids[0]}-{ids[-1]}" if ids else "no elements"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.core.errors import ObservationError
-from desktop_agent.core.models import ScreenMapping
+from desktop_agent.core.models import MonitorArea, ScreenLayout, ScreenMapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +60,47 @@ def order_monitors(raw: Sequence[Mapping[str, Any]]) -> list[Monitor]:
         primary = next((m for m in monitors if (m.left, m.top) == (0, 0)), monitors[0])
     rest = [m for m in monitors if m is not primary]
     return [union, primary, *rest]
+
+
+def overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
+    """The area two rectangles (left, top, width, height) share."""
+    width = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    height = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    return max(0, width) * max(0, height)
+
+
+def monitor_at(monitors: Sequence[Monitor], rect: tuple[int, int, int, int] | None) -> int:
+    """The number (1 = primary) of the monitor holding most of `rect` (a window, or the
+    pointer as a 1x1 rectangle) in an ordered list ([0] all); the primary when `rect` is None
+    or on no monitor."""
+    if rect is None:
+        return 1
+    return monitor_holding(layout_of(monitors, 0).monitors, rect) or 1
+
+
+def monitor_holding(areas: Sequence[MonitorArea], rect: tuple[int, int, int, int]) -> int:
+    """The number of the monitor holding most of `rect`; 0 when none holds any of it."""
+    best, most = 0, 0
+    for area in areas:
+        shared = overlap(rect, area.rect)
+        if shared > most:
+            best, most = area.number, shared
+    return best
+
+
+def layout_of(monitors: Sequence[Monitor], shown: int) -> ScreenLayout:
+    """The core's view of an ordered monitor list ([0] all) with monitor `shown` on the image."""
+    areas = tuple(
+        MonitorArea(number, m.left, m.top, m.width, m.height, primary=number == 1)
+        for number, m in enumerate(monitors[1:], start=1)
+    )
+    union = monitors[0]
+    shown_area = (
+        areas[shown - 1]
+        if shown
+        else MonitorArea(0, union.left, union.top, union.width, union.height)
+    )
+    return ScreenLayout(shown=shown_area, monitors=areas)
 
 
 def pick_monitor(monitors: Sequence[Monitor], index: int) -> Monitor:

@@ -12,7 +12,13 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from desktop_agent.core.errors import ConfigError, ObservationError
-from desktop_agent.core.models import Element, Observation
+from desktop_agent.core.models import (
+    Element,
+    MonitorChoice,
+    Observation,
+    ScreenLayout,
+    parse_monitor,
+)
 from desktop_agent.desktop.capture import (
     ScreenCapture,
     Shot,
@@ -21,13 +27,18 @@ from desktop_agent.desktop.capture import (
     signature,
     thumbnail,
 )
-from desktop_agent.desktop.geometry import mapping_for, rect_to_image
+from desktop_agent.desktop.geometry import (
+    layout_of,
+    mapping_for,
+    rect_to_image,
+)
 from desktop_agent.desktop.inventory import (
     InventoryBackend,
     InventoryRunner,
     RawElement,
     WalkLimits,
     own_window_elements,
+    place_elements,
     to_elements,
     to_texts,
 )
@@ -69,7 +80,7 @@ class DesktopObserver:
         width: int = 1280,
         fmt: Literal["jpeg", "png"] = "jpeg",
         quality: int = 80,
-        monitor: int = 1,
+        monitor: MonitorChoice = "auto",
         inventory: bool = True,
         set_of_mark: bool = False,
         inventory_budget_s: float = 0.1,
@@ -77,6 +88,7 @@ class DesktopObserver:
         capture: ScreenCapture | None = None,
         guard_texts: bool = True,
         pixel_reader: PixelReader | None = None,
+        locate: Callable[[], tuple[int, int, int, int] | None] | None = None,
     ) -> None:
         if fmt not in ("jpeg", "png"):
             raise ConfigError(f"screenshot format must be 'jpeg' or 'png', not {fmt!r}")
@@ -84,8 +96,10 @@ class DesktopObserver:
             raise ConfigError(f"JPEG quality must be 1-100, not {quality}")
         if width < 16:
             raise ConfigError(f"screenshot width must be at least 16 px, not {width}")
-        if monitor < 0:
-            raise ConfigError(f"monitor must be 0 (all) or a monitor number, not {monitor}")
+        try:
+            monitor = parse_monitor(monitor)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
         if inventory_budget_s <= 0:
             raise ConfigError(f"inventory budget must be positive, not {inventory_budget_s}")
         if sys.platform == "win32":
@@ -97,6 +111,9 @@ class DesktopObserver:
         self.set_of_mark = set_of_mark
         self.inventory_budget_s = inventory_budget_s
         self._capture = capture or ScreenCapture(width=width, monitor=monitor)
+        #: where the work is, for "auto" (runs on the capture thread, its own X connection:
+        #: a walk that hangs the inventory thread does not delay the grab)
+        self._locate = locate or WorkLocator()
         self._capture_thread = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="capture"
         )
@@ -113,7 +130,7 @@ class DesktopObserver:
         # on the loop's thread, normally the main thread: see ScreenCapture.choose_scaler
         self._capture.choose_scaler()
         try:
-            shot = await loop.run_in_executor(self._capture_thread, self._capture.grab)
+            shot = await loop.run_in_executor(self._capture_thread, self._grab)
         except ObservationError:
             raise
         except Exception as error:  # noqa: BLE001 - anything from mss/Pillow/Qt: one line
@@ -139,6 +156,9 @@ class DesktopObserver:
             raw = [*raw, *await self._read_texts()]
         read = await self._read_pixels([item for item in raw if item.pixels], shot)
         texts = to_texts([*raw, *read], mapping, shot.size)
+        elsewhere: tuple[Element, ...] = ()
+        if shot.layout is not None and shot.layout.several:
+            elements, elsewhere = place_elements(raw, elements, mapping, shot.size, shot.layout)
         if encoding is None:
             encoding = loop.run_in_executor(self._capture_thread, self._encode, shot, elements)
         try:
@@ -158,6 +178,8 @@ class DesktopObserver:
             marked=self.set_of_mark and bool(elements),
             own_windows=own_window_elements(raw, mapping, shot.size),
             texts=texts,
+            layout=shot.layout,
+            elsewhere=elsewhere,
         )
         self._natives.append((observation, natives))
         return observation
@@ -214,6 +236,29 @@ class DesktopObserver:
         except Exception as error:  # noqa: BLE001 - a grab's fault: the regions are not read
             log.warning("pixel-only regions not read: %s", error)
         return found
+
+    def _grab(self) -> Shot:
+        """On the capture thread: under "auto", where the work is (the locator), then the grab
+        of the monitor holding it."""
+        near = None
+        if self._capture.auto:
+            try:
+                near = self._locate()
+            except Exception as error:  # noqa: BLE001 - an X or user32 fault: the primary
+                log.debug("the active window could not be read: %s", error)
+        return self._capture.grab(near)
+
+    async def monitors_now(self) -> ScreenLayout:
+        """The monitors as they are now (the capture thread reads them: RandR, user32);
+        ObservationError when they cannot be read."""
+        loop = asyncio.get_running_loop()
+        try:
+            monitors = await loop.run_in_executor(self._capture_thread, self._capture.monitors)
+        except ObservationError:
+            raise
+        except Exception as error:  # noqa: BLE001 - an mss or X fault: one line
+            raise ObservationError(f"the monitors could not be read: {error}") from None
+        return layout_of(monitors, 0)
 
     async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
         """OwnWindowsSource: the app's own windows as they are now (the X11 window list of the
@@ -327,6 +372,8 @@ class DesktopObserver:
     def close(self) -> None:
         """Release the capture and inventory threads (the observer cannot be used after)."""
         self._capture_thread.submit(self._capture.close)
+        if isinstance(self._locate, WorkLocator):
+            self._capture_thread.submit(self._locate.close)
         self._capture_thread.shutdown(wait=False)
         self._ocr_thread.shutdown(wait=False, cancel_futures=True)
         if self.inventory is not None:
@@ -354,6 +401,41 @@ def _window_list(backend: Any) -> list[RawElement] | None:
     if isinstance(windows, X11Windows):
         return window_elements(listed_windows(windows))
     return None
+
+
+class WorkLocator:
+    """Where the work is, for monitor "auto": the active window's frame unless it is the
+    app's own (the work is elsewhere then), else the pointer as a 1x1 rectangle. X11: two
+    or three round trips on a connection of its own; Windows: the foreground window from
+    user32 (no pointer: the primary is shown then). Used from one thread (the capture's)."""
+
+    def __init__(self) -> None:
+        self._windows: X11Windows | None = None
+
+    def __call__(self) -> tuple[int, int, int, int] | None:
+        if sys.platform == "win32":
+            from desktop_agent.desktop.win_windows import system_windll, top_level_windows
+
+            active = [w for w in top_level_windows(system_windll()) if w.focused and not w.own]
+            return active[0].rect if active else None
+        if self._windows is None:
+            self._windows = X11Windows()
+        windows = self._windows
+        try:
+            active = windows.active_id()
+            info = windows.info(active, active) if active is not None else None
+            if info is not None and not info.own:
+                return info.rect
+            reply = windows._dpy().screen().root.query_pointer()
+        except Exception:
+            windows.close()  # a broken connection is opened anew next time
+            raise
+        return int(reply.root_x), int(reply.root_y), 1, 1
+
+    def close(self) -> None:
+        if self._windows is not None:
+            self._windows.close()
+            self._windows = None
 
 
 def _pointer(backend: Any) -> tuple[int, int] | None:

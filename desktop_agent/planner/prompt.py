@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from itertools import groupby
 from typing import Any
 
-from desktop_agent.core.models import Observation, StepKind, StepStatus, StepView
+from desktop_agent.core.models import Observation, ScreenLayout, StepKind, StepStatus, StepView
 from desktop_agent.core.ports import DecideRequest
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.screen_text import (
@@ -232,6 +232,8 @@ def observation_text(observation: Observation, coordinates: str | None = None) -
             f"list's boxes are {observation.width}x{observation.height} screenshot pixels, not "
             "these coordinates: to act on a listed element, give its id."
         )
+    if observation.layout is not None and observation.layout.several:
+        head += "\n" + monitors_text(observation.layout)
     block = screen_text_block(observation)
     if block is None:
         return head + "\nNo UI element list is available this turn: use coordinates."
@@ -241,6 +243,24 @@ def observation_text(observation: Observation, coordinates: str | None = None) -
             'on one you see there, give "element": that id.'
         )
     return f"{head}\n{block}"
+
+
+def monitors_text(layout: ScreenLayout) -> str:
+    """Which monitor the image shows, its size and place, and the others (the app's own
+    numbers: nothing read from the screen)."""
+    count = len(layout.monitors)
+    others = "; ".join(m.describe() for m in layout.monitors if m.number != layout.shown.number)
+    if layout.shown.number == 0:
+        return (
+            f"The image shows all {count} monitors of the desktop as one "
+            f"({layout.shown.width}x{layout.shown.height} desktop pixels): {others}."
+        )
+    return (
+        f"The image shows {layout.shown.describe()}: one of the desktop's {count} monitors "
+        f"(sizes and places in desktop pixels). The others: {others}. Elements there "
+        "are listed apart and cannot be clicked from this image: focus_window one of their "
+        "windows and the next image shows that monitor."
+    )
 
 
 def image_url(observation: Observation) -> str:

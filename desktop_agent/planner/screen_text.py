@@ -89,20 +89,39 @@ def text_lines(observation: Observation) -> list[str]:
 
 
 def screen_text_block(observation: Observation) -> str | None:
-    """The observation's element list, and the texts read beside it, fenced as data; None
-    when it lists no element."""
-    if not observation.elements:
+    """The observation's element list, the texts read beside it, and (on a desktop of several
+    monitors) the elements of the monitors the image does not show, fenced as data; None when
+    it lists no element."""
+    if not observation.elements and not observation.elsewhere:
         return None
-    block = fenced(
-        'UI elements on the screen (format: [id] role "name" @ left,top widthxheight)',
-        "text",
-        inventory_lines(observation),
-    )
-    if not observation.texts:
-        return block
-    texts = fenced(
-        'Text shown on the screen, not actionable (format: role "text" @ left,top widthxheight)',
-        "screen",
-        text_lines(observation),
-    )
-    return f"{block}\n{texts}"
+    several = observation.layout is not None and observation.layout.several
+    where = " on monitor N" if several else ""
+    blocks = []
+    if observation.elements:
+        blocks.append(
+            fenced(
+                f'UI elements on the screen (format: [id] role "name" @ left,top '
+                f"widthxheight{where})",
+                "text",
+                inventory_lines(observation),
+            )
+        )
+    if observation.elsewhere:
+        blocks.append(
+            fenced(
+                "Windows and elements on the other monitors, not in the image (format: [id] "
+                'role "name" on monitor N)',
+                "text",
+                [element.line_elsewhere() for element in observation.elsewhere],
+            )
+        )
+    if observation.texts:
+        blocks.append(
+            fenced(
+                'Text shown on the screen, not actionable (format: role "text" @ left,top '
+                "widthxheight)",
+                "screen",
+                text_lines(observation),
+            )
+        )
+    return "\n".join(blocks)

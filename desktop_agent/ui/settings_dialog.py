@@ -349,6 +349,13 @@ class SettingsDialog(QDialog):
         fmt.addItem("JPEG (small, fast)", "jpeg")
         fmt.addItem("PNG (exact, larger)", "png")
         self._row(form, "capture_format", "Screenshot &format:", fmt)
+        monitor = QComboBox()
+        monitor.addItem("The active window's (auto)", "auto")
+        monitor.addItem("All monitors as one image", "all")
+        monitor.addItem("The primary monitor", 1)
+        for number in range(2, 5):
+            monitor.addItem(f"Monitor {number}", number)
+        self._row(form, "monitor", "&Monitor shown:", monitor)
         minimize = QCheckBox("Minimise the window while a run acts")
         self._row(form, "minimize_while_acting", "While &acting:", minimize)
         language = QComboBox()

@@ -8,6 +8,9 @@ import pytest
 
 from desktop_agent.eval.desk import XSessionError
 from desktop_agent.eval.monitors_desk import MonitorsSession, start_monitors_session
+from tests.e2e.conftest import model
+
+__all__ = ["model"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

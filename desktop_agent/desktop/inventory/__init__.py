@@ -19,6 +19,7 @@ from desktop_agent.desktop.inventory.base import (
     WalkLimits,
     inventory_text,
     own_window_elements,
+    place_elements,
     to_elements,
     to_texts,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "choose_backend",
     "inventory_text",
     "own_window_elements",
+    "place_elements",
     "to_elements",
     "to_texts",
 ]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from desktop_agent.core.models import Element, ScreenMapping
-from desktop_agent.desktop.geometry import rect_to_image
+from desktop_agent.core.models import Element, ScreenLayout, ScreenMapping
+from desktop_agent.desktop.geometry import monitor_holding, rect_to_image
 
 NAME_LIMIT = 80
 #: one read text (a document's contents) is cut here, and all of a screen's texts here: the
@@ -183,6 +183,64 @@ def to_texts(
         found.append(Element(0, item.role, text, box))
         left -= len(text)
     return tuple(found)
+
+
+#: at most this many elements of the monitors the image does not show are listed
+MAX_ELSEWHERE = 60
+
+
+def place_elements(
+    raw: Iterable[RawElement],
+    elements: tuple[Element, ...],
+    mapping: ScreenMapping,
+    size: tuple[int, int],
+    layout: ScreenLayout,
+) -> tuple[tuple[Element, ...], tuple[Element, ...]]:
+    """On a desktop of several monitors: the listed elements tagged with their monitor, and
+    the elements wholly on monitors the image does not show (ids after the listed ones, no
+    box: no pixel of the image holds them), each tagged with its monitor.
+
+    With one monitor shown every listed element is on it (a control straddling the edge is
+    reached through the image's part of it); with all shown, the monitor holding its centre.
+    """
+    shown = layout.shown.number
+    areas = layout.monitors
+    tagged = tuple(
+        replace(element, monitor=shown or monitor_holding(areas, _centre(element, mapping)))
+        for element in elements
+    )
+    elsewhere: list[Element] = []
+    seen: set[tuple[str, str, tuple[int, int, int, int]]] = set()
+    for item in raw:
+        if len(elsewhere) >= MAX_ELSEWHERE:
+            break
+        if item.own or item.contents or item.pixels:
+            continue  # never listed (own windows) or text apart, not a control
+        if rect_to_image(item.rect, mapping, size) is not None:
+            continue
+        number = monitor_holding(areas, item.rect)
+        key = (item.role, clean_name(item.name), item.rect)
+        if not number or number == shown or key in seen:
+            continue
+        seen.add(key)
+        elsewhere.append(
+            Element(
+                id=len(tagged) + len(elsewhere) + 1,
+                role=item.role,
+                name=key[1],
+                box=(0, 0, 0, 0),
+                enabled=item.enabled,
+                focused=item.focused,
+                password=item.password,
+                monitor=number,
+            )
+        )
+    return tagged, tuple(elsewhere)
+
+
+def _centre(element: Element, mapping: ScreenMapping) -> tuple[int, int, int, int]:
+    x, y = mapping.to_screen(*element.center)
+    return x, y, 1, 1
 
 
 def own_window_elements(

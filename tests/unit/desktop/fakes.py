@@ -27,7 +27,7 @@ class FakeCapture(ScreenCapture):
         self.grabs = 0
         self.regions: list[tuple[int, int, int, int]] = []
 
-    def grab(self) -> Shot:
+    def grab(self, near: tuple[int, int, int, int] | None = None) -> Shot:
         self.grabs += 1
         return Shot(Image.new("RGB", self.size, (128, 128, 128)), self.monitor)
 

@@ -242,7 +242,7 @@ async def test_the_walk_starts_once_the_grab_is_done() -> None:
     events: list[str] = []
 
     class Capture(FakeCapture):
-        def grab(self) -> Any:
+        def grab(self, near: Any = None) -> Any:
             events.append("grab")
             return super().grab()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -86,7 +87,10 @@ async def test_without_set_of_mark_the_image_is_untouched() -> None:
         ({"fmt": "gif"}, "screenshot format must be 'jpeg' or 'png', not 'gif'"),
         ({"quality": 0}, "JPEG quality must be 1-100, not 0"),
         ({"width": 8}, "screenshot width must be at least 16 px, not 8"),
-        ({"monitor": -1}, "monitor must be 0 \\(all\\) or a monitor number, not -1"),
+        (
+            {"monitor": -1},
+            "monitor must be auto, all or a monitor number from 1 \\(the primary\\) to 16, not -1",
+        ),
         ({"inventory_budget_s": 0}, "inventory budget must be positive, not 0"),
     ],
 )
@@ -103,7 +107,7 @@ def test_constructing_an_observer_needs_no_display(monkeypatch: pytest.MonkeyPat
 
 async def test_capture_failure_is_an_observation_error_in_one_line() -> None:
     class Broken(ScreenCapture):
-        def grab(self) -> Shot:
+        def grab(self, near: Any = None) -> Shot:
             raise OSError("XGetImage failed\nwith details")
 
     obs = DesktopObserver(inventory=False, capture=Broken())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
@@ -79,7 +81,7 @@ async def test_the_observer_fills_the_signature_of_the_screen_without_marks() ->
 class ChangingCapture(FakeCapture):
     """A screen whose next grab shows a word typed."""
 
-    def grab(self) -> Shot:
+    def grab(self, near: Any = None) -> Shot:
         self.grabs += 1
         word = "typed" if self.grabs > 1 else ""
         return Shot(text_screen(caret=True, word=word), self.monitor)

@@ -1,0 +1,213 @@
+"""Whole runs on three RandR monitors with default settings (monitor = auto): the model sees
+the monitor of the active window, its clicks land there, a moved window is followed, and a
+monitor unplugged mid-run fails the next step without a click landing anywhere."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.eval.monitors_desk import MonitorsSession
+from tests.e2e.conftest import Cli, json_lines, last_user_text
+from tests.support.model_server import Reply
+from tests.support.xdisplay import READY_TIMEOUT_S, wait_until
+
+TITLE = "Monitor target"
+#: the monitors of THREE_MONITORS by their number in the app (1 = the primary)
+LEFT_MONITOR = (0, 0, 1280, 1024)  # DUMMY1, monitor 2 or 3
+RIGHT_MONITOR = (3200, 300, 1024, 768)  # DUMMY2
+
+
+class TargetWindow:
+    """A titled, managed X window (openbox frames it) that records the root position of each
+    button press it gets, read on a thread of its own."""
+
+    def __init__(self, session: MonitorsSession) -> None:
+        from Xlib import X, display
+
+        self.session = session
+        self.display = display.Display(session.display)
+        screen = self.display.screen()
+        self.window = screen.root.create_window(
+            0, 0, 400, 300, 0, screen.root_depth,
+            background_pixel=screen.white_pixel,
+            event_mask=X.ButtonPressMask | X.StructureNotifyMask,
+        )  # fmt: skip
+        self.window.set_wm_name(TITLE)
+        self.window.set_wm_class("target", "Target")
+        self.window.map()
+        self.display.sync()
+        self.presses: list[tuple[int, int]] = []
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        from Xlib import X
+
+        while not self._closed.is_set():
+            try:
+                event = self.display.next_event()
+            except Exception:  # the connection closed at the end of the test
+                return
+            if event.type == X.ButtonPress:
+                with self._lock:
+                    self.presses.append((event.root_x, event.root_y))
+
+    @property
+    def id(self) -> str:
+        return str(self.window.id)
+
+    def place(self, left: int, top: int) -> None:
+        """Move the window (its client area) to left, top and make it the active window."""
+        self.session.xdotool("windowmove", "--sync", self.id, str(left), str(top))
+        self.session.xdotool("windowactivate", "--sync", self.id)
+
+    def pressed(self) -> list[tuple[int, int]]:
+        with self._lock:
+            return list(self.presses)
+
+    def close(self) -> None:
+        self._closed.set()
+        self.display.close()
+
+
+@pytest.fixture
+def target(monitors_desk: MonitorsSession) -> Iterator[TargetWindow]:
+    window = TargetWindow(monitors_desk)
+    asked = [0.0]
+
+    def shown() -> bool:
+        if monitors_desk.xdotool("search", "--onlyvisible", "--name", TITLE, check=False):
+            return True
+        # openbox, just started, sometimes swallows the first MapRequest (the window stays
+        # unmapped, unframed: 1 in 3 runs here); a map asked again is answered
+        now = time.monotonic()
+        if now - asked[0] > 0.5:
+            asked[0] = now
+            window.window.map()
+            window.display.flush()
+        return False
+
+    wait_until(shown, timeout=READY_TIMEOUT_S, what="the target window to map")
+    yield window
+    window.close()
+
+
+@pytest.fixture
+def cli(monitors_desk: MonitorsSession, tmp_path: Path) -> Iterator[Cli]:
+    runner = Cli(monitors_desk, tmp_path / "data")
+    yield runner
+    runner.close()
+
+
+_TARGET_LINE = re.compile(r'^\[(\d+)\] window "' + TITLE + r'[^"]*" @ ', re.M)
+_SHOWN = re.compile(r"The image shows monitor (\d+), (\d+)x(\d+) at (-?\d+),(-?\d+)")
+
+
+def shown_monitor(body: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """The rect of the monitor the prompt says the image shows."""
+    found = _SHOWN.search(last_user_text(body))
+    if found is None:
+        return None
+    _, width, height, left, top = map(int, found.groups())
+    return left, top, width, height
+
+
+def target_id(body: dict[str, Any]) -> int | None:
+    """The id of the target window in the element list of the image (not elsewhere)."""
+    text = last_user_text(body)
+    shown = text.split("Windows and elements on the other monitors")[0]
+    found = _TARGET_LINE.search(shown)
+    return int(found.group(1)) if found else None
+
+
+def click(element: int) -> Reply:
+    return Reply({"action": "tool", "tool": "click", "args": {"element": element}, "reason": "-"})
+
+
+WAIT = Reply({"action": "tool", "tool": "wait", "args": {"seconds": 0.1}, "reason": "-"})
+DONE = Reply({"action": "done", "message": "clicked", "reason": "-"})
+
+
+def inside(point: tuple[int, int], rect: tuple[int, int, int, int]) -> bool:
+    x, y = point
+    left, top, width, height = rect
+    return left <= x < left + width and top <= y < top + height
+
+
+def test_a_window_on_another_monitor_is_clicked_and_followed_when_it_moves(
+    cli: Cli, model: Any, monitors_desk: MonitorsSession, target: TargetWindow
+) -> None:
+    target.place(100, 100)  # on the monitor left of the primary
+    seen: list[tuple[int, int, int, int] | None] = []
+
+    sent = [0]
+
+    def respond(body: dict[str, Any]) -> Reply:
+        seen.append(shown_monitor(body))
+        element = target_id(body)
+        # the last turn's click has reached the window (or the test fails here)
+        wait_until(lambda: len(target.pressed()) >= sent[0], timeout=READY_TIMEOUT_S,
+                   what="the click")  # fmt: skip
+        clicks = len(target.pressed())
+        if clicks == 1 and sent[0] == 1 and len(seen) == 2:
+            target.place(3300, 400)  # between two turns, to the right-hand monitor
+            return WAIT
+        if clicks < 2 and element is not None:
+            sent[0] += 1
+            return click(element)
+        return DONE if clicks == 2 else WAIT
+
+    server = model(respond=respond)
+    process = cli.start_run("click the target window twice", server, "--approve", "all")
+    out, err = process.communicate(timeout=120)
+
+    assert process.returncode == 0, err
+    final = json_lines(out)[-1]
+    assert final["run"]["status"] == "completed"
+    first, second = target.pressed()
+    assert inside(first, LEFT_MONITOR) and inside(second, RIGHT_MONITOR)
+    assert seen[0] == LEFT_MONITOR
+    assert seen[-2] == RIGHT_MONITOR
+
+
+def test_an_unplugged_monitor_fails_the_next_step_and_nothing_is_clicked(
+    cli: Cli, model: Any, monitors_desk: MonitorsSession, target: TargetWindow
+) -> None:
+    target.place(3300, 400)  # on the right-hand monitor (DUMMY2)
+    answered: list[str] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        element = target_id(body)
+        if answered:
+            return DONE
+        if element is None:
+            return WAIT  # the element list is not there yet (the first walk can be late)
+        monitors_desk.unplug("DUMMY2")  # after the screen was seen, before the click
+        answered.append("click")
+        return click(element)
+
+    server = model(respond=respond)
+    process = cli.start_run("click the target window", server, "--approve", "all")
+    out, err = process.communicate(timeout=120)
+
+    assert process.returncode == 0, err
+    actions = [
+        e["step"]
+        for e in json_lines(out)
+        if e["type"] == "step_finished" and e["step"]["kind"] == "action"
+    ]
+    acted = [(a["tool"], a["status"]) for a in actions if a["tool"] != "wait"]
+    assert acted == [("click", "failed")]
+    actions = [a for a in actions if a["tool"] == "click"]
+    assert "is gone or moved since the screen was seen" in actions[0]["error"]
+    assert "1024x768 at 3200,300" in actions[0]["error"]
+    assert target.pressed() == []
