@@ -150,6 +150,7 @@ def test_a_window_on_another_monitor_is_clicked_and_followed_when_it_moves(
     seen: list[tuple[int, int, int, int] | None] = []
 
     sent = [0]
+    moved: list[int] = []
 
     def respond(body: dict[str, Any]) -> Reply:
         seen.append(shown_monitor(body))
@@ -158,8 +159,9 @@ def test_a_window_on_another_monitor_is_clicked_and_followed_when_it_moves(
         wait_until(lambda: len(target.pressed()) >= sent[0], timeout=READY_TIMEOUT_S,
                    what="the click")  # fmt: skip
         clicks = len(target.pressed())
-        if clicks == 1 and sent[0] == 1 and len(seen) == 2:
+        if clicks == 1 and not moved:
             target.place(3300, 400)  # between two turns, to the right-hand monitor
+            moved.append(len(seen))
             return WAIT
         if clicks < 2 and element is not None:
             sent[0] += 1
@@ -175,8 +177,8 @@ def test_a_window_on_another_monitor_is_clicked_and_followed_when_it_moves(
     assert final["run"]["status"] == "completed"
     first, second = target.pressed()
     assert inside(first, LEFT_MONITOR) and inside(second, RIGHT_MONITOR)
-    assert seen[0] == LEFT_MONITOR
-    assert seen[-2] == RIGHT_MONITOR
+    assert seen[moved[0] - 1] == LEFT_MONITOR  # the turn the window was moved in
+    assert seen[moved[0]] == RIGHT_MONITOR  # the next turn follows it
 
 
 def test_an_unplugged_monitor_fails_the_next_step_and_nothing_is_clicked(
