@@ -44,13 +44,12 @@ from desktop_agent.host.starts import (
     QueuedRun,
     RoutineRequest,
     RunRequest,
-    admit,
-    store_queued,
 )
 from desktop_agent.instances.stop_all import PROOF_SCHEME
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.host import Host
+    from desktop_agent.planner.capabilities import VisionSetting
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +116,13 @@ class Routes:
 
     def __init__(
         self,
-        agent: Agent,
+        host: Host,
         *,
         controls_only: bool = False,
         asks_here: bool = False,
         pid: int | None = None,
     ) -> None:
-        self.agent = agent
+        self.host = host
         self.controls_only = controls_only
         self.asks_here = asks_here
         #: the pid this instance is registered under (not asked when a control is forwarded)
@@ -146,7 +145,7 @@ class Routes:
         add("POST", "/api/routines/{name}/run", self.run_routine)
 
     async def list_routines(self, request: web.Request) -> web.StreamResponse:
-        listed = await self.agent.repo.list_routines()
+        listed = await self.host.records.list_routines()
         return web.json_response(
             [
                 {
@@ -165,7 +164,7 @@ class Routes:
         if not NAME_PATTERN.fullmatch(name):
             raise NotFound(f"no routine named {name[:64]!r}")
         # admitted now (a stop-all from here on reaches it); the routine is looked up inside
-        handle = admit(self.agent, RoutineRequest(name, body.params, handover=body.handover))
+        handle = self.host.admit(RoutineRequest(name, body.params, handover=body.handover))
         try:
             return await self._stream(request, handle.events, handle.run_id)
         except RoutineNotFound:
@@ -176,7 +175,7 @@ class Routes:
     def stop_streamed_runs(self) -> None:
         """Stop every run an SSE client of this server is watching (the server is closing)."""
         for run_id in list(self._streaming):
-            self.agent.runner.stop(run_id)
+            self.host.stop(run_id)
 
     # ── tasks ────────────────────────────────────────────────────────────────
 
@@ -188,8 +187,7 @@ class Routes:
         self._refuse_if_controls_only()
         body = parse_body(await request.read(), CreateTask)
         try:
-            run = await store_queued(
-                self.agent,
+            run = await self.host.store_queued(
                 RunRequest(
                     body.goal,
                     base_url=body.base_url,
@@ -214,22 +212,21 @@ class Routes:
         if len(request.query) != len(set(request.query)):
             raise BadRequest("a query parameter is given twice")
         query = validate(dict(request.query), ListQuery)
-        runs = await self.agent.repo.list_runs(limit=query.limit, status=query.status)
+        runs = await self.host.records.list_runs(limit=query.limit, status=query.status)
         return web.json_response([run.to_json() for run in runs])
 
     async def get_task(self, request: web.Request) -> web.StreamResponse:
         run = await self._load(request)
-        steps = await self.agent.repo.list_steps(run.id)
+        steps = await self.host.records.list_steps(run.id)
         return web.json_response({**run.to_json(), "steps": [step.to_json() for step in steps]})
 
     async def control(self, request: web.Request) -> web.StreamResponse:
         run_id = _run_id(request)
         action = request.match_info["action"]
         parse_body(await request.read(), NoBody)
-        runner = self.agent.runner
         if action == "stop":
             await self._stop(request, run_id)
-        elif not getattr(runner, action)(run_id):
+        elif not (self.host.pause if action == "pause" else self.host.resume)(run_id):
             run = await self._load(request)
             if run.status.is_terminal or run.status is RunStatus.QUEUED:
                 raise Conflict(f"run {run_id} is not running ({run.status.value}); cannot {action}")
@@ -237,13 +234,12 @@ class Routes:
         return web.json_response({"run_id": run_id, "requested": action})
 
     async def _stop(self, request: web.Request, run_id: str) -> None:
-        runner = self.agent.runner
-        if runner.stop(run_id):  # running, paused, or still being found or prepared
+        if self.host.stop(run_id):  # running, paused, or still being found or prepared
             return
         # A queued run that is stopped never starts: admitted stopped (in this same step, so
         # no start of it can slip in between), the runner stores it stopped / user_stop,
         # "stopped before it started", as any run stopped on its way in.
-        handle = admit(self.agent, QueuedRun(run_id))
+        handle = self.host.admit(QueuedRun(run_id))
         handle.control.stop()
         self.vision.pop(run_id, None)
         try:
@@ -267,7 +263,7 @@ class Routes:
             raise Conflict(f"run {run_id} is not run by this instance; cannot {action}")
         from desktop_agent.instances.registry import control_elsewhere
 
-        pid = await control_elsewhere(self.agent.data_dir, run_id, action, exclude_pid=self.pid)
+        pid = await control_elsewhere(self.host.data_dir, run_id, action, exclude_pid=self.pid)
         if pid is None:
             raise Conflict(
                 f"run {run_id} is {status.value} in another process on this data dir, and no "
@@ -277,7 +273,7 @@ class Routes:
 
     async def stop_all(self, request: web.Request) -> web.StreamResponse:
         parse_body(await request.read(), NoBody)
-        return web.json_response({"stopped": self.agent.stop_all()})
+        return web.json_response({"stopped": self.host.stop_here()})
 
     # ── events ───────────────────────────────────────────────────────────────
 
@@ -286,12 +282,12 @@ class Routes:
         if self.controls_only:  # a replay is a show; a start is not
             run = await self._load(request)
             if run.status.is_terminal:
-                return await self._stream(request, self.agent.replay(run.id), run.id)
+                return await self._stream(request, self._replay(run.id), run.id)
             self._refuse_if_controls_only()
         # admitted now, before the store is read: a stop or a stop-all from here on reaches
         # it (the read and the model check happen inside the run)
         try:
-            handle = admit(self.agent, QueuedRun(run_id, self.vision.get(run_id)))
+            handle = self.host.admit(QueuedRun(run_id, self.vision.get(run_id)))
         except AlreadyRunning:
             raise Conflict(f"run {run_id} is running already") from None
         try:
@@ -299,7 +295,7 @@ class Routes:
         except NotQueued as refusal:
             run = refusal.run
             if run.status.is_terminal:
-                return await self._stream(request, self.agent.replay(run.id), run.id)
+                return await self._stream(request, self._replay(run.id), run.id)
             raise Conflict(f"run {run.id} is {run.status.value} in another process") from None
         self.vision.pop(run_id, None)  # kept when the start is refused: the client may retry
         return response
@@ -336,16 +332,16 @@ class Routes:
     # ── approvals ────────────────────────────────────────────────────────────
 
     async def list_approvals(self, request: web.Request) -> web.StreamResponse:
-        return web.json_response([a.to_json() for a in self.agent.approvals.pending])
+        return web.json_response([a.to_json() for a in self.host.pending_approvals])
 
     async def answer_approval(self, request: web.Request) -> web.StreamResponse:
         self._refuse_if_controls_only()
         approval_id = request.match_info["id"]
         body = parse_body(await request.read(), AnswerApproval)
-        pending = {a.id: a for a in self.agent.approvals.pending}
+        pending = {a.id: a for a in self.host.pending_approvals}
         approval = pending.get(approval_id)
         decision = body.answer
-        if decision is not ApprovalDecision.DENY and self.agent.asked_for_another_process(
+        if decision is not ApprovalDecision.DENY and self.host.asked_for_another_process(
             approval_id
         ):
             raise Forbidden(
@@ -354,7 +350,7 @@ class Routes:
             )
         if decision is ApprovalDecision.RUN and approval and not approval.offer_run_grant:
             decision = ApprovalDecision.ONCE  # a dangerous tool asks at every call
-        if approval is None or not self.agent.approvals.resolve(approval_id, decision):
+        if approval is None or not self.host.answer(approval_id, decision):
             raise NotFound(f"no pending approval {_shown_id(approval_id)}")
         return web.json_response(
             {"id": approval.id, "run_id": approval.run_id, "decision": decision.value}
@@ -367,14 +363,20 @@ class Routes:
         if not self.asks_here:
             raise Forbidden("nobody answers approvals here: this instance has no approval dialog")
         body = parse_body(await request.read(), AskApproval)
-        decision = await self.agent.ask_here(body.request())
+        decision = await self.host.ask_here(body.request())
         return web.json_response({"id": body.id, "decision": decision.value})
 
     # ── helpers ──────────────────────────────────────────────────────────────
 
+    async def _replay(self, run_id: str) -> AsyncGenerator[TaskLoopEvent, None]:
+        """A stored run's events, one by one (the host's records read them in batches)."""
+        async for batch in self.host.records.replay(run_id):
+            for event in batch:
+                yield event
+
     async def _load(self, request: web.Request) -> RunView:
         run_id = _run_id(request)
-        run = await self.agent.repo.get_run(run_id)
+        run = await self.host.records.get_run(run_id)
         if run is None:
             raise RunNotFound(f"no run {run_id!r}")
         return run

@@ -38,7 +38,7 @@ from desktop_agent.instances.registry import (
 )
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent
+    from desktop_agent.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +54,13 @@ class ApiServer:
     """The API of one process, served on 127.0.0.1 in the caller's event loop.
 
     Attributes:
-        agent: the services the routes drive.
+        host: the Host the routes go through.
         port: the port it listens on, once started.
     """
 
     def __init__(
         self,
-        agent: Agent,
+        host: Host,
         *,
         pid: int | None = None,
         controls_only: bool = False,
@@ -70,13 +70,13 @@ class ApiServer:
         `controls_only` serves list, show, stop, pause and resume only (a `run` process);
         `face` says what the process is in its instance file (app, run, serve, mcp): the
         app's API also shows other processes' approvals in its dialog."""
-        self.agent = agent
+        self.host = host
         self.port: int | None = None
         self._pid = os.getpid() if pid is None else pid
         self._token = ""
         self._face = face
         self._routes = Routes(
-            agent, controls_only=controls_only, asks_here=face == "app", pid=self._pid
+            host, controls_only=controls_only, asks_here=face == "app", pid=self._pid
         )
         self._runner: web.AppRunner | None = None
         self._instance_file: Path | None = None
@@ -84,7 +84,7 @@ class ApiServer:
 
     @property
     def data_dir(self) -> Path:
-        return Path(self.agent.data_dir)
+        return Path(self.host.data_dir)
 
     async def start(self, port: int = 0) -> int:
         """Make sure the token exists, listen on 127.0.0.1:`port` (0: a free one), register.

@@ -36,7 +36,7 @@ from desktop_agent.core.events import (
     TaskLoopEvent,
     UserTookOver,
 )
-from desktop_agent.core.models import ApprovalDecision, RunView
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView
 from desktop_agent.core.permissions import DEFAULT_POLICY
 from desktop_agent.core.text import one_line
 from desktop_agent.host.records import Records
@@ -47,6 +47,7 @@ from desktop_agent.host.starts import (
     StartRequest,
     admit,
     new_run_id,
+    store_queued,
 )
 from desktop_agent.instances.stop_all import mark_stop_all, one_mark_later, read_stop_mark
 
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.model_servers import Discovery
     from desktop_agent.core.permissions import Permissions
     from desktop_agent.core.ports import PermissionGate, Planner
+    from desktop_agent.core.runner import RunHandle
     from desktop_agent.core.tools import ToolRegistry, ToolSpec
     from desktop_agent.host.calibration import ScreenCalibration
     from desktop_agent.model_check import ModelCheck, VisionVerdict
@@ -237,9 +239,24 @@ class Host:
         self._tell(refused)
         hosted._put(refused)
 
+    def admit(self, request: StartRequest) -> RunHandle:
+        """A run whose events the face streams and owns (the API's SSE: a client that goes
+        away ends it), admitted in this step as `start`'s are; not told to the subscribers'
+        `HostedRun`s. RefusedToStart / AlreadyRunning as `start`."""
+        return admit(self._agent, request)
+
+    async def store_queued(self, request: RunRequest) -> RunView:
+        """The request stored as a queued run (the API's POST); nothing starts."""
+        return await store_queued(self._agent, request)
+
     def stop(self, run_id: str) -> bool:
         """Stop one run; whether it was active."""
         return self._agent.runner.stop(run_id)
+
+    def stop_here(self) -> int:
+        """Stop this process's runs only: no mark, no other instance (what another
+        instance's stop-all asks of this one); how many."""
+        return self._agent.stop_all()
 
     def hold_calibration(self, calibration: ScreenCalibration) -> None:
         """From now until it closes, every stop-all of this process (stop_everything: the
@@ -296,6 +313,19 @@ class Host:
     def answer(self, approval_id: str, decision: ApprovalDecision) -> bool:
         """Answer a pending approval (whoever answers first wins)."""
         return self._agent.approvals.resolve(approval_id, decision)
+
+    @property
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        return self._agent.approvals.pending
+
+    def asked_for_another_process(self, approval_id: str) -> bool:
+        """Whether `approval_id` is another process's question (`ask_here`): only this
+        process's person may allow it."""
+        return self._agent.asked_for_another_process(approval_id)
+
+    async def ask_here(self, approval: ApprovalRequest) -> ApprovalDecision:
+        """Another process's question, asked of this process's person (Agent.ask_here)."""
+        return await self._agent.ask_here(approval)
 
     def stop_everything(self) -> int:
         """Stop every run here at once, then tell the other instances on the data dir;
@@ -355,7 +385,7 @@ class Host:
         await asyncio.to_thread(importlib.import_module, "desktop_agent.api.server")
         from desktop_agent.api.server import ApiServer
 
-        server = ApiServer(self._agent, controls_only=controls_only, face=face)
+        server = ApiServer(self, controls_only=controls_only, face=face)
         self.api_port = await server.start(port)
         self._closers.append(server.close)
         # the runs admitted meanwhile (waiting for this API to act) and a stop-all that came

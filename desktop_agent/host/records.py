@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
     from desktop_agent.core.events import TaskLoopEvent
-    from desktop_agent.core.models import RunView, StepView
+    from desktop_agent.core.models import RunStatus, RunView, StepView
     from desktop_agent.core.routine import Routine
 
 #: a replay crosses to another thread this many events at a time (its rows are in memory
@@ -28,8 +28,8 @@ class Records:
     def __init__(self, agent: Agent) -> None:
         self._agent = agent
 
-    async def list_runs(self, limit: int = 500) -> list[RunView]:
-        return await self._agent.repo.list_runs(limit=limit)
+    async def list_runs(self, limit: int = 500, status: RunStatus | None = None) -> list[RunView]:
+        return await self._agent.repo.list_runs(limit=limit, status=status)
 
     async def get_run(self, run_id: str) -> RunView | None:
         return await self._agent.repo.get_run(run_id)

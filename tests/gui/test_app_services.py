@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.host import Host
 from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.settings import Settings
 from tests.fakes import LosingHotkey, ScriptedPlanner, done, fail, tool
@@ -105,7 +106,7 @@ def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
     other = make_agent(agent.data_dir)  # another process's agent on the same data dir
     other.planner_factory = lambda run: ScriptedPlanner([blocked(release)], then=done())
     # it registers as a live process that is not this one (our parent)
-    server = ApiServer(other, pid=os.getppid())
+    server = ApiServer(Host(other), pid=os.getppid())
 
     async def scenario() -> Any:
         await server.start()

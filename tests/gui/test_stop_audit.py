@@ -15,6 +15,7 @@ import pytest
 
 from desktop_agent import app as app_module
 from desktop_agent.core.models import RunStatus, StopReason
+from desktop_agent.host import Host
 from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.settings import Settings, save_settings
 from tests.fakes import ScriptedPlanner, done, tool
@@ -53,7 +54,7 @@ def test_stop_all_pressed_before_the_engine_exists_stops_another_instances_run(
 
     other = make_agent(home)  # another process's agent on the same data dir
     other.planner_factory = lambda run: ScriptedPlanner([decide], then=done())
-    server = ApiServer(other, pid=os.getppid())  # registered as a live process, not this one
+    server = ApiServer(Host(other), pid=os.getppid())  # registered as a live process, not this one
     window = MainWindow()
     qtbot.addWidget(window)
     window.show()

@@ -18,6 +18,7 @@ from desktop_agent.api.server import ApiServer
 from desktop_agent.core.errors import VisionRequired
 from desktop_agent.core.models import Decision, Policy, RunView
 from desktop_agent.core.ports import DecideRequest, Planner
+from desktop_agent.host import Host
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import FakeExecutor, FakeObserver, Script, ScriptedPlanner, done, tool
@@ -228,7 +229,7 @@ async def until(
 
 async def open_api(data_dir: Path, session: aiohttp.ClientSession, **kwargs: Any) -> Api:
     agent = make_agent(data_dir, kwargs.pop("policies", None))
-    server = ApiServer(agent, **kwargs)
+    server = ApiServer(Host(agent), **kwargs)
     await server.start()
     from desktop_agent.instances.registry import read_token
 

@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 
 from desktop_agent.api.server import ApiServer
+from desktop_agent.host import Host
 from desktop_agent.instances.loopback import is_loopback_host
 from desktop_agent.instances.registry import MIN_TOKEN_CHARS, ensure_token, read_token
 from desktop_agent.store.private_files import exclusive_lock
@@ -227,7 +228,7 @@ async def test_the_instance_file_is_written_on_start_and_removed_on_close(
     tmp_path: Path,
 ) -> None:
     agent = make_agent(tmp_path)
-    server = ApiServer(agent, face="serve")
+    server = ApiServer(Host(agent), face="serve")
     try:
         port = await server.start()
         path = tmp_path / "instances" / f"{os.getpid()}.json"
@@ -244,7 +245,7 @@ async def test_the_instance_file_is_written_on_start_and_removed_on_close(
 async def test_a_port_in_use_is_a_one_line_config_error(api: Api, tmp_path: Path) -> None:
     from desktop_agent.core.errors import ConfigError
 
-    other = ApiServer(api.agent, pid=os.getppid())
+    other = ApiServer(Host(api.agent), pid=os.getppid())
     assert api.server.port is not None
     with pytest.raises(
         ConfigError, match=rf"^cannot serve the API on 127\.0\.0\.1:{api.server.port}: "
