@@ -79,15 +79,17 @@ class TaskPanel(QWidget):
 
         self.goal_edit = GoalEdit(self)
         self.goal_edit.setObjectName("goal")
-        self.goal_edit.setAccessibleName("Goal")
+        self.goal_edit.setAccessibleName(self.tr("Goal"))
         self.goal_edit.setPlaceholderText(
-            "What should be done? e.g. Open the text editor, write “hello”, "
-            "and save it as ~/hello.txt"
+            self.tr(
+                "What should be done? e.g. Open the text editor, write “hello”, "
+                "and save it as ~/hello.txt"
+            )
         )
         self.goal_edit.setTabChangesFocus(True)
         self.goal_edit.setFixedHeight(self.goal_edit.fontMetrics().lineSpacing() * 4 + 12)
 
-        self.model_label = QLabel("Model: …", self)
+        self.model_label = QLabel(self.tr("Model: …"), self)
         self.model_label.setObjectName("model")
         self.model_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.vision_label = QLabel("", self)
@@ -99,22 +101,22 @@ class TaskPanel(QWidget):
         self.max_steps.setObjectName("maxSteps")
         self.max_steps.setRange(1, 500)
         self.max_steps.setValue(20)
-        self.max_steps.setAccessibleName("Maximum number of turns")
+        self.max_steps.setAccessibleName(self.tr("Maximum number of turns"))
 
         self.tools_list = QListWidget(self)
         self.tools_list.setObjectName("tools")
-        self.tools_list.setAccessibleName("Allowed tools")
+        self.tools_list.setAccessibleName(self.tr("Allowed tools"))
         self.tools_list.setMaximumHeight(150)
 
-        self.start_button = QPushButton("&Start", self)
-        self.start_button.setToolTip("Start the task (Ctrl+Return)")
-        self.pause_button = QPushButton("&Pause", self)
-        self.pause_button.setToolTip("Pause or resume the run (Ctrl+P)")
-        self.stop_button = QPushButton("St&op", self)
-        self.stop_button.setToolTip("Stop the run (Esc or Ctrl+.)")
-        self.stop_all_button = QPushButton("Stop &all", self)
+        self.start_button = QPushButton(self.tr("&Start"), self)
+        self.start_button.setToolTip(self.tr("Start the task (Ctrl+Return)"))
+        self.pause_button = QPushButton(self.tr("&Pause"), self)
+        self.pause_button.setToolTip(self.tr("Pause or resume the run (Ctrl+P)"))
+        self.stop_button = QPushButton(self.tr("St&op"), self)
+        self.stop_button.setToolTip(self.tr("Stop the run (Esc or Ctrl+.)"))
+        self.stop_all_button = QPushButton(self.tr("Stop &all"), self)
         self.stop_all_button.setToolTip(
-            "Stop every run of this app and of any `desktop-agent run` on this data dir"
+            self.tr("Stop every run of this app and of any `desktop-agent run` on this data dir")
         )
 
         self.error_label = plain_label("", self)
@@ -125,8 +127,8 @@ class TaskPanel(QWidget):
         self.error_label.hide()
 
         form = QFormLayout()
-        form.addRow("Max turns:", self.max_steps)
-        form.addRow("Allowed tools:", self.tools_list)
+        form.addRow(self.tr("Max turns:"), self.max_steps)
+        form.addRow(self.tr("Allowed tools:"), self.tools_list)
         buttons = QHBoxLayout()
         for button in (self.start_button, self.pause_button, self.stop_button):
             buttons.addWidget(button)
@@ -164,7 +166,9 @@ class TaskPanel(QWidget):
         active = state in (PanelState.RUNNING, PanelState.PAUSED)
         self.start_button.setEnabled(self._ready and idle)
         self.pause_button.setEnabled(active)
-        self.pause_button.setText("&Resume" if state is PanelState.PAUSED else "&Pause")
+        self.pause_button.setText(
+            self.tr("&Resume") if state is PanelState.PAUSED else self.tr("&Pause")
+        )
         self.stop_button.setEnabled(active or state is PanelState.STARTING)
         self.goal_edit.setReadOnly(not idle)
         self.max_steps.setEnabled(idle)
@@ -192,7 +196,11 @@ class TaskPanel(QWidget):
         )
 
     def set_model(self, model: str, base_url: str) -> None:
-        self.model_label.setText(f"Model: <b>{_html(model)}</b> at {_html(base_url)}")
+        self.model_label.setText(
+            self.tr("Model: {model} at {url}").format(
+                model=f"<b>{_html(model)}</b>", url=_html(base_url)
+            )
+        )
         self.model_label.setToolTip(plain_tooltip(f"{model} at {base_url}") or "")
 
     def set_vision(self, state: str, reason: str = "") -> None:
@@ -204,10 +212,19 @@ class TaskPanel(QWidget):
         self.vision_label.setTextFormat(Qt.TextFormat.PlainText)  # the reason is a server's
         self.vision_label.setToolTip(plain_tooltip(reason) or "")
         texts = {
-            "checking": ("Checking whether the model can see…", "#7f8c8d"),
-            "yes": ("✓ can see screenshots" + (f" ({reason})" if reason else ""), "#2a9d4a"),
-            "no": ("✗ cannot see screenshots: " + (reason or "no vision"), "#c0392b"),
-            "unknown": ("? vision not checked" + (f": {reason}" if reason else ""), "#b7791f"),
+            "checking": (self.tr("Checking whether the model can see…"), "#7f8c8d"),
+            "yes": (
+                self.tr("✓ can see screenshots") + (f" ({reason})" if reason else ""),
+                "#2a9d4a",
+            ),
+            "no": (
+                self.tr("✗ cannot see screenshots: ") + (reason or self.tr("no vision")),
+                "#c0392b",
+            ),
+            "unknown": (
+                self.tr("? vision not checked") + (f": {reason}" if reason else ""),
+                "#b7791f",
+            ),
         }
         text, color = texts.get(state, texts["unknown"])
         self.vision_label.setText(text)
@@ -217,16 +234,23 @@ class TaskPanel(QWidget):
     def set_server_absent(self, address: str, why: str) -> None:
         """No model server answers at `address`: one line with the ways forward, never a
         verdict (the full reason, with what does answer here, in the tooltip)."""
-        self._way_forward("absent", f"No model server at {address}", why)
+        self._way_forward(
+            "absent", self.tr("No model server at {address}").format(address=address), why
+        )
 
     def set_model_missing(self, model: str, address: str, why: str) -> None:
         """The server answers but does not have `model`: the ways forward, never a verdict."""
-        self._way_forward("missing", f"No model {model!r} at {address}", why)
+        self._way_forward(
+            "missing",
+            self.tr("No model {model} at {address}").format(model=repr(model), address=address),
+            why,
+        )
 
     def _way_forward(self, state: str, headline: str, why: str) -> None:
         self.vision_label.setTextFormat(Qt.TextFormat.RichText)
         self.vision_label.setText(
-            f'{_html(headline)} — <a href="find">Find one…</a> · <a href="settings">Settings…</a>'
+            f'{_html(headline)} — <a href="find">{_html(self.tr("Find one…"))}</a> · '
+            f'<a href="settings">{_html(self.tr("Settings…"))}</a>'
         )
         self.vision_label.setStyleSheet("color: #b7791f;")
         self.vision_label.setToolTip(plain_tooltip(why) or "")
@@ -254,12 +278,12 @@ class TaskPanel(QWidget):
             return
         goal = self.goal()
         if not goal:
-            self.show_error("Type a goal first.")
+            self.show_error(self.tr("Type a goal first."))
             self.goal_edit.setFocus()
             return
         tools = self.allowed_tools()
         if not tools:
-            self.show_error("Allow at least one tool.")
+            self.show_error(self.tr("Allow at least one tool."))
             return
         self.show_error("")
         self.start_requested.emit(goal, self.max_steps.value(), tools)

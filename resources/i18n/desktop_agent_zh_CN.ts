@@ -288,6 +288,113 @@
         </message>
     </context>
     <context>
+        <name>TaskPanel</name>
+        <message>
+            <source>Goal</source>
+            <translation>目标</translation>
+        </message>
+        <message>
+            <source>What should be done? e.g. Open the text editor, write “hello”, and save it as ~/hello.txt</source>
+            <translation>要做什么？例如：打开文本编辑器，写下“hello”，并保存为 ~/hello.txt</translation>
+        </message>
+        <message>
+            <source>Model: …</source>
+            <translation>模型：…</translation>
+        </message>
+        <message>
+            <source>Maximum number of turns</source>
+            <translation>最大轮数</translation>
+        </message>
+        <message>
+            <source>Allowed tools</source>
+            <translation>允许的工具</translation>
+        </message>
+        <message>
+            <source>&amp;Start</source>
+            <translation>开始(&amp;S)</translation>
+        </message>
+        <message>
+            <source>Start the task (Ctrl+Return)</source>
+            <translation>开始任务（Ctrl+Return）</translation>
+        </message>
+        <message>
+            <source>&amp;Pause</source>
+            <translation>暂停(&amp;P)</translation>
+        </message>
+        <message>
+            <source>Pause or resume the run (Ctrl+P)</source>
+            <translation>暂停或继续运行（Ctrl+P）</translation>
+        </message>
+        <message>
+            <source>St&amp;op</source>
+            <translation>停止(&amp;O)</translation>
+        </message>
+        <message>
+            <source>Stop the run (Esc or Ctrl+.)</source>
+            <translation>停止运行（Esc 或 Ctrl+.）</translation>
+        </message>
+        <message>
+            <source>Stop &amp;all</source>
+            <translation>全部停止(&amp;A)</translation>
+        </message>
+        <message>
+            <source>Stop every run of this app and of any `desktop-agent run` on this data dir</source>
+            <translation>停止本应用以及此数据目录上所有 `desktop-agent run` 的每个运行</translation>
+        </message>
+        <message>
+            <source>Max turns:</source>
+            <translation>最大轮数：</translation>
+        </message>
+        <message>
+            <source>Allowed tools:</source>
+            <translation>允许的工具：</translation>
+        </message>
+        <message>
+            <source>&amp;Resume</source>
+            <translation>继续(&amp;R)</translation>
+        </message>
+        <message>
+            <source>Model: {model} at {url}</source>
+            <translation>模型：{model}，位于 {url}</translation>
+        </message>
+        <message>
+            <source>Checking whether the model can see…</source>
+            <translation>正在检查模型能否看图…</translation>
+        </message>
+        <message>
+            <source>✓ can see screenshots</source>
+            <translation>✓ 能看懂截图</translation>
+        </message>
+        <message>
+            <source>✗ cannot see screenshots: </source>
+            <translation>✗ 看不懂截图：</translation>
+        </message>
+        <message>
+            <source>no vision</source>
+            <translation>不支持视觉</translation>
+        </message>
+        <message>
+            <source>? vision not checked</source>
+            <translation>? 尚未检查视觉能力</translation>
+        </message>
+        <message>
+            <source>No model server at {address}</source>
+            <translation>{address} 上没有模型服务器</translation>
+        </message>
+        <message>
+            <source>No model {model} at {address}</source>
+            <translation>{address} 上没有模型 {model}</translation>
+        </message>
+        <message>
+            <source>Type a goal first.</source>
+            <translation>请先输入目标。</translation>
+        </message>
+        <message>
+            <source>Allow at least one tool.</source>
+            <translation>请至少允许一个工具。</translation>
+        </message>
+    </context>
+    <context>
         <name>TimelineModel</name>
         <message>
             <source>Turn</source>
