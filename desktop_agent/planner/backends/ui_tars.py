@@ -21,7 +21,7 @@ from desktop_agent.core.ports import DecideRequest
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.grammars import checked, snippet, xy
-from desktop_agent.planner.prompt import history_text, last_answer_error
+from desktop_agent.planner.prompt import history_text, last_answer_error, text_and_image
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, screen_text_block
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -94,16 +94,8 @@ def ui_tars_messages(
         parts.append(block)
 
     parts.append(f"Turn {request.turn}: the screenshot is the screen now. Give the next action.")
-    return [
-        {"role": "system", "content": ui_tars_system_prompt(request, coordinates)},
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "\n\n".join(parts)},
-                {"type": "image_url", "image_url": {"url": image_url}},
-            ],
-        },
-    ]
+    system = ui_tars_system_prompt(request, coordinates)
+    return text_and_image(system, "\n\n".join(parts), image_url)
 
 
 # ── the answer ───────────────────────────────────────────────────────────────
