@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import concurrent.futures
 import logging
 import os
 import sys
@@ -13,13 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.cli.console import has_no_console
-from desktop_agent.cli.exits import EXIT_FAILED, EXIT_REFUSED, EXIT_STOPPED
+from desktop_agent.cli.exits import EXIT_REFUSED, EXIT_STOPPED
 from desktop_agent.cli.gate import gate_for
-from desktop_agent.cli.output import EXIT_BY_STATUS, TakeoverNotes, json_line, print_events
+from desktop_agent.cli.output import TakeoverNotes, json_line, print_events
+from desktop_agent.cli.running import run_on_terminal
 from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
-from desktop_agent.core.errors import DesktopAgentError, RefusedToStart
+from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
 
@@ -88,39 +88,19 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
         data_dir, settings, gate=gate, stop_mark=getattr(args, "stop_mark", None)
     )
     try:
-        notes = TakeoverNotes(host, as_json=args.json)
-        # attached before any run (it arms once one starts: nothing is said of a run refused)
-        await host.watch_takeover()
-        host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
-        # admitted in the same step, so a stop from now on reaches it; the model is checked
-        # inside the run, which acts once the API and the hotkey are up. A refused run is
-        # forgotten: history holds only runs that started
-        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        try:
-            hosted = host.start(
-                RunRequest(
-                    args.goal,
-                    vision=args.vision,
-                    max_steps=args.max_steps,
-                    max_failures=args.max_failures,
-                    allowed_tools=args.allow,
-                    model_profile=getattr(args, "model_profile", None),
-                    ready=ready,
-                )
-            )
-        except RefusedToStart as error:
-            print(f"desktop-agent: {error}", file=sys.stderr)
-            return EXIT_REFUSED
-        # a run's API serves controls only: its approvals follow its own --approve
-        await host.serve_api(controls_only=True, face="run")
-        await host.grab_stop_hotkey()
-        ready.set_result(None)
-        final = await print_events(
-            hosted.events(), sys.stdout, as_json=args.json, pause_line=notes.pause_line
+        return await run_on_terminal(
+            host,
+            lambda ready: RunRequest(
+                args.goal,
+                vision=args.vision,
+                max_steps=args.max_steps,
+                max_failures=args.max_failures,
+                allowed_tools=args.allow,
+                model_profile=getattr(args, "model_profile", None),
+                ready=ready,
+            ),
+            as_json=args.json,
         )
-        if final is None:
-            return EXIT_REFUSED  # TakeoverNotes said why on stderr
-        return EXIT_BY_STATUS.get(final.status, EXIT_FAILED)
     finally:
         await host.close()
 

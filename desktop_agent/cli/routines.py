@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import concurrent.futures
 import getpass
 import json
 import sys
@@ -278,7 +277,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
 
 async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) -> int:
     from desktop_agent.cli.gate import AutoGate, gate_for
-    from desktop_agent.cli.output import EXIT_BY_STATUS, TakeoverNotes, print_events
+    from desktop_agent.cli.running import run_on_terminal
     from desktop_agent.core.models import ApprovalDecision
     from desktop_agent.host import Host, RoutineRequest
 
@@ -308,34 +307,21 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
                 return EXIT_REFUSED
         else:
             values.update(_ask_secrets(routine, values))
-        notes = TakeoverNotes(host, as_json=args.json)
-        # attached before any run (it arms once one starts: nothing is said of a run refused)
-        await host.watch_takeover()
-        host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
-        # admitted in the same step (a stop from now on reaches it); it acts once the API and
-        # the hotkey are up. The routine is looked up again inside the run: a refusal
-        # (deleted meanwhile) comes as StartRefused, said on stderr
-        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        hosted = host.start(
-            RoutineRequest(
+        # the routine is looked up again inside the run: a refusal (deleted meanwhile) comes
+        # as StartRefused, said on stderr
+        return await run_on_terminal(
+            host,
+            lambda ready: RoutineRequest(
                 routine.name,
                 values,
                 handover=not (args.no_agent or args.scheduled),
                 scheduled=args.scheduled,
                 ready=ready,
-            )
+            ),
+            as_json=args.json,
         )
-        await host.serve_api(controls_only=True, face="run")
-        await host.grab_stop_hotkey()
-        ready.set_result(None)
-        final = await print_events(
-            hosted.events(), sys.stdout, as_json=args.json, pause_line=notes.pause_line
-        )
-        if final is None:
-            return EXIT_REFUSED  # TakeoverNotes said why on stderr
     finally:
         await host.close()
-    return EXIT_BY_STATUS.get(final.status, EXIT_FAILED) if final else EXIT_FAILED
 
 
 def _ask_secrets(routine: Routine, values: dict[str, str]) -> dict[str, str]:
