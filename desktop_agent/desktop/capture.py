@@ -13,7 +13,7 @@ import io
 import logging
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -84,6 +84,7 @@ class ScreenCapture:
         width: int = 1280,
         monitor: MonitorChoice = "auto",
         scaler: Scaler = "auto",
+        screen: Callable[[], Any] | None = None,
     ) -> None:
         if width < 16:
             raise ValueError(f"screenshot width must be at least 16 px, not {width}")
@@ -93,6 +94,8 @@ class ScreenCapture:
         self.auto = choice == "auto"
         self.monitor_index = 0 if choice in ("all", "auto") else int(choice)
         self.scaler: Scaler = scaler
+        #: what opens the screen: mss, or on Wayland the portal's stream in mss's shape
+        self._open_screen = screen or open_mss
         self._mss: Any = None
         #: the last grab's raw pixels and its shot: the same pixels again (a screen that did
         #: not change, as after a `wait`) give that shot back without a new downscale
@@ -102,7 +105,7 @@ class ScreenCapture:
         """[0] all monitors, [1] the primary, then the others (physical pixels), as they are
         now: a monitor plugged, unplugged or moved since the last call is seen."""
         if self._mss is None:
-            self._mss = open_mss()
+            self._mss = self._open_screen()
         # mss keeps its first answer for good (mss/base.py:347-350, 10.2.0: `if
         # self._monitors is None: self._monitors = self._impl.monitors()`; 9.x: `if not
         # self._monitors`): forgetting it makes the next read ask the server (RandR) again

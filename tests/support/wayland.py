@@ -8,6 +8,9 @@ person at the desk would — the product never skips it.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,10 +20,11 @@ import pytest
 from jeepney import DBusAddress, Properties, new_method_call
 from jeepney.io.blocking import DBusConnection, open_dbus_connection
 
-from desktop_agent.eval.desk import XSessionError
+from desktop_agent.eval.desk import XSessionError, wait_until
 from desktop_agent.eval.wayland_desk import WaylandSession, start_wayland_session
 
 ACCESSIBLE = "org.a11y.atspi.Accessible"
+STATE_CHECKED = 4  # ATSPI_STATE_CHECKED (at-spi2-core's atspi-constants.h)
 REGISTRY = ("org.a11y.atspi.Registry", "/org/a11y/atspi/accessible/root")
 
 
@@ -84,6 +88,15 @@ class AtspiRig:
                     return found
         return None
 
+    def find_all(self, role: str, under: Node | None, depth: int = 12) -> list[Node]:
+        found = []
+        for child in self.children(under):
+            if child.role == role:
+                found.append(child)
+            if depth > 0:
+                found += self.find_all(role, child, depth - 1)
+        return found
+
     def wait_for(
         self, role: str, name: str, under: Node | None = None, timeout: float = 20
     ) -> Node:
@@ -99,10 +112,20 @@ class AtspiRig:
     def do_action(self, node: Node, index: int = 0) -> bool:
         return bool(self._call(node.bus, node.path, "org.a11y.atspi.Action", "DoAction", index)[0])
 
+    def checked(self, node: Node) -> bool:
+        (states,) = self._call(node.bus, node.path, ACCESSIBLE, "GetState")
+        return bool(states[0] & (1 << STATE_CHECKED))
+
     def select_child(self, node: Node, index: int) -> bool:
         return bool(
             self._call(node.bus, node.path, "org.a11y.atspi.Selection", "SelectChild", index)[0]
         )
+
+    def text_of(self, node: Node) -> str:
+        message = new_method_call(
+            DBusAddress(node.path, node.bus, "org.a11y.atspi.Text"), "GetText", "ii", (0, -1)
+        )
+        return str(self.connection.send_and_get_reply(message, timeout=5).body[0])
 
     def close(self) -> None:
         self.connection.close()
@@ -110,15 +133,29 @@ class AtspiRig:
 
 def answer_remote_desktop_dialog(rig: AtspiRig, *, allow_input: bool = True) -> None:
     """Do what the person does in GNOME's "Remote desktop" dialog: pick the monitor, tick
-    "Allow remote interaction" (or not), press Share (xdg-desktop-portal-gnome 43's dialog)."""
-    dialog = rig.wait_for("frame", "Remote desktop")
-    monitors = rig.wait_for("panel", "Entire Screen", dialog)
-    listing = rig.wait_for("list", "", monitors)
-    assert rig.select_child(listing, 0), "the dialog refused the monitor"
+    "Allow remote interaction" (or not), press Share (xdg-desktop-portal-gnome 43's GTK 4
+    dialog; its roles as AT-SPI's GetRoleName gives them)."""
+    dialog = rig.wait_for("window", "Remote desktop")
+    lists = rig.find_all("list", dialog)
+    monitors = next(
+        node
+        for node in lists
+        if any(item.name != "Allow remote interaction" for item in rig.children(node))
+    )
+    assert rig.select_child(monitors, 0), "the dialog refused the monitor"
     if allow_input:
-        box = rig.wait_for("check box", "Allow remote interaction", dialog)
-        assert rig.do_action(box), "the dialog refused the tick"
-    assert rig.do_action(rig.wait_for("push button", "Share", dialog)), "Share refused"
+        switch = rig.wait_for("switch", "Allow remote interaction", dialog)
+        # GTK may take a toggle before the dialog's switch is wired up: toggle again only
+        # when a toggle did not show within a second
+        for _ in range(5):
+            rig.do_action(switch)
+            try:
+                wait_until(lambda: rig.checked(switch), timeout=1.0, what="the switch on")
+                break
+            except TimeoutError:
+                continue
+        assert rig.checked(switch), "the switch does not turn on"
+    assert rig.do_action(rig.wait_for("button", "Share", dialog)), "Share refused"
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +178,51 @@ def atspi_rig(wayland_session: WaylandSession) -> Iterator[AtspiRig]:
         yield rig
     finally:
         rig.close()
+
+
+WAYLAND_KEYS = (
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XDG_SESSION_TYPE",
+    "XDG_RUNTIME_DIR",
+    "XDG_CURRENT_DESKTOP",
+    "DBUS_SESSION_BUS_ADDRESS",
+)
+
+
+@pytest.fixture
+def wayland_env(wayland_session: WaylandSession) -> Iterator[WaylandSession]:
+    """This process pointed at the desk (its Wayland display, its session bus; no DISPLAY)
+    for one test; restored after it."""
+    saved = {key: os.environ.get(key) for key in WAYLAND_KEYS}
+    os.environ.pop("DISPLAY", None)
+    for key in WAYLAND_KEYS[1:]:
+        os.environ[key] = wayland_session.env[key]
+    try:
+        yield wayland_session
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextlib.contextmanager
+def person_answers(rig: AtspiRig, *, allow_input: bool = True) -> Iterator[list[BaseException]]:
+    """The person answers the portal's dialog, on a thread of the rig, while the body asks;
+    errors of the answering land in the yielded list (the body's assertions read it)."""
+    errors: list[BaseException] = []
+
+    def answer() -> None:
+        try:
+            answer_remote_desktop_dialog(rig, allow_input=allow_input)
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            errors.append(error)
+
+    thread = threading.Thread(target=answer, name="person-at-the-desk")
+    thread.start()
+    try:
+        yield errors
+    finally:
+        thread.join(timeout=60)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.wayland import atspi_rig, wayland_session
+from tests.support.wayland import atspi_rig, wayland_env, wayland_session
 
-__all__ = ["atspi_rig", "wayland_session"]
+__all__ = ["atspi_rig", "wayland_env", "wayland_session"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,0 +1,303 @@
+"""The Wayland desktop path: which session this is, and capture and input through the portal.
+
+`session_kind()` reads XDG_SESSION_TYPE (then WAYLAND_DISPLAY): an X11 session keeps the mss
+and pyautogui path; a Wayland session sees and acts through one `PortalDesk` (the
+RemoteDesktop + ScreenCast portal session and its PipeWire frames) shared by `PortalScreen`,
+which ScreenCapture reads as it reads mss, and `PortalDriver`, the InputDriver.
+There is no global pointer position on Wayland, so there is no fail-safe corner either: the
+stop is the desktop shortcut, the tray and the window (docs/wayland.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from desktop_agent.core.errors import ObservationError, ToolError
+from desktop_agent.desktop.pipewire_frames import FrameError, FrameStream
+from desktop_agent.desktop.portal import (
+    VERTICAL,
+    PortalDeclined,
+    PortalSession,
+    PortalUnavailable,
+    Stream,
+)
+from desktop_agent.desktop.takeover import InjectionWindows
+
+#: see PortalDriver._point
+POINTER_SETTLE_S = 0.03
+SessionKind = Literal["x11", "wayland"]
+#: DESKTOP_AGENT_DESKTOP=x11 keeps the XWayland path on a Wayland session (a person's choice)
+OVERRIDE = "DESKTOP_AGENT_DESKTOP"
+
+
+def session_kind(env: Mapping[str, str] | None = None) -> SessionKind:
+    """ "wayland" on a Wayland session (XDG_SESSION_TYPE, else WAYLAND_DISPLAY without
+    DISPLAY), "x11" otherwise; DESKTOP_AGENT_DESKTOP=x11|wayland decides first."""
+    env = os.environ if env is None else env
+    chosen = env.get(OVERRIDE, "").strip().lower()
+    if chosen in ("x11", "wayland"):
+        return chosen  # type: ignore[return-value]
+    kind = env.get("XDG_SESSION_TYPE", "").strip().lower()
+    if kind in ("x11", "wayland"):
+        return kind  # type: ignore[return-value]
+    return "wayland" if env.get("WAYLAND_DISPLAY") and not env.get("DISPLAY") else "x11"
+
+
+class PortalDesk:
+    """The portal session and its frame stream, started on first use (the person's dialog
+    then) by whichever worker thread comes first; the capture and the input share it."""
+
+    def __init__(self, session: PortalSession | None = None) -> None:
+        self.session = session or PortalSession()
+        self._frames: FrameStream | None = None
+        self._lock = threading.Lock()
+        #: when the last input was sent (monotonic): a grab waits briefly for a newer frame
+        self.last_input = 0.0
+
+    def stream(self) -> Stream:
+        return self.session.start()
+
+    def frames(self) -> FrameStream:
+        with self._lock:
+            if self._frames is None:
+                stream = self.stream()
+                self._frames = FrameStream(
+                    stream.node, self.session.pipewire_fd, stream.width, stream.height
+                )
+            return self._frames
+
+    def close(self) -> None:
+        with self._lock:
+            if self._frames is not None:
+                self._frames.close()
+                self._frames = None
+        self.session.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Grab:
+    """What ScreenCapture reads of an mss grab: BGRA bytes and their size."""
+
+    bgra: bytes
+    width: int
+    height: int
+
+
+class PortalScreen:
+    """mss's face (`monitors`, `grab(region)`, `close`) on the portal's stream: the one
+    monitor the person shared, at its place on the desktop."""
+
+    def __init__(self, desk: PortalDesk) -> None:
+        self.desk = desk
+
+    @property
+    def monitors(self) -> list[dict[str, int]]:
+        stream = self._stream()
+        place = {
+            "left": stream.left,
+            "top": stream.top,
+            "width": stream.width,
+            "height": stream.height,
+        }
+        return [dict(place), dict(place)]
+
+    def _stream(self) -> Stream:
+        try:
+            return self.desk.stream()
+        except (PortalUnavailable, PortalDeclined) as error:
+            raise ObservationError(
+                f"the screen cannot be seen through the portal: {error}"
+            ) from None
+
+    def grab(self, region: Mapping[str, int]) -> _Grab:
+        stream = self._stream()
+        try:
+            frame = self.desk.frames().frame(after=self.desk.last_input)
+        except FrameError as error:
+            raise ObservationError(f"screen capture failed: {error}") from None
+        left, top = region["left"] - stream.left, region["top"] - stream.top
+        width, height = region["width"], region["height"]
+        if (left, top, width, height) == (0, 0, frame.width, frame.height):
+            return _Grab(frame.bgra, frame.width, frame.height)
+        if left < 0 or top < 0 or left + width > frame.width or top + height > frame.height:
+            raise ObservationError("the region lies outside the shared monitor")
+        stride = frame.width * 4
+        rows = (
+            frame.bgra[(top + row) * stride + left * 4 : (top + row) * stride + (left + width) * 4]
+            for row in range(height)
+        )
+        return _Grab(b"".join(rows), width, height)
+
+    def close(self) -> None:
+        """The desk outlives one capture: its owner closes it."""
+
+
+#: pyautogui's key names (the tools' key vocabulary) as X keysym names
+KEYSYM_NAMES = {
+    "enter": "Return",
+    "return": "Return",
+    "tab": "Tab",
+    "space": "space",
+    "backspace": "BackSpace",
+    "delete": "Delete",
+    "del": "Delete",
+    "esc": "Escape",
+    "escape": "Escape",
+    "up": "Up",
+    "down": "Down",
+    "left": "Left",
+    "right": "Right",
+    "home": "Home",
+    "end": "End",
+    "pageup": "Prior",
+    "pgup": "Prior",
+    "pagedown": "Next",
+    "pgdn": "Next",
+    "insert": "Insert",
+    "ctrl": "Control_L",
+    "ctrlleft": "Control_L",
+    "ctrlright": "Control_R",
+    "control": "Control_L",
+    "alt": "Alt_L",
+    "altleft": "Alt_L",
+    "altright": "Alt_R",
+    "shift": "Shift_L",
+    "shiftleft": "Shift_L",
+    "shiftright": "Shift_R",
+    "win": "Super_L",
+    "winleft": "Super_L",
+    "winright": "Super_R",
+    "super": "Super_L",
+    "command": "Super_L",
+    "capslock": "Caps_Lock",
+    "printscreen": "Print",
+    "menu": "Menu",
+    **{f"f{number}": f"F{number}" for number in range(1, 25)},
+}
+CHAR_KEYSYMS = {"\n": 0xFF0D, "\t": 0xFF09}
+
+
+def keysym(key: str) -> int:
+    """The X keysym of a key name or of one character; ToolError when there is none."""
+    if len(key) == 1:
+        code = ord(key)
+        if key in CHAR_KEYSYMS:
+            return CHAR_KEYSYMS[key]
+        if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF:
+            return code  # Latin-1 keysyms are their code points
+        if code >= 0x100:
+            return 0x01000000 | code  # the Unicode keysyms (X11 keysymdef.h)
+        raise ToolError(f"there is no key {key!r} to press")
+    name = KEYSYM_NAMES.get(key.lower())
+    if name is None:
+        raise ToolError(f"there is no key {key!r} to press on this system")
+    from Xlib import XK
+
+    return int(XK.string_to_keysym(name))
+
+
+class PortalDriver:
+    """InputDriver (and TextTyping, each character as its keysym) through the RemoteDesktop
+    portal; each call runs inside an injection window of `injections`."""
+
+    def __init__(self, desk: PortalDesk, injections: InjectionWindows | None = None) -> None:
+        self.desk = desk
+        self.injections = injections or InjectionWindows()
+
+    @contextlib.contextmanager
+    def _sending(self) -> Iterator[PortalSession]:
+        try:
+            with self.injections.injecting():
+                yield self.desk.session
+        except (PortalUnavailable, PortalDeclined) as error:
+            raise ToolError(f"no input through the portal: {error}") from None
+        finally:
+            self.desk.last_input = time.monotonic()
+
+    def ready(self) -> None:
+        with self._sending():
+            self.desk.session._require_input()
+
+    def safe_point(self, x: int, y: int) -> tuple[int, int]:
+        return x, y  # no fail-safe corner on Wayland (the pointer cannot be read)
+
+    def move(self, x: int, y: int) -> None:
+        with self._sending() as portal:
+            portal.pointer_to(x, y)
+
+    @staticmethod
+    def _point(portal: PortalSession, x: int, y: int) -> None:
+        """Move, then give the compositor time to apply it before a button: mutter 43 applies
+        an absolute motion on its input thread, and a press sent at once was seen at the
+        pointer's old place (measured on the headless desk; the portal offers nothing to
+        wait on)."""
+        portal.pointer_to(x, y)
+        time.sleep(POINTER_SETTLE_S)
+
+    def click(self, x: int, y: int, button: Any, clicks: int) -> None:
+        with self._sending() as portal:
+            self._point(portal, x, y)
+            for _ in range(clicks):
+                portal.button(button, True)
+                portal.button(button, False)
+
+    def mouse_down(self, x: int, y: int, button: Any) -> None:
+        with self._sending() as portal:
+            self._point(portal, x, y)
+            portal.button(button, True)
+
+    def mouse_up(self, x: int, y: int, button: Any) -> None:
+        with self._sending() as portal:
+            self._point(portal, x, y)
+            portal.button(button, False)
+
+    def scroll(self, amount: int, x: int | None, y: int | None) -> None:
+        """`amount` notches, + up (the portal's discrete steps are + down)."""
+        with self._sending() as portal:
+            if x is not None and y is not None:
+                portal.pointer_to(x, y)
+            portal.scroll(VERTICAL, -amount)
+
+    def _keys(self, keys: list[str]) -> None:
+        codes = [keysym(key) for key in keys]  # all known before any goes down
+        with self._sending() as portal:
+            pressed: list[int] = []
+            try:
+                for code in codes:
+                    portal.keysym(code, True)
+                    pressed.append(code)
+            finally:
+                for code in reversed(pressed):
+                    portal.keysym(code, False)
+
+    def press(self, key: str) -> None:
+        self._keys([key])
+
+    def hotkey(self, keys: list[str]) -> None:
+        self._keys(keys)
+
+    @property
+    def types_any_text(self) -> bool:
+        """False: mutter 43 types a keysym only when the keyboard map has a key for it (an Ü
+        sent on a US map was dropped without a word, measured), so the text of other
+        characters takes the clipboard way, as on X11."""
+        return False
+
+    def type_char(self, char: str) -> None:
+        self._keys([char])
+
+    def key_down(self, key: str) -> None:
+        code = keysym(key)
+        with self._sending() as portal:
+            portal.keysym(code, True)
+
+    def key_up(self, key: str) -> None:
+        code = keysym(key)
+        with self._sending() as portal:
+            portal.keysym(code, False)
