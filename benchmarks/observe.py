@@ -10,8 +10,11 @@ measures (medians over --runs):
 Targets (DESIGN §7): pipeline median <= 25 ms; >= 10x faster than the baseline.
 `--texts` measures instead what the injection guard's screen texts (AT-SPI contents, other
 windows, OCR of pixel-only windows) add to observe() on an AT-SPI desk with apps.
+`--monitors` measures on three RandR monitors (Xorg's dummy driver, eval/monitors_desk.py)
+with an editor active on the left one: the layout read each turn (target <= 1 ms), the
+active-window read of `auto`, and observe() with monitor `auto` against `1`.
 
-    .venv/bin/python benchmarks/observe.py [--runs 50] [--texts]
+    .venv/bin/python benchmarks/observe.py [--runs 50] [--texts | --monitors]
 """
 
 from __future__ import annotations
@@ -259,6 +262,77 @@ def texts_desk(session: Any) -> None:
         )
 
 
+async def monitor_modes(runs: int) -> dict[str, float]:
+    """observe()'s median (no inventory, the screen as if changed before each) per monitor
+    setting."""
+    from desktop_agent.desktop import DesktopObserver
+
+    found: dict[str, Any] = {}
+    for monitor in ("auto", "1", "2", "3"):
+        observer = DesktopObserver(inventory=False, monitor=monitor)
+        try:
+            shown = await observer.observe()
+            found[f"{monitor} shows"] = shown.layout.shown.number if shown.layout else 0
+            times = []
+            for _ in range(runs):
+                observer._capture._last = None
+                observer._encoded = None
+                started = time.perf_counter()
+                await observer.observe()
+                times.append((time.perf_counter() - started) * 1000)
+        finally:
+            observer.close()
+        found[monitor] = statistics.median(times)
+    return found
+
+
+def monitors_cost(runs: int) -> None:
+    from desktop_agent.desktop.capture import ScreenCapture, open_mss
+    from desktop_agent.desktop.geometry import order_monitors
+    from desktop_agent.desktop.observer import WorkLocator
+    from desktop_agent.eval.desk import wait_until
+    from desktop_agent.eval.monitors_desk import start_monitors_session
+
+    session = start_monitors_session(atspi=False)
+    saved = use_xsession(session)
+    try:
+        editor = session.spawn(["l3afpad"])
+        wid = wait_until(
+            lambda: session.xdotool("search", "--onlyvisible", "--pid", str(editor.pid),
+                                    check=False).split(),
+            timeout=10, what="l3afpad",
+        )[0]  # fmt: skip
+        session.xdotool("windowmove", "--sync", wid, "100", "100")
+        session.xdotool("windowactivate", "--sync", wid)
+        capture = ScreenCapture()
+        screen = open_mss()
+        locate = WorkLocator()
+        try:
+            layout = capture.monitors()
+            fresh = median_ms(capture.monitors, runs)
+            cached = median_ms(lambda: order_monitors(screen.monitors), runs)
+            where = median_ms(locate, runs)
+        finally:
+            capture.close()
+            screen.close()
+            locate.close()
+        modes = asyncio.run(monitor_modes(runs))
+        print(f"three monitors (Xorg dummy {session.display}), {runs} runs, medians:")
+        print(f"  layout read anew each turn (RandR)    {fresh:7.3f} ms  target <= 1")
+        print(f"  layout as mss kept it (before)         {cached:7.3f} ms")
+        print(f"  the active window's rectangle (auto)   {where:7.3f} ms")
+        sizes = {str(n): f"{m.width}x{m.height}" for n, m in enumerate(layout[1:], start=1)}
+        for name in ("1", "2", "3"):
+            print(f"  observe() monitor {name} ({sizes[name]:>9})        {modes[name]:7.2f} ms")
+        print(
+            f"  observe() monitor auto (the editor's, {modes['auto shows']})  "
+            f"{modes['auto']:7.2f} ms"
+        )
+    finally:
+        saved.restore()
+        session.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -267,7 +341,13 @@ def main() -> None:
         action="store_true",
         help="only the injection guard's screen texts' cost (AT-SPI desk with apps; OCR)",
     )
+    parser.add_argument(
+        "--monitors", action="store_true", help="only monitor auto's cost (three monitors)"
+    )
     args = parser.parse_args()
+    if args.monitors:
+        monitors_cost(args.runs)
+        return
     if args.texts:
         session = start_xsession(WIDTH, HEIGHT)
         saved = use_xsession(session)
