@@ -120,6 +120,8 @@ class DesktopObserver:
         self.inventory: InventoryRunner | None = InventoryRunner(backend) if inventory else None
         self.pixel_reader = (pixel_reader or PixelReader()) if guard_texts else None
         self._ocr_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ocr")
+        #: (the shot's image, its elements, the texts read on it): an unchanged screen's
+        self._texts: tuple[Any, tuple[Element, ...], tuple[Element, ...]] | None = None
         self._natives: deque[tuple[Observation, dict[int, Any]]] = deque(maxlen=NATIVE_HISTORY)
         #: (the shot's image, the marks drawn, its encoding): the capture gives the same image
         #: back for the same pixels, which are then not encoded again
@@ -152,10 +154,17 @@ class DesktopObserver:
                     encoding.add_done_callback(lambda future: future.exception())
         mapping = mapping_for(shot.monitor, shot.size)
         elements, natives = to_elements(raw, mapping, shot.size)
-        if self.pixel_reader is not None:  # the injection guard is on: it reads the screen
-            raw = [*raw, *await self._read_texts()]
-        read = await self._read_pixels([item for item in raw if item.pixels], shot)
-        texts = to_texts([*raw, *read], mapping, shot.size)
+        last = self._texts
+        if last is not None and last[0] is shot.image and last[1] == elements:
+            # the very same pixels (the capture gives its image back when no pixel changed)
+            # and the same list: the screen shows the same text, which is not read again
+            texts = last[2]
+        else:
+            if self.pixel_reader is not None:  # the injection guard is on: it reads the screen
+                raw = [*raw, *await self._read_texts()]
+            read = await self._read_pixels([item for item in raw if item.pixels], shot)
+            texts = to_texts([*raw, *read], mapping, shot.size)
+            self._texts = (shot.image, elements, texts)
         elsewhere: tuple[Element, ...] = ()
         if shot.layout is not None and shot.layout.several:
             elements, elsewhere = place_elements(raw, elements, mapping, shot.size, shot.layout)
