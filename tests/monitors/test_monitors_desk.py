@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import mss
+import pytest
 
 from desktop_agent.desktop.capture import ScreenCapture
 from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.eval.monitors_desk import THREE_MONITORS, MonitorsSession
-from tests.support.xdisplay import use_xsession
 
 
 def test_mss_lists_each_randr_monitor_where_xrandr_put_it(monitors_desk: MonitorsSession) -> None:
@@ -18,9 +18,11 @@ def test_mss_lists_each_randr_monitor_where_xrandr_put_it(monitors_desk: Monitor
 
 
 def test_the_capture_numbers_the_primary_1_and_notices_an_unplugged_monitor(
-    monitors_desk: MonitorsSession,
+    monitors_desk: MonitorsSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    saved = use_xsession(monitors_desk)
+    # only the capture's display (mss reads DISPLAY); not use_xsession, which refuses while
+    # another test's pyautogui is bound to its own desk — this test sends no input
+    monkeypatch.setenv("DISPLAY", monitors_desk.display)
     capture = ScreenCapture()
     try:
         before = capture.monitors()
@@ -28,7 +30,6 @@ def test_the_capture_numbers_the_primary_1_and_notices_an_unplugged_monitor(
         after = capture.monitors()
     finally:
         capture.close()
-        saved.restore()
 
     assert before[1] == Monitor(1280, 0, 1920, 1080, primary=True)
     assert sorted(before[2:], key=lambda m: m.left) == [

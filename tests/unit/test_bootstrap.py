@@ -34,6 +34,11 @@ PACKAGE_OF = {
     "git": "git",  # tests/packaging/test_wheel.py: the checkout's files
     "ssconvert": "gnumeric",  # eval's sheet_cell checker
     "tesseract": "tesseract-ocr",  # eval's gullible planner reads the screen
+    "dunst": "dunst",  # the injection cases' notifications (and the guard's OCR of them)
+    "notify-send": "libnotify-bin",
+    "mutter": "mutter",  # the headless GNOME Wayland desk (eval/wayland_desk.py)
+    "pipewire": "pipewire-bin",
+    "wireplumber": "wireplumber",
     "dpkg-deb": None,
     "bash": None,
     "true": None,
