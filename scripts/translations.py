@@ -3,10 +3,12 @@
     python scripts/translations.py update   # pyside6-lupdate over the app's Qt code, plus the
                                             # call sentences' templates (context "Sentence")
     python scripts/translations.py build    # pyside6-lrelease: every .ts → its .qm
+    python scripts/translations.py check    # every .qm says what its .ts says (packaging/build)
 
 The .ts files (resources/i18n/desktop_agent_<language>.ts) are the sources, kept in git and
-translated there; the .qm files are built from them (scripts/bootstrap, packaging/build) and
-not kept in git. See docs/translations.md.
+translated there; the .qm files built from them are committed beside them, so that a wheel
+built from a checkout (without PySide6 in its build environment) ships them. See
+docs/translations.md.
 """
 
 from __future__ import annotations
@@ -128,11 +130,42 @@ def build(out: Path = I18N) -> None:
         print(f"built {qm}")
 
 
+def out_of_date(ts: Path) -> list[str]:
+    """The messages of `ts` that its .qm does not translate as the .ts says (every one when
+    there is no .qm): "context: source" each."""
+    from PySide6.QtCore import QTranslator
+
+    translator = QTranslator()
+    qm = ts.with_suffix(".qm")
+    loaded = qm.is_file() and translator.load(str(qm))
+    wrong = []
+    for context in ET.parse(ts).getroot().iter("context"):
+        name = context.findtext("name") or ""
+        for message in context.iter("message"):
+            source = message.findtext("source") or ""
+            wanted = message.findtext("translation") or ""
+            if not loaded or translator.translate(name, source) != wanted:
+                wrong.append(f"{name}: {source}")
+    return wrong
+
+
+def check() -> None:
+    for ts in sorted(I18N.glob("desktop_agent_*.ts")):
+        wrong = out_of_date(ts)
+        if wrong:
+            raise SystemExit(
+                f"{ts.with_suffix('.qm').relative_to(ROOT)} is older than its .ts "
+                f"({len(wrong)} messages, first {wrong[0]!r}): python scripts/translations.py build"
+            )
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "update":
         update()
     elif command == "build":
         build(Path(sys.argv[2]) if len(sys.argv) > 2 else I18N)
+    elif command == "check":
+        check()
     else:
-        raise SystemExit("usage: scripts/translations.py update|build [OUT_DIR]")
+        raise SystemExit("usage: scripts/translations.py update|build [OUT_DIR]|check")

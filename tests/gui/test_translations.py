@@ -21,7 +21,7 @@ from desktop_agent.ui.i18n import install, resolve, translations_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-from translations import SOURCES, sentence_templates  # noqa: E402
+from translations import SOURCES, out_of_date, sentence_templates  # noqa: E402
 
 pytestmark = [pytest.mark.gui]
 
@@ -107,6 +107,21 @@ def test_no_text_shown_in_a_translated_module_skips_the_translation(module: str)
             if isinstance(words, str) and re.search(r"[A-Za-z]{2}", re.sub(r"<[^>]*>", "", words)):
                 bare.append((node.lineno, words))
     assert bare == []
+
+
+def test_the_committed_qm_says_what_its_ts_says(tmp_path: Path) -> None:
+    # the .qm is committed (a wheel built from a checkout ships it): one left behind by an
+    # edit of the .ts is caught here
+    assert out_of_date(TS) == []
+    edited = tmp_path / TS.name
+    edited.write_text(
+        TS.read_text(encoding="utf-8").replace(">拒绝(&amp;D)<", ">不允许(&amp;D)<", 1),
+        encoding="utf-8",
+    )
+    (tmp_path / TS.with_suffix(".qm").name).write_bytes(TS.with_suffix(".qm").read_bytes())
+    assert out_of_date(edited) == ["ApprovalDialog: &Deny"]
+    (tmp_path / TS.with_suffix(".qm").name).unlink()
+    assert len(out_of_date(edited)) == len(messages())
 
 
 def test_the_language_follows_the_setting_else_the_system_locale() -> None:

@@ -58,9 +58,8 @@ def test_the_wheel_carries_the_top_level_resources_inside_the_package(
     # the layout asked for: the assets at the top of the repository, not inside the code
     assert (ROOT / "resources" / "icons" / "desktop-agent.svg").is_file()
     assert not (ROOT / "desktop_agent" / "resources").exists()
-    # what a checkout holds, but the translation sources: a wheel carries the .qm built from
-    # each .ts (by bootstrap and packaging/build; git ignores them, so a wheel built from a
-    # clean checkout has none — docs/translations.md), never the .ts itself
+    # what a checkout holds, but the translation sources: the .qm built from each .ts is
+    # committed (docs/translations.md), so a wheel built from a checkout speaks Chinese
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "resources"],
         cwd=ROOT,
@@ -69,6 +68,8 @@ def test_the_wheel_carries_the_top_level_resources_inside_the_package(
         check=True,
     ).stdout.split()
     assert "resources/i18n/desktop_agent_zh_CN.ts" in listed
+    qm = "desktop_agent/resources/i18n/desktop_agent_zh_CN.qm"
+    assert wheel.read(qm) == (ROOT / "resources" / "i18n" / "desktop_agent_zh_CN.qm").read_bytes()
     for resource in (ROOT / name for name in listed if not name.endswith(".ts")):
         if resource.is_file() and "__pycache__" not in resource.parts:
             inside = (
