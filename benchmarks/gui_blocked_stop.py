@@ -37,8 +37,11 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from desktop_agent.core.events import RunFinished  # noqa: E402
 from desktop_agent.core.models import RunStatus, StopReason  # noqa: E402
 from desktop_agent.ui.main_window import MainWindow  # noqa: E402
-from tests.fakes import ScriptedPlanner  # noqa: E402
-from tests.gui.fake_agent import CrossEvent, bind_window, make_agent, until  # noqa: E402
+from tests.fakes import (
+    ScriptedPlanner,  # noqa: E402
+    make_agent,
+)
+from tests.gui.fake_agent import CrossEvent, bind_window, until  # noqa: E402
 
 HOTKEY = "ctrl+alt+esc"
 

@@ -43,7 +43,8 @@ from desktop_agent.core.models import (  # noqa: E402
     TaskSpec,
 )
 from desktop_agent.ui.main_window import MainWindow  # noqa: E402
-from tests.gui.fake_agent import bind_window, jpeg, make_agent, until  # noqa: E402
+from tests.fakes import jpeg, make_agent
+from tests.gui.fake_agent import bind_window, until  # noqa: E402
 
 
 async def store_run(agent: Any, steps: int) -> str:

@@ -52,8 +52,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop_agent.ui.collector import collect_on_gui_thread  # noqa: E402
 from desktop_agent.ui.main_window import MainWindow  # noqa: E402
-from tests.fakes import ScriptedPlanner, done, tool  # noqa: E402
-from tests.gui.fake_agent import bind_window, make_agent, until  # noqa: E402
+from tests.fakes import ScriptedPlanner, done, make_agent, tool  # noqa: E402
+from tests.gui.fake_agent import bind_window, until  # noqa: E402
 
 
 class Collections:

@@ -22,8 +22,7 @@ from desktop_agent.cli.exits import EXIT_STOPPED
 from desktop_agent.core.routine import Routine, RoutineStep
 from desktop_agent.host import Host
 from desktop_agent.settings import Settings
-from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import make_agent
+from tests.fakes import ScriptedPlanner, done, make_agent, tool
 
 
 class Process:

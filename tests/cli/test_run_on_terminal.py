@@ -14,8 +14,7 @@ from desktop_agent.core.events import TaskLoopEvent
 from desktop_agent.core.tools import NO_TOOL_ALLOWED
 from desktop_agent.host import Host, RunRequest
 from desktop_agent.host.requests import Ready, StartRequest
-from tests.fakes import LosingHotkey, done, tool
-from tests.gui.fake_agent import make_agent
+from tests.fakes import LosingHotkey, done, make_agent, tool
 
 
 async def test_the_run_acts_only_once_the_api_and_the_hotkey_are_up(

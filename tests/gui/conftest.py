@@ -14,7 +14,7 @@ from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
 
-from tests.gui.fake_agent import make_agent  # noqa: E402
+from tests.fakes import make_agent  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -1,104 +1,15 @@
-"""An Agent over the fakes for GUI tests and benchmarks, and helpers to drive a qasync loop."""
+"""Helpers to drive the window's engine and a qasync loop in GUI tests (fakes: tests/fakes.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from desktop_agent.agent import Agent
-from desktop_agent.core.builtin_tools import builtin_registry
-from desktop_agent.core.models import Element, Observation, Policy
-from desktop_agent.core.permissions import Permissions
-from desktop_agent.settings import Settings
-from tests.fakes import FakeExecutor, FakeObserver, MemoryRepository, Script, ScriptedPlanner
 
 T = TypeVar("T")
-
-#: every offered tool allowed without asking, unless a test asks for approvals
-ALLOW_ALL = {spec.name: Policy.ALLOW for spec in builtin_registry().specs()}
-
-
-class FileRepository(MemoryRepository):
-    """A MemoryRepository that also writes artifacts under the data dir, off the loop."""
-
-    def __init__(self, data_dir: Path) -> None:
-        super().__init__()
-        self.data_dir = data_dir
-
-    async def save_artifact(self, run_id: str, name: str, data: bytes) -> str:
-        path = await super().save_artifact(run_id, name, data)
-        target = self.data_dir / path
-        await asyncio.to_thread(_write, target, data)
-        return path
-
-    def close(self) -> None:
-        pass
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-
-
-def jpeg(width: int, height: int, color: tuple[int, int, int] = (40, 90, 160)) -> bytes:
-    """A real JPEG of one colour with a white box in it (Pillow, no Qt needed)."""
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (width, height), color)
-    ImageDraw.Draw(image).rectangle(
-        (width // 3, height // 3, width // 2, height // 2), fill=(255, 255, 255)
-    )
-    out = io.BytesIO()
-    image.save(out, "JPEG", quality=70)
-    return out.getvalue()
-
-
-def real_observation(elements: Iterable[Element] = ()) -> Observation:
-    return Observation(
-        image=jpeg(640, 360),
-        mime="image/jpeg",
-        width=640,
-        height=360,
-        elements=tuple(elements),
-        thumbnail=jpeg(160, 90),
-    )
-
-
-async def final_run(handle: Any) -> Any:
-    """Read a RunHandle's events to the end; the final run view (None: no run_finished)."""
-    from desktop_agent.core.events import RunFinished
-
-    final = None
-    async for event in handle.events:
-        if isinstance(event, RunFinished):
-            final = event.run
-    return final
-
-
-def make_agent(
-    data_dir: Path,
-    *,
-    policies: Mapping[str, Policy] | None = None,
-    script: Iterable[Script] = (),
-    settings: Settings | None = None,
-) -> Agent:
-    """An Agent over the fakes; `agent.planner_factory` answers from `script` by default."""
-    answers = list(script)
-    return Agent.assemble(
-        data_dir,
-        settings or Settings(approval_timeout_s=30.0),
-        FileRepository(data_dir),  # type: ignore[arg-type]
-        observer=FakeObserver(real_observation()),
-        executor=FakeExecutor(),
-        permissions=Permissions(ALLOW_ALL if policies is None else policies),
-        planner_factory=lambda run: ScriptedPlanner(list(answers)),
-        check_model=False,
-    )
-
 
 # ── the engine thread ────────────────────────────────────────────────────────
 

@@ -13,7 +13,8 @@ import pytest
 
 from desktop_agent.cli import main
 from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER, Settings, save_settings
-from tests.gui.fake_agent import drive, make_agent, make_client
+from tests.fakes import make_agent
+from tests.gui.fake_agent import drive, make_client
 from tests.support.keyrings import memory_keyring
 from tests.support.model_server import ModelServer, Reply, serve_in_thread
 

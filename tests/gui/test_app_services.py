@@ -15,8 +15,8 @@ from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.host import Host
 from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.settings import Settings
-from tests.fakes import LosingHotkey, ScriptedPlanner, done, fail, tool
-from tests.gui.fake_agent import bind_window, drive, make_agent, until
+from tests.fakes import LosingHotkey, ScriptedPlanner, done, fail, make_agent, tool
+from tests.gui.fake_agent import bind_window, drive, until
 from tests.gui.test_app_wiring import Harness, RecordingTray, build
 
 pytestmark = [pytest.mark.gui]
@@ -247,8 +247,7 @@ def test_the_agent_opens_its_store_and_reads_the_api_key_off_the_gui_thread(
     import desktop_agent.settings
     from desktop_agent.agent import Agent
     from desktop_agent.store import SqliteRunRepository
-    from tests.fakes import FakeExecutor, FakeObserver
-    from tests.gui.fake_agent import real_observation
+    from tests.fakes import FakeExecutor, FakeObserver, real_observation
 
     threads: dict[str, threading.Thread] = {}
     real_open = SqliteRunRepository.open.__func__  # type: ignore[attr-defined]

@@ -15,8 +15,8 @@ from desktop_agent.ui.acting_panel import ActingPanel
 from desktop_agent.ui.approval import ApprovalDialog
 from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.tray import TrayController
-from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, make_client, until
+from tests.fakes import ALLOW_ALL, ScriptedPlanner, done, make_agent, tool
+from tests.gui.fake_agent import CrossEvent, drive, make_client, until
 
 pytestmark = [pytest.mark.gui]
 

@@ -28,7 +28,7 @@ from desktop_agent.host.engine import Engine
 from desktop_agent.planner import ResponseFormatMemory
 from desktop_agent.settings import Settings
 from desktop_agent.ui.calibration import CalibrationWindow, calibrate_in_window
-from tests.gui.fake_agent import real_observation
+from tests.fakes import real_observation
 from tests.support.model_server import Hang, ModelServer, Reply, ScriptItem
 
 pytestmark = [pytest.mark.gui]

@@ -16,8 +16,8 @@ from desktop_agent.core.events import RunFinished
 from desktop_agent.core.models import Policy, RunStatus, StopReason
 from desktop_agent.host.host import RunRequest
 from desktop_agent.ui.approval import ApprovalDialog
-from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import ALLOW_ALL, CrossEvent, drive, make_agent, until
+from tests.fakes import ALLOW_ALL, ScriptedPlanner, done, make_agent, tool
+from tests.gui.fake_agent import CrossEvent, drive, until
 from tests.gui.test_app_wiring import Harness, assert_stopped_by_user, blocking_planner, build
 
 pytestmark = [pytest.mark.gui]

@@ -22,8 +22,8 @@ from desktop_agent.settings import Settings
 from desktop_agent.ui.approval import ApprovalDialog
 from desktop_agent.ui.model_servers import ModelServersDialog
 from desktop_agent.ui.settings_dialog import SettingsDialog
-from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import ALLOW_ALL, drive, make_agent, until
+from tests.fakes import ALLOW_ALL, ScriptedPlanner, done, make_agent, tool
+from tests.gui.fake_agent import drive, until
 from tests.gui.test_app_wiring import build
 from tests.support.model_server import ModelServer, serve_in_thread
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from desktop_agent.settings import Settings
 from desktop_agent.ui.main_window import INJECTION_GUARD_OFF, MainWindow
-from tests.gui.fake_agent import bind_window, drive, make_agent, until
+from tests.fakes import make_agent
+from tests.gui.fake_agent import bind_window, drive, until
 
 
 def _shown(qloop: Any, settings: Settings, data_dir: Path) -> tuple[bool, str]:

@@ -13,7 +13,8 @@ import pytest
 from mcp import Client
 
 from desktop_agent.ui.approval import ApprovalDialog
-from tests.gui.fake_agent import drive, make_agent, until
+from tests.fakes import make_agent
+from tests.gui.fake_agent import drive, until
 from tests.gui.test_app_wiring import build
 from tests.support.app import mcp_server
 from tests.support.xdisplay import XSession, xsession

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from desktop_agent.settings import Settings
-from tests.gui.fake_agent import drive, make_agent, until
+from tests.fakes import make_agent
+from tests.gui.fake_agent import drive, until
 from tests.support.model_server import ModelServer
 
 pytestmark = [pytest.mark.gui]
@@ -384,8 +385,7 @@ def run_waiting(app: App, state: str) -> None:
     """A run of the window that is paused, or waits for the user's approval of a click."""
     from desktop_agent.core.models import Policy
     from desktop_agent.ui.run_on_show import PanelState
-    from tests.fakes import ScriptedPlanner, tool
-    from tests.gui.fake_agent import ALLOW_ALL
+    from tests.fakes import ALLOW_ALL, ScriptedPlanner, tool
 
     harness = app.harness
     agent = harness.agent

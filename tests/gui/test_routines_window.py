@@ -10,8 +10,8 @@ import pytest
 
 from desktop_agent.core.models import Element, RunKind, RunStatus, RunView, StopReason
 from desktop_agent.core.routine import REDACTED, Routine, RoutineParam, RoutineStep
-from tests.fakes import FakeFocusProbe, FakeObserver, ScriptedPlanner, done, tool
-from tests.gui.fake_agent import CrossEvent, drive, real_observation, until
+from tests.fakes import FakeFocusProbe, FakeObserver, ScriptedPlanner, done, real_observation, tool
+from tests.gui.fake_agent import CrossEvent, drive, until
 from tests.gui.test_app_wiring import Harness
 
 pytestmark = [pytest.mark.gui]

@@ -18,8 +18,8 @@ from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.host import Host
 from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.settings import Settings, save_settings
-from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import drive, make_agent, until
+from tests.fakes import ScriptedPlanner, done, make_agent, tool
+from tests.gui.fake_agent import drive, until
 
 pytestmark = [pytest.mark.gui]
 

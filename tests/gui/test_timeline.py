@@ -19,7 +19,7 @@ from desktop_agent.ui.timeline import (
     TimelineView,
     format_duration,
 )
-from tests.gui.fake_agent import jpeg
+from tests.fakes import jpeg
 
 pytestmark = pytest.mark.gui
 

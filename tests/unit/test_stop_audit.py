@@ -42,8 +42,8 @@ from desktop_agent.mcp.calls import CallOutcome, ElementMemory, run_one_call
 from desktop_agent.mcp.gate import Asker, McpApprovalGate, SessionGrants
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
-from tests.fakes import FakeExecutor, FakeObserver, make_observation
-from tests.gui.fake_agent import real_observation, until
+from tests.fakes import FakeExecutor, FakeObserver, make_observation, real_observation
+from tests.gui.fake_agent import until
 from tests.support.model_server import ModelServer, Reply
 from tests.unit.desktop.fakes import (
     FakeBackend,

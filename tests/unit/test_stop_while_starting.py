@@ -14,8 +14,7 @@ import pytest
 from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.core.routine import Routine, RoutineStep
 from desktop_agent.host import Host, RoutineRequest, RunRequest
-from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import make_agent
+from tests.fakes import ScriptedPlanner, done, make_agent, tool
 
 
 @pytest.fixture

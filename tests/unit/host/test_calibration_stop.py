@@ -14,7 +14,7 @@ from desktop_agent.host import Host
 from desktop_agent.host.calibration import ScreenCalibration
 from desktop_agent.planner import ResponseFormatMemory
 from desktop_agent.settings import Settings
-from tests.gui.fake_agent import make_agent, real_observation
+from tests.fakes import make_agent, real_observation
 from tests.support.model_server import Hang, ModelServer
 
 

@@ -25,8 +25,7 @@ from desktop_agent.core.events import (
 from desktop_agent.core.models import Policy, Risk, RunStatus, StopReason
 from desktop_agent.host import Host, RoutineRequest, RunRequest
 from desktop_agent.host.starts import store_queued
-from tests.fakes import LosingHotkey, ScriptedPlanner, done, tool
-from tests.gui.fake_agent import make_agent
+from tests.fakes import LosingHotkey, ScriptedPlanner, done, make_agent, tool
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from desktop_agent.core.errors import StopRequested
 from desktop_agent.host import Host
 from desktop_agent.instances.stop_all import mark_stop_all
 from desktop_agent.settings import Settings
-from tests.gui.fake_agent import make_agent, until
+from tests.fakes import make_agent
+from tests.gui.fake_agent import until
 from tests.support.model_server import ModelServer
 
 MODEL = "some-vlm"

@@ -19,8 +19,15 @@ from desktop_agent.host.records import Records
 from desktop_agent.host.starts import RunRequest, admit
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
-from tests.fakes import FakeExecutor, FakeObserver, ScriptedPlanner, done, make_observation, tool
-from tests.gui.fake_agent import final_run
+from tests.fakes import (
+    FakeExecutor,
+    FakeObserver,
+    ScriptedPlanner,
+    done,
+    final_run,
+    make_observation,
+    tool,
+)
 
 
 @pytest.fixture

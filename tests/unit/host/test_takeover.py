@@ -14,8 +14,8 @@ from desktop_agent.core.models import ApprovalDecision, Policy, RunStatus, ToolR
 from desktop_agent.desktop.takeover import InjectionWindows, TakeoverUnavailable
 from desktop_agent.host.starts import RunRequest, admit
 from desktop_agent.takeover import UserTakeover
-from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import ALLOW_ALL, final_run, make_agent, until
+from tests.fakes import ALLOW_ALL, ScriptedPlanner, done, final_run, make_agent, tool
+from tests.gui.fake_agent import until
 
 
 class FakeWatch:

@@ -39,9 +39,16 @@ from desktop_agent.host import routines as service
 from desktop_agent.host.starts import RoutineRequest, RunRequest, admit
 from desktop_agent.settings import Settings
 from desktop_agent.store import SqliteRunRepository
-from tests.fakes import FakeExecutor, FakeObserver, ScriptedGate, ScriptedPlanner, done, tool
+from tests.fakes import (
+    FakeExecutor,
+    FakeObserver,
+    ScriptedGate,
+    ScriptedPlanner,
+    done,
+    final_run,
+    tool,
+)
 from tests.fakes import make_observation as observation
-from tests.gui.fake_agent import final_run
 
 WINDOW = Element(1, "window", "Report - Viewer", (200, 100, 800, 600), focused=True)
 EXPORT = Element(2, "push button", "Export", (220, 120, 90, 30))
