@@ -613,7 +613,7 @@
         </message>
         <message>
             <source>Start the program {command}</source>
-            <translation>启动程序 {command}</translation>
+            <translation>启动程序{command}</translation>
         </message>
         <message>
             <source>Wait {seconds}</source>
@@ -629,7 +629,7 @@
         </message>
         <message>
             <source>Set {target} to {value}</source>
-            <translation>将{target}设为 {value}</translation>
+            <translation>将{target}设为{value}</translation>
         </message>
         <message>
             <source>Take a screenshot</source>
