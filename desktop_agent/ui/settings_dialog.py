@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -51,28 +51,46 @@ Calibrate = Callable[[Settings], Awaitable[str | None]]
 FindServers = Callable[[QWidget], Awaitable[Any]]
 #: (name, note) of a model profile (the host's `model_profiles()`)
 ProfileChoice = tuple[str, str]
+# the tables' texts are marked for lupdate here and translated where shown
 _COORDINATES = (
-    ("auto", "As the profile says"),
-    ("pixels", "Screenshot pixels"),
-    ("normalized", "0–1000"),
-    ("resized", "Pixels of the model's resized image"),
+    ("auto", str(QT_TRANSLATE_NOOP("SettingsDialog", "As the profile says"))),
+    ("pixels", str(QT_TRANSLATE_NOOP("SettingsDialog", "Screenshot pixels"))),
+    ("normalized", str(QT_TRANSLATE_NOOP("SettingsDialog", "0–1000"))),
+    ("resized", str(QT_TRANSLATE_NOOP("SettingsDialog", "Pixels of the model's resized image"))),
 )
 
 #: spin boxes take any number: the Settings model says what is in range, inline
 _SPIN_MAX = 1_000_000
 _ERROR_STYLE = "color: #c62828;"
 _RISK_NOTE = {
-    Risk.SAFE: "safe",
-    Risk.INPUT: "uses mouse or keyboard",
-    Risk.DANGEROUS: "dangerous: asks at every call",
+    Risk.SAFE: str(QT_TRANSLATE_NOOP("SettingsDialog", "safe")),
+    Risk.INPUT: str(QT_TRANSLATE_NOOP("SettingsDialog", "uses mouse or keyboard")),
+    Risk.DANGEROUS: str(QT_TRANSLATE_NOOP("SettingsDialog", "dangerous: asks at every call")),
 }
 
 
+_POLICY_NAMES = {
+    Policy.ALLOW: str(QT_TRANSLATE_NOOP("SettingsDialog", "Allow")),
+    Policy.ASK: str(QT_TRANSLATE_NOOP("SettingsDialog", "Ask")),
+    Policy.DENY: str(QT_TRANSLATE_NOOP("SettingsDialog", "Deny")),
+}
 _GROUNDING = (
-    ("auto", "Auto (the model profile's default)"),
-    ("off", "Off: click where the model says"),
-    ("zoom", "Zoom: ask the model again on a crop around its point"),
-    ("grounder", "Grounding model: it finds the target, then zooms"),
+    ("auto", str(QT_TRANSLATE_NOOP("SettingsDialog", "Auto (the model profile's default)"))),
+    ("off", str(QT_TRANSLATE_NOOP("SettingsDialog", "Off: click where the model says"))),
+    (
+        "zoom",
+        str(
+            QT_TRANSLATE_NOOP(
+                "SettingsDialog", "Zoom: ask the model again on a crop around its point"
+            )
+        ),
+    ),
+    (
+        "grounder",
+        str(
+            QT_TRANSLATE_NOOP("SettingsDialog", "Grounding model: it finds the target, then zooms")
+        ),
+    ),
 )
 
 
@@ -130,20 +148,20 @@ class SettingsDialog(QDialog):
         self._candidate: Settings | None = settings
         self.fields: dict[str, QWidget] = {}
         self.errors: dict[str, QLabel] = {}
-        self._titles: dict[str, str] = {"policies": "Tool policies"}
-        self.setWindowTitle("Desktop Agent — settings")
+        self._titles: dict[str, str] = {"policies": self.tr("Tool policies")}
+        self.setWindowTitle(self.tr("Desktop Agent — settings"))
         self.setObjectName("SettingsDialog")
 
         tabs = QTabWidget(self)
-        tabs.addTab(self._model_tab(), "&Model")
-        tabs.addTab(self._grounding_tab(), "&Grounding")
-        tabs.addTab(self._limits_tab(), "&Limits")
-        tabs.addTab(self._tools_tab(), "&Tools")
-        tabs.addTab(self._desktop_tab(), "&Desktop")
+        tabs.addTab(self._model_tab(), self.tr("&Model"))
+        tabs.addTab(self._grounding_tab(), self.tr("&Grounding"))
+        tabs.addTab(self._limits_tab(), self.tr("&Limits"))
+        tabs.addTab(self._tools_tab(), self.tr("&Tools"))
+        tabs.addTab(self._desktop_tab(), self.tr("&Desktop"))
         from desktop_agent.ui.routines import RoutineGrantsPage
 
         self.routine_grants = RoutineGrantsPage()  # filled by the owner (it reads the store)
-        tabs.addTab(self.routine_grants, "&Routines")
+        tabs.addTab(self.routine_grants, self.tr("&Routines"))
         self.tabs = tabs
 
         self.summary = plain_label("", self)
@@ -190,32 +208,32 @@ class SettingsDialog(QDialog):
         self.provider_box = QComboBox()
         for key, preset in PRESETS.items():
             self.provider_box.addItem(preset.label, key)
-        self.provider_box.addItem("Custom", CUSTOM_PROVIDER)
-        self._row(form, "provider", "&Provider:", self.provider_box)
+        self.provider_box.addItem(self.tr("Custom"), CUSTOM_PROVIDER)
+        self._row(form, "provider", self.tr("&Provider:"), self.provider_box)
         self.provider_note = plain_label()
         self.provider_note.setWordWrap(True)
         form.addRow("", self.provider_note)
-        self._row(form, "base_url", "&Base URL:", QLineEdit())
-        self._row(form, "model", "M&odel:", QLineEdit())
+        self._row(form, "base_url", self.tr("&Base URL:"), QLineEdit())
+        self._row(form, "model", self.tr("M&odel:"), QLineEdit())
         self.api_key_edit = QLineEdit()
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key_edit.setPlaceholderText("leave empty to keep the stored key")
-        self.api_key_edit.setAccessibleName("API key")
-        title = QLabel("API &key:")
+        self.api_key_edit.setPlaceholderText(self.tr("leave empty to keep the stored key"))
+        self.api_key_edit.setAccessibleName(self.tr("API key"))
+        title = QLabel(self.tr("API &key:"))
         title.setBuddy(self.api_key_edit)
-        self.key_note = plain_label("Kept in the OS keyring, never in the settings file.")
+        self.key_note = plain_label(self.tr("Kept in the OS keyring, never in the settings file."))
         self.key_note.setWordWrap(True)
         key_column = QVBoxLayout()
         key_column.setSpacing(2)
         key_column.addWidget(self.api_key_edit)
         key_column.addWidget(self.key_note)
         form.addRow(title, key_column)
-        self._row(form, "api_key_env", "Key &variable:", QLineEdit())
+        self._row(form, "api_key_env", self.tr("Key &variable:"), QLineEdit())
         vision = QComboBox()
         for value, text in (("auto", "Auto-detect"), ("yes", "Yes"), ("no", "No")):
             vision.addItem(text, value)
-        self._row(form, "vision", "Model can &see:", vision)
-        self.test_button = QPushButton("Test co&nnection")
+        self._row(form, "vision", self.tr("Model can &see:"), vision)
+        self.test_button = QPushButton(self.tr("Test co&nnection"))
         self.test_result = plain_label()
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -224,10 +242,12 @@ class SettingsDialog(QDialog):
         test_row.addWidget(self.test_result, 1)
         form.addRow("", test_row)
         self.test_button.setVisible(self._test_connection is not None)
-        self.find_button = QPushButton("&Find model servers…")
+        self.find_button = QPushButton(self.tr("&Find model servers…"))
         self.find_button.setToolTip(
-            "Look for model servers on this computer (Ollama, LM Studio, llama.cpp, vLLM, "
-            "Jan, LocalAI) and pick a model"
+            self.tr(
+                "Look for model servers on this computer (Ollama, LM Studio, llama.cpp, vLLM, "
+                "Jan, LocalAI) and pick a model"
+            )
         )
         self.find_button.setVisible(self._find_servers is not None)
         find_row = QHBoxLayout()
@@ -239,15 +259,19 @@ class SettingsDialog(QDialog):
 
     def _model_profile_rows(self, form: QFormLayout) -> None:
         """The model family's profile, its coordinate space, and Calibrate…"""
-        self._row(form, "model_profile", "Model pro&file:", self._profile_box("model_profile"))
+        self._row(
+            form, "model_profile", self.tr("Model pro&file:"), self._profile_box("model_profile")
+        )
         coordinates = QComboBox()
         for value, text in _COORDINATES:
-            coordinates.addItem(text, value)
-        self._row(form, "model_coordinates", "Model coor&dinates:", coordinates)
-        self.calibrate_button = QPushButton("Cal&ibrate…")
+            coordinates.addItem(self.tr(text), value)
+        self._row(form, "model_coordinates", self.tr("Model coor&dinates:"), coordinates)
+        self.calibrate_button = QPushButton(self.tr("Cal&ibrate…"))
         self.calibrate_button.setToolTip(
-            "Shows targets on the screen and asks the model to click each: finds the "
-            "coordinates the model answers in"
+            self.tr(
+                "Shows targets on the screen and asks the model to click each: finds the "
+                "coordinates the model answers in"
+            )
         )
         self.calibrate_result = plain_label()
         self.calibrate_result.setWordWrap(True)
@@ -260,7 +284,7 @@ class SettingsDialog(QDialog):
     def _profile_box(self, setting: str) -> QComboBox:
         """Auto and every profile offered; the settings' own choice too, if not offered."""
         box = QComboBox()
-        box.addItem("Auto (by the model name)", "auto")
+        box.addItem(self.tr("Auto (by the model name)"), "auto")
         for name, note in self._profiles:
             box.addItem(f"{name} — {note}", name)
         current = getattr(self.settings, setting)
@@ -274,20 +298,22 @@ class SettingsDialog(QDialog):
         form = QFormLayout(page)
         mode = QComboBox()
         for value, text in _GROUNDING:
-            mode.addItem(text, value)
-        self._row(form, "grounding", "&Refine clicks:", mode)
+            mode.addItem(self.tr(text), value)
+        self._row(form, "grounding", self.tr("&Refine clicks:"), mode)
         url = QLineEdit()
-        url.setPlaceholderText("empty: the model's server")
-        self._row(form, "grounder_base_url", "Grounding model's &URL:", url)
+        url.setPlaceholderText(self.tr("empty: the model's server"))
+        self._row(form, "grounder_base_url", self.tr("Grounding model's &URL:"), url)
         name = QLineEdit()
-        name.setPlaceholderText("e.g. Salesforce/GTA1-7B, Hcompany/Holo2-8B, ui-tars-1.5-7b")
-        self._row(form, "grounder_model", "Grounding &model:", name)
+        name.setPlaceholderText(
+            self.tr("e.g. Salesforce/GTA1-7B, Hcompany/Holo2-8B, ui-tars-1.5-7b")
+        )
+        self._row(form, "grounder_model", self.tr("Grounding &model:"), name)
         profile = self._profile_box("grounder_profile")
-        self._row(form, "grounder_profile", "Grounding model's pro&file:", profile)
-        zoom = QCheckBox("Then look again on a crop around its point")
-        self._row(form, "grounder_zoom", "&Zoom:", zoom)
-        marks = QCheckBox("Draw the element list's boxes and ids on the screenshot")
-        self._row(form, "set_of_mark", "&Set-of-mark:", marks)
+        self._row(form, "grounder_profile", self.tr("Grounding model's pro&file:"), profile)
+        zoom = QCheckBox(self.tr("Then look again on a crop around its point"))
+        self._row(form, "grounder_zoom", self.tr("&Zoom:"), zoom)
+        marks = QCheckBox(self.tr("Draw the element list's boxes and ids on the screenshot"))
+        self._row(form, "set_of_mark", self.tr("&Set-of-mark:"), marks)
         return page
 
     def _spin(self, suffix: str = "") -> QSpinBox:
@@ -299,21 +325,24 @@ class SettingsDialog(QDialog):
     def _limits_tab(self) -> QWidget:
         page = QWidget()
         form = QFormLayout(page)
-        self._row(form, "max_steps", "Max &steps per run:", self._spin())
-        self._row(form, "max_failures", "Max consecutive &failures:", self._spin())
-        self._row(form, "approval_timeout_s", "&Approval timeout:", self._spin(" s"))
-        self._row(form, "read_timeout_s", "Model &reply timeout:", self._spin(" s"))
+        self._row(form, "max_steps", self.tr("Max &steps per run:"), self._spin())
+        self._row(form, "max_failures", self.tr("Max consecutive &failures:"), self._spin())
+        self._row(form, "approval_timeout_s", self.tr("&Approval timeout:"), self._spin(" s"))
+        self._row(form, "read_timeout_s", self.tr("Model &reply timeout:"), self._spin(" s"))
         return page
 
     def _tools_tab(self) -> QWidget:
         page = QWidget()
         form = QFormLayout(page)
-        intro = QLabel("Allow runs a tool without asking; Ask opens the approval dialog.")
+        intro = QLabel(self.tr("Allow runs a tool without asking; Ask opens the approval dialog."))
         intro.setWordWrap(True)
         form.addRow(intro)
         # a run's permissions are frozen at its start (the agent must not widen its own)
         self.next_run_note = QLabel(
-            "A change applies to the next run; a run going on keeps the policies it started with."
+            self.tr(
+                "A change applies to the next run; a run going on keeps the policies it "
+                "started with."
+            )
         )
         self.next_run_note.setWordWrap(True)
         form.addRow(self.next_run_note)
@@ -323,9 +352,10 @@ class SettingsDialog(QDialog):
                 continue
             box = QComboBox()
             for policy in Policy:
-                box.addItem(policy.value.capitalize(), policy.value)
-            box.setToolTip(plain_tooltip(f"{spec.description} ({_RISK_NOTE[spec.risk]})") or "")
-            box.setAccessibleName(f"policy of {spec.name}")
+                box.addItem(self.tr(_POLICY_NAMES[policy]), policy.value)
+            risk = self.tr(_RISK_NOTE[spec.risk])
+            box.setToolTip(plain_tooltip(f"{spec.description} ({risk})") or "")
+            box.setAccessibleName(self.tr("policy of {tool}").format(tool=spec.name))
             self.policy_boxes[spec.name] = box
             label = QLabel(f"{spec.name}:")
             label.setBuddy(box)
@@ -342,28 +372,28 @@ class SettingsDialog(QDialog):
         page = QWidget()
         form = QFormLayout(page)
         hotkey = QLineEdit()
-        hotkey.setPlaceholderText("e.g. ctrl+alt+esc")
-        self._row(form, "stop_hotkey", "Stop &hotkey:", hotkey)
-        self._row(form, "capture_width", "Screenshot &width:", self._spin(" px"))
+        hotkey.setPlaceholderText(self.tr("e.g. ctrl+alt+esc"))
+        self._row(form, "stop_hotkey", self.tr("Stop &hotkey:"), hotkey)
+        self._row(form, "capture_width", self.tr("Screenshot &width:"), self._spin(" px"))
         fmt = QComboBox()
-        fmt.addItem("JPEG (small, fast)", "jpeg")
-        fmt.addItem("PNG (exact, larger)", "png")
-        self._row(form, "capture_format", "Screenshot &format:", fmt)
+        fmt.addItem(self.tr("JPEG (small, fast)"), "jpeg")
+        fmt.addItem(self.tr("PNG (exact, larger)"), "png")
+        self._row(form, "capture_format", self.tr("Screenshot &format:"), fmt)
         monitor = QComboBox()
-        monitor.addItem("The active window's (auto)", "auto")
-        monitor.addItem("All monitors as one image", "all")
-        monitor.addItem("The primary monitor", 1)
+        monitor.addItem(self.tr("The active window's (auto)"), "auto")
+        monitor.addItem(self.tr("All monitors as one image"), "all")
+        monitor.addItem(self.tr("The primary monitor"), 1)
         for number in range(2, 5):
-            monitor.addItem(f"Monitor {number}", number)
-        self._row(form, "monitor", "&Monitor shown:", monitor)
-        minimize = QCheckBox("Minimise the window while a run acts")
-        self._row(form, "minimize_while_acting", "While &acting:", minimize)
+            monitor.addItem(self.tr("Monitor {number}").format(number=number), number)
+        self._row(form, "monitor", self.tr("&Monitor shown:"), monitor)
+        minimize = QCheckBox(self.tr("Minimise the window while a run acts"))
+        self._row(form, "minimize_while_acting", self.tr("While &acting:"), minimize)
         language = QComboBox()
-        language.addItem("System language", "system")
+        language.addItem(self.tr("System language"), "system")
         for code, name in LANGUAGES.items():
             language.addItem(name, code)  # each language in its own words
-        language.setToolTip("Takes effect when the app starts again")
-        self._row(form, "language", "&Language:", language)
+        language.setToolTip(self.tr("Takes effect when the app starts again"))
+        self._row(form, "language", self.tr("&Language:"), language)
         return page
 
     def _connect_signals(self) -> None:
@@ -499,9 +529,11 @@ class SettingsDialog(QDialog):
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self.test_result.setText("cannot test here: asyncio is not running on the Qt loop")
+            self.test_result.setText(
+                self.tr("cannot test here: asyncio is not running on the Qt loop")
+            )
             return
-        self.test_result.setText("Testing…")
+        self.test_result.setText(self.tr("Testing…"))
         self.test_button.setEnabled(False)
         # asked here, at the click: a stop from now on stops it (SettingsController)
         testing = self._test_connection(candidate)
@@ -557,9 +589,9 @@ class SettingsDialog(QDialog):
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self.calibrate_result.setText("cannot calibrate here: asyncio is not running")
+            self.calibrate_result.setText(self.tr("cannot calibrate here: asyncio is not running"))
             return
-        self.calibrate_result.setText("Calibrating…")
+        self.calibrate_result.setText(self.tr("Calibrating…"))
         self.calibrate_button.setEnabled(False)
         self._calibrate_task = loop.create_task(self._run_calibration(self._calibrate, candidate))
 
@@ -569,11 +601,11 @@ class SettingsDialog(QDialog):
         except asyncio.CancelledError:
             raise
         except StopRequested:
-            self.calibrate_result.setText("calibration stopped")
+            self.calibrate_result.setText(self.tr("calibration stopped"))
             space = None
         except Exception as error:  # noqa: BLE001 - any failure is the one-line answer
             log.info("calibration failed: %s", error, exc_info=True)
-            self.calibrate_result.setText(f"failed: {one_line(error)}")
+            self.calibrate_result.setText(self.tr("failed: {error}").format(error=one_line(error)))
             space = None
         else:
             box = self.fields["model_coordinates"]
@@ -581,9 +613,11 @@ class SettingsDialog(QDialog):
             if space is not None:
                 # the finding goes into the form; Save writes it
                 box.setCurrentIndex(max(0, box.findData(space)))
-                self.calibrate_result.setText(f"the model answers in {space} coordinates")
+                self.calibrate_result.setText(
+                    self.tr("the model answers in {space} coordinates").format(space=space)
+                )
             else:
-                self.calibrate_result.setText("calibration done; nothing to change")
+                self.calibrate_result.setText(self.tr("calibration done; nothing to change"))
         self._calibrate_task = None
         self.validate()
         return space
@@ -600,10 +634,12 @@ class SettingsDialog(QDialog):
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self.key_note.setText("cannot store the key: asyncio is not running on the Qt loop")
+            self.key_note.setText(
+                self.tr("cannot store the key: asyncio is not running on the Qt loop")
+            )
             return
         # the keyring is a D-Bus round trip that may wait for an unlock prompt: off the GUI thread
-        self.key_note.setText("Storing the API key in the OS keyring…")
+        self.key_note.setText(self.tr("Storing the API key in the OS keyring…"))
         self.key_note.setStyleSheet("")
         self._save_task = loop.create_task(self._store_key_then_save(candidate, key))
         self.validate()
@@ -625,7 +661,7 @@ class SettingsDialog(QDialog):
             self.key_note.setStyleSheet(_ERROR_STYLE)
             key_ok = False
         else:
-            self.key_note.setText("The API key is stored in the OS keyring.")
+            self.key_note.setText(self.tr("The API key is stored in the OS keyring."))
             key_ok = True
         self.api_key_edit.clear()
         self._save_task = None
@@ -641,11 +677,13 @@ class SettingsDialog(QDialog):
             # settings are saved; stay open so the keyring message is read
             cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
             if cancel is not None:
-                cancel.setText("Close")
+                cancel.setText(self.tr("Close"))
 
     def _show_preset_note(self) -> None:
         preset = PRESETS.get(self.provider_box.currentData())
-        self.provider_note.setText(preset.note if preset else "Any OpenAI-compatible server.")
+        self.provider_note.setText(
+            preset.note if preset else self.tr("Any OpenAI-compatible server.")
+        )
 
     def _cancel_test(self) -> None:
         # a save under way is left to finish: the key may be stored already

@@ -225,6 +225,355 @@
         </message>
     </context>
     <context>
+        <name>SettingsDialog</name>
+        <message>
+            <source>As the profile says</source>
+            <extracomment>runs a calibration for these settings; the coordinate space it suggests saving, or None opens a finder of the model servers on this machine over the dialog; the (server, model) chosen there (core.model_servers.FoundServer / FoundModel), or None (name, note) of a model profile (the host's `model_profiles()`)</extracomment>
+            <translation>按配置文件</translation>
+        </message>
+        <message>
+            <source>Screenshot pixels</source>
+            <translation>截图像素</translation>
+        </message>
+        <message>
+            <source>0–1000</source>
+            <translation>0–1000</translation>
+        </message>
+        <message>
+            <source>Pixels of the model's resized image</source>
+            <translation>模型缩放后图像的像素</translation>
+        </message>
+        <message>
+            <source>safe</source>
+            <extracomment>spin boxes take any number: the Settings model says what is in range, inline</extracomment>
+            <translation>安全</translation>
+        </message>
+        <message>
+            <source>uses mouse or keyboard</source>
+            <translation>使用鼠标或键盘</translation>
+        </message>
+        <message>
+            <source>dangerous: asks at every call</source>
+            <translation>危险：每次调用都询问</translation>
+        </message>
+        <message>
+            <source>Allow</source>
+            <translation>允许</translation>
+        </message>
+        <message>
+            <source>Ask</source>
+            <translation>询问</translation>
+        </message>
+        <message>
+            <source>Deny</source>
+            <translation>拒绝</translation>
+        </message>
+        <message>
+            <source>Auto (the model profile's default)</source>
+            <translation>自动（模型配置文件的默认值）</translation>
+        </message>
+        <message>
+            <source>Off: click where the model says</source>
+            <translation>关闭：点击模型指出的位置</translation>
+        </message>
+        <message>
+            <source>Zoom: ask the model again on a crop around its point</source>
+            <translation>放大：在该点周围的裁剪图上再问一次模型</translation>
+        </message>
+        <message>
+            <source>Grounding model: it finds the target, then zooms</source>
+            <translation>定位模型：由它找到目标，再放大</translation>
+        </message>
+        <message>
+            <source>Tool policies</source>
+            <translation>工具策略</translation>
+        </message>
+        <message>
+            <source>Desktop Agent — settings</source>
+            <translation>Desktop Agent — 设置</translation>
+        </message>
+        <message>
+            <source>&amp;Model</source>
+            <translation>模型(&amp;M)</translation>
+        </message>
+        <message>
+            <source>&amp;Grounding</source>
+            <translation>定位(&amp;G)</translation>
+        </message>
+        <message>
+            <source>&amp;Limits</source>
+            <translation>限制(&amp;L)</translation>
+        </message>
+        <message>
+            <source>&amp;Tools</source>
+            <translation>工具(&amp;T)</translation>
+        </message>
+        <message>
+            <source>&amp;Desktop</source>
+            <translation>桌面(&amp;D)</translation>
+        </message>
+        <message>
+            <source>&amp;Routines</source>
+            <translation>例程(&amp;R)</translation>
+        </message>
+        <message>
+            <source>Custom</source>
+            <translation>自定义</translation>
+        </message>
+        <message>
+            <source>&amp;Provider:</source>
+            <translation>提供方(&amp;P)：</translation>
+        </message>
+        <message>
+            <source>&amp;Base URL:</source>
+            <translation>基础 URL(&amp;B)：</translation>
+        </message>
+        <message>
+            <source>M&amp;odel:</source>
+            <translation>模型(&amp;O)：</translation>
+        </message>
+        <message>
+            <source>leave empty to keep the stored key</source>
+            <translation>留空则保留已存的密钥</translation>
+        </message>
+        <message>
+            <source>API key</source>
+            <translation>API 密钥</translation>
+        </message>
+        <message>
+            <source>API &amp;key:</source>
+            <translation>API 密钥(&amp;K)：</translation>
+        </message>
+        <message>
+            <source>Kept in the OS keyring, never in the settings file.</source>
+            <translation>保存在系统密钥环中，从不写入设置文件。</translation>
+        </message>
+        <message>
+            <source>Key &amp;variable:</source>
+            <translation>密钥变量(&amp;V)：</translation>
+        </message>
+        <message>
+            <source>Model can &amp;see:</source>
+            <translation>模型能看图(&amp;S)：</translation>
+        </message>
+        <message>
+            <source>Test co&amp;nnection</source>
+            <translation>测试连接(&amp;N)</translation>
+        </message>
+        <message>
+            <source>&amp;Find model servers…</source>
+            <translation>查找模型服务器(&amp;F)…</translation>
+        </message>
+        <message>
+            <source>Look for model servers on this computer (Ollama, LM Studio, llama.cpp, vLLM, Jan, LocalAI) and pick a model</source>
+            <translation>查找本机上的模型服务器（Ollama、LM Studio、llama.cpp、vLLM、Jan、LocalAI）并选择一个模型</translation>
+        </message>
+        <message>
+            <source>Model pro&amp;file:</source>
+            <translation>模型配置文件(&amp;F)：</translation>
+        </message>
+        <message>
+            <source>Model coor&amp;dinates:</source>
+            <translation>模型坐标(&amp;D)：</translation>
+        </message>
+        <message>
+            <source>Cal&amp;ibrate…</source>
+            <translation>校准(&amp;I)…</translation>
+        </message>
+        <message>
+            <source>Shows targets on the screen and asks the model to click each: finds the coordinates the model answers in</source>
+            <translation>在屏幕上显示若干目标并让模型逐一点击：找出模型回答所用的坐标</translation>
+        </message>
+        <message>
+            <source>Auto (by the model name)</source>
+            <translation>自动（按模型名称）</translation>
+        </message>
+        <message>
+            <source>&amp;Refine clicks:</source>
+            <translation>精确点击(&amp;R)：</translation>
+        </message>
+        <message>
+            <source>empty: the model's server</source>
+            <translation>留空：使用模型的服务器</translation>
+        </message>
+        <message>
+            <source>Grounding model's &amp;URL:</source>
+            <translation>定位模型的 URL(&amp;U)：</translation>
+        </message>
+        <message>
+            <source>e.g. Salesforce/GTA1-7B, Hcompany/Holo2-8B, ui-tars-1.5-7b</source>
+            <translation>例如 Salesforce/GTA1-7B、Hcompany/Holo2-8B、ui-tars-1.5-7b</translation>
+        </message>
+        <message>
+            <source>Grounding &amp;model:</source>
+            <translation>定位模型(&amp;M)：</translation>
+        </message>
+        <message>
+            <source>Grounding model's pro&amp;file:</source>
+            <translation>定位模型的配置文件(&amp;F)：</translation>
+        </message>
+        <message>
+            <source>Then look again on a crop around its point</source>
+            <translation>然后在该点周围的裁剪图上再看一次</translation>
+        </message>
+        <message>
+            <source>&amp;Zoom:</source>
+            <translation>放大(&amp;Z)：</translation>
+        </message>
+        <message>
+            <source>Draw the element list's boxes and ids on the screenshot</source>
+            <translation>在截图上画出元素列表的方框和编号</translation>
+        </message>
+        <message>
+            <source>&amp;Set-of-mark:</source>
+            <translation>标记集(&amp;S)：</translation>
+        </message>
+        <message>
+            <source>Max &amp;steps per run:</source>
+            <translation>每次运行最多步骤数(&amp;S)：</translation>
+        </message>
+        <message>
+            <source>Max consecutive &amp;failures:</source>
+            <translation>最多连续失败次数(&amp;F)：</translation>
+        </message>
+        <message>
+            <source>&amp;Approval timeout:</source>
+            <translation>批准超时(&amp;A)：</translation>
+        </message>
+        <message>
+            <source>Model &amp;reply timeout:</source>
+            <translation>模型回复超时(&amp;R)：</translation>
+        </message>
+        <message>
+            <source>Allow runs a tool without asking; Ask opens the approval dialog.</source>
+            <translation>“允许”不询问即运行工具；“询问”会打开批准对话框。</translation>
+        </message>
+        <message>
+            <source>A change applies to the next run; a run going on keeps the policies it started with.</source>
+            <translation>更改从下一次运行起生效；正在进行的运行沿用开始时的策略。</translation>
+        </message>
+        <message>
+            <source>policy of {tool}</source>
+            <translation>{tool} 的策略</translation>
+        </message>
+        <message>
+            <source>e.g. ctrl+alt+esc</source>
+            <translation>例如 ctrl+alt+esc</translation>
+        </message>
+        <message>
+            <source>Stop &amp;hotkey:</source>
+            <translation>停止热键(&amp;H)：</translation>
+        </message>
+        <message>
+            <source>Screenshot &amp;width:</source>
+            <translation>截图宽度(&amp;W)：</translation>
+        </message>
+        <message>
+            <source>JPEG (small, fast)</source>
+            <translation>JPEG（小，快）</translation>
+        </message>
+        <message>
+            <source>PNG (exact, larger)</source>
+            <translation>PNG（精确，较大）</translation>
+        </message>
+        <message>
+            <source>Screenshot &amp;format:</source>
+            <translation>截图格式(&amp;F)：</translation>
+        </message>
+        <message>
+            <source>The active window's (auto)</source>
+            <translation>活动窗口所在的（自动）</translation>
+        </message>
+        <message>
+            <source>All monitors as one image</source>
+            <translation>所有显示器合成一张图</translation>
+        </message>
+        <message>
+            <source>The primary monitor</source>
+            <translation>主显示器</translation>
+        </message>
+        <message>
+            <source>Monitor {number}</source>
+            <translation>显示器 {number}</translation>
+        </message>
+        <message>
+            <source>&amp;Monitor shown:</source>
+            <translation>显示的显示器(&amp;M)：</translation>
+        </message>
+        <message>
+            <source>Minimise the window while a run acts</source>
+            <translation>运行操作时最小化窗口</translation>
+        </message>
+        <message>
+            <source>While &amp;acting:</source>
+            <translation>操作时(&amp;A)：</translation>
+        </message>
+        <message>
+            <source>System language</source>
+            <translation>系统语言</translation>
+        </message>
+        <message>
+            <source>Takes effect when the app starts again</source>
+            <translation>重新启动应用后生效</translation>
+        </message>
+        <message>
+            <source>&amp;Language:</source>
+            <translation>语言(&amp;L)：</translation>
+        </message>
+        <message>
+            <source>cannot test here: asyncio is not running on the Qt loop</source>
+            <translation>无法在此测试：asyncio 未在 Qt 事件循环上运行</translation>
+        </message>
+        <message>
+            <source>Testing…</source>
+            <translation>正在测试…</translation>
+        </message>
+        <message>
+            <source>cannot calibrate here: asyncio is not running</source>
+            <translation>无法在此校准：asyncio 未运行</translation>
+        </message>
+        <message>
+            <source>Calibrating…</source>
+            <translation>正在校准…</translation>
+        </message>
+        <message>
+            <source>calibration stopped</source>
+            <translation>校准已停止</translation>
+        </message>
+        <message>
+            <source>failed: {error}</source>
+            <translation>失败：{error}</translation>
+        </message>
+        <message>
+            <source>the model answers in {space} coordinates</source>
+            <translation>模型以 {space} 坐标回答</translation>
+        </message>
+        <message>
+            <source>calibration done; nothing to change</source>
+            <translation>校准完成；无需更改</translation>
+        </message>
+        <message>
+            <source>cannot store the key: asyncio is not running on the Qt loop</source>
+            <translation>无法保存密钥：asyncio 未在 Qt 事件循环上运行</translation>
+        </message>
+        <message>
+            <source>Storing the API key in the OS keyring…</source>
+            <translation>正在把 API 密钥存入系统密钥环…</translation>
+        </message>
+        <message>
+            <source>The API key is stored in the OS keyring.</source>
+            <translation>API 密钥已存入系统密钥环。</translation>
+        </message>
+        <message>
+            <source>Close</source>
+            <translation>关闭</translation>
+        </message>
+        <message>
+            <source>Any OpenAI-compatible server.</source>
+            <translation>任何兼容 OpenAI 的服务器。</translation>
+        </message>
+    </context>
+    <context>
         <name>StepDetail</name>
         <message>
             <source>Select a step to see its screenshot</source>

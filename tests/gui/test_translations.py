@@ -26,19 +26,43 @@ from translations import SOURCES, out_of_date, sentence_templates  # noqa: E402
 pytestmark = [pytest.mark.gui]
 
 TS = ROOT / "resources" / "i18n" / "desktop_agent_zh_CN.ts"
-#: the modules whose every user-facing text is translatable (the rest: docs/translations.md)
-TRANSLATED = [
-    "approval.py",
-    "close_up.py",
-    "acting_panel.py",
-    "acting.py",
-    "step_detail.py",
-    "timeline.py",
-    "task_panel.py",
-]
-#: Qt calls that show their (first) string argument to a person
-_SHOWN = {"setText", "setToolTip", "setWindowTitle", "setPlaceholderText", "addRow", "addItem",
-          "QPushButton", "QCheckBox", "QLabel", "plain_label", "setAccessibleName"}  # fmt: skip
+#: every module of the app's window side: each user-facing text goes through Qt's translation
+TRANSLATED = sorted(
+    path.relative_to(ROOT).as_posix()
+    for path in [*(ROOT / "desktop_agent" / "ui").glob("*.py"), ROOT / "desktop_agent" / "app.py"]
+)
+#: modules still showing English (docs/translations.md), each leaves as it is converted
+_NOT_YET = {
+    "desktop_agent/app.py",
+    "desktop_agent/ui/approval_flow.py",
+    "desktop_agent/ui/calibration.py",
+    "desktop_agent/ui/history.py",
+    "desktop_agent/ui/main_window.py",
+    "desktop_agent/ui/model_servers.py",
+    "desktop_agent/ui/routines.py",
+    "desktop_agent/ui/routines_flow.py",
+    "desktop_agent/ui/save_routine.py",
+    "desktop_agent/ui/tray.py",
+    "desktop_agent/ui/widgets.py",
+}
+#: calls that show their string arguments to a person: Qt's, and the app's own that pass
+#: theirs on to Qt (main window, settings, model servers, routines, tray, task panel, app)
+_SHOWN = {
+    "setText", "setToolTip", "setWindowTitle", "setPlaceholderText", "addRow", "addItem",
+    "addItems", "insertItem", "QPushButton", "QCheckBox", "QRadioButton", "QLabel", "QGroupBox",
+    "QAction", "addAction", "addMenu", "addTab", "setTitle", "setStatusTip", "setWhatsThis",
+    "showMessage", "setHeaderLabels", "setHorizontalHeaderLabels", "QTreeWidgetItem",
+    "QListWidgetItem", "setSpecialValueText", "setSuffix", "setLabelText", "information",
+    "warning", "critical", "question", "plain_label", "setAccessibleName", "_row", "action",
+    "set_status", "show_notice", "show_note", "show_problem", "notify", "set_vision",
+    "start_live", "_message_box", "refuse_to_start",
+}  # fmt: skip
+#: calls whose first text is shown and whose later arguments are data (a combo box's item)
+_TEXT_THEN_DATA = {"addItem", "insertItem"}
+#: receivers whose calls of those names write to the log, not to a person
+_NOT_SHOWN = {"log", "logger", "logging", "warnings"}
+#: keyword arguments that carry a shown text
+_SHOWN_KEYWORDS = {"text", "title", "message", "tip", "label"}
 
 
 def messages(path: Path = TS) -> dict[tuple[str, str], ET.Element]:
@@ -91,22 +115,72 @@ def test_the_zh_cn_source_holds_every_text_of_the_code(tmp_path: Path) -> None:
     assert set(messages(fresh)) - set(messages()) == set()
 
 
-@pytest.mark.parametrize("module", TRANSLATED)
-def test_no_text_shown_in_a_translated_module_skips_the_translation(module: str) -> None:
-    tree = ast.parse((ROOT / "desktop_agent" / "ui" / module).read_text(encoding="utf-8"))
+def _bare_texts(source: str) -> list[tuple[int, str]]:
+    """The string literals with words that `source` passes to a call that shows them."""
     bare = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
             continue
         name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
-        first = node.args[0]
-        if name in _SHOWN and isinstance(first, ast.Constant | ast.JoinedStr):
-            # an f-string's own words: its literal parts, markup tags left out
-            parts = [first] if isinstance(first, ast.Constant) else first.values
-            words = "".join(str(p.value) for p in parts if isinstance(p, ast.Constant))
-            if isinstance(words, str) and re.search(r"[A-Za-z]{2}", re.sub(r"<[^>]*>", "", words)):
-                bare.append((node.lineno, words))
-    assert bare == []
+        receiver = getattr(getattr(node.func, "value", None), "id", None)
+        if name in ("tr", "translate"):
+            # lupdate reads no f-string, and a translation is looked up by its exact text
+            bare += [(node.lineno, "f-string") for a in node.args if isinstance(a, ast.JoinedStr)]
+            continue
+        if receiver in _NOT_SHOWN:
+            continue
+        shown = [*node.args] if name in _SHOWN else []
+        if name in _TEXT_THEN_DATA:  # the text, then data that is not shown
+            texts = [
+                i
+                for i, a in enumerate(shown)
+                if isinstance(a, ast.Constant | ast.JoinedStr | ast.Call)
+            ]
+            shown = shown[: texts[0] + 1] if texts else shown
+        elif name == "_row":  # the settings dialog's (form, setting's name, label, widget)
+            shown = shown[2:3]
+        shown += [k.value for k in node.keywords if k.arg in _SHOWN_KEYWORDS]
+        for argument in shown:
+            items = argument.elts if isinstance(argument, ast.List | ast.Tuple) else [argument]
+            for item in items:
+                if isinstance(item, ast.IfExp):
+                    items += [item.body, item.orelse]
+                    continue
+                if not isinstance(item, ast.Constant | ast.JoinedStr):
+                    continue
+                # an f-string's own words: its literal parts, markup tags left out
+                parts = [item] if isinstance(item, ast.Constant) else item.values
+                words = "".join(str(p.value) for p in parts if isinstance(p, ast.Constant))
+                if re.search(r"[A-Za-z]{2}", re.sub(r"<[^>]*>|&\w+;", "", words)):
+                    bare.append((node.lineno, words))
+    return bare
+
+
+def test_the_scan_finds_a_bare_text_in_any_argument_of_a_showing_call() -> None:
+    source = (
+        "box.addRow(self.tr('Name:'), QLabel('Ready'))\n"
+        "menu.addAction(icon, 'Quit')\n"
+        "tray.notify(self.tr('Done'), f'run {n} ended')\n"
+        "self.set_status('idle' if ok else self.tr('failed'))\n"
+        "QMessageBox.warning(self, 'Error', text)\n"
+        "label.setText('<b>%1</b>')\n"
+        "widget.setObjectName('not shown')\n"
+        "log.warning('for the log')\n"
+        "label.setText(self.tr(f'{n} runs'))\n"
+        "combo.addItem('JPEG', 'jpeg')\n"
+        "self._row(form, 'max_steps', 'Max steps:', spin)\n"
+    )
+    assert sorted(words for _, words in _bare_texts(source)) == [
+        "Error", "JPEG", "Max steps:", "Quit", "Ready", "f-string", "idle", "run  ended",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("module", TRANSLATED)
+def test_no_text_shown_in_a_translated_module_skips_the_translation(module: str) -> None:
+    if module in _NOT_YET:
+        assert _bare_texts((ROOT / module).read_text(encoding="utf-8")), "converted: leave _NOT_YET"
+        return
+    assert _bare_texts((ROOT / module).read_text(encoding="utf-8")) == []
 
 
 def test_the_committed_qm_says_what_its_ts_says(tmp_path: Path) -> None:
@@ -167,6 +241,21 @@ def test_the_approval_dialog_speaks_chinese(
     assert dialog.once_button.text() == "允许一次(&O)"
     assert dialog.deny_button.text() == "拒绝(&D)"
     assert dialog.details_button.text() == "详细信息"
+
+
+def test_the_settings_dialog_speaks_chinese(chinese: list[QTranslator], qtbot: Any) -> None:
+    from desktop_agent.settings import Settings
+    from desktop_agent.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(None, Settings())
+    qtbot.addWidget(dialog)
+
+    assert dialog.windowTitle() == "Desktop Agent — 设置"
+    tabs = [dialog.tabs.tabText(i) for i in range(dialog.tabs.count())]
+    assert tabs == ["模型(&M)", "定位(&G)", "限制(&L)", "工具(&T)", "桌面(&D)", "例程(&R)"]
+    policy = dialog.policy_boxes["type_text"]
+    assert [policy.itemText(i) for i in range(policy.count())] == ["允许", "询问", "拒绝"]
+    assert dialog.save_button.text() == "保存"  # Qt's own translation
 
 
 def test_the_language_setting_is_read_before_the_settings_are_loaded(tmp_path: Path) -> None:
