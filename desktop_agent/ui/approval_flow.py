@@ -91,7 +91,9 @@ class ApprovalController(QObject):
             except Exception as error:  # noqa: BLE001 - the run must not wait for the timeout
                 log.exception("the approval dialog for %s failed", request.tool)
                 self.window.show_notice(
-                    f"{request.tool} denied: the approval dialog failed: {one_line(error)}"
+                    self.tr("{tool} denied: the approval dialog failed: {error}").format(
+                        tool=request.tool, error=one_line(error)
+                    )
                 )
                 decision = ApprovalDecision.DENY
             if self.runs.is_active(request.run_id) and len(self.open_dialogs) == 1:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeyEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
@@ -32,7 +32,11 @@ T = TypeVar("T")
 #: time for the window manager to map and paint the window before the screenshot
 SETTLE_MS = 400
 #: what the window says when a stop ended the calibration
-STOPPED_TEXT = "Calibration stopped: nothing more is asked of the model."
+STOPPED_TEXT = str(
+    QT_TRANSLATE_NOOP(
+        "CalibrationWindow", "Calibration stopped: nothing more is asked of the model."
+    )
+)
 
 
 class OnEngine(Protocol):
@@ -59,7 +63,7 @@ class CalibrationWindow(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window | Qt.WindowType.FramelessWindowHint)
-        self.setWindowTitle("Desktop Agent — calibration")
+        self.setWindowTitle(self.tr("Desktop Agent — calibration"))
         self.setObjectName("CalibrationWindow")
         self.setAutoFillBackground(True)
         palette = self.palette()
@@ -68,12 +72,14 @@ class CalibrationWindow(QWidget):
         self.result: CalibrationResult | None = None
         self._painted: asyncio.Future[None] | None = None
 
-        self.status = plain_label("Showing the targets…")  # model text is data, never markup
+        self.status = plain_label(
+            self.tr("Showing the targets…")
+        )  # model text is data, never markup
         self.status.setFont(QFont("monospace"))
         self.status.setStyleSheet("background: white; padding: 12px; border: 1px solid #999;")
-        self.save_button = QPushButton("&Save")
+        self.save_button = QPushButton(self.tr("&Save"))
         self.save_button.setEnabled(False)
-        self.close_button = QPushButton("&Close")
+        self.close_button = QPushButton(self.tr("&Close"))
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.save_button)
@@ -139,7 +145,11 @@ class CalibrationWindow(QWidget):
             await self.shown()
             observation = await on_engine(calibration.screenshot)
             targets = self.screen_targets()
-            self.status.setText(f"Asking {calibration.model} to click {len(targets)} targets…")
+            self.status.setText(
+                self.tr("Asking {model} to click {count} targets…").format(
+                    model=calibration.model, count=len(targets)
+                )
+            )
             self._show_panel()
             result = await on_engine(calibration.ask, observation, targets)
         except asyncio.CancelledError:
@@ -147,20 +157,22 @@ class CalibrationWindow(QWidget):
         except StopRequested:
             # a stop-all, the stop hotkey, the tray: the request in flight was cancelled
             log.info("calibration stopped")
-            self.status.setText(STOPPED_TEXT)
+            self.status.setText(self.tr(STOPPED_TEXT))
             self._show_panel()
             return None
         except Exception as error:  # noqa: BLE001 - any failure is the window's one-line answer
             log.info("calibration failed", exc_info=True)
             line = str(error).splitlines()[0] if str(error) else type(error).__name__
-            self.status.setText(f"Calibration failed: {line}")
+            self.status.setText(self.tr("Calibration failed: {error}").format(error=line))
             self._show_panel()
             return None
         self.result = result
         self.status.setText("\n".join(result.lines))
         self.save_button.setEnabled(result.suggested is not None)
         if result.suggested is not None:
-            self.save_button.setText(f'&Save model_coordinates = "{result.suggested}"')
+            self.save_button.setText(
+                self.tr('&Save model_coordinates = "{space}"').format(space=result.suggested)
+            )
         self._show_panel()
         return result
 
@@ -187,7 +199,7 @@ class CalibrationWindow(QWidget):
         if self.result is not None and self.result.suggested is not None:
             self.save_requested.emit(self.result.suggested)
             self.save_button.setEnabled(False)
-            self.save_button.setText("Saved")
+            self.save_button.setText(self.tr("Saved"))
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

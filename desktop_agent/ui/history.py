@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QAbstractTableModel,
+    QCoreApplication,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -41,7 +43,21 @@ class HistoryModel(QAbstractTableModel):
     """Runs, newest first (by creation time); `upsert` keeps a run's row current."""
 
     STATUS, GOAL, TIME = range(3)
-    HEADERS = ("Status", "Goal", "Started")
+    HEADERS = (
+        str(QT_TRANSLATE_NOOP("HistoryModel", "Status")),
+        str(QT_TRANSLATE_NOOP("HistoryModel", "Goal")),
+        str(QT_TRANSLATE_NOOP("HistoryModel", "Started")),
+    )
+    #: a run's status as the table shows it (the filter also matches the English word)
+    STATUS_NAMES = {
+        RunStatus.QUEUED: str(QT_TRANSLATE_NOOP("HistoryModel", "queued")),
+        RunStatus.RUNNING: str(QT_TRANSLATE_NOOP("HistoryModel", "running")),
+        RunStatus.PAUSED: str(QT_TRANSLATE_NOOP("HistoryModel", "paused")),
+        RunStatus.COMPLETED: str(QT_TRANSLATE_NOOP("HistoryModel", "completed")),
+        RunStatus.FAILED: str(QT_TRANSLATE_NOOP("HistoryModel", "failed")),
+        RunStatus.STOPPED: str(QT_TRANSLATE_NOOP("HistoryModel", "stopped")),
+        RunStatus.INTERRUPTED: str(QT_TRANSLATE_NOOP("HistoryModel", "interrupted")),
+    }
     RUN_ROLE = Qt.ItemDataRole.UserRole + 1
     #: what the filter matches against: status, goal, model and id
     FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -87,7 +103,7 @@ class HistoryModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
+            return self.tr(self.HEADERS[section])
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -97,7 +113,7 @@ class HistoryModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == self.STATUS:
-                return run.status.value
+                return self.tr(self.STATUS_NAMES[run.status])
             if column == self.GOAL:
                 return one_line(run.goal)
             return format_time(run.started_at or run.created_at)
@@ -109,7 +125,8 @@ class HistoryModel(QAbstractTableModel):
         if role == self.RUN_ROLE:
             return run
         if role == self.FILTER_ROLE:
-            return f"{run.status.value} {run.goal} {run.model} {run.id}"
+            shown = self.tr(self.STATUS_NAMES[run.status])
+            return f"{run.status.value} {shown} {run.goal} {run.model} {run.id}"
         return None
 
 
@@ -219,12 +236,12 @@ class HistoryPanel(QWidget):
         self.proxy.setSourceModel(self.model)
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setObjectName("historyFilter")
-        self.filter_edit.setPlaceholderText("Filter runs (status, goal, model)…")
+        self.filter_edit.setPlaceholderText(self.tr("Filter runs (status, goal, model)…"))
         self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setAccessibleName("Filter the run history")
+        self.filter_edit.setAccessibleName(self.tr("Filter the run history"))
         self.view = HistoryTable(self)
         self.view.setObjectName("history")
-        self.view.setAccessibleName("Run history")
+        self.view.setAccessibleName(self.tr("Run history"))
         self.view.setModel(self.proxy)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -252,9 +269,9 @@ class HistoryPanel(QWidget):
     def context_menu(self, run: RunView) -> QMenu:
         """The menu of a run's row: Save as routine… (a completed run only)."""
         menu = QMenu(self)
-        save = menu.addAction("Save as &routine…")
+        save = menu.addAction(self.tr("Save as &routine…"))
         save.setEnabled(run.status is RunStatus.COMPLETED)
-        save.setToolTip("Run its steps again later without asking the model")
+        save.setToolTip(self.tr("Run its steps again later without asking the model"))
         save.triggered.connect(lambda: self.save_routine_requested.emit(run.id))
         return menu
 
@@ -308,10 +325,15 @@ def format_time(value: datetime | None) -> str:
 
 
 def _tooltip(run: RunView) -> str:
-    status = run.status.value + (f" ({run.stop_reason.value})" if run.stop_reason else "")
+    translate = QCoreApplication.translate
+    status = translate("HistoryModel", HistoryModel.STATUS_NAMES[run.status])
+    status += f" ({run.stop_reason.value})" if run.stop_reason else ""
     lines = [run.goal, status]
-    lines.append(f"{run.step_count} of {run.max_steps} turns · {run.model}")
+    turns = QCoreApplication.translate("HistoryModel", "{count} of {limit} turns").format(
+        count=run.step_count, limit=run.max_steps
+    )
+    lines.append(f"{turns} · {run.model}")
     if run.message:
         lines.append(run.message)
-    lines.append(f"id {run.id}")
+    lines.append(translate("HistoryModel", "id {run}").format(run=run.id))
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -48,26 +48,34 @@ log = logging.getLogger(__name__)
 
 #: said on Windows where a first run starts (issue 37 item 10), until a real machine ran the
 #: checks of docs/windows-checklist.md
-WINDOWS_UNTESTED_NOTE = (
-    "Windows: this app has not yet run on a real Windows machine. Its Windows parts were "
-    "tested only against stand-ins of Windows; docs/windows-checklist.md lists what a person "
-    "checks on Windows 10 or 11. Until then, watch what it does and keep the stop hotkey "
-    "(Ctrl+Alt+Esc) at hand."
+WINDOWS_UNTESTED_NOTE = str(
+    QT_TRANSLATE_NOOP(
+        "ModelServersDialog",
+        "Windows: this app has not yet run on a real Windows machine. Its Windows parts were "
+        "tested only against stand-ins of Windows; docs/windows-checklist.md lists what a person "
+        "checks on Windows 10 or 11. Until then, watch what it does and keep the stop hotkey "
+        "(Ctrl+Alt+Esc) at hand.",
+    )
 )
 #: what "Allow once" means, said where the first question will come from
-ALLOW_ONCE_NOTE = (
-    "Before each action with your mouse or keyboard the agent asks you first. "
-    "“Allow once” lets that one action run; it asks again before the next. "
-    "Esc (or Ctrl+Alt+Esc anywhere) stops the run at once."
+ALLOW_ONCE_NOTE = str(
+    QT_TRANSLATE_NOOP(
+        "ModelServersDialog",
+        "Before each action with your mouse or keyboard the agent asks you first. "
+        "“Allow once” lets that one action run; it asks again before the next. "
+        "Esc (or Ctrl+Alt+Esc anywhere) stops the run at once.",
+    )
 )
 _VISION_LOOK = {
-    True: ("✓ sees", "#2a9d4a"),
-    False: ("✗ no vision", "#c0392b"),
-    None: ("? unknown", "#b7791f"),
+    True: (str(QT_TRANSLATE_NOOP("ModelServersDialog", "✓ sees")), "#2a9d4a"),
+    False: (str(QT_TRANSLATE_NOOP("ModelServersDialog", "✗ no vision")), "#c0392b"),
+    None: (str(QT_TRANSLATE_NOOP("ModelServersDialog", "? unknown")), "#b7791f"),
 }
 Choice = tuple[FoundServer, FoundModel]
 #: what the finder says when a stop gave its look up
-STOPPED_LOOK = "Stopped. Press Check again to look again."
+STOPPED_LOOK = str(
+    QT_TRANSLATE_NOOP("ModelServersDialog", "Stopped. Press Check again to look again.")
+)
 
 
 class ModelServersDialog(QDialog):
@@ -96,14 +104,16 @@ class ModelServersDialog(QDialog):
 
     def __init__(self, parent: QWidget | None, platform: str = sys.platform) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Desktop Agent — model servers")
+        self.setWindowTitle(self.tr("Desktop Agent — model servers"))
         self.setObjectName("ModelServersDialog")
         self._choices: dict[int, Choice] = {}
         self.copy_buttons: dict[str, QPushButton] = {}
 
         intro = QLabel(
-            "Desktop Agent needs a model that can see screenshots. It looks for model "
-            "servers on this computer only, and sends them no key.",
+            self.tr(
+                "Desktop Agent needs a model that can see screenshots. It looks for model "
+                "servers on this computer only, and sends them no key."
+            ),
             self,
         )
         intro.setWordWrap(True)
@@ -115,11 +125,11 @@ class ModelServersDialog(QDialog):
         for page in (self.looking_page, self.found_page, self.none_page, self.first_task_page):
             self.pages.addWidget(page)
 
-        self.check_again_button = QPushButton("Check &again", self)
-        self.use_button = QPushButton("&Use this model", self)
+        self.check_again_button = QPushButton(self.tr("Check &again"), self)
+        self.use_button = QPushButton(self.tr("&Use this model"), self)
         self.use_button.setEnabled(False)
         self.use_button.setDefault(True)
-        self.close_button = QPushButton("Close", self)
+        self.close_button = QPushButton(self.tr("Close"), self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.check_again_button)
         buttons.addStretch(1)
@@ -130,7 +140,7 @@ class ModelServersDialog(QDialog):
         #: on Windows: nothing of it has run on a real Windows machine (None elsewhere)
         self.untested_note: QLabel | None = None
         if platform == "win32":
-            self.untested_note = QLabel(WINDOWS_UNTESTED_NOTE, self)
+            self.untested_note = QLabel(self.tr(WINDOWS_UNTESTED_NOTE), self)
             self.untested_note.setTextFormat(Qt.TextFormat.PlainText)
             self.untested_note.setWordWrap(True)
             layout.addWidget(self.untested_note)
@@ -143,7 +153,7 @@ class ModelServersDialog(QDialog):
 
     def _looking_page(self) -> QWidget:
         page = QWidget(self)
-        self.looking_label = QLabel("Looking for model servers on this computer…", page)
+        self.looking_label = QLabel(self.tr("Looking for model servers on this computer…"), page)
         self.looking_label.setWordWrap(True)
         layout = QVBoxLayout(page)
         layout.addWidget(self.looking_label)
@@ -154,10 +164,10 @@ class ModelServersDialog(QDialog):
         page = QWidget(self)
         self.tree = QTreeWidget(page)
         self.tree.setObjectName("servers")
-        self.tree.setHeaderLabels(["Model", "Can see", "Profile"])
+        self.tree.setHeaderLabels([self.tr("Model"), self.tr("Can see"), self.tr("Profile")])
         self.tree.setRootIsDecorated(False)
         self.tree.setItemsExpandable(False)
-        self.tree.setAccessibleName("Model servers and their models")
+        self.tree.setAccessibleName(self.tr("Model servers and their models"))
         self.found_note = plain_label("", page)
         self.found_note.setWordWrap(True)
         layout = QVBoxLayout(page)
@@ -177,7 +187,9 @@ class ModelServersDialog(QDialog):
         scroll.setWidget(page)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
-        heading = QLabel("<b>No model server answers on this computer.</b> Ways to get one:", page)
+        heading = QLabel(
+            self.tr("<b>No model server answers on this computer.</b> Ways to get one:"), page
+        )
         heading.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(heading)
         for way in ways_to_get_one(platform):
@@ -190,7 +202,7 @@ class ModelServersDialog(QDialog):
             layout.addWidget(note)
             for command in way.commands:
                 layout.addLayout(self._command_row(page, command))
-        after = QLabel("Then press Check again.", page)
+        after = QLabel(self.tr("Then press Check again."), page)
         layout.addWidget(after)
         layout.addStretch(1)
         return scroll
@@ -198,10 +210,10 @@ class ModelServersDialog(QDialog):
     def _command_row(self, page: QWidget, command: str) -> QHBoxLayout:
         field = QLineEdit(command, page)
         field.setReadOnly(True)
-        field.setAccessibleName(f"command: {command}")
+        field.setAccessibleName(self.tr("command: {command}").format(command=command))
         field.setStyleSheet("font-family: monospace;")
-        copy = QPushButton("Copy", page)
-        copy.setToolTip("Copy this command")
+        copy = QPushButton(self.tr("Copy"), page)
+        copy.setToolTip(self.tr("Copy this command"))
         copy.clicked.connect(lambda: self.on_copy(command))
         self.copy_buttons[command] = copy
         row = QHBoxLayout()
@@ -213,15 +225,17 @@ class ModelServersDialog(QDialog):
         page = QWidget(self)
         self.first_task_model = plain_label("", page)
         self.first_task_model.setWordWrap(True)
-        heading = QLabel("<b>A first task to try</b> — on a harmless app, the text editor:", page)
+        heading = QLabel(
+            self.tr("<b>A first task to try</b> — on a harmless app, the text editor:"), page
+        )
         heading.setTextFormat(Qt.TextFormat.RichText)
         self.first_task_goal = QPlainTextEdit(page)
         self.first_task_goal.setReadOnly(True)
         self.first_task_goal.setMaximumHeight(70)
-        self.first_task_goal.setAccessibleName("First task")
-        note = QLabel(ALLOW_ONCE_NOTE, page)
+        self.first_task_goal.setAccessibleName(self.tr("First task"))
+        note = QLabel(self.tr(ALLOW_ONCE_NOTE), page)
         note.setWordWrap(True)
-        self.try_button = QPushButton("Put it in the &goal box", page)
+        self.try_button = QPushButton(self.tr("Put it in the &goal box"), page)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.first_task_model)
@@ -244,7 +258,11 @@ class ModelServersDialog(QDialog):
 
     def show_looking(self, ports: tuple[int, ...] | list[int]) -> None:
         listed = ", ".join(str(port) for port in ports)
-        self.looking_label.setText(f"Looking for model servers on this computer (ports {listed})…")
+        self.looking_label.setText(
+            self.tr("Looking for model servers on this computer (ports {ports})…").format(
+                ports=listed
+            )
+        )
         self.pages.setCurrentWidget(self.looking_page)
         self.check_again_button.setEnabled(False)
         self.use_button.setVisible(False)
@@ -269,7 +287,7 @@ class ModelServersDialog(QDialog):
             bold.setBold(True)
             top.setFont(0, bold)
             if not server.models:
-                empty = QTreeWidgetItem(top, ["(no chat model loaded)"])
+                empty = QTreeWidgetItem(top, [self.tr("(no chat model loaded)")])
                 empty.setFlags(Qt.ItemFlag.ItemIsEnabled)
             for model in server.models:
                 item = self._model_item(top, server, model)
@@ -281,8 +299,8 @@ class ModelServersDialog(QDialog):
         for column in range(3):
             self.tree.resizeColumnToContents(column)
         self.found_note.setText(
-            "✓ sees: the server says it takes images (or it is a known vision model). "
-            + ("Pick one and press Use this model." if best else found.advice())
+            self.tr("✓ sees: the server says it takes images (or it is a known vision model). ")
+            + (self.tr("Pick one and press Use this model.") if best else found.advice())
         )
         self.use_button.setVisible(True)
         self.pages.setCurrentWidget(self.found_page)
@@ -293,7 +311,8 @@ class ModelServersDialog(QDialog):
     def _model_item(
         self, top: QTreeWidgetItem, server: FoundServer, model: FoundModel
     ) -> QTreeWidgetItem:
-        text, color = _VISION_LOOK[model.can_see]
+        look, color = _VISION_LOOK[model.can_see]
+        text = self.tr(look)
         item = QTreeWidgetItem(top, [model.name, text, model.profile])
         item.setForeground(1, _brush(color))
         item.setToolTip(0, plain_tooltip(f"{model.name} at {server.base_url}") or "")
@@ -303,7 +322,9 @@ class ModelServersDialog(QDialog):
         return item
 
     def show_first_task(self, server: FoundServer, model: FoundModel, goal: str) -> None:
-        self.first_task_model.setText(f"Now using {model.name} at {server.base_url}.")
+        self.first_task_model.setText(
+            self.tr("Now using {model} at {url}.").format(model=model.name, url=server.base_url)
+        )
         self.first_task_goal.setPlainText(goal)
         self.use_button.setVisible(False)
         self.pages.setCurrentWidget(self.first_task_page)
@@ -347,7 +368,7 @@ class ModelServersDialog(QDialog):
         clipboard.setText(command)
         button = self.copy_buttons.get(command)
         if button is not None:
-            button.setText("Copied")
+            button.setText(self.tr("Copied"))
 
 
 def _brush(color: str) -> Any:
@@ -437,12 +458,14 @@ class ModelServersController(QObject):
             found = await self.client.ask(host.find_model_servers, asked_at=asked_at)
         except StopRequested:
             if shiboken6.isValid(dialog):
-                dialog.show_problem(STOPPED_LOOK)
+                dialog.show_problem(dialog.tr(STOPPED_LOOK))
             return
         except Exception as error:  # noqa: BLE001 - said in the dialog, never fatal
             log.exception("looking for model servers failed")
             if shiboken6.isValid(dialog):
-                dialog.show_problem(f"Could not look: {one_line(error)}")
+                dialog.show_problem(
+                    self.tr("Could not look: {error}").format(error=one_line(error))
+                )
             return
         if shiboken6.isValid(dialog):
             dialog.show_found(found, (settings.base_url, settings.model))
@@ -499,7 +522,9 @@ class ModelServersController(QObject):
         except Exception as error:  # noqa: BLE001 - said in the dialog
             log.exception("setting the model failed")
             if self.dialog is not None:
-                self.dialog.show_problem(f"Could not set the model: {one_line(error)}")
+                self.dialog.show_problem(
+                    self.tr("Could not set the model: {error}").format(error=one_line(error))
+                )
             return
         goal = await asyncio.to_thread(first_task_goal, sys.platform, shutil.which)
         if self.dialog is not None:

@@ -47,17 +47,19 @@ class RoutinesPanel(QWidget):
         self.setObjectName("routines")
         self._routines: dict[str, Routine] = {}
         self.fields: dict[str, QLineEdit] = {}
-        title = QLabel("<b>Routines</b>", self)
+        title = QLabel(self.tr("<b>Routines</b>"), self)
         self.list = QListWidget(self)
         self.list.setObjectName("routineList")
-        self.list.setAccessibleName("Saved routines")
-        self.form_box = QGroupBox("Parameters", self)
+        self.list.setAccessibleName(self.tr("Saved routines"))
+        self.form_box = QGroupBox(self.tr("Parameters"), self)
         self.form = QFormLayout(self.form_box)
-        self.run_button = QPushButton("&Run routine", self)
+        self.run_button = QPushButton(self.tr("&Run routine"), self)
         self.run_button.setEnabled(False)
-        self.run_button.setToolTip("Run the selected routine: no model is asked while the "
-                                   "screen matches")  # fmt: skip
-        self.note = plain_label("Save a completed run as a routine: right-click it in the history.")
+        self.run_button.setToolTip(self.tr("Run the selected routine: no model is asked while the "
+                                   "screen matches"))  # fmt: skip
+        self.note = plain_label(
+            self.tr("Save a completed run as a routine: right-click it in the history.")
+        )
         self.note.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -83,9 +85,12 @@ class RoutinesPanel(QWidget):
         for routine in routines:
             when = ""
             if routine.schedule is not None:
-                days = "weekdays" if routine.schedule.weekdays else "daily"
+                days = self.tr("weekdays") if routine.schedule.weekdays else self.tr("daily")
                 when = f" · {days} {routine.schedule.at}"
-            item = QListWidgetItem(f"{routine.name} — {len(routine.steps)} steps{when}")
+            steps = self.tr("{name} — {count} steps").format(
+                name=routine.name, count=len(routine.steps)
+            )
+            item = QListWidgetItem(steps + when)
             item.setData(NAME_ROLE, routine.name)
             item.setToolTip(plain_tooltip(shorten(one_line(routine.goal), 200)) or "")
             self.list.addItem(item)
@@ -112,10 +117,12 @@ class RoutinesPanel(QWidget):
         for param in routine.params:
             edit = QLineEdit(self.form_box)
             edit.setObjectName(f"param-{param.name}")
-            edit.setAccessibleName(f"parameter {param.name}")
+            edit.setAccessibleName(self.tr("parameter {name}").format(name=param.name))
             if param.secret:
                 edit.setEchoMode(QLineEdit.EchoMode.Password)
-                edit.setPlaceholderText("a password field's text: asked each run, never saved")
+                edit.setPlaceholderText(
+                    self.tr("a password field's text: asked each run, never saved")
+                )
             else:
                 edit.setText(param.default or "")
             self.fields[param.name] = edit
@@ -133,7 +140,9 @@ class RoutinesPanel(QWidget):
         values = self.values()
         missing = [p.name for p in routine.params if p.secret and not values.get(p.name)]
         if missing:
-            self.show_note(f"Type {', '.join(missing)} first: it is never saved.")
+            self.show_note(
+                self.tr("Type {names} first: it is never saved.").format(names=", ".join(missing))
+            )
             return
         self.run_requested.emit(routine.name, values)
 
@@ -164,16 +173,18 @@ class RoutineGrantsPage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         intro = QLabel(
-            "Tools a routine may use without asking in its own runs (given when it was "
-            "saved). A stop-all revokes them for the run going on; calls that ask every "
-            "time still ask.",
+            self.tr(
+                "Tools a routine may use without asking in its own runs (given when it was "
+                "saved). A stop-all revokes them for the run going on; calls that ask every "
+                "time still ask."
+            ),
             self,
         )
         intro.setWordWrap(True)
         self.list = QListWidget(self)
         self.list.setObjectName("routineGrants")
-        self.list.setAccessibleName("Routine grants")
-        self.revoke_button = QPushButton("&Revoke the selected routine's grants", self)
+        self.list.setAccessibleName(self.tr("Routine grants"))
+        self.revoke_button = QPushButton(self.tr("&Revoke the selected routine's grants"), self)
         self.revoke_button.setEnabled(False)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
@@ -192,7 +203,7 @@ class RoutineGrantsPage(QWidget):
                 item.setData(NAME_ROLE, routine.name)
                 self.list.addItem(item)
         if not self.list.count():
-            self.list.addItem(QListWidgetItem("No routine has grants."))
+            self.list.addItem(QListWidgetItem(self.tr("No routine has grants.")))
             self.list.item(0).setFlags(Qt.ItemFlag.NoItemFlags)
 
     @Slot()

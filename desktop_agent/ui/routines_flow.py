@@ -47,7 +47,9 @@ class RoutinesController(QObject):
         try:
             routines = await self.client.ask(self.client.host.records.list_routines)
         except DesktopAgentError as error:
-            self.window.routines.show_note(f"Routines not read: {one_line(error)}")
+            self.window.routines.show_note(
+                self.tr("Routines not read: {error}").format(error=one_line(error))
+            )
             return
         self.window.routines.set_routines(routines)
 
@@ -56,7 +58,11 @@ class RoutinesController(QObject):
             run = event.run
             reason = f" / {run.stop_reason.value}" if run.stop_reason else ""
             self.window.routines.show_note(
-                f"Routine {run.routine}: {run.status.value}{reason}. {one_line(run.message)}"
+                self.tr("Routine {name}: {status}. {message}").format(
+                    name=run.routine,
+                    status=run.status.value + reason,
+                    message=one_line(run.message),
+                )
             )
 
     @Slot(str, dict)
@@ -66,14 +72,18 @@ class RoutinesController(QObject):
         window = self.window
         started = window.start_live(
             lambda ready: RoutineRequest(name, dict(values), ready=ready),
-            status=f"Starting routine {name}…",
+            status=self.tr("Starting routine {name}…").format(name=name),
         )
         panel = window.routines
         if not started:
-            panel.show_note("A run is on show: stop it or let it end first.")
+            panel.show_note(self.tr("A run is on show: stop it or let it end first."))
             return
         panel.clear_secrets()
-        panel.show_note(f"Running routine {name}: no model is asked while the screen matches.")
+        panel.show_note(
+            self.tr("Running routine {name}: no model is asked while the screen matches.").format(
+                name=name
+            )
+        )
 
     @Slot(str)
     def on_save_requested(self, run_id: str) -> None:
@@ -106,10 +116,14 @@ class RoutinesController(QObject):
                 records.save_routine, run_id, name, dialog.params(), dialog.grants()
             )
         except DesktopAgentError as error:
-            panel.show_note(f"Not saved: {one_line(error)}")
+            panel.show_note(self.tr("Not saved: {error}").format(error=one_line(error)))
             return
         finally:
             self.dialog = None
             dialog.deleteLater()
         await self.refresh()
-        panel.show_note(f"Saved routine {routine.name} ({len(routine.steps)} steps).")
+        panel.show_note(
+            self.tr("Saved routine {name} ({count} steps).").format(
+                name=routine.name, count=len(routine.steps)
+            )
+        )

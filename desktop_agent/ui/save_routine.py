@@ -42,14 +42,14 @@ class SaveRoutineDialog(QDialog):
     def __init__(self, parent: QWidget | None, run_id: str, steps: Sequence[StepView]) -> None:
         super().__init__(parent)
         self.setObjectName("SaveRoutineDialog")
-        self.setWindowTitle("Save as routine")
+        self.setWindowTitle(self.tr("Save as routine"))
         self.run_id = run_id
         actions = [s for s in steps if s.kind is StepKind.ACTION and s.status is StepStatus.OK]
         self.name_edit = QLineEdit(self)
-        self.name_edit.setPlaceholderText("e.g. export-report")
-        self.name_edit.setAccessibleName("routine name")
+        self.name_edit.setPlaceholderText(self.tr("e.g. export-report"))
+        self.name_edit.setAccessibleName(self.tr("routine name"))
         form = QFormLayout()
-        form.addRow("&Name:", self.name_edit)
+        form.addRow(self.tr("&Name:"), self.name_edit)
         self.param_boxes: dict[int, tuple[QCheckBox, QLineEdit]] = {}
         # the routines' rules come with the dialog: not on the way to the window's first paint
         from desktop_agent.core.call_risk import TEXT_TOOLS
@@ -59,19 +59,26 @@ class SaveRoutineDialog(QDialog):
         for number, step in enumerate(typed, start=1):
             text = str(step.args.get(TEXT_TOOLS[step.tool or ""], ""))
             secret = text == REDACTED
-            hidden = "a password field" if step.element and step.element.password else "not stored"
-            shown = f"{hidden} (asked at each run, never saved)" if secret else text
-            shown = shorten(one_line(shown), 60)
-            box = QCheckBox(plain_button_text(f"turn {step.index}: {shown}"), self)
+            password = step.element and step.element.password
+            hidden = self.tr("a password field") if password else self.tr("not stored")
+            asked = self.tr("{hidden} (asked at each run, never saved)").format(hidden=hidden)
+            shown = shorten(one_line(asked if secret else text), 60)
+            turn = self.tr("turn {index}: {text}").format(index=step.index, text=shown)
+            box = QCheckBox(plain_button_text(turn), self)
             box.setChecked(True)
             box.setEnabled(not secret)
             name = QLineEdit(f"text{number}", self)
-            name.setAccessibleName(f"parameter name of turn {step.index}")
+            name.setAccessibleName(
+                self.tr("parameter name of turn {index}").format(index=step.index)
+            )
             self.param_boxes[step.index] = (box, name)
             form.addRow(box, name)
         self.grant_boxes: dict[str, QCheckBox] = {}
         for tool in sorted({s.tool for s in actions if s.tool and s.tool != "wait"}):
-            grant = QCheckBox(f"allow {tool} without asking in this routine's runs", self)
+            grant = QCheckBox(
+                self.tr("allow {tool} without asking in this routine's runs").format(tool=tool),
+                self,
+            )
             self.grant_boxes[tool] = grant
             form.addRow(grant)
         self.error = plain_label("", self)
@@ -80,8 +87,10 @@ class SaveRoutineDialog(QDialog):
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(f"The action steps of run {run_id[:8]} that ran ok "
-                                f"({len(actions)}) are replayed, each checked.", self))  # fmt: skip
+        intro = self.tr(
+            "The action steps of run {run} that ran ok ({count}) are replayed, each checked."
+        ).format(run=run_id[:8], count=len(actions))
+        layout.addWidget(QLabel(intro, self))
         layout.addLayout(form)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
@@ -108,10 +117,12 @@ class SaveRoutineDialog(QDialog):
         name = self.name_edit.text().strip()
         problem = ""
         if not NAME_PATTERN.fullmatch(name):
-            problem = "Name: 1-64 letters, digits, '.', '_' or '-'."
+            problem = self.tr("Name: 1-64 letters, digits, '.', '_' or '-'.")
         for param in self.params():
             if not PARAM_PATTERN.fullmatch(param):
-                problem = f"Parameter name {param!r}: letters, digits, '_' or '-'."
+                problem = self.tr("Parameter name {name}: letters, digits, '_' or '-'.").format(
+                    name=repr(param)
+                )
         self.error.setText(problem)
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         if save is not None:

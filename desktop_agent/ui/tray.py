@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QPointF, QRectF, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
@@ -22,10 +22,10 @@ STATE_COLORS: dict[str, QColor] = {
 }
 STATES = tuple(STATE_COLORS)
 _TOOLTIPS = {
-    "idle": "Desktop Agent — idle",
-    "running": "Desktop Agent — running",
-    "paused": "Desktop Agent — paused",
-    "failed": "Desktop Agent — the last run failed",
+    "idle": str(QT_TRANSLATE_NOOP("TrayController", "Desktop Agent — idle")),
+    "running": str(QT_TRANSLATE_NOOP("TrayController", "Desktop Agent — running")),
+    "paused": str(QT_TRANSLATE_NOOP("TrayController", "Desktop Agent — paused")),
+    "failed": str(QT_TRANSLATE_NOOP("TrayController", "Desktop Agent — the last run failed")),
 }
 UNAVAILABLE_MESSAGE = "No system tray on this desktop; Desktop Agent works without a tray icon."
 
@@ -64,10 +64,10 @@ class TrayController(QObject):
         self.hotkey_problem = ""
         self._icons: dict[str, QIcon] = {state: state_icon(state) for state in STATES}
         self.menu = QMenu()
-        self.show_action = QAction("&Show Desktop Agent", self)
-        self.pause_action = QAction("&Pause", self)
-        self.stop_all_action = QAction("S&top all runs", self)
-        self.quit_action = QAction("&Quit", self)
+        self.show_action = QAction(self.tr("&Show Desktop Agent"), self)
+        self.pause_action = QAction(self.tr("&Pause"), self)
+        self.stop_all_action = QAction(self.tr("S&top all runs"), self)
+        self.quit_action = QAction(self.tr("&Quit"), self)
         for action in (self.show_action, self.pause_action, self.stop_all_action):
             self.menu.addAction(action)
         self.menu.addSeparator()
@@ -76,7 +76,7 @@ class TrayController(QObject):
         if self.available:
             self._tray = QSystemTrayIcon(self._icons["idle"], self)
             self._tray.setContextMenu(self.menu)
-            self._tray.setToolTip(_TOOLTIPS["idle"])
+            self._tray.setToolTip(self.tr(_TOOLTIPS["idle"]))
         else:
             log.warning(UNAVAILABLE_MESSAGE)
         self._connect_signals()
@@ -118,9 +118,9 @@ class TrayController(QObject):
         self._apply_state()
 
     def tooltip(self) -> str:
-        tip = _TOOLTIPS[self.state]
+        tip = self.tr(_TOOLTIPS[self.state])
         if self.hotkey_problem:
-            tip += f"\nStop hotkey not armed: {self.hotkey_problem}"
+            tip += "\n" + self.tr("Stop hotkey not armed: {why}").format(why=self.hotkey_problem)
         return tip
 
     def icon(self) -> QIcon:
@@ -167,7 +167,7 @@ class TrayController(QObject):
 
     def _apply_state(self) -> None:
         paused = self.state is TrayState.PAUSED
-        self.pause_action.setText("&Resume" if paused else "&Pause")
+        self.pause_action.setText(self.tr("&Resume") if paused else self.tr("&Pause"))
         self.pause_action.setEnabled(self.state in ("running", "paused"))
         if self._tray is not None:
             self._tray.setIcon(self._icons[self.state])

@@ -174,11 +174,11 @@ class ScreenshotView(QWidget):
         self.image: QImage | None = None
         self.target: tuple[int, int] | None = None
         self.grounded: Grounded | None = None
-        self.placeholder = "No screenshot"
+        self.placeholder = self.tr("No screenshot")
         self._scaled: QPixmap | None = None
         self._scaled_for: tuple[int, QSize, float] | None = None  # image, widget size, ratio
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setAccessibleName("Screenshot")
+        self.setAccessibleName(self.tr("Screenshot"))
 
     def set_image(
         self,
@@ -198,12 +198,13 @@ class ScreenshotView(QWidget):
         if image is None:
             self._scaled = self._scaled_for = None
         description = (
-            "screenshot with the target at {}, {}".format(*target)
+            self.tr("screenshot with the target at {x}, {y}").format(x=target[0], y=target[1])
             if image is not None and target is not None
-            else ("screenshot" if image is not None else self.placeholder)
+            else (self.tr("screenshot") if image is not None else self.placeholder)
         )
         if image is not None and grounded is not None and grounded.first is not None:
-            description += ", first aimed at {}, {}".format(*grounded.first)
+            first = grounded.first
+            description += self.tr(", first aimed at {x}, {y}").format(x=first[0], y=first[1])
         self.setAccessibleDescription(description)
         self.update()
 

@@ -84,6 +84,14 @@
         </message>
     </context>
     <context>
+        <name>ApprovalController</name>
+        <message>
+            <source>{tool} denied: the approval dialog failed: {error}</source>
+            <extracomment>the answers are explained under the buttons until the user has given one</extracomment>
+            <translation>已拒绝 {tool}：批准对话框出错：{error}</translation>
+        </message>
+    </context>
+    <context>
         <name>ApprovalDialog</name>
         <message>
             <source>safe</source>
@@ -209,6 +217,46 @@
         </message>
     </context>
     <context>
+        <name>CalibrationWindow</name>
+        <message>
+            <source>Calibration stopped: nothing more is asked of the model.</source>
+            <extracomment>time for the window manager to map and paint the window before the screenshot what the window says when a stop ended the calibration</extracomment>
+            <translation>校准已停止：不再向模型提问。</translation>
+        </message>
+        <message>
+            <source>Desktop Agent — calibration</source>
+            <translation>Desktop Agent — 校准</translation>
+        </message>
+        <message>
+            <source>Showing the targets…</source>
+            <translation>正在显示目标…</translation>
+        </message>
+        <message>
+            <source>&amp;Save</source>
+            <translation>保存(&amp;S)</translation>
+        </message>
+        <message>
+            <source>&amp;Close</source>
+            <translation>关闭(&amp;C)</translation>
+        </message>
+        <message>
+            <source>Asking {model} to click {count} targets…</source>
+            <translation>正在让 {model} 点击 {count} 个目标…</translation>
+        </message>
+        <message>
+            <source>Calibration failed: {error}</source>
+            <translation>校准失败：{error}</translation>
+        </message>
+        <message>
+            <source>&amp;Save model_coordinates = "{space}"</source>
+            <translation>保存 model_coordinates = "{space}"(&amp;S)</translation>
+        </message>
+        <message>
+            <source>Saved</source>
+            <translation>已保存</translation>
+        </message>
+    </context>
+    <context>
         <name>CloseUp</name>
         <message>
             <source>Whole screen</source>
@@ -222,6 +270,400 @@
         <message>
             <source>Close-up</source>
             <translation>特写</translation>
+        </message>
+    </context>
+    <context>
+        <name>HistoryModel</name>
+        <message>
+            <source>Status</source>
+            <translation>状态</translation>
+        </message>
+        <message>
+            <source>Goal</source>
+            <translation>目标</translation>
+        </message>
+        <message>
+            <source>Started</source>
+            <translation>开始时间</translation>
+        </message>
+        <message>
+            <source>queued</source>
+            <extracomment>a run's status as the table shows it (the filter also matches the English word)</extracomment>
+            <translation>排队中</translation>
+        </message>
+        <message>
+            <source>running</source>
+            <translation>运行中</translation>
+        </message>
+        <message>
+            <source>paused</source>
+            <translation>已暂停</translation>
+        </message>
+        <message>
+            <source>completed</source>
+            <translation>已完成</translation>
+        </message>
+        <message>
+            <source>failed</source>
+            <translation>失败</translation>
+        </message>
+        <message>
+            <source>stopped</source>
+            <translation>已停止</translation>
+        </message>
+        <message>
+            <source>interrupted</source>
+            <translation>已中断</translation>
+        </message>
+        <message>
+            <source>{count} of {limit} turns</source>
+            <translation>{count}/{limit} 轮</translation>
+        </message>
+        <message>
+            <source>id {run}</source>
+            <translation>编号 {run}</translation>
+        </message>
+    </context>
+    <context>
+        <name>HistoryPanel</name>
+        <message>
+            <source>Filter runs (status, goal, model)…</source>
+            <extracomment>what the filter matches against: status, goal, model and id</extracomment>
+            <translation>筛选运行（状态、目标、模型）…</translation>
+        </message>
+        <message>
+            <source>Filter the run history</source>
+            <translation>筛选运行历史</translation>
+        </message>
+        <message>
+            <source>Run history</source>
+            <translation>运行历史</translation>
+        </message>
+        <message>
+            <source>Save as &amp;routine…</source>
+            <translation>另存为例程(&amp;R)…</translation>
+        </message>
+        <message>
+            <source>Run its steps again later without asking the model</source>
+            <translation>以后不询问模型即可再次运行这些步骤</translation>
+        </message>
+    </context>
+    <context>
+        <name>ModelServersController</name>
+        <message>
+            <source>Could not look: {error}</source>
+            <translation>无法查找：{error}</translation>
+        </message>
+        <message>
+            <source>Could not set the model: {error}</source>
+            <translation>无法设置模型：{error}</translation>
+        </message>
+    </context>
+    <context>
+        <name>ModelServersDialog</name>
+        <message>
+            <source>Windows: this app has not yet run on a real Windows machine. Its Windows parts were tested only against stand-ins of Windows; docs/windows-checklist.md lists what a person checks on Windows 10 or 11. Until then, watch what it does and keep the stop hotkey (Ctrl+Alt+Esc) at hand.</source>
+            <extracomment>said on Windows where a first run starts (issue 37 item 10), until a real machine ran the checks of docs/windows-checklist.md</extracomment>
+            <translation>Windows：本应用尚未在真实的 Windows 电脑上运行过。它的 Windows 部分只在 Windows 的替身上测试过；docs/windows-checklist.md 列出了需要在 Windows 10 或 11 上由人检查的内容。在此之前，请留意它的操作，并随时准备按停止热键（Ctrl+Alt+Esc）。</translation>
+        </message>
+        <message>
+            <source>Before each action with your mouse or keyboard the agent asks you first. “Allow once” lets that one action run; it asks again before the next. Esc (or Ctrl+Alt+Esc anywhere) stops the run at once.</source>
+            <extracomment>what "Allow once" means, said where the first question will come from</extracomment>
+            <translation>智能体每次要用你的鼠标或键盘操作之前都会先问你。“允许一次”只让这一次操作运行；下一次之前它会再问。按 Esc（或在任何地方按 Ctrl+Alt+Esc）立即停止运行。</translation>
+        </message>
+        <message>
+            <source>✓ sees</source>
+            <translation>✓ 能看图</translation>
+        </message>
+        <message>
+            <source>✗ no vision</source>
+            <translation>✗ 不能看图</translation>
+        </message>
+        <message>
+            <source>? unknown</source>
+            <translation>? 未知</translation>
+        </message>
+        <message>
+            <source>Stopped. Press Check again to look again.</source>
+            <extracomment>what the finder says when a stop gave its look up</extracomment>
+            <translation>已停止。按“重新检查”再找一次。</translation>
+        </message>
+        <message>
+            <source>Desktop Agent — model servers</source>
+            <translation>Desktop Agent — 模型服务器</translation>
+        </message>
+        <message>
+            <source>Desktop Agent needs a model that can see screenshots. It looks for model servers on this computer only, and sends them no key.</source>
+            <translation>Desktop Agent 需要一个能看懂截图的模型。它只在本机上查找模型服务器，且不向它们发送任何密钥。</translation>
+        </message>
+        <message>
+            <source>Check &amp;again</source>
+            <translation>重新检查(&amp;A)</translation>
+        </message>
+        <message>
+            <source>&amp;Use this model</source>
+            <translation>使用此模型(&amp;U)</translation>
+        </message>
+        <message>
+            <source>Close</source>
+            <translation>关闭</translation>
+        </message>
+        <message>
+            <source>Looking for model servers on this computer…</source>
+            <extracomment>on Windows: nothing of it has run on a real Windows machine (None elsewhere)</extracomment>
+            <translation>正在本机上查找模型服务器…</translation>
+        </message>
+        <message>
+            <source>Model</source>
+            <translation>模型</translation>
+        </message>
+        <message>
+            <source>Can see</source>
+            <translation>能看图</translation>
+        </message>
+        <message>
+            <source>Profile</source>
+            <translation>配置文件</translation>
+        </message>
+        <message>
+            <source>Model servers and their models</source>
+            <translation>模型服务器及其模型</translation>
+        </message>
+        <message>
+            <source>&lt;b&gt;No model server answers on this computer.&lt;/b&gt; Ways to get one:</source>
+            <translation>&lt;b&gt;本机上没有模型服务器应答。&lt;/b&gt;获取方法：</translation>
+        </message>
+        <message>
+            <source>Then press Check again.</source>
+            <translation>然后按“重新检查”。</translation>
+        </message>
+        <message>
+            <source>command: {command}</source>
+            <translation>命令：{command}</translation>
+        </message>
+        <message>
+            <source>Copy</source>
+            <translation>复制</translation>
+        </message>
+        <message>
+            <source>Copy this command</source>
+            <translation>复制此命令</translation>
+        </message>
+        <message>
+            <source>&lt;b&gt;A first task to try&lt;/b&gt; — on a harmless app, the text editor:</source>
+            <translation>&lt;b&gt;试试第一个任务&lt;/b&gt; — 在一个无害的应用（文本编辑器）上：</translation>
+        </message>
+        <message>
+            <source>First task</source>
+            <translation>第一个任务</translation>
+        </message>
+        <message>
+            <source>Put it in the &amp;goal box</source>
+            <translation>放入目标框(&amp;G)</translation>
+        </message>
+        <message>
+            <source>Looking for model servers on this computer (ports {ports})…</source>
+            <translation>正在本机上查找模型服务器（端口 {ports}）…</translation>
+        </message>
+        <message>
+            <source>(no chat model loaded)</source>
+            <translation>（未加载对话模型）</translation>
+        </message>
+        <message>
+            <source>✓ sees: the server says it takes images (or it is a known vision model). </source>
+            <translation>✓ 能看图：服务器表示它接受图像（或它是已知的视觉模型）。</translation>
+        </message>
+        <message>
+            <source>Pick one and press Use this model.</source>
+            <translation>选择一个，然后按“使用此模型”。</translation>
+        </message>
+        <message>
+            <source>Now using {model} at {url}.</source>
+            <translation>现在使用 {url} 上的 {model}。</translation>
+        </message>
+        <message>
+            <source>Copied</source>
+            <translation>已复制</translation>
+        </message>
+    </context>
+    <context>
+        <name>RoutineGrantsPage</name>
+        <message>
+            <source>Tools a routine may use without asking in its own runs (given when it was saved). A stop-all revokes them for the run going on; calls that ask every time still ask.</source>
+            <translation>例程在自己的运行中可以不经询问使用的工具（在保存时授予）。“全部停止”会为正在进行的运行撤销它们；每次都要询问的调用仍会询问。</translation>
+        </message>
+        <message>
+            <source>Routine grants</source>
+            <translation>例程授权</translation>
+        </message>
+        <message>
+            <source>&amp;Revoke the selected routine's grants</source>
+            <translation>撤销所选例程的授权(&amp;R)</translation>
+        </message>
+        <message>
+            <source>No routine has grants.</source>
+            <translation>没有例程拥有授权。</translation>
+        </message>
+    </context>
+    <context>
+        <name>RoutinesController</name>
+        <message>
+            <source>Routines not read: {error}</source>
+            <translation>未能读取例程：{error}</translation>
+        </message>
+        <message>
+            <source>Routine {name}: {status}. {message}</source>
+            <translation>例程 {name}：{status}。{message}</translation>
+        </message>
+        <message>
+            <source>Starting routine {name}…</source>
+            <translation>正在启动例程 {name}…</translation>
+        </message>
+        <message>
+            <source>A run is on show: stop it or let it end first.</source>
+            <translation>正在显示一个运行：请先停止它或等它结束。</translation>
+        </message>
+        <message>
+            <source>Running routine {name}: no model is asked while the screen matches.</source>
+            <translation>正在运行例程 {name}：屏幕相符时不询问模型。</translation>
+        </message>
+        <message>
+            <source>Not saved: {error}</source>
+            <translation>未保存：{error}</translation>
+        </message>
+        <message>
+            <source>Saved routine {name} ({count} steps).</source>
+            <translation>已保存例程 {name}（{count} 个步骤）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>RoutinesPanel</name>
+        <message>
+            <source>&lt;b&gt;Routines&lt;/b&gt;</source>
+            <translation>&lt;b&gt;例程&lt;/b&gt;</translation>
+        </message>
+        <message>
+            <source>Saved routines</source>
+            <translation>已保存的例程</translation>
+        </message>
+        <message>
+            <source>Parameters</source>
+            <translation>参数</translation>
+        </message>
+        <message>
+            <source>&amp;Run routine</source>
+            <translation>运行例程(&amp;R)</translation>
+        </message>
+        <message>
+            <source>Run the selected routine: no model is asked while the screen matches</source>
+            <translation>运行所选例程：屏幕相符时不询问模型</translation>
+        </message>
+        <message>
+            <source>Save a completed run as a routine: right-click it in the history.</source>
+            <translation>要把已完成的运行保存为例程：在历史中右键单击它。</translation>
+        </message>
+        <message>
+            <source>weekdays</source>
+            <translation>工作日</translation>
+        </message>
+        <message>
+            <source>daily</source>
+            <translation>每天</translation>
+        </message>
+        <message>
+            <source>{name} — {count} steps</source>
+            <translation>{name} — {count} 个步骤</translation>
+        </message>
+        <message>
+            <source>parameter {name}</source>
+            <translation>参数 {name}</translation>
+        </message>
+        <message>
+            <source>a password field's text: asked each run, never saved</source>
+            <translation>密码框的文本：每次运行时询问，从不保存</translation>
+        </message>
+        <message>
+            <source>Type {names} first: it is never saved.</source>
+            <translation>请先输入 {names}：它从不保存。</translation>
+        </message>
+    </context>
+    <context>
+        <name>SaveRoutineDialog</name>
+        <message>
+            <source>Save as routine</source>
+            <translation>另存为例程</translation>
+        </message>
+        <message>
+            <source>e.g. export-report</source>
+            <translation>例如 export-report</translation>
+        </message>
+        <message>
+            <source>routine name</source>
+            <translation>例程名称</translation>
+        </message>
+        <message>
+            <source>&amp;Name:</source>
+            <translation>名称(&amp;N)：</translation>
+        </message>
+        <message>
+            <source>a password field</source>
+            <translation>密码框</translation>
+        </message>
+        <message>
+            <source>not stored</source>
+            <translation>未存储</translation>
+        </message>
+        <message>
+            <source>{hidden} (asked at each run, never saved)</source>
+            <translation>{hidden}（每次运行时询问，从不保存）</translation>
+        </message>
+        <message>
+            <source>turn {index}: {text}</source>
+            <translation>第 {index} 轮：{text}</translation>
+        </message>
+        <message>
+            <source>parameter name of turn {index}</source>
+            <translation>第 {index} 轮的参数名</translation>
+        </message>
+        <message>
+            <source>allow {tool} without asking in this routine's runs</source>
+            <translation>在此例程的运行中不经询问允许 {tool}</translation>
+        </message>
+        <message>
+            <source>The action steps of run {run} that ran ok ({count}) are replayed, each checked.</source>
+            <translation>运行 {run} 中成功执行的操作步骤（{count} 个）将被重放，每一步都会检查。</translation>
+        </message>
+        <message>
+            <source>Name: 1-64 letters, digits, '.', '_' or '-'.</source>
+            <translation>名称：1-64 个字母、数字、“.”、“_”或“-”。</translation>
+        </message>
+        <message>
+            <source>Parameter name {name}: letters, digits, '_' or '-'.</source>
+            <translation>参数名 {name}：字母、数字、“_”或“-”。</translation>
+        </message>
+    </context>
+    <context>
+        <name>ScreenshotView</name>
+        <message>
+            <source>No screenshot</source>
+            <extracomment>the marker's colour: red with a white halo reads on light and dark screens alike a grounding's first guess (grey ring) and the crop it looked at (dashed blue frame)</extracomment>
+            <translation>没有截图</translation>
+        </message>
+        <message>
+            <source>Screenshot</source>
+            <translation>截图</translation>
+        </message>
+        <message>
+            <source>screenshot with the target at {x}, {y}</source>
+            <translation>截图，目标位于 {x}, {y}</translation>
+        </message>
+        <message>
+            <source>screenshot</source>
+            <translation>截图</translation>
+        </message>
+        <message>
+            <source>, first aimed at {x}, {y}</source>
+            <translation>，最初瞄准 {x}, {y}</translation>
         </message>
     </context>
     <context>
@@ -780,6 +1222,50 @@
         <message>
             <source>Step timeline</source>
             <translation>步骤时间线</translation>
+        </message>
+    </context>
+    <context>
+        <name>TrayController</name>
+        <message>
+            <source>Desktop Agent — idle</source>
+            <extracomment>state → fill colour of the tray's icons (the tray's own: the window's first frame shows none)</extracomment>
+            <translation>Desktop Agent — 空闲</translation>
+        </message>
+        <message>
+            <source>Desktop Agent — running</source>
+            <translation>Desktop Agent — 运行中</translation>
+        </message>
+        <message>
+            <source>Desktop Agent — paused</source>
+            <translation>Desktop Agent — 已暂停</translation>
+        </message>
+        <message>
+            <source>Desktop Agent — the last run failed</source>
+            <translation>Desktop Agent — 上次运行失败</translation>
+        </message>
+        <message>
+            <source>&amp;Show Desktop Agent</source>
+            <translation>显示 Desktop Agent(&amp;S)</translation>
+        </message>
+        <message>
+            <source>&amp;Pause</source>
+            <translation>暂停(&amp;P)</translation>
+        </message>
+        <message>
+            <source>S&amp;top all runs</source>
+            <translation>停止所有运行(&amp;T)</translation>
+        </message>
+        <message>
+            <source>&amp;Quit</source>
+            <translation>退出(&amp;Q)</translation>
+        </message>
+        <message>
+            <source>Stop hotkey not armed: {why}</source>
+            <translation>停止热键未启用：{why}</translation>
+        </message>
+        <message>
+            <source>&amp;Resume</source>
+            <translation>继续(&amp;R)</translation>
         </message>
     </context>
     <context>

@@ -34,16 +34,7 @@ TRANSLATED = sorted(
 #: modules still showing English (docs/translations.md), each leaves as it is converted
 _NOT_YET = {
     "desktop_agent/app.py",
-    "desktop_agent/ui/approval_flow.py",
-    "desktop_agent/ui/calibration.py",
-    "desktop_agent/ui/history.py",
     "desktop_agent/ui/main_window.py",
-    "desktop_agent/ui/model_servers.py",
-    "desktop_agent/ui/routines.py",
-    "desktop_agent/ui/routines_flow.py",
-    "desktop_agent/ui/save_routine.py",
-    "desktop_agent/ui/tray.py",
-    "desktop_agent/ui/widgets.py",
 }
 #: calls that show their string arguments to a person: Qt's, and the app's own that pass
 #: theirs on to Qt (main window, settings, model servers, routines, tray, task panel, app)
@@ -256,6 +247,23 @@ def test_the_settings_dialog_speaks_chinese(chinese: list[QTranslator], qtbot: A
     policy = dialog.policy_boxes["type_text"]
     assert [policy.itemText(i) for i in range(policy.count())] == ["允许", "询问", "拒绝"]
     assert dialog.save_button.text() == "保存"  # Qt's own translation
+
+
+def test_the_first_run_dialog_and_the_history_speak_chinese(
+    chinese: list[QTranslator], qtbot: Any
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from desktop_agent.ui.history import HistoryModel
+    from desktop_agent.ui.model_servers import ModelServersDialog
+
+    dialog = ModelServersDialog(None, platform="linux")
+    qtbot.addWidget(dialog)
+    assert dialog.windowTitle() == "Desktop Agent — 模型服务器"
+    horizontal = Qt.Orientation.Horizontal
+    assert [HistoryModel().headerData(i, horizontal) for i in range(3)] == [
+        "状态", "目标", "开始时间",
+    ]  # fmt: skip
 
 
 def test_the_language_setting_is_read_before_the_settings_are_loaded(tmp_path: Path) -> None:
