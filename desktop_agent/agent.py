@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.builtin_tools import builtin_registry
@@ -24,6 +24,7 @@ from desktop_agent.core.models import (
     Policy,
     Risk,
     RunView,
+    VisionSetting,
 )
 from desktop_agent.core.permissions import ApprovalBroker, Permissions
 from desktop_agent.core.ports import PermissionGate, Planner, ScreenObserver, ToolExecutor
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VisionSetting = Literal["auto", "yes", "no"]
 PlannerFactory = Callable[[RunView], Planner]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from desktop_agent.core.errors import (
     DesktopAgentError,
@@ -24,12 +24,11 @@ from desktop_agent.core.errors import (
 )
 
 if TYPE_CHECKING:
+    from desktop_agent.core.models import VisionSetting
     from desktop_agent.planner import VisionVerdict
     from desktop_agent.settings import Settings
 
 __all__ = ["ModelCheck", "VisionVerdict", "check_model", "report_of", "verdict_of"]
-
-VisionSetting = Literal["auto", "yes", "no"]
 
 
 @dataclass(frozen=True, slots=True)

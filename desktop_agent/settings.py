@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import ipaddress
 import json
 import logging
 import os
@@ -32,7 +31,8 @@ from desktop_agent.core.call_risk import DEFAULT_SENSITIVE_TARGETS
 from desktop_agent.core.errors import ConfigError
 from desktop_agent.core.keys import normalize_key
 from desktop_agent.core.model_servers import DEFAULT_PORT_NUMBERS
-from desktop_agent.core.models import Policy, parse_monitor
+from desktop_agent.core.models import Policy, VisionSetting, parse_monitor
+from desktop_agent.instances.loopback import is_loopback_address
 from desktop_agent.store.data_dir import APP_NAME, HOME_ENV, ForeignDataDir, refuse_foreign
 from desktop_agent.store.data_dir import make_data_dir as make_data_dir
 from desktop_agent.store.data_dir import resolve_data_dir as resolve_data_dir
@@ -131,7 +131,7 @@ class Settings(BaseModel):
     base_url: str = "http://localhost:11434/v1"
     model: str = "qwen2.5vl"
     api_key_env: str = "OPENAI_API_KEY"
-    vision: Literal["auto", "yes", "no"] = "auto"
+    vision: VisionSetting = "auto"
     read_timeout_s: float = Field(default=120.0, ge=1, le=3600)
     max_steps: int = Field(default=20, ge=1, le=500)
     max_failures: int = Field(default=3, ge=1, le=50)
@@ -311,11 +311,12 @@ class Settings(BaseModel):
         with a local grounder still has a cost."""
         prices = dict(self.prices)
         grounder = self.grounder_model
+        grounder_host = urlsplit(self.grounder_base_url or self.base_url).hostname or ""
         if (
             self.grounding == "grounder"
             and grounder
             and Budget(prices=prices).price_of(grounder) is None
-            and is_loopback_host(urlsplit(self.grounder_base_url or self.base_url).hostname or "")
+            and is_loopback_address(grounder_host)
         ):
             prices[glob.escape(grounder)] = (0.0, 0.0)
         return Budget(
@@ -566,18 +567,7 @@ def private_transport(url: str) -> bool:
     parts = urlsplit(url)
     if parts.scheme == "https":
         return bool(parts.hostname)
-    return parts.scheme == "http" and is_loopback_host(parts.hostname or "")
-
-
-def is_loopback_host(host: str) -> bool:
-    """`localhost`, or an IP address of this machine's loopback (127.0.0.0/8, ::1). The host is
-    parsed as an address: a name that merely starts with "127." is somebody else's."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return parts.scheme == "http" and is_loopback_address(parts.hostname or "")
 
 
 def stored_api_key(settings: Settings, entry: str = KEYRING_USER) -> str | None:

@@ -48,8 +48,8 @@ from desktop_agent.host.starts import (
 from desktop_agent.instances.stop_all import PROOF_SCHEME
 
 if TYPE_CHECKING:
+    from desktop_agent.core.models import VisionSetting
     from desktop_agent.host import Host
-    from desktop_agent.planner.capabilities import VisionSetting
 
 log = logging.getLogger(__name__)
 

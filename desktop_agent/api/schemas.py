@@ -23,6 +23,7 @@ from desktop_agent.core.models import (
     RunStatus,
     SafetyCheck,
     SuspiciousText,
+    VisionSetting,
 )
 from desktop_agent.planner.profiles import profile_value
 
@@ -71,7 +72,7 @@ class CreateTask(_Body):
     allowed_tools: list[Annotated[str, Field(max_length=MAX_TOOL_CHARS)]] | None = Field(
         default=None, min_length=1, max_length=MAX_TOOLS
     )
-    vision: Literal["auto", "yes", "no"] | None = None
+    vision: VisionSetting | None = None
     #: planner/profiles.py: "auto" or a profile's name (None: the settings' choice)
     model_profile: str | None = Field(default=None, max_length=MAX_MODEL_CHARS)
 

@@ -24,7 +24,7 @@ from desktop_agent.core.errors import (
     RunNotFound,
     StoreError,
 )
-from desktop_agent.instances.loopback import is_loopback_host
+from desktop_agent.instances.loopback import is_loopback_host_header
 from desktop_agent.instances.registry import (
     IDENTITY_PATH,
     PROOF_SCHEME,
@@ -150,7 +150,7 @@ class ApiServer:
 
     def _refusal(self, request: web.Request) -> str | None:
         hosts = request.headers.getall("Host", [])
-        if len(hosts) != 1 or not is_loopback_host(hosts[0]):
+        if len(hosts) != 1 or not is_loopback_host_header(hosts[0]):
             shown = hosts[0][:80] if hosts else "none"
             return f"Host {shown!r} is not a loopback name (127.0.0.1, localhost, [::1])"
         origin = request.headers.get("Origin")

@@ -54,9 +54,13 @@ __all__ = [
     "TaskSpec",
     "TokenUsage",
     "ToolResult",
+    "VisionSetting",
     "parse_monitor",
     "utcnow",
 ]
+
+#: whether the model is sent the screen: asked of the model server (auto), or said by the user
+VisionSetting = Literal["auto", "yes", "no"]
 
 #: what stands for a hidden text in stored arguments, reasons, raw output and summaries
 REDACTED = "•••"

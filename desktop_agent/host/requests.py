@@ -16,7 +16,7 @@ from desktop_agent.core.routine_player import PATIENCE_TURNS
 from desktop_agent.core.tools import NO_TOOL_ALLOWED
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import VisionSetting
+    from desktop_agent.core.models import VisionSetting
     from desktop_agent.settings import Settings
 
 #: set by a face on another thread when the run may act (the window is out of the way);

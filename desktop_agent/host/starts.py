@@ -35,7 +35,8 @@ from desktop_agent.host.requests import (
 )
 
 if TYPE_CHECKING:
-    from desktop_agent.agent import Agent, VisionSetting
+    from desktop_agent.agent import Agent
+    from desktop_agent.core.models import VisionSetting
     from desktop_agent.core.ports import Planner
 
 __all__ = [

@@ -213,7 +213,7 @@ def _quiet_uvicorn() -> type[Any]:
 def guarded(app: Asgi, token: str) -> Asgi:
     """The local API's rules in front of the MCP endpoint: a loopback Host and no foreign
     Origin (403), then the bearer token (401), before the request reaches the SDK."""
-    from desktop_agent.instances.loopback import is_loopback_host
+    from desktop_agent.instances.loopback import is_loopback_host_header
 
     expected = token.encode("utf-8")
 
@@ -226,7 +226,7 @@ def guarded(app: Asgi, token: str) -> Asgi:
         origin = next((value for name, value in headers if name == "origin"), None)
         port = scope.get("server", (None, None))[1]
         own = {f"http://127.0.0.1:{port}", f"http://localhost:{port}"}
-        if len(hosts) != 1 or not is_loopback_host(hosts[0]):
+        if len(hosts) != 1 or not is_loopback_host_header(hosts[0]):
             await _refuse(send, 403, "Host is not a loopback name (127.0.0.1, localhost, [::1])")
             return
         if origin is not None and origin.lower() not in own:

@@ -7,7 +7,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.core.errors import ModelNotListed, ModelUnreachable
 from desktop_agent.core.text import one_line
@@ -15,11 +15,12 @@ from desktop_agent.core.text import one_line
 if TYPE_CHECKING:
     import aiohttp
 
+    from desktop_agent.core.models import VisionSetting
+
 _T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
-VisionSetting = Literal["auto", "yes", "no"]
 PROBE_TIMEOUT_S = 5.0
 #: a capability answer (a model list, Ollama's /api/show) is KBs; bigger is not one
 MAX_PROBE_BYTES = 4 * 1024 * 1024

@@ -13,10 +13,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from desktop_agent.agent import Agent, VisionSetting
+from desktop_agent.agent import Agent
 from desktop_agent.api.server import ApiServer
 from desktop_agent.core.errors import VisionRequired
-from desktop_agent.core.models import Decision, Policy, RunView
+from desktop_agent.core.models import Decision, Policy, RunView, VisionSetting
 from desktop_agent.core.ports import DecideRequest, Planner
 from desktop_agent.host import Host
 from desktop_agent.settings import Settings

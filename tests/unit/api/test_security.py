@@ -14,7 +14,7 @@ import pytest
 
 from desktop_agent.api.server import ApiServer
 from desktop_agent.host import Host
-from desktop_agent.instances.loopback import is_loopback_host
+from desktop_agent.instances.loopback import is_loopback_host_header
 from desktop_agent.instances.registry import MIN_TOKEN_CHARS, ensure_token, read_token
 from desktop_agent.store.private_files import exclusive_lock
 from tests.support.locks import wait_for_paths
@@ -101,11 +101,11 @@ async def test_a_foreign_origin_is_403_and_the_own_origins_are_served(api: Api) 
         assert status == 200, origin
 
 
-def test_is_loopback_host_reads_ipv6_brackets_and_ports() -> None:
-    assert is_loopback_host("[::1]:8080")
-    assert not is_loopback_host("[::1")
-    assert not is_loopback_host("localhost:99999")
-    assert not is_loopback_host("localhost:٣")  # a digit, but not an ASCII one
+def test_is_loopback_host_header_reads_ipv6_brackets_and_ports() -> None:
+    assert is_loopback_host_header("[::1]:8080")
+    assert not is_loopback_host_header("[::1")
+    assert not is_loopback_host_header("localhost:99999")
+    assert not is_loopback_host_header("localhost:٣")  # a digit, but not an ASCII one
 
 
 async def test_the_server_listens_on_127_0_0_1_only(api: Api) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from desktop_agent.core.errors import ModelUnreachable
+from desktop_agent.core.models import VisionSetting
 from desktop_agent.planner import VisionCache, VisionVerdict, check_reachable, resolve_vision
 from desktop_agent.planner.capabilities import (
-    VisionSetting,
     name_suggests_vision,
     server_root,
     vision_refusal,

@@ -12,12 +12,12 @@ import pytest
 
 from desktop_agent.agent import Agent
 from desktop_agent.core.models import TaskSpec
+from desktop_agent.instances.loopback import is_loopback_address
 from desktop_agent.settings import (
     KEYRING_SERVICE,
     KEYRING_USER,
     Settings,
     api_key_for,
-    is_loopback_host,
     save_settings,
 )
 from tests.fakes import FakeExecutor, FakeObserver, make_observation
@@ -103,7 +103,7 @@ def test_a_server_named_for_this_process_never_gets_the_keyrings_key(
     ],
 )
 def test_loopback_is_an_address_not_a_name_that_starts_like_one(host: str, loopback: bool) -> None:
-    assert is_loopback_host(host) is loopback
+    assert is_loopback_address(host) is loopback
 
 
 async def test_a_run_naming_another_server_asks_it_without_the_stored_key(
