@@ -9,7 +9,6 @@ person at the desk would — the product never skips it.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -191,21 +190,13 @@ WAYLAND_KEYS = (
 
 
 @pytest.fixture
-def wayland_env(wayland_session: WaylandSession) -> Iterator[WaylandSession]:
+def wayland_env(wayland_session: WaylandSession, monkeypatch: pytest.MonkeyPatch) -> WaylandSession:
     """This process pointed at the desk (its Wayland display, its session bus; no DISPLAY)
-    for one test; restored after it."""
-    saved = {key: os.environ.get(key) for key in WAYLAND_KEYS}
-    os.environ.pop("DISPLAY", None)
+    for one test, through monkeypatch (restored after it, whatever the test did)."""
+    monkeypatch.delenv("DISPLAY", raising=False)
     for key in WAYLAND_KEYS[1:]:
-        os.environ[key] = wayland_session.env[key]
-    try:
-        yield wayland_session
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        monkeypatch.setenv(key, wayland_session.env[key])
+    return wayland_session
 
 
 @contextlib.contextmanager
