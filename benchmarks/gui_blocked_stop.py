@@ -104,7 +104,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[tuple[flo
             finished[event.run.id] = time.perf_counter()
 
     client.engine.call(agent.runner.subscribe, on_engine)
-    await until(lambda: not window._tasks)
+    await until(lambda: not window.tasks)
     if not await client.ask(client.host.grab_stop_hotkey, HOTKEY):
         raise SystemExit(f"gui_blocked_stop: no hotkey: {client.host.hotkey_problem}")
     try:

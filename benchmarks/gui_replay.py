@@ -122,7 +122,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[tuple[flo
     window = MainWindow()
     window.show()
     client = bind_window(window, agent)  # the store is read on the engine thread, as in the app
-    await until(lambda: window.history.model.rowCount() == 1 and not window._tasks)
+    await until(lambda: window.history.model.rowCount() == 1 and not window.tasks)
     await asyncio.sleep(0.2)
     try:
         return [await replay_once(window, run_id, args.steps) for _ in range(args.repeat)]

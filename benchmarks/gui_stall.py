@@ -167,7 +167,7 @@ async def shown_window(data_dir: Path, store: str) -> AsyncIterator[tuple[MainWi
     window = MainWindow()
     window.show()
     client = bind_window(window, agent)  # the agent runs on its engine thread, as in the app
-    await until(lambda: not window._tasks)
+    await until(lambda: not window.tasks)
     await asyncio.sleep(0.2)  # first paint, history loaded
     try:
         yield window, agent

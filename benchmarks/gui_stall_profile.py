@@ -114,28 +114,31 @@ def time_calls(app: TimedApp, owner: Any, name: str, label: str | None = None) -
 
 
 def instrument(app: TimedApp) -> None:
-    from desktop_agent.ui import collector, engine_client, history, main_window, step_detail
+    from desktop_agent.ui import (
+        collector,
+        engine_client,
+        history,
+        main_window,
+        status_bar,
+        step_detail,
+    )
     from desktop_agent.ui import timeline as tl
 
     for owner, names in (
         (engine_client.EngineClient, ("_hand_on_events", "_after_paint", "_tell_caught_up")),
+        (main_window.MainWindow, ("on_shown_changed",)),
         (
-            main_window.MainWindow,
-            (
-                "on_shown_changed",
-                "on_run_event",
-                "_show_selected_step",
-                "_show_turn",
-                "set_status",
-                "on_elapsed_tick",
-                "on_timeline_data_changed",
-            ),
+            status_bar.RunStatusBar,
+            ("on_shown_changed", "show_turn", "set_status", "show_elapsed"),
         ),
-        (step_detail.StepDetail, ("show_step", "on_image_loaded")),
+        (
+            step_detail.StepDetail,
+            ("show_step", "on_image_loaded", "show_selected", "on_timeline_data_changed"),
+        ),
         (tl.TimelineModel, ("upsert", "on_image_loaded", "_make_texts")),
         (tl.TimelineView, ("on_scroll_due", "on_rows_inserted", "on_rows_about_to_be_inserted")),
         (tl.ImageLoader, ("on_decoded",)),
-        (history.HistoryModel, ("upsert",)),
+        (history.HistoryModel, ("upsert", "on_run_event")),
         (collector, ("collect_long_lived_rarely",)),
     ):
         for name in names:

@@ -413,7 +413,7 @@ async def _open_client(
         return None
     client = EngineClient(engine, host, parent=window)
     if notice:
-        window.show_notice(notice)
+        window.bar.show_notice(notice)
     return client
 
 
@@ -529,7 +529,7 @@ class DesktopApp(QObject):
         self.notices += await self._start_hotkey()
         await self.client.ask(self.client.host.watch_takeover)
         if self.notices:
-            self.window.show_notice(" · ".join(self.notices))
+            self.window.bar.show_notice(" · ".join(self.notices))
         self.window.spawn(self.servers.open_on_first_start())
 
     async def _start_hotkey(self) -> list[str]:
@@ -595,9 +595,10 @@ class DesktopApp(QObject):
                 f"Stop all: {event.here} run(s) here, {event.elsewhere} in other instances."
             )
         elif isinstance(event, TakeoverUnavailable):
-            self.window.show_notice(f"Your mouse and keyboard will not pause a run: {event.why}")
+            why = event.why
+            self.window.bar.show_notice(f"Your mouse and keyboard will not pause a run: {why}")
         elif isinstance(event, StopHotkeyChanged):
-            self.window.set_hotkey_state(event.armed, event.why)
+            self.window.bar.set_hotkey_state(event.armed, event.why)
             self.tray.set_hotkey_state(event.armed, event.why)
         state = self.runs.tray_state
         if self.tray.state != state:

@@ -90,7 +90,7 @@ class ApprovalController(QObject):
                 self.explain = False
             except Exception as error:  # noqa: BLE001 - the run must not wait for the timeout
                 log.exception("the approval dialog for %s failed", request.tool)
-                self.window.show_notice(
+                self.window.bar.show_notice(
                     self.tr("{tool} denied: the approval dialog failed: {error}").format(
                         tool=request.tool, error=one_line(error)
                     )

@@ -34,7 +34,9 @@ from desktop_agent.ui.text import one_line, plain_tooltip
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from desktop_agent.core.events import TaskLoopEvent
     from desktop_agent.core.models import RunView
+    from desktop_agent.ui.engine_client import EngineClient
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -84,8 +86,20 @@ class HistoryModel(QAbstractTableModel):
         self._runs.insert(row, run)
         self.endInsertRows()
 
+    def on_run_event(self, event: TaskLoopEvent) -> None:
+        """Every event of every run of this process (RunsState's): a run's row follows its
+        start, pauses and end."""
+        from desktop_agent.core.events import RunFinished, RunPaused, RunResumed, RunStarted
+
+        if isinstance(event, RunStarted | RunPaused | RunResumed | RunFinished):
+            self.upsert(event.run)
+
     def runs(self) -> list[RunView]:
         return list(self._runs)
+
+    def run_of(self, run_id: str) -> RunView | None:
+        row = self.row_of(run_id)
+        return self._runs[row] if row >= 0 else None
 
     def row_of(self, run_id: str) -> int:
         for row, run in enumerate(self._runs):
@@ -302,6 +316,13 @@ class HistoryPanel(QWidget):
             self.proxy.index(row, 0).data(HistoryModel.RUN_ROLE)
             for row in range(self.proxy.rowCount())
         ]
+
+    async def refresh(self, client: EngineClient, selected: str | None = None) -> None:
+        """Read the newest 500 runs from the store again (DesktopAgentError when it cannot
+        be read), keeping `selected`'s row highlighted."""
+        self.model.set_runs(await client.ask(client.host.records.list_runs, 500))
+        if selected is not None:
+            self.select_run(selected)
 
     def select_run(self, run_id: str) -> None:
         """Highlight a run's row without emitting run_selected (e.g. the run just started)."""

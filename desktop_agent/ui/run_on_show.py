@@ -22,7 +22,8 @@ from urllib.parse import urlsplit
 from desktop_agent.core.statuses import RunStatus
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import concurrent.futures
+    from collections.abc import Awaitable, Callable
 
     from desktop_agent.core.events import TaskLoopEvent
     from desktop_agent.core.models import RunView
@@ -34,6 +35,9 @@ Listener: TypeAlias = "Callable[[Change], None]"
 
 #: the status line when the user's own mouse or keyboard input paused the run
 TOOK_OVER = "Paused: you took over the mouse or keyboard. Resume with Ctrl+P or from the tray."
+#: the status bar's tokens' tooltip, and what it adds when some turns' tokens are estimated
+USAGE_TIP = "Model tokens (prompt + completion) and the cost estimate from the price table"
+USAGE_ESTIMATED = " — some turns' tokens are estimated: the server gave no usage"
 
 
 class PanelState(StrEnum):
@@ -258,6 +262,64 @@ class RunOnShow:
             return self._clock() - self.clock_started
         started = run.started_at
         return (started.now(started.tzinfo) - started).total_seconds()
+
+    def title(self) -> str:
+        """The goal of the run on show on one line, "Replay: " before a replayed one's."""
+        goal = " ".join(self.run.goal.split()) if self.run is not None else ""
+        return goal if self.live else f"Replay: {goal}"
+
+    def title_tip(self) -> str:
+        run = self.run
+        return "" if run is None else f"{run.goal}\nrun {run.id} · {run.model}"
+
+    @property
+    def going(self) -> bool:
+        """A live run on show that has started and not ended: the settings' limits are its."""
+        return self.live and self.run is not None and self.run.finished_at is None
+
+    def turn_line(self) -> str:
+        """The status bar's turn, e.g. "Turn 3 of 20" ("" with no run on show)."""
+        run = self.run
+        return "" if run is None else f"Turn {self.turn} of {run.max_steps}"
+
+    def usage_line(self, max_run_tokens: int = 0) -> str:
+        """The run's tokens and cost; the settings' `max_run_tokens` is named only while the
+        run is going (a replay's or an ended run's limit may not be today's)."""
+        run = self.run
+        return "" if run is None else usage_line(run, max_run_tokens if self.going else 0)
+
+    def usage_tip(self) -> str:
+        estimated = self.run is not None and self.run.tokens_estimated
+        return USAGE_TIP + (USAGE_ESTIMATED if estimated else "")
+
+    def elapsed_line(self, max_run_seconds: float = 0) -> str:
+        """How long the run has run, e.g. "1:15", "1:15 of 10:00" while the settings'
+        `max_run_seconds` bounds it ("" before its start)."""
+        seconds = self.elapsed_s()
+        if seconds is None:
+            return ""
+        of = f" of {format_elapsed(max_run_seconds)}" if max_run_seconds and self.going else ""
+        return format_elapsed(seconds) + of
+
+
+async def act_when_out_of_the_way(
+    before_run: Callable[[], Awaitable[None]] | None, ready: concurrent.futures.Future[None]
+) -> None:
+    """Await `before_run` (the window gets out of the way: minimised, setting), then let the
+    run act (`ready`) — also when that failed, but not when the window is closing (this
+    wait cancelled): the run never acts then, and closing the engine stops it."""
+    import asyncio
+
+    closing = False
+    try:
+        if before_run is not None:
+            await before_run()
+    except asyncio.CancelledError:
+        closing = True
+        raise
+    finally:
+        if not closing and not ready.done():
+            ready.set_result(None)
 
 
 def describe_outcome(run: RunView) -> str:

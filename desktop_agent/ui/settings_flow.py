@@ -151,7 +151,7 @@ class SettingsController(QObject):
         if any(getattr(settings, name) != getattr(previous, name) for name in CAPTURE_SETTINGS):
             notices.append("Capture settings take effect when the app is started again.")
         if notices:
-            self.window.show_notice(" · ".join(notices))
+            self.window.bar.show_notice(" · ".join(notices))
         self.window.apply_settings(asked_at)
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, Qt, Slot
+from PySide6.QtCore import QEvent, QItemSelection, Qt, Slot
 from PySide6.QtGui import QEnterEvent, QImage
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -18,8 +18,9 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.statuses import StepStatus
 from desktop_agent.core.text import printable
+from desktop_agent.ui.frames import OncePerFrame
 from desktop_agent.ui.text import in_words, plain_label
-from desktop_agent.ui.timeline import ImageLoader, format_duration
+from desktop_agent.ui.timeline import ImageLoader, TimelineModel, TimelineView, format_duration
 from desktop_agent.ui.widgets import Grounded, ScreenshotView
 
 if TYPE_CHECKING:
@@ -100,6 +101,44 @@ class StepDetail(QWidget):
 
     def _connect_signals(self) -> None:
         self._loader.loaded.connect(self.on_image_loaded)
+
+    def follow(self, timeline: TimelineView, model: TimelineModel) -> None:
+        """Show the step selected in `timeline`, and it again when its row changes. Laid out
+        and painted at most once per frame: a live run with its newest row selected changes
+        it with every event."""
+        self._timeline, self._timeline_model = timeline, model
+        self._selected_due = OncePerFrame(self.show_selected, parent=self)
+        timeline.selectionModel().selectionChanged.connect(self.on_selection_changed)
+        model.dataChanged.connect(self.on_timeline_data_changed)
+
+    @Slot(QItemSelection, QItemSelection)
+    def on_selection_changed(self, selected: QItemSelection, _: QItemSelection) -> None:
+        self._selected_due.request()
+
+    def on_timeline_data_changed(self, top_left: Any, bottom_right: Any, *_: Any) -> None:
+        rows = self._timeline.selectionModel().selectedRows()
+        if (
+            rows
+            and top_left.row() <= rows[0].row() <= bottom_right.row()
+            and top_left.column() != TimelineModel.SCREEN
+        ):
+            self._selected_due.request()
+
+    def show_selected(self) -> None:
+        rows = self._timeline.selectionModel().selectedRows()
+        model = self._timeline_model
+        step = model.step_at(rows[0].row()) if rows else None
+        if step is None:
+            self.show_step(None)
+            return
+        first, crop = model.grounding_of(step)
+        self.show_step(
+            step,
+            screenshot=model.screenshot_of(step),
+            target=model.target_of(step),
+            reason=model.reason_of(step),
+            grounded=Grounded(first, crop) if first or crop else None,
+        )
 
     def show_step(
         self,

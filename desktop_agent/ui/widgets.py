@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPen, QPixmap
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 #: the marker's colour: red with a white halo reads on light and dark screens alike
 MARKER_COLOR = QColor(230, 30, 30)
@@ -14,6 +14,33 @@ _HALO_COLOR = QColor(255, 255, 255, 220)
 #: a grounding's first guess (grey ring) and the crop it looked at (dashed blue frame)
 FIRST_POINT_COLOR = QColor(120, 120, 120)
 _CROP_COLOR = QColor(40, 110, 230)
+
+
+def split(
+    parent: QWidget,
+    orientation: Qt.Orientation,
+    *parts: QWidget,
+    stretch: tuple[tuple[int, int], ...] = (),
+) -> QSplitter:
+    """A splitter of `parts`; `stretch`: (index, factor) pairs."""
+    made = QSplitter(orientation, parent)
+    for part in parts:
+        made.addWidget(part)
+    for index, factor in stretch:
+        made.setStretchFactor(index, factor)
+    return made
+
+
+def column(parent: QWidget, *parts: QWidget, stretch_last: bool = False) -> QWidget:
+    """`parts` one under the other, with no margins; `stretch_last`: room below them."""
+    made = QWidget(parent)
+    layout = QVBoxLayout(made)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for part in parts:
+        layout.addWidget(part)
+    if stretch_last:
+        layout.addStretch(1)
+    return made
 
 
 def fit_rect(image_size: QSize, bounds: QRectF) -> QRectF:

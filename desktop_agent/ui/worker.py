@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from desktop_agent.ui.engine_client import EngineClient
+    from desktop_agent.ui.run_on_show import RunOnShow
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,19 @@ class RunWorker(QObject):
         """Stop consuming (closing the events)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+    def show_on(self, shown: RunOnShow) -> None:
+        """Hand the events to `shown` (the live run's path), and start."""
+        self.run_event.connect(shown.apply)
+        self.failed.connect(shown.replay_failed)
+        self.done.connect(shown.replay_done)
+        self.start()
+
+    def drop(self) -> None:
+        """Cancel, and hand on nothing more."""
+        self.cancel()
+        for signal in (self.run_event, self.failed, self.done):
+            signal.disconnect()
 
     @property
     def running(self) -> bool:

@@ -79,7 +79,7 @@ def window(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Any]:
 
     async def bind() -> Any:
         client = bind_window(made, agent)
-        await until(lambda: not made._tasks, what="the history and the vision check")
+        await until(lambda: not made.tasks, what="the history and the vision check")
         return client
 
     client = drive(qloop, bind())

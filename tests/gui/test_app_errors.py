@@ -40,7 +40,7 @@ def test_an_exception_in_a_slot_is_logged_and_shown_in_one_line(
 
     emitter.fired.connect(broken_slot)
     emitter.fired.emit()
-    assert window.status_label.text() == "Error: the slot broke badly"
+    assert window.bar.status_label.text() == "Error: the slot broke badly"
     assert "uncaught exception in a slot" in caplog.text
     assert "Traceback" in caplog.text and "broken_slot" in caplog.text
 
@@ -61,6 +61,6 @@ def test_a_task_whose_exception_nobody_retrieved_is_logged_and_shown(
         gc.collect()
 
     drive(qloop, scenario())
-    assert window.status_label.text() == "Error: lost in a task"
+    assert window.bar.status_label.text() == "Error: lost in a task"
     assert "Task exception was never retrieved" in caplog.text
     assert "RuntimeError: lost in a task" in caplog.text

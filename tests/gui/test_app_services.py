@@ -50,7 +50,7 @@ def test_services_serve_the_api_and_say_once_what_is_missing(
 async def settled_harness(qtbot: Any, agent: Any, tray: RecordingTray) -> Harness:
     """The app with `tray`, once the window's start-up tasks have ended."""
     harness = Harness(qtbot, agent, tray=tray)
-    await until(lambda: not harness.window._tasks)
+    await until(lambda: not harness.window.tasks)
     return harness
 
 
@@ -63,7 +63,7 @@ def test_a_stop_hotkey_that_could_not_be_armed_stays_said_in_the_status_bar_and_
     harness = drive(qloop, settled_harness(qtbot, agent, tray))
     try:
         drive(qloop, harness.app.start_services())
-        label = harness.window.hotkey_label
+        label = harness.window.bar.hotkey_label
         assert label.isVisible()
         assert label.text() == (
             "Stop hotkey not armed: no X display for the stop hotkey: DISPLAY is not set"
@@ -83,7 +83,7 @@ def test_a_stop_hotkey_that_stops_being_armed_is_said_in_the_status_bar_and_tray
     harness = drive(qloop, settled_harness(qtbot, agent, tray))
     try:
         drive(qloop, harness.app.start_services())
-        label = harness.window.hotkey_label
+        label = harness.window.bar.hotkey_label
         assert not label.isVisible() and "not armed" not in tray.tooltip()
 
         hotkey.lose("its X11 listener ended: connection lost")
@@ -115,7 +115,7 @@ def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
         await until(lambda: other.runner.active_ids, what="the other run to start")
         harness.app.stop_everything()
         final = await asyncio.wait_for(finished, 10)
-        await until(lambda: "in other instances" in harness.window.status_label.text())
+        await until(lambda: "in other instances" in harness.window.bar.status_label.text())
         return final
 
     try:
@@ -124,7 +124,9 @@ def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
         drive(qloop, server.close())
         drive(qloop, harness.close())
     assert (final.status, final.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
-    assert harness.window.status_label.text() == ("Stop all: 0 run(s) here, 1 in other instances.")
+    assert harness.window.bar.status_label.text() == (
+        "Stop all: 0 run(s) here, 1 in other instances."
+    )
 
 
 @pytest.mark.parametrize(

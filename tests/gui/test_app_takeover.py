@@ -47,12 +47,12 @@ def test_the_users_input_pauses_the_run_and_every_view_says_they_took_over(
         await until(lambda: runner.active_ids, what="the run")
 
         from_the_watch_thread(watches.started[0].report)
-        await until(lambda: window.status_label.text() == main_window.TOOK_OVER, what="status")
+        await until(lambda: window.bar.status_label.text() == main_window.TOOK_OVER, what="status")
         assert panel.step_label.toolTip() == acting.TOOK_OVER
         assert tray.notes[-1][0] == "Paused: you took over"
         release.set()  # the model answers: the run pauses before acting on it
         await until(lambda: window.panel.state == "paused", what="the pause")
-        assert window.status_label.text() == main_window.TOOK_OVER
+        assert window.bar.status_label.text() == main_window.TOOK_OVER
         # the decide step's end came meanwhile: the panel still says why it waits
         assert panel.step_label.toolTip() == acting.TOOK_OVER
 
@@ -70,5 +70,5 @@ def test_the_users_input_pauses_the_run_and_every_view_says_they_took_over(
 
 async def _build(qtbot: Any, agent: Any, tray: TrayController) -> Harness:
     harness = Harness(qtbot, agent, tray)
-    await until(lambda: not harness.window._tasks)
+    await until(lambda: not harness.window.tasks)
     return harness

@@ -70,7 +70,7 @@ class Harness:
 def build(qtbot: Any, qloop: Any, agent: Any, tray: TrayController | None = None) -> Harness:
     async def make() -> Harness:
         harness = Harness(qtbot, agent, tray)  # binding the window spawns its first tasks
-        await until(lambda: not harness.window._tasks)
+        await until(lambda: not harness.window.tasks)
         return harness
 
     return drive(qloop, make())
@@ -370,7 +370,7 @@ def test_settings_saved_in_the_dialog_are_written_and_applied(
     window, agent = harness.window, harness.agent
 
     async def scenario() -> None:
-        window.settings_action.trigger()
+        window.menu_actions.settings.trigger()
         dialog = await until(lambda: window.findChild(SettingsDialog), what="the settings dialog")
         assert dialog.isVisible()
         model = dialog.fields["model"]
@@ -380,7 +380,7 @@ def test_settings_saved_in_the_dialog_are_written_and_applied(
         box.setCurrentIndex(box.findData("deny"))
         dialog.save_button.click()
         await until(lambda: agent.settings.model == "llava:13b", what="the settings applied")
-        await until(lambda: not window._tasks, what="the save to finish")
+        await until(lambda: not window.tasks, what="the save to finish")
 
     drive(qloop, scenario())
     assert load_settings().model == "llava:13b"

@@ -167,7 +167,7 @@ def test_the_finder_lists_the_servers_marks_those_that_see_and_one_click_sets_th
     window = harness.window
 
     async def scenario() -> ModelServersDialog:
-        dialog = await open_finder(window, window.find_servers_action.trigger)
+        dialog = await open_finder(window, window.menu_actions.find_servers.trigger)
         await showing(dialog, dialog.found_page)
         assert _models(dialog) == {
             f"Ollama — {ollama.base_url}": [
@@ -299,7 +299,7 @@ def test_settings_find_model_servers_fills_the_model_fields(
     window = harness.window
 
     async def scenario() -> SettingsDialog:
-        window.settings_action.trigger()
+        window.menu_actions.settings.trigger()
         settings = await until(lambda: window.findChild(SettingsDialog), what="settings")
         assert settings.find_button.isVisible()
         vision = settings.fields["vision"]

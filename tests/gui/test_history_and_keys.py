@@ -155,7 +155,7 @@ def test_ctrl_p_pauses_and_resumes(window: MainWindow, qtbot: Any, qloop: Any) -
 
     async def scenario() -> None:
         window.panel.goal_edit.setPlainText("wait")
-        window.start_action.trigger()
+        window.menu_actions.start.trigger()
         await until(lambda: window.panel.state == "running")
         qtbot.keyClick(window.timeline, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
         release.set()
@@ -179,12 +179,12 @@ def test_replay_is_refused_while_a_live_run_is_on_show(window: MainWindow, qloop
 
     async def scenario() -> None:
         window.panel.goal_edit.setPlainText("wait")
-        window.start_action.trigger()
+        window.menu_actions.start.trigger()
         await until(lambda: window.panel.state == "running")
         live = window.run
         window.on_run_selected("r1")
         assert window.worker is None and window.run is live and window.live_running
-        assert "replayed when it ends" in window.status_label.text()
+        assert "replayed when it ends" in window.bar.status_label.text()
         release.set()
         await until(lambda: window.run is not None and window.run.status.is_terminal)
 

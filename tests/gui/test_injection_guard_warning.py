@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_agent.settings import Settings
-from desktop_agent.ui.main_window import INJECTION_GUARD_OFF, MainWindow
+from desktop_agent.ui.main_window import MainWindow
+from desktop_agent.ui.status_bar import INJECTION_GUARD_OFF
 from tests.fakes import make_agent
 from tests.gui.fake_agent import bind_window, drive, until
 
@@ -18,12 +19,12 @@ def _shown(qloop: Any, settings: Settings, data_dir: Path) -> tuple[bool, str]:
 
     async def bind() -> Any:
         client = bind_window(window, agent)
-        await until(lambda: not window._tasks, what="the history and the vision check")
+        await until(lambda: not window.tasks, what="the history and the vision check")
         return client
 
     client = drive(qloop, bind())
     try:
-        return window.guard_label.isVisible(), window.guard_label.text()
+        return window.bar.guard_label.isVisible(), window.bar.guard_label.text()
     finally:
         drive(qloop, window.shutdown())
         drive(qloop, client.close())

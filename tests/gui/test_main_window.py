@@ -90,8 +90,8 @@ def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, q
     tip = model.index(2, TimelineModel.ACTION).data(Qt.ItemDataRole.ToolTipRole)
     assert tip == 'click {"x":100,"y":50}'  # the call as the program sees it
     assert window.run is not None and window.run.status is RunStatus.COMPLETED
-    assert window.turn_label.text() == "Turn 2 of 20"
-    assert window.status_label.text() == "Completed: clicked"
+    assert window.bar.turn_label.text() == "Turn 2 of 20"
+    assert window.bar.status_label.text() == "Completed: clicked"
     assert window.panel.state == "idle"
 
 
@@ -132,7 +132,7 @@ def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
 
     run_id = drive(qloop, live())
     live_rows = row_shapes(window.timeline_model)
-    live_status = window.status_label.text()
+    live_status = window.bar.status_label.text()
 
     async def replay() -> None:
         window.timeline_model.clear()
@@ -144,8 +144,8 @@ def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
     assert row_shapes(window.timeline_model) == live_rows
     assert len(live_rows) == 8
     assert window.run_title.text().startswith("Replay: ")
-    assert window.status_label.text() == f"Replayed: {live_status}"
-    assert window.turn_label.text() == "Turn 3 of 20"
+    assert window.bar.status_label.text() == f"Replayed: {live_status}"
+    assert window.bar.turn_label.text() == "Turn 3 of 20"
 
 
 def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason(
@@ -295,7 +295,7 @@ def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usa
 
     drive(qloop, scenario())
     assert window.panel.error_label.text() == "socket went away second line"
-    assert window.status_label.text() == "Not started: socket went away second line"
+    assert window.bar.status_label.text() == "Not started: socket went away second line"
     assert window.panel.state == "idle"
     assert "starting a run failed" in caplog.text  # logged with its traceback
     script(agent, done("ok"))
@@ -383,7 +383,7 @@ def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
         RunStatus.STOPPED,
         StopReason.USER_STOP,
     )
-    assert window.status_label.text() == "Stopped: stopped before it started"
+    assert window.bar.status_label.text() == "Stopped: stopped before it started"
     assert agent.runner.active_ids == ()
     assert asked == [] and agent.runner.services.observer.calls == 0
 
@@ -396,7 +396,7 @@ def test_a_replay_that_cannot_be_read_says_why(window: MainWindow, qloop: Any) -
         await worker.wait()
 
     drive(qloop, scenario())
-    assert window.status_label.text() == "Could not show the run: no run 'no-such-run'"
+    assert window.bar.status_label.text() == "Could not show the run: no run 'no-such-run'"
     assert window.panel.state == "idle"
 
 
@@ -412,15 +412,15 @@ def test_the_window_renders_its_model_and_sends_the_stop_the_model_answers(
     shown = window.shown
     shown.show_live("not-admitted", status="Starting routine export…")
     assert window.panel.state == "starting" and window.panel.stop_button.isEnabled()
-    assert window.status_label.text() == "Starting routine export…"
+    assert window.bar.status_label.text() == "Starting routine export…"
     assert window.live_running and window.run is None
 
     window.panel.stop_button.click()
-    assert window.panel.state == "stopping" and window.status_label.text() == "Stopping…"
+    assert window.panel.state == "stopping" and window.bar.status_label.text() == "Stopping…"
     shown.apply(StartRefused("not-admitted", "no routine 'export'"))
 
     assert window.panel.state == "idle" and not window.live_running
-    assert window.status_label.text() == "Not started: no routine 'export'"
+    assert window.bar.status_label.text() == "Not started: no routine 'export'"
     assert window.panel.error_label.text() == "no routine 'export'"
 
 

@@ -36,16 +36,16 @@ def test_the_status_bar_shows_tokens_cost_and_time_while_the_run_goes(
         window.panel.start_button.click()
         # turn 2 is thinking: turn 1's tokens and cost show already
         await until(
-            lambda: window.usage_label.text() == "1,000 + 50 tokens of 1,000,000 · $0.0011",
+            lambda: window.bar.usage_label.text() == "1,000 + 50 tokens of 1,000,000 · $0.0011",
             what="turn 1's usage",
         )
-        assert window.elapsed_label.text().endswith(" of 30:00")  # max_run_seconds: 1800
+        assert window.bar.elapsed_label.text().endswith(" of 30:00")  # max_run_seconds: 1800
         release.set()
         await until(lambda: window.run is not None and window.run.finished_at, what="the end")
 
     drive(qloop, scenario())
-    assert window.usage_label.text() == "101,000 + 5,050 tokens · $0.1111"
-    assert " of " not in window.elapsed_label.text()
+    assert window.bar.usage_label.text() == "101,000 + 5,050 tokens · $0.1111"
+    assert " of " not in window.bar.elapsed_label.text()
 
 
 def test_totals_that_include_estimates_are_marked(
@@ -59,9 +59,9 @@ def test_totals_that_include_estimates_are_marked(
         await until(lambda: window.run is not None and window.run.finished_at, what="the end")
 
     drive(qloop, scenario())
-    text = window.usage_label.text()
+    text = window.bar.usage_label.text()
     assert text.startswith("≈") and text.endswith("tokens · no price"), text
-    assert "estimated" in window.usage_label.toolTip()
+    assert "estimated" in window.bar.usage_label.toolTip()
 
 
 def test_the_totals_come_with_the_run_events_and_the_store_is_not_read_for_them(
@@ -91,7 +91,7 @@ def test_the_totals_come_with_the_run_events_and_the_store_is_not_read_for_them(
     async def scenario() -> None:
         window.panel.goal_edit.setPlainText("think twice")
         window.panel.start_button.click()
-        await until(lambda: window.usage_label.text().startswith("1,000 + 50 tokens"))
+        await until(lambda: window.bar.usage_label.text().startswith("1,000 + 50 tokens"))
         release.set()
         await until(lambda: window.run is not None and window.run.finished_at, what="the end")
 

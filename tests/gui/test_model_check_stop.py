@@ -45,7 +45,7 @@ async def _landed(harness: Any) -> None:
 
 
 async def stop_by_window_stop_all(harness: Any) -> None:
-    harness.window.stop_all_action.trigger()
+    harness.window.menu_actions.stop_all.trigger()
     await _landed(harness)
 
 
@@ -326,7 +326,7 @@ def test_every_stop_closes_test_connection_in_flight_and_nothing_is_asked_after(
 
 def finder_of_the_window(qtbot: Any, harness: Any) -> Callable[[], Any]:
     """App → Find model servers…; the finder it opened."""
-    harness.window.find_servers_action.trigger()
+    harness.window.menu_actions.find_servers.trigger()
     return lambda: harness.app.servers.dialog
 
 
@@ -523,7 +523,7 @@ def test_stop_all_pressed_while_the_app_imports_its_loop_is_carried_out_and_stop
         "import json, os, sys, threading\n"
         "from PySide6.QtCore import QTimer\n"
         "import desktop_agent.app as app\n"
-        "from desktop_agent.ui.main_window import MainWindow\n"
+        "from desktop_agent.ui import main_window\n"
         "from desktop_agent.__main__ import main\n"
         "pressed = threading.Event()\n"
         "preload = app._preload\n"
@@ -540,13 +540,13 @@ def test_stop_all_pressed_while_the_app_imports_its_loop_is_carried_out_and_stop
         "    QTimer.singleShot(0, press)\n"
         "    return importing(window, modules)\n"
         "app._import_while_qt_runs = press_while_importing\n"
-        "check = MainWindow.check_vision\n"
-        "async def checked(self, *args):\n"
-        "    await check(self, *args)\n"
-        "    print(json.dumps(self.panel.vision_label.text()))\n"
+        "check = main_window.check_model_line\n"
+        "async def checked(client, panel, *args):\n"
+        "    await check(client, panel, *args)\n"
+        "    print(json.dumps(panel.vision_label.text()))\n"
         "    sys.stdout.flush()\n"
         "    os._exit(0)\n"
-        "MainWindow.check_vision = checked\n"
+        "main_window.check_model_line = checked\n"
         f"main(['--data-dir', {str(data_dir)!r}])\n"
     )
     sees = {APP_MODEL: ["completion", "vision"]}
@@ -671,7 +671,7 @@ def test_a_stop_right_after_the_click_sends_nothing_of_what_the_click_asked(
     async def scenario() -> None:
         asked = len(server.heard)
         said = ask(qtbot, harness)  # the click: what it asks is on its way to the engine
-        harness.window.stop_all_action.trigger()
+        harness.window.menu_actions.stop_all.trigger()
         harness.client.engine.submit(nothing()).result(10)  # the stop has landed, the GUI waited
         await until(lambda: said() == stopped, 10, "stopped said")
         await _landed(harness)

@@ -159,14 +159,14 @@ def model_servers_list(qtbot: Any, raw: str) -> list[tuple[str, str]]:
 def run_title_and_hotkey(window: Any, raw: str) -> list[tuple[str, str]]:
     window.shown.show_live("r1", status="Starting…")
     window.shown.apply(RunStarted(run_view(1, raw, RunStatus.RUNNING, model=raw)))
-    window.set_hotkey_state(False, raw)
+    window.bar.set_hotkey_state(False, raw)
     window.shown.apply(StartRefused("r1", raw))
     return [
         (shown_label(window.run_title), raw),
         (shown_tooltip(window.run_title.toolTip()), f"{raw}\nrun r1 · {raw}"),
-        (shown_label(window.hotkey_label), f"Stop hotkey not armed: {raw}"),
-        (shown_tooltip(window.hotkey_label.toolTip()), f"Stop hotkey not armed: {raw}"),
-        (shown_label(window.status_label), f"Not started: {raw}"),
+        (shown_label(window.bar.hotkey_label), f"Stop hotkey not armed: {raw}"),
+        (shown_tooltip(window.bar.hotkey_label.toolTip()), f"Stop hotkey not armed: {raw}"),
+        (shown_label(window.bar.status_label), f"Not started: {raw}"),
         (shown_label(window.panel.error_label), raw),
     ]
 

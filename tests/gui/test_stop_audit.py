@@ -71,7 +71,7 @@ def test_stop_all_pressed_before_the_engine_exists_stops_another_instances_run(
         assert window.client is None  # no engine yet: the app still loads its parts
         # nothing of the app can start meanwhile: Start (button, Ctrl+Return) is off
         window.panel.goal_edit.setPlainText("open the editor")
-        window.start_action.trigger()
+        window.menu_actions.start.trigger()
         window.panel.start_button.click()
         assert not window.panel.start_button.isEnabled() and not window.live_running
         window.panel.stop_all_button.click()
@@ -141,7 +141,7 @@ def test_a_run_of_the_window_acts_only_once_the_api_and_the_stop_hotkey_are_up(
         hotkey.go.set()
         await asyncio.wait_for(services, 10)
         await asyncio.wait_for(acting, 10)
-        assert window.hotkey_label.isHidden()  # armed
+        assert window.bar.hotkey_label.isHidden()  # armed
 
     try:
         drive(qloop, scenario(), timeout=30)
@@ -199,7 +199,7 @@ def test_a_window_that_closes_before_its_run_may_act_never_lets_it_act(
 
 
 def _stop_by_window_stop_all(harness: Any) -> None:
-    harness.window.stop_all_action.trigger()
+    harness.window.menu_actions.stop_all.trigger()
 
 
 def _stop_by_window_stop(harness: Any) -> None:

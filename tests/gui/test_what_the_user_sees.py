@@ -96,9 +96,9 @@ def test_the_status_label_shows_the_models_message_as_text(window: Any) -> None:
     message = 'Done <a href="https://evil.example"><img src="x">click</a>'
     window.set_status(message)
 
-    assert window.status_label.textFormat() == Qt.TextFormat.PlainText
-    assert window.status_label.text() == message
-    assert "&lt;a href" in window.status_label.toolTip()  # shown literally, not as a link
+    assert window.bar.status_label.textFormat() == Qt.TextFormat.PlainText
+    assert window.bar.status_label.text() == message
+    assert "&lt;a href" in window.bar.status_label.toolTip()  # shown literally, not as a link
 
 
 class RecordingIcon:

@@ -228,6 +228,39 @@ def test_elapsed_of_a_replayed_run_without_an_end_is_by_the_wall_clock_since_its
     assert elapsed is not None and 30 <= elapsed < 90
 
 
+def test_the_status_bar_lines_name_the_settings_limits_only_while_the_live_run_goes() -> None:
+    # what the status bar says is the model's: the window only sets the texts (issue 32 item 5)
+    clock = Clock()
+    shown = RunOnShow(clock)
+    assert (shown.turn_line(), shown.usage_line(1000), shown.elapsed_line(600)) == ("", "", "")
+    shown.show_live("r1")
+    shown.apply(RunStarted(run(prompt_tokens=1000, completion_tokens=50, cost=0.0011)))
+    shown.apply(StepStarted(step(1)))
+    clock.now += 75
+    assert shown.going and shown.turn_line() == "Turn 1 of 20"
+    assert shown.usage_line(1_000_000) == "1,000 + 50 tokens of 1,000,000 · $0.0011"
+    assert shown.elapsed_line(1800) == "1:15 of 30:00" and shown.elapsed_line(0) == "1:15"
+    assert "estimated" not in shown.usage_tip()
+
+    shown.apply(RunFinished(ended(prompt_tokens=1000, completion_tokens=50, tokens_estimated=True)))
+    assert not shown.going
+    assert shown.usage_line(1_000_000) == "≈1,000 + 50 tokens · no price"
+    assert shown.elapsed_line(1800) == "1:15" and "estimated" in shown.usage_tip()
+
+
+def test_a_replay_never_names_todays_limits_and_its_title_says_it_is_a_replay() -> None:
+    shown = RunOnShow()
+    shown.show_replay()
+    shown.apply(RunStarted(run(goal="save\n  the   file")))
+    assert not shown.going and shown.usage_line(1_000_000) == "0 + 0 tokens · no price"
+    assert shown.title() == "Replay: save the file"
+    assert shown.title_tip().startswith("save\n  the   file\nrun r1 · ")
+    live = RunOnShow()
+    live.show_live("r1")
+    live.apply(RunStarted(run(goal="save the file")))
+    assert live.title() == "save the file"
+
+
 def test_a_run_of_the_history_is_replayed_only_when_no_live_run_is_on_and_it_has_ended() -> None:
     shown = RunOnShow()
     assert shown.may_replay("r0", ended("r0")) == (True, "")
