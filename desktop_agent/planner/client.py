@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from desktop_agent.core.errors import ConfigError, PlannerError, PlannerTransportError
 from desktop_agent.core.models import Decision, TokenUsage
 from desktop_agent.core.ports import DecideRequest
-from desktop_agent.planner.backends import ChatFormat, chat_format
 from desktop_agent.planner.grounder import ModelGrounder
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import (
@@ -29,6 +28,7 @@ from desktop_agent.planner.profiles import (
     resolve_profile,
 )
 from desktop_agent.planner.prompt import TRANSPORT_PREFIX, decision_schema
+from desktop_agent.planner.registry import ChatFormat, chat_format
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
