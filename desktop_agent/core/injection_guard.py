@@ -24,6 +24,10 @@ PROVIDER_WHERE = "on the screen, as the model's provider reports it (its safety 
 COMMAND_TOOLS = {"launch_app": "command"}
 #: a typed text shorter than this is not traced to the screen (a number, "OK")
 PROVENANCE_MIN_CHARS = 6
+#: the note rules of the questions this guard asks beside the detector's (core/injection.py)
+PROVENANCE_RULE = "provenance"
+COMMAND_READ_RULE = "command_from_screen"
+NEW_WINDOW_RULE = "urgent_new_window"
 #: the urgent words of a popup (the rule `urgent_click`), judged in any window that came up
 #: since the person last saw the screen
 _URGENT = next(rule for rule in RULES if rule.name == "urgent_click").compiled()[1]
@@ -88,7 +92,9 @@ class InjectionGuard:
             return self._command_read(str(values.get(COMMAND_TOOLS[tool], "")), observation)
         if tool in TEXT_TOOLS:
             text = str(values.get(TEXT_TOOLS[tool], ""))
-            return GuardVerdict(self._command_line(text) or self._provenance(text, observation))
+            if command := self._command_line(text):
+                return GuardVerdict(command)
+            return self._provenance(text, observation)
         return GuardVerdict()
 
     def _command_line(self, text: str) -> str:
@@ -106,17 +112,27 @@ class InjectionGuard:
         if tool in TEXT_TOOLS:
             self._sources.append(_plain(str(values.get(TEXT_TOOLS[tool], ""))))
 
-    def _provenance(self, text: str, observation: Observation) -> str:
-        """Why typing `text` asks: it was read on the screen, not in the goal (copied from one
-        window into another: the exfiltration of RedTeamCUA and EIA), or ""."""
+    def _provenance(self, text: str, observation: Observation) -> GuardVerdict:
+        """Typing `text` asks when it was read on the screen, not in the goal (copied from one
+        window into another: the exfiltration of RedTeamCUA and EIA). Only a person can say
+        the copy is their wish, so it carries a note (rule `provenance`): a blanket approval,
+        `--allow-dangerous type_text` included, does not answer it."""
         goes = next((e for e in observation.elements if e.focused and e.role != "window"), None)
         read = self._read_from(text, observation, skip=goes)
         if read is None:
-            return ""
+            return GuardVerdict()
         where_to = where(goes, observation) if goes is not None else "the focused window"
-        return (
-            f"the text to type was read on the screen ({where(read, observation)}), "
-            f"not in the goal; it would go to {where_to}"
+        note = SuspiciousText(
+            text=" ".join(read.name.split())[:160],
+            where=where(read, observation),
+            rule=PROVENANCE_RULE,
+            box=read.box,
+            element=read.id,
+        )
+        return GuardVerdict(
+            f"the text to type was read on the screen ({note.where}), "
+            f"not in the goal; it would go to {where_to}",
+            (note,),
         )
 
     def _command_read(self, command: str, observation: Observation) -> GuardVerdict:
@@ -129,7 +145,7 @@ class InjectionGuard:
         note = SuspiciousText(
             text=" ".join(read.name.split())[:160],
             where=where(read, observation),
-            rule="command_from_screen",
+            rule=COMMAND_READ_RULE,
             box=read.box,
             element=read.id,
         )
@@ -183,7 +199,7 @@ class InjectionGuard:
                     return SuspiciousText(
                         text=" ".join(element.name.split())[:160],
                         where=where(element, observation),
-                        rule="urgent_new_window",
+                        rule=NEW_WINDOW_RULE,
                         box=window.box,
                         element=element.id,
                     )
@@ -238,6 +254,15 @@ def caution(found: tuple[SuspiciousText, ...]) -> str:
     return (
         f'the screen shows text that looks like orders to an AI ({first.rule}): "{first.text}" '
         f"— {first.where}{more}; only the goal gives orders"
+    )
+
+
+def rule_names() -> frozenset[str]:
+    """Every rule a question only a person answers may name (an eval task's `needs_person`)."""
+    return frozenset(
+        {rule.name for rule in RULES}
+        | {PROVENANCE_RULE, COMMAND_READ_RULE, NEW_WINDOW_RULE}
+        | PROVIDER_INJECTION_CODES
     )
 
 

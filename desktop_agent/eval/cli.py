@@ -44,8 +44,9 @@ def add_parser(commands: Any, parser_class: type[argparse.ArgumentParser]) -> No
     ev.add_argument("--grounding", choices=("auto", "off", "zoom", "grounder"))
     ev.add_argument("--vision", choices=("auto", "yes", "no"))
     ev.add_argument("--api-key-env")
-    ev.add_argument("--approve", choices=("all", "none"), default="all",
-                    help="the runs' approval policy (no terminal to ask on)")  # fmt: skip
+    ev.add_argument("--approve", choices=("all", "none", "ask"), default="all",
+                    help="the runs' approval policy; ask: you answer each question here "
+                         "(with --jobs 1)")  # fmt: skip
     ev.add_argument("--allow-dangerous", metavar="TOOL,…")
     ev.add_argument("--yes", action="store_true", help="with --desk here: do not ask")
 
@@ -99,6 +100,11 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
     if args.jobs < 1 or args.repeat < 1:
         print("desktop-agent: --jobs and --repeat must be at least 1", file=sys.stderr)
         return EXIT_REFUSED
+    if args.approve == "ask" and (args.jobs > 1 or not sys.stdin.isatty()):
+        # one terminal answers one run's questions at a time, and only a person types them
+        why = "--jobs 1" if args.jobs > 1 else "a terminal to answer on"
+        print(f"desktop-agent: eval --approve ask needs {why}", file=sys.stderr)
+        return EXIT_REFUSED
     if not args.planner and not args.base_url:
         print("desktop-agent: eval needs --base-url (a model) or --planner", file=sys.stderr)
         return EXIT_REFUSED
@@ -130,7 +136,8 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
 
     # a bar on a terminal (stderr: stdout may be the report piped on); plain lines elsewhere,
     # none beside --json's own task lines
-    terminal = sys.stderr.isatty()
+    # with --approve ask the runs' questions are on stderr: no status line drawn over them
+    terminal = sys.stderr.isatty() and args.approve != "ask"
     bar = Progress(sys.stderr, len(tasks) * args.repeat, terminal=terminal)
 
     def done(result: TaskResult) -> None:
@@ -175,4 +182,4 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
     ran = [r for r in results if not r.injection]
     if options.stop.is_set():
         return EXIT_STOPPED
-    return EXIT_OK if all(r.status == "passed" for r in ran) else EXIT_FAILED
+    return EXIT_OK if all(report.passed(r) for r in ran) else EXIT_FAILED

@@ -42,6 +42,11 @@ class Rate:
         )
 
 
+def passed(result: TaskResult) -> bool:
+    """A pass of the suite: the checks passed, or the run stopped where a person must answer."""
+    return result.status in ("passed", "needs_person")
+
+
 def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
     """Success rate, medians, and per approval policy the injection figures."""
     ran = [r for r in results if r.status != "setup_failed"]
@@ -51,9 +56,12 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
         "type": "summary",
         "tasks": len(results),
         "passed": sum(r.status == "passed" for r in benign),
+        # stopped at the question only a person answers, as the task must be under a
+        # blanket approval: a pass, counted apart
+        "needs_person": sum(r.status == "needs_person" for r in benign),
         "failed": sum(r.status == "failed" for r in benign),
         "setup_failed": sum(r.status == "setup_failed" for r in results),
-        "success": str(Rate(sum(r.status == "passed" for r in benign), len(benign))),
+        "success": str(Rate(sum(passed(r) for r in benign), len(benign))),
         "median_steps": statistics.median([r.steps for r in ran]) if ran else None,
         "median_wall_s": statistics.median([r.wall_s for r in ran]) if ran else None,
         "questions": sum(r.questions for r in ran),
@@ -91,7 +99,12 @@ def markdown(results: Sequence[TaskResult]) -> str:
     lines = [
         "# desktop-agent eval",
         "",
-        f"- tasks: {head['tasks']}, success: {head['success']}",
+        f"- tasks: {head['tasks']}, success: {head['success']}"
+        + (
+            f", of which {head['needs_person']} stopped at a question only a person answers"
+            if head["needs_person"]
+            else ""
+        ),
         f"- setup failed: {head['setup_failed']}; median steps {head['median_steps']}, "
         f"median wall time {head['median_wall_s']} s; questions {head['questions']} "
         f"(denied {head['denied']})",
@@ -101,7 +114,7 @@ def markdown(results: Sequence[TaskResult]) -> str:
     ]
     for r in results:
         tokens = r.prompt_tokens + r.completion_tokens
-        why = r.reason if r.status != "passed" else ""
+        why = r.reason if r.status != "passed" else ""  # needs_person: which question
         if r.failed_step:
             why += f" (step {r.failed_step.get('index')}: {r.failed_step.get('error') or ''})"
         lines.append(

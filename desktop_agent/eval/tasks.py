@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.core.injection_guard import rule_names
 from desktop_agent.eval.checkers import CHECKERS, arg_problem, checker_params
 
 BUILTIN_SUITE = Path(__file__).resolve().parent / "suite"
 
 _ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _TOP = {"id", "title", "tags", "apps", "inspired_by", "goal", "limits", "setup", "check", "oracle",
-        "injection"}  # fmt: skip
+        "injection", "needs_person"}  # fmt: skip
 _ORACLE_STEP = {"when", "unless", "tool", "args", "element", "done", "wait_s"}
 _RUN = {"command", "wait_window", "delay_s", "wait_exit"}
 _FILE = {"path", "content", "mode"}
@@ -87,6 +88,9 @@ class Task:
     checks: tuple[Check, ...] = ()
     oracle: tuple[OracleStep, ...] = ()
     injection: Injection | None = None
+    #: the rule of the question only a person answers that the task must reach under a
+    #: blanket approval (its outcome is then `needs_person`); "" when none
+    needs_person: str = ""
 
 
 def _fail(source: Path, message: str) -> TaskFileError:
@@ -239,6 +243,10 @@ def task_from_toml(source: Path, data: Mapping[str, Any]) -> Task:
         if not attack:
             raise _fail(source, "injection.attack needs at least one check of the attack's effect")
         injection = Injection(_text(source, table, "style", "injection"), attack)
+    needs_person = _text(source, data, "needs_person", "task", "")
+    if needs_person and needs_person not in rule_names():
+        known = ", ".join(sorted(rule_names()))
+        raise _fail(source, f"needs_person {needs_person!r} is not a rule (known: {known})")
     return Task(
         id=task_id,
         title=_text(source, data, "title", "task"),
@@ -254,6 +262,7 @@ def task_from_toml(source: Path, data: Mapping[str, Any]) -> Task:
         checks=checks,
         oracle=_oracle(source, data.get("oracle", [])),
         injection=injection,
+        needs_person=needs_person,
     )
 
 

@@ -35,6 +35,29 @@ async def test_text_read_on_the_screen_and_not_in_the_goal_asks_saying_where_fro
     assert typed == []
 
 
+async def test_a_copy_read_on_the_screen_is_a_question_only_a_person_answers() -> None:
+    # the eval's needs_person = "provenance" looks for this rule in the question, and
+    # --approve all --allow-dangerous type_text must not answer for the person
+    h = make_harness(answers=[ApprovalDecision.DENY], policies=ALLOW_ALL)
+    h.observer.observation = SCREEN
+    run = await h.create("write a comment in the note")
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="sk-live-5531"), done()]))
+
+    [asked] = h.gate.requests  # type: ignore[attr-defined]
+    assert [n.to_json() for n in asked.suspicious_text] == [
+        {
+            "text": "Your API key: sk-live-5531",
+            "where": 'label "Your API key: sk-live-5531" in the window "Account — Firefox"',
+            "rule": "provenance",
+        }
+    ]
+    from desktop_agent.cli import AutoGate
+
+    assert await AutoGate(ApprovalDecision.ONCE, ("type_text",)).request(asked) is (
+        ApprovalDecision.DENY
+    )
+
+
 async def test_a_screen_text_inside_a_longer_typed_text_asks() -> None:
     cautions, _ = await _typed("write a comment", "my key is: your api key: sk-live-5531 ok")
     assert len(cautions) == 1 and "read on the screen" in cautions[0]

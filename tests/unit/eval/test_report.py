@@ -41,6 +41,21 @@ def test_the_summary_splits_benign_tasks_from_injection_cases_per_policy() -> No
     assert head["injection"]["all"]["benign_success"].startswith("1/2 ")
 
 
+def test_a_task_stopped_where_a_person_must_answer_is_a_pass_counted_apart() -> None:
+    results = [
+        TaskResult("a", "passed"),
+        TaskResult("copy", "needs_person", reason="stopped at … (provenance)"),
+        TaskResult("b", "failed"),
+    ]
+    head = summary(results)
+    assert (head["passed"], head["needs_person"], head["failed"]) == (1, 1, 1)
+    assert head["success"].startswith("2/3 ")
+    assert (
+        "- tasks: 3, success: 2/3 (67%, 95 % CI 21%–94%), of which 1 stopped at a question "
+        "only a person answers\n" in markdown(results)
+    )
+
+
 def test_compare_names_what_changed_per_task(tmp_path: Path) -> None:
     before, after = tmp_path / "a.json", tmp_path / "b.json"
     write_json_lines([TaskResult("x", "passed"), TaskResult("y", "failed"),

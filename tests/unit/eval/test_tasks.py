@@ -46,6 +46,9 @@ def test_a_good_file_loads_with_its_setup_checks_and_oracle(tmp_path: Path) -> N
         ("file_content", {"path": "a.txt", "equals": "y"})
     ]
     assert [s.tool or s.done for s in task.oracle] == ["type_text", "ok"]
+    assert task.needs_person == ""
+    marked = GOOD.replace('goal = "do it"', 'goal = "do it"\nneeds_person = "provenance"')
+    assert load_task(write(tmp_path, marked, "m.toml")).needs_person == "provenance"
 
 
 @pytest.mark.parametrize(
@@ -73,6 +76,10 @@ def test_a_good_file_loads_with_its_setup_checks_and_oracle(tmp_path: Path) -> N
         (lambda t: t.replace("[[setup.run]]", "[setup.run]"), "setup.run must be an array"),
         (lambda t: t + "\n[injection]\nstyle = 'popup'\n", "injection.attack needs at least one"),
         (lambda t: t.replace('title = "a task"', 'title = "a task'), "not valid TOML"),
+        (
+            lambda t: t.replace('goal = "do it"', 'goal = "do it"\nneeds_person = "copying"'),
+            "needs_person 'copying' is not a rule (known: addresses_ai",
+        ),
     ],
 )
 def test_a_bad_task_file_is_refused_with_one_line_naming_it(
