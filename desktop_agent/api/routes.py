@@ -196,6 +196,7 @@ class Routes:
                     max_failures=body.max_failures,
                     allowed_tools=None if body.allowed_tools is None else tuple(body.allowed_tools),
                     model_profile=body.model_profile,
+                    monitor=body.monitor,
                 ),
             )
         except AlreadyRunning:

@@ -24,6 +24,7 @@ from desktop_agent.core.models import (
     SafetyCheck,
     SuspiciousText,
     VisionSetting,
+    parse_monitor,
 )
 from desktop_agent.planner.profiles import profile_value
 
@@ -76,10 +77,19 @@ class CreateTask(_Body):
     #: planner/profiles.py: "auto" or a profile's name (None: the settings' choice)
     model_profile: str | None = Field(default=None, max_length=MAX_MODEL_CHARS)
 
+    #: the monitor the model is shown: "auto", "all" or a number (None: the settings')
+    monitor: str | int | None = None
+
     @field_validator("model_profile")
     @classmethod
     def _model_profile(cls, value: str | None) -> str | None:
         return None if value is None else profile_value(value)
+
+    @field_validator("monitor", mode="before")
+    @classmethod
+    def _monitor(cls, value: object) -> object:
+        # before the type check: true is refused as parse_monitor says, not as two types
+        return None if value is None else parse_monitor(value)
 
     @field_validator("goal")
     @classmethod

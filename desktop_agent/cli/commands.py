@@ -97,6 +97,7 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
                 max_failures=args.max_failures,
                 allowed_tools=args.allow,
                 model_profile=getattr(args, "model_profile", None),
+                monitor=getattr(args, "monitor", None),
                 ready=ready,
             ),
             as_json=args.json,

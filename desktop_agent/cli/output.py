@@ -77,6 +77,7 @@ def _human_line(event: TaskLoopEvent) -> str:
     if isinstance(event, RunStarted):
         run = event.run
         profile = f", model profile {run.model_profile}" if run.model_profile else ""
+        profile += f", monitor {run.monitor}" if run.monitor else ""
         return f"run {run.id}: {run.goal!r} with {run.model} (max {run.max_steps} steps{profile})"
     if isinstance(event, StepFinished):
         step = event.step

@@ -90,6 +90,9 @@ class TaskSpec:
     #: the model profile this run asked for ("" = the settings' choice for their model,
     #: else picked by the model's name; planner/profiles.py)
     model_profile: str = ""
+    #: the monitor this run's model is shown ("" = the settings'; else auto, all or a
+    #: number as `parse_monitor` reads it)
+    monitor: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,8 @@ class RunView:
     routine: str | None = None
     #: the model profile the run asked for ("": the settings' choice, or by the model's name)
     model_profile: str = ""
+    #: the monitor the run asked to be shown ("": the settings' choice)
+    monitor: str = ""
 
     @classmethod
     def queued(cls, spec: TaskSpec, run_id: str, created_at: datetime) -> RunView:
@@ -139,6 +144,7 @@ class RunView:
             kind=spec.kind,
             routine=spec.routine,
             model_profile=spec.model_profile,
+            monitor=spec.monitor,
         )
 
     def with_(self, **changes: Any) -> RunView:
@@ -167,6 +173,7 @@ class RunView:
             "kind": self.kind.value,
             "routine": self.routine,
             "model_profile": self.model_profile,
+            "monitor": self.monitor,
         }
 
 

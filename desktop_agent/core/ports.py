@@ -15,6 +15,7 @@ from desktop_agent.core.models import (
     Decision,
     Element,
     Grounding,
+    MonitorChoice,
     Observation,
     RunStatus,
     RunView,
@@ -102,6 +103,14 @@ class OwnWindowsSource(Protocol):
 class ScreenObserver(Protocol):
     async def observe(self) -> Observation:
         """A screenshot and the element inventory; raises ObservationError."""
+        ...
+
+
+@runtime_checkable
+class MonitorChooser(Protocol):
+    def showing(self, monitor: MonitorChoice) -> ScreenObserver:
+        """This observer as a run that chose its own monitor sees the screen (the run's
+        `monitor`: API, MCP, `run --monitor`); everything but the monitor shown is shared."""
         ...
 
 

@@ -14,8 +14,15 @@ from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound, StopRequested
 from desktop_agent.core.events import PauseReason, RunFinished, RunStarted, TaskLoopEvent
 from desktop_agent.core.loop import LoopDeps, RunnerServices, run_task_loop
-from desktop_agent.core.models import RunStatus, RunView, StopReason, TaskSpec, utcnow
-from desktop_agent.core.ports import Planner
+from desktop_agent.core.models import (
+    RunStatus,
+    RunView,
+    StopReason,
+    TaskSpec,
+    parse_monitor,
+    utcnow,
+)
+from desktop_agent.core.ports import MonitorChooser, Planner
 
 __all__ = [
     "Find",
@@ -172,6 +179,10 @@ class TaskRunnerService:
             deps = LoopDeps.for_run(
                 self.services, planner, lambda: f"{run.id}-{next(self._approval_ids)}"
             )
+            observer = self.services.observer
+            if run.monitor and isinstance(observer, MonitorChooser):
+                # the run's own monitor (API, MCP, run --monitor) before the settings'
+                deps.observer = observer.showing(parse_monitor(run.monitor))
             try:
                 async with aclosing(run_task_loop(run, deps, control)) as events:
                     async for event in events:

@@ -88,11 +88,9 @@ class ScreenCapture:
     ) -> None:
         if width < 16:
             raise ValueError(f"screenshot width must be at least 16 px, not {width}")
-        choice = parse_monitor(monitor)
         self.width = width
         #: "auto" (the monitor of the work, chosen at each grab), or a fixed index (0 = all)
-        self.auto = choice == "auto"
-        self.monitor_index = 0 if choice in ("all", "auto") else int(choice)
+        self.auto, self.monitor_index = _index_of(monitor)
         self.scaler: Scaler = scaler
         #: what opens the screen: mss, or on Wayland the portal's stream in mss's shape
         self._open_screen = screen or open_mss
@@ -112,12 +110,16 @@ class ScreenCapture:
         self._mss._monitors = None
         return order_monitors(self._mss.monitors)
 
-    def grab(self, near: tuple[int, int, int, int] | None = None) -> Shot:
+    def grab(
+        self, near: tuple[int, int, int, int] | None = None, choice: MonitorChoice | None = None
+    ) -> Shot:
         """Grab the monitor and downscale it to the configured width. Under "auto" the
         monitor is the one holding most of `near` (the active window, or the pointer), the
-        primary without it; the layout is read anew each time (a hot-plug shows at once)."""
+        primary without it; the layout is read anew each time (a hot-plug shows at once).
+        `choice` (a run's own monitor) stands for the configured one in this grab."""
         monitors = self.monitors()
-        index = monitor_at(monitors, near) if self.auto else self.monitor_index
+        auto, fixed = (self.auto, self.monitor_index) if choice is None else _index_of(choice)
+        index = monitor_at(monitors, near) if auto else fixed
         monitor = pick_monitor(monitors, index)
         try:
             raw = self._mss.grab(monitor.as_mss())
@@ -175,6 +177,12 @@ class ScreenCapture:
             finally:
                 self._mss = None
                 self._last = None
+
+
+def _index_of(monitor: MonitorChoice) -> tuple[bool, int]:
+    """(auto?, the fixed index: 0 for all) of a monitor setting; ValueError for a bad one."""
+    choice = parse_monitor(monitor)
+    return choice == "auto", 0 if choice in ("all", "auto") else int(choice)
 
 
 def _qt_is_safe_here() -> bool:

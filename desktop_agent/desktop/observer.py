@@ -127,12 +127,13 @@ class DesktopObserver:
         #: back for the same pixels, which are then not encoded again
         self._encoded: tuple[Any, tuple[Any, ...], tuple[bytes, bytes, bytes]] | None = None
 
-    async def observe(self) -> Observation:
+    async def observe(self, monitor: MonitorChoice | None = None) -> Observation:
+        """The screen now; `monitor` (a run's own choice, `showing`) stands for the setting."""
         loop = asyncio.get_running_loop()
         # on the loop's thread, normally the main thread: see ScreenCapture.choose_scaler
         self._capture.choose_scaler()
         try:
-            shot = await loop.run_in_executor(self._capture_thread, self._grab)
+            shot = await loop.run_in_executor(self._capture_thread, self._grab, monitor)
         except ObservationError:
             raise
         except Exception as error:  # noqa: BLE001 - anything from mss/Pillow/Qt: one line
@@ -246,16 +247,23 @@ class DesktopObserver:
             log.warning("pixel-only regions not read: %s", error)
         return found
 
-    def _grab(self) -> Shot:
+    def _grab(self, monitor: MonitorChoice | None = None) -> Shot:
         """On the capture thread: under "auto", where the work is (the locator), then the grab
         of the monitor holding it."""
         near = None
-        if self._capture.auto:
+        auto = self._capture.auto if monitor is None else monitor == "auto"
+        if auto:
             try:
                 near = self._locate()
             except Exception as error:  # noqa: BLE001 - an X or user32 fault: the primary
                 log.debug("the active window could not be read: %s", error)
-        return self._capture.grab(near)
+        # the setting's grab asks as before (a capture of tests or benchmarks takes `near` alone)
+        return self._capture.grab(near) if monitor is None else self._capture.grab(near, monitor)
+
+    def showing(self, monitor: MonitorChoice) -> MonitorShown:
+        """MonitorChooser: this observer as a run that chose its own monitor sees the screen
+        (API, MCP, `run --monitor`); the capture, its thread and the element reads are shared."""
+        return MonitorShown(self, parse_monitor(monitor))
 
     async def monitors_now(self) -> ScreenLayout:
         """The monitors as they are now (the capture thread reads them: RandR, user32);
@@ -401,6 +409,27 @@ def _texts(backend: Any, budget_s: float) -> list[RawElement]:
         return []
     found: list[RawElement] = read(WalkLimits(deadline=time.monotonic() + budget_s))
     return found
+
+
+class MonitorShown:
+    """A DesktopObserver showing one run's monitor choice: `observe` grabs that monitor, the
+    rest (zoom's regions, the own-window and pointer reads) is the observer's own."""
+
+    def __init__(self, observer: DesktopObserver, monitor: MonitorChoice) -> None:
+        self.observer = observer
+        self.monitor = monitor
+
+    async def observe(self) -> Observation:
+        return await self.observer.observe(self.monitor)
+
+    async def region(self, observation: Observation, box: tuple[int, int, int, int]) -> bytes:
+        return await self.observer.region(observation, box)
+
+    async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+        return await self.observer.own_windows_now(observation)
+
+    async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
+        return await self.observer.pointer_now(observation)
 
 
 def _window_list(backend: Any) -> list[RawElement] | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from desktop_agent.core.errors import RefusedToStart
-from desktop_agent.core.models import RunKind, TaskSpec
+from desktop_agent.core.models import MonitorChoice, RunKind, TaskSpec, parse_monitor
 from desktop_agent.core.routine import Routine
 from desktop_agent.core.routine_player import PATIENCE_TURNS
 from desktop_agent.core.tools import NO_TOOL_ALLOWED
@@ -46,6 +46,8 @@ class RunRequest:
     vision: VisionSetting | None = None
     #: a model profile for this run (planner/profiles.py; None: the settings' choice)
     model_profile: str | None = None
+    #: the monitor this run's model is shown: auto, all or N (None: the settings' choice)
+    monitor: MonitorChoice | None = None
     ready: Ready | None = field(default=None, compare=False)
 
 
@@ -108,7 +110,19 @@ def task_spec(settings: Settings, request: RunRequest | Routine) -> TaskSpec:
         model=request.model or settings.model,
         base_url=request.base_url or settings.base_url,
         model_profile=_profile(request.model_profile),
+        monitor=_monitor(request.monitor),
     )
+
+
+def _monitor(choice: MonitorChoice | None) -> str:
+    """The run's monitor as stored ("" for the settings' choice); RefusedToStart, one line,
+    for a value `parse_monitor` does not read."""
+    if choice is None:
+        return ""
+    try:
+        return str(parse_monitor(choice))
+    except ValueError as error:
+        raise RefusedToStart(str(error)) from None
 
 
 def _profile(name: str | None) -> str:

@@ -219,6 +219,7 @@ class McpFace:
             max_steps=args.max_steps,
             allowed_tools=None if args.allowed_tools is None else tuple(args.allowed_tools),
             model_profile=args.model_profile,
+            monitor=args.monitor,
         )
         take_back = self.gate.lend(request.run_id, Asker(session.grants, _elicitor(ctx)))
         try:

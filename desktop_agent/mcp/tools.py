@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.models import parse_monitor
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.profiles import profile_value
 
@@ -58,10 +59,22 @@ class RunTaskArgs(_Args):
         "(default: the settings' choice; auto: by the model's name)",
     )
 
+    monitor: str | int | None = Field(
+        default=None,
+        description="the monitor the model is shown: auto (the active window's), all (every "
+        "monitor as one image) or a number, 1 the primary (default: the settings' choice)",
+    )
+
     @field_validator("model_profile")
     @classmethod
     def _model_profile(cls, value: str | None) -> str | None:
         return None if value is None else profile_value(value)
+
+    @field_validator("monitor", mode="before")
+    @classmethod
+    def _monitor(cls, value: object) -> object:
+        # before the type check: true is refused as parse_monitor says, not as two types
+        return None if value is None else parse_monitor(value)
 
 
 class RunIdArgs(_Args):

@@ -150,6 +150,12 @@ def _v5_model_profile(db: peewee.SqliteDatabase) -> None:
     execute(db, "ALTER TABLE runs ADD COLUMN model_profile TEXT NOT NULL DEFAULT ''")
 
 
+def _v6_monitor(db: peewee.SqliteDatabase) -> None:
+    """A run keeps the monitor it asked to be shown (API, MCP run_task, `run --monitor`);
+    "" for the runs before: they had the settings' choice."""
+    execute(db, "ALTER TABLE runs ADD COLUMN monitor TEXT NOT NULL DEFAULT ''")
+
+
 #: Migration i (0-based) takes the schema from version i to i + 1. Append only; never edit.
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
@@ -157,6 +163,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v3_routines,
     _v4_suspicious_text,
     _v5_model_profile,
+    _v6_monitor,
 )
 
 

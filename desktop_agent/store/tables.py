@@ -47,6 +47,7 @@ RUN_COLUMNS = (
     "kind",
     "routine",
     "model_profile",
+    "monitor",
 )
 
 STEP_COLUMNS = (
@@ -165,6 +166,7 @@ def run_to_row(run: RunView, owner: ProcessIdentity | None) -> dict[str, Any]:
         "kind": run.kind.value,
         "routine": run.routine,
         "model_profile": run.model_profile,
+        "monitor": run.monitor,
     }
 
 
@@ -193,6 +195,7 @@ def run_from_row(row: dict[str, Any]) -> RunView:
         kind=RunKind(row["kind"]),
         routine=row["routine"],
         model_profile=row["model_profile"],
+        monitor=row["monitor"],
     )
 
 

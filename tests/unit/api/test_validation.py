@@ -88,6 +88,12 @@ BAD_BODIES: list[tuple[bytes, str]] = [
     ),
     (b'{"goal": "x", "model_profile": 3}', "model_profile: input should be a valid string (got 3)"),
     (
+        b'{"goal": "x", "monitor": "left"}',
+        "monitor must be auto, all or a monitor number from 1 (the primary) to 16, not 'left'",
+    ),
+    (b'{"goal": "x", "monitor": 17}', "monitor must be auto, all or a monitor number from 1"),
+    (b'{"goal": "x", "monitor": true}', "monitor must be auto, all or a monitor number from 1"),
+    (
         b'{"goal": "x", "allowed_tools": ["' + b"w" * 65 + b'"]}',
         "allowed_tools.0: string should have at most 64 characters",
     ),
@@ -158,6 +164,14 @@ async def test_a_run_keeps_the_model_profile_its_body_named(api: Api) -> None:
     assert run["model_profile"] == "qwen3-vl"
     stored = await api.agent.repo.get_run(run["id"])
     assert stored is not None and stored.model_profile == "qwen3-vl"
+
+
+@pytest.mark.parametrize(("asked", "kept"), [(2, "2"), (" ALL ", "all"), (0, "all"), (None, "")])
+async def test_a_run_keeps_the_monitor_its_body_named(api: Api, asked: object, kept: str) -> None:
+    run = await api.create("on that monitor", monitor=asked)
+    assert run["monitor"] == kept
+    stored = await api.agent.repo.get_run(run["id"])
+    assert stored is not None and stored.monitor == kept
 
 
 async def test_defaults_come_from_the_settings(api: Api) -> None:

@@ -218,6 +218,21 @@ async def test_screen_text_reaches_the_client_fenced_as_data_under_the_standing_
         assert SCREEN_TEXT_RULE in said and f"```{label}\n" in said, said
 
 
+async def test_a_run_task_keeps_the_monitor_it_named_and_refuses_one_no_setting_reads(
+    face: McpFace,
+) -> None:
+    face.host._agent.planner_factory = lambda run: ScriptedPlanner([done("finished")])
+    async with client(face) as mcp:
+        result = await mcp.call_tool("run_task", {"goal": "do it", "monitor": 2})
+        bad = await mcp.call_tool("run_task", {"goal": "do it", "monitor": "left"})
+
+    assert not result.is_error, text_of(result)
+    runs = await face.host._agent.repo.list_runs()
+    assert [run.monitor for run in runs] == ["2"]
+    assert bad.is_error and "monitor must be auto, all or a monitor number" in text_of(bad)
+    assert "\n" not in text_of(bad)
+
+
 async def test_a_run_task_keeps_the_model_profile_it_named_and_refuses_an_unknown_one(
     face: McpFace,
 ) -> None:

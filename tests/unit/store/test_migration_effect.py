@@ -70,10 +70,32 @@ async def test_a_v4_store_gains_the_runs_model_profile_and_its_old_runs_had_none
         )
     con.close()
     with SqliteRunRepository.open(tmp_path) as new:
-        assert new.schema_version_sync() == len(MIGRATIONS) == 5
+        assert new.schema_version_sync() == len(MIGRATIONS) >= 5
         run = await new.get_run("r1")
         assert run is not None and run.model_profile == ""
         await new.save_run(run.with_(model_profile="qwen3-vl"))
         again = await new.get_run("r1")
     assert again is not None and again.model_profile == "qwen3-vl"
     assert again.to_json()["model_profile"] == "qwen3-vl"
+
+
+async def test_a_v5_store_gains_the_runs_monitor_and_its_old_runs_had_none(tmp_path: Path) -> None:
+    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:5]) as old:
+        assert old.schema_version_sync() == 5
+    con = sqlite3.connect(tmp_path / DB_NAME)
+    with con:
+        con.execute(
+            "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
+            "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
+            "('r1', 'before', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
+            (T0.isoformat(),),
+        )
+    con.close()
+    with SqliteRunRepository.open(tmp_path) as new:
+        assert new.schema_version_sync() == len(MIGRATIONS) >= 6
+        run = await new.get_run("r1")
+        assert run is not None and run.monitor == ""
+        await new.save_run(run.with_(monitor="2"))
+        again = await new.get_run("r1")
+    assert again is not None and again.monitor == "2"
+    assert again.to_json()["monitor"] == "2"
