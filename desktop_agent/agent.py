@@ -95,17 +95,26 @@ class Agent:
         injections = InjectionWindows()
         if observer is None or executor is None:
             from desktop_agent.desktop import DesktopExecutor, DesktopObserver
-            from desktop_agent.desktop.input import PyAutoGuiDriver
+            from desktop_agent.desktop.input import InputDriver, PyAutoGuiDriver
             from desktop_agent.desktop.launch import Launcher
+            from desktop_agent.desktop.wayland import session_kind, wayland_parts
 
-            if observer is None:
-                observer = DesktopObserver.from_settings(settings)
-                made.append(observer)
+            driver: InputDriver
+            if session_kind() == "wayland":
+                # the X11 path would see and act only through XWayland (issue 34)
+                seen, driver, desk = wayland_parts(settings, injections)
+                made += [desk, seen]  # closed after the executor, the desk last
+                observer = observer or seen
+            else:
+                driver = PyAutoGuiDriver(injections)
+                if observer is None:
+                    observer = DesktopObserver.from_settings(settings)
+                    made.append(observer)
             if executor is None:
                 # the executor reaches AT-SPI/UIA objects (invoke, set_value) through the observer
                 executor = DesktopExecutor(
                     observer=observer if isinstance(observer, DesktopObserver) else None,
-                    driver=PyAutoGuiDriver(injections),
+                    driver=driver,
                     # a program the model starts never sees the model's API key
                     launcher=Launcher(hidden_env=(settings.api_key_env,)),
                 )

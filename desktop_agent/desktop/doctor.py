@@ -1,4 +1,5 @@
-"""`desktop-agent doctor`, desktop part: display, capture, input, clipboard, inventory, hotkey."""
+"""`desktop-agent doctor`, desktop part: display, capture, input, clipboard, inventory, hotkey
+(and takeover on Wayland, where the backend is the portal)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from desktop_agent.core.errors import ObservationError
+
+if TYPE_CHECKING:
+    from desktop_agent.desktop.portal import PortalParts
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +27,13 @@ class DoctorItem:
 
 
 def run_doctor(*, hotkey: str = "ctrl+alt+esc", monitor: int = 1) -> list[DoctorItem]:
-    """Check what the desktop adapters need; each failing item says how to fix it."""
+    """Check what the desktop adapters need; each failing item says how to fix it. A Wayland
+    session is checked as its backend (the portal) works: `wayland_doctor`."""
+    if sys.platform.startswith("linux"):
+        from desktop_agent.desktop.wayland import session_kind
+
+        if session_kind() == "wayland":
+            return wayland_doctor()
     display = check_display()
     items = [display]
     if not display.ok:
@@ -201,3 +212,113 @@ def check_hotkey(combo: str) -> DoctorItem:
         loop.close()
     handle.stop()
     return DoctorItem("hotkey", True, f"{combo} is free ({hotkey_backend()})")
+
+
+# ── Wayland: the xdg-desktop-portal backend ─────────────────────────────────────────────
+
+PORTAL_FIX = (
+    "install xdg-desktop-portal with the desktop's backend (GNOME: xdg-desktop-portal-gnome, "
+    "KDE: xdg-desktop-portal-kde); wlroots compositors have no RemoteDesktop portal: log in "
+    "to an X11 session there"
+)
+GSTREAMER_FIX = "apt install gstreamer1.0-tools gstreamer1.0-pipewire gstreamer1.0-plugins-base"
+STOP_FIX = (
+    "bind `desktop-agent stop-all` to a keyboard shortcut of the desktop (GNOME: Settings → "
+    "Keyboard → Custom Shortcuts; KDE: System Settings → Shortcuts); the tray and the "
+    "window's Stop work meanwhile"
+)
+
+
+def wayland_doctor(parts: PortalParts | None = None) -> list[DoctorItem]:
+    """The Wayland backend's items: display, capture, input, clipboard, inventory, hotkey,
+    takeover. `parts` is what the portal offers (read from the session bus when None); the
+    doctor never starts a portal session, so no consent dialog opens."""
+    where = f"Wayland session {os.environ.get('WAYLAND_DISPLAY', '?')} " + (
+        f"({os.environ.get('XDG_CURRENT_DESKTOP') or 'desktop unknown'})"
+    )
+    from desktop_agent.desktop.portal import PortalParts, PortalUnavailable, probe
+
+    if parts is None:
+        try:
+            parts = probe()
+        except PortalUnavailable as error:
+            parts = PortalParts(0, 0, 0, 0)
+            where += f"; {error}"
+    display = DoctorItem(
+        "display",
+        bool(parts.remote_version or parts.cast_version),
+        f"{where}: backend xdg-desktop-portal (RemoteDesktop v{parts.remote_version}, "
+        f"ScreenCast v{parts.cast_version})",
+        "" if parts.remote_version else PORTAL_FIX,
+    )
+    return [
+        display,
+        _portal_capture(parts),
+        _portal_input(parts),
+        DoctorItem(
+            "clipboard",
+            False,
+            "the clipboard is X11's (xclip): text whose characters the keyboard map lacks "
+            "cannot be typed through the portal",
+            "type such text by hand, or use the X11 session",
+        ),
+        DoctorItem(
+            "inventory",
+            False,
+            "no element list: AT-SPI reaches the windows over D-Bus, but Wayland hides where "
+            "they are, so element boxes would not land on the screenshot",
+            "none needed: the model sees screenshots (elements come with window placement)",
+        ),
+        DoctorItem(
+            "hotkey",
+            False,
+            "the X key grab sees no Wayland window's keys; GlobalShortcuts portal: "
+            + (f"v{parts.shortcuts_version} (not used yet)" if parts.shortcuts_version else "none"),
+            STOP_FIX,
+        ),
+        DoctorItem(
+            "takeover",
+            False,
+            "the person's own input cannot be told from the agent's on Wayland (no global "
+            "input watch): pause_on_user_input does not pause a run",
+            "stop a run with the shortcut, the tray or the window",
+        ),
+    ]
+
+
+def _portal_capture(parts: PortalParts) -> DoctorItem:
+    if not parts.capture:
+        return DoctorItem(
+            "capture", False, "the portal offers no ScreenCast of a monitor", PORTAL_FIX
+        )
+    if shutil.which("gst-launch-1.0") is None:
+        return DoctorItem(
+            "capture", False, "gst-launch-1.0 not found: the frames cannot be read", GSTREAMER_FIX
+        )
+    kept = (
+        "the consent is kept (a restore token in the keyring)"
+        if parts.remote_version >= 2
+        else "the desktop asks at each start (RemoteDesktop v1 keeps no consent; portal >= 1.17)"
+    )
+    return DoctorItem(
+        "capture",
+        True,
+        f"ScreenCast of the monitor the person picks, through PipeWire; {kept}",
+    )
+
+
+def _portal_input(parts: PortalParts) -> DoctorItem:
+    if not parts.remote_version:
+        return DoctorItem(
+            "input", False, "the desktop's portal has no RemoteDesktop: no input", PORTAL_FIX
+        )
+    if not parts.input:
+        return DoctorItem(
+            "input", False, "the RemoteDesktop portal offers no keyboard and pointer", PORTAL_FIX
+        )
+    return DoctorItem(
+        "input",
+        True,
+        "RemoteDesktop keyboard and pointer (absolute motion, keys as keysyms); no fail-safe "
+        "corner: the pointer cannot be read on Wayland",
+    )

@@ -30,6 +30,7 @@ PORTAL = "org.freedesktop.portal.Desktop"
 PORTAL_PATH = "/org/freedesktop/portal/desktop"
 REMOTE = "org.freedesktop.portal.RemoteDesktop"
 CAST = "org.freedesktop.portal.ScreenCast"
+SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
 REQUEST = "org.freedesktop.portal.Request"
 SESSION = "org.freedesktop.portal.Session"
 #: device types (RemoteDesktop.AvailableDeviceTypes) and source types (ScreenCast)
@@ -296,6 +297,54 @@ class PortalSession:
                 self.pipewire_fd = -1
                 self.stream = None
                 self.handle = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PortalParts:
+    """What the desktop's portal offers, read without a session (no dialog): its versions
+    and the devices and sources it can grant; 0 where an interface is missing."""
+
+    remote_version: int
+    devices: int
+    cast_version: int
+    sources: int
+    shortcuts_version: int = 0
+
+    @property
+    def input(self) -> bool:
+        return self.devices & (KEYBOARD | POINTER) == KEYBOARD | POINTER
+
+    @property
+    def capture(self) -> bool:
+        return bool(self.sources & MONITOR)
+
+
+def probe(connect: Callable[[], Any] = _connect) -> PortalParts:
+    """Read the RemoteDesktop and ScreenCast properties; PortalUnavailable without a bus."""
+    from jeepney import DBusAddress, Properties
+
+    try:
+        bus = connect()
+    except Exception as error:  # noqa: BLE001 - no session bus, jeepney's auth errors
+        raise PortalUnavailable(f"no D-Bus session bus: {error}") from None
+    try:
+
+        def read(interface: str, name: str) -> int:
+            message = Properties(DBusAddress(PORTAL_PATH, PORTAL, interface)).get(name)
+            reply = bus.send_and_get_reply(message, timeout=10)
+            if reply.header.message_type.name == "error":
+                return 0
+            return int(reply.body[0][1])
+
+        return PortalParts(
+            read(REMOTE, "version"),
+            read(REMOTE, "AvailableDeviceTypes"),
+            read(CAST, "version"),
+            read(CAST, "AvailableSourceTypes"),
+            read(SHORTCUTS, "version"),
+        )
+    finally:
+        bus.close()
 
 
 def _token() -> str:

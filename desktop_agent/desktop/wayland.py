@@ -49,6 +49,25 @@ def session_kind(env: Mapping[str, str] | None = None) -> SessionKind:
     return "wayland" if env.get("WAYLAND_DISPLAY") and not env.get("DISPLAY") else "x11"
 
 
+def wayland_parts(
+    settings: Any, injections: InjectionWindows
+) -> tuple[Any, PortalDriver, PortalDesk]:
+    """The observer, input driver and portal desk of a Wayland session: the capture reads the
+    portal's stream (mss's face), the driver sends through the same session; no X window is
+    read (where the work is: the one shared monitor). The desk's owner closes it."""
+    from desktop_agent.desktop.capture import ScreenCapture
+    from desktop_agent.desktop.observer import DesktopObserver
+
+    desk = PortalDesk()
+    capture = ScreenCapture(
+        width=settings.capture_width,
+        monitor=settings.monitor,
+        screen=lambda: PortalScreen(desk),
+    )
+    observer = DesktopObserver.from_settings(settings, capture=capture, locate=lambda: None)
+    return observer, PortalDriver(desk, injections), desk
+
+
 class PortalDesk:
     """The portal session and its frame stream, started on first use (the person's dialog
     then) by whichever worker thread comes first; the capture and the input share it."""
