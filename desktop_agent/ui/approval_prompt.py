@@ -24,10 +24,10 @@ from pydantic import ValidationError
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.api.schemas import AskApproval
 from desktop_agent.core.models import ApprovalDecision
 from desktop_agent.core.text import one_line
 from desktop_agent.core.tools import describe_validation_error
+from desktop_agent.instances.ask_approval import AskApproval
 from desktop_agent.ui.approval import ApprovalDialog, Clock
 
 #: the app's X11 WM_CLASS and name: the gate knows its windows as the app's own (never a
