@@ -204,10 +204,25 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     stop_mark = getattr(args, "stop_mark", None)
     if args.calibrate:
         return _calibrate(settings, data_dir, stop_mark)
+    if getattr(args, "stop_shortcut", None):
+        return _stop_shortcut(args.stop_shortcut)
     items = list(run_doctor())
     if settings.injection_guard == "off":
         items.append(_injection_guard_off())
     return asyncio.run(_doctor_asks(settings, data_dir, items, stop_mark))
+
+
+def _stop_shortcut(binding: str) -> int:
+    """`doctor --stop-shortcut`: the desktop's own shortcut to stop-all (Wayland has no key
+    grab for a program); 1 with the reason on one line when it cannot be set."""
+    from desktop_agent.desktop.stop_shortcut import ShortcutError, set_gnome_stop_shortcut
+
+    try:
+        print(set_gnome_stop_shortcut(binding))
+    except ShortcutError as error:
+        print(f"desktop-agent: the stop shortcut was not set: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _injection_guard_off() -> Any:

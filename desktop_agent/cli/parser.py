@@ -194,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--vision", choices=("auto", "yes", "no"))
     doctor.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
     doctor.add_argument(
+        "--stop-shortcut",
+        nargs="?",
+        const="<Control><Alt>Escape",
+        metavar="KEYS",
+        help="on GNOME (Wayland): bind KEYS (GTK accelerator, default <Control><Alt>Escape) "
+        "to `desktop-agent stop-all` as a custom keyboard shortcut",
+    )
+    doctor.add_argument(
         "--calibrate",
         action="store_true",
         help="show targets on the screen, ask the model to click each, report the error in "

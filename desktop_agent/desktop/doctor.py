@@ -223,8 +223,8 @@ PORTAL_FIX = (
 )
 GSTREAMER_FIX = "apt install gstreamer1.0-tools gstreamer1.0-pipewire gstreamer1.0-plugins-base"
 STOP_FIX = (
-    "bind `desktop-agent stop-all` to a keyboard shortcut of the desktop (GNOME: Settings → "
-    "Keyboard → Custom Shortcuts; KDE: System Settings → Shortcuts); the tray and the "
+    "GNOME: `desktop-agent doctor --stop-shortcut` binds Ctrl+Alt+Esc to `desktop-agent "
+    "stop-all`; KDE: add that command under System Settings → Shortcuts; the tray and the "
     "window's Stop work meanwhile"
 )
 

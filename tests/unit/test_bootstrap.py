@@ -39,6 +39,7 @@ PACKAGE_OF = {
     "mutter": "mutter",  # the headless GNOME Wayland desk (eval/wayland_desk.py)
     "pipewire": "pipewire-bin",
     "wireplumber": "wireplumber",
+    "gsettings": "libglib2.0-bin",  # the stop shortcut on GNOME (desktop/stop_shortcut.py)
     "dpkg-deb": None,
     "bash": None,
     "true": None,
