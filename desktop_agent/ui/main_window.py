@@ -97,7 +97,9 @@ class MainWindow(QMainWindow):
         self.before_run: Callable[[], Coroutine[Any, Any, None]] | None = None
         self._quitting = False
         self.painted = False  # the window painted once
-        self.tasks = Spawned(lambda error: self.set_status(f"Error: {one_line(error)}"))
+        self.tasks = Spawned(
+            lambda error: self.set_status(self.tr("Error: {error}").format(error=one_line(error)))
+        )
         self.shown = RunOnShow()
         self._max_steps_setting: int | None = None
         self.model_check: asyncio.Task[ModelUnreachable | None] | None = None
@@ -110,7 +112,7 @@ class MainWindow(QMainWindow):
         self.timeline = TimelineView(self.timeline_model, self)
         self.detail = StepDetail(self.loader, self)
         self.run_title = plain_label(
-            "No run on show. Type a goal and press Start, or pick a run.", self
+            self.tr("No run on show. Type a goal and press Start, or pick a run."), self
         )
         self.run_title.setObjectName("runTitle")
         self.run_title.setWordWrap(True)
@@ -173,7 +175,7 @@ class MainWindow(QMainWindow):
         self.panel.set_ready(True)
         runs.subscribe(self.history.model.on_run_event)
         self.apply_settings()
-        self.set_status("Ready.")
+        self.set_status(self.tr("Ready."))
         self.spawn(self.refresh_history())
 
     def apply_settings(self, asked_at: int | None = None) -> None:
@@ -201,7 +203,7 @@ class MainWindow(QMainWindow):
             shown = self.shown.run
             await self.history.refresh(self.client, shown.id if shown is not None else None)
         except DesktopAgentError as error:
-            self.set_status(f"The history cannot be read: {error}")
+            self.set_status(self.tr("The history cannot be read: {error}").format(error=error))
 
     # ── the user's intents ───────────────────────────────────────────────────
 
@@ -220,7 +222,7 @@ class MainWindow(QMainWindow):
     def start_live(
         self,
         request_for: Callable[[concurrent.futures.Future[None]], StartRequest],
-        status: str = "Checking the model…",
+        status: str | None = None,
     ) -> bool:
         """Start at the click and show the run live (Start, a routine's Run): the request
         `request_for` makes (its id made here) is sent to the Host, which admits it in order
@@ -243,7 +245,7 @@ class MainWindow(QMainWindow):
             self.shown.not_started(one_line(error))
             return True
         self.replay.drop()
-        self.shown.show_live(request.run_id, status)
+        self.shown.show_live(request.run_id, status or self.tr("Checking the model…"))
         self.spawn(act_when_out_of_the_way(self.before_run, ready))
         return True
 

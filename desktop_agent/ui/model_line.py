@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QCoreApplication
+
 from desktop_agent.core.errors import ModelNotListed, ModelUnreachable, StopRequested
 from desktop_agent.ui.run_on_show import server_address
 from desktop_agent.ui.text import one_line
@@ -27,14 +29,14 @@ async def check_model_line(
     host = client.host
     settings = host.settings
     if not host.checks_model:
-        panel.set_vision("unknown", "model checks are off")
+        panel.set_vision("unknown", QCoreApplication.translate("TaskPanel", "model checks are off"))
         return None
     panel.set_vision("checking")
     try:
         verdict = await client.ask(host.vision_verdict, settings, asked_at=asked_at)
     except StopRequested:
         if host.settings is settings:
-            panel.set_vision("unknown", "stopped")
+            panel.set_vision("unknown", QCoreApplication.translate("TaskPanel", "stopped"))
         return None
     except ModelUnreachable as error:
         if host.settings is settings:

@@ -280,7 +280,12 @@ class RunOnShow:
     def turn_line(self) -> str:
         """The status bar's turn, e.g. "Turn 3 of 20" ("" with no run on show)."""
         run = self.run
-        return "" if run is None else f"Turn {self.turn} of {run.max_steps}"
+        if run is None:
+            return ""
+        from PySide6.QtCore import QCoreApplication
+
+        line = QCoreApplication.translate("RunStatusBar", "Turn {turn} of {limit}")
+        return line.format(turn=self.turn, limit=run.max_steps)
 
     def usage_line(self, max_run_tokens: int = 0) -> str:
         """The run's tokens and cost; the settings' `max_run_tokens` is named only while the

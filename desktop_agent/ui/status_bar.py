@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QTimer, Slot
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from desktop_agent.ui.run_on_show import Change, PanelState, RunOnShow
@@ -18,11 +18,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: the status bar's warning while the setting injection_guard is off
-INJECTION_GUARD_OFF = "Injection guard off"
-INJECTION_GUARD_OFF_TIP = (
-    "Text on the screen that gives orders to an AI is not asked about: under a blanket "
-    "approval the model may act on it unasked. Turn it on in settings.toml "
-    '(injection_guard = "on").'
+INJECTION_GUARD_OFF = str(QT_TRANSLATE_NOOP("RunStatusBar", "Injection guard off"))
+INJECTION_GUARD_OFF_TIP = str(
+    QT_TRANSLATE_NOOP(
+        "RunStatusBar",
+        "Text on the screen that gives orders to an AI is not asked about: under a blanket "
+        "approval the model may act on it unasked. Turn it on in settings.toml "
+        '(injection_guard = "on").',
+    )
 )
 
 
@@ -48,13 +51,13 @@ class RunStatusBar(QStatusBar):
         self.clock = QTimer(self)
         self.clock.setInterval(1000)
         self.clock.timeout.connect(self.show_elapsed)
-        self.status_label = plain_label("Opening the history…", self)
+        self.status_label = plain_label(self.tr("Opening the history…"), self)
         self.turn_label = QLabel("", self)
         self.usage_label = plain_label("", self)
         self.elapsed_label = QLabel("", self)
         self.hotkey_label = plain_label("", self)
-        self.guard_label = QLabel(INJECTION_GUARD_OFF, self)
-        self.guard_label.setToolTip(INJECTION_GUARD_OFF_TIP)
+        self.guard_label = QLabel(self.tr(INJECTION_GUARD_OFF), self)
+        self.guard_label.setToolTip(self.tr(INJECTION_GUARD_OFF_TIP))
         for label, name in (
             (self.status_label, "status"),
             (self.turn_label, "turn"),
@@ -82,7 +85,7 @@ class RunStatusBar(QStatusBar):
 
     def set_hotkey_state(self, armed: bool, why: str) -> None:
         """While the stop hotkey is not armed the bar says so, with why."""
-        text = "" if armed else f"Stop hotkey not armed: {why}"
+        text = "" if armed else self.tr("Stop hotkey not armed: {why}").format(why=why)
         self.hotkey_label.setText(text)
         self.hotkey_label.setToolTip(plain_tooltip(text) or "")
         self.hotkey_label.setVisible(not armed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 if TYPE_CHECKING:
@@ -22,24 +22,40 @@ class WindowActions:
 
     def __init__(self, window: QMainWindow) -> None:
         def action(text: str, *keys: QKeySequence | QKeySequence.StandardKey | str) -> QAction:
-            made = QAction(text, window)
+            # the context is the window's: the actions are its menus' and shortcuts'
+            made = QAction(QCoreApplication.translate("MainWindow", text), window)
             made.setShortcuts([QKeySequence(key) for key in keys])
             made.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             window.addAction(made)
             return made
 
-        self.start = action("&Start", "Ctrl+Return", "Ctrl+Enter")
-        self.pause = action("&Pause / Resume", "Ctrl+P")
-        self.stop = action("St&op", "Esc", "Ctrl+.")
-        self.stop_all = action("Stop &all runs", "Ctrl+Shift+.")
-        self.refresh = action("&Refresh history", QKeySequence.StandardKey.Refresh)
-        self.settings = action("&Settings…", "Ctrl+,")
-        self.find_servers = action("&Find model servers…")
-        self.quit = action("&Quit", QKeySequence.StandardKey.Quit)
+        self.start = action(
+            str(QT_TRANSLATE_NOOP("MainWindow", "&Start")), "Ctrl+Return", "Ctrl+Enter"
+        )
+        self.pause = action(str(QT_TRANSLATE_NOOP("MainWindow", "&Pause / Resume")), "Ctrl+P")
+        self.stop = action(str(QT_TRANSLATE_NOOP("MainWindow", "St&op")), "Esc", "Ctrl+.")
+        self.stop_all = action(
+            str(QT_TRANSLATE_NOOP("MainWindow", "Stop &all runs")), "Ctrl+Shift+."
+        )
+        self.refresh = action(
+            str(QT_TRANSLATE_NOOP("MainWindow", "&Refresh history")),
+            QKeySequence.StandardKey.Refresh,
+        )
+        self.settings = action(str(QT_TRANSLATE_NOOP("MainWindow", "&Settings…")), "Ctrl+,")
+        self.find_servers = action(str(QT_TRANSLATE_NOOP("MainWindow", "&Find model servers…")))
+        self.quit = action(
+            str(QT_TRANSLATE_NOOP("MainWindow", "&Quit")), QKeySequence.StandardKey.Quit
+        )
         menus = window.menuBar()
         for menu, items in (
-            ("&App", (self.settings, self.find_servers, None, self.quit)),
-            ("&Run", (self.start, self.pause, self.stop, None, self.stop_all, self.refresh)),
+            (
+                QCoreApplication.translate("MainWindow", "&App"),
+                (self.settings, self.find_servers, None, self.quit),
+            ),
+            (
+                QCoreApplication.translate("MainWindow", "&Run"),
+                (self.start, self.pause, self.stop, None, self.stop_all, self.refresh),
+            ),
         ):
             added = menus.addMenu(menu)
             for made in items:  # None: a separator

@@ -349,6 +349,70 @@
         </message>
     </context>
     <context>
+        <name>MainWindow</name>
+        <message>
+            <source>Error: {error}</source>
+            <extracomment>a RunView; declared as object, which Qt passes through as it is, so that the window's module does not import the core's dataclasses before its first paint</extracomment>
+            <translation>错误：{error}</translation>
+        </message>
+        <message>
+            <source>No run on show. Type a goal and press Start, or pick a run.</source>
+            <translation>没有正在显示的运行。输入目标并按“开始”，或选择一个运行。</translation>
+        </message>
+        <message>
+            <source>Ready.</source>
+            <translation>就绪。</translation>
+        </message>
+        <message>
+            <source>The history cannot be read: {error}</source>
+            <translation>无法读取历史：{error}</translation>
+        </message>
+        <message>
+            <source>Checking the model…</source>
+            <translation>正在检查模型…</translation>
+        </message>
+        <message>
+            <source>&amp;Start</source>
+            <translation>开始(&amp;S)</translation>
+        </message>
+        <message>
+            <source>&amp;Pause / Resume</source>
+            <translation>暂停 / 继续(&amp;P)</translation>
+        </message>
+        <message>
+            <source>St&amp;op</source>
+            <translation>停止(&amp;O)</translation>
+        </message>
+        <message>
+            <source>Stop &amp;all runs</source>
+            <translation>停止所有运行(&amp;A)</translation>
+        </message>
+        <message>
+            <source>&amp;Refresh history</source>
+            <translation>刷新历史(&amp;R)</translation>
+        </message>
+        <message>
+            <source>&amp;Settings…</source>
+            <translation>设置(&amp;S)…</translation>
+        </message>
+        <message>
+            <source>&amp;Find model servers…</source>
+            <translation>查找模型服务器(&amp;F)…</translation>
+        </message>
+        <message>
+            <source>&amp;Quit</source>
+            <translation>退出(&amp;Q)</translation>
+        </message>
+        <message>
+            <source>&amp;App</source>
+            <translation>应用(&amp;A)</translation>
+        </message>
+        <message>
+            <source>&amp;Run</source>
+            <translation>运行(&amp;R)</translation>
+        </message>
+    </context>
+    <context>
         <name>ModelServersController</name>
         <message>
             <source>Could not look: {error}</source>
@@ -585,6 +649,31 @@
         <message>
             <source>Type {names} first: it is never saved.</source>
             <translation>请先输入 {names}：它从不保存。</translation>
+        </message>
+    </context>
+    <context>
+        <name>RunStatusBar</name>
+        <message>
+            <source>Turn {turn} of {limit}</source>
+            <extracomment>what changed the run on show: one of its events; "reset" (another run is put on show: the views start empty); "state" (the user asked something, a replay failed or ended) the status line when the user's own mouse or keyboard input paused the run the status bar's tokens' tooltip, and what it adds when some turns' tokens are estimated</extracomment>
+            <translation>第 {turn}/{limit} 轮</translation>
+        </message>
+        <message>
+            <source>Injection guard off</source>
+            <extracomment>the status bar's warning while the setting injection_guard is off</extracomment>
+            <translation>注入防护已关闭</translation>
+        </message>
+        <message>
+            <source>Text on the screen that gives orders to an AI is not asked about: under a blanket approval the model may act on it unasked. Turn it on in settings.toml (injection_guard = "on").</source>
+            <translation>屏幕上向 AI 下命令的文字不会被询问：在全面批准下，模型可能会不经询问就照做。请在 settings.toml 中开启它（injection_guard = "on"）。</translation>
+        </message>
+        <message>
+            <source>Opening the history…</source>
+            <translation>正在打开历史…</translation>
+        </message>
+        <message>
+            <source>Stop hotkey not armed: {why}</source>
+            <translation>停止热键未启用：{why}</translation>
         </message>
     </context>
     <context>
@@ -1183,6 +1272,14 @@
         <message>
             <source>Allow at least one tool.</source>
             <translation>请至少允许一个工具。</translation>
+        </message>
+        <message>
+            <source>model checks are off</source>
+            <translation>模型检查已关闭</translation>
+        </message>
+        <message>
+            <source>stopped</source>
+            <translation>已停止</translation>
         </message>
     </context>
     <context>

@@ -34,11 +34,6 @@ TRANSLATED = sorted(
 #: modules still showing English (docs/translations.md), each leaves as it is converted
 _NOT_YET = {
     "desktop_agent/app.py",
-    "desktop_agent/ui/main_window.py",
-    # the window's parts split from main_window.py (issue 32 item 5), its texts as they were
-    "desktop_agent/ui/model_line.py",
-    "desktop_agent/ui/status_bar.py",
-    "desktop_agent/ui/window_actions.py",
 }
 #: calls that show their string arguments to a person: Qt's, and the app's own that pass
 #: theirs on to Qt (main window, settings, model servers, routines, tray, task panel, app)
@@ -134,6 +129,10 @@ def _bare_texts(source: str) -> list[tuple[int, str]]:
             shown = shown[: texts[0] + 1] if texts else shown
         elif name == "_row":  # the settings dialog's (form, setting's name, label, widget)
             shown = shown[2:3]
+        elif name == "action":  # the window's (text, *shortcut keys)
+            shown = shown[:1]
+        elif name == "set_vision":  # the task panel's (state's key, reason shown)
+            shown = shown[1:]
         shown += [k.value for k in node.keywords if k.arg in _SHOWN_KEYWORDS]
         for argument in shown:
             items = argument.elts if isinstance(argument, ast.List | ast.Tuple) else [argument]
@@ -268,6 +267,19 @@ def test_the_first_run_dialog_and_the_history_speak_chinese(
     assert [HistoryModel().headerData(i, horizontal) for i in range(3)] == [
         "状态", "目标", "开始时间",
     ]  # fmt: skip
+
+
+def test_the_main_window_menus_speak_chinese(chinese: list[QTranslator], qtbot: Any) -> None:
+    from PySide6.QtWidgets import QMainWindow
+
+    from desktop_agent.ui.window_actions import WindowActions
+
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    actions = WindowActions(window)
+    assert actions.start.text() == "开始(&S)"
+    assert actions.stop_all.text() == "停止所有运行(&A)"
+    assert [a.text() for a in window.menuBar().actions()] == ["应用(&A)", "运行(&R)"]
 
 
 def test_the_language_setting_is_read_before_the_settings_are_loaded(tmp_path: Path) -> None:
