@@ -220,7 +220,9 @@ def inventory_text(observation: Observation) -> str:
     return "\n".join(inventory_lines(observation))
 
 
-def observation_text(observation: Observation, coordinates: str | None = None) -> str:
+def observation_text(
+    observation: Observation, coordinates: str | None = None, *, can_focus: bool = True
+) -> str:
     head = (
         f"The image is the screen now, {observation.width}x{observation.height} pixels; "
         "coordinates are pixels of this image."
@@ -232,8 +234,8 @@ def observation_text(observation: Observation, coordinates: str | None = None) -
             f"list's boxes are {observation.width}x{observation.height} screenshot pixels, not "
             "these coordinates: to act on a listed element, give its id."
         )
-    if observation.layout is not None and observation.layout.several:
-        head += "\n" + monitors_text(observation.layout)
+    if (note := monitors_note(observation, can_focus=can_focus)) is not None:
+        head += "\n" + note
     block = screen_text_block(observation)
     if block is None:
         return head + "\nNo UI element list is available this turn: use coordinates."
@@ -245,9 +247,18 @@ def observation_text(observation: Observation, coordinates: str | None = None) -
     return f"{head}\n{block}"
 
 
-def monitors_text(layout: ScreenLayout) -> str:
+def monitors_note(observation: Observation, *, can_focus: bool = True) -> str | None:
+    """`monitors_text` of the observation's layout, None on one monitor (nothing is said)."""
+    layout = observation.layout
+    if layout is None or not layout.several:
+        return None
+    return monitors_text(layout, can_focus=can_focus)
+
+
+def monitors_text(layout: ScreenLayout, *, can_focus: bool = True) -> str:
     """Which monitor the image shows, its size and place, and the others (the app's own
-    numbers: nothing read from the screen)."""
+    numbers: nothing read from the screen). `can_focus`: the model has focus_window (a
+    native computer tool has not: it is told only that the others cannot be clicked)."""
     count = len(layout.monitors)
     others = "; ".join(m.describe() for m in layout.monitors if m.number != layout.shown.number)
     if layout.shown.number == 0:
@@ -257,9 +268,13 @@ def monitors_text(layout: ScreenLayout) -> str:
         )
     return (
         f"The image shows {layout.shown.describe()}: one of the desktop's {count} monitors "
-        f"(sizes and places in desktop pixels). The others: {others}. Elements there "
-        "are listed apart and cannot be clicked from this image: focus_window one of their "
-        "windows and the next image shows that monitor."
+        f"(sizes and places in desktop pixels). The others: {others}. "
+        + (
+            "Elements there are listed apart and cannot be clicked from this image: "
+            "focus_window one of their windows and the next image shows that monitor."
+            if can_focus
+            else "What is there cannot be clicked from this image."
+        )
     )
 
 
@@ -276,7 +291,8 @@ def user_text(request: DecideRequest, coordinates: str | None = None) -> str:
             f"Your last answer was not valid: {_clip(error, 400)}\n"
             "Answer with exactly one JSON object in the format described."
         )
-    parts.append(observation_text(request.observation, coordinates))
+    can_focus = any(spec.name == "focus_window" for spec in request.tools)
+    parts.append(observation_text(request.observation, coordinates, can_focus=can_focus))
     parts.append(f"Turn {request.turn}: choose the next action. Answer with one JSON object.")
     return "\n\n".join(parts)
 
@@ -307,11 +323,15 @@ def build_messages(
 
 
 def progress_parts(request: DecideRequest) -> list[str]:
-    """The history, the last answer's fault and the element list, for a model's own prompt."""
+    """The history, the last answer's fault, which monitor the image shows (several only) and
+    the element list, for a model's own prompt."""
     parts = [history_text(request.steps, request.turn)]
     error = last_answer_error(request.steps, request.turn)
     if error:
         parts.append(f"Your last answer could not be used: {_clip(error, 400)}")
+    can_focus = any(spec.name == "focus_window" for spec in request.tools)
+    if (note := monitors_note(request.observation, can_focus=can_focus)) is not None:
+        parts.append(note)
     if (block := screen_text_block(request.observation)) is not None:
         parts.append(block)
     return parts

@@ -37,7 +37,7 @@ from desktop_agent.planner.client import Fail, OpenAIPlanner, Retry, retry_after
 from desktop_agent.planner.grammars import checked, snippet
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import decision_to_screenshot
-from desktop_agent.planner.prompt import TRANSPORT_PREFIX
+from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced
 
 if TYPE_CHECKING:
@@ -157,6 +157,8 @@ class AnthropicPlanner(OpenAIPlanner):
         self._turn = 0
         #: where this conversation last put the pointer (the model's pixels)
         self._pointer: tuple[int, int] | None = None
+        #: the monitors the conversation was last told of (None: one monitor, or not yet)
+        self._monitors_told: str | None = None
 
     def _chat_format(self) -> ChatFormat:
         return chat_format("chat_json")  # never spoken: the turns go to the Messages API
@@ -180,6 +182,7 @@ class AnthropicPlanner(OpenAIPlanner):
             # the turn is answered: what the next one builds on
             self._messages = _kept_images(messages)
             self._turn = request.turn
+            self._monitors_told = monitors_note(observation, can_focus=False)
             blocks = [block for block in answer["content"] if isinstance(block, dict)]
             if blocks:
                 self._messages.append({"role": "assistant", "content": blocks})
@@ -207,11 +210,15 @@ class AnthropicPlanner(OpenAIPlanner):
     ) -> list[dict[str, Any]]:
         """This turn's user content: the last message's tool_uses answered (the screenshot in
         the last result), or the task, or the screen of now."""
+        # the computer tool's display is one size, no monitor: the conversation is told in
+        # words which monitor the screenshot is, when that changes (it keeps what it was told)
+        note = monitors_note(request.observation, can_focus=False)
+        told = [{"type": "text", "text": note}] if note and note != self._monitors_told else []
         if not self._messages:
-            return [{"type": "text", "text": f"The task: {request.goal}"}, image]
+            return [{"type": "text", "text": f"The task: {request.goal}"}, *told, image]
         if not self._uses:
             text = f"Turn {request.turn}: the screenshot is the screen now; go on with the task."
-            return [{"type": "text", "text": text}, image]
+            return [{"type": "text", "text": text}, *told, image]
         rows = [
             step
             for step in request.steps
@@ -225,7 +232,7 @@ class AnthropicPlanner(OpenAIPlanner):
                 said, error = _said(use, rows, scale)
                 parts = [{"type": "text", "text": said}]
             if number == len(self._uses):
-                parts.append(image)
+                parts.extend([*told, image])
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": use.id,

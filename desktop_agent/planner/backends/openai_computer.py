@@ -30,7 +30,7 @@ from desktop_agent.planner.client import OpenAIPlanner, usage_from_json
 from desktop_agent.planner.computer_actions import batch_decision
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import decision_to_screenshot
-from desktop_agent.planner.prompt import TRANSPORT_PREFIX
+from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced
 
 if TYPE_CHECKING:
@@ -174,6 +174,8 @@ class ComputerPlanner(OpenAIPlanner):
         self._previous_id = ""
         self._items: list[dict[str, Any]] = []
         self._call: _Call | None = None
+        #: the monitors the conversation was last told of (None: one monitor, or not yet)
+        self._monitors_told: str | None = None
 
     def _chat_format(self) -> ChatFormat:
         # never spoken: this planner's turns go to the Responses API
@@ -204,6 +206,7 @@ class ComputerPlanner(OpenAIPlanner):
         latency_ms = round((self._clock() - started) * 1000, 3)
         # the turn is answered: what the next one builds on
         self._previous_id = answer.id
+        self._monitors_told = monitors_note(observation, can_focus=False)
         self._items = [*self._items, *new, *answer.items] if not self.store else []
         self._call = None
         decision = self._decision(answer, request, (image.width, image.height))
@@ -232,12 +235,17 @@ class ComputerPlanner(OpenAIPlanner):
         """This turn's new items: the last call answered with the screen, or the task."""
         call = self._call
         image = {"type": "input_image", "image_url": image_url, "detail": "auto"}
+        # the computer tool has no field for a monitor: the conversation is told in words
+        # which one the screenshot is, when that changes (it keeps what it was told)
+        note = monitors_note(request.observation, can_focus=False)
+        told = note if note != self._monitors_told else None
         if call is None:
             text = (
                 f"The task: {request.goal}"
                 if not self._previous_id
                 else f"Turn {request.turn}: the screenshot is the screen now; go on with the task."
             )
+            text += f"\n{told}" if told else ""
             return [{"role": "user", "content": [{"type": "input_text", "text": text}, image]}]
         acknowledged = [
             {"id": check.id, "code": check.code, "message": check.message}
@@ -254,7 +262,7 @@ class ComputerPlanner(OpenAIPlanner):
             if acknowledged:
                 output["acknowledged_safety_checks"] = acknowledged
             items.append(output)
-        report = batch_report(call, request)
+        report = "\n".join(part for part in (batch_report(call, request), told) if part)
         if report:
             items.append({"role": "user", "content": [{"type": "input_text", "text": report}]})
         return items

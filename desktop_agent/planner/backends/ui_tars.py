@@ -21,7 +21,12 @@ from desktop_agent.core.ports import DecideRequest
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.grammars import checked, snippet, xy
-from desktop_agent.planner.prompt import history_text, last_answer_error, text_and_image
+from desktop_agent.planner.prompt import (
+    history_text,
+    last_answer_error,
+    monitors_note,
+    text_and_image,
+)
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, screen_text_block
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -90,6 +95,9 @@ def ui_tars_messages(
             f"Your last answer could not be used: {error}\n"
             "Answer with 'Thought: …' and exactly one 'Action: …' from the action space."
         )
+    can_focus = any(spec.name == "focus_window" for spec in request.tools)
+    if (note := monitors_note(request.observation, can_focus=can_focus)) is not None:
+        parts.append(note)
     if (block := screen_text_block(request.observation)) is not None:
         parts.append(block)
 

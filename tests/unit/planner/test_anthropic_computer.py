@@ -15,13 +15,30 @@ from anthropic.types.beta import BetaMessage
 from PIL import Image
 
 from desktop_agent.core.errors import PlannerError, PlannerTransportError
-from desktop_agent.core.models import StepKind, StepStatus, StepView
+from desktop_agent.core.models import (
+    MonitorArea,
+    Observation,
+    ScreenLayout,
+    StepKind,
+    StepStatus,
+    StepView,
+)
 from desktop_agent.planner.anthropic_actions import parse_action
 from desktop_agent.planner.backends import backend_named, make_planner
 from desktop_agent.planner.backends.anthropic_computer import AnthropicPlanner
 from desktop_agent.planner.profiles import resolve_profile, sent_size
 from tests.support.messages_server import ApiError, Message, MessagesServer, text, tool_use
 from tests.unit.planner.conftest import RecordingSleep, make_observation, make_request, tools
+
+#: two monitors: the primary, and a smaller one left of it
+MONITORS = (MonitorArea(1, 0, 0, 1920, 1080, primary=True), MonitorArea(2, -1280, 0, 1280, 1024))
+
+
+def on_monitor(number: int) -> Observation:
+    """The test screenshot as the image of monitor `number` of MONITORS."""
+    layout = ScreenLayout(shown=MONITORS[number - 1], monitors=MONITORS)
+    return replace(make_observation(), layout=layout)
+
 
 ALL = (
     "click", "type_text", "hotkey", "wait", "scroll", "drag", "move_mouse", "hold_key",
@@ -442,3 +459,22 @@ async def test_without_a_key_the_turn_fails_with_one_line_naming_where_to_put_it
             await planner.decide(request())
         await planner.aclose()
     assert server.requests == []
+
+
+async def test_the_conversation_is_told_which_monitor_the_screenshot_is_when_it_changes() -> None:
+    script = [Message([tool_use("wait", duration=1)]) for _ in range(3)]
+    async with MessagesServer(script) as server:
+        planner = planner_for(server)
+        await planner.decide(request(observation=on_monitor(2)))
+        for turn, number in ((2, 2), (3, 1)):
+            rows = (row(turn - 1, 2 * turn, "wait", StepStatus.OK, summary="waited"),)
+            await planner.decide(request(turn=turn, steps=rows, observation=on_monitor(number)))
+        await planner.aclose()
+    said = [str(body["messages"][-1]["content"]) for body in server.requests]
+    assert "The image shows monitor 2, 1280x1024 at -1280,0: one of the desktop's 2" in said[0]
+    assert "cannot be clicked from this image" in said[0] and "focus_window" not in said[0]
+    assert "The image shows" not in said[1]  # the same monitor: told once
+    # the tool_result's last part is the screenshot, the monitor said just before it
+    last = server.requests[2]["messages"][-1]["content"][-1]["content"]
+    assert [part["type"] for part in last[-2:]] == ["text", "image"]
+    assert last[-2]["text"].startswith("The image shows monitor 1 (the primary), 1920x1080 at 0,0")

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from desktop_agent.core.errors import ConfigError
+from desktop_agent.core.models import MonitorArea, ScreenLayout
 from desktop_agent.planner import backends
 from desktop_agent.planner.backends import backend_named, backend_names, chat_format, make_planner
 from desktop_agent.planner.client import OpenAIPlanner
 from desktop_agent.planner.profiles import PROFILES
+from tests.unit.planner.conftest import make_observation, make_request
 
 #: every profile and the backend that speaks to it (a new profile adds its row here)
 PROFILE_BACKENDS = {
@@ -93,3 +96,24 @@ def test_no_module_of_the_planner_branches_on_a_format() -> None:
             ):
                 branches.append(f"{path.relative_to(PLANNER_DIR)}:{node.lineno}")
     assert branches == []
+
+
+@pytest.mark.parametrize(
+    "name", sorted({"chat_json", "ui_tars", "qwen3_vl", "gui_owl", "ui_venus", "mai_ui"})
+)
+@pytest.mark.parametrize("allowed", [("click", "focus_window"), ("click",)])
+def test_each_chat_format_says_which_monitor_the_image_is(
+    name: str, allowed: tuple[str, ...]
+) -> None:
+    monitors = (MonitorArea(1, 0, 0, 1920, 1080, primary=True), MonitorArea(2, 1920, 0, 1280, 1024))
+    observation = replace(make_observation(), layout=ScreenLayout(monitors[1], monitors))
+    request = make_request(observation=observation, allowed=allowed)
+    messages = chat_format(name).messages(request, "data:image/jpeg;base64,", "pixels", True)
+    said = str(messages)
+    assert "The image shows monitor 2, 1280x1024 at 1920,0" in said
+    assert "monitor 1 (the primary), 1920x1080 at 0,0" in said
+    # focus_window is named only to a model that has it
+    assert ("focus_window one of their windows" in said) == ("focus_window" in allowed)
+    alone = replace(observation, layout=ScreenLayout(monitors[0], monitors[:1]))
+    one = chat_format(name).messages(replace(request, observation=alone), "u", "pixels", True)
+    assert "The image shows" not in str(one)
