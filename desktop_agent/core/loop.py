@@ -132,6 +132,10 @@ GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
 #: the calls whose point the gate judges (what is pressed or dropped on there)
 _POINT_JUDGED_TOOLS = frozenset({"click", "drag"})
 #: a click or drag approved on one screen whose point holds something else once answered
+OWN_WINDOWS_UNSEEN = (
+    "this desktop does not show where the app's own windows are (Wayland): the input could "
+    "reach one of its questions"
+)
 SCREEN_CHANGED = (
     "the screen changed under the point while you were asked ({why}): not done; the next "
     "turn decides on a fresh screenshot"
@@ -863,6 +867,8 @@ class _TaskLoop:
         )
         if screen.caution and not risk.always_ask:
             risk = replace(risk, always_ask=screen.caution)
+        if not risk.always_ask and (unseen := self._own_windows_unseen(tool)):
+            risk = replace(risk, always_ask=unseen)
         step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         # what it acts on, so that a routine saved from this run can find it again
         step = step.with_(element=element_ref(tool, args.model_dump(), observation))
@@ -1051,6 +1057,17 @@ class _TaskLoop:
             if not denial or loop.time() >= until:
                 return denial
             await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
+
+    def _own_windows_unseen(self, tool: str) -> str:
+        """Why a pointer or key call is asked under any policy: the observer says this desktop
+        cannot show the app's own windows (`sees_own_windows` False: Wayland hides where other
+        programs' windows are), so its questions cannot be ruled out under the point or the
+        focus, and the gate, not knowing, asks."""
+        if tool not in POINTER_TOOLS and tool not in _FOCUS_TOOLS:
+            return ""
+        if getattr(self.deps.observer, "sees_own_windows", True):
+            return ""
+        return OWN_WINDOWS_UNSEEN
 
     async def _changed_under_point(
         self, call: _Call, observation: Observation, approved: CallRisk

@@ -106,6 +106,9 @@ class DesktopObserver:
             from desktop_agent.desktop.win32 import enable_dpi_awareness
 
             enable_dpi_awareness()
+        #: whether own_windows_now can see the app's own windows (False on Wayland: the
+        #: gate then asks before pointer and key calls)
+        self.sees_own_windows = True
         self.fmt = fmt
         self.quality = quality
         self.set_of_mark = set_of_mark

@@ -65,6 +65,8 @@ def wayland_parts(
         screen=lambda: PortalScreen(desk),
     )
     observer = DesktopObserver.from_settings(settings, capture=capture, locate=lambda: None)
+    # no window list on Wayland: the gate asks before pointer and key calls (core/loop.py)
+    observer.sees_own_windows = False
     return observer, PortalDriver(desk, injections), desk
 
 

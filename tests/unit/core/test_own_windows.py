@@ -249,3 +249,52 @@ async def test_a_click_is_refused_when_the_apps_own_windows_cannot_be_read_now()
     [action] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     assert action.status is StepStatus.DENIED
     assert "own windows cannot be read now (EnumWindows failed" in (action.error or "")
+
+
+class OwnWindowsUnseen(DialogPoppingUp):
+    """A Wayland desktop's observer: it cannot see where any window is, the app's own
+    included (`sees_own_windows` False, as desktop/wayland.py's observer says)."""
+
+    sees_own_windows = False
+
+    async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("answer", "ran"), [(ApprovalDecision.ONCE, True), (ApprovalDecision.DENY, False)]
+)
+async def test_where_the_own_windows_cannot_be_seen_input_is_asked_under_any_policy(
+    answer: ApprovalDecision, ran: bool
+) -> None:
+    # issue 34 item 4: on Wayland the app's question could be under the point or hold the
+    # focus and nothing can tell; an allowed click or hotkey passed unasked on old main
+    h = make_harness(
+        answers=[answer, answer],
+        policies={"click": Policy.ALLOW, "hotkey": Policy.ALLOW, "wait": Policy.ALLOW},
+    )
+    h.runner.services = replace(h.runner.services, observer=OwnWindowsUnseen(None))
+    run = await h.create(max_failures=5)
+    planner = ScriptedPlanner(
+        [
+            tool("click", x=100, y=650),
+            tool("hotkey", keys=["ctrl", "s"]),
+            tool("wait", seconds=0.01),
+            done(),
+        ]
+    )
+    await h.collect(run, planner)
+
+    assert [request.tool for request in h.gate.requests] == ["click", "hotkey"]
+    assert all("app's own windows are (Wayland)" in r.caution for r in h.gate.requests)
+    ran_tools = [name for name, _ in h.executor.calls]
+    assert ran_tools == (["click", "hotkey", "wait"] if ran else ["wait"])
+
+
+async def test_where_the_own_windows_are_seen_an_allowed_click_is_not_asked() -> None:
+    h = make_harness(policies={"click": Policy.ALLOW})
+    h.runner.services = replace(h.runner.services, observer=DialogPoppingUp(None))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=650), done()]))
+    assert h.gate.requests == []
+    assert [name for name, _ in h.executor.calls] == ["click"]
