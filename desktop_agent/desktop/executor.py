@@ -621,7 +621,10 @@ class DesktopExecutor:
         )
 
     def _native(self, observation: Observation, element: Element) -> Any:
-        native = self.observer.native(observation, element.id) if self.observer else None
+        try:
+            native = self.observer.native(observation, element.id) if self.observer else None
+        except LookupError as error:
+            raise ToolError(str(error)) from None
         if native is None:
             raise ToolError(
                 f'element {element.id} ({element.role} "{element.name}") has no accessibility '

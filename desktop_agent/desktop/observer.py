@@ -125,7 +125,8 @@ class DesktopObserver:
         self._ocr_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ocr")
         #: (the shot's image, its elements, the texts read on it): an unchanged screen's
         self._texts: tuple[Any, tuple[Element, ...], tuple[Element, ...]] | None = None
-        self._natives: deque[tuple[Observation, dict[int, Any]]] = deque(maxlen=NATIVE_HISTORY)
+        #: (observation, its natives, how many inventory threads had been abandoned then)
+        self._natives: deque[tuple[Observation, dict[int, Any], int]] = deque(maxlen=NATIVE_HISTORY)
         #: (the shot's image, the marks drawn, its encoding): the capture gives the same image
         #: back for the same pixels, which are then not encoded again
         self._encoded: tuple[Any, tuple[Any, ...], tuple[bytes, bytes, bytes]] | None = None
@@ -194,7 +195,7 @@ class DesktopObserver:
             layout=shot.layout,
             elsewhere=elsewhere,
         )
-        self._natives.append((observation, natives))
+        self._natives.append((observation, natives, self._abandoned()))
         return observation
 
     async def _read_texts(self) -> list[RawElement]:
@@ -377,17 +378,41 @@ class DesktopObserver:
         """The accessibility object behind an element of a recent observation, if any.
 
         The loop hands tools a copy of the observation (with its screenshot path), so it is
-        matched by its image bytes object, else by equal elements.
+        matched by its image bytes object, else by equal elements. LookupError when the
+        inventory thread that listed it has since been abandoned: it hung in a call, and what
+        it listed may belong to the provider that hung it (and COM objects made in one
+        apartment, D-Bus proxies on a closed connection, are not the new thread's to use).
         """
-        for seen, natives in reversed(self._natives):
-            # an unchanged screen shares its image bytes between observations: their
-            # element lists (walked anew each time) must be the same too
-            if seen.image is observation.image and seen.elements == observation.elements:
-                return natives.get(element_id)
-        for seen, natives in reversed(self._natives):
-            if seen.elements and seen.elements == observation.elements:
-                return natives.get(element_id)
-        return None
+        # an unchanged screen shares its image bytes between observations: their element
+        # lists (walked anew each time) must be the same too
+        found = next(
+            (
+                (natives, abandoned)
+                for seen, natives, abandoned in reversed(self._natives)
+                if seen.image is observation.image and seen.elements == observation.elements
+            ),
+            None,
+        ) or next(
+            (
+                (natives, abandoned)
+                for seen, natives, abandoned in reversed(self._natives)
+                if seen.elements and seen.elements == observation.elements
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        natives, abandoned = found
+        native = natives.get(element_id)
+        if native is not None and abandoned != self._abandoned():
+            raise LookupError(
+                f"element {element_id} was listed by an accessibility thread that hung and "
+                "was replaced; observe again"
+            )
+        return native
+
+    def _abandoned(self) -> int:
+        return self.inventory.abandoned if self.inventory is not None else 0
 
     def close(self) -> None:
         """Release the capture and inventory threads (the observer cannot be used after)."""

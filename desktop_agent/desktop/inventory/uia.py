@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.desktop.inventory import uia_cache
 from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
 from desktop_agent.store.data_dir import resolve_data_dir
 
@@ -90,19 +91,22 @@ def _checked(
         raise LookupError(f"the element did not accept {what}")
 
 
-def _rect(control: Any) -> tuple[int, int, int, int] | None:
-    box = control.BoundingRectangle
-    width, height = box.right - box.left, box.bottom - box.top
-    if width <= 0 or height <= 0:
+def _rect(box: tuple[int, int, int, int]) -> tuple[int, int, int, int] | None:
+    """(left, top, right, bottom) as (left, top, width, height); None when empty."""
+    left, top, right, bottom = box
+    if right <= left or bottom <= top:
         return None
-    return int(box.left), int(box.top), int(width), int(height)
+    return left, top, right - left, bottom - top
 
 
 def is_own(control: Any) -> bool:
     """One of this app's own windows: made by this process (the app's engine runs in it), or
     titled as the app's windows are ("Desktop Agent…": main window, dialogs, acting panel)."""
-    title = str(control.Name or "")
-    return getattr(control, "ProcessId", None) == os.getpid() or title.startswith("Desktop Agent")
+    return _own(str(control.Name or ""), getattr(control, "ProcessId", None))
+
+
+def _own(title: str, process: int | None) -> bool:
+    return process == os.getpid() or title.startswith("Desktop Agent")
 
 
 COINIT_MULTITHREADED = 0x0
@@ -162,74 +166,92 @@ class UiaInventory:
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
         auto = self._auto
+        iuia = uia_cache.automation(auto)
         foreground = auto.GetForegroundControl()
         foreground_handle = getattr(foreground, "NativeWindowHandle", None)
-        found = self._windows(foreground_handle, limits)
+        found = self._windows(iuia, foreground_handle, limits)
         # this app's own window in front: its controls are not the agent's to list
         ours = any(item.own and item.focused for item in found)
         if foreground is not None and not ours and not limits.expired():
-            found.extend(self._walk(foreground, limits, limits.max_elements - len(found)))
+            found.extend(self._walk(iuia, foreground, limits, limits.max_elements - len(found)))
         return found[: limits.max_elements], "uia"
 
-    def _windows(self, foreground_handle: int | None, limits: WalkLimits) -> list[RawElement]:
+    def _control(self, cached: uia_cache.Cached) -> Any:
+        """uiautomation's Control of the right class over a cached element, made without a
+        call (CreateControlFromElement would read CurrentControlType again)."""
+        make = self._auto.ControlConstructors.get(cached.type_id)
+        return make(element=cached.element) if make is not None else None
+
+    def _windows(
+        self, iuia: Any, foreground_handle: int | None, limits: WalkLimits
+    ) -> list[RawElement]:
+        """The desktop's children, their properties in one call (TreeScope_Children)."""
+        root = self._auto.GetRootControl().Element
+        try:
+            listed = root.BuildUpdatedCache(uia_cache.request(iuia, uia_cache.TREE_SCOPE_CHILDREN))
+            elements = list(uia_cache.children(listed))
+        except Exception as error:  # noqa: BLE001 - COM errors: no windows this turn
+            log.debug("cannot list the top-level windows: %s", error)
+            return []
         windows = []
-        for control in self._auto.GetRootControl().GetChildren():
-            if limits.expired():
-                break
-            try:
-                if control.IsOffscreen or not control.Name:
-                    continue
-                rect = _rect(control)
-                if rect is None:
-                    continue
-                handle = control.NativeWindowHandle
-                windows.append(
-                    RawElement(
-                        role="window",
-                        name=control.Name,
-                        rect=rect,
-                        enabled=bool(control.IsEnabled),
-                        focused=bool(handle) and handle == foreground_handle,
-                        own=is_own(control),
-                        native=control,
-                    )
+        for element in elements:
+            window = uia_cache.read(element)
+            rect = _rect(window.box)
+            control = self._control(window)
+            if window.offscreen or not window.name or rect is None or control is None:
+                continue
+            windows.append(
+                RawElement(
+                    role="window",
+                    name=window.name,
+                    rect=rect,
+                    enabled=window.enabled,
+                    focused=bool(window.handle) and window.handle == foreground_handle,
+                    own=_own(window.name, window.process),
+                    native=control,
                 )
-            except Exception as error:  # noqa: BLE001 - COM errors of a window that closed
-                log.debug("skipping a top-level window: %s", error)
+            )
         return windows
 
-    def _walk(self, root: Any, limits: WalkLimits, budget: int) -> list[RawElement]:
+    def _walk(self, iuia: Any, root: Any, limits: WalkLimits, budget: int) -> list[RawElement]:
+        """The foreground window's controls, breadth first, from one cached subtree."""
+        try:
+            tree = root.Element.BuildUpdatedCache(
+                uia_cache.request(iuia, uia_cache.TREE_SCOPE_SUBTREE)
+            )
+        except Exception as error:  # noqa: BLE001 - the window closed under the call
+            log.debug("cannot read the foreground window's controls: %s", error)
+            return []
         found: list[RawElement] = []
-        queue: deque[tuple[Any, int]] = deque([(root, 0)])
+        queue: deque[tuple[Any, int]] = deque([(tree, 0)])
         visited = 0
         while queue and len(found) < budget and visited < limits.max_nodes:
             if limits.expired():
                 log.debug("UIA walk cut at the deadline after %d nodes", visited)
                 break
-            control, depth = queue.popleft()
+            element, depth = queue.popleft()
             visited += 1
-            try:
-                if depth > 0 and control.IsOffscreen:
-                    continue
-                role = ROLES.get(control.ControlTypeName)
-                if role is not None:
-                    rect = _rect(control)
-                    if rect is not None:
-                        found.append(
-                            RawElement(
-                                role=role,
-                                name=control.Name or "",
-                                rect=rect,
-                                enabled=bool(control.IsEnabled),
-                                focused=bool(control.HasKeyboardFocus),
-                                password=bool(control.IsPassword),
-                                native=control,
-                            )
+            node = uia_cache.read(element)
+            if depth > 0 and node.offscreen:
+                continue
+            role = ROLES.get(self._auto.ControlTypeNames.get(node.type_id, ""))
+            rect = _rect(node.box)
+            if role is not None and rect is not None:
+                control = self._control(node)
+                if control is not None:
+                    found.append(
+                        RawElement(
+                            role=role,
+                            name=node.name,
+                            rect=rect,
+                            enabled=node.enabled,
+                            focused=node.focused,
+                            password=node.password,
+                            native=control,
                         )
-                if depth < limits.max_depth:
-                    queue.extend((child, depth + 1) for child in control.GetChildren())
-            except Exception as error:  # noqa: BLE001 - COM errors of a control that vanished
-                log.debug("skipping a UIA control: %s", error)
+                    )
+            if depth < limits.max_depth:
+                queue.extend((child, depth + 1) for child in uia_cache.children(element))
         return found
 
     # -- actions ---------------------------------------------------------------------------

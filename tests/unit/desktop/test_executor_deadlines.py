@@ -101,7 +101,11 @@ async def test_a_hung_accessibility_call_fails_and_the_inventory_thread_is_repla
         context = ToolContext("run", observation, threading.Event())
         with pytest.raises(ToolError, match="accessibility call did not finish"):
             await executor.execute(spec, args, context)
-        result = await executor.execute(spec, args, context)
+        # what the hung thread listed is not used again: the model observes again
+        with pytest.raises(ToolError, match="hung and was replaced; observe again"):
+            await executor.execute(spec, args, context)
+        again = ToolContext("run", await observer.observe(), threading.Event())
+        result = await executor.execute(spec, args, again)
     finally:
         backend.release.set()
         executor.close()
