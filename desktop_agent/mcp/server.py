@@ -236,12 +236,15 @@ class McpFace:
             f"run {final.id} {final.status.value}"
             + (f" / {final.stop_reason.value}" if final.stop_reason else "")
             + f" after {final.step_count} turn(s)"
-            + (f": {final.message}" if final.message else "")
         )
         if _stopped_by_user(final):
             summary = f"{STOPPED_BY_USER}: {summary}"
+        summary = printable(summary)
+        if final.message:
+            # the model's last words may quote the screen (a title, a page's text): data
+            summary += "\n" + _screen_data("The run's last message", "message", [final.message])
         return _text(
-            printable(summary),
+            summary,
             {
                 "run_id": final.id,
                 "status": final.status.value,
@@ -379,7 +382,9 @@ def _call_result(name: str, outcome: CallOutcome) -> types.CallToolResult:
         why = (action.error if action is not None else None) or run.message or run.status.value
         not_run = action is None or action.status.value in ("denied", "skipped")
         verb = "was not run" if not_run else "failed"
-        return _error(printable(f"{name} {verb}: {why} (run {run.id})"))
+        # why may quote the screen (a question's caution names a title, a text on it)
+        head = printable(f"{name} {verb} (run {run.id}); why:")
+        return _error(f"{head}\n{_screen_data(f'Why {name} {verb}', 'result', [why])}")
     if name == "screenshot" and outcome.observation is not None:
         shown = outcome.observation
         block = screen_text_block(shown)
