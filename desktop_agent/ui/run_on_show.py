@@ -277,15 +277,11 @@ class RunOnShow:
         """A live run on show that has started and not ended: the settings' limits are its."""
         return self.live and self.run is not None and self.run.finished_at is None
 
-    def turn_line(self) -> str:
-        """The status bar's turn, e.g. "Turn 3 of 20" ("" with no run on show)."""
+    def turn_line(self, template: str = "Turn {turn} of {limit}") -> str:
+        """The status bar's turn, e.g. "Turn 3 of 20" ("" with no run on show); `template`
+        is the line in the window's language (this model imports no Qt)."""
         run = self.run
-        if run is None:
-            return ""
-        from PySide6.QtCore import QCoreApplication
-
-        line = QCoreApplication.translate("RunStatusBar", "Turn {turn} of {limit}")
-        return line.format(turn=self.turn, limit=run.max_steps)
+        return "" if run is None else template.format(turn=self.turn, limit=run.max_steps)
 
     def usage_line(self, max_run_tokens: int = 0) -> str:
         """The run's tokens and cost; the settings' `max_run_tokens` is named only while the

@@ -133,7 +133,7 @@ class RunStatusBar(QStatusBar):
         """The run's turn, tokens and cost (against the settings' max_run_tokens)."""
         shown, settings = self._shown, self._settings()
         self.turn_shown = shown.turn
-        self.turn_label.setText(shown.turn_line())
+        self.turn_label.setText(shown.turn_line(self.tr("Turn {turn} of {limit}")))
         self.usage_label.setText(shown.usage_line(settings.max_run_tokens if settings else 0))
         self.usage_label.setToolTip(shown.usage_tip() if shown.run is not None else "")
 

@@ -655,7 +655,6 @@
         <name>RunStatusBar</name>
         <message>
             <source>Turn {turn} of {limit}</source>
-            <extracomment>what changed the run on show: one of its events; "reset" (another run is put on show: the views start empty); "state" (the user asked something, a replay failed or ended) the status line when the user's own mouse or keyboard input paused the run the status bar's tokens' tooltip, and what it adds when some turns' tokens are estimated</extracomment>
             <translation>第 {turn}/{limit} 轮</translation>
         </message>
         <message>
