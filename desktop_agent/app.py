@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.host.display import display_problem as _display_problem
@@ -128,7 +128,11 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
     except ForeignDataDir as error:
         return refuse_to_start(str(error))
     except OSError as error:
-        return refuse_to_start(f"data dir {directory} cannot be made: {error.strerror}")
+        return refuse_to_start(
+            QCoreApplication.translate(
+                "App", "data dir {directory} cannot be made: {error}"
+            ).format(directory=directory, error=error.strerror)
+        )
     _log_to_file(directory)
     problem = _display_problem(os.environ)
     if problem:
@@ -373,11 +377,19 @@ def _stop_other_instances(window: MainWindow, data_dir: Path) -> None:
             elsewhere = await stop_all_instances(data_dir, exclude_pid=os.getpid())
         except Exception as error:  # noqa: BLE001 - said; the window stays usable
             log.exception("stop all before the engine was up failed")
-            window.set_status(f"Stop all failed: {one_line(error)}")
+            window.set_status(
+                QCoreApplication.translate("App", "Stop all failed: {error}").format(
+                    error=one_line(error)
+                )
+            )
             return
-        window.set_status(f"Stop all: {elsewhere} run(s) in other instances.")
+        window.set_status(
+            QCoreApplication.translate(
+                "App", "Stop all: {count} run(s) in other instances."
+            ).format(count=elsewhere)
+        )
 
-    window.set_status("Stopping every run on this data dir…")
+    window.set_status(QCoreApplication.translate("App", "Stopping every run on this data dir…"))
     window.spawn(stop())
 
 
@@ -583,20 +595,33 @@ class DesktopApp(QObject):
             from desktop_agent.ui.run_on_show import describe_outcome
 
             self.tray.notify(
-                f"Run {run.status.value}", f"{shorten(run.goal, 80)}\n{describe_outcome(run)}"
+                QCoreApplication.translate("App", "Run {status}").format(status=run.status.value),
+                f"{shorten(run.goal, 80)}\n{describe_outcome(run)}",
             )
         elif isinstance(event, ApprovalRequested) and not self.window.isActiveWindow():
             # the question in plain words where the person may be looking (its dialog waits)
-            self.tray.notify("Waiting for your approval", in_words(event.approval.sentence))
+            self.tray.notify(
+                QCoreApplication.translate("App", "Waiting for your approval"),
+                in_words(event.approval.sentence),
+            )
         elif isinstance(event, UserTookOver):
-            self.tray.notify("Paused: you took over", "Resume from the tray or the window.")
+            self.tray.notify(
+                QCoreApplication.translate("App", "Paused: you took over"),
+                QCoreApplication.translate("App", "Resume from the tray or the window."),
+            )
         elif isinstance(event, StoppedEverything):
             self.window.set_status(
-                f"Stop all: {event.here} run(s) here, {event.elsewhere} in other instances."
+                QCoreApplication.translate(
+                    "App", "Stop all: {here} run(s) here, {elsewhere} in other instances."
+                ).format(here=event.here, elsewhere=event.elsewhere)
             )
         elif isinstance(event, TakeoverUnavailable):
             why = event.why
-            self.window.bar.show_notice(f"Your mouse and keyboard will not pause a run: {why}")
+            self.window.bar.show_notice(
+                QCoreApplication.translate(
+                    "App", "Your mouse and keyboard will not pause a run: {why}"
+                ).format(why=why)
+            )
         elif isinstance(event, StopHotkeyChanged):
             self.window.bar.set_hotkey_state(event.armed, event.why)
             self.tray.set_hotkey_state(event.armed, event.why)
@@ -621,13 +646,18 @@ class DesktopApp(QObject):
     def stop_everything(self) -> None:
         """Stop every run of this app and of every other instance on the data dir."""
         self.client.send(self.client.host.stop_everything)
-        self.window.set_status("Stopping every run here; telling other instances…")
+        self.window.set_status(
+            QCoreApplication.translate("App", "Stopping every run here; telling other instances…")
+        )
 
     @Slot()
     def on_hidden_to_tray(self) -> None:
         if "tray" not in self._told:
             self._told.add("tray")
-            self.tray.notify("Desktop Agent is still running", "Quit it from the tray icon's menu.")
+            self.tray.notify(
+                QCoreApplication.translate("App", "Desktop Agent is still running"),
+                QCoreApplication.translate("App", "Quit it from the tray icon's menu."),
+            )
 
     @Slot()
     def on_quit_requested(self) -> None:
@@ -695,7 +725,9 @@ class ErrorReporter:
 
     def _show(self, what: BaseException | str) -> None:
         if shiboken6.isValid(self.window):  # gone once the app has quit
-            self.window.set_status(f"Error: {one_line(what)}")
+            self.window.set_status(
+                QCoreApplication.translate("App", "Error: {error}").format(error=one_line(what))
+            )
 
 
 def refuse_to_start(problem: str) -> int:
@@ -706,7 +738,11 @@ def refuse_to_start(problem: str) -> int:
     if sys.stderr is not None:
         sys.stderr.write(f"desktop-agent: {problem}\n")
     else:
-        _message_box(f"Desktop Agent cannot start: {problem}")
+        _message_box(
+            QCoreApplication.translate("App", "Desktop Agent cannot start: {problem}").format(
+                problem=problem
+            )
+        )
     return 3
 
 

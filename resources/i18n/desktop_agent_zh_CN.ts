@@ -84,6 +84,70 @@
         </message>
     </context>
     <context>
+        <name>App</name>
+        <message>
+            <source>data dir {directory} cannot be made: {error}</source>
+            <extracomment>how long the app waits for its first paint before loading the rest anyway what the GUI thread's asyncio loop (qasync) needs of the standard library, imported on a worker thread right after the first paint while Qt's own loop goes on what the window's Start needs after the first paint: the host with its store, settings and desktop adapters, and the planner's model check that the window asks once bound (openai is left to the first run). Not the local API's server: aiohttp is ~0.2 s of imports, made on a worker thread while Start is already on (Host.serve_api) the desktops on which Qt takes GTK 3's platform theme (the "gtk3" plugin, and GTK 3 with it): qtbase src/gui/platform/unix/qgenericunixtheme.cpp, QGenericUnixTheme::themeNames, gtkBasedEnvironments</extracomment>
+            <translation>无法创建数据目录 {directory}：{error}</translation>
+        </message>
+        <message>
+            <source>Stop all failed: {error}</source>
+            <translation>全部停止失败：{error}</translation>
+        </message>
+        <message>
+            <source>Stop all: {count} run(s) in other instances.</source>
+            <translation>全部停止：其他实例中的 {count} 个运行。</translation>
+        </message>
+        <message>
+            <source>Stopping every run on this data dir…</source>
+            <translation>正在停止此数据目录上的所有运行…</translation>
+        </message>
+        <message>
+            <source>Run {status}</source>
+            <translation>运行{status}</translation>
+        </message>
+        <message>
+            <source>Waiting for your approval</source>
+            <translation>等待你的批准</translation>
+        </message>
+        <message>
+            <source>Paused: you took over</source>
+            <translation>已暂停：你接管了操作</translation>
+        </message>
+        <message>
+            <source>Resume from the tray or the window.</source>
+            <translation>可从托盘或窗口继续。</translation>
+        </message>
+        <message>
+            <source>Stop all: {here} run(s) here, {elsewhere} in other instances.</source>
+            <translation>全部停止：此处 {here} 个运行，其他实例中 {elsewhere} 个。</translation>
+        </message>
+        <message>
+            <source>Your mouse and keyboard will not pause a run: {why}</source>
+            <translation>你的鼠标和键盘不会暂停运行：{why}</translation>
+        </message>
+        <message>
+            <source>Stopping every run here; telling other instances…</source>
+            <translation>正在停止此处的所有运行；正在通知其他实例…</translation>
+        </message>
+        <message>
+            <source>Desktop Agent is still running</source>
+            <translation>Desktop Agent 仍在运行</translation>
+        </message>
+        <message>
+            <source>Quit it from the tray icon's menu.</source>
+            <translation>请从托盘图标的菜单中退出。</translation>
+        </message>
+        <message>
+            <source>Error: {error}</source>
+            <translation>错误：{error}</translation>
+        </message>
+        <message>
+            <source>Desktop Agent cannot start: {problem}</source>
+            <translation>Desktop Agent 无法启动：{problem}</translation>
+        </message>
+    </context>
+    <context>
         <name>ApprovalController</name>
         <message>
             <source>{tool} denied: the approval dialog failed: {error}</source>

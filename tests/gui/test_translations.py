@@ -31,10 +31,6 @@ TRANSLATED = sorted(
     path.relative_to(ROOT).as_posix()
     for path in [*(ROOT / "desktop_agent" / "ui").glob("*.py"), ROOT / "desktop_agent" / "app.py"]
 )
-#: modules still showing English (docs/translations.md), each leaves as it is converted
-_NOT_YET = {
-    "desktop_agent/app.py",
-}
 #: calls that show their string arguments to a person: Qt's, and the app's own that pass
 #: theirs on to Qt (main window, settings, model servers, routines, tray, task panel, app)
 _SHOWN = {
@@ -171,9 +167,6 @@ def test_the_scan_finds_a_bare_text_in_any_argument_of_a_showing_call() -> None:
 
 @pytest.mark.parametrize("module", TRANSLATED)
 def test_no_text_shown_in_a_translated_module_skips_the_translation(module: str) -> None:
-    if module in _NOT_YET:
-        assert _bare_texts((ROOT / module).read_text(encoding="utf-8")), "converted: leave _NOT_YET"
-        return
     assert _bare_texts((ROOT / module).read_text(encoding="utf-8")) == []
 
 
