@@ -10,6 +10,7 @@ from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop_agent.core.text import printable
+from desktop_agent.ui.dpi import QtScreen, physical_rect
 from desktop_agent.ui.text import plain_label, plain_tooltip
 
 log = logging.getLogger(__name__)
@@ -123,19 +124,18 @@ class ActingPanel(QWidget):
 
         Physical pixels are what the capture adapter grabs: map them with the observation's
         ScreenMapping.to_image to tell the planner which part of the screenshot to ignore.
-        On mixed-DPI multi-monitor setups it is exact for the panel's own screen.
+        Qt scales around each screen's own origin (ui/dpi.py), so on a 150 % monitor
+        right of the primary the panel's x is not its Qt x times 1.5.
         """
         if not self.isVisible():
             return None
         frame = self.frameGeometry()
         screen = self.screen()
-        ratio = screen.devicePixelRatio() if screen is not None else 1.0
-        return (
-            round(frame.x() * ratio),
-            round(frame.y() * ratio),
-            round(frame.width() * ratio),
-            round(frame.height() * ratio),
-        )
+        if screen is None:
+            return frame.x(), frame.y(), frame.width(), frame.height()
+        area = screen.geometry()
+        on = QtScreen(area.x(), area.y(), area.width(), area.height(), screen.devicePixelRatio())
+        return physical_rect(on, (frame.x(), frame.y(), frame.width(), frame.height()))
 
     # ── slots ────────────────────────────────────────────────────────────────
 
