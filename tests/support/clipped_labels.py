@@ -1,5 +1,6 @@
-"""Print, as JSON, every label of the app's dialogs and panels that is given less room than
-its text needs, at the QT_SCALE_FACTOR and language of this process (tests/gui/test_no_clipping).
+"""Print, as JSON, every label of the app's dialogs and panels (the approval dialog, acting
+panel, model servers pages, settings tabs, task, routines, grants, history and save-routine)
+that is given less room than its text needs, at the QT_SCALE_FACTOR and language of this process (tests/gui/test_no_clipping).
 
     QT_SCALE_FACTOR=2 python tests/support/clipped_labels.py zh_CN
 
@@ -70,7 +71,38 @@ def windows(data_dir: Path) -> list[tuple[str, Callable[[], QWidget]]]:
 
         return make
 
+    def settings(tab: int) -> Callable[[], QWidget]:
+        def make() -> QWidget:
+            from desktop_agent.settings import Settings
+            from desktop_agent.ui.settings_dialog import SettingsDialog
+
+            dialog = SettingsDialog(None, Settings())
+            dialog.tabs.setCurrentIndex(tab)
+            return dialog
+
+        return make
+
+    def plain(module: str, name: str) -> Callable[[], QWidget]:
+        def make() -> QWidget:
+            import importlib
+
+            made: QWidget = getattr(importlib.import_module(module), name)()
+            return made
+
+        return make
+
+    def save_routine() -> QWidget:
+        from desktop_agent.ui.save_routine import SaveRoutineDialog
+
+        return SaveRoutineDialog(None, "r1234567890", [])
+
     return [
+        *((f"settings-{tab}", settings(tab)) for tab in range(6)),
+        ("task", plain("desktop_agent.ui.task_panel", "TaskPanel")),
+        ("routines", plain("desktop_agent.ui.routines", "RoutinesPanel")),
+        ("grants", plain("desktop_agent.ui.routines", "RoutineGrantsPage")),
+        ("history", plain("desktop_agent.ui.history", "HistoryPanel")),
+        ("save-routine", save_routine),
         ("approval", approval),
         ("acting", acting),
         ("servers-looking", servers("looking_page")),
