@@ -1,6 +1,7 @@
 """Print, as JSON, every label of the app's dialogs and panels (the approval dialog, acting
 panel, model servers pages, settings tabs, task, routines, grants, history and save-routine)
-that is given less room than its text needs, at the QT_SCALE_FACTOR and language of this process (tests/gui/test_no_clipping).
+that is given less room than its text needs, at the QT_SCALE_FACTOR and language of this
+process (tests/gui/test_no_clipping).
 
     QT_SCALE_FACTOR=2 python tests/support/clipped_labels.py zh_CN
 
