@@ -76,6 +76,7 @@ from desktop_agent.core.models import (
     StoreWrite,
     SuspiciousText,
     ToolResult,
+    monitor_of,
     utcnow,
 )
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, POINTER_TOOLS, own_window_refusal
@@ -1000,6 +1001,7 @@ class _TaskLoop:
             target=target,
             suspicious_text=suspicious,
             element=element,
+            monitor=monitor_of(observation, target),
             **_what_to_show(decided, risk),
         )
 

@@ -55,6 +55,7 @@ __all__ = [
     "TokenUsage",
     "ToolResult",
     "VisionSetting",
+    "monitor_of",
     "parse_monitor",
     "utcnow",
 ]
@@ -626,6 +627,9 @@ class ApprovalRequest:
     #: what the call acts on, as the loop resolved it before the gate (the step's `element`):
     #: the words of its sentence, never part of the gate's judgement
     element: ElementRef | None = None
+    #: the monitor the action is on, when the desktop has several (`monitor_of`): the dialog
+    #: opens there and says which; None on one monitor or when it cannot be told
+    monitor: MonitorArea | None = None
 
     @property
     def sentence(self) -> Phrase:
@@ -690,3 +694,22 @@ class ApprovalRequest:
             "element": self.element.to_json() if self.element else None,
             "sentence": str(self.sentence),
         }
+
+
+def monitor_of(observation: Observation, target: tuple[int, int] | None) -> MonitorArea | None:
+    """The monitor an action on `observation` is on, when the desktop has several: the one
+    the image shows, or (the image is all monitors) the one holding `target` (screenshot
+    pixels); None on one monitor, without a layout, or all monitors and no target."""
+    layout = observation.layout
+    if layout is None or not layout.several:
+        return None
+    if layout.shown.number != 0:
+        return layout.shown
+    if target is None:
+        return None
+    x, y = observation.mapping.to_screen(*target)
+    for monitor in layout.monitors:
+        left, top, width, height = monitor.rect
+        if left <= x < left + width and top <= y < top + height:
+            return monitor
+    return None

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.core.text import quote, visible
 from desktop_agent.ui.close_up import CloseUp
+from desktop_agent.ui.placement import place_on_monitor
 from desktop_agent.ui.text import in_words, plain_label, plain_tooltip
 from desktop_agent.ui.timeline import ImageLoader
 
@@ -194,6 +195,23 @@ class ApprovalDialog(QDialog):
             details.addRow(self.tr("Safety check:"), self.safety_check_label)
         else:
             self.safety_check_label.hide()
+        # where the action is, on a desktop of several monitors (the app's own numbers)
+        where = request.monitor
+        self.monitor_label = QLabel(
+            self.tr("monitor {number}, {width}x{height} at {left},{top}").format(
+                number=where.number, width=where.width, height=where.height,
+                left=where.left, top=where.top,
+            )
+            if where is not None
+            else "",
+            self,
+        )  # fmt: skip
+        self.monitor_label.setObjectName("approvalMonitor")
+        self.monitor_label.setTextFormat(Qt.TextFormat.PlainText)
+        if where is not None:
+            details.addRow(self.tr("On:"), self.monitor_label)
+        else:
+            self.monitor_label.hide()
 
         # a close-up of the target (the field a text goes to outlined), the whole screen a
         # click away
@@ -277,6 +295,8 @@ class ApprovalDialog(QDialog):
         self._timer.start()
         QTimer.singleShot(round(ARM_S * 1000), self, self.on_tick)
         super().open()
+        # the person looks where the action is: the dialog opens on that monitor
+        place_on_monitor(self, self.request.monitor)
         self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def remaining_s(self) -> float:

@@ -220,6 +220,14 @@
             <translation>安全检查：</translation>
         </message>
         <message>
+            <source>On:</source>
+            <translation>位置：</translation>
+        </message>
+        <message>
+            <source>monitor {number}, {width}x{height} at {left},{top}</source>
+            <translation>显示器 {number}，{width}x{height}，位于 {left},{top}</translation>
+        </message>
+        <message>
             <source>Allow &amp;once</source>
             <translation>允许一次(&amp;O)</translation>
         </message>

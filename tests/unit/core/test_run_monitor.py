@@ -3,15 +3,27 @@ without one the observer's setting holds."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from desktop_agent.cli.output import human
 from desktop_agent.core.errors import RefusedToStart
 from desktop_agent.core.events import RunStarted
-from desktop_agent.core.models import MonitorChoice, Observation, RunStatus, TaskSpec
+from desktop_agent.core.models import (
+    MonitorArea,
+    MonitorChoice,
+    Observation,
+    Policy,
+    RunStatus,
+    ScreenLayout,
+    ScreenMapping,
+    TaskSpec,
+    monitor_of,
+)
 from desktop_agent.host.requests import RunRequest, task_spec
 from desktop_agent.settings import Settings
-from tests.fakes import FakeObserver, ScriptedPlanner, done, tool
+from tests.fakes import FakeObserver, ScriptedPlanner, done, make_observation, tool
 from tests.unit.core.conftest import make_harness
 
 
@@ -76,3 +88,31 @@ async def test_the_run_started_line_says_the_runs_monitor() -> None:
     h = make_harness()
     run = await h.runner.create(TaskSpec(goal="g", allowed_tools=("wait",), monitor="2"))
     assert human(RunStarted(run)).endswith("(max 20 steps, monitor 2)")
+
+
+#: the primary, and a monitor left of it
+MONITORS = (MonitorArea(1, 0, 0, 1920, 1080, primary=True), MonitorArea(2, -1280, 0, 1280, 1024))
+
+
+def test_an_action_is_on_the_monitor_the_image_shows_or_under_its_point_in_all() -> None:
+    shown = replace(make_observation(), layout=ScreenLayout(MONITORS[1], MONITORS))
+    assert monitor_of(shown, None) == MONITORS[1]
+    # all monitors as one image, 1280 px wide for 3200 desktop px, from -1280
+    everything = replace(
+        make_observation(),
+        layout=ScreenLayout(MonitorArea(0, -1280, 0, 3200, 1080), MONITORS),
+        mapping=ScreenMapping(scale_x=2.5, scale_y=2.5, offset_x=-1280),
+    )
+    assert monitor_of(everything, (100, 100)) == MONITORS[1]  # -1030,250
+    assert monitor_of(everything, (900, 100)) == MONITORS[0]  # 970,250
+    assert monitor_of(everything, None) is None
+    alone = replace(make_observation(), layout=ScreenLayout(MONITORS[0], MONITORS[:1]))
+    assert monitor_of(alone, (10, 10)) is None and monitor_of(make_observation(), None) is None
+
+
+async def test_the_person_asked_is_told_the_monitor_the_click_is_on() -> None:
+    h = make_harness(policies={"click": Policy.ASK})
+    h.observer.observation = replace(make_observation(), layout=ScreenLayout(MONITORS[1], MONITORS))
+    run = await h.runner.create(TaskSpec(goal="g", allowed_tools=("click",)))
+    await h.collect(run, ScriptedPlanner([tool("click", x=10, y=10), done()]))
+    assert [approval.monitor for approval in h.gate.requests] == [MONITORS[1]]

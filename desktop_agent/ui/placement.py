@@ -1,0 +1,40 @@
+"""Where the app's own windows open on a desktop of several monitors: on the action's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtGui import QGuiApplication, QScreen
+from PySide6.QtWidgets import QWidget
+
+from desktop_agent.core.models import MonitorArea
+from desktop_agent.ui.dpi import QtScreen
+
+
+def screen_index(monitor: MonitorArea, screens: Sequence[QtScreen]) -> int | None:
+    """The index of the screen holding the centre of `monitor` (physical px), or None; the
+    match is in physical pixels (ui/dpi.py: Qt keeps a screen's native top-left)."""
+    x = monitor.left + monitor.width // 2
+    y = monitor.top + monitor.height // 2
+    return next((i for i, screen in enumerate(screens) if screen.holds_native(x, y)), None)
+
+
+def _shape(screen: QScreen) -> QtScreen:
+    rect = screen.geometry()
+    return QtScreen(rect.x(), rect.y(), rect.width(), rect.height(), screen.devicePixelRatio())
+
+
+def place_on_monitor(widget: QWidget, monitor: MonitorArea | None) -> bool:
+    """Centre `widget` on the Qt screen of `monitor` (device-independent px); False, and the
+    widget left where Qt put it, when no screen holds it (or there is no monitor)."""
+    if monitor is None:
+        return False
+    screens = QGuiApplication.screens()
+    index = screen_index(monitor, [_shape(screen) for screen in screens])
+    if index is None:
+        return False
+    area = screens[index].availableGeometry()
+    frame = widget.frameGeometry()
+    frame.moveCenter(area.center())
+    widget.move(frame.topLeft())
+    return True
