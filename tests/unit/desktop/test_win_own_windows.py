@@ -204,3 +204,30 @@ async def test_another_programs_window_that_closed_meanwhile_is_skipped(
     now = await windows_now(user32)
 
     assert now is not None and [window.box for window in now] == [(100, 100, 800, 600)]
+
+
+async def test_the_apps_own_menu_on_a_150_percent_monitor_left_of_the_primary_is_refused(
+    user32: FakeUser32,
+) -> None:
+    # issue 33 item 5 on Windows: GetWindowRect answers physical pixels in a per-monitor-v2
+    # process, negative left of the primary; the refusal maps them into the image of the
+    # monitor shown (2880 x 1620 physical at x = -2880, shown at 1280 x 720)
+    from desktop_agent.desktop.geometry import mapping_for
+
+    left = Monitor(-2880, 0, 2880, 1620)
+    menu = Window(0x400, ME, (-2000, 300, -1700, 700))
+    user32.windows = [menu, replace(NOTEPAD, rect=(-2880, 0, 0, 1580))]
+    seen = Observation(
+        image=b"", mime="image/jpeg", width=1280, height=720, mapping=mapping_for(left, (1280, 720))
+    )
+    observer = DesktopObserver(inventory=False, capture=FakeCapture(left, (1280, 720)))
+    try:
+        now = await observer.own_windows_now(seen)
+    finally:
+        observer.close()
+
+    assert now is not None and len(now) == 1
+    seen = seen.with_(own_windows=now)
+    # the menu's middle, (-1850, 500) physical, is image (456, 222)
+    assert "app's own window" in own_window_refusal("click", {"x": 456, "y": 222}, seen)
+    assert own_window_refusal("click", {"x": 100, "y": 100}, seen) == ""
