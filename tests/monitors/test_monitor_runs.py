@@ -4,6 +4,7 @@ monitor unplugged mid-run fails the next step without a click landing anywhere."
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import time
@@ -213,3 +214,38 @@ def test_an_unplugged_monitor_fails_the_next_step_and_nothing_is_clicked(
     assert "is gone or moved since the screen was seen" in actions[0]["error"]
     assert "1024x768 at 3200,300" in actions[0]["error"]
     assert target.pressed() == []
+
+
+async def test_a_zoom_crops_within_the_monitor_the_image_shows(
+    monitors_desk: MonitorsSession, target: TargetWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from PIL import Image, ImageStat
+
+    from desktop_agent.desktop.observer import DesktopObserver
+
+    # only the capture's display (mss and the locator read DISPLAY): no input is sent
+    monkeypatch.setenv("DISPLAY", monitors_desk.display)
+    target.place(3300, 400)  # white, on the right-hand monitor, which is black elsewhere
+    observer = DesktopObserver(inventory=False, guard_texts=False)
+    try:
+        observation = await observer.observe()  # auto: the active window's monitor
+        assert observation.layout is not None
+        assert observation.layout.shown.rect == RIGHT_MONITOR
+
+        async def brightness(x: int, y: int) -> float:
+            left, top = observation.mapping.to_image(x, y)
+            crop = await observer.region(observation, (left, top, 10, 10))
+            return float(ImageStat.Stat(Image.open(io.BytesIO(crop)).convert("L")).mean[0])
+
+        # the X server paints the window's background once it is mapped and moved: wait for it
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while (inside_window := await brightness(3450, 500)) <= 200:
+            if time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        beside_it = await brightness(3220, 320)  # the same monitor, off the window
+    finally:
+        observer.close()
+    assert inside_window > 200 and beside_it < 60
