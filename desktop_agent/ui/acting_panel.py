@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop_agent.core.text import printable
-from desktop_agent.ui.dpi import QtScreen, physical_rect
+from desktop_agent.ui.dpi import physical_rect, shape_of
 from desktop_agent.ui.text import plain_label, plain_tooltip
 
 log = logging.getLogger(__name__)
@@ -131,11 +131,8 @@ class ActingPanel(QWidget):
             return None
         frame = self.frameGeometry()
         screen = self.screen()
-        if screen is None:
-            return frame.x(), frame.y(), frame.width(), frame.height()
-        area = screen.geometry()
-        on = QtScreen(area.x(), area.y(), area.width(), area.height(), screen.devicePixelRatio())
-        return physical_rect(on, (frame.x(), frame.y(), frame.width(), frame.height()))
+        rect = (frame.x(), frame.y(), frame.width(), frame.height())
+        return rect if screen is None else physical_rect(shape_of(screen), rect)
 
     # ── slots ────────────────────────────────────────────────────────────────
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,12 @@ class QtScreen:
     def holds_native(self, x: int, y: int) -> bool:
         left, top, width, height = self.native
         return left <= x < left + width and top <= y < top + height
+
+
+def shape_of(screen: Any) -> QtScreen:
+    """A QScreen's geometry() and devicePixelRatio() as a QtScreen."""
+    rect = screen.geometry()
+    return QtScreen(rect.x(), rect.y(), rect.width(), rect.height(), screen.devicePixelRatio())
 
 
 def to_physical(screen: QtScreen, x: float, y: float) -> tuple[int, int]:

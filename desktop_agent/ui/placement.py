@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtGui import QGuiApplication, QScreen
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from desktop_agent.core.models import MonitorArea
-from desktop_agent.ui.dpi import QtScreen
+from desktop_agent.ui.dpi import QtScreen, shape_of
 
 
 def screen_index(monitor: MonitorArea, screens: Sequence[QtScreen]) -> int | None:
@@ -19,18 +19,13 @@ def screen_index(monitor: MonitorArea, screens: Sequence[QtScreen]) -> int | Non
     return next((i for i, screen in enumerate(screens) if screen.holds_native(x, y)), None)
 
 
-def _shape(screen: QScreen) -> QtScreen:
-    rect = screen.geometry()
-    return QtScreen(rect.x(), rect.y(), rect.width(), rect.height(), screen.devicePixelRatio())
-
-
 def place_on_monitor(widget: QWidget, monitor: MonitorArea | None) -> bool:
     """Centre `widget` on the Qt screen of `monitor` (device-independent px); False, and the
     widget left where Qt put it, when no screen holds it (or there is no monitor)."""
     if monitor is None:
         return False
     screens = QGuiApplication.screens()
-    index = screen_index(monitor, [_shape(screen) for screen in screens])
+    index = screen_index(monitor, [shape_of(screen) for screen in screens])
     if index is None:
         return False
     area = screens[index].availableGeometry()
