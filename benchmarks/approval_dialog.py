@@ -1,6 +1,6 @@
 """The approval dialog from "asked" to its first paint with the screenshot shown.
 
-    python benchmarks/approval_dialog.py [--repeat 30]
+    python benchmarks/approval_dialog.py [--repeat 30] [--language en|zh_CN]
 
 A 1280x720 screenshot (a JPEG file in a temporary data dir) is in the window's image
 loader already (as it is once the timeline showed the turn). Each repetition builds the
@@ -51,8 +51,13 @@ def request(screenshot: str) -> ApprovalRequest:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--language", default="en", help="the translators installed (zh_CN)")
     options = parser.parse_args()
     app = QApplication.instance() or QApplication([])
+    if options.language != "en":
+        from desktop_agent.ui.i18n import install
+
+        translators = install(app, options.language)  # noqa: F841 - kept for the app's life
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp)
         (data_dir / "runs" / "run1").mkdir(parents=True)
