@@ -249,3 +249,34 @@ async def test_a_zoom_crops_within_the_monitor_the_image_shows(
     finally:
         observer.close()
     assert inside_window > 200 and beside_it < 60
+
+
+async def test_a_point_on_the_apps_own_window_on_another_monitor_is_refused(
+    monitors_desk: MonitorsSession, target: TargetWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_agent.core.own_windows import own_window_refusal
+    from desktop_agent.desktop.inventory.x11 import X11Inventory
+    from desktop_agent.desktop.observer import DesktopObserver
+
+    monkeypatch.setenv("DISPLAY", monitors_desk.display)
+    # the target window made one of the app's own (its WM_CLASS), on the left-hand monitor
+    target.window.set_wm_class("desktop-agent", "desktop-agent")
+    target.display.sync()
+    target.place(100, 100)
+    # the work is on that monitor (the pointer's, as "auto" reads it beside an own window)
+    observer = DesktopObserver(
+        inventory_budget_s=2.0, guard_texts=False, backend=X11Inventory(),
+        locate=lambda: (600, 500, 1, 1),
+    )  # fmt: skip
+    try:
+        observation = await observer.observe()
+        now = await observer.own_windows_now(observation)
+    finally:
+        observer.close()
+    assert observation.layout is not None and observation.layout.shown.rect == LEFT_MONITOR
+    x, y = observation.mapping.to_image(300, 250)  # inside the own window
+    why = own_window_refusal("click", {"x": x, "y": y}, observation)
+    assert why.startswith(f"the point ({x}, {y}) is on the app's own window")
+    assert now is not None and now == observation.own_windows
+    away = observation.mapping.to_image(1000, 900)  # the same monitor, off the window
+    assert own_window_refusal("click", {"x": away[0], "y": away[1]}, observation) == ""
