@@ -195,6 +195,10 @@ class SetValueArgs(_Args):
     value: str = Field(max_length=2000)
 
 
+#: where a pointer tool's point is, and a drag's start and drop
+_POINT = (("x", "y"),)
+_DRAG = (("x", "y"), ("to_x", "to_y"))
+
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "screen_snapshot",
@@ -202,66 +206,168 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         ScreenSnapshotArgs,
         Risk.SAFE,
         offered=False,
+        passive=True,
+        mcp_name="screenshot",
     ),
     ToolSpec(
-        "click", "Click at a point of the screenshot or on an element.", ClickArgs, Risk.INPUT
+        "click",
+        "Click at a point of the screenshot or on an element.",
+        ClickArgs,
+        Risk.INPUT,
+        points=_POINT,
+        element=True,
+        presses=True,
+        settles=True,
+        grounded=True,
+        mcp_name="click",
     ),
-    ToolSpec("move_mouse", "Move the pointer to a point or an element.", MoveMouseArgs, Risk.INPUT),
     ToolSpec(
-        "drag", "Drag with the left button from (x, y) to (to_x, to_y).", DragArgs, Risk.INPUT
+        "move_mouse",
+        "Move the pointer to a point or an element.",
+        MoveMouseArgs,
+        Risk.INPUT,
+        points=_POINT,
+        element=True,
+        settles=True,
+        grounded=True,
     ),
     ToolSpec(
-        "scroll", "Scroll the wheel; positive is up. Optionally at a point.", ScrollArgs, Risk.INPUT
+        "drag",
+        "Drag with the left button from (x, y) to (to_x, to_y).",
+        DragArgs,
+        Risk.INPUT,
+        points=_DRAG,
+        drops=True,
+        settles=True,
+        grounded=True,
+    ),
+    ToolSpec(
+        "scroll",
+        "Scroll the wheel; positive is up. Optionally at a point.",
+        ScrollArgs,
+        Risk.INPUT,
+        points=_POINT,
+        settles=True,
+        mcp_name="scroll",
     ),
     ToolSpec(
         "type_text",
         "Type text into the focused control; enter=true presses Enter after.",
         TypeTextArgs,
         Risk.INPUT,
+        keyboard=True,
+        text_field="text",
+        settles=True,
+        mcp_name="type_text",
     ),
-    ToolSpec("hotkey", 'Press a key combination, e.g. ["ctrl", "s"].', HotkeyArgs, Risk.INPUT),
+    ToolSpec(
+        "hotkey",
+        'Press a key combination, e.g. ["ctrl", "s"].',
+        HotkeyArgs,
+        Risk.INPUT,
+        keyboard=True,
+        presses_keys=True,
+        settles=True,
+        mcp_name="hotkey",
+    ),
     ToolSpec(
         "hold_key",
         'Hold a key combination down for some seconds, then let it go, e.g. ["shift"], 2.',
         HoldKeyArgs,
         Risk.INPUT,
+        keyboard=True,
+        presses_keys=True,
+        settles=True,
     ),
     ToolSpec(
         "mouse_down",
         "Press and hold the left mouse button at a point (let go by mouse_up, or at the end).",
         MouseButtonArgs,
         Risk.INPUT,
+        points=_POINT,
+        presses=True,
+        settles=True,
     ),
-    ToolSpec("mouse_up", "Release the left mouse button at a point.", MouseButtonArgs, Risk.INPUT),
+    ToolSpec(
+        "mouse_up",
+        "Release the left mouse button at a point.",
+        MouseButtonArgs,
+        Risk.INPUT,
+        points=_POINT,
+        drops=True,
+        settles=True,
+    ),
     ToolSpec(
         "cursor_position",
         "Tell where the mouse pointer is, in screenshot pixels.",
         CursorPositionArgs,
         Risk.SAFE,
+        passive=True,
+        windowless=True,
     ),
     ToolSpec(
         "launch_app",
         'Start a program (no shell), e.g. "l3afpad" or "notepad".',
         LaunchAppArgs,
         Risk.DANGEROUS,
+        windowless=True,
+        command_field="command",
+        mcp_name="launch_app",
     ),
     ToolSpec(
-        "wait", "Wait a number of seconds (0-30) for the screen to settle.", WaitArgs, Risk.SAFE
+        "wait",
+        "Wait a number of seconds (0-30) for the screen to settle.",
+        WaitArgs,
+        Risk.SAFE,
+        passive=True,
+        windowless=True,
     ),
     ToolSpec(
         "focus_window",
         "Bring a window to the front by title or element.",
         FocusWindowArgs,
         Risk.INPUT,
+        element=True,
+        window_field="title",
+        settles=True,
+        mcp_name="focus_window",
     ),
-    ToolSpec("invoke", "Press an element through the accessibility API.", InvokeArgs, Risk.INPUT),
+    ToolSpec(
+        "invoke",
+        "Press an element through the accessibility API.",
+        InvokeArgs,
+        Risk.INPUT,
+        element=True,
+        presses=True,
+        settles=True,
+        mcp_name="invoke",
+    ),
     ToolSpec(
         "set_value",
         "Set an element's text through the accessibility API.",
         SetValueArgs,
         Risk.INPUT,
+        element=True,
+        text_field="value",
+        settles=True,
     ),
 )
+#: the built-in tools by name: how a tool named in a stored step or by a caller that has
+#: only its name (a routine, a test) is known by its traits
+BUILTIN_BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in BUILTIN_TOOLS}
+
+
+def spec_of(tool: ToolSpec | str) -> ToolSpec:
+    """`tool`'s spec: itself, or the built-in tool of that name; a name no built-in tool has
+    gets a spec with no traits (it acts in some window, and nothing is known of it)."""
+    if isinstance(tool, ToolSpec):
+        return tool
+    return BUILTIN_BY_NAME.get(tool) or ToolSpec(tool, "", ScreenSnapshotArgs, Risk.DANGEROUS)
+
+
+def text_field_of(tool: ToolSpec | str) -> str:
+    """The argument whose text `tool` puts into a control, or "" (it types no text)."""
+    return spec_of(tool).text_field
 
 
 def builtin_registry() -> ToolRegistry:

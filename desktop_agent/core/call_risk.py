@@ -19,15 +19,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from desktop_agent.core.builtin_tools import BUILTIN_TOOLS, spec_of
 from desktop_agent.core.keys import ALIASES
 from desktop_agent.core.models import Element, Observation
+from desktop_agent.core.tools import ToolSpec
 
 #: the accessibility role names (AT-SPI; the Windows probe maps IsPassword to the first)
 PASSWORD_ROLES = frozenset({"password text", "password"})
 TERMINAL_ROLES = frozenset({"terminal"})
 
-#: tools whose text goes into a control, and the argument holding the text
-TEXT_TOOLS: Mapping[str, str] = {"type_text": "text", "set_value": "value"}
+#: the built-in tools whose text goes into a control, and the argument holding the text (their
+#: specs' `text_field`), for readers that know a tool by the name a stored step holds
+TEXT_TOOLS: Mapping[str, str] = {s.name: s.text_field for s in BUILTIN_TOOLS if s.text_field}
 
 _MODIFIER_FAMILY = {
     "ctrl": "ctrl",
@@ -166,11 +169,7 @@ DEFAULT_SENSITIVE_TARGETS: tuple[str, ...] = (
     "verwijderen", "verzenden", "versturen", "betalen", "kopen", "bevestigen", "overmaken",
     "installeren",
 )  # fmt: skip
-#: tools that press their target (mouse_down: a press held), and the keys that press the
-#: focused control
-_PRESSING_TOOLS = frozenset({"click", "invoke", "mouse_down"})
-#: tools that press keys: hold_key holds its combination down (it is a hotkey that lasts)
-KEY_TOOLS = frozenset({"hotkey", "hold_key"})
+#: the keys that press the focused control
 _PRESS_FOCUSED_COMBOS = (frozenset({"enter"}), frozenset({"space"}))
 #: keys held before enter or space that move the focus first: tab, and the arrows (which go
 #: from button to button in a dialog's button row)
@@ -424,10 +423,13 @@ def _word_pattern(words: tuple[str, ...]) -> tuple[re.Pattern[str] | None, dict[
 
 
 def text_sensitivity(
-    tool: str, args: Mapping[str, Any], observation: Observation, focused_role: str | None
+    tool: ToolSpec | str,
+    args: Mapping[str, Any],
+    observation: Observation,
+    focused_role: str | None,
 ) -> Sensitivity:
     """Where a text tool's text goes: a password field, a plain field, or nobody knows."""
-    if tool not in TEXT_TOOLS:
+    if not spec_of(tool).text_field:
         return Sensitivity.PLAIN
     element_id = args.get("element")
     if isinstance(element_id, int):
@@ -444,33 +446,29 @@ def text_sensitivity(
 
 
 def assess_call(
-    tool: str,
+    tool: ToolSpec | str,
     args: Mapping[str, Any],
     observation: Observation,
     focused_role: str | None = None,
     sensitive_targets: Iterable[str] = DEFAULT_SENSITIVE_TARGETS,
 ) -> CallRisk:
-    """The per-call risk of `tool(args)` given what is on the screen and what has the focus.
+    """The per-call risk of `tool(args)` given what is on the screen and what has the focus,
+    judged by the tool's traits (a name: the built-in tool's).
 
     `focused_role` is the accessibility role of the focused control at action time (a
     FocusProbe's answer), None when it cannot be known; `sensitive_targets` the words
     whose targets ask every time.
     """
-    sensitivity = text_sensitivity(tool, args, observation, focused_role)
+    spec = spec_of(tool)
+    sensitivity = text_sensitivity(spec, args, observation, focused_role)
     if sensitivity is Sensitivity.PASSWORD:
         return CallRisk("typing into a password field", sensitivity)
     reason = ""
-    if tool in _PRESSING_TOOLS:
-        reason = _pressing_risk(tool, args, observation, sensitive_targets)
-    elif tool == "drag":
-        reason = _drag_risk(args, observation, sensitive_targets)
-    elif tool == "mouse_up":
-        # the release of a held button is a drop where it lets go: what was pressed is
-        # not known here, so it is judged as the end of a drag that started there
-        x, y = args.get("x"), args.get("y")
-        drop = {"x": x, "y": y, "to_x": x, "to_y": y}
-        reason = _drag_risk(drop, observation, sensitive_targets)
-    elif tool in KEY_TOOLS:
+    if spec.presses:
+        reason = _pressing_risk(_at_first_point(spec, args), observation, sensitive_targets)
+    elif spec.drops:
+        reason = _drag_risk(_start_and_drop(spec, args), observation, sensitive_targets)
+    elif spec.presses_keys:
         keys = args.get("keys")
         if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
             return CallRisk(f"the keys {keys!r} cannot be read", sensitivity)
@@ -485,9 +483,31 @@ def assess_call(
             reason = _sensitive_target(_focused_control(observation), sensitive_targets)
             if not reason and _FOCUS_MOVING_KEYS & {key_family(key) for key in keys}:
                 reason = _moved_focus_risk(observation, sensitive_targets)
-    elif tool == "type_text":
+    elif spec.keyboard and spec.text_field:
+        # typed text: its line ends run it in a terminal (set_value's text is set, not typed)
         reason = _line_risk(args, observation, focused_role, sensitive_targets)
     return CallRisk(reason or _held_keys_risk(args), sensitivity)
+
+
+def _at_first_point(spec: ToolSpec, args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A pressing tool's arguments with its (first) point as x and y, where it presses."""
+    if not spec.points or spec.points[0] == ("x", "y"):
+        return args
+    x_name, y_name = spec.points[0]
+    return {**args, "x": args.get(x_name), "y": args.get(y_name)}
+
+
+def _start_and_drop(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A dropping tool's press (its first point) and drop (its last) as a drag's arguments:
+    the release of a held button (one point) is judged as the end of a drag that started
+    there, what was pressed not being known here."""
+    (x_name, y_name), (to_x_name, to_y_name) = spec.points[0], spec.points[-1]
+    return {
+        "x": args.get(x_name),
+        "y": args.get(y_name),
+        "to_x": args.get(to_x_name),
+        "to_y": args.get(to_y_name),
+    }
 
 
 def _held_keys_risk(args: Mapping[str, Any]) -> str:
@@ -501,9 +521,7 @@ def _held_keys_risk(args: Mapping[str, Any]) -> str:
     return f"with {'+'.join(held)} held: what it does depends on the keys held"
 
 
-def _pressing_risk(
-    tool: str, args: Mapping[str, Any], observation: Observation, words: Iterable[str]
-) -> str:
+def _pressing_risk(args: Mapping[str, Any], observation: Observation, words: Iterable[str]) -> str:
     """A click or invoke: on a sensitive target, or a middle click (it pastes)."""
     element_id, x, y = args.get("element"), args.get("x"), args.get("y")
     if not isinstance(element_id, int) and not (isinstance(x, int) and isinstance(y, int)):
@@ -511,7 +529,7 @@ def _pressing_risk(
         return "the target cannot be told from the arguments"
     if reason := _sensitive_target(target_element(args, observation), words):
         return reason
-    if tool == "click" and args.get("button", "left") not in ("left", "right"):
+    if args.get("button", "left") not in ("left", "right"):
         return "a middle click pastes the selected text (the X11 primary selection)"
     return ""
 

@@ -24,7 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop_agent.core.builtin_tools import spec_of
 from desktop_agent.core.models import Effect, Element, Observation
+from desktop_agent.core.tools import ToolSpec
 
 #: how far (of 255 grey levels) a cell must move to count as changed
 CELL_LEVELS = 8
@@ -33,8 +35,6 @@ CHANGE_THRESHOLD = 0.0003
 #: the n-th no-change repeat of one call that warns the model, and the one that ends the run
 WARN_AT = 2
 STUCK_AT = 3
-#: tools that do not act on the screen: a `wait` that sees no change is not a stuck loop
-PASSIVE_TOOLS = frozenset({"wait", "screen_snapshot", "cursor_position"})
 
 
 def screen_change(before: bytes, after: bytes) -> float:
@@ -92,13 +92,16 @@ class StuckDetector:
 
     counts: dict[str, int] = field(default_factory=dict)
 
-    def record(self, tool: str, args: Mapping[str, Any], effect: Effect) -> int:
-        """The number of no-change results of this call so far (0 unless NO_CHANGE)."""
+    def record(self, tool: ToolSpec | str, args: Mapping[str, Any], effect: Effect) -> int:
+        """The number of no-change results of this call so far (0 unless NO_CHANGE; 0 for a
+        passive tool, which is not expected to change the screen: a `wait` that sees no
+        change is not a stuck loop)."""
         if effect is Effect.CHANGED:
             self.counts.clear()
             return 0
-        if effect is not Effect.NO_CHANGE or tool in PASSIVE_TOOLS:
+        spec = spec_of(tool)
+        if effect is not Effect.NO_CHANGE or spec.passive:
             return 0
-        key = call_key(tool, args)
+        key = call_key(spec.name, args)
         self.counts[key] = self.counts.get(key, 0) + 1
         return self.counts[key]

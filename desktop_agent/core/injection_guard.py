@@ -13,15 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.core.call_risk import TEXT_TOOLS, box_holds, folded, window_at
+from desktop_agent.core.builtin_tools import spec_of
+from desktop_agent.core.call_risk import box_holds, folded, window_at
 from desktop_agent.core.injection import RULES, scan, where, window_of
 from desktop_agent.core.models import Element, Observation, SafetyCheck, SuspiciousText
+from desktop_agent.core.tools import ToolSpec
 
 #: OpenAI's computer tool's safety check for instructions it saw on the screen
 PROVIDER_INJECTION_CODES = frozenset({"malicious_instructions"})
 PROVIDER_WHERE = "on the screen, as the model's provider reports it (its safety check)"
-#: tools that start a program, and the argument holding its command line
-COMMAND_TOOLS = {"launch_app": "command"}
 #: a typed text shorter than this is not traced to the screen (a number, "OK")
 PROVENANCE_MIN_CHARS = 6
 #: the note rules of the questions this guard asks beside the detector's (core/injection.py)
@@ -73,10 +73,16 @@ class InjectionGuard:
         return found
 
     def judge(
-        self, tool: str, values: Mapping[str, Any], observation: Observation, *, input_: bool
+        self,
+        tool: ToolSpec | str,
+        values: Mapping[str, Any],
+        observation: Observation,
+        *,
+        input_: bool,
     ) -> GuardVerdict:
-        """Whether the call `tool(values)` on `observation` asks because of the screen;
-        `input_`: the tool sends input (it is not safe)."""
+        """Whether the call `tool(values)` on `observation` asks because of the screen (the
+        command or text it carries read by the tool's traits); `input_`: the tool sends
+        input (it is not safe)."""
         if not self.on or not input_:
             return GuardVerdict()
         found = self.notes(observation)
@@ -88,10 +94,11 @@ class InjectionGuard:
                 return GuardVerdict(new_window_caution(urgent), (*found, urgent))
         if found:
             return GuardVerdict(caution(found), found)
-        if tool in COMMAND_TOOLS:
-            return self._command_read(str(values.get(COMMAND_TOOLS[tool], "")), observation)
-        if tool in TEXT_TOOLS:
-            text = str(values.get(TEXT_TOOLS[tool], ""))
+        spec = spec_of(tool)
+        if spec.command_field:
+            return self._command_read(str(values.get(spec.command_field, "")), observation)
+        if spec.text_field:
+            text = str(values.get(spec.text_field, ""))
             if command := self._command_line(text):
                 return GuardVerdict(command)
             return self._provenance(text, observation)
@@ -107,10 +114,10 @@ class InjectionGuard:
             return ""
         return f'the text to type holds a shell command line ("{found.group(0)}"), wherever it goes'
 
-    def typed(self, tool: str, values: Mapping[str, Any]) -> None:
+    def typed(self, tool: ToolSpec | str, values: Mapping[str, Any]) -> None:
         """A text the run typed: on the screen afterwards because it was typed, not read."""
-        if tool in TEXT_TOOLS:
-            self._sources.append(_plain(str(values.get(TEXT_TOOLS[tool], ""))))
+        if field_name := spec_of(tool).text_field:
+            self._sources.append(_plain(str(values.get(field_name, ""))))
 
     def _provenance(self, text: str, observation: Observation) -> GuardVerdict:
         """Typing `text` asks when it was read on the screen, not in the goal (copied from one

@@ -16,16 +16,15 @@ from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.budget import Budget, usage_of
+from desktop_agent.core.builtin_tools import text_field_of
 from desktop_agent.core.call_risk import (
     DEFAULT_SENSITIVE_TARGETS,
-    TEXT_TOOLS,
     CallRisk,
     Sensitivity,
     assess_call,
 )
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.effect import (
-    PASSIVE_TOOLS,
     STUCK_AT,
     WARN_AT,
     StuckDetector,
@@ -79,7 +78,7 @@ from desktop_agent.core.models import (
     monitor_of,
     utcnow,
 )
-from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, POINTER_TOOLS, own_window_refusal
+from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
@@ -102,8 +101,6 @@ from desktop_agent.core.tools import ToolRegistry, ToolSpec
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 OBSERVE_TOOL = "screen_snapshot"
-#: tools whose call risk depends on the focused control (password fields, terminals)
-_FOCUS_TOOLS = frozenset({"type_text", "hotkey", "hold_key"})
 #: deadlines (s): a hung capture, input or accessibility call fails its step, not the run
 OBSERVE_TIMEOUT_S = 30.0
 TOOL_TIMEOUT_S = 60.0
@@ -128,10 +125,6 @@ FOCUS_MOVED = (
 PAUSED_THEN = "the next turn decides on a fresh screenshot"
 #: an action of a batch (one turn's several actions) not run, and why
 BATCH_ENDED = "not run: {why}; the next turn decides on a fresh screenshot"
-#: calls by coordinates whose target is looked for before the gate (x, y: the point refined)
-GROUNDED_TOOLS = frozenset({"click", "move_mouse", "drag"})
-#: the calls whose point the gate judges (what is pressed or dropped on there)
-_POINT_JUDGED_TOOLS = frozenset({"click", "drag"})
 #: a click or drag approved on one screen whose point holds something else once answered
 OWN_WINDOWS_UNSEEN = (
     "this desktop does not show where the app's own windows are (Wayland): the input could "
@@ -542,7 +535,7 @@ class _TaskLoop:
         return observation
 
     async def _effect_of(
-        self, tool: str, args: dict[str, Any], before: Observation
+        self, tool: ToolSpec, args: dict[str, Any], before: Observation
     ) -> tuple[Effect, str]:
         """Observe the screen the action left (the next turn starts from this observation),
         compare it with the one it acted on, and count a call that keeps changing nothing.
@@ -558,12 +551,12 @@ class _TaskLoop:
             self.outcome = _Outcome(
                 RunStatus.FAILED,
                 StopReason.STUCK,
-                f"{call_key(tool, args)} changed nothing on the screen {repeats} times",
+                f"{call_key(tool.name, args)} changed nothing on the screen {repeats} times",
             )
         return effect, _effect_note(tool, effect, repeats)
 
     async def _screen_after(
-        self, tool: str, before: Observation
+        self, tool: ToolSpec, before: Observation
     ) -> tuple[Observation, Effect] | None:
         """The screen an action left and its effect; looked at again while it shows no
         change, up to `effect_wait_s` (a slow app draws late; `wait` expects no change).
@@ -572,7 +565,7 @@ class _TaskLoop:
         if after is None:
             return None
         effect = compare(before, after)
-        if tool in PASSIVE_TOOLS:
+        if tool.passive:
             return after, effect
         clock = asyncio.get_running_loop().time
         deadline = clock() + self.deps.effect_wait_s
@@ -692,7 +685,8 @@ class _TaskLoop:
         target, x, y = args.get("target"), args.get("x"), args.get("y")
         if (
             grounder is None
-            or decision.tool not in GROUNDED_TOOLS
+            or decided.call is None
+            or not decided.call.spec.grounded
             or not isinstance(target, str)
             or not target.strip()
             or not (isinstance(x, int) and isinstance(y, int))
@@ -813,25 +807,28 @@ class _TaskLoop:
                 decision.tool or "", decision.args, self.run.allowed_tools
             )
         except ToolError as error:
-            return _Decided.refused(decision, error)
+            return _Decided.refused(decision, error, self._text_field(decision.tool or ""))
         call = _Call(spec, args)
-        risk = self._assess(call, observation, await self._focused_role(decision))
+        risk = self._assess(call, observation, await self._focused_role(spec))
         return _Decided.redacted(decision, call, risk.sensitivity)
+
+    def _text_field(self, tool: str) -> str:
+        """The argument whose text a tool named by the model types ("" none): its spec's."""
+        registry = self.deps.registry
+        return registry.get(tool).text_field if tool in registry else text_field_of(tool)
 
     def _assess(self, call: _Call, observation: Observation, focused_role: str | None) -> CallRisk:
         return assess_call(
-            call.spec.name, call.values, observation, focused_role, self.deps.sensitive_targets
+            call.spec, call.values, observation, focused_role, self.deps.sensitive_targets
         )
 
-    async def _focused_role(self, decision: Decision) -> str | None:
-        """The focused control's role, for the tools whose risk depends on it; None if unknown."""
-        return await self._focused_role_for(decision.tool or "")
-
-    async def _focused_role_for(self, tool: str) -> str | None:
+    async def _focused_role(self, tool: ToolSpec) -> str | None:
+        """The focused control's role, for the tools whose risk depends on it (keyboard
+        tools: password fields, terminals); None if unknown."""
         probe = self.deps.focus
         if probe is None and isinstance(self.deps.executor, FocusProbe):
             probe = self.deps.executor
-        if probe is None or tool not in _FOCUS_TOOLS:
+        if probe is None or not tool.keyboard:
             return None
         await self._settle()  # before the deadline starts: the store's time is not the probe's
         try:
@@ -856,28 +853,26 @@ class _TaskLoop:
         spec, args = call.spec, call.args
         # asked again now, before anything of the call is told: the focus may have moved
         # since the decision (the user, a window that popped up)
-        role = await self._focused_role(decision)
+        role = await self._focused_role(spec)
         risk = self._assess(call, observation, role)
         if decided.unknown_target and not risk.always_ask:
             risk = replace(risk, always_ask=decided.unknown_target)
         if risk.sensitivity.redact and not decided.secrets:
             decided = _Decided.redacted(decision, call, risk.sensitivity)
         # text on the screen that gives orders: asks under any policy and grant
-        screen = self.guard.judge(
-            tool, call.values, observation, input_=call.spec.risk is not Risk.SAFE
-        )
+        screen = self.guard.judge(spec, call.values, observation, input_=spec.risk is not Risk.SAFE)
         if screen.caution and not risk.always_ask:
             risk = replace(risk, always_ask=screen.caution)
-        if not risk.always_ask and (unseen := self._own_windows_unseen(tool)):
+        if not risk.always_ask and (unseen := self._own_windows_unseen(spec)):
             risk = replace(risk, always_ask=unseen)
         step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         # what it acts on, so that a routine saved from this run can find it again
-        step = step.with_(element=element_ref(tool, args.model_dump(), observation))
-        if denial := own_window_refusal(tool, call.values, observation, role):
+        step = step.with_(element=element_ref(spec, args.model_dump(), observation))
+        if denial := own_window_refusal(spec, call.values, observation, role):
             # before any policy, grant or question: nobody's answer makes this run
             self._fail(step, StepStatus.DENIED, denial)
             return
-        if denial := await self._on_own_window_now(tool, call, observation, wait=False):
+        if denial := await self._on_own_window_now(call, observation, wait=False):
             self._fail(step, StepStatus.DENIED, denial)
             return
         breaker = deps.breakers[tool]
@@ -886,7 +881,7 @@ class _TaskLoop:
             self._fail(step, StepStatus.FAILED, message)
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return
-        target = _target_of(args, observation)
+        target = _target_of(spec, args, observation)
         with breaker.slot() as slot:
             refusal, asked = await self._gate(
                 turn, spec, decided, risk, observation, target, screen.notes, step.element
@@ -894,16 +889,16 @@ class _TaskLoop:
             if refusal is not None:
                 self._fail(step, StepStatus.DENIED, refusal)
                 return
-            if asked and call.spec.name in _FOCUS_TOOLS:
+            if asked and spec.keyboard:
                 # the keys go where the focus is once the person answered
-                role = await self._focus_after_answer(call.spec.name)
-                if denial := own_window_refusal(tool, call.values, observation, role):
+                role = await self._focus_after_answer(spec)
+                if denial := own_window_refusal(spec, call.values, observation, role):
                     self._fail(step, StepStatus.DENIED, denial)
                     return
                 if moved := self._moved_while_asked(call, observation, risk, role):
                     self._end(step, StepStatus.SKIPPED, error=FOCUS_MOVED.format(why=moved))
                     return
-            if asked and (denial := await self._on_own_window_now(tool, call, observation)):
+            if asked and (denial := await self._on_own_window_now(call, observation)):
                 self._fail(step, StepStatus.DENIED, denial)
                 return
             if asked and (changed := await self._changed_under_point(call, observation, risk)):
@@ -942,9 +937,9 @@ class _TaskLoop:
         summary = decided.redact(result.summary)
         if result.ok:
             self.failures = 0
-            self.guard.typed(tool, call.values)
+            self.guard.typed(spec, call.values)
             try:
-                effect, note = await self._effect_of(tool, args.model_dump(), observation)
+                effect, note = await self._effect_of(spec, args.model_dump(), observation)
             except (StopRequested, asyncio.CancelledError):
                 # the action did run: its row says so, then the stop ends the run
                 self._end(step, StepStatus.OK, summary=summary, target=result.target or target)
@@ -1012,20 +1007,20 @@ class _TaskLoop:
             self.permissions.grant_for_run(spec.name)
         return None, True
 
-    async def _focus_after_answer(self, tool: str) -> str | None:
+    async def _focus_after_answer(self, tool: ToolSpec) -> str | None:
         """The focused role once a person answered a question about `tool`: the app's own
         window (its dialog was answered, the window is going out of the way) is waited on
         to lose the focus for up to OWN_FOCUS_WAIT_S, then it is the answer."""
-        role = await self._focused_role_for(tool)
+        role = await self._focused_role(tool)
         loop = asyncio.get_running_loop()
         until = loop.time() + OWN_FOCUS_WAIT_S
         while role == OWN_WINDOW_ROLE and loop.time() < until:
             await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
-            role = await self._focused_role_for(tool)
+            role = await self._focused_role(tool)
         return role
 
     async def _on_own_window_now(
-        self, tool: str, call: _Call, observation: Observation, *, wait: bool = True
+        self, call: _Call, observation: Observation, *, wait: bool = True
     ) -> str:
         """Why a pointer call would land on one of the app's own windows as they are *now*
         (the observer's OwnWindowsSource; the observation may be older than a window of the
@@ -1033,15 +1028,18 @@ class _TaskLoop:
         person just answered: the app's dialog is closing, its window going out of the way)
         the windows are given OWN_FOCUS_WAIT_S to leave the point."""
         source = self.deps.observer
-        if tool not in POINTER_TOOLS or not isinstance(source, OwnWindowsSource):
+        spec = call.spec
+        if not spec.pointer or not isinstance(source, OwnWindowsSource):
             return ""
         values = call.values
-        if tool == "scroll" and (values.get("x") is None or values.get("y") is None):
-            # a scroll without a point turns the wheel wherever the pointer rests now
+        x_name, y_name = spec.points[0]
+        unaimed = values.get(x_name) is None or values.get(y_name) is None
+        if unaimed and values.get("element") is None:
+            # a pointer call without a point (a scroll) acts wherever the pointer rests now
             pointer = await self.control.guard(source.pointer_now(observation))
             if pointer is None:
                 return ""
-            values = {**values, "x": pointer[0], "y": pointer[1]}
+            values = {**values, x_name: pointer[0], y_name: pointer[1]}
         loop = asyncio.get_running_loop()
         until = loop.time() + (OWN_FOCUS_WAIT_S if wait else 0.0)
         while True:
@@ -1055,17 +1053,17 @@ class _TaskLoop:
                 )
             if now is None:
                 return ""
-            denial = own_window_refusal(tool, values, observation.with_(own_windows=now))
+            denial = own_window_refusal(spec, values, observation.with_(own_windows=now))
             if not denial or loop.time() >= until:
                 return denial
             await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
 
-    def _own_windows_unseen(self, tool: str) -> str:
+    def _own_windows_unseen(self, tool: ToolSpec) -> str:
         """Why a pointer or key call is asked under any policy: the observer says this desktop
         cannot show the app's own windows (`sees_own_windows` False: Wayland hides where other
         programs' windows are), so its questions cannot be ruled out under the point or the
         focus, and the gate, not knowing, asks."""
-        if tool not in POINTER_TOOLS and tool not in _FOCUS_TOOLS:
+        if not tool.pointer and not tool.keyboard:
             return ""
         if getattr(self.deps.observer, "sees_own_windows", True):
             return ""
@@ -1080,7 +1078,7 @@ class _TaskLoop:
         asks for a reason it was not asked with (a sensitive target, a terminal under the
         drop). A look that fails tells nothing new: the person saw the screen, and the app's
         own windows were read again anyway."""
-        if call.spec.name not in _POINT_JUDGED_TOOLS:
+        if not call.spec.judged_at_point:
             return ""
         look = await self._look()
         if look is None:
@@ -1090,7 +1088,7 @@ class _TaskLoop:
         if element is not None:
             # an element of the turn's list is clicked at its centre there: judged at it now
             values.update(element=None, x=element.center[0], y=element.center[1])
-        now = assess_call(call.spec.name, values, look, None, self.deps.sensitive_targets)
+        now = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
         return now.always_ask if now.always_ask not in ("", approved.always_ask) else ""
 
     def _moved_while_asked(
@@ -1273,16 +1271,15 @@ class _Decided:
 
     @classmethod
     def redacted(cls, decision: Decision, call: _Call, sensitivity: Sensitivity) -> _Decided:
-        field_name = TEXT_TOOLS.get(call.spec.name, "")
+        field_name = call.spec.text_field
         secret = getattr(call.args, field_name, None) if sensitivity.redact else None
         return cls._hiding(decision, call, None, call.given, field_name, secret)
 
     @classmethod
-    def refused(cls, decision: Decision, refusal: ToolError) -> _Decided:
-        """Nothing runs; the raw arguments are stored, their text hidden (where it would have
-        gone cannot be known)."""
-        field_name = TEXT_TOOLS.get(decision.tool or "", "")
-        secret = decision.args.get(field_name)
+    def refused(cls, decision: Decision, refusal: ToolError, field_name: str) -> _Decided:
+        """Nothing runs; the raw arguments are stored, the text of `field_name` hidden (where
+        it would have gone cannot be known)."""
+        secret = decision.args.get(field_name) if field_name else None
         return cls._hiding(decision, None, refusal, dict(decision.args), field_name, secret)
 
     @classmethod
@@ -1335,8 +1332,7 @@ def _what_to_show(decided: _Decided, risk: CallRisk) -> dict[str, Any]:
     if call is None or not decided.secrets:
         return {}
     if risk.sensitivity is Sensitivity.PASSWORD:
-        field_name = TEXT_TOOLS.get(call.spec.name, "")
-        return {"secret": str(getattr(call.args, field_name, ""))}
+        return {"secret": str(getattr(call.args, call.spec.text_field, ""))}
     return {"shown_args": call.given}
 
 
@@ -1356,10 +1352,10 @@ def _breaker_message(tool: str, retry_in_s: float) -> str:
     )
 
 
-def _effect_note(tool: str, effect: Effect, repeats: int) -> str:
+def _effect_note(tool: ToolSpec, effect: Effect, repeats: int) -> str:
     if effect is not Effect.NO_CHANGE:
         return ""
-    if tool == "launch_app" and repeats < WARN_AT:
+    if tool.command_field and repeats < WARN_AT:
         # a window shows some time after its program starts: starting it again makes two
         return "no visible change yet: a program takes a moment to start; wait for its window"
     if repeats >= WARN_AT:
@@ -1378,12 +1374,15 @@ def _decision_summary(decision: Decision) -> str:
     return f"{decision.tool}"
 
 
-def _target_of(args: BaseModel, observation: Observation) -> tuple[int, int] | None:
+def _target_of(spec: ToolSpec, args: BaseModel, observation: Observation) -> tuple[int, int] | None:
+    """Where the call acts, as the person asked is shown it: its element's centre, else its
+    (first) point."""
     element_id = getattr(args, "element", None)
     if isinstance(element_id, int):
         element = observation.element(element_id)
         return element.center if element else None
-    x, y = getattr(args, "x", None), getattr(args, "y", None)
+    x_name, y_name = spec.points[0] if spec.points else ("x", "y")
+    x, y = getattr(args, x_name, None), getattr(args, y_name, None)
     if isinstance(x, int) and isinstance(y, int):
         return x, y
     return None

@@ -13,44 +13,39 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from desktop_agent.core.builtin_tools import spec_of
 from desktop_agent.core.call_risk import box_holds, folded
 from desktop_agent.core.models import Element, Observation
+from desktop_agent.core.tools import ToolSpec
 
 APP_NAME = "desktop-agent"
 #: what a FocusProbe answers when the app's own window is the active one: its keys would go
 #: to the app's controls (the probe knows it at action time; the observation may be older)
 OWN_WINDOW_ROLE = APP_NAME
-#: tools that send keys to whatever has the focus
-_KEYBOARD_TOOLS = frozenset({"type_text", "hotkey", "hold_key"})
-#: pointer tools and the arguments holding their points
-_POINTS: Mapping[str, tuple[tuple[str, str], ...]] = {
-    "click": (("x", "y"),),
-    "move_mouse": (("x", "y"),),
-    "scroll": (("x", "y"),),
-    "drag": (("x", "y"), ("to_x", "to_y")),
-    "mouse_down": (("x", "y"),),
-    "mouse_up": (("x", "y"),),
-}
-POINTER_TOOLS = frozenset(_POINTS)
 
 
 def own_window_refusal(
-    tool: str, args: Mapping[str, Any], observation: Observation, focused_role: str | None = None
+    tool: ToolSpec | str,
+    args: Mapping[str, Any],
+    observation: Observation,
+    focused_role: str | None = None,
 ) -> str:
-    """Why `tool(args)` (the validated arguments) would act on the app's own windows, or "".
-    `focused_role`: the focus probe's answer at action time (OWN_WINDOW_ROLE: the app's
-    window is the active one now, whatever the observation showed)."""
+    """Why `tool(args)` (the validated arguments) would act on the app's own windows, or "",
+    by the tool's traits (a name: the built-in tool's). `focused_role`: the focus probe's
+    answer at action time (OWN_WINDOW_ROLE: the app's window is the active one now, whatever
+    the observation showed)."""
+    spec = spec_of(tool)
     own = observation.own_windows
-    if tool == "focus_window":
-        return _focus_refusal(args, own)
-    if tool in _KEYBOARD_TOOLS and focused_role == OWN_WINDOW_ROLE:
+    if spec.window_field:
+        return _focus_refusal(args.get(spec.window_field), own)
+    if spec.keyboard and focused_role == OWN_WINDOW_ROLE:
         return (
             "the app's own window has the keyboard focus now: the agent may not type into its "
             "own controls (click the window to type into first)"
         )
     if not own:
         return ""
-    if tool in _KEYBOARD_TOOLS:
+    if spec.keyboard:
         focused = next((window for window in own if window.focused), None)
         if focused is not None:
             return (
@@ -58,7 +53,7 @@ def own_window_refusal(
                 "not type into its own controls (click the window to type into first)"
             )
         return ""
-    for x, y in _points(tool, args, observation):
+    for x, y in _points(spec, args, observation):
         window = next((w for w in own if box_holds(w.box, x, y)), None)
         if window is not None:
             return (
@@ -68,10 +63,9 @@ def own_window_refusal(
     return ""
 
 
-def _focus_refusal(args: Mapping[str, Any], own: tuple[Element, ...]) -> str:
+def _focus_refusal(title: object, own: tuple[Element, ...]) -> str:
     """A title that names the app, or that a backend's match (the title *contained* in a
     window's, any case) would find in one of its windows: "Agent" is in "Desktop Agent"."""
-    title = args.get("title")
     if not isinstance(title, str):
         return ""
     wanted, plain = _words(title), title.casefold()
@@ -89,15 +83,15 @@ def _words(text: str) -> str:
 
 
 def _points(
-    tool: str, args: Mapping[str, Any], observation: Observation
+    spec: ToolSpec, args: Mapping[str, Any], observation: Observation
 ) -> Iterator[tuple[int, int]]:
     """Where a pointer call presses, moves or scrolls: its points, or its element's centre."""
     element_id = args.get("element")
-    if isinstance(element_id, int) and tool in _POINTS:
+    if isinstance(element_id, int) and spec.pointer:
         element = observation.element(element_id)
         if element is not None:
             yield element.center
-    for x_name, y_name in _POINTS.get(tool, ()):
+    for x_name, y_name in spec.points:
         x, y = args.get(x_name), args.get(y_name)
         if isinstance(x, int) and isinstance(y, int):
             yield x, y

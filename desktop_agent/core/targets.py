@@ -13,17 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from desktop_agent.core.builtin_tools import spec_of
 from desktop_agent.core.call_risk import PASSWORD_ROLES
 from desktop_agent.core.models import Element, ElementRef, Observation
+from desktop_agent.core.tools import ToolSpec
 
 WINDOW_ROLE = "window"
-#: tools that act on an element or a point
-_POINTED_TOOLS = frozenset({"click", "move_mouse", "drag", "scroll", "invoke", "set_value",
-                            "focus_window", "mouse_down", "mouse_up"})  # fmt: skip
-#: tools whose input goes to the focused control
-_FOCUS_TOOLS = frozenset({"type_text", "hotkey", "hold_key"})
-#: tools that act on no element or window
-_NO_TARGET_TOOLS = frozenset({"wait", "launch_app", "cursor_position"})
 #: "title — program" (our X11 label) or "title - program" (a window's own title)
 _APP_SUFFIX = re.compile(r"\s[—–-]\s([^—–-]+)$")
 
@@ -43,24 +38,27 @@ def app_of(label: str) -> str:
     return (found.group(1) if found else label).strip().casefold()
 
 
-def acts_in_a_window(tool: str) -> bool:
-    """`tool` acts on an element, a point or the focused control: every tool but those known
-    to act on none (a tool added later counts as acting somewhere until it is listed)."""
-    return tool not in _NO_TARGET_TOOLS
+def acts_in_a_window(tool: ToolSpec | str) -> bool:
+    """`tool` acts on an element, a point or the focused control: every tool but those whose
+    spec says they act on none (a tool nothing is known of counts as acting somewhere)."""
+    return not spec_of(tool).windowless
 
 
-def element_ref(tool: str, args: Mapping[str, Any], observation: Observation) -> ElementRef | None:
-    """The identity of what `tool(args)` acts on in `observation`; None for a call that acts
-    on no element or window (wait, launch_app)."""
+def element_ref(
+    tool: ToolSpec | str, args: Mapping[str, Any], observation: Observation
+) -> ElementRef | None:
+    """The identity of what `tool(args)` acts on in `observation`, by the tool's traits; None
+    for a call that acts on no element or window (wait, launch_app)."""
+    spec = spec_of(tool)
     window = active_window(observation)
     target: Element | None = None
     how: str
     element_id = args.get("element")
-    if tool in _POINTED_TOOLS and isinstance(element_id, int):
+    if spec.aims and isinstance(element_id, int):
         target, how = observation.element(element_id), "element"
-    elif tool in _POINTED_TOOLS and isinstance(args.get("x"), int):
-        target, how = _under(observation, args["x"], args.get("y", 0)), "point"
-    elif tool in _FOCUS_TOOLS or tool in ("set_value",):
+    elif spec.pointer and isinstance(x := args.get(spec.points[0][0]), int):
+        target, how = _under(observation, x, args.get(spec.points[0][1], 0)), "point"
+    elif spec.keyboard or spec.text_field:
         target = next((e for e in controls(observation) if e.focused), None)
         how = "focus"
     else:

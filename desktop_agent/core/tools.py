@@ -1,4 +1,11 @@
-"""ToolSpec and ToolRegistry: every tool's name, argument model and risk, validated in one place."""
+"""ToolSpec and ToolRegistry: every tool's name, argument model, risk and traits, in one place.
+
+A tool describes itself: what it acts on (points, an element, the focused control), what it
+sends (keys, text) and how the screen takes it are traits of its spec, and every reader (the
+gate's call risk, the own-window check, targets, the effect check, the executor, the MCP
+list) asks the spec, never a list of names of its own. Adding a tool touches its spec and
+its handler; docs/architecture.md ("Tool traits").
+"""
 
 from __future__ import annotations
 
@@ -30,6 +37,60 @@ class ToolSpec:
     risk: Risk
     #: tools the loop calls itself (screen_snapshot) are not offered to the model
     offered: bool = True
+    # -- traits: what the tool is, as the gate, the effect check, the executor and MCP read it
+    #: a pointer tool: the arguments holding the screen points it presses, moves, scrolls or
+    #: lets go at, in order (a drag's start, then its drop); an optional point that is not
+    #: given acts where the pointer rests
+    points: tuple[tuple[str, str], ...] = ()
+    #: it acts on an element of the list named by its `element` argument
+    element: bool = False
+    #: it sends keys to whatever has the focus (the focused control's role is asked for it)
+    keyboard: bool = False
+    #: the argument whose text goes into a control ("": it types no text)
+    text_field: str = ""
+    #: it presses the key combination of its `keys` argument
+    presses_keys: bool = False
+    #: it presses what it acts on (a click, an element's press, a button held down)
+    presses: bool = False
+    #: it lets go of what it carries at its last point (a drag's drop, a button let go)
+    drops: bool = False
+    #: the app is given time to repaint after it (it sends input or acts on a control)
+    settles: bool = False
+    #: a call by coordinates that names its target has its point refined before the gate
+    grounded: bool = False
+    #: it does not act on the screen: no change after it is expected, never a stuck loop
+    passive: bool = False
+    #: it acts on no element, point or window (every other tool acts in one)
+    windowless: bool = False
+    #: the argument naming the window it brings to the front ("": none)
+    window_field: str = ""
+    #: the argument holding the command line of a program it starts ("": none)
+    command_field: str = ""
+    #: the name an MCP client calls it by ("": the MCP server does not list it)
+    mcp_name: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.drops or self.grounded) and not self.points:
+            raise ValueError(f"tool {self.name!r}: a dropping or grounded tool has points")
+        if self.grounded and self.points[0] != ("x", "y"):
+            # the grounding refines (and the call moves to) the point named x, y
+            raise ValueError(f"tool {self.name!r}: a grounded tool's first point is x, y")
+
+    @property
+    def pointer(self) -> bool:
+        """It acts at points of the screen."""
+        return bool(self.points)
+
+    @property
+    def aims(self) -> bool:
+        """It acts on an element or at a point (what it acts on is looked up there)."""
+        return self.pointer or self.element
+
+    @property
+    def judged_at_point(self) -> bool:
+        """What it presses or drops on is judged at its point (looked at again once a person
+        answered: the screen may have changed under it)."""
+        return self.pointer and (self.presses or self.drops)
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()

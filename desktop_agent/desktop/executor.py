@@ -22,9 +22,8 @@ from desktop_agent.core.errors import (
     UnknownTool,
 )
 from desktop_agent.core.models import Element, Observation, ToolResult
-from desktop_agent.core.own_windows import POINTER_TOOLS
 from desktop_agent.core.ports import ToolContext
-from desktop_agent.core.tools import ToolSpec
+from desktop_agent.core.tools import SCREEN_TOOL, ToolSpec
 from desktop_agent.desktop.clipboard import Paster, default_paster
 from desktop_agent.desktop.focus import DesktopFocusProbe
 from desktop_agent.desktop.geometry import point_to_screen
@@ -60,11 +59,6 @@ CALL_TIMEOUT_S = 45.0
 #: observation after it (the effect check's, the next turn's) shows what it did: on Xvfb
 #: l3afpad had often not drawn a typed key 50 ms after it
 SETTLE_S = 0.1
-#: the tools that settle: those that send input or act on a control
-_SETTLING_TOOLS = frozenset(
-    {"click", "move_mouse", "drag", "scroll", "type_text", "hotkey", "focus_window", "invoke",
-     "set_value", "hold_key", "mouse_down", "mouse_up"}
-)  # fmt: skip
 #: how long letting go of a held button may take before it is given up on (a hung input
 #: thread): the run ends all the same
 RELEASE_TIMEOUT_S = 5.0
@@ -148,7 +142,8 @@ class DesktopExecutor:
         self._input = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="input")
         #: the screen point where mouse_down left the left button held, until it is let go
         self._held_at: tuple[int, int] | None = None
-        self._handlers: dict[str, Handler] = {
+        self._handlers: dict[str, tuple[ToolSpec, Handler]] = {}
+        own: dict[str, Handler] = {
             "click": self._click,
             "move_mouse": self._move_mouse,
             "drag": self._drag,
@@ -165,18 +160,32 @@ class DesktopExecutor:
             "invoke": self._invoke,
             "set_value": self._set_value,
         }
+        for spec in tools.BUILTIN_TOOLS:
+            if spec.name != SCREEN_TOOL:  # the observer's, not an action
+                self.register(spec, own[spec.name])
+
+    def register(self, spec: ToolSpec, handler: Handler) -> None:
+        """Run `handler` for calls of `spec`'s tool; what happens around it (the monitor's
+        check for a pointer tool, the repaint of a settling one) follows the spec's traits."""
+        if spec.name in self._handlers:
+            raise ValueError(f"the desktop has a handler for {spec.name!r} already")
+        self._handlers[spec.name] = (spec, handler)
+
+    def handles(self, name: str) -> bool:
+        return name in self._handlers
 
     async def execute(self, spec: ToolSpec, args: BaseModel, context: ToolContext) -> ToolResult:
-        handler = self._handlers.get(spec.name)
-        if handler is None:
+        registered = self._handlers.get(spec.name)
+        if registered is None:
             raise UnknownTool(f"the desktop has no tool {spec.name!r}")
+        spec, handler = registered  # the traits it was registered with, not a caller's copy
         halt = Halt(context)
         if halt.is_set():
             raise halt.error("before the action")
-        if spec.name in POINTER_TOOLS:
+        if spec.pointer:
             await self._monitor_still_there(context.observation)
         result = await handler(args, context)
-        if self.settle_s and spec.name in _SETTLING_TOOLS:
+        if self.settle_s and spec.settles:
             await self._sleep(self.settle_s)  # a stop cancels this like any await
         return result
 

@@ -367,7 +367,7 @@ def _listed(tool: McpTool) -> types.Tool:
         input_schema=tool.input_schema(),
         annotations=types.ToolAnnotations(
             read_only_hint=tool.read_only,
-            destructive_hint=tool.builtin == "launch_app" or None,
+            destructive_hint=tool.destructive or None,
         ),
     )
 

@@ -1,7 +1,8 @@
 """The MCP tool list: desktop tools from the planner's own tool models, and the task tools.
 
-One source: a desktop tool's description and input schema are those of its ToolSpec in
-core/builtin_tools.py (what the planner is offered), so the two lists cannot drift apart.
+One source: a desktop tool's name, description, input schema and hints are those of its
+ToolSpec in core/builtin_tools.py (what the planner is offered; its `mcp_name`, its risk, its
+`passive` trait), so the two lists cannot drift apart.
 """
 
 from __future__ import annotations
@@ -12,21 +13,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
-from desktop_agent.core.models import parse_monitor
-from desktop_agent.core.tools import ToolSpec
+from desktop_agent.core.models import Risk, parse_monitor
+from desktop_agent.core.tools import SCREEN_TOOL, ToolSpec
 from desktop_agent.planner.profiles import profile_value
 
-#: MCP name → the built-in tool a call of it runs (screenshot is the loop's observation)
-DESKTOP_TOOLS: dict[str, str] = {
-    "screenshot": "screen_snapshot",
-    "click": "click",
-    "type_text": "type_text",
-    "hotkey": "hotkey",
-    "scroll": "scroll",
-    "launch_app": "launch_app",
-    "focus_window": "focus_window",
-    "invoke": "invoke",
-}
+#: MCP name → the built-in tool a call of it runs (screenshot is the loop's observation): the
+#: built-in tools that have an MCP name
+DESKTOP_TOOLS: dict[str, str] = {s.mcp_name: s.name for s in BUILTIN_TOOLS if s.mcp_name}
 
 GATE_NOTE = (
     " Runs as a one-step run through the agent's gate: it may ask the user first "
@@ -106,15 +99,23 @@ class McpTool:
     #: the built-in tool a desktop tool runs
     builtin: str = ""
     read_only: bool = False
+    #: it may destroy or start something beyond the screen (a dangerous tool: launch_app)
+    destructive: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()
 
 
-def _desktop_tool(name: str, spec: ToolSpec) -> McpTool:
-    note = SCREENSHOT_NOTE if name == "screenshot" else GATE_NOTE
+def _desktop_tool(spec: ToolSpec) -> McpTool:
+    note = SCREENSHOT_NOTE if spec.name == SCREEN_TOOL else GATE_NOTE
     return McpTool(
-        name, spec.description + note, spec.args_model, "desktop", spec.name, name == "screenshot"
+        spec.mcp_name,
+        spec.description + note,
+        spec.args_model,
+        "desktop",
+        spec.name,
+        read_only=spec.passive,
+        destructive=spec.risk is Risk.DANGEROUS,
     )
 
 
@@ -147,8 +148,9 @@ _TASK_TOOLS = (
 
 
 def mcp_tools(specs: tuple[ToolSpec, ...] = BUILTIN_TOOLS) -> dict[str, McpTool]:
-    """Every tool this server lists, by name: the desktop tools, then the task tools."""
-    by_name = {spec.name: spec for spec in specs}
-    tools = {name: _desktop_tool(name, by_name[builtin]) for name, builtin in DESKTOP_TOOLS.items()}
+    """Every tool this server lists, by name: the desktop tools (those with an MCP name, the
+    screenshot first), then the task tools."""
+    listed = sorted((spec for spec in specs if spec.mcp_name), key=lambda s: s.name != SCREEN_TOOL)
+    tools = {spec.mcp_name: _desktop_tool(spec) for spec in listed}
     tools.update({tool.name: tool for tool in _TASK_TOOLS})
     return tools
