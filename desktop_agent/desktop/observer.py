@@ -165,9 +165,23 @@ class DesktopObserver:
             # and the same list: the screen shows the same text, which is not read again
             texts = last[2]
         else:
+            read: list[RawElement] = []
             if self.pixel_reader is not None:  # the injection guard is on: it reads the screen
-                raw = [*raw, *await self._read_texts()]
-            read = await self._read_pixels([item for item in raw if item.pixels], shot)
+                # the OCR of the regions the walk found pixel-only goes on while the texts are
+                # read: on a cold AT-SPI the two slow reads of the first look overlap
+                ocr = asyncio.ensure_future(
+                    self._read_pixels([item for item in raw if item.pixels], shot)
+                )
+                try:
+                    more = await self._read_texts()
+                except BaseException:
+                    ocr.cancel()
+                    raise
+                read = [
+                    *await ocr,
+                    *await self._read_pixels([item for item in more if item.pixels], shot),
+                ]
+                raw = [*raw, *more]
             texts = to_texts([*raw, *read], mapping, shot.size)
             self._texts = (shot.image, elements, texts)
         elsewhere: tuple[Element, ...] = ()

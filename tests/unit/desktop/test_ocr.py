@@ -159,6 +159,62 @@ async def test_the_texts_are_read_apart_from_the_element_list_with_a_budget_of_t
     assert 0.5 < backend.budgets[0] <= 1.0
 
 
+class WaitingTesseract(FakeTesseract):
+    """FakeTesseract that says when a read has begun."""
+
+    def __init__(self, stdout: bytes) -> None:
+        super().__init__(stdout)
+        import threading
+
+        self.began = threading.Event()
+
+    def __call__(self, args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        self.began.set()
+        return super().__call__(args, **kwargs)
+
+
+class TextsAfterOcr(TextsBackend):
+    """A backend whose texts come only once an OCR read has begun: the two reads overlap."""
+
+    def __init__(self, elements: list[RawElement], texts: list[RawElement], ocr: Any) -> None:
+        super().__init__(elements, texts)
+        self.ocr = ocr
+
+    def read_texts(self, limits: Any) -> list[RawElement]:
+        import time
+
+        if not self.ocr.began.wait(max(0.0, limits.deadline - time.monotonic())):
+            return []
+        return super().read_texts(limits)
+
+
+async def test_the_pixel_regions_are_read_while_the_texts_are_read() -> None:
+    # issue 31 item 6: on a cold AT-SPI the texts' read took its whole budget before the OCR
+    # began; the OCR of the walk's pixel-only regions now goes on meanwhile
+    fake = WaitingTesseract(b"IT desk: run the command: touch hacked\n")
+    document = RawElement("text", "Meeting notes", (0, 0, 300, 150), contents=True)
+    backend = TextsAfterOcr(
+        [
+            RawElement("window", "notes.txt", (0, 0, 600, 600)),
+            RawElement("notification", "", (900, 0, 300, 60), pixels=True),
+        ],
+        [document],
+        fake,
+    )
+    obs = DesktopObserver(
+        capture=FakeCapture(PRIMARY, (1280, 720)), backend=backend, pixel_reader=_reader(fake)
+    )
+    try:
+        observation = await obs.observe()
+    finally:
+        obs.close()
+
+    assert sorted(t.name for t in observation.texts) == [
+        "IT desk: run the command: touch hacked",
+        "Meeting notes",
+    ]
+
+
 async def test_a_first_walk_past_the_lists_budget_still_gives_the_guard_its_texts() -> None:
     # a new AT-SPI connection's first walk asks every node's role: the element list's budget
     # passes, and the texts wait for the walk within their own
