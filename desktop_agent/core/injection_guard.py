@@ -104,6 +104,17 @@ class InjectionGuard:
             return self._provenance(text, observation)
         return GuardVerdict()
 
+    def at_point(self, values: Mapping[str, Any], observation: Observation) -> str:
+        """Why a press at `values`' point asks on `observation` (a look taken at action
+        time): it lands on a flagged text's box or in a new window that urges; "" else."""
+        point = pointer_point(values, observation) if self.on else None
+        if point is None:
+            return ""
+        if note := next((n for n in self.notes(observation) if _holds(n, *point)), None):
+            return box_caution(note)
+        urgent = self._new_urgent_window(observation, *point)
+        return new_window_caution(urgent) if urgent is not None else ""
+
     def _command_line(self, text: str) -> str:
         """Why typing `text` asks because it holds a shell command line (a download piped to
         a shell, rm -rf, a PowerShell cradle) that the goal did not give, or "". A line typed

@@ -1089,7 +1089,12 @@ class _TaskLoop:
             # an element of the turn's list is clicked at its centre there: judged at it now
             values.update(element=None, x=element.center[0], y=element.center[1])
         now = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
-        return now.always_ask if now.always_ask not in ("", approved.always_ask) else ""
+        if now.always_ask not in ("", approved.always_ask):
+            return now.always_ask
+        # a box of text that gives orders (or a new window that urges) under the point now,
+        # though not on the screen the call was approved on (issue 31 item 4)
+        landing = self.guard.at_point(values, look)
+        return landing if landing not in ("", approved.always_ask) else ""
 
     def _moved_while_asked(
         self, call: _Call, observation: Observation, approved: CallRisk, role: str | None

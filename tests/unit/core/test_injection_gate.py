@@ -144,3 +144,20 @@ async def test_approve_all_denies_a_question_about_an_order_on_the_screen() -> N
     assert await AutoGate(ApprovalDecision.ONCE, ("click",)).request(asked) is (
         ApprovalDecision.DENY
     )
+
+
+async def test_a_click_approved_before_an_order_came_up_under_its_point_is_not_made() -> None:
+    # issue 31 item 4: the call is judged again on the look at action time: a box of text
+    # that gives orders now under the point (a popup that came while it was asked) stops it
+    save = Element(2, "button", "Save", (100, 90, 80, 20))
+    popup = Element(9, "label", ORDER, (20, 80, 600, 40))
+    popped = make_observation([WINDOW, save, popup])
+    h = make_harness(answers=[ApprovalDecision.ONCE])
+    h.observer.observation = make_observation([WINDOW, save])
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, popped, tool("click", element=2)), done()]))
+
+    [click] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert click.status is StepStatus.SKIPPED
+    assert "the click lands on text that looks like orders to an AI" in (click.error or "")
+    assert h.executor.calls == []  # type: ignore[attr-defined]
