@@ -105,3 +105,18 @@ class StuckDetector:
         key = call_key(spec.name, args)
         self.counts[key] = self.counts.get(key, 0) + 1
         return self.counts[key]
+
+
+def effect_note(tool: ToolSpec, effect: Effect, repeats: int) -> str:
+    """What the model is told of an action's effect: "" unless it changed nothing."""
+    if effect is not Effect.NO_CHANGE:
+        return ""
+    if tool.command_field and repeats < WARN_AT:
+        # a window shows some time after its program starts: starting it again makes two
+        return "no visible change yet: a program takes a moment to start; wait for its window"
+    if repeats >= WARN_AT:
+        return (
+            f"no visible change, {repeats} times for this same action: "
+            "it does not work, try something else"
+        )
+    return "no visible change"

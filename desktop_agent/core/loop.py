@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, TypeVar
-
-from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerBoard
 from desktop_agent.core.budget import Budget, usage_of
@@ -26,10 +23,10 @@ from desktop_agent.core.call_risk import (
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.effect import (
     STUCK_AT,
-    WARN_AT,
     StuckDetector,
     call_key,
     compare,
+    effect_note,
 )
 from desktop_agent.core.errors import (
     ActionPaused,
@@ -54,7 +51,6 @@ from desktop_agent.core.events import (
 )
 from desktop_agent.core.injection_guard import InjectionGuard, provider_notes
 from desktop_agent.core.models import (
-    REDACTED,
     ApprovalDecision,
     ApprovalRequest,
     Artifact,
@@ -97,6 +93,7 @@ from desktop_agent.core.ports import (
 )
 from desktop_agent.core.targets import element_ref
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
+from desktop_agent.core.validated_call import Call, Decided, target_of, what_to_show
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -362,7 +359,7 @@ class _TaskLoop:
         if self.outcome is None:
             self.outcome = self._limits()
 
-    async def _actions(self, turn: int, decided: _Decided, observation: Observation) -> None:
+    async def _actions(self, turn: int, decided: Decided, observation: Observation) -> None:
         """The turn's action, and the rest of its batch, once the provider's checks allow."""
         if not await self._safety_checks(turn, decided, observation):
             return
@@ -400,7 +397,7 @@ class _TaskLoop:
                 return
             await self._act(turn, await self._validated(decision, observation), observation)
 
-    async def _safety_checks(self, turn: int, decided: _Decided, observation: Observation) -> bool:
+    async def _safety_checks(self, turn: int, decided: Decided, observation: Observation) -> bool:
         """The provider's safety checks on the turn's actions, each asked of the person
         whatever the policy, the grants or `--approve all`: True when every one was allowed
         (then its id may be acknowledged); one denied, or unanswered, ends the run failed /
@@ -422,7 +419,7 @@ class _TaskLoop:
         return True
 
     async def _ask_safety_check(
-        self, turn: int, decided: _Decided, observation: Observation, check: SafetyCheck
+        self, turn: int, decided: Decided, observation: Observation, check: SafetyCheck
     ) -> tuple[ApprovalDecision, str]:
         decision = decided.decision
         actions = 1 + len(decision.batch)
@@ -553,7 +550,7 @@ class _TaskLoop:
                 StopReason.STUCK,
                 f"{call_key(tool.name, args)} changed nothing on the screen {repeats} times",
             )
-        return effect, _effect_note(tool, effect, repeats)
+        return effect, effect_note(tool, effect, repeats)
 
     async def _screen_after(
         self, tool: ToolSpec, before: Observation
@@ -602,11 +599,11 @@ class _TaskLoop:
         except Exception:  # noqa: BLE001 - e.g. the watch's X connection went away
             log.warning("run %s: the after-action hook failed", self.run.id, exc_info=True)
 
-    def _skip_stale(self, turn: int, decided: _Decided) -> None:
+    def _skip_stale(self, turn: int, decided: Decided) -> None:
         step = self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
         self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
 
-    async def _decide(self, turn: int, observation: Observation) -> _Decided | None:
+    async def _decide(self, turn: int, observation: Observation) -> Decided | None:
         deps = self.deps
         step = self._begin(turn, StepKind.DECIDE, None, {})
         request = DecideRequest(
@@ -635,7 +632,7 @@ class _TaskLoop:
         usage = decision.usage
         self._count_tokens(request, decision)
         is_tool = decision.action == "tool"
-        decided = _Decided(decision, None, None, {}, ())
+        decided = Decided(decision, None, None, {}, ())
         if is_tool:
             decided = await self._validated(decision, observation)
         self._end(
@@ -671,8 +668,8 @@ class _TaskLoop:
         return grounder if isinstance(grounder, Grounder) else None
 
     async def _ground(
-        self, turn: int, decided: _Decided, observation: Observation
-    ) -> tuple[_Decided, Observation]:
+        self, turn: int, decided: Decided, observation: Observation
+    ) -> tuple[Decided, Observation]:
         """A coordinate call that names its target, refined before anything judges it: the
         point found is what the gate assesses, the person asked sees, the store keeps and the
         executor clicks, on the screen as it is once the grounding is done (`_landing`). Its
@@ -757,8 +754,8 @@ class _TaskLoop:
         return await self._landing(decided, observation)
 
     async def _landing(
-        self, decided: _Decided, observation: Observation
-    ) -> tuple[_Decided, Observation]:
+        self, decided: Decided, observation: Observation
+    ) -> tuple[Decided, Observation]:
         """The grounded call and the screen it lands on, looked at once its grounding is done:
         a dialog that came up during those seconds (or the screen the zoom captured afresh)
         is what the sensitive-target, terminal and own-window checks, the stored element and
@@ -799,7 +796,7 @@ class _TaskLoop:
             )
         )
 
-    async def _validated(self, decision: Decision, observation: Observation) -> _Decided:
+    async def _validated(self, decision: Decision, observation: Observation) -> Decided:
         """The call validated once: the one object the gate judges, the store keeps, the
         person asked sees and the executor runs — never the model's raw arguments."""
         try:
@@ -807,17 +804,17 @@ class _TaskLoop:
                 decision.tool or "", decision.args, self.run.allowed_tools
             )
         except ToolError as error:
-            return _Decided.refused(decision, error, self._text_field(decision.tool or ""))
-        call = _Call(spec, args)
+            return Decided.refused(decision, error, self._text_field(decision.tool or ""))
+        call = Call(spec, args)
         risk = self._assess(call, observation, await self._focused_role(spec))
-        return _Decided.redacted(decision, call, risk.sensitivity)
+        return Decided.redacted(decision, call, risk.sensitivity)
 
     def _text_field(self, tool: str) -> str:
         """The argument whose text a tool named by the model types ("" none): its spec's."""
         registry = self.deps.registry
         return registry.get(tool).text_field if tool in registry else text_field_of(tool)
 
-    def _assess(self, call: _Call, observation: Observation, focused_role: str | None) -> CallRisk:
+    def _assess(self, call: Call, observation: Observation, focused_role: str | None) -> CallRisk:
         return assess_call(
             call.spec, call.values, observation, focused_role, self.deps.sensitive_targets
         )
@@ -839,7 +836,7 @@ class _TaskLoop:
         except Exception:  # noqa: BLE001 - a probe that fails or is late: the role is unknown
             return None
 
-    async def _act(self, turn: int, decided: _Decided, observation: Observation) -> None:
+    async def _act(self, turn: int, decided: Decided, observation: Observation) -> None:
         deps = self.deps
         decision = decided.decision
         tool = decision.tool or ""
@@ -858,7 +855,7 @@ class _TaskLoop:
         if decided.unknown_target and not risk.always_ask:
             risk = replace(risk, always_ask=decided.unknown_target)
         if risk.sensitivity.redact and not decided.secrets:
-            decided = _Decided.redacted(decision, call, risk.sensitivity)
+            decided = Decided.redacted(decision, call, risk.sensitivity)
         # text on the screen that gives orders: asks under any policy and grant
         screen = self.guard.judge(spec, call.values, observation, input_=spec.risk is not Risk.SAFE)
         if screen.caution and not risk.always_ask:
@@ -881,7 +878,7 @@ class _TaskLoop:
             self._fail(step, StepStatus.FAILED, message)
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return
-        target = _target_of(spec, args, observation)
+        target = target_of(spec, args, observation)
         with breaker.slot() as slot:
             refusal, asked = await self._gate(
                 turn, spec, decided, risk, observation, target, screen.notes, step.element
@@ -964,7 +961,7 @@ class _TaskLoop:
         self,
         turn: int,
         spec: ToolSpec,
-        decided: _Decided,
+        decided: Decided,
         risk: CallRisk,
         observation: Observation,
         target: tuple[int, int] | None,
@@ -997,7 +994,7 @@ class _TaskLoop:
             suspicious_text=suspicious,
             element=element,
             monitor=monitor_of(observation, target),
-            **_what_to_show(decided, risk),
+            **what_to_show(decided, risk),
         )
 
         answer, by = await self._question(approval)
@@ -1020,7 +1017,7 @@ class _TaskLoop:
         return role
 
     async def _on_own_window_now(
-        self, call: _Call, observation: Observation, *, wait: bool = True
+        self, call: Call, observation: Observation, *, wait: bool = True
     ) -> str:
         """Why a pointer call would land on one of the app's own windows as they are *now*
         (the observer's OwnWindowsSource; the observation may be older than a window of the
@@ -1070,7 +1067,7 @@ class _TaskLoop:
         return OWN_WINDOWS_UNSEEN
 
     async def _changed_under_point(
-        self, call: _Call, observation: Observation, approved: CallRisk
+        self, call: Call, observation: Observation, approved: CallRisk
     ) -> str:
         """Why a click or drag approved on `observation` no longer lands on what the person
         saw, or "": the screen is looked at again once they answered (a question takes
@@ -1097,7 +1094,7 @@ class _TaskLoop:
         return landing if landing not in ("", approved.always_ask) else ""
 
     def _moved_while_asked(
-        self, call: _Call, observation: Observation, approved: CallRisk, role: str | None
+        self, call: Call, observation: Observation, approved: CallRisk, role: str | None
     ) -> str:
         """Why `call` may no longer run as the person approved it, or "": the focus was asked
         again after the answer (`role`; the person may have clicked into a terminal or a
@@ -1243,104 +1240,6 @@ class _TaskLoop:
             await self.control.guard(self.deps.pace())
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """A tool call as it will run: its spec and validated arguments."""
-
-    spec: ToolSpec
-    args: BaseModel
-    #: the arguments the gate judges: every field, defaults included
-    values: dict[str, Any] = field(init=False)
-    #: the arguments as stored and shown: the fields the model gave, converted as they run
-    given: dict[str, Any] = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "values", self.args.model_dump())
-        object.__setattr__(self, "given", self.args.model_dump(exclude_unset=True))
-
-
-@dataclass(frozen=True, slots=True)
-class _Decided:
-    """A tool decision, its validated call (or why it has none), and what may be stored of
-    it: arguments with secrets hidden."""
-
-    decision: Decision
-    call: _Call | None
-    #: why the call does not validate (unknown tool, not allowed, bad arguments)
-    refusal: ToolError | None
-    stored_args: dict[str, Any]
-    #: the texts hidden from storage, in every form they may take in the raw output
-    secrets: tuple[str, ...]
-    #: why what a grounded call lands on cannot be judged ("": it can): the call asks
-    unknown_target: str = ""
-
-    @classmethod
-    def redacted(cls, decision: Decision, call: _Call, sensitivity: Sensitivity) -> _Decided:
-        field_name = call.spec.text_field
-        secret = getattr(call.args, field_name, None) if sensitivity.redact else None
-        return cls._hiding(decision, call, None, call.given, field_name, secret)
-
-    @classmethod
-    def refused(cls, decision: Decision, refusal: ToolError, field_name: str) -> _Decided:
-        """Nothing runs; the raw arguments are stored, the text of `field_name` hidden (where
-        it would have gone cannot be known)."""
-        secret = decision.args.get(field_name) if field_name else None
-        return cls._hiding(decision, None, refusal, dict(decision.args), field_name, secret)
-
-    @classmethod
-    def _hiding(
-        cls,
-        decision: Decision,
-        call: _Call | None,
-        refusal: ToolError | None,
-        args: dict[str, Any],
-        field_name: str,
-        secret: object,
-    ) -> _Decided:
-        if not isinstance(secret, str) or not secret:
-            return cls(decision, call, refusal, dict(args), ())
-        forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
-        # longest first, so a form is not left half-replaced by a shorter one inside it
-        return cls(
-            decision,
-            call,
-            refusal,
-            {**args, field_name: REDACTED},
-            tuple(sorted(forms, key=len, reverse=True)),
-        )
-
-    def moved_to(self, point: tuple[int, int]) -> _Decided:
-        """The same call at `point` (x, y; a drag's drop point stays): a grounding's result,
-        validated again, so the moved call is the one object judged, stored and run."""
-        assert self.call is not None, "only a validated call is grounded"
-        x, y = point
-        call = _Call(self.call.spec, self.call.spec.validate({**self.call.given, "x": x, "y": y}))
-        decision = replace(self.decision, args={**self.decision.args, "x": x, "y": y})
-        return replace(
-            self, decision=decision, call=call, stored_args={**self.stored_args, "x": x, "y": y}
-        )
-
-    def unknown(self, why: str) -> _Decided:
-        """The same call, asked every time: what is under its point cannot be known."""
-        return replace(self, unknown_target=why)
-
-    def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, REDACTED)
-        return text
-
-
-def _what_to_show(decided: _Decided, risk: CallRisk) -> dict[str, Any]:
-    """The person asked sees what will be typed (the text is stored hidden wherever its field
-    is not known to be plain); a known password field's text only behind a "Show" toggle."""
-    call = decided.call
-    if call is None or not decided.secrets:
-        return {}
-    if risk.sensitivity is Sensitivity.PASSWORD:
-        return {"secret": str(getattr(call.args, call.spec.text_field, ""))}
-    return {"shown_args": call.given}
-
-
 def _describe(error: BaseException) -> str:
     if isinstance(error, ToolError | PlannerError):
         return str(error)
@@ -1357,40 +1256,12 @@ def _breaker_message(tool: str, retry_in_s: float) -> str:
     )
 
 
-def _effect_note(tool: ToolSpec, effect: Effect, repeats: int) -> str:
-    if effect is not Effect.NO_CHANGE:
-        return ""
-    if tool.command_field and repeats < WARN_AT:
-        # a window shows some time after its program starts: starting it again makes two
-        return "no visible change yet: a program takes a moment to start; wait for its window"
-    if repeats >= WARN_AT:
-        return (
-            f"no visible change, {repeats} times for this same action: "
-            "it does not work, try something else"
-        )
-    return "no visible change"
-
-
 def _decision_summary(decision: Decision) -> str:
     if decision.action == "done":
         return f"done: {decision.message or decision.reason}"
     if decision.action == "fail":
         return f"fail: {decision.reason or decision.message}"
     return f"{decision.tool}"
-
-
-def _target_of(spec: ToolSpec, args: BaseModel, observation: Observation) -> tuple[int, int] | None:
-    """Where the call acts, as the person asked is shown it: its element's centre, else its
-    (first) point."""
-    element_id = getattr(args, "element", None)
-    if isinstance(element_id, int):
-        element = observation.element(element_id)
-        return element.center if element else None
-    x_name, y_name = spec.points[0] if spec.points else ("x", "y")
-    x, y = getattr(args, x_name, None), getattr(args, y_name, None)
-    if isinstance(x, int) and isinstance(y, int):
-        return x, y
-    return None
 
 
 async def _within(seconds: float, what: str, start: Callable[[], Awaitable[T]]) -> T:
