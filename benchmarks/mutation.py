@@ -94,12 +94,13 @@ class FileResult:
     killed: int = 0
     survivors: list[str] = field(default_factory=list)
     untested: list[str] = field(default_factory=list)
-    unchecked: int = 0
+    #: not run yet (new, or their function changed since: mutmut resets their results)
+    unchecked: list[str] = field(default_factory=list)
     equivalent: dict[str, str] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
-        return self.killed + len(self.survivors) + len(self.untested) + self.unchecked
+        return self.killed + len(self.survivors) + len(self.untested) + len(self.unchecked)
 
     @property
     def raw_score(self) -> float:
@@ -128,6 +129,22 @@ def run(target: Target, mutants: list[str] | None = None) -> int:
             check=False,
         )
     return done.returncode
+
+
+def refresh(target: Target) -> None:
+    """Make mutmut's mutants of `target` from its source as it is now (what `mutmut run` does
+    first), so the last results read are of today's functions: mutmut keeps a mutant's result
+    only while its function is unchanged, and a changed function's mutants are not run yet."""
+    source, mutants = ROOT / target.path, ROOT / "mutants" / target.path
+    if not mutants.exists() or source.stat().st_mtime < mutants.stat().st_mtime:
+        return  # never run (nothing to refresh), or made since the source last changed
+    make = (
+        "import sys; from pathlib import Path; "
+        "from mutmut.__main__ import create_mutants_for_file; "
+        "result = create_mutants_for_file(Path(sys.argv[1]), Path('mutants') / sys.argv[1]); "
+        "sys.exit(repr(result.error) if result.error else 0)"
+    )
+    subprocess.run([sys.executable, "-c", make, target.path], cwd=ROOT, check=True)
 
 
 def mutated_lines(mutant: str, path: str) -> str:
@@ -159,7 +176,7 @@ def collect(target: Target, equivalents: dict[str, dict[str, str]]) -> FileResul
         elif code in NO_TESTS:
             result.untested.append(mutant)
         else:
-            result.unchecked += 1
+            result.unchecked.append(mutant)
     for mutant in result.survivors + result.untested:
         entry = equivalents.get(mutant)
         if entry and entry.get("change", "").strip() == mutated_lines(mutant, target.path).strip():
@@ -196,7 +213,7 @@ def report(results: list[FileResult]) -> str:
         name = r.target.path + (" (gate part)" if r.target.functions else "")
         lines.append(
             f"| {name} | {r.total} | {r.killed} | {len(r.survivors)} | {len(r.untested)} "
-            f"| {r.unchecked} | {len(r.equivalent)} | {r.raw_score:.1f} | {r.score:.1f} |"
+            f"| {len(r.unchecked)} | {len(r.equivalent)} | {r.raw_score:.1f} | {r.score:.1f} |"
         )
     for r in results:
         left = [m for m in r.survivors + r.untested if m not in r.equivalent]
@@ -220,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--survivors",
         action="store_true",
-        help="run again only the mutants that survived or had no test in the last run",
+        help="run only the mutants that survived, had no test or were not run yet (new, or "
+        "their function changed: mutmut keeps a result only while its function is unchanged)",
     )
     parser.add_argument(
         "--equivalent", metavar="MUTANT", help="print an equivalents entry to fill in for MUTANT"
@@ -237,15 +255,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not options.report:
         for target in chosen:
+            refresh(target)
             again = None
-            if options.survivors:
+            if options.survivors and (ROOT / "mutants" / target.path).exists():
                 last = collect(target, {})
-                again = last.survivors + last.untested
+                again = last.survivors + last.untested + last.unchecked
                 if not again:
                     continue
             if code := run(target, again):
                 print(f"mutation: mutmut failed on {target.path} (exit {code})", file=sys.stderr)
                 return code
+    for target in TARGETS:
+        refresh(target)
     equivalents = tomllib.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
     results = [collect(target, equivalents) for target in TARGETS]
     REPORT.write_text(report(results))

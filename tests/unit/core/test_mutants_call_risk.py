@@ -133,3 +133,32 @@ def test_a_text_set_by_id_into_a_plain_field_is_plain() -> None:
     assert text_sensitivity("set_value", {"element": 2, "value": "x"}, secret, None) is (
         Sensitivity.PASSWORD
     )
+
+
+#: an editor beside a terminal, their windows known
+TERMINAL_DESK = make_observation(
+    [
+        Element(1, "window", "notes.txt — L3afpad", (0, 0, 600, 600), focused=True),
+        Element(2, "window", "alice@box: ~ — XTerm", (600, 0, 600, 600)),
+    ]
+)
+
+
+@pytest.mark.parametrize("missing", ["x", "y", "to_x", "to_y"])
+def test_a_drag_without_one_of_its_four_coordinates_asks_saying_so(missing: str) -> None:
+    # each coordinate on its own: a drag whose other three are whole numbers still asks
+    args: dict[str, object] = {"x": 100, "y": 100, "to_x": 200, "to_y": 200}
+    args[missing] = None
+    assert assess_call("drag", args, TERMINAL_DESK).always_ask == (
+        "the points cannot be told from the arguments"
+    )
+
+
+def test_a_drag_into_a_terminal_or_among_unknown_windows_says_why_it_asks() -> None:
+    drag = {"x": 100, "y": 100, "to_x": 700, "to_y": 100}
+    assert assess_call("drag", drag, TERMINAL_DESK).always_ask == (
+        "dropping onto a terminal pastes the dragged text into it"
+    )
+    assert assess_call("drag", drag, make_observation()).always_ask == (
+        "a drag may drop text into a terminal (the windows are not known)"
+    )

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
+from typing import Any
 
 import pytest
 
 from desktop_agent.core.control import RunControl
+from desktop_agent.core.errors import RefusedToStart, RunNotFound
 from desktop_agent.core.events import RunFinished, RunStarted, TaskLoopEvent
-from desktop_agent.core.models import RunStatus, RunView, StopReason
+from desktop_agent.core.models import RunStatus, RunView, StopReason, TaskSpec, utcnow
 from tests.fakes import ScriptedPlanner, done
 from tests.unit.core.conftest import Harness
 
@@ -105,3 +108,99 @@ def test_held_work_is_stopped_by_each_stop_until_released_and_each_stop_counted(
     release()
     assert runner.stop_held() == 0
     assert runner.stops == 2
+
+
+async def _never_ready(_: RunView) -> ScriptedPlanner:
+    raise AssertionError("a run closed before its first event is never prepared")
+
+
+async def test_a_run_is_created_under_the_id_asked_for_and_unknown_tools_are_all_named(
+    harness: Harness,
+) -> None:
+    spec = TaskSpec(goal="g", allowed_tools=("click",))
+    assert (await harness.runner.create(spec, run_id="mine")).id == "mine"
+    assert "mine" in harness.repo.runs
+    bad = TaskSpec(goal="g", allowed_tools=("click", "teleport", "fly"))
+    with pytest.raises(RefusedToStart) as refused:
+        await harness.runner.create(bad)
+    assert str(refused.value) == "unknown tool(s): teleport, fly"
+
+
+async def test_load_gives_the_stored_run_and_names_a_missing_one(harness: Harness) -> None:
+    run = await harness.create()
+    assert await harness.runner.load(run.id) == run
+    with pytest.raises(RunNotFound) as missing:
+        await harness.runner.load("nope")
+    assert str(missing.value) == "no run 'nope'"
+
+
+async def test_the_handle_carries_the_control_every_stop_path_reaches(harness: Harness) -> None:
+    handle = harness.runner.admit(await harness.create(), _never_ready)
+    assert harness.runner.stop(handle.run_id)
+    assert handle.control.halted.is_set() and handle.control.stop_requested
+    await handle.events.aclose()
+
+
+async def test_a_pause_without_a_reason_is_a_request_even_after_a_take_over(
+    harness: Harness,
+) -> None:
+    runner = harness.runner
+    handle = runner.admit(await harness.create(), _never_ready)
+    assert runner.pause(handle.run_id, "user") and handle.control.pause_reason == "user"
+    assert runner.resume(handle.run_id)
+    assert runner.pause(handle.run_id) and handle.control.pause_reason == "request"
+    await handle.events.aclose()
+
+
+def test_a_relayed_event_reaches_every_listener(harness: Harness) -> None:
+    heard: list[TaskLoopEvent] = []
+    harness.runner.subscribe(heard.append)
+    event = RunStarted(RunView.queued(TaskSpec(goal="g"), "other-process", utcnow()))
+    harness.runner.relay(event)
+    assert heard == [event]
+
+
+def _origin() -> ValueError:
+    """An error with a traceback through this function, then taken off the error itself."""
+    try:
+        raise ValueError("from the viewer")
+    except ValueError as error:
+        return error
+
+
+async def _thrown(harness: Harness, *args: Any) -> BaseException:
+    """What throwing `args` into a started run's events raises out of them."""
+    events = harness.runner.start(await harness.create(), ScriptedPlanner([], then=done()))
+    assert isinstance(await anext(events), RunStarted)
+    with pytest.raises(BaseException) as raised:
+        await events.athrow(*args)
+    assert harness.runner.active_ids == ()
+    return raised.value
+
+
+def _through_origin(error: BaseException) -> bool:
+    return "_origin" in [frame.name for frame in traceback.extract_tb(error.__traceback__)]
+
+
+async def test_an_error_thrown_into_a_runs_events_comes_out_as_thrown(harness: Harness) -> None:
+    # the (type, value) form keeps the value, not a bare type's new error
+    error = _origin()
+    error.with_traceback(None)
+    out = await _thrown(harness, ValueError, error)
+    assert out is error and str(out) == "from the viewer"
+    # the (type, value, traceback) form keeps the traceback it was given
+    error = _origin()
+    tb = error.__traceback__
+    error.with_traceback(None)
+    out = await _thrown(harness, ValueError, error, tb)
+    assert out is error and _through_origin(out)
+    # the (error, None, traceback) form too
+    error = _origin()
+    tb = error.__traceback__
+    error.with_traceback(None)
+    out = await _thrown(harness, error, None, tb)
+    assert out is error and _through_origin(out)
+    # the one-argument form
+    error = _origin()
+    out = await _thrown(harness, error)
+    assert out is error
