@@ -148,7 +148,7 @@ async def test_a_pause_without_a_reason_is_a_request_even_after_a_take_over(
     handle = runner.admit(await harness.create(), _never_ready)
     assert runner.pause(handle.run_id, "user") and handle.control.pause_reason == "user"
     assert runner.resume(handle.run_id)
-    assert runner.pause(handle.run_id) and handle.control.pause_reason == "request"
+    assert runner.pause(handle.run_id) and str(handle.control.pause_reason) == "request"
     await handle.events.aclose()
 
 
