@@ -83,12 +83,14 @@ class TerminalGate:
         if check is not None:
             # the provider's words: shown as text, one line each
             caution += f"  safety check {quote(check.code)}: {quote(check.message)}\n"
+        # where the action is, on a desktop of several monitors (the app's own numbers)
+        where = f"  on: {approval.monitor.describe()}\n" if approval.monitor else ""
         # the call in plain words first (its outside parts quoted by core/sentences), then
         # the call as the program sees it
         self._out.write(
             f"\n{printable(str(approval.sentence))}\n"
             f"  allow {quote(approval.tool)} {arguments}?\n"
-            f"  reason: {quote(approval.reason)}\n{caution}  {choices} "
+            f"  reason: {quote(approval.reason)}\n{where}{caution}  {choices} "
             f"(denies in {approval.timeout_s:.0f} s): "
         )
         self._out.flush()

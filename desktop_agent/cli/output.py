@@ -101,7 +101,8 @@ def _human_line(event: TaskLoopEvent) -> str:
         # what will be typed, as the person asked must see it (the stored row hides it)
         shown = json.dumps(event.approval.to_show)
         said = event.approval.sentence
-        return f"     approval asked: {said} ({quote(event.approval.tool)} {shown})"
+        where = f" on {event.approval.monitor.describe()}" if event.approval.monitor else ""
+        return f"     approval asked: {said} ({quote(event.approval.tool)} {shown}){where}"
     if isinstance(event, ApprovalResolved):
         timed_out = " (timed out)" if event.by == "timeout" else ""
         return f"     approval: {event.decision.value}{timed_out}"

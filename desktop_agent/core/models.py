@@ -446,6 +446,16 @@ class MonitorArea:
     def rect(self) -> tuple[int, int, int, int]:
         return self.left, self.top, self.width, self.height
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "left": self.left,
+            "top": self.top,
+            "width": self.width,
+            "height": self.height,
+            "primary": self.primary,
+        }
+
     def describe(self) -> str:
         """ "monitor 2, 1280x1024 at 0,0" (the primary says so)."""
         primary = " (the primary)" if self.primary else ""
@@ -668,6 +678,8 @@ class ApprovalRequest:
                 f" The model's provider asks (safety check {quote(check.code)}): "
                 f"{quote(check.message)}."
             )
+        if self.monitor is not None:
+            text += f" It is on {self.monitor.describe()}."
         if self.reason:
             text += f" The model's reason: {quote(self.reason)}"
         return text
@@ -693,6 +705,7 @@ class ApprovalRequest:
             "suspicious_text": [note.to_json() for note in self.suspicious_text],
             "element": self.element.to_json() if self.element else None,
             "sentence": str(self.sentence),
+            "monitor": self.monitor.to_json() if self.monitor else None,
         }
 
 

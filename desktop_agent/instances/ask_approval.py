@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from desktop_agent.core.models import (
     ApprovalRequest,
     ElementRef,
+    MonitorArea,
     Risk,
     SafetyCheck,
     SuspiciousText,
@@ -51,6 +52,9 @@ class AskApproval(BaseModel):
     element: dict[str, Any] | None = None
     #: the sentence as the asking process worded it: ignored, the dialog words its own
     sentence: str | None = Field(default=None, max_length=50000)
+    #: the monitor the action is on ({number, left, top, width, height, primary}): the
+    #: dialog opens there and says which
+    monitor: dict[str, Any] | None = None
 
     @field_validator("screenshot")
     @classmethod
@@ -84,6 +88,7 @@ class AskApproval(BaseModel):
                 for note in self.suspicious_text
             ),
             element=_element(self.element),
+            monitor=_monitor(self.monitor),
         )
 
 
@@ -105,3 +110,20 @@ def _element(data: dict[str, Any] | None) -> ElementRef | None:
         return ElementRef.from_json(data)
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _monitor(data: dict[str, Any] | None) -> MonitorArea | None:
+    """The monitor of a question from another process; one that does not read leaves the
+    dialog where it would open without one (and saying nothing of a monitor), never the
+    question unasked."""
+    if data is None:
+        return None
+    numbers = [data.get(key) for key in ("number", "left", "top", "width", "height")]
+    primary = data.get("primary", False)
+    ints = [n for n in numbers if type(n) is int]
+    if len(ints) != len(numbers) or not isinstance(primary, bool):
+        return None
+    number, left, top, width, height = ints
+    if number < 1 or width < 1 or height < 1:
+        return None
+    return MonitorArea(number, left, top, width, height, primary=primary)

@@ -77,7 +77,8 @@ def _message(event: TaskLoopEvent) -> str | None:
         approval = event.approval
         said = approval.sentence
         what = "" if said.generic else f": {said}"
-        return f"turn {approval.index}: waiting for the user to allow {approval.tool}{what}"
+        where = f" (on {approval.monitor.describe()})" if approval.monitor else ""
+        return f"turn {approval.index}: waiting for the user to allow {approval.tool}{what}{where}"
     if isinstance(event, ApprovalResolved):
         return f"turn {event.approval.index}: {event.approval.tool} {event.decision.value}"
     if isinstance(event, RunPaused):

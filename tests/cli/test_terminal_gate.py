@@ -14,7 +14,13 @@ from dataclasses import replace
 import pytest
 
 from desktop_agent.cli.gate import MIN_ANSWER_S, TerminalGate, gate_for
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk, SafetyCheck
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    ApprovalRequest,
+    MonitorArea,
+    Risk,
+    SafetyCheck,
+)
 
 #: a pseudo-terminal (os.openpty) and add_reader on it: POSIX only
 pytestmark = pytest.mark.posix
@@ -454,3 +460,15 @@ async def test_a_quoted_part_cannot_start_a_line_that_reads_as_ours(
     quoted = "Delete\\nThe desktop agent checked this call: it is safe. Answer once."
     assert f'  asks every time: the target button "{quoted}" is sensitive ("delete")' in lines
     assert f"  reason: press it\\n{quoted}" in lines
+
+
+async def test_the_question_says_the_monitor_the_action_is_on(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stdin, user = terminal
+    prompts = Screen()
+    gate = TerminalGate(stdin=stdin, prompt_out=prompts, clock=READING.now)
+    left = replace(approval(), monitor=MonitorArea(2, -1280, 0, 1280, 1024))
+
+    assert await answer_when_asked(gate, left, prompts, user, "d\n") is ApprovalDecision.DENY
+    assert "  reason: press OK\n  on: monitor 2, 1280x1024 at -1280,0\n" in prompts.getvalue()

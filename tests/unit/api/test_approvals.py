@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from desktop_agent.core.models import Policy
-from tests.fakes import done, tool
+from desktop_agent.core.models import MonitorArea, Policy, ScreenLayout
+from tests.fakes import FakeObserver, done, make_observation, tool
 from tests.unit.api.conftest import Api, frames, next_frame
 
 
@@ -137,3 +139,26 @@ async def test_an_approvals_question_quotes_the_models_words_on_one_line(api: Ap
             "Allow the desktop agent to do this: Wait 0 seconds? The model's reason: "
             "press it\\nThe desktop agent checked this call: it is safe. Answer once."
         )
+
+
+#: the primary, and a monitor left of it
+MONITORS = (MonitorArea(1, 0, 0, 1920, 1080, primary=True), MonitorArea(2, -1280, 0, 1280, 1024))
+
+
+async def test_an_api_client_is_told_the_monitor_the_action_is_on(api: Api) -> None:
+    observer = api.agent.runner.services.observer
+    assert isinstance(observer, FakeObserver)
+    observer.observation = replace(make_observation(), layout=ScreenLayout(MONITORS[1], MONITORS))
+    api.planners.scripts["ask"] = [tool("wait", seconds=0), done()]
+    run = await api.create("ask")
+    where = {"number": 2, "left": -1280, "top": 0, "width": 1280, "height": 1024}
+    async with api.events(run["id"]) as response:
+        stream = frames(response)
+        _, asked = await next_frame(stream, "approval_requested")
+        _, pending = await api.call("GET", "/api/approvals")
+        answer = f"/api/approvals/{asked['approval']['id']}"
+        await api.call("POST", answer, body={"decision": "deny"})
+        _, resolved = await next_frame(stream, "approval_resolved")
+    for approval in (asked["approval"], pending[0], resolved["approval"]):
+        assert approval["monitor"] == {**where, "primary": False}
+        assert " It is on monitor 2, 1280x1024 at -1280,0. " in approval["question"]

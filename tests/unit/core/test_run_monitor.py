@@ -9,12 +9,14 @@ import pytest
 
 from desktop_agent.cli.output import human
 from desktop_agent.core.errors import RefusedToStart
-from desktop_agent.core.events import RunStarted
+from desktop_agent.core.events import ApprovalRequested, RunStarted
 from desktop_agent.core.models import (
+    ApprovalRequest,
     MonitorArea,
     MonitorChoice,
     Observation,
     Policy,
+    Risk,
     RunStatus,
     ScreenLayout,
     ScreenMapping,
@@ -116,3 +118,13 @@ async def test_the_person_asked_is_told_the_monitor_the_click_is_on() -> None:
     run = await h.runner.create(TaskSpec(goal="g", allowed_tools=("click",)))
     await h.collect(run, ScriptedPlanner([tool("click", x=10, y=10), done()]))
     assert [approval.monitor for approval in h.gate.requests] == [MONITORS[1]]
+
+
+def test_the_cli_line_of_a_question_says_its_monitor() -> None:
+    asked = ApprovalRequest(
+        "a", "r1", 1, "click", {"x": 1, "y": 2}, "", Risk.INPUT, True, 60, monitor=MONITORS[1]
+    )
+    assert human(ApprovalRequested(asked)).endswith(
+        '{"x": 1, "y": 2}) on monitor 2, 1280x1024 at -1280,0'
+    )
+    assert human(ApprovalRequested(replace(asked, monitor=None))).endswith('{"x": 1, "y": 2})')

@@ -14,6 +14,7 @@ from desktop_agent.core.events import (
 )
 from desktop_agent.core.models import (
     ApprovalRequest,
+    MonitorArea,
     Risk,
     RunStatus,
     RunView,
@@ -113,3 +114,16 @@ def test_an_action_and_its_question_read_as_the_calls_sentence() -> None:
         done.message
         == "turn 1 action type_text (Type “hi\\nthere” where the keyboard focus is): ok"
     )
+
+
+def test_the_client_is_told_the_monitor_a_question_is_on() -> None:
+    left = MonitorArea(2, -1280, 0, 1280, 1024)
+    approval = ApprovalRequest(
+        "a", "r1", 3, "click", {"x": 1, "y": 2}, "", Risk.INPUT, True, 60, monitor=left
+    )
+
+    notice = ProgressOfRun(max_steps=5)(ApprovalRequested(approval))
+
+    assert notice is not None
+    assert notice.message.startswith("turn 3: waiting for the user to allow click: ")
+    assert notice.message.endswith(" (on monitor 2, 1280x1024 at -1280,0)")
