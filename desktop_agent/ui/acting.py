@@ -89,6 +89,8 @@ class ActingController(QObject):
                 QCoreApplication.translate("ActingPanel", "Resumed — looking at the screen afresh")
             )
         elif isinstance(event, ApprovalRequested):
+            # beside the dialog, on the monitor the action is on (as the dialog opens there)
+            self.panel.move_to_monitor(event.approval.monitor)
             said = in_words(event.approval.sentence)
             self.panel.set_step(
                 QCoreApplication.translate(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRect, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QScreen
@@ -13,6 +14,9 @@ from desktop_agent.core.text import printable
 from desktop_agent.ui.dpi import physical_rect, shape_of
 from desktop_agent.ui.text import plain_label, plain_tooltip
 
+if TYPE_CHECKING:
+    from desktop_agent.core.models import MonitorArea
+
 log = logging.getLogger(__name__)
 
 #: SetWindowDisplayAffinity's "leave this window out of every capture" (Windows 10 2004+)
@@ -20,7 +24,8 @@ WDA_EXCLUDEFROMCAPTURE = 0x11
 
 
 class ActingPanel(QWidget):
-    """A frameless, always-on-top tool window in the top-right corner of the primary screen.
+    """A frameless, always-on-top tool window in the top-right corner of the primary screen,
+    or of the monitor the run's action is on once one is known (`move_to_monitor`).
 
     While a run acts on the desktop the main window gets out of the way and this panel
     shows what is going on, with a Stop button. It never takes the keyboard focus (the
@@ -110,6 +115,18 @@ class ActingPanel(QWidget):
         self._move_to_corner()
         self.show()  # stays-on-top: showing is enough to be above the app being driven
 
+    def move_to_monitor(self, monitor: MonitorArea | None) -> bool:
+        """Into the top-right corner of the monitor an action is on (the person looks there;
+        ui/placement.py finds its Qt screen in physical pixels); False, and the panel left
+        where it is, when no Qt screen holds it or there is no monitor."""
+        from desktop_agent.ui.placement import screen_of  # core.models: not at the first paint
+
+        screen = screen_of(monitor)
+        if screen is None:
+            return False
+        self._move_to_corner(screen)
+        return True
+
     def set_step(self, text: str) -> None:
         """The current step, e.g. "3/20 click (640, 512)"; long text is elided."""
         self.step_label.setToolTip(plain_tooltip(text) or "")
@@ -154,8 +171,9 @@ class ActingPanel(QWidget):
         # at most `lines` lines of `width`: elide the text to the room those lines hold
         label.setText(metrics.elidedText(flat, Qt.TextElideMode.ElideRight, width * lines - 40))
 
-    def _move_to_corner(self) -> None:
-        screen: QScreen | None = QGuiApplication.primaryScreen()
+    def _move_to_corner(self, screen: QScreen | None = None) -> None:
+        """Into the top-right corner of `screen` (device-independent px), else the primary's."""
+        screen = screen or QGuiApplication.primaryScreen()
         if screen is None:
             return
         area: QRect = screen.availableGeometry()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QWidget
 
 from desktop_agent.core.models import MonitorArea
@@ -19,16 +19,23 @@ def screen_index(monitor: MonitorArea, screens: Sequence[QtScreen]) -> int | Non
     return next((i for i, screen in enumerate(screens) if screen.holds_native(x, y)), None)
 
 
+def screen_of(monitor: MonitorArea | None) -> QScreen | None:
+    """The Qt screen holding `monitor`'s centre; None when none does (a monitor unplugged
+    since the action was seen) or there is no monitor."""
+    if monitor is None:
+        return None
+    screens = QGuiApplication.screens()
+    index = screen_index(monitor, [shape_of(screen) for screen in screens])
+    return None if index is None else screens[index]
+
+
 def place_on_monitor(widget: QWidget, monitor: MonitorArea | None) -> bool:
     """Centre `widget` on the Qt screen of `monitor` (device-independent px); False, and the
     widget left where Qt put it, when no screen holds it (or there is no monitor)."""
-    if monitor is None:
+    screen = screen_of(monitor)
+    if screen is None:
         return False
-    screens = QGuiApplication.screens()
-    index = screen_index(monitor, [shape_of(screen) for screen in screens])
-    if index is None:
-        return False
-    area = screens[index].availableGeometry()
+    area = screen.availableGeometry()
     frame = widget.frameGeometry()
     frame.moveCenter(area.center())
     widget.move(frame.topLeft())
