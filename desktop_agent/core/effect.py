@@ -18,13 +18,15 @@ docs/architecture.md ("Effect check").
 
 from __future__ import annotations
 
+import asyncio
 import json
 import operator
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop_agent.core.builtin_tools import spec_of
+from desktop_agent.core.control import RunControl
 from desktop_agent.core.models import Effect, Element, Observation
 from desktop_agent.core.tools import ToolSpec
 
@@ -35,6 +37,12 @@ CHANGE_THRESHOLD = 0.0003
 #: the n-th no-change repeat of one call that warns the model, and the one that ends the run
 WARN_AT = 2
 STUCK_AT = 3
+#: an action whose screen shows no change yet is looked at again until it does, for this
+#: long after the first look: a slow app (a loaded machine) draws what it did late, and a
+#: first look taken too soon would tell the model (or a routine) the action did nothing
+EFFECT_WAIT_S = 2.0
+#: the pause between those looks (each is a whole observation: capture and element list)
+EFFECT_LOOK_EVERY_S = 0.1
 
 
 def screen_change(before: bytes, after: bytes) -> float:
@@ -120,3 +128,31 @@ def effect_note(tool: ToolSpec, effect: Effect, repeats: int) -> str:
             "it does not work, try something else"
         )
     return "no visible change"
+
+
+async def screen_after(
+    tool: ToolSpec,
+    before: Observation,
+    look: Callable[[], Awaitable[Observation | None]],
+    control: RunControl,
+    wait_s: float,
+) -> tuple[Observation, Effect] | None:
+    """The screen an action left and its effect; looked at again (`look`, the loop's) while
+    it shows no change, up to `wait_s` (a slow app draws late; a passive tool such as `wait`
+    expects no change). None when the screen cannot be had. A stop ends the waits between
+    the looks (`control`)."""
+    after = await look()
+    if after is None:
+        return None
+    effect = compare(before, after)
+    if tool.passive:
+        return after, effect
+    clock = asyncio.get_running_loop().time
+    deadline = clock() + wait_s
+    while effect is Effect.NO_CHANGE and clock() < deadline:
+        await control.guard(asyncio.sleep(EFFECT_LOOK_EVERY_S))
+        again = await look()
+        if again is None:
+            break
+        after, effect = again, compare(before, again)
+    return after, effect

@@ -124,3 +124,12 @@ class ActionPaused(Exception):  # noqa: N818 - a signal, not an error
     def __init__(self, message: str, *, partial: bool = False) -> None:
         super().__init__(message)
         self.partial = partial
+
+
+def describe(error: BaseException) -> str:
+    """One line for a step's error: a tool's or the planner's own message as it is, any other
+    fault prefixed with its type (an empty message: the type alone)."""
+    if isinstance(error, ToolError | PlannerError):
+        return str(error)
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

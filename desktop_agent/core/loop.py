@@ -5,41 +5,24 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, field, fields, replace
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from desktop_agent.core.breaker import BreakerBoard
-from desktop_agent.core.budget import Budget, usage_of
-from desktop_agent.core.builtin_tools import text_field_of
-from desktop_agent.core.call_risk import (
-    DEFAULT_SENSITIVE_TARGETS,
-    CallRisk,
-    Sensitivity,
-    assess_call,
-)
+from desktop_agent.core.budget import usage_of
 from desktop_agent.core.control import RunControl
-from desktop_agent.core.effect import (
-    STUCK_AT,
-    StuckDetector,
-    call_key,
-    compare,
-    effect_note,
-)
+from desktop_agent.core.deps import LoopDeps as LoopDeps
+from desktop_agent.core.deps import RunnerServices as RunnerServices
+from desktop_agent.core.effect import STUCK_AT, StuckDetector, call_key, effect_note, screen_after
 from desktop_agent.core.errors import (
     ActionPaused,
     BreakerOpen,
-    ObservationError,
     PlannerError,
     StopRequested,
-    ToolError,
     ToolNotAllowed,
+    describe,
 )
 from desktop_agent.core.events import (
-    ApprovalRequested,
-    ApprovalResolved,
     RunFinished,
     RunPaused,
     RunResumed,
@@ -49,157 +32,49 @@ from desktop_agent.core.events import (
     StepStarted,
     TaskLoopEvent,
 )
-from desktop_agent.core.injection_guard import InjectionGuard, provider_notes
+from desktop_agent.core.gate import Gate
+from desktop_agent.core.grounding import (
+    asked,
+    grounder_of,
+    landing,
+    refine,
+    request_for,
+    stored_args,
+)
+from desktop_agent.core.injection_guard import InjectionGuard
 from desktop_agent.core.models import (
     ApprovalDecision,
-    ApprovalRequest,
     Artifact,
     Decision,
     Effect,
-    ElementRef,
-    Grounding,
     Observation,
-    Policy,
-    Risk,
     RunStatus,
     RunView,
-    SafetyCheck,
     StepKind,
     StepStatus,
     StepView,
     StopReason,
     StoreWrite,
-    SuspiciousText,
     ToolResult,
-    monitor_of,
-    utcnow,
 )
-from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
-from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
-    FocusProbe,
-    Grounder,
-    GroundRequest,
     HeldInput,
-    OwnWindowsSource,
-    PermissionGate,
-    Planner,
     RegionSource,
-    RunRepository,
-    ScreenObserver,
     ToolContext,
-    ToolExecutor,
 )
 from desktop_agent.core.targets import element_ref
-from desktop_agent.core.tools import ToolRegistry, ToolSpec
-from desktop_agent.core.validated_call import Call, Decided, target_of, what_to_show
+from desktop_agent.core.tools import ToolSpec
+from desktop_agent.core.validated_call import Call, Decided, target_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 OBSERVE_TOOL = "screen_snapshot"
-#: deadlines (s): a hung capture, input or accessibility call fails its step, not the run
-OBSERVE_TIMEOUT_S = 30.0
-TOOL_TIMEOUT_S = 60.0
-FOCUS_TIMEOUT_S = 0.5
-#: an action whose screen shows no change yet is looked at again until it does, for this
-#: long after the first look: a slow app (a loaded machine) draws what it did late, and a
-#: first look taken too soon would tell the model (or a routine) the action did nothing
-EFFECT_WAIT_S = 2.0
-#: the pause between those looks (each is a whole observation: capture and element list)
-EFFECT_LOOK_EVERY_S = 0.1
 STALE_DECISION = "paused before acting: the next turn decides on a fresh screenshot"
-#: after an answer, how long the app's own window may keep the focus (its dialog closing, the
-#: window going out of the way) before a keyboard call is refused, and how often it is asked
-OWN_FOCUS_WAIT_S = 1.0
-OWN_FOCUS_LOOK_S = 0.05
-#: a call approved for one focus whose focus moved while the person was asked
-FOCUS_MOVED = (
-    "the focus moved while you were asked ({why}): not done; the next turn decides on a "
-    "fresh screenshot"
-)
 #: after an action the pause interrupted (ActionPaused says how far it got)
 PAUSED_THEN = "the next turn decides on a fresh screenshot"
 #: an action of a batch (one turn's several actions) not run, and why
 BATCH_ENDED = "not run: {why}; the next turn decides on a fresh screenshot"
-#: a click or drag approved on one screen whose point holds something else once answered
-OWN_WINDOWS_UNSEEN = (
-    "this desktop does not show where the app's own windows are (Wayland): the input could "
-    "reach one of its questions"
-)
-SCREEN_CHANGED = (
-    "the screen changed under the point while you were asked ({why}): not done; the next "
-    "turn decides on a fresh screenshot"
-)
-#: why a grounded call asks when the screen it lands on cannot be judged (`_landing`)
-LANDING_UNSEEN = (
-    "what is under the point now is not known: the screen could not be looked at after the "
-    "grounding"
-)
-LANDING_UNLISTED = (
-    "what is under the point now is not known: the screen's elements could not be read after "
-    "the grounding"
-)
-
-
-@dataclass(kw_only=True)
-class RunnerServices:
-    """The process-wide parts every run shares."""
-
-    repo: RunRepository
-    observer: ScreenObserver
-    executor: ToolExecutor
-    gate: PermissionGate
-    registry: ToolRegistry
-    breakers: BreakerBoard
-    permissions: Permissions
-    approval_timeout_s: float = 60.0
-    #: asked at action time for the focused control's role; None: the executor when it is
-    #: a FocusProbe (the desktop's is), else the role is unknown
-    focus: FocusProbe | None = None
-    focus_timeout_s: float = FOCUS_TIMEOUT_S
-    observe_timeout_s: float = OBSERVE_TIMEOUT_S
-    #: how long a screen that shows no change after an action is looked at again (0: once)
-    effect_wait_s: float = EFFECT_WAIT_S
-    #: for `wait`, its seconds come on top
-    tool_timeout_s: float = TOOL_TIMEOUT_S
-    #: words whose click / invoke targets ask every time (settings: sensitive_targets)
-    sensitive_targets: tuple[str, ...] = DEFAULT_SENSITIVE_TARGETS
-    #: text on the screen that looks like orders to an AI marks the step and makes every
-    #: input action ask (settings: injection_guard; core/injection_guard.py)
-    injection_guard: bool = True
-    #: each run's wall-time and token limits, and the price table of its cost estimate
-    budget: Budget = field(default_factory=Budget)
-    #: awaited after each step: a viewer that has not caught up with the run's events (the
-    #: app's GUI thread) holds the next step back briefly; it never stops it (None: no viewer)
-    pace: Callable[[], Awaitable[None]] | None = None
-    #: awaited after each successful tool call, before its effect is observed: the
-    #: user-takeover watch catches up with the input made meanwhile, so a user who took
-    #: over during the action has paused the run before its next turn (None: no watch)
-    after_action: Callable[[], Awaitable[None]] | None = None
-
-
-@dataclass(kw_only=True)
-class LoopDeps(RunnerServices):
-    """What one run needs: the shared services, its planner, and the clocks."""
-
-    planner: Planner
-    #: refines a coordinate call's point before the gate; None: the planner's own `grounder`,
-    #: read at each call (a routine's player has one only once the agent took over), else
-    #: the point is acted on as given
-    grounder: Grounder | None = None
-    approval_ids: Callable[[], str] = field(default=lambda: "approval")
-    now: Callable[[], datetime] = utcnow
-    perf: Callable[[], float] = time.perf_counter
-
-    @classmethod
-    def for_run(
-        cls, services: RunnerServices, planner: Planner, approval_ids: Callable[[], str]
-    ) -> LoopDeps:
-        shared = {f.name: getattr(services, f.name) for f in fields(RunnerServices)}
-        # the planner brings the grounding it was set up with (planner side), if any: read
-        # at each call (`_TaskLoop._grounder`), not here
-        return cls(**shared, planner=planner, approval_ids=approval_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,9 +106,6 @@ class _TaskLoop:
         self.stuck = StuckDetector()
         #: (prompt, completion) tokens by the model they went to, for the cost
         self._tokens = {run.model: (run.prompt_tokens, run.completion_tokens)}
-        #: the policies and persistent grants as they are now: a change during the run (the
-        #: settings dialog) applies to the next one
-        self.permissions = deps.permissions.for_run(run.id)
         #: the observation taken after the last action, for the next turn
         self._ready: Observation | None = None
         #: the ids of the provider's safety checks the person allowed (DecideRequest)
@@ -249,8 +121,20 @@ class _TaskLoop:
         #: the next observation is of a screen the person had in front of them (the start,
         #: a resume): windows that come up after it are new to them (core/injection_guard.py)
         self._seen_by_person = True
+        #: the gate's questions and re-checks (core/gate.py), with what stays the loop's
+        self.gate = Gate(
+            run_id=run.id,
+            allowed_tools=run.allowed_tools,
+            deps=deps,
+            control=control,
+            guard=self.guard,
+            settle=self._settle,
+            tell=self._tell,
+            look=self._look,
+            screenshot_of=self._screenshot_of,
+        )
 
-    # ── the run ──────────────────────────────────────────────────────────────
+    # ── the run ─────────────────────────────────────────────────────────────
 
     async def run_to_end(self) -> RunView:
         deps = self.deps
@@ -262,7 +146,7 @@ class _TaskLoop:
             await deps.repo.save_run(self.run)
         except Exception as error:  # noqa: BLE001 - a store that fails now: the run ends
             self.outcome = _Outcome(
-                RunStatus.FAILED, StopReason.ERROR, f"cannot store the run: {_describe(error)}"
+                RunStatus.FAILED, StopReason.ERROR, f"cannot store the run: {describe(error)}"
             )
         self.emit(RunStarted(self.run))
         try:
@@ -281,9 +165,9 @@ class _TaskLoop:
             )
             raise
         except Exception as error:  # noqa: BLE001 - a fault must end the run, not vanish
-            self._close_open_step(_describe(error))
+            self._close_open_step(describe(error))
             self.outcome = _Outcome(
-                RunStatus.FAILED, StopReason.ERROR, f"unexpected fault: {_describe(error)}"
+                RunStatus.FAILED, StopReason.ERROR, f"unexpected fault: {describe(error)}"
             )
         await self._release_held()
         final = await self._finish(self.outcome)
@@ -311,7 +195,7 @@ class _TaskLoop:
             self._held_writes.clear()
             self._held_events.clear()
             self.run = self.run.with_(
-                message=f"{outcome.message} (the end was not stored: {_describe(error)})".lstrip()
+                message=f"{outcome.message} (the end was not stored: {describe(error)})".lstrip()
             )
         return self.run
 
@@ -345,7 +229,7 @@ class _TaskLoop:
         self._tell(RunResumed(self.run), self.run)
         return True
 
-    # ── one turn ─────────────────────────────────────────────────────────────
+    # ── one turn: observe → decide → gate → execute ─────────────────────────
 
     async def _turn(self) -> None:
         turn = self.run.step_count + 1
@@ -358,117 +242,6 @@ class _TaskLoop:
         self._held_writes.append(self.run)
         if self.outcome is None:
             self.outcome = self._limits()
-
-    async def _actions(self, turn: int, decided: Decided, observation: Observation) -> None:
-        """The turn's action, and the rest of its batch, once the provider's checks allow."""
-        if not await self._safety_checks(turn, decided, observation):
-            return
-        decided, observation = await self._ground(turn, decided, observation)
-        if await self._pause_point():
-            # the user may have changed the screen meanwhile: the decision is stale
-            self._skip_stale(turn, decided)
-            return
-        await self._act(turn, decided, observation)
-        await self._rest_of_batch(turn, decided.decision.batch)
-
-    async def _rest_of_batch(self, turn: int, batch: tuple[Decision, ...]) -> None:
-        """The turn's further actions (a model's batch), each one step as the first was:
-        observed afresh, gated, executed, stored. A stop ends the run between them; a pause,
-        or an action that did not run OK, ends the batch: the rest are stored skipped and the
-        model is told on the next turn (the history)."""
-        for done, decision in enumerate(batch):
-            last = self.steps[-1]
-            why = ""
-            if self.outcome is not None:
-                why = BATCH_ENDED.format(why="the run is ending")
-            elif last.kind is not StepKind.ACTION or last.status is not StepStatus.OK:
-                why = BATCH_ENDED.format(why=f"the action before it was {last.status.value}")
-            elif await self._pause_point():
-                why = STALE_DECISION
-            observation = None if why else await self._observe(turn, part=done + 1)
-            if observation is None or self.outcome is not None:
-                for rest in batch[done:]:
-                    step = self._begin(turn, StepKind.ACTION, rest.tool, {})
-                    self._end(
-                        step,
-                        StepStatus.SKIPPED,
-                        error=why or BATCH_ENDED.format(why="the screen could not be observed"),
-                    )
-                return
-            await self._act(turn, await self._validated(decision, observation), observation)
-
-    async def _safety_checks(self, turn: int, decided: Decided, observation: Observation) -> bool:
-        """The provider's safety checks on the turn's actions, each asked of the person
-        whatever the policy, the grants or `--approve all`: True when every one was allowed
-        (then its id may be acknowledged); one denied, or unanswered, ends the run failed /
-        safety_check with nothing of the turn run."""
-        decision = decided.decision
-        for check in decision.safety_checks:
-            answer, by = await self._ask_safety_check(turn, decided, observation, check)
-            if answer is ApprovalDecision.DENY:
-                step = self._begin(turn, StepKind.ACTION, decision.tool, decided.stored_args)
-                why = "approval timed out" if by == "timeout" else "denied by the user"
-                self._fail(step, StepStatus.DENIED, f"safety check {check.code}: {why}")
-                self.outcome = _Outcome(
-                    RunStatus.FAILED,
-                    StopReason.SAFETY_CHECK,
-                    f"the safety check {check.code} was not allowed ({why}): {check.message}",
-                )
-                return False
-            self._acknowledged.add(check.id)
-        return True
-
-    async def _ask_safety_check(
-        self, turn: int, decided: Decided, observation: Observation, check: SafetyCheck
-    ) -> tuple[ApprovalDecision, str]:
-        decision = decided.decision
-        actions = 1 + len(decision.batch)
-        approval = ApprovalRequest(
-            id=self.deps.approval_ids(),
-            run_id=self.run.id,
-            index=turn,
-            tool=decision.tool or "",
-            args=decided.stored_args,
-            reason=decided.redact(decision.reason),
-            risk=Risk.DANGEROUS,
-            caution=(
-                f"the model's provider asks before the {actions} action(s) of this turn: "
-                f"{check.code}"
-            ),
-            offer_run_grant=False,
-            timeout_s=self.deps.approval_timeout_s,
-            screenshot=observation.screenshot_path,
-            safety_check=check,
-            suspicious_text=provider_notes(check),
-        )
-        return await self._question(approval)
-
-    def _limits(self) -> _Outcome | None:
-        if self.failures >= self.run.max_failures:
-            return _Outcome(
-                RunStatus.FAILED,
-                StopReason.MAX_FAILURES,
-                f"{self.failures} consecutive failures; last: {self._last_error()}",
-            )
-        run = self.run
-        over = self.deps.budget.exceeded(
-            self.deps.perf() - self._since, run.prompt_tokens + run.completion_tokens
-        )
-        if over:
-            return _Outcome(RunStatus.STOPPED, StopReason.BUDGET, over)
-        if self.run.step_count >= self.run.max_steps:
-            return _Outcome(
-                RunStatus.STOPPED,
-                StopReason.MAX_STEPS,
-                f"reached the limit of {self.run.max_steps} steps",
-            )
-        return None
-
-    def _last_error(self) -> str:
-        for step in reversed(self.steps):
-            if step.error:
-                return step.error
-        return "unknown"
 
     async def _observe(self, turn: int, part: int = 0) -> Observation | None:
         """The screen the turn's action (its `part`-th, after the first of a batch) decides on
@@ -526,82 +299,10 @@ class _TaskLoop:
                 raise
             except Exception as error:  # noqa: BLE001 - any observer fault is a failed step
                 slot.record(False)
-                self._fail(step, StepStatus.FAILED, _describe(error))
+                self._fail(step, StepStatus.FAILED, describe(error))
                 return None
             slot.record(True)
         return observation
-
-    async def _effect_of(
-        self, tool: ToolSpec, args: dict[str, Any], before: Observation
-    ) -> tuple[Effect, str]:
-        """Observe the screen the action left (the next turn starts from this observation),
-        compare it with the one it acted on, and count a call that keeps changing nothing.
-        (effect, a note for the model: "" or "no visible change…")."""
-        await self._after_action()
-        seen = await self._screen_after(tool, before)
-        if seen is None:
-            return Effect.UNKNOWN, ""
-        after, effect = seen
-        self._ready = after
-        repeats = self.stuck.record(tool, args, effect)
-        if repeats >= STUCK_AT:
-            self.outcome = _Outcome(
-                RunStatus.FAILED,
-                StopReason.STUCK,
-                f"{call_key(tool.name, args)} changed nothing on the screen {repeats} times",
-            )
-        return effect, effect_note(tool, effect, repeats)
-
-    async def _screen_after(
-        self, tool: ToolSpec, before: Observation
-    ) -> tuple[Observation, Effect] | None:
-        """The screen an action left and its effect; looked at again while it shows no
-        change, up to `effect_wait_s` (a slow app draws late; `wait` expects no change).
-        None when the screen cannot be had."""
-        after = await self._look()
-        if after is None:
-            return None
-        effect = compare(before, after)
-        if tool.passive:
-            return after, effect
-        clock = asyncio.get_running_loop().time
-        deadline = clock() + self.deps.effect_wait_s
-        while effect is Effect.NO_CHANGE and clock() < deadline:
-            await self.control.guard(asyncio.sleep(EFFECT_LOOK_EVERY_S))
-            again = await self._look()
-            if again is None:
-                break
-            after, effect = again, compare(before, again)
-        return after, effect
-
-    async def _look(self) -> Observation | None:
-        """The screen for the effect check; None when it cannot be had (the next turn
-        observes, and fails, on its own)."""
-        try:
-            return await self._outside(
-                lambda: _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
-            )
-        except (StopRequested, asyncio.CancelledError):
-            raise
-        except Exception:  # noqa: BLE001 - the next turn observes (and fails) on its own
-            return None
-
-    async def _after_action(self) -> None:
-        """The services' `after_action` hook, within the observation deadline; a fault of
-        the hook is logged, it never fails the step."""
-        hook = self.deps.after_action
-        if hook is None:
-            return
-        try:
-            await self._outside(lambda: _within(self.deps.observe_timeout_s, "after_action", hook))
-        except (StopRequested, asyncio.CancelledError):
-            raise
-        except Exception:  # noqa: BLE001 - e.g. the watch's X connection went away
-            log.warning("run %s: the after-action hook failed", self.run.id, exc_info=True)
-
-    def _skip_stale(self, turn: int, decided: Decided) -> None:
-        step = self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
-        self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
 
     async def _decide(self, turn: int, observation: Observation) -> Decided | None:
         deps = self.deps
@@ -634,7 +335,7 @@ class _TaskLoop:
         is_tool = decision.action == "tool"
         decided = Decided(decision, None, None, {}, ())
         if is_tool:
-            decided = await self._validated(decision, observation)
+            decided = await self.gate.validated(decision, observation)
         self._end(
             step,
             StepStatus.OK,
@@ -658,116 +359,6 @@ class _TaskLoop:
                 decision.reason or decision.message,
             )
         return decided
-
-    def _grounder(self) -> Grounder | None:
-        """The deps' grounder, else the planner's as it is now: a routine's player hands its
-        clicks to the agent's planner, with the grounding the settings configure."""
-        if self.deps.grounder is not None:
-            return self.deps.grounder
-        grounder = getattr(self.deps.planner, "grounder", None)
-        return grounder if isinstance(grounder, Grounder) else None
-
-    async def _ground(
-        self, turn: int, decided: Decided, observation: Observation
-    ) -> tuple[Decided, Observation]:
-        """A coordinate call that names its target, refined before anything judges it: the
-        point found is what the gate assesses, the person asked sees, the store keeps and the
-        executor clicks, on the screen as it is once the grounding is done (`_landing`). Its
-        own step row (kind ground): the crop it looked at, both points, its tokens. A stop
-        during the request ends the run here, before any input."""
-        grounder = self._grounder()
-        decision = decided.decision
-        # the validated call's arguments: "150" is refined (and clicked) as 150
-        args = decided.call.values if decided.call is not None else {}
-        target, x, y = args.get("target"), args.get("x"), args.get("y")
-        if (
-            grounder is None
-            or decided.call is None
-            or not decided.call.spec.grounded
-            or not isinstance(target, str)
-            or not target.strip()
-            or not (isinstance(x, int) and isinstance(y, int))
-            or isinstance(x, bool)
-            or isinstance(y, bool)
-        ):
-            return decided, observation
-        tool = decision.tool or ""
-        step = self._begin(turn, StepKind.GROUND, tool, {"target": target, "x": x, "y": y})
-        observer = self.deps.observer
-        region = (
-            functools.partial(observer.region, observation)
-            if isinstance(observer, RegionSource)
-            else None
-        )
-        request = GroundRequest(tool, target, (x, y), observation, region)
-        try:
-            grounding = await self._outside(lambda: grounder.ground(request))
-        except (StopRequested, asyncio.CancelledError):
-            raise
-        except Exception as error:  # noqa: BLE001 - grounding is a refinement: keep the point
-            grounding = Grounding(
-                point=(x, y),
-                first=(x, y),
-                refined=False,
-                summary=f"kept the planner's point {x},{y}: grounding failed: {_describe(error)}",
-            )
-        px, py = grounding.point
-        if not (0 <= px < observation.width and 0 <= py < observation.height):
-            grounding = replace(
-                grounding,
-                point=(x, y),
-                refined=False,
-                summary=f"kept the planner's point {x},{y}: the grounding's point {px},{py} "
-                f"is outside the {observation.width}x{observation.height} screenshot",
-            )
-        crop = None
-        if grounding.image:
-            ext = "png" if grounding.mime == "image/png" else "jpg"
-            crop = self._keep_file(f"{turn:04d}.ground.{ext}", grounding.image)
-        usage = grounding.usage
-        if usage is not None:
-            self._add_tokens(
-                usage.prompt_tokens or 0,
-                usage.completion_tokens or 0,
-                grounding.tokens_estimated,
-                model=grounding.model,
-            )
-        stored = {"target": target, "x": x, "y": y}
-        if grounding.first != (x, y):
-            stored["first"] = list(grounding.first)
-        if grounding.crop is not None:
-            stored["crop"] = list(grounding.crop)
-        self._end(
-            step,
-            StepStatus.OK,
-            args=stored,
-            summary=grounding.summary,
-            screenshot=crop,
-            target=grounding.point,
-            raw_output=decided.redact(grounding.raw) or None,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            latency_ms=grounding.latency_ms,
-        )
-        if grounding.point != (x, y):
-            decided = decided.moved_to(grounding.point)
-        return await self._landing(decided, observation)
-
-    async def _landing(
-        self, decided: Decided, observation: Observation
-    ) -> tuple[Decided, Observation]:
-        """The grounded call and the screen it lands on, looked at once its grounding is done:
-        a dialog that came up during those seconds (or the screen the zoom captured afresh)
-        is what the sensitive-target, terminal and own-window checks, the stored element and
-        the approval's screenshot and mark must judge, not the turn's older observation. Where
-        the look fails, or lists no elements where the turn's did, what is under the point is
-        not known and the call asks every time."""
-        now = await self._look()
-        if now is None:
-            return decided.unknown(LANDING_UNSEEN), observation
-        if observation.elements and not now.elements:
-            return decided.unknown(LANDING_UNLISTED), now
-        return decided, now
 
     def _count_tokens(self, request: DecideRequest, decision: Decision) -> None:
         """Add the turn's tokens (reported, else estimated) and the cost to the run's totals;
@@ -796,83 +387,101 @@ class _TaskLoop:
             )
         )
 
-    async def _validated(self, decision: Decision, observation: Observation) -> Decided:
-        """The call validated once: the one object the gate judges, the store keeps, the
-        person asked sees and the executor runs — never the model's raw arguments."""
-        try:
-            spec, args = self.deps.registry.validate(
-                decision.tool or "", decision.args, self.run.allowed_tools
+    async def _actions(self, turn: int, decided: Decided, observation: Observation) -> None:
+        """The turn's action, and the rest of its batch, once the provider's checks allow."""
+        if not await self._safety_checks(turn, decided, observation):
+            return
+        decided, observation = await self._ground(turn, decided, observation)
+        if await self._pause_point():
+            # the user may have changed the screen meanwhile: the decision is stale
+            self._skip_stale(turn, decided)
+            return
+        await self._act(turn, decided, observation)
+        await self._rest_of_batch(turn, decided.decision.batch)
+
+    async def _safety_checks(self, turn: int, decided: Decided, observation: Observation) -> bool:
+        """The provider's safety checks on the turn's actions, each asked of the person
+        whatever the policy, the grants or `--approve all`: True when every one was allowed
+        (then its id may be acknowledged); one denied, or unanswered, ends the run failed /
+        safety_check with nothing of the turn run."""
+        decision = decided.decision
+        for check in decision.safety_checks:
+            answer, by = await self.gate.safety_check(turn, decided, observation, check)
+            if answer is ApprovalDecision.DENY:
+                step = self._begin(turn, StepKind.ACTION, decision.tool, decided.stored_args)
+                why = "approval timed out" if by == "timeout" else "denied by the user"
+                self._fail(step, StepStatus.DENIED, f"safety check {check.code}: {why}")
+                self.outcome = _Outcome(
+                    RunStatus.FAILED,
+                    StopReason.SAFETY_CHECK,
+                    f"the safety check {check.code} was not allowed ({why}): {check.message}",
+                )
+                return False
+            self._acknowledged.add(check.id)
+        return True
+
+    async def _ground(
+        self, turn: int, decided: Decided, observation: Observation
+    ) -> tuple[Decided, Observation]:
+        """A coordinate call that names its target, refined before anything judges it
+        (core/grounding.py), on the screen as it is once the grounding is done. Its own step
+        row (kind ground): the crop it looked at, both points, its tokens. A stop during the
+        request ends the run here, before any input."""
+        grounder = grounder_of(self.deps)
+        request = request_for(decided, observation, self.deps.observer)
+        if grounder is None or request is None:
+            return decided, observation
+        step = self._begin(turn, StepKind.GROUND, request.tool, asked(request))
+        grounding = await refine(grounder, request, self._outside)
+        crop = None
+        if grounding.image:
+            ext = "png" if grounding.mime == "image/png" else "jpg"
+            crop = self._keep_file(f"{turn:04d}.ground.{ext}", grounding.image)
+        usage = grounding.usage
+        if usage is not None:
+            self._add_tokens(
+                usage.prompt_tokens or 0,
+                usage.completion_tokens or 0,
+                grounding.tokens_estimated,
+                model=grounding.model,
             )
-        except ToolError as error:
-            return Decided.refused(decision, error, self._text_field(decision.tool or ""))
-        call = Call(spec, args)
-        risk = self._assess(call, observation, await self._focused_role(spec))
-        return Decided.redacted(decision, call, risk.sensitivity)
-
-    def _text_field(self, tool: str) -> str:
-        """The argument whose text a tool named by the model types ("" none): its spec's."""
-        registry = self.deps.registry
-        return registry.get(tool).text_field if tool in registry else text_field_of(tool)
-
-    def _assess(self, call: Call, observation: Observation, focused_role: str | None) -> CallRisk:
-        return assess_call(
-            call.spec, call.values, observation, focused_role, self.deps.sensitive_targets
+        self._end(
+            step,
+            StepStatus.OK,
+            args=stored_args(request, grounding),
+            summary=grounding.summary,
+            screenshot=crop,
+            target=grounding.point,
+            raw_output=decided.redact(grounding.raw) or None,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            latency_ms=grounding.latency_ms,
         )
-
-    async def _focused_role(self, tool: ToolSpec) -> str | None:
-        """The focused control's role, for the tools whose risk depends on it (keyboard
-        tools: password fields, terminals); None if unknown."""
-        probe = self.deps.focus
-        if probe is None and isinstance(self.deps.executor, FocusProbe):
-            probe = self.deps.executor
-        if probe is None or not tool.keyboard:
-            return None
-        await self._settle()  # before the deadline starts: the store's time is not the probe's
-        try:
-            async with asyncio.timeout(self.deps.focus_timeout_s):
-                return await self.control.guard(probe.focused_role())
-        except (StopRequested, asyncio.CancelledError):
-            raise
-        except Exception:  # noqa: BLE001 - a probe that fails or is late: the role is unknown
-            return None
+        if grounding.point != request.point:
+            decided = decided.moved_to(grounding.point)
+        return await landing(decided, observation, self._look)
 
     async def _act(self, turn: int, decided: Decided, observation: Observation) -> None:
-        deps = self.deps
-        decision = decided.decision
-        tool = decision.tool or ""
-        call = decided.call
-        if call is None:
+        """One action, one action row: gated (core/gate.py), executed, its effect checked."""
+        tool = decided.decision.tool or ""
+        if decided.call is None:
             step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
             error = decided.refusal
             status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
             self._fail(step, status, str(error))
             return
-        spec, args = call.spec, call.args
-        # asked again now, before anything of the call is told: the focus may have moved
+        # judged again now, before anything of the call is told: the focus may have moved
         # since the decision (the user, a window that popped up)
-        role = await self._focused_role(spec)
-        risk = self._assess(call, observation, role)
-        if decided.unknown_target and not risk.always_ask:
-            risk = replace(risk, always_ask=decided.unknown_target)
-        if risk.sensitivity.redact and not decided.secrets:
-            decided = Decided.redacted(decision, call, risk.sensitivity)
-        # text on the screen that gives orders: asks under any policy and grant
-        screen = self.guard.judge(spec, call.values, observation, input_=spec.risk is not Risk.SAFE)
-        if screen.caution and not risk.always_ask:
-            risk = replace(risk, always_ask=screen.caution)
-        if not risk.always_ask and (unseen := self._own_windows_unseen(spec)):
-            risk = replace(risk, always_ask=unseen)
+        judged = await self.gate.judge(decided, observation)
+        decided, call = judged.decided, judged.call
+        spec, args = call.spec, call.args
         step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
         # what it acts on, so that a routine saved from this run can find it again
         step = step.with_(element=element_ref(spec, args.model_dump(), observation))
-        if denial := own_window_refusal(spec, call.values, observation, role):
-            # before any policy, grant or question: nobody's answer makes this run
+        if denial := await self.gate.refusal(judged, observation):
             self._fail(step, StepStatus.DENIED, denial)
             return
-        if denial := await self._on_own_window_now(call, observation, wait=False):
-            self._fail(step, StepStatus.DENIED, denial)
-            return
-        breaker = deps.breakers[tool]
+        breaker = self.deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())
             self._fail(step, StepStatus.FAILED, message)
@@ -880,26 +489,12 @@ class _TaskLoop:
             return
         target = target_of(spec, args, observation)
         with breaker.slot() as slot:
-            refusal, asked = await self._gate(
-                turn, spec, decided, risk, observation, target, screen.notes, step.element
-            )
+            refusal = await self.gate.clear(turn, judged, observation, target, step.element)
             if refusal is not None:
-                self._fail(step, StepStatus.DENIED, refusal)
-                return
-            if asked and spec.keyboard:
-                # the keys go where the focus is once the person answered
-                role = await self._focus_after_answer(spec)
-                if denial := own_window_refusal(spec, call.values, observation, role):
-                    self._fail(step, StepStatus.DENIED, denial)
-                    return
-                if moved := self._moved_while_asked(call, observation, risk, role):
-                    self._end(step, StepStatus.SKIPPED, error=FOCUS_MOVED.format(why=moved))
-                    return
-            if asked and (denial := await self._on_own_window_now(call, observation)):
-                self._fail(step, StepStatus.DENIED, denial)
-                return
-            if asked and (changed := await self._changed_under_point(call, observation, risk)):
-                self._end(step, StepStatus.SKIPPED, error=SCREEN_CHANGED.format(why=changed))
+                if refusal.status is StepStatus.DENIED:
+                    self._fail(step, refusal.status, refusal.error)
+                else:
+                    self._end(step, refusal.status, error=refusal.error)
                 return
             # the action's row is stored first: a pause (a take-over) while the human was asked,
             # while the focus was looked at again or while the row was written is seen here,
@@ -908,28 +503,9 @@ class _TaskLoop:
             if await self._pause_point():
                 self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
                 return
-            context = ToolContext(
-                self.run.id, observation, self.control.cancelled, self.control.halted
-            )
-            deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
-            try:
-                result = await self._outside(
-                    lambda: _within(
-                        deadline,
-                        f"{tool} did not finish",
-                        lambda: deps.executor.execute(spec, args, context),
-                    )
-                )
-            except StopRequested:
-                raise
-            except ActionPaused as paused:
-                # paused before its first input event or during it: nothing more was sent;
-                # the breaker's place is let go, the next turn (after the resume) decides
-                why = f"{paused}; {PAUSED_THEN}" if paused.partial else STALE_DECISION
-                self._end(step, StepStatus.SKIPPED, error=why)
+            result = await self._execute(step, call, observation)
+            if result is None:
                 return
-            except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
-                result = ToolResult.failure(_describe(error))
             slot.record(result.ok)
         summary = decided.redact(result.summary)
         if result.ok:
@@ -957,177 +533,138 @@ class _TaskLoop:
                 target=result.target or target,
             )
 
-    async def _gate(
-        self,
-        turn: int,
-        spec: ToolSpec,
-        decided: Decided,
-        risk: CallRisk,
-        observation: Observation,
-        target: tuple[int, int] | None,
-        suspicious: tuple[SuspiciousText, ...] = (),
-        element: ElementRef | None = None,
-    ) -> tuple[str | None, bool]:
-        """Policy, grants and the human: (None when the tool may run, else why not; whether
-        somebody was asked). `suspicious`: the screen's texts that make it ask; `element`: what
-        the call acts on, for the question's sentence only."""
+    async def _execute(
+        self, step: StepView, call: Call, observation: Observation
+    ) -> ToolResult | None:
+        """The tool run within its deadline (a tool that throws: a failed result); None when
+        a pause interrupted it, its step then ended skipped."""
         deps = self.deps
-        sensitive = risk.asks_every_call
-        policy = self.permissions.decide(spec.name, spec.risk, sensitive=sensitive)
-        if policy is Policy.ALLOW:
-            return None, False
-        if policy is Policy.DENY:
-            return f"{spec.name} is denied by policy", False
-        approval = ApprovalRequest(
-            id=deps.approval_ids(),
-            run_id=self.run.id,
-            index=turn,
-            tool=spec.name,
-            args=decided.stored_args,
-            reason=decided.redact(decided.decision.reason),
-            risk=spec.risk,
-            caution=risk.always_ask,
-            offer_run_grant=spec.risk is not Risk.DANGEROUS and not sensitive,
-            timeout_s=deps.approval_timeout_s,
-            screenshot=self._screenshot_of(turn, observation),
-            target=target,
-            suspicious_text=suspicious,
-            element=element,
-            monitor=monitor_of(observation, target),
-            **what_to_show(decided, risk),
-        )
-
-        answer, by = await self._question(approval)
-        if answer is ApprovalDecision.DENY:
-            return ("approval timed out" if by == "timeout" else "denied by the user"), True
-        if answer is ApprovalDecision.RUN and approval.offer_run_grant:
-            self.permissions.grant_for_run(spec.name)
-        return None, True
-
-    async def _focus_after_answer(self, tool: ToolSpec) -> str | None:
-        """The focused role once a person answered a question about `tool`: the app's own
-        window (its dialog was answered, the window is going out of the way) is waited on
-        to lose the focus for up to OWN_FOCUS_WAIT_S, then it is the answer."""
-        role = await self._focused_role(tool)
-        loop = asyncio.get_running_loop()
-        until = loop.time() + OWN_FOCUS_WAIT_S
-        while role == OWN_WINDOW_ROLE and loop.time() < until:
-            await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
-            role = await self._focused_role(tool)
-        return role
-
-    async def _on_own_window_now(
-        self, call: Call, observation: Observation, *, wait: bool = True
-    ) -> str:
-        """Why a pointer call would land on one of the app's own windows as they are *now*
-        (the observer's OwnWindowsSource; the observation may be older than a window of the
-        app that popped up since, such as another run's question), or "". With `wait` (a
-        person just answered: the app's dialog is closing, its window going out of the way)
-        the windows are given OWN_FOCUS_WAIT_S to leave the point."""
-        source = self.deps.observer
-        spec = call.spec
-        if not spec.pointer or not isinstance(source, OwnWindowsSource):
-            return ""
-        values = call.values
-        x_name, y_name = spec.points[0]
-        unaimed = values.get(x_name) is None or values.get(y_name) is None
-        if unaimed and values.get("element") is None:
-            # a pointer call without a point (a scroll) acts wherever the pointer rests now
-            pointer = await self.control.guard(source.pointer_now(observation))
-            if pointer is None:
-                return ""
-            values = {**values, x_name: pointer[0], y_name: pointer[1]}
-        loop = asyncio.get_running_loop()
-        until = loop.time() + (OWN_FOCUS_WAIT_S if wait else 0.0)
-        while True:
-            try:
-                now = await self.control.guard(source.own_windows_now(observation))
-            except ObservationError as error:
-                # a system that can tell and could not now: refused, never let through
-                return (
-                    f"the app's own windows cannot be read now ({error}): the agent does not "
-                    "act where one of them might be"
-                )
-            if now is None:
-                return ""
-            denial = own_window_refusal(spec, values, observation.with_(own_windows=now))
-            if not denial or loop.time() >= until:
-                return denial
-            await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
-
-    def _own_windows_unseen(self, tool: ToolSpec) -> str:
-        """Why a pointer or key call is asked under any policy: the observer says this desktop
-        cannot show the app's own windows (`sees_own_windows` False: Wayland hides where other
-        programs' windows are), so its questions cannot be ruled out under the point or the
-        focus, and the gate, not knowing, asks."""
-        if not tool.pointer and not tool.keyboard:
-            return ""
-        if getattr(self.deps.observer, "sees_own_windows", True):
-            return ""
-        return OWN_WINDOWS_UNSEEN
-
-    async def _changed_under_point(
-        self, call: Call, observation: Observation, approved: CallRisk
-    ) -> str:
-        """Why a click or drag approved on `observation` no longer lands on what the person
-        saw, or "": the screen is looked at again once they answered (a question takes
-        seconds, and a dialog may have come up under the point meanwhile), and the call now
-        asks for a reason it was not asked with (a sensitive target, a terminal under the
-        drop). A look that fails tells nothing new: the person saw the screen, and the app's
-        own windows were read again anyway."""
-        if not call.spec.judged_at_point:
-            return ""
-        look = await self._look()
-        if look is None:
-            return ""
-        values = dict(call.values)
-        element = observation.element(values["element"]) if values.get("element") else None
-        if element is not None:
-            # an element of the turn's list is clicked at its centre there: judged at it now
-            values.update(element=None, x=element.center[0], y=element.center[1])
-        now = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
-        if now.always_ask not in ("", approved.always_ask):
-            return now.always_ask
-        # a box of text that gives orders (or a new window that urges) under the point now,
-        # though not on the screen the call was approved on (issue 31 item 4)
-        landing = self.guard.at_point(values, look)
-        return landing if landing not in ("", approved.always_ask) else ""
-
-    def _moved_while_asked(
-        self, call: Call, observation: Observation, approved: CallRisk, role: str | None
-    ) -> str:
-        """Why `call` may no longer run as the person approved it, or "": the focus was asked
-        again after the answer (`role`; the person may have clicked into a terminal or a
-        password field meanwhile, or a window popped up), and the call approved as an
-        ordinary one now asks every time, or its text now goes into a password field. The
-        keys and text go where the focus is when they are sent, not where it was when the
-        question was put."""
-        now = self._assess(call, observation, role)
-        to_password = Sensitivity.PASSWORD
-        if now.sensitivity is to_password and approved.sensitivity is not to_password:
-            return now.always_ask
-        return now.always_ask if not approved.always_ask else ""
-
-    async def _question(self, approval: ApprovalRequest) -> tuple[ApprovalDecision, str]:
-        """Ask the person (told as approval_requested / approval_resolved): the answer, and
-        who gave it ("user", or "timeout", which denies)."""
-        await self._settle()
-        self.control.check()  # a stop that came while the step was stored: ask nobody
-        self.emit(ApprovalRequested(approval))
-        by = "user"
+        spec, args = call.spec, call.args
+        context = ToolContext(self.run.id, observation, self.control.cancelled, self.control.halted)
+        deadline = deps.tool_timeout_s + float(getattr(args, "seconds", 0) or 0)
         try:
-            answer = await self.control.guard(self._ask(approval))
-        except TimeoutError:
-            answer, by = ApprovalDecision.DENY, "timeout"
-        self._tell(ApprovalResolved(approval, answer, by))
-        return answer, by
+            return await self._outside(
+                lambda: _within(
+                    deadline,
+                    f"{spec.name} did not finish",
+                    lambda: deps.executor.execute(spec, args, context),
+                )
+            )
+        except StopRequested:
+            raise
+        except ActionPaused as paused:
+            # paused before its first input event or during it: nothing more was sent;
+            # the breaker's place is let go, the next turn (after the resume) decides
+            why = f"{paused}; {PAUSED_THEN}" if paused.partial else STALE_DECISION
+            self._end(step, StepStatus.SKIPPED, error=why)
+            return None
+        except Exception as error:  # noqa: BLE001 - a tool that throws is a failed step
+            return ToolResult.failure(describe(error))
 
-    async def _ask(self, approval: ApprovalRequest) -> ApprovalDecision:
-        # The gate's coroutine is made here, so a guard that refuses to start leaves none behind.
-        async with asyncio.timeout(self.deps.approval_timeout_s):
-            return await self.deps.gate.request(approval)
+    async def _effect_of(
+        self, tool: ToolSpec, args: dict[str, Any], before: Observation
+    ) -> tuple[Effect, str]:
+        """Observe the screen the action left (the next turn starts from this observation),
+        compare it with the one it acted on (core/effect.py), and count a call that keeps
+        changing nothing. (effect, a note for the model: "" or "no visible change…")."""
+        await self._after_action()
+        seen = await screen_after(tool, before, self._look, self.control, self.deps.effect_wait_s)
+        if seen is None:
+            return Effect.UNKNOWN, ""
+        after, effect = seen
+        self._ready = after
+        repeats = self.stuck.record(tool, args, effect)
+        if repeats >= STUCK_AT:
+            self.outcome = _Outcome(
+                RunStatus.FAILED,
+                StopReason.STUCK,
+                f"{call_key(tool.name, args)} changed nothing on the screen {repeats} times",
+            )
+        return effect, effect_note(tool, effect, repeats)
 
-    # ── step rows, and what is held for the store ─────────────────────────────
+    async def _look(self) -> Observation | None:
+        """The screen for the effect check; None when it cannot be had (the next turn
+        observes, and fails, on its own)."""
+        try:
+            return await self._outside(
+                lambda: _within(self.deps.observe_timeout_s, "", self.deps.observer.observe)
+            )
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - the next turn observes (and fails) on its own
+            return None
+
+    async def _after_action(self) -> None:
+        """The services' `after_action` hook, within the observation deadline; a fault of
+        the hook is logged, it never fails the step."""
+        hook = self.deps.after_action
+        if hook is None:
+            return
+        try:
+            await self._outside(lambda: _within(self.deps.observe_timeout_s, "after_action", hook))
+        except (StopRequested, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - e.g. the watch's X connection went away
+            log.warning("run %s: the after-action hook failed", self.run.id, exc_info=True)
+
+    async def _rest_of_batch(self, turn: int, batch: tuple[Decision, ...]) -> None:
+        """The turn's further actions (a model's batch), each one step as the first was:
+        observed afresh, gated, executed, stored. A stop ends the run between them; a pause,
+        or an action that did not run OK, ends the batch: the rest are stored skipped and the
+        model is told on the next turn (the history)."""
+        for done, decision in enumerate(batch):
+            last = self.steps[-1]
+            why = ""
+            if self.outcome is not None:
+                why = BATCH_ENDED.format(why="the run is ending")
+            elif last.kind is not StepKind.ACTION or last.status is not StepStatus.OK:
+                why = BATCH_ENDED.format(why=f"the action before it was {last.status.value}")
+            elif await self._pause_point():
+                why = STALE_DECISION
+            observation = None if why else await self._observe(turn, part=done + 1)
+            if observation is None or self.outcome is not None:
+                for rest in batch[done:]:
+                    step = self._begin(turn, StepKind.ACTION, rest.tool, {})
+                    self._end(
+                        step,
+                        StepStatus.SKIPPED,
+                        error=why or BATCH_ENDED.format(why="the screen could not be observed"),
+                    )
+                return
+            await self._act(turn, await self.gate.validated(decision, observation), observation)
+
+    def _skip_stale(self, turn: int, decided: Decided) -> None:
+        step = self._begin(turn, StepKind.ACTION, decided.decision.tool, decided.stored_args)
+        self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+
+    def _limits(self) -> _Outcome | None:
+        if self.failures >= self.run.max_failures:
+            return _Outcome(
+                RunStatus.FAILED,
+                StopReason.MAX_FAILURES,
+                f"{self.failures} consecutive failures; last: {self._last_error()}",
+            )
+        run = self.run
+        over = self.deps.budget.exceeded(
+            self.deps.perf() - self._since, run.prompt_tokens + run.completion_tokens
+        )
+        if over:
+            return _Outcome(RunStatus.STOPPED, StopReason.BUDGET, over)
+        if self.run.step_count >= self.run.max_steps:
+            return _Outcome(
+                RunStatus.STOPPED,
+                StopReason.MAX_STEPS,
+                f"reached the limit of {self.run.max_steps} steps",
+            )
+        return None
+
+    def _last_error(self) -> str:
+        for step in reversed(self.steps):
+            if step.error:
+                return step.error
+        return "unknown"
+
+    # ── step rows, and what is held for the store ───────────────────────────
 
     def _begin(self, turn: int, kind: StepKind, tool: str | None, args: dict[str, Any]) -> StepView:
         step = StepView(
@@ -1238,13 +775,6 @@ class _TaskLoop:
         # never while the run is ending: a stop closes its open step without waiting
         if self.deps.pace is not None and not self.control.stop_requested:
             await self.control.guard(self.deps.pace())
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, ToolError | PlannerError):
-        return str(error)
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _breaker_message(tool: str, retry_in_s: float) -> str:

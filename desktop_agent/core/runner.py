@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop_agent.core.control import RunControl
+from desktop_agent.core.deps import LoopDeps, RunnerServices
 from desktop_agent.core.errors import AlreadyRunning, RefusedToStart, RunNotFound, StopRequested
 from desktop_agent.core.events import PauseReason, RunFinished, RunStarted, TaskLoopEvent
-from desktop_agent.core.loop import LoopDeps, RunnerServices, run_task_loop
+from desktop_agent.core.loop import run_task_loop
 from desktop_agent.core.models import (
     RunStatus,
     RunView,

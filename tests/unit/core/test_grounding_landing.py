@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from desktop_agent.core.loop import LANDING_UNLISTED, LANDING_UNSEEN, SCREEN_CHANGED
+from desktop_agent.core.gate import SCREEN_CHANGED
+from desktop_agent.core.grounding import LANDING_UNLISTED, LANDING_UNSEEN
 from desktop_agent.core.models import (
     ApprovalDecision,
     ApprovalRequest,

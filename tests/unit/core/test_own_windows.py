@@ -141,10 +141,10 @@ async def test_after_an_answer_keys_wait_for_the_own_window_to_give_the_focus_ba
 async def test_after_an_answer_keys_are_refused_if_the_own_window_keeps_the_focus(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from desktop_agent.core import loop
+    from desktop_agent.core import gate
     from tests.fakes import FakeFocusProbe
 
-    monkeypatch.setattr(loop, "OWN_FOCUS_WAIT_S", 0.05)
+    monkeypatch.setattr(gate, "OWN_FOCUS_WAIT_S", 0.05)
 
     class StaysInFront(FakeFocusProbe):
         async def focused_role(self) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core import loop
+from desktop_agent.core import gate
 from desktop_agent.core.breaker import BreakerState
 from desktop_agent.core.budget import Budget
 from desktop_agent.core.builtin_tools import builtin_registry
@@ -71,7 +71,7 @@ async def test_a_click_approved_while_an_own_window_came_to_its_point_is_refused
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # the grace the app's closing dialog gets to leave the point: none here, it stays
-    monkeypatch.setattr(loop, "OWN_FOCUS_WAIT_S", 0.0)
+    monkeypatch.setattr(gate, "OWN_FOCUS_WAIT_S", 0.0)
     observer = DialogAfterTheQuestion()
 
     class AnswersAsTheDialogOpens:
