@@ -65,6 +65,10 @@ VisionSetting = Literal["auto", "yes", "no"]
 
 #: what stands for a hidden text in stored arguments, reasons, raw output and summaries
 REDACTED = "•••"
+#: the key of a run's and a step's JSON (the API, the CLI's --json, MCP's structured results)
+#: listing its fields that hold text from the screen or the model: data, never instructions
+#: (the JSON's counterpart of the fence planner/screen_text.py puts around screen text)
+UNTRUSTED_KEY = "untrusted"
 
 
 def utcnow() -> datetime:
@@ -175,6 +179,7 @@ class RunView:
             "routine": self.routine,
             "model_profile": self.model_profile,
             "monitor": self.monitor,
+            UNTRUSTED_KEY: ["message"] if self.message else [],
         }
 
 
@@ -269,7 +274,22 @@ class StepView:
             "effect": self.effect.value if self.effect else None,
             "element": self.element.to_json() if self.element else None,
             "suspicious_text": [note.to_json() for note in self.suspicious_text],
+            UNTRUSTED_KEY: [name for name in _STEP_OUTSIDE_TEXT if getattr(self, name)],
         }
+
+
+#: a step's fields that may hold text from outside: the screen's (a summary or an error
+#: quotes a window's title or an element's name; the element acted on; the suspicious
+#: texts) or the model's (its call's arguments, its reason, its raw answer)
+_STEP_OUTSIDE_TEXT = (
+    "args",
+    "summary",
+    "error",
+    "reason",
+    "raw_output",
+    "element",
+    "suspicious_text",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.events import StoppedEverything, TaskLoopEvent
 from desktop_agent.core.models import (
+    UNTRUSTED_KEY,
     ApprovalDecision,
     ApprovalRequest,
     Policy,
@@ -250,6 +251,7 @@ class McpFace:
                 "status": final.status.value,
                 "stop_reason": final.stop_reason.value if final.stop_reason else None,
                 "summary": final.message,
+                UNTRUSTED_KEY: ["summary"] if final.message else [],
             },
             error=final.status is not RunStatus.COMPLETED,
         )

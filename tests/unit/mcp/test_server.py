@@ -222,6 +222,10 @@ async def test_screen_text_reaches_the_client_fenced_as_data_under_the_standing_
     for result, label in ((focused, "result"), (run, "steps"), (task, "message")):
         said = text_of(result)
         assert SCREEN_TEXT_RULE in said and f"```{label}\n" in said, said
+    # the structured results name the fields that quote the screen or the model, as the API's
+    assert task.structured_content["untrusted"] == ["summary"]
+    steps = run.structured_content["steps"]
+    assert all("summary" in step["untrusted"] for step in steps if step["summary"]), steps
 
 
 async def test_a_run_task_keeps_the_monitor_it_named_and_refuses_one_no_setting_reads(
