@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -123,7 +123,9 @@ def child(monitors_desk: MonitorsSession) -> Iterator[Child]:
     running.close()
 
 
-def in_the_top_right_corner_of(monitor: tuple[int, int, int, int]) -> object:
+def in_the_top_right_corner_of(
+    monitor: tuple[int, int, int, int],
+) -> Callable[[tuple[int, int, int, int] | None], bool]:
     left, top, width, _ = monitor
     margin = ActingPanel.MARGIN
 
@@ -144,7 +146,7 @@ def test_the_panel_goes_to_the_monitor_a_question_is_about(
     primary, left_one, right_one = outputs["DUMMY0"], outputs["DUMMY1"], outputs["DUMMY2"]
     on_primary = in_the_top_right_corner_of(primary)
     wait_until(
-        lambda: on_primary(child.panel_rect()),  # type: ignore[operator]
+        lambda: on_primary(child.panel_rect()),
         timeout=READY_TIMEOUT_S,
         what="the panel in the primary's corner",
     )
@@ -152,7 +154,7 @@ def test_the_panel_goes_to_the_monitor_a_question_is_about(
         child.ask_on(rect)
         there = in_the_top_right_corner_of(rect)
         wait_until(
-            lambda there=there: there(child.panel_rect()),  # type: ignore[misc,operator]
+            lambda: there(child.panel_rect()),  # noqa: B023 - waited on in this iteration
             timeout=READY_TIMEOUT_S,
             what=f"the panel in the corner of the monitor at {rect[0]},{rect[1]}",
         )

@@ -6,108 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from desktop_agent.eval.monitors_desk import MonitorsSession
 from tests.e2e.conftest import Cli, json_lines, last_user_text
+from tests.monitors.target import TITLE, TargetWindow
 from tests.support.model_server import Reply
 from tests.support.xdisplay import READY_TIMEOUT_S, wait_until
 
-TITLE = "Monitor target"
 #: the monitors of THREE_MONITORS by their number in the app (1 = the primary)
 LEFT_MONITOR = (0, 0, 1280, 1024)  # DUMMY1, monitor 2 or 3
 RIGHT_MONITOR = (3200, 300, 1024, 768)  # DUMMY2
-
-
-class TargetWindow:
-    """A titled, managed X window (openbox frames it) that records the root position of each
-    button press it gets, read on a thread of its own."""
-
-    def __init__(self, session: MonitorsSession) -> None:
-        from Xlib import X, display
-
-        self.session = session
-        self.display = display.Display(session.display)
-        screen = self.display.screen()
-        self.window = screen.root.create_window(
-            0, 0, 400, 300, 0, screen.root_depth,
-            background_pixel=screen.white_pixel,
-            event_mask=X.ButtonPressMask | X.StructureNotifyMask,
-        )  # fmt: skip
-        self.window.set_wm_name(TITLE)
-        self.window.set_wm_class("target", "Target")
-        self.window.map()
-        self.display.sync()
-        self.presses: list[tuple[int, int]] = []
-        self._lock = threading.Lock()
-        self._closed = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        from Xlib import X
-
-        while not self._closed.is_set():
-            try:
-                event = self.display.next_event()
-            except Exception:  # the connection closed at the end of the test
-                return
-            if event.type == X.ButtonPress:
-                with self._lock:
-                    self.presses.append((event.root_x, event.root_y))
-
-    @property
-    def id(self) -> str:
-        return str(self.window.id)
-
-    def place(self, left: int, top: int) -> None:
-        """Move the window (its client area) to left, top and make it the active window."""
-        self.session.xdotool("windowmove", "--sync", self.id, str(left), str(top))
-        self.session.xdotool("windowactivate", "--sync", self.id)
-
-    def pressed(self) -> list[tuple[int, int]]:
-        with self._lock:
-            return list(self.presses)
-
-    def close(self) -> None:
-        self._closed.set()
-        self.display.close()
-
-
-@pytest.fixture
-def target(monitors_desk: MonitorsSession) -> Iterator[TargetWindow]:
-    window = TargetWindow(monitors_desk)
-    asked = [0.0]
-
-    def shown() -> bool:
-        if monitors_desk.xdotool("search", "--onlyvisible", "--name", TITLE, check=False):
-            return True
-        # openbox, just started, sometimes swallows the first MapRequest (the window stays
-        # unmapped, unframed: 1 in 3 runs here); a map asked again is answered
-        now = time.monotonic()
-        if now - asked[0] > 0.5:
-            asked[0] = now
-            window.window.map()
-            window.display.flush()
-        return False
-
-    wait_until(shown, timeout=READY_TIMEOUT_S, what="the target window to map")
-    yield window
-    window.close()
-
-
-@pytest.fixture
-def cli(monitors_desk: MonitorsSession, tmp_path: Path) -> Iterator[Cli]:
-    runner = Cli(monitors_desk, tmp_path / "data")
-    yield runner
-    runner.close()
-
 
 _TARGET_LINE = re.compile(r'^\[(\d+)\] window "' + TITLE + r'[^"]*" @ ', re.M)
 _SHOWN = re.compile(r"The image shows monitor (\d+), (\d+)x(\d+) at (-?\d+),(-?\d+)")
