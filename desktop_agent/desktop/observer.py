@@ -177,10 +177,10 @@ class DesktopObserver:
                 except BaseException:
                     ocr.cancel()
                     raise
-                read = [
-                    *await ocr,
-                    *await self._read_pixels([item for item in more if item.pixels], shot),
-                ]
+                # a region the list gave too (a notification) is read once
+                listed = {(item.role, item.rect) for item in raw if item.pixels}
+                regions = [i for i in more if i.pixels and (i.role, i.rect) not in listed]
+                read = [*await ocr, *await self._read_pixels(regions, shot)]
                 raw = [*raw, *more]
             texts = to_texts([*raw, *read], mapping, shot.size)
             self._texts = (shot.image, elements, texts)

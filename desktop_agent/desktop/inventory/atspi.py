@@ -370,22 +370,27 @@ class AtspiInventory:
         the windows only OCR can read (`pixels`). A call of its own, with a deadline of its
         own: the element list's 100 ms budget is the model's, this is the injection guard's.
         When the snapshot did not reach the active window in time (the first walk on a new
-        connection asks every node's role), it is walked here."""
+        connection asks every node's role), it is walked here. The notification windows
+        come first, whatever else is read: the snapshot's list holds them too, but a list
+        past its budget reaches nobody, and a notification is where an order to the agent
+        comes on a fresh desk (the observer reads a region both give once)."""
+        notices = notification_elements(self.windows, limits)
         try:
             seen = self._seen or self._walk_for_texts(limits)
             if seen is None:
-                return []
+                return notices
             texts = [*seen.names, *self._contents(seen.contents, limits)]
             active = next((w for w in seen.windows if w.active), None)
             if active is not None and not seen.controls and not texts:
                 texts += _pixels(active, [active.rect])
-            return texts + self._other_windows(seen.windows, seen.frames, seen.walked, limits)
+            others = self._other_windows(seen.windows, seen.frames, seen.walked, limits)
+            return [*notices, *texts, *others]
         except TimeoutError:
             log.debug("the screen's texts cut at their deadline")
-            return []
+            return notices
         except Exception as error:  # noqa: BLE001 - any AT-SPI/D-Bus fault: no texts
             log.warning("the screen's texts could not be read: %s", error)
-            return []
+            return notices
 
     def _walk_for_texts(self, limits: WalkLimits) -> _Walked | None:
         windows = listed_windows(self.windows, limits)
