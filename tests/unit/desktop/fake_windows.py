@@ -23,8 +23,9 @@ Microsoft documents these functions (learn.microsoft.com, winuser.h):
   (per thread).
 
 The user's actions: `press(vk, modifiers)` (a key of a real keyboard: hotkeys, then the
-keyboard hooks, flags 0), `move_mouse()`, `into_elevated_window()`; a program's:
-`inject(vk, extra)`. Each advances the tick clock by 10 ms.
+keyboard hooks, flags 0), `move_mouse(x, y)`, `into_elevated_window()`; a program's:
+`inject(vk, extra)`, `send_input(inputs)` (mouse events, as the agent's driver sends them).
+Each advances the tick clock by 10 ms.
 """
 
 from __future__ import annotations
@@ -34,11 +35,18 @@ import itertools
 import queue
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.desktop.takeover.windows import KBDLLHOOKSTRUCT, MSLLHOOKSTRUCT, WH_KEYBOARD_LL
+from desktop_agent.desktop.win_input import (
+    INPUT,
+    INPUT_MOUSE,
+    MOUSEEVENTF_ABSOLUTE,
+    MOUSEEVENTF_MOVE,
+    MOUSEEVENTF_VIRTUALDESK,
+)
 from desktop_agent.desktop.win_messages import (
     ERROR_HOTKEY_ALREADY_REGISTERED,
     WM_HOTKEY,
@@ -91,6 +99,9 @@ class FakeWindows:
             "GetLastInputInfo",
         )  # fmt: skip
         self.kernel32 = self._functions("GetCurrentThreadId", "GetModuleHandleW", "GetLastError")
+        #: the virtual desktop (left, top, width, height) and where the pointer is
+        self.desk = (0, 0, 1920, 1080)
+        self.pointer = (0, 0)
 
     def _functions(self, *names: str) -> types.SimpleNamespace:
         return types.SimpleNamespace(**{name: Function(getattr(self, name)) for name in names})
@@ -220,8 +231,38 @@ class FakeWindows:
         low-level hooks of a process of lower integrity are not called (UIPI)."""
         self._input()
 
-    def move_mouse(self) -> None:
+    def move_mouse(self, x: int = 1, y: int = 1) -> None:
+        """The user's mouse moved to (x, y): per-monitor-aware screen coordinates, negative
+        on a monitor left of or above the primary (MSLLHOOKSTRUCT's pt)."""
         tick = self._input()
+        self.pointer = (x, y)
         for hook in self.live_hooks(14):  # WH_MOUSE_LL
-            data = MSLLHOOKSTRUCT(x=1, y=1, mouseData=0, flags=0, time=tick, dwExtraInfo=0)
+            data = MSLLHOOKSTRUCT(x=x, y=y, mouseData=0, flags=0, time=tick, dwExtraInfo=0)
             self._queue(hook.thread).put(("hook", hook, WM_MOUSEMOVE, data))
+
+    def send_input(self, inputs: Sequence[INPUT]) -> int:
+        """SendInput of a process's mouse events (winuser.h): each goes in, and the low-level
+        mouse hooks see it with LLMHF_INJECTED, the INPUT's own dwExtraInfo, and pt where the
+        pointer is after it. An absolute move on the virtual desktop (`desk`: left, top,
+        width, height) puts the pointer at origin + n * size // 65536 ("MOUSEINPUT
+        structure", Remarks). Answers how many events went in: all."""
+        left, top, width, height = self.desk
+        for event in inputs:
+            if event.type != INPUT_MOUSE:
+                continue
+            flags = event.mi.dwFlags
+            if flags & MOUSEEVENTF_MOVE and flags & MOUSEEVENTF_ABSOLUTE:
+                assert flags & MOUSEEVENTF_VIRTUALDESK, "absolute moves span every monitor"
+                self.pointer = (
+                    left + event.mi.dx * width // 65536,
+                    top + event.mi.dy * height // 65536,
+                )
+            tick = self._input()
+            x, y = self.pointer
+            extra = event.mi.dwExtraInfo
+            for hook in self.live_hooks(14):  # WH_MOUSE_LL
+                data = MSLLHOOKSTRUCT(
+                    x=x, y=y, mouseData=0, flags=0x01, time=tick, dwExtraInfo=extra
+                )
+                self._queue(hook.thread).put(("hook", hook, WM_MOUSEMOVE, data))
+        return len(inputs)

@@ -349,3 +349,31 @@ def test_the_takeover_package_imports_a_backend_only_when_one_is_started() -> No
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout.strip()
     assert out == "['desktop_agent.desktop.takeover', 'desktop_agent.desktop.takeover.base']"
+
+
+def test_on_monitor_2_left_of_and_above_the_primary_our_click_is_ours_the_users_move_not(
+    windows: FakeWindows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 33 item 5: the agent's click on a monitor at negative coordinates goes through
+    # SendInput marked as ours; the hook sees it there, tagged, and the watch lets it be;
+    # the user's hand on that monitor pauses the run
+    monkeypatch.setitem(sys.modules, "pyautogui", FakePyAutoGui("win32"))
+    windows.desk = (-1920, -300, 3840, 1380)  # monitor 2 at -1920,-300, the primary at 0,0
+    driver = PyAutoGuiDriver(
+        windows=True,
+        send_input=windows.send_input,
+        virtual_desk=lambda: windows.desk,
+        foreground_check=lambda keys: None,
+    )
+    reports: list[None] = []
+    watch = start_takeover_watch(lambda: reports.append(None), InjectionWindows())
+    try:
+        driver.click(-1497, 160, "left", 1)
+        assert watch.flush() and reports == []
+        assert windows.pointer == (-1497, 160)  # the hook saw it where it was aimed
+
+        windows.move_mouse(-1400, -200)  # the user, on the same monitor
+
+        assert watch.flush() and wait_until(lambda: len(reports) == 1)
+    finally:
+        watch.stop()
