@@ -383,6 +383,13 @@ class Element:
         place = f" on monitor {self.monitor}" if self.monitor else ""
         return f"{self._head()} @ {left},{top} {width}x{height}{place}{self._flags()}"
 
+    def line_relative(self) -> str:
+        """The line of an element whose box is relative to its window (no id: never a
+        target)."""
+        left, top, width, height = self.box
+        name = self.name.replace("\n", " ").replace('"', "'")
+        return f'{self.role} "{name}" @ {left},{top} {width}x{height} in the window{self._flags()}'
+
     def line_elsewhere(self) -> str:
         """The line of an element on a monitor the image does not show: no box (there is no
         pixel of the image to give), only where it is."""
@@ -530,6 +537,12 @@ class Observation:
     #: elements on monitors the image does not show (their windows first), ids after the
     #: shown ones: listed to the model, never a target of input from this image
     elsewhere: tuple[Element, ...] = ()
+    #: the active window's controls where the desktop hides the window's place (Wayland)
+    #: and it was not found on the image: id 0, boxes in the window's own px from its
+    #: top-left corner, not the image's. Listed to the model, never a target of input
+    window_relative: tuple[Element, ...] = ()
+    #: the title of the window `window_relative` is relative to
+    relative_to: str = ""
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)

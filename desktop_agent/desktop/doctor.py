@@ -262,13 +262,7 @@ def wayland_doctor(parts: PortalParts | None = None) -> list[DoctorItem]:
             "cannot be typed through the portal",
             "type such text by hand, or use the X11 session",
         ),
-        DoctorItem(
-            "inventory",
-            False,
-            "no element list: AT-SPI reaches the windows over D-Bus, but Wayland hides where "
-            "they are, so element boxes would not land on the screenshot",
-            "none needed: the model sees screenshots (elements come with window placement)",
-        ),
+        _wayland_inventory(),
         DoctorItem(
             "hotkey",
             False,
@@ -284,6 +278,25 @@ def wayland_doctor(parts: PortalParts | None = None) -> list[DoctorItem]:
             "stop a run with the shortcut, the tray or the window",
         ),
     ]
+
+
+def _wayland_inventory() -> DoctorItem:
+    """AT-SPI on Wayland: the active window's controls, placed by finding the window on the
+    screenshot (Wayland hides where it is)."""
+    from desktop_agent.desktop.inventory.atspi import atspi_status
+
+    usable, why = atspi_status()
+    if not usable:
+        return DoctorItem(
+            "inventory", False, f"no element list: {why}", "the model will see screenshots only"
+        )
+    return DoctorItem(
+        "inventory",
+        True,
+        "AT-SPI: the active window's controls, their boxes placed where the window is found "
+        "on the screenshot (Wayland hides it); where it is not found they are listed "
+        "relative to the window, not as targets",
+    )
 
 
 def _portal_capture(parts: PortalParts) -> DoctorItem:

@@ -36,6 +36,7 @@ from desktop_agent.desktop.inventory import (
     InventoryBackend,
     InventoryRunner,
     RawElement,
+    RelativeTo,
     WalkLimits,
     own_window_elements,
     place_elements,
@@ -127,6 +128,8 @@ class DesktopObserver:
         self._texts: tuple[Any, tuple[Element, ...], tuple[Element, ...]] | None = None
         #: (observation, its natives, how many inventory threads had been abandoned then)
         self._natives: deque[tuple[Observation, dict[int, Any], int]] = deque(maxlen=NATIVE_HISTORY)
+        #: (the shot's image, where the windows of relative boxes were found on it: Wayland)
+        self._places: tuple[Any, dict[RelativeTo, tuple[int, int] | None]] | None = None
         #: (the shot's image, the marks drawn, its encoding): the capture gives the same image
         #: back for the same pixels, which are then not encoded again
         self._encoded: tuple[Any, tuple[Any, ...], tuple[bytes, bytes, bytes]] | None = None
@@ -158,6 +161,30 @@ class DesktopObserver:
                 if encoding is not None and not encoding.done():
                     encoding.add_done_callback(lambda future: future.exception())
         mapping = mapping_for(shot.monitor, shot.size)
+        places: dict[RelativeTo, tuple[int, int] | None] = {}
+        unplaced: list[RawElement] = []
+        if any(item.relative is not None for item in raw):
+            # Wayland: the boxes are the window's own; its place is found on the image (Pillow:
+            # imported where it is used, a desktop module imports no image library)
+            from desktop_agent.desktop.window_place import moved, place_relative
+
+            last_places = self._places
+            windows = {item.relative for item in raw if item.relative is not None}
+            if (
+                last_places is not None
+                and last_places[0] is shot.image
+                and windows <= set(last_places[1])
+            ):
+                # the very same pixels and windows: found where they were found
+                places = last_places[1]
+                placed = [moved(item, places) for item in raw]
+            else:
+                placed, places = await loop.run_in_executor(
+                    self._capture_thread, place_relative, raw, shot.image, mapping
+                )
+            self._places = (shot.image, places)
+            raw = [item for item in placed if item.relative is None]
+            unplaced = [item for item in placed if item.relative is not None]
         elements, natives = to_elements(raw, mapping, shot.size)
         last = self._texts
         if last is not None and last[0] is shot.image and last[1] == elements:
@@ -177,6 +204,12 @@ class DesktopObserver:
                 except BaseException:
                     ocr.cancel()
                     raise
+                if places:
+                    from desktop_agent.desktop.window_place import moved
+
+                    # texts of a window not found on the image have no place to give
+                    more = [moved(item, places) for item in more]
+                    more = [item for item in more if item.relative is None]
                 # a region the list gave too (a notification) is read once
                 listed = {(item.role, item.rect) for item in raw if item.pixels}
                 regions = [i for i in more if i.pixels and (i.role, i.rect) not in listed]
@@ -208,6 +241,8 @@ class DesktopObserver:
             texts=texts,
             layout=shot.layout,
             elsewhere=elsewhere,
+            window_relative=_relative_elements(unplaced),
+            relative_to=unplaced[0].relative.title if unplaced and unplaced[0].relative else "",
         )
         self._natives.append((observation, natives, self._abandoned()))
         return observation
@@ -437,6 +472,14 @@ class DesktopObserver:
         self._ocr_thread.shutdown(wait=False, cancel_futures=True)
         if self.inventory is not None:
             self.inventory.close()
+
+
+def _relative_elements(unplaced: list[RawElement]) -> tuple[Element, ...]:
+    if not unplaced:
+        return ()
+    from desktop_agent.desktop.window_place import relative_elements
+
+    return relative_elements(unplaced)
 
 
 #: the bound of one read of the window list at action time (a few X round trips)

@@ -11,12 +11,11 @@ stop is the desktop shortcut, the tray and the window (docs/wayland.md).
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from desktop_agent.core.errors import ObservationError, ToolError
 from desktop_agent.desktop.pipewire_frames import FrameError, FrameStream
@@ -27,26 +26,15 @@ from desktop_agent.desktop.portal import (
     PortalUnavailable,
     Stream,
 )
+
+# the session's kind lives apart (the inventory reads it too); named here as before
+from desktop_agent.desktop.session import OVERRIDE as OVERRIDE
+from desktop_agent.desktop.session import SessionKind as SessionKind
+from desktop_agent.desktop.session import session_kind as session_kind
 from desktop_agent.desktop.takeover import InjectionWindows
 
 #: see PortalDriver._point
 POINTER_SETTLE_S = 0.03
-SessionKind = Literal["x11", "wayland"]
-#: DESKTOP_AGENT_DESKTOP=x11 keeps the XWayland path on a Wayland session (a person's choice)
-OVERRIDE = "DESKTOP_AGENT_DESKTOP"
-
-
-def session_kind(env: Mapping[str, str] | None = None) -> SessionKind:
-    """ "wayland" on a Wayland session (XDG_SESSION_TYPE, else WAYLAND_DISPLAY without
-    DISPLAY), "x11" otherwise; DESKTOP_AGENT_DESKTOP=x11|wayland decides first."""
-    env = os.environ if env is None else env
-    chosen = env.get(OVERRIDE, "").strip().lower()
-    if chosen in ("x11", "wayland"):
-        return chosen  # type: ignore[return-value]
-    kind = env.get("XDG_SESSION_TYPE", "").strip().lower()
-    if kind in ("x11", "wayland"):
-        return kind  # type: ignore[return-value]
-    return "wayland" if env.get("WAYLAND_DISPLAY") and not env.get("DISPLAY") else "x11"
 
 
 def wayland_parts(

@@ -92,7 +92,7 @@ def screen_text_block(observation: Observation) -> str | None:
     """The observation's element list, the texts read beside it, and (on a desktop of several
     monitors) the elements of the monitors the image does not show, fenced as data; None when
     it lists no element."""
-    if not observation.elements and not observation.elsewhere:
+    if not observation.elements and not observation.elsewhere and not observation.window_relative:
         return None
     several = observation.layout is not None and observation.layout.several
     where = " on monitor N" if several else ""
@@ -113,6 +113,20 @@ def screen_text_block(observation: Observation) -> str | None:
                 'role "name" on monitor N)',
                 "text",
                 [element.line_elsewhere() for element in observation.elsewhere],
+            )
+        )
+    if observation.window_relative:
+        title = observation.relative_to.replace('"', "'")
+        relative = observation.window_relative[:MAX_ELEMENTS]
+        blocks.append(
+            fenced(
+                "Controls of the active window (its title is the first line), whose place "
+                "on the screen this desktop does not tell and that was not found in the "
+                "image: boxes are relative to the window's own top-left corner, not image "
+                "pixels, and they are not targets: click what you see in the image (format: "
+                'role "name" @ left,top widthxheight in the window)',
+                "text",
+                [f'window "{title}"', *(element.line_relative() for element in relative)],
             )
         )
     if observation.texts:

@@ -16,6 +16,7 @@ from desktop_agent.desktop.inventory.base import (
     InventoryBackend,
     NoInventory,
     RawElement,
+    RelativeTo,
     WalkLimits,
     inventory_text,
     own_window_elements,
@@ -29,6 +30,7 @@ __all__ = [
     "InventoryRunner",
     "NoInventory",
     "RawElement",
+    "RelativeTo",
     "WalkLimits",
     "choose_backend",
     "inventory_text",
@@ -43,7 +45,8 @@ T = TypeVar("T")
 
 
 def choose_backend() -> InventoryBackend:
-    """UI Automation on Windows; AT-SPI on Linux when reachable, else the X11 window list."""
+    """UI Automation on Windows; on a Wayland session AT-SPI with boxes relative to the
+    active window; on X11 AT-SPI when reachable, else the X11 window list."""
     if sys.platform == "win32":
         try:
             import uiautomation  # noqa: F401
@@ -54,9 +57,19 @@ def choose_backend() -> InventoryBackend:
         from desktop_agent.desktop.inventory.uia import UiaInventory
 
         return UiaInventory()
+    from desktop_agent.desktop.inventory.atspi import AtspiInventory, atspi_status
+    from desktop_agent.desktop.session import session_kind
+
+    if session_kind() == "wayland":
+        # XWayland's window list and boxes would be wrong for native windows (issue 34)
+        usable, why = atspi_status()
+        if not usable:
+            return NoInventory(f"Wayland session, and AT-SPI is not reachable: {why}")
+        from desktop_agent.desktop.inventory.atspi_wayland import WaylandAtspiInventory
+
+        return WaylandAtspiInventory()
     if not os.environ.get("DISPLAY"):
         return NoInventory("no X display: DISPLAY is not set")
-    from desktop_agent.desktop.inventory.atspi import AtspiInventory, atspi_status
     from desktop_agent.desktop.inventory.x11 import X11Inventory
 
     usable, why = atspi_status()

@@ -243,6 +243,27 @@ CONTENT_ROLES = frozenset(
         "block quote",
     }
 )
+#: roles whose boxes outline a window's visible structure (their edges are drawn): where
+#: the desktop hides the window's place, they help find it on the screenshot
+OUTLINE_ROLES = frozenset(
+    {
+        "menu bar",
+        "tool bar",
+        "status bar",
+        "scroll pane",
+        "page tab list",
+        "split pane",
+        "viewport",
+        "table",
+        "tree table",
+        "list",
+        "list box",
+        "header",
+        "footer",
+        "filler",
+        "panel",
+    }
+)
 #: text contents read per observation (the rest of a long page is not read)
 MAX_CONTENT_NODES = 60
 #: controls listed as text per window that is not the active one
@@ -305,6 +326,9 @@ class AtspiInventory:
     """Top-level windows (X11) and the interactive elements of the active window (AT-SPI)."""
 
     name = "atspi"
+    #: the boxes asked for: the screen's (X11); the window's own where the screen's are not
+    #: known (Wayland, atspi_wayland.py)
+    coords = COORD_SCREEN
 
     def __init__(self) -> None:
         self.windows = X11Windows()
@@ -421,7 +445,7 @@ class AtspiInventory:
         for node, _ in nodes:
             calls += [
                 Call.prop(node, TEXT, "CharacterCount"),
-                Call(node, COMPONENT, "GetExtents", "u", (COORD_SCREEN,)),
+                Call(node, COMPONENT, "GetExtents", "u", (self.coords,)),
             ]
         try:
             replies = self._call_many(calls, limits)
@@ -566,6 +590,7 @@ class AtspiInventory:
         limits: WalkLimits,
         budget: int,
         contents: list[tuple[Node, str]] | None = None,
+        outlines: list[tuple[int, int, int, int]] | None = None,
     ) -> list[RawElement]:
         """Breadth first, so a walk cut short by the deadline still has the outer controls.
 
@@ -574,7 +599,9 @@ class AtspiInventory:
         one level up. A hidden node's children are asked with its state but not walked: a
         closed menu's items cost nothing. One batch a level, not two, halves the walk's
         round trips to the applications, which are most of its time. The showing nodes of
-        CONTENT_ROLES are added to `contents` (node, role name) for `_contents`.
+        CONTENT_ROLES are added to `contents` (node, role name) for `_contents`; with
+        `outlines`, the boxes of the showing nodes of OUTLINE_ROLES (a window's visible
+        structure: bars, panes) are added to it, asked with the controls' boxes.
         """
         found: list[RawElement | None] = []
         # controls whose name and extents are asked with the next batch
@@ -594,7 +621,7 @@ class AtspiInventory:
             for _, node, _, _, _ in pending:
                 calls += [
                     Call.prop(node, ACCESSIBLE, "Name"),
-                    Call(node, COMPONENT, "GetExtents", "u", (COORD_SCREEN,)),
+                    Call(node, COMPONENT, "GetExtents", "u", (self.coords,)),
                 ]
             try:
                 replies = self._call_many(calls, limits)
@@ -604,6 +631,12 @@ class AtspiInventory:
             offset = 2 * len(level) + len(unknown)
             for index, (slot, control, role, role_name, states) in enumerate(pending):
                 name, extents = replies[offset + 2 * index], replies[offset + 2 * index + 1]
+                if slot < 0:  # an outline only
+                    if outlines is not None and not isinstance(extents, Exception):
+                        x, y, width, height = extents[0]
+                        if width > 0 and height > 0:
+                            outlines.append((x, y, width, height))
+                    continue
                 if not isinstance(name, Exception) and not isinstance(extents, Exception):
                     found[slot] = _element(
                         control, str(_value(name)), extents[0], role, role_name, states
@@ -632,6 +665,8 @@ class AtspiInventory:
                 if kind is not None and states_contain(states, STATE_VISIBLE):
                     pending.append((len(found), node, kind, role_name, states))
                     found.append(None)
+                elif outlines is not None and role_name in OUTLINE_ROLES:
+                    pending.append((-1, node, "", role_name, states))
                 if contents is not None and role_name in CONTENT_ROLES:
                     contents.append((node, role_name))
                 if depth < limits.max_depth and not isinstance(children, Exception):

@@ -35,8 +35,9 @@ STATE_FOCUSED = 12
 STATE_SENSITIVE = 24
 STATE_SHOWING = 25
 STATE_VISIBLE = 30
-#: ATSPI_COORD_TYPE_SCREEN
+#: ATSPI_COORD_TYPE_SCREEN, ATSPI_COORD_TYPE_WINDOW
 COORD_SCREEN = 0
+COORD_WINDOW = 1
 #: messages kept ready to send (AtspiBus._messages) before the store of them is emptied:
 #: a walk of a large window asks ~1,000 (at most ~6 MB kept; closed windows' never again)
 MESSAGES_KEPT = 20_000

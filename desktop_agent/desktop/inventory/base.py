@@ -20,6 +20,17 @@ APP_NAME = "desktop-agent"
 
 
 @dataclass(frozen=True, slots=True)
+class RelativeTo:
+    """The window that a backend's boxes are relative to, where the desktop does not say
+    where windows are (Wayland): its title and the outlines of its parts (boxes in the
+    window's own px), from which the observer finds its place on the screenshot
+    (desktop/window_place.py)."""
+
+    title: str
+    outlines: tuple[tuple[int, int, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RawElement:
     """An element as a backend sees it: rectangle in physical screen px, plus its native handle."""
 
@@ -39,6 +50,8 @@ class RawElement:
     #: notification drawn by its daemon): the observer reads it by OCR (desktop/ocr.py)
     pixels: bool = False
     native: Any = field(default=None, compare=False, repr=False)
+    #: `rect` is relative to this window, not the screen (Wayland): placed by the observer
+    relative: RelativeTo | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

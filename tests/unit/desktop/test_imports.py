@@ -18,6 +18,7 @@ MODULES = [
     "desktop_agent.desktop.input",
     "desktop_agent.desktop.inventory",
     "desktop_agent.desktop.inventory.atspi",
+    "desktop_agent.desktop.inventory.atspi_wayland",
     "desktop_agent.desktop.inventory.atspi_bus",
     "desktop_agent.desktop.inventory.base",
     "desktop_agent.desktop.inventory.uia",

@@ -1,0 +1,126 @@
+"""The element list on the headless GNOME Wayland desk (issue 34 item 2): AT-SPI's boxes of a
+native Wayland window, placed on the portal's screenshot by finding the window there."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from desktop_agent.core.models import Element, Observation
+from desktop_agent.desktop.capture import ScreenCapture
+from desktop_agent.desktop.observer import DesktopObserver
+from desktop_agent.desktop.takeover import InjectionWindows
+from desktop_agent.desktop.wayland import PortalDesk, PortalDriver, PortalScreen, wayland_parts
+from desktop_agent.eval.desk import wait_until
+from desktop_agent.eval.wayland_desk import WaylandSession
+from desktop_agent.settings import Settings
+from tests.support.gtk import still_gtk_env
+from tests.support.wayland import AtspiRig, Node, person_answers
+
+#: ATSPI_STATE_FOCUSED, ATSPI_STATE_SELECTED (at-spi2-core's atspi-constants.h): the focus;
+#: an open menu of a menu bar
+STATE_FOCUSED = 12
+STATE_SELECTED = 23
+
+
+def text_area(image: Image.Image) -> tuple[int, int, int, int] | None:
+    """(left, top, right, bottom) of the white pixels: the editor's text area, read off the
+    screenshot (the rest of the desk is a blue backdrop and grey bars)."""
+    return image.convert("L").point(lambda level: 255 if level >= 254 else 0).getbbox()
+
+
+@pytest.fixture
+def editor(wayland_env: WaylandSession, atspi_rig: AtspiRig, tmp_path: Path) -> Iterator[Node]:
+    process = wayland_env.spawn(
+        ["l3afpad", str(tmp_path / "note.txt")], extra_env=still_gtk_env(tmp_path / "config")
+    )
+    try:
+        yield atspi_rig.wait_for("application", "l3afpad")
+    finally:
+        wayland_env.stop(process)
+
+
+Parts = tuple[DesktopObserver, PortalDriver, PortalDesk]
+
+
+@pytest.fixture
+def parts(wayland_env: WaylandSession) -> Iterator[Parts]:
+    observer, driver, desk = wayland_parts(Settings(), InjectionWindows())
+    try:
+        yield observer, driver, desk
+    finally:
+        observer.close()
+        desk.close()
+
+
+def has_state(rig: AtspiRig, node: Node, state: int) -> bool:
+    (states,) = rig._call(node.bus, node.path, "org.a11y.atspi.Accessible", "GetState")
+    return bool(states[0] & (1 << state))
+
+
+def focused(rig: AtspiRig, node: Node) -> bool:
+    return has_state(rig, node, STATE_FOCUSED)
+
+
+def named(observation: Observation, role: str, name: str) -> Element | None:
+    return next((e for e in observation.elements if e.role == role and e.name == name), None)
+
+
+def test_element_boxes_of_a_native_wayland_window_land_on_the_screenshot(
+    editor: Node,
+    atspi_rig: AtspiRig,
+    parts: Parts,
+) -> None:
+    """The editor's text box is where its white area is on the screenshot, a click at its
+    centre focuses it, and a click at the centre of the "File" element opens the File menu
+    (AT-SPI says so)."""
+    observer, driver, desk = parts
+    with person_answers(atspi_rig) as errors:
+        asyncio.run(observer.observe())
+    assert not errors
+
+    # the consent dialog goes and the editor takes the focus a few frames after the answer
+    def listed() -> Observation | None:
+        seen = asyncio.run(observer.observe())
+        return seen if named(seen, "menu", "File") and named(seen, "edit", "") else None
+
+    observation = wait_until(listed, timeout=20, what="the editor's File menu in the list")
+    assert observation.inventory_backend == "atspi"
+    assert not observation.window_relative
+    capture = ScreenCapture(width=1280, scaler="pillow", screen=lambda: PortalScreen(desk))
+    white = text_area(capture.grab().image)
+    assert white is not None
+    text = named(observation, "edit", "")
+    assert text is not None
+    left, top, width, height = text.box
+    # AT-SPI's text box is the white area (GTK's text view draws no border of its own)
+    assert abs(left - white[0]) <= 2 and abs(top - white[1]) <= 2, (text.box, white)
+    assert abs(left + width - white[2]) <= 2, (text.box, white)
+
+    # a click at the text element's centre puts the caret there (the portal's dialog may
+    # have had the keyboard; test_portal_path gives the editor the focus the same way)
+    x, y = observation.mapping.to_screen(*text.center)
+    driver.click(x, y, "left", 1)
+    text_node = atspi_rig.find("text", "", editor)
+    assert text_node is not None
+    wait_until(lambda: focused(atspi_rig, text_node), timeout=10, what="the text focused")
+
+    menu = named(observation, "menu", "File")
+    assert menu is not None
+    file_menu = atspi_rig.find("menu", "File", editor)
+    assert file_menu is not None
+    x, y = observation.mapping.to_screen(*menu.center)
+    driver.click(x, y, "left", 1)
+
+    try:
+        wait_until(
+            lambda: has_state(atspi_rig, file_menu, STATE_SELECTED),
+            timeout=10,
+            what="the File menu open",
+        )
+    finally:
+        driver.press("escape")
