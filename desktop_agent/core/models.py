@@ -241,6 +241,9 @@ class StepView:
     #: observe rows: the texts on the screen that look like orders to an AI (the note
     #: `suspicious_text`; empty when the injection guard is off or found none)
     suspicious_text: tuple[SuspiciousText, ...] = ()
+    #: action rows: the monitor the action is on when the desktop has several (`monitor_of`:
+    #: the one the image shows, under `all` the one holding the point); None on one monitor
+    monitor: MonitorArea | None = None
 
     def with_(self, **changes: Any) -> StepView:
         return replace(self, **changes)
@@ -274,6 +277,7 @@ class StepView:
             "effect": self.effect.value if self.effect else None,
             "element": self.element.to_json() if self.element else None,
             "suspicious_text": [note.to_json() for note in self.suspicious_text],
+            "monitor": self.monitor.to_json() if self.monitor else None,
             UNTRUSTED_KEY: [name for name in _STEP_OUTSIDE_TEXT if getattr(self, name)],
         }
 
@@ -482,6 +486,18 @@ class MonitorArea:
             "height": self.height,
             "primary": self.primary,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MonitorArea:
+        """The inverse of to_json; KeyError, TypeError or ValueError when it does not fit."""
+        numbers = [data[key] for key in ("number", "left", "top", "width", "height")]
+        primary = data.get("primary", False)
+        if not all(type(n) is int for n in numbers) or type(primary) is not bool:
+            raise TypeError(f"a monitor's fields are whole numbers: {data!r}")
+        number, left, top, width, height = (int(n) for n in numbers)
+        if number < 0 or width < 1 or height < 1:
+            raise ValueError(f"not a monitor: {data!r}")
+        return cls(number, left, top, width, height, primary=primary)
 
     def describe(self) -> str:
         """ "monitor 2, 1280x1024 at 0,0" (the primary says so)."""

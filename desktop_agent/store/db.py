@@ -156,6 +156,12 @@ def _v6_monitor(db: peewee.SqliteDatabase) -> None:
     execute(db, "ALTER TABLE runs ADD COLUMN monitor TEXT NOT NULL DEFAULT ''")
 
 
+def _v7_step_monitor(db: peewee.SqliteDatabase) -> None:
+    """Action rows keep the monitor the action was on (JSON of core's MonitorArea), on a
+    desktop of several; NULL for the rows before and on one monitor."""
+    execute(db, "ALTER TABLE steps ADD COLUMN monitor TEXT")
+
+
 #: Migration i (0-based) takes the schema from version i to i + 1. Append only; never edit.
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
@@ -164,6 +170,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v4_suspicious_text,
     _v5_model_profile,
     _v6_monitor,
+    _v7_step_monitor,
 )
 
 

@@ -12,6 +12,7 @@ import peewee
 from desktop_agent.core.models import (
     Effect,
     ElementRef,
+    MonitorArea,
     RunKind,
     RunStatus,
     RunView,
@@ -75,6 +76,7 @@ STEP_COLUMNS = (
     "effect",
     "element",
     "suspicious_text",
+    "monitor",
 )
 
 
@@ -230,6 +232,7 @@ def step_to_row(step: StepView) -> dict[str, Any]:
             if step.suspicious_text
             else None
         ),
+        "monitor": _json(step.monitor.to_json()) if step.monitor else None,
     }
 
 
@@ -263,4 +266,5 @@ def step_from_row(row: dict[str, Any]) -> StepView:
         suspicious_text=tuple(
             SuspiciousText.from_json(note) for note in json.loads(row["suspicious_text"] or "[]")
         ),
+        monitor=MonitorArea.from_json(json.loads(row["monitor"])) if row["monitor"] else None,
     )

@@ -75,6 +75,9 @@ class ActingController(QObject):
         if isinstance(event, StepStarted | StepFinished):
             # a run the user took over says so until it resumes, not its last steps
             if event.step.run_id in active and event.step.run_id not in taken_over:
+                # the person watches where the work is: an action's monitor, when it has one
+                if event.step.monitor is not None:
+                    self.panel.move_to_monitor(event.step.monitor)
                 self.panel.set_step(describe_step(event.step, active))
         elif isinstance(event, RunStarted):
             if self._minimize() and not self.approvals_open():

@@ -1,6 +1,7 @@
-"""The acting panel goes to the monitor the action is on when a person is asked about it,
-as the approval dialog opens there (issue 33 item 2): the app's own ActingController on
-Qt's xcb screens of three RandR monitors, the panel's place read at the X server."""
+"""The acting panel goes to the monitor the action is on, when a person is asked about it
+(as the approval dialog opens there) and when an action ran there (issue 33 item 2): the
+app's own ActingController on Qt's xcb screens of three RandR monitors, the panel's place
+read at the X server."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ pytestmark = [pytest.mark.gui]
 ROOT = Path(__file__).resolve().parents[2]
 
 #: runs in a child process on the desk (this test process has an offscreen QApplication):
-#: the real controller and panel, told a run started and then, per line "left,top" read, that
-#: a question is asked about an action on that monitor (the capture's own MonitorArea)
+#: the real controller and panel, told a run started and then, per line "ask|act left,top"
+#: read, that a question is asked about an action on that monitor (the capture's own
+#: MonitorArea), or that an action on it finished
 CHILD = textwrap.dedent(
     """
     import select, sys
@@ -30,8 +32,9 @@ CHILD = textwrap.dedent(
     from PySide6.QtWidgets import QApplication, QWidget
     app = QApplication(["desktop-agent"])
     import mss
-    from desktop_agent.core.events import ApprovalRequested, RunStarted
-    from desktop_agent.core.models import ApprovalRequest, Risk, RunStatus, RunView
+    from desktop_agent.core.events import ApprovalRequested, RunStarted, StepFinished
+    from desktop_agent.core.models import (ApprovalRequest, Risk, RunStatus, RunView, StepKind,
+                                           StepStatus, StepView)
     from desktop_agent.desktop.geometry import layout_of, order_monitors
     from desktop_agent.ui.acting import ActingController
     from desktop_agent.ui.acting_panel import ActingPanel
@@ -54,11 +57,18 @@ CHILD = textwrap.dedent(
         if not line:
             break
         turn += 1
-        where = next(m for m in monitors if f"{m.left},{m.top}" == line)
-        asked = ApprovalRequest(f"a{turn}", "r1", turn, "click", {"x": 1, "y": 2}, "-",
-                                Risk.INPUT, True, 30, monitor=where)
-        runs.apply(ApprovalRequested(asked))
-        print(f"asked monitor {where.number}", flush=True)
+        what, place = line.split()
+        where = next(m for m in monitors if f"{m.left},{m.top}" == place)
+        if what == "ask":
+            asked = ApprovalRequest(f"a{turn}", "r1", turn, "click", {"x": 1, "y": 2}, "-",
+                                    Risk.INPUT, True, 30, monitor=where)
+            runs.apply(ApprovalRequested(asked))
+        else:
+            step = StepView("r1", turn, turn, StepKind.ACTION, StepStatus.OK,
+                            datetime.now(UTC), tool="click", args={"x": 1, "y": 2},
+                            monitor=where)
+            runs.apply(StepFinished(step))
+        print(f"{what} on monitor {where.number}", flush=True)
     """
 )
 
@@ -81,11 +91,12 @@ class Child:
         self.panel_id = int(self.process.stdout.readline())
         self.x = display.Display(desk.display)
 
-    def ask_on(self, monitor: tuple[int, int, int, int]) -> None:
+    def tell(self, what: str, monitor: tuple[int, int, int, int]) -> None:
+        """`what` ("ask" or "act") about an action on `monitor`."""
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(f"{monitor[0]},{monitor[1]}\n")
+        self.process.stdin.write(f"{what} {monitor[0]},{monitor[1]}\n")
         self.process.stdin.flush()
-        assert self.process.stdout.readline().startswith("asked ")
+        assert self.process.stdout.readline().startswith(f"{what} on monitor ")
 
     def panel_rect(self) -> tuple[int, int, int, int] | None:
         """The panel's window at the X server: root position and size; None until mapped."""
@@ -139,7 +150,7 @@ def in_the_top_right_corner_of(
     return check
 
 
-def test_the_panel_goes_to_the_monitor_a_question_is_about(
+def test_the_panel_goes_to_the_monitor_a_question_or_an_action_is_on(
     monitors_desk: MonitorsSession, child: Child
 ) -> None:
     outputs = {output.name: output.rect for output in monitors_desk.outputs}
@@ -150,8 +161,8 @@ def test_the_panel_goes_to_the_monitor_a_question_is_about(
         timeout=READY_TIMEOUT_S,
         what="the panel in the primary's corner",
     )
-    for rect in (right_one, left_one):
-        child.ask_on(rect)
+    for what, rect in (("ask", right_one), ("ask", left_one), ("act", right_one)):
+        child.tell(what, rect)
         there = in_the_top_right_corner_of(rect)
         wait_until(
             lambda: there(child.panel_rect()),  # noqa: B023 - waited on in this iteration

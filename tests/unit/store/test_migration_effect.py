@@ -7,7 +7,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from desktop_agent.core.models import Effect, StepKind, StepStatus, StepView
+from desktop_agent.core.models import Effect, MonitorArea, StepKind, StepStatus, StepView
 from desktop_agent.store import SqliteRunRepository
 from desktop_agent.store.db import DB_NAME, MIGRATIONS
 
@@ -99,3 +99,36 @@ async def test_a_v5_store_gains_the_runs_monitor_and_its_old_runs_had_none(tmp_p
         again = await new.get_run("r1")
     assert again is not None and again.monitor == "2"
     assert again.to_json()["monitor"] == "2"
+
+
+async def test_a_v6_store_gains_the_steps_monitor_and_its_old_rows_had_none(
+    tmp_path: Path,
+) -> None:
+    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:6]) as old:
+        assert old.schema_version_sync() == 6
+    con = sqlite3.connect(tmp_path / DB_NAME)
+    with con:
+        con.execute(
+            "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
+            "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
+            "('r1', 'before', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
+            (T0.isoformat(),),
+        )
+        con.execute(
+            "INSERT INTO steps (run_id, seq, turn, kind, status, tool, args, summary, "
+            "started_at) VALUES ('r1', 1, 1, 'action', 'ok', 'click', '{}', '', ?)",
+            (T0.isoformat(),),
+        )
+    con.close()
+    where = MonitorArea(3, 3200, 300, 1024, 768)
+    with SqliteRunRepository.open(tmp_path) as new:
+        assert new.schema_version_sync() == len(MIGRATIONS) >= 7
+        (before,) = await new.list_steps("r1")
+        assert before.monitor is None
+        step = StepView("r1", 2, 2, StepKind.ACTION, StepStatus.OK, T0, tool="click")
+        await new.save_step(step.with_(monitor=where))
+        stored = await new.list_steps("r1")
+    assert [s.monitor for s in stored] == [None, where]
+    assert stored[1].to_json()["monitor"] == {
+        "number": 3, "left": 3200, "top": 300, "width": 1024, "height": 768, "primary": False,
+    }  # fmt: skip

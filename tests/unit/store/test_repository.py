@@ -13,6 +13,7 @@ from desktop_agent.core.errors import StoreError
 from desktop_agent.core.models import (
     Artifact,
     Effect,
+    MonitorArea,
     RunStatus,
     RunView,
     StepKind,
@@ -53,6 +54,7 @@ def full_step(run_id: str, seq: int = 1, **changes: object) -> StepView:
         latency_ms=812.5,
         target=(640, 512),
         effect=Effect.NO_CHANGE,
+        monitor=MonitorArea(2, -1280, -200, 1280, 1024),
     )
     return step.with_(**changes)
 
