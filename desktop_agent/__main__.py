@@ -155,10 +155,18 @@ def stop_all(argv: Sequence[str]) -> int | None:
             stopped, notices = client.stop_everywhere(listeners, token)
             if notices:
                 _log(data_dir, notices)
-        print(f"stopped {stopped} run(s)", flush=True)
+        print(_stopped_line(stopped), flush=True)
         return 0
     except KeyboardInterrupt:
         return EXIT_STOPPED
+
+
+def _stopped_line(stopped: int) -> str:
+    """stop-all's line in the command line's language (cli/stop_all.py says the same), made
+    once the stops were sent: the language's look-up is not on the way to them."""
+    from desktop_agent.language import catalogue_for, cli_language, say
+
+    return say(catalogue_for(cli_language()), "CLI", "stopped {count} run(s)", {"count": stopped})
 
 
 def _plain_command_line(argv: Sequence[str], command: str | None) -> tuple[bool, str | None]:

@@ -1,7 +1,9 @@
 """The app's translations: update the .ts sources from the code, build the .qm files.
 
     python scripts/translations.py update   # pyside6-lupdate over the app's Qt code, plus the
-                                            # call sentences' templates (context "Sentence")
+                                            # call sentences' templates (context "Sentence"),
+                                            # the command line's texts ("CLI") and argparse's
+                                            # ("argparse")
     python scripts/translations.py build    # pyside6-lrelease: every .ts → its .qm
     python scripts/translations.py check    # every .qm says what its .ts says (packaging/build)
 
@@ -27,6 +29,14 @@ SENTENCES = ROOT / "desktop_agent" / "core" / "sentences.py"
 SOURCES = sorted([*(ROOT / "desktop_agent" / "ui").glob("*.py"), ROOT / "desktop_agent" / "app.py"])
 #: the context of the call sentences' templates (core/sentences.CONTEXT)
 CONTEXT = "Sentence"
+#: the command line's code (no Qt): the texts of its tr() and N_() calls, context "CLI"
+#: (cli/words.py); __main__.py says stop-all's line without importing the cli package
+CLI_SOURCES = sorted(
+    [*(ROOT / "desktop_agent" / "cli").glob("*.py"), ROOT / "desktop_agent" / "__main__.py"]
+)
+CLI_CONTEXT = "CLI"
+#: argparse's own texts (usage, its errors), the msgids of its gettext calls
+ARGPARSE_CONTEXT = "argparse"
 #: the names in core/sentences.py that hold templates: the first argument of these calls,
 #: the values of these tables, and the names assigned a template
 _CALLS = {"_phrase", "Phrase", "_in_window"}
@@ -66,6 +76,50 @@ def sentence_templates(path: Path = SENTENCES) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def cli_texts(paths: list[Path] = CLI_SOURCES) -> list[str]:
+    """The first argument of every `tr("…")` and `N_("…")` of the command line's code (and
+    of `say(…, "CLI", "…", …)` in __main__.py), in the order they appear."""
+    found: list[str] = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            arguments = node.args
+            if name == "say" and len(arguments) >= 3:
+                arguments = arguments[2:]
+            elif name not in ("tr", "N_"):
+                continue
+            first = arguments[0] if arguments else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.append(first.value)
+    return list(dict.fromkeys(found))
+
+
+def argparse_texts() -> list[str]:
+    """The msgids of argparse's gettext calls (`_("…")`, both forms of `ngettext`) in the
+    argparse of the Python running this."""
+    import argparse
+
+    found: list[str] = []
+    for node in ast.walk(ast.parse(Path(argparse.__file__).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            count = {"_": 1, "ngettext": 2}.get(node.func.id, 0)
+            for argument in node.args[:count]:
+                if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                    found.append(argument.value)
+    return list(dict.fromkeys(found))
+
+
+def extra_contexts() -> dict[str, list[str]]:
+    """The texts lupdate does not find (code without Qt), by context."""
+    return {
+        CONTEXT: sentence_templates(),
+        CLI_CONTEXT: cli_texts(),
+        ARGPARSE_CONTEXT: argparse_texts(),
+    }
+
+
 def _tool(name: str) -> str:
     found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     if found is None:
@@ -75,7 +129,7 @@ def _tool(name: str) -> str:
 
 def update() -> None:
     for ts in sorted(I18N.glob("desktop_agent_*.ts")):
-        kept = _sentence_messages(ts)
+        kept = {name: _context_messages(ts, name) for name in extra_contexts()}
         subprocess.run(
             [
                 _tool("pyside6-lupdate"),
@@ -88,34 +142,38 @@ def update() -> None:
             ],
             check=True,
         )
-        _put_sentences(ts, kept)
+        _put_contexts(ts, kept)
         print(f"updated {ts.relative_to(ROOT)}")
 
 
-def _sentence_messages(ts: Path) -> dict[str, ET.Element]:
+def _context_messages(ts: Path, name: str) -> dict[str, ET.Element]:
     if not ts.exists():
         return {}
     for context in ET.parse(ts).getroot().iter("context"):
-        if context.findtext("name") == CONTEXT:
+        if context.findtext("name") == name:
             return {m.findtext("source") or "": m for m in context.iter("message")}
     return {}
 
 
-def _put_sentences(ts: Path, kept: dict[str, ET.Element]) -> None:
+def _put_contexts(ts: Path, kept: dict[str, dict[str, ET.Element]]) -> None:
+    """The contexts lupdate does not know, written again after it: each with the texts the
+    code has now, the translations kept, a new text unfinished."""
     tree = ET.parse(ts)
     root = tree.getroot()
+    contexts = extra_contexts()
     for context in list(root.iter("context")):
-        if context.findtext("name") == CONTEXT:
+        if context.findtext("name") in contexts:
             root.remove(context)
-    context = ET.SubElement(root, "context")
-    ET.SubElement(context, "name").text = CONTEXT
-    for text in sentence_templates():
-        message = kept.get(text)
-        if message is None:
-            message = ET.Element("message")
-            ET.SubElement(message, "source").text = text
-            ET.SubElement(message, "translation", {"type": "unfinished"})
-        context.append(message)
+    for name, texts in contexts.items():
+        context = ET.SubElement(root, "context")
+        ET.SubElement(context, "name").text = name
+        for text in texts:
+            message = kept[name].get(text)
+            if message is None:
+                message = ET.Element("message")
+                ET.SubElement(message, "source").text = text
+                ET.SubElement(message, "translation", {"type": "unfinished"})
+            context.append(message)
     ET.indent(tree, space="    ")
     body = ET.tostring(root, encoding="unicode")
     ts.write_text(

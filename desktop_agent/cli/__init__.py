@@ -23,6 +23,7 @@ from desktop_agent.cli.exits import (
     EXIT_STOPPED,
 )
 from desktop_agent.cli.parser import UsageError, build_parser, parse_args
+from desktop_agent.cli.words import speaking
 from desktop_agent.core.errors import DesktopAgentError
 
 if TYPE_CHECKING:
@@ -61,8 +62,13 @@ def main(argv: Sequence[str], *, entry_mark: tuple[str, str] | None = None) -> i
     dir (cli/console.py); the app shows its own errors.
 
     `entry_mark`: (data dir, its stop-all mark) as the process started (__main__.py
-    `entry_stop_mark`); without it the mark is read once the data dir is known."""
-    with output_to_log():
+    `entry_stop_mark`); without it the mark is read once the data dir is known.
+
+    It speaks the language the window would (the `language` setting, else the system's
+    locale: language.py `cli_language`)."""
+    from desktop_agent.language import cli_language
+
+    with output_to_log(), speaking(cli_language()):
         try:
             args = parse_args(argv)
         except UsageError as error:

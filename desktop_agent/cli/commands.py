@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from desktop_agent.cli.console import has_no_console
 from desktop_agent.cli.exits import EXIT_REFUSED, EXIT_STOPPED
 from desktop_agent.cli.gate import gate_for
-from desktop_agent.cli.output import TakeoverNotes, json_line, print_events
+from desktop_agent.cli.output import TakeoverNotes, json_line, padded, print_events
 from desktop_agent.cli.running import run_on_terminal
 from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
+from desktop_agent.cli.words import tr
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     Check = Callable[..., Awaitable[ModelCheck]]
 
 log = logging.getLogger("desktop_agent.cli")
+#: the doctor's line of the API key check (its name, as the other checks' names, not translated)
+API_KEY = "api key"
 T = TypeVar("T")
 
 
@@ -73,7 +76,7 @@ def _settings_for(args: argparse.Namespace) -> Settings:
 
 def _cmd_run(args: argparse.Namespace, data_dir: Path) -> int:
     if not args.goal.strip():
-        print("desktop-agent: the goal is empty", file=sys.stderr)
+        print("desktop-agent: " + tr("the goal is empty"), file=sys.stderr)
         return EXIT_REFUSED
     settings = _settings_for(args)
     return asyncio.run(_run(args, data_dir, settings))
@@ -125,11 +128,13 @@ def _cmd_runs(args: argparse.Namespace, data_dir: Path) -> int:
         return 0
     for run in runs:
         created = run.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        reason = f"/{run.stop_reason.value}" if run.stop_reason else ""
-        status = run.status.value + reason
-        print(printable(f"{run.id}  {created}  {status:<24} {run.step_count:>3} turns  {run.goal}"))
+        status = tr(run.status.value)
+        if run.stop_reason:
+            status += "/" + tr(run.stop_reason.value)
+        turns = tr("{count} turns", count=f"{run.step_count:>3}")
+        print(printable(f"{run.id}  {created}  {padded(status, 24)} {turns}  {run.goal}"))
     if not runs:
-        print("no runs yet")
+        print(tr("no runs yet"))
     return 0
 
 
@@ -163,7 +168,8 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
             host.stop_on_signals(then=stopped.set)
             port = await host.serve_api(args.port, face="serve")
             token_file = data_dir / "api-token"
-            print(f"serving the local API on http://127.0.0.1:{port}/api (token: {token_file})")
+            url = f"http://127.0.0.1:{port}/api"
+            print(tr("serving the local API on {url} (token: {file})", url=url, file=token_file))
             sys.stdout.flush()
             await host.grab_stop_hotkey()
             # the user's own input pauses the API's runs too; resumed through the API
@@ -182,9 +188,11 @@ def _cmd_mcp(args: argparse.Namespace, data_dir: Path) -> int:
 
     if not args.http and (sys.stdin is None or has_no_console()):
         raise ConfigError(
-            "mcp over stdio needs the client's pipes, and this program has none (the windowed "
-            "exe started without them): start it from the console program (desktop-agent, or "
-            "desktop-agent-cli in the installed bundle), or use --http"
+            tr(
+                "mcp over stdio needs the client's pipes, and this program has none (the "
+                "windowed exe started without them): start it from the console program "
+                "(desktop-agent, or desktop-agent-cli in the installed bundle), or use --http"
+            )
         )
     settings = _settings_for(args)
     if args.client_approves:
@@ -220,7 +228,8 @@ def _stop_shortcut(binding: str) -> int:
     try:
         print(set_gnome_stop_shortcut(binding))
     except ShortcutError as error:
-        print(f"desktop-agent: the stop shortcut was not set: {error}", file=sys.stderr)
+        said = tr("the stop shortcut was not set: {error}", error=error)
+        print(f"desktop-agent: {said}", file=sys.stderr)
         return 1
     return 0
 
@@ -231,9 +240,11 @@ def _injection_guard_off() -> Any:
     return DoctorItem(
         "injection",
         False,
-        "the injection guard is off: text on the screen that gives orders to an AI is not "
-        "asked about, and under a blanket approval the model may act on it unasked",
-        'set injection_guard = "on" in settings.toml',
+        tr(
+            "the injection guard is off: text on the screen that gives orders to an AI is not "
+            "asked about, and under a blanket approval the model may act on it unasked"
+        ),
+        tr('set injection_guard = "on" in settings.toml'),
     )
 
 
@@ -261,7 +272,8 @@ async def _doctor_asks(
             _print_items(items)
         found = await host.find_model_servers(asked_at=asked_at)
     except StopRequested:
-        print("desktop-agent: stopped: the model server is asked nothing more", file=sys.stderr)
+        said = tr("stopped: the model server is asked nothing more")
+        print(f"desktop-agent: {said}", file=sys.stderr)
         return EXIT_STOPPED
     finally:
         await host.close()
@@ -271,11 +283,11 @@ async def _doctor_asks(
 
 def _print_items(items: list[Any]) -> None:
     for item in items:
-        mark = "ok  " if item.ok else "FAIL"
+        mark = padded(tr("ok") if item.ok else tr("FAIL"), 4)
         # a detail may quote the model server's answer: shown, never acted on
         print(printable(f"{mark} {item.name:<10} {item.detail}"))
         if not item.ok and item.fix:
-            print(f"     {'':<10} fix: {item.fix}")
+            print(f"     {'':<10} " + tr("fix: {fix}", fix=item.fix))
 
 
 def _print_servers_found(found: Discovery) -> None:
@@ -286,7 +298,7 @@ def _print_servers_found(found: Discovery) -> None:
     print()
     if found.servers:
         ports = ", ".join(str(port) for port in found.ports)
-        print(f"model servers on this machine (127.0.0.1, ports {ports}):")
+        print(tr("model servers on this machine (127.0.0.1, ports {ports}):", ports=ports))
         for line in found.lines():
             # names are the servers' own: shown, never acted on by the terminal
             print(printable(f"  {line}"))
@@ -294,11 +306,12 @@ def _print_servers_found(found: Discovery) -> None:
         print(found.lines()[0])
     best = found.best()
     if best is not None:
-        print(printable(f'use it: desktop-agent run "GOAL" {run_options(*best)}'))
+        command = f'desktop-agent run "GOAL" {run_options(*best)}'
+        print(printable(tr("use it: {command}", command=command)))
         return
     if found.servers:
         print(f"  {found.advice()}")
-    print("ways to get one:")
+    print(tr("ways to get one:"))
     for way in ways_to_get_one(sys.platform):
         print(f"  {way.title}: {way.note}")
         for command in way.commands:
@@ -316,7 +329,7 @@ async def _model_checks(settings: Settings, check: Check | None = None) -> list[
         check = check_model
     checked = await check(settings, discover=False)  # the doctor lists them at the end
     if checked.unreachable is not None:
-        fix = "start the model server or set --base-url"
+        fix = tr("start the model server or set --base-url")
         return [DoctorItem("model", False, str(checked.unreachable), fix)]
     verdict = checked.verdict
     assert verdict is not None
@@ -328,20 +341,32 @@ async def _model_checks(settings: Settings, check: Check | None = None) -> list[
     )
     backend = backend_named(profile.backend)
     return [
-        DoctorItem("model", True, f"{settings.model} at {settings.base_url}", ""),
+        DoctorItem(
+            "model",
+            True,
+            tr("{model} at {url}", model=settings.model, url=settings.base_url),
+            "",
+        ),
         DoctorItem(
             "profile",
             True,
-            f"{profile.name} ({settings.model_profile}): {profile.note}; coordinates "
-            f"{profile.coordinates}; backend {backend.name}: "
-            f"{backend.protocol_for(settings.model)}",
+            tr(
+                "{profile} ({setting}): {note}; coordinates {coordinates}; backend {backend}: "
+                "{protocol}",
+                profile=profile.name,
+                setting=settings.model_profile,
+                note=profile.note,
+                coordinates=profile.coordinates,
+                backend=backend.name,
+                protocol=backend.protocol_for(settings.model),
+            ),
             "",
         ),
         DoctorItem(
             "vision",
             verdict.can_see,
             f"{verdict.detail} ({verdict.source})",
-            'set vision = "yes" in settings.toml or pass --vision yes if the model can see',
+            tr('set vision = "yes" in settings.toml or pass --vision yes if the model can see'),
         ),
         await _grounding_check(settings, profile.grounding, check),
         *([await _key_check(settings, backend)] if backend.chat is None else []),
@@ -364,10 +389,12 @@ async def _key_check(settings: Settings, backend: Any) -> Any:
     if problem is None:
         problem = await key_check(settings.base_url, key)
     elif own is not None:
-        fix = f"store the key in Settings or in the {own.env} variable"
-        return DoctorItem("api key", not problem, problem or "accepted (GET /v1/models)", fix)
-    fix = "set the API key in Settings (kept in the keyring) or in the OPENAI_API_KEY variable"
-    return DoctorItem("api key", not problem, problem or "accepted (GET /models)", fix)
+        fix = tr("store the key in Settings or in the {variable} variable", variable=own.env)
+        accepted = tr("accepted ({request})", request="GET /v1/models")
+        return DoctorItem(API_KEY, not problem, problem or accepted, fix)
+    fix = tr("set the API key in Settings (kept in the keyring) or in the OPENAI_API_KEY variable")
+    accepted = tr("accepted ({request})", request="GET /models")
+    return DoctorItem(API_KEY, not problem, problem or accepted, fix)
 
 
 async def _grounding_check(settings: Settings, profile_default: str, check: Check) -> Any:
@@ -379,9 +406,11 @@ async def _grounding_check(settings: Settings, profile_default: str, check: Chec
     mode = profile_default if settings.grounding == "auto" else settings.grounding
     how = f"{mode} ({settings.grounding})"
     if mode == "off":
-        return DoctorItem("grounding", True, f"{how}: clicks go where the model says", "")
+        said = tr("{how}: clicks go where the model says", how=how)
+        return DoctorItem("grounding", True, said, "")
     if mode == "zoom":
-        return DoctorItem("grounding", True, f"{how}: the model looks again on a crop", "")
+        said = tr("{how}: the model looks again on a crop", how=how)
+        return DoctorItem("grounding", True, said, "")
     url = settings.grounder_base_url or settings.base_url
     # vision "yes": a run does not ask whether its grounder can see either
     checked = await check(
@@ -390,17 +419,25 @@ async def _grounding_check(settings: Settings, profile_default: str, check: Chec
     refusal = checked.refusal()
     if refusal is not None:
         fix = (
-            "start the grounding model's server or set grounder_base_url / --grounder-url"
+            tr("start the grounding model's server or set grounder_base_url / --grounder-url")
             if checked.unreachable is not None
-            else "load the grounding model on its server or set grounder_model"
+            else tr("load the grounding model on its server or set grounder_model")
         )
         return DoctorItem("grounding", False, f"{how}: {refusal}", fix)
     grounder = resolve_profile(settings.grounder_model, settings.grounder_profile)
     return DoctorItem(
         "grounding",
         True,
-        f"{how}: {settings.grounder_model} at {url}, profile {grounder.name} "
-        f"({grounder.point_format} answers, coordinates {grounder.coordinates})",
+        tr(
+            "{how}: {model} at {url}, profile {profile} ({format} answers, coordinates "
+            "{coordinates})",
+            how=how,
+            model=settings.grounder_model,
+            url=url,
+            profile=grounder.name,
+            format=grounder.point_format,
+            coordinates=grounder.coordinates,
+        ),
         "",
     )
 
@@ -435,11 +472,12 @@ def _calibrate(settings: Settings, data_dir: Path, stop_mark: str | None = None)
         stored = load_settings(path, env={})
         data = {**stored.model_dump(), "model_coordinates": space}
         written = save_settings(Settings.model_validate(data), path)
-        print(f'saved model_coordinates = "{space}" in {written}', flush=True)
+        said = tr('saved model_coordinates = "{space}" in {file}', space=space, file=written)
+        print(said, flush=True)
 
     def show(text: str) -> None:
         print(text, flush=True)
-        print("press Save in the window to keep its finding; Close or Escape ends", flush=True)
+        print(tr("press Save in the window to keep its finding; Close or Escape ends"), flush=True)
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(["desktop-agent"])

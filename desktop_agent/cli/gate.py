@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from desktop_agent.cli.words import monitor_words, sentence, tr
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
 from desktop_agent.core.text import printable, quote
 
@@ -73,25 +74,35 @@ class TerminalGate:
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
         if self._stdin is None or not self._stdin.isatty():
             return ApprovalDecision.DENY
-        choices = "[o]nce / [r]un / [d]eny" if approval.offer_run_grant else "[o]nce / [d]eny"
+        # the answers are typed as their letters (o, r, d), whatever the language
+        choices = (
+            tr("[o]nce / [r]un / [d]eny") if approval.offer_run_grant else tr("[o]nce / [d]eny")
+        )
         # the arguments and the reason are the model's, the caution names the screen's
         # targets: shown, never acted on by the terminal
         # every quoted part escaped, newlines too (`quote`): only our own lines break
         arguments = quote(json.dumps(approval.to_show, ensure_ascii=False))
-        caution = f"  asks every time: {quote(approval.caution)}\n" if approval.caution else ""
+        caution = ""
+        if approval.caution:
+            caution = "  " + tr("asks every time: {why}", why=quote(approval.caution)) + "\n"
         check = approval.safety_check
         if check is not None:
             # the provider's words: shown as text, one line each
-            caution += f"  safety check {quote(check.code)}: {quote(check.message)}\n"
+            said = tr("safety check {code}: {message}", code=quote(check.code),
+                      message=quote(check.message))  # fmt: skip
+            caution += f"  {said}\n"
         # where the action is, on a desktop of several monitors (the app's own numbers)
-        where = f"  on: {approval.monitor.describe()}\n" if approval.monitor else ""
+        where = ""
+        if approval.monitor:
+            where = "  " + tr("on: {monitor}", monitor=monitor_words(approval.monitor)) + "\n"
         # the call in plain words first (its outside parts quoted by core/sentences), then
         # the call as the program sees it
+        allow = tr("allow {tool} {arguments}?", tool=quote(approval.tool), arguments=arguments)
+        reason = tr("reason: {reason}", reason=quote(approval.reason))
+        denies = tr("(denies in {seconds} s):", seconds=f"{approval.timeout_s:.0f}")
         self._out.write(
-            f"\n{printable(str(approval.sentence))}\n"
-            f"  allow {quote(approval.tool)} {arguments}?\n"
-            f"  reason: {quote(approval.reason)}\n{where}{caution}  {choices} "
-            f"(denies in {approval.timeout_s:.0f} s): "
+            f"\n{printable(sentence(approval.sentence))}\n"
+            f"  {allow}\n  {reason}\n{where}{caution}  {choices} {denies} "
         )
         self._out.flush()
         line = await self._answer(self._stdin.fileno())
@@ -114,7 +125,8 @@ class TerminalGate:
             if line is None or self._clock() - asked_at >= self.min_answer_s:
                 return line
             discard_pending_input(fd)
-            self._out.write("\n  (that came before the question could be read; answer again): ")
+            again = tr("(that came before the question could be read; answer again):")
+            self._out.write(f"\n  {again} ")
             self._out.flush()
 
 

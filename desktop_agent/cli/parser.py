@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from desktop_agent.cli.words import tr
+
 
 class UsageError(Exception):
     """A bad option or argument: one line on stderr, exit 3."""
@@ -21,9 +23,11 @@ def _positive_int(low: int, high: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+            said = tr("not a whole number: {text}", text=repr(text))
+            raise argparse.ArgumentTypeError(said) from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is out of range {low}..{high}")
+            said = tr("{value} is out of range {low}..{high}", value=value, low=low, high=high)
+            raise argparse.ArgumentTypeError(said)
         return value
 
     return parse
@@ -53,12 +57,16 @@ def _tool_list(text: str) -> tuple[str, ...]:
 
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     if not names:
-        raise argparse.ArgumentTypeError("no tools given")
+        raise argparse.ArgumentTypeError(tr("no tools given"))
     known = {spec.name for spec in BUILTIN_TOOLS if spec.offered}
     unknown = [name for name in names if name not in known]
     if unknown:
         raise argparse.ArgumentTypeError(
-            f"unknown tool(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            tr(
+                "unknown tool(s): {unknown}; known: {known}",
+                unknown=", ".join(unknown),
+                known=", ".join(sorted(known)),
+            )
         )
     return names
 
@@ -93,13 +101,13 @@ def _command_words(argv: Sequence[str]) -> list[str]:
 
 def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
     """The program's parser and its sub-command set."""
-    parser = _Parser(prog="desktop-agent", description="Carry out tasks on this desktop.")
-    parser.add_argument("--data-dir", help="where history, screenshots and the API token live")
+    parser = _Parser(prog="desktop-agent", description=tr("Carry out tasks on this desktop."))
+    parser.add_argument("--data-dir", help=tr("where history, screenshots and the API token live"))
     return parser, parser.add_subparsers(dest="command", parser_class=_Parser)
 
 
 def _add_stop_all(commands: Any) -> None:
-    commands.add_parser("stop-all", help="stop every run of every instance on this data dir")
+    commands.add_parser("stop-all", help=tr("stop every run of every instance on this data dir"))
 
 
 def _data_dir_everywhere(commands: Any) -> None:
@@ -119,93 +127,109 @@ def _stop_all_parser() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     parser, commands = _top_parser()
 
-    run = commands.add_parser("run", help="one run, no window; events on stdout")
-    run.add_argument("goal", help="what to do, in words")
-    run.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:11434/v1")
-    run.add_argument("--model", help="model name, e.g. qwen2.5vl")
-    run.add_argument("--api-key-env", help="environment variable holding the API key")
+    run = commands.add_parser("run", help=tr("one run, no window; events on stdout"))
+    run.add_argument("goal", help=tr("what to do, in words"))
+    run.add_argument(
+        "--base-url", help=tr("OpenAI-compatible server, e.g. http://localhost:11434/v1")
+    )
+    run.add_argument("--model", help=tr("model name, e.g. qwen2.5vl"))
+    run.add_argument("--api-key-env", help=tr("environment variable holding the API key"))
     run.add_argument("--max-steps", type=_positive_int(1, 500))
     run.add_argument("--max-failures", type=_positive_int(1, 50))
-    run.add_argument("--allow", type=_tool_list, help="allowed tools, comma-separated")
+    run.add_argument("--allow", type=_tool_list, help=tr("allowed tools, comma-separated"))
     run.add_argument(
         "--approve",
         choices=("ask", "all", "none"),
         default="ask",
-        help="ask on the terminal (default; no terminal: deny), all, or none (deny). "
-        "'all' never approves a dangerous call (launch_app, a launcher key such as super+r, "
-        "a paste, a line typed into a terminal, a password field, a sensitive button) "
-        "unless its tool is named with --allow-dangerous",
+        help=tr(
+            "ask on the terminal (default; no terminal: deny), all, or none (deny). "
+            "'all' never approves a dangerous call (launch_app, a launcher key such as super+r, "
+            "a paste, a line typed into a terminal, a password field, a sensitive button) "
+            "unless its tool is named with --allow-dangerous"
+        ),
     )
     run.add_argument(
         "--allow-dangerous",
         type=_tool_list,
         metavar="TOOL,TOOL,...",
-        help="with --approve all: also approve these tools' dangerous calls",
+        help=tr("with --approve all: also approve these tools' dangerous calls"),
     )
     run.add_argument("--vision", choices=("auto", "yes", "no"))
-    run.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
+    run.add_argument("--model-profile", type=_profile_name, help=tr("model family (default auto)"))
     run.add_argument(
         "--monitor",
         type=_monitor,
         metavar="auto|all|N",
-        help="the monitor the model sees (default: the settings', auto: the active window's)",
+        help=tr("the monitor the model sees (default: the settings', auto: the active window's)"),
     )
     run.add_argument(
         "--grounding",
         choices=("auto", "off", "zoom", "grounder"),
-        help="how a click by coordinates is refined (default: the settings'; auto: the "
-        "model profile's)",
+        help=tr(
+            "how a click by coordinates is refined (default: the settings'; auto: the "
+            "model profile's)"
+        ),
     )
-    run.add_argument("--grounder-url", metavar="URL", help="the grounding model's server")
+    run.add_argument("--grounder-url", metavar="URL", help=tr("the grounding model's server"))
     run.add_argument(
-        "--grounder-model", metavar="NAME", help="a grounding model (implies --grounding grounder)"
+        "--grounder-model",
+        metavar="NAME",
+        help=tr("a grounding model (implies --grounding grounder)"),
     )
-    run.add_argument("--json", action="store_true", help="one JSON object per line per event")
+    run.add_argument("--json", action="store_true", help=tr("one JSON object per line per event"))
 
-    runs = commands.add_parser("runs", help="run history, newest first")
+    runs = commands.add_parser("runs", help=tr("run history, newest first"))
     runs.add_argument("--json", action="store_true")
     runs.add_argument("--limit", type=_positive_int(1, 100000), default=100)
 
-    show = commands.add_parser("show", help="replay a stored run's events")
+    show = commands.add_parser("show", help=tr("replay a stored run's events"))
     show.add_argument("run_id")
     show.add_argument("--json", action="store_true")
 
-    serve = commands.add_parser("serve", help="no window: serve the local API until stopped")
+    serve = commands.add_parser("serve", help=tr("no window: serve the local API until stopped"))
     serve.add_argument("--port", type=_positive_int(0, 65535), default=0)
 
     mcp = commands.add_parser(
-        "mcp", help="serve the agent to an MCP client (stdio; --http: streamable HTTP)"
+        "mcp", help=tr("serve the agent to an MCP client (stdio; --http: streamable HTTP)")
     )
     mcp.add_argument(
-        "--http", action="store_true", help="streamable HTTP on 127.0.0.1 (token as the API's)"
+        "--http", action="store_true", help=tr("streamable HTTP on 127.0.0.1 (token as the API's)")
     )
     mcp.add_argument("--port", type=_positive_int(0, 65535), default=0)
     mcp.add_argument(
         "--client-approves",
         action="store_true",
-        help="the client's user may answer questions about ordinary input calls (never about "
-        "a call that asks every time: those go to this desktop's dialog)",
+        help=tr(
+            "the client's user may answer questions about ordinary input calls (never about "
+            "a call that asks every time: those go to this desktop's dialog)"
+        ),
     )
 
     _add_stop_all(commands)
-    doctor = commands.add_parser("doctor", help="check display, capture, input, hotkey, model")
-    doctor.add_argument("--base-url", help="the model server to check")
-    doctor.add_argument("--model", help="the model to check")
+    doctor = commands.add_parser("doctor", help=tr("check display, capture, input, hotkey, model"))
+    doctor.add_argument("--base-url", help=tr("the model server to check"))
+    doctor.add_argument("--model", help=tr("the model to check"))
     doctor.add_argument("--vision", choices=("auto", "yes", "no"))
-    doctor.add_argument("--model-profile", type=_profile_name, help="model family (default auto)")
+    doctor.add_argument(
+        "--model-profile", type=_profile_name, help=tr("model family (default auto)")
+    )
     doctor.add_argument(
         "--stop-shortcut",
         nargs="?",
         const="<Control><Alt>Escape",
         metavar="KEYS",
-        help="on GNOME (Wayland): bind KEYS (GTK accelerator, default <Control><Alt>Escape) "
-        "to `desktop-agent stop-all` as a custom keyboard shortcut",
+        help=tr(
+            "on GNOME (Wayland): bind KEYS (GTK accelerator, default <Control><Alt>Escape) "
+            "to `desktop-agent stop-all` as a custom keyboard shortcut"
+        ),
     )
     doctor.add_argument(
         "--calibrate",
         action="store_true",
-        help="show targets on the screen, ask the model to click each, report the error in "
-        "pixels and the coordinate space that fits; offers to save it",
+        help=tr(
+            "show targets on the screen, ask the model to click each, report the error in "
+            "pixels and the coordinate space that fits; offers to save it"
+        ),
     )
     from desktop_agent.cli.routines import add_parser as add_routine_parser
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.cli.words import tr
 from desktop_agent.core.routine import Routine, RoutineError, Schedule, check_name
 from desktop_agent.core.text import printable
 
@@ -24,7 +25,8 @@ def _assignment(what: str) -> Callable[[str], tuple[str, str]]:
     def parse(text: str) -> tuple[str, str]:
         name, sep, value = text.partition("=")
         if not sep or not name.strip():
-            raise argparse.ArgumentTypeError(f"{what}: give NAME=VALUE, not {text!r}")
+            said = tr("{option}: give NAME=VALUE, not {text}", option=what, text=repr(text))
+            raise argparse.ArgumentTypeError(said)
         return name.strip(), value
 
     return parse
@@ -32,57 +34,61 @@ def _assignment(what: str) -> Callable[[str], tuple[str, str]]:
 
 def add_parser(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     """The `routine` sub-command and its own sub-commands."""
-    routine = commands.add_parser("routine", help="save a run as a routine; run it again")
+    routine = commands.add_parser("routine", help=tr("save a run as a routine; run it again"))
     actions = routine.add_subparsers(dest="routine_command", parser_class=parser_class,
                                      required=True)  # fmt: skip
 
-    save = actions.add_parser("save", help="save a completed run as a routine")
+    save = actions.add_parser("save", help=tr("save a completed run as a routine"))
     save.add_argument("run_id")
     save.add_argument("name")
     save.add_argument("--param", action="append", default=[], type=_assignment("--param"),
                       metavar="NAME=TURN",
-                      help="make the text typed at TURN (as `show RUN_ID` numbers the turns) a "
-                      "parameter; repeat a NAME for one text typed in several places")  # fmt: skip
+                      help=tr("make the text typed at TURN (as `show RUN_ID` numbers the turns) a "
+                      "parameter; repeat a NAME for one text typed in several places"))  # fmt: skip
     save.add_argument("--grant", default="", metavar="TOOL,TOOL,...",
-                      help="allow these tools without asking in this routine's runs")  # fmt: skip
-    save.add_argument("--replace", action="store_true", help="overwrite a routine of that name")
+                      help=tr("allow these tools without asking in this routine's "
+                              "runs"))  # fmt: skip
+    save.add_argument("--replace", action="store_true", help=tr("overwrite a routine of that name"))
 
-    listing = actions.add_parser("list", help="the saved routines, their parameters, schedules")
+    listing = actions.add_parser("list", help=tr("the saved routines, their parameters, schedules"))
     listing.add_argument("--json", action="store_true")
 
-    export = actions.add_parser("export", help="write a routine as one readable JSON file")
+    export = actions.add_parser("export", help=tr("write a routine as one readable JSON file"))
     export.add_argument("name")
     export.add_argument("file", type=Path)
 
-    imported = actions.add_parser("import", help="read a routine file into the history store")
+    imported = actions.add_parser("import", help=tr("read a routine file into the history store"))
     imported.add_argument("file", type=Path)
-    imported.add_argument("--name", help="save it under this name")
+    imported.add_argument("--name", help=tr("save it under this name"))
     imported.add_argument("--replace", action="store_true")
 
-    delete = actions.add_parser("delete", help="forget a routine (and its schedule)")
+    delete = actions.add_parser("delete", help=tr("forget a routine (and its schedule)"))
     delete.add_argument("name")
 
-    run = actions.add_parser("run", help="run a routine: no model while the screen matches")
+    run = actions.add_parser("run", help=tr("run a routine: no model while the screen matches"))
     run.add_argument("name")
     run.add_argument("--set", action="append", default=[], type=_assignment("--set"),
-                     metavar="NAME=VALUE", help="a parameter's text for this run")  # fmt: skip
-    run.add_argument("--json", action="store_true", help="one JSON object per line per event")
+                     metavar="NAME=VALUE", help=tr("a parameter's text for this run"))  # fmt: skip
+    run.add_argument("--json", action="store_true", help=tr("one JSON object per line per event"))
     run.add_argument("--approve", choices=("ask", "all", "none"), default="ask",
-                     help="as for `run`; the routine's grants answer for their tools")  # fmt: skip
+                     help=tr("as for `run`; the routine's grants answer for their "
+                             "tools"))  # fmt: skip
     run.add_argument("--allow-dangerous", default="", metavar="TOOL,TOOL,...")
     run.add_argument("--no-agent", action="store_true",
-                     help="never hand over to the model: a mismatch ends the run "
-                     "routine_mismatch")  # fmt: skip
+                     help=tr("never hand over to the model: a mismatch ends the run "
+                     "routine_mismatch"))  # fmt: skip
     run.add_argument("--scheduled", action="store_true",
-                     help="started by the OS: nobody answers; it refuses to start if it "
-                     "would ask")  # fmt: skip
+                     help=tr("started by the OS: nobody answers; it refuses to start if it "
+                     "would ask"))  # fmt: skip
 
-    schedule = actions.add_parser("schedule", help="start a routine at a time of day (OS timer)")
+    schedule = actions.add_parser(
+        "schedule", help=tr("start a routine at a time of day (OS timer)")
+    )
     schedule.add_argument("name")
     schedule.add_argument("--at", required=True, metavar="HH:MM")
-    schedule.add_argument("--weekdays", action="store_true", help="Monday to Friday only")
+    schedule.add_argument("--weekdays", action="store_true", help=tr("Monday to Friday only"))
 
-    unschedule = actions.add_parser("unschedule", help="remove a routine's OS timer")
+    unschedule = actions.add_parser("unschedule", help=tr("remove a routine's OS timer"))
     unschedule.add_argument("name")
     for sub in actions.choices.values():
         sub.add_argument("--data-dir", default=argparse.SUPPRESS)
@@ -126,7 +132,8 @@ def _save(args: argparse.Namespace, data_dir: Path) -> int:
     params: dict[str, list[int]] = {}
     for name, turn in args.param:
         if not turn.strip().isdigit():
-            raise RoutineError(f"--param {name}={turn}: TURN is a turn number (see `show`)")
+            given = f"--param {name}={turn}"
+            raise RoutineError(tr("{given}: TURN is a turn number (see `show`)", given=given))
         params.setdefault(name, []).append(int(turn))
     routine = _with_repo(
         lambda repo: service.save_from_run(
@@ -140,7 +147,8 @@ def _save(args: argparse.Namespace, data_dir: Path) -> int:
         ),  # fmt: skip
         data_dir,
     )
-    print(printable(f"saved routine {routine.name}: {_outline(routine)}"), flush=True)
+    said = tr("saved routine {name}: {outline}", name=routine.name, outline=_outline(routine))
+    print(printable(said), flush=True)
     if args.replace:
         _drop_schedule(routine.name, data_dir)
     return EXIT_OK
@@ -150,20 +158,31 @@ def _drop_schedule(name: str, data_dir: Path) -> None:
     """A routine replaced is not scheduled (the store's row is the new routine's): its name's
     OS timer goes too, so it never starts a routine nobody scheduled."""
     if _unschedule_os(name, data_dir):
-        print(f"the routine it replaced was scheduled: its timer is removed; schedule this "
-              f"one with `routine schedule {name} --at HH:MM`", flush=True)  # fmt: skip
+        said = tr("the routine it replaced was scheduled: its timer is removed; schedule this "
+                  "one with `routine schedule {name} --at HH:MM`", name=name)  # fmt: skip
+        print(said, flush=True)
 
 
 def _outline(routine: Routine) -> str:
     params = ", ".join(
-        f"{p.name}" + (" (secret)" if p.secret else f"={p.default!r}") for p in routine.params
+        tr("{name} (secret)", name=p.name) if p.secret else f"{p.name}={p.default!r}"
+        for p in routine.params
     )
-    grants = f"; grants {', '.join(routine.grants)}" if routine.grants else ""
+    grants = tr("; grants {tools}", tools=", ".join(routine.grants)) if routine.grants else ""
     when = ""
     if routine.schedule:
-        days = "weekdays" if routine.schedule.weekdays else "daily"
-        when = f"; scheduled {days} at {routine.schedule.at}"
-    return f"{len(routine.steps)} steps; parameters: {params or 'none'}{grants}{when}"
+        at = routine.schedule.at
+        if routine.schedule.weekdays:
+            when = tr("; scheduled weekdays at {time}", time=at)
+        else:
+            when = tr("; scheduled daily at {time}", time=at)
+    return tr(
+        "{count} steps; parameters: {parameters}{grants}{when}",
+        count=len(routine.steps),
+        parameters=params or tr("none"),
+        grants=grants,
+        when=when,
+    )
 
 
 def _list(args: argparse.Namespace, data_dir: Path) -> int:
@@ -184,7 +203,7 @@ def _list(args: argparse.Namespace, data_dir: Path) -> int:
     for routine in routines:
         print(printable(f"{routine.name}  {routine.goal!r}  {_outline(routine)}"))
     if not routines:
-        print("no routines yet (save one: desktop-agent routine save RUN_ID NAME)")
+        print(tr("no routines yet (save one: desktop-agent routine save RUN_ID NAME)"))
     return EXIT_OK
 
 
@@ -192,7 +211,7 @@ def _export(args: argparse.Namespace, data_dir: Path) -> int:
     from desktop_agent.host import routines as service
 
     _with_repo(lambda repo: service.export_to(repo, args.name, args.file), data_dir)
-    print(f"wrote {args.file}", flush=True)
+    print(tr("wrote {file}", file=args.file), flush=True)
     return EXIT_OK
 
 
@@ -205,7 +224,8 @@ def _import(args: argparse.Namespace, data_dir: Path) -> int:
         ),
         data_dir,
     )
-    print(printable(f"imported routine {routine.name}: {_outline(routine)}"), flush=True)
+    said = tr("imported routine {name}: {outline}", name=routine.name, outline=_outline(routine))
+    print(printable(said), flush=True)
     if args.replace:
         _drop_schedule(routine.name, data_dir)
     return EXIT_OK
@@ -216,8 +236,8 @@ def _delete(args: argparse.Namespace, data_dir: Path) -> int:
     # the OS entries of the name go whatever the store says (a timer it forgot still fires)
     _unschedule_os(args.name, data_dir)
     if not _with_repo(lambda repo: repo.delete_routine(args.name), data_dir):
-        raise RoutineError(f"no routine named {args.name!r}")
-    print(f"deleted routine {args.name}", flush=True)
+        raise RoutineError(tr("no routine named {name}", name=repr(args.name)))
+    print(tr("deleted routine {name}", name=args.name), flush=True)
     return EXIT_OK
 
 
@@ -227,7 +247,7 @@ def _unschedule_os(name: str, data_dir: Path) -> list[Path]:
 
     removed, problem = os_schedule.uninstall(name, data_dir)
     for path in removed:
-        print(f"removed {path}", flush=True)
+        print(tr("removed {file}", file=path), flush=True)
     if problem:
         print(f"desktop-agent: {problem}", file=sys.stderr)
     return removed
@@ -242,12 +262,16 @@ def _schedule(args: argparse.Namespace, data_dir: Path) -> int:
     _with_repo(lambda repo: repo.update_routine(args.name, schedule=when), data_dir)
     written, problem = os_schedule.install(args.name, when, data_dir)
     for path in written:
-        print(f"wrote {path}", flush=True)
+        print(tr("wrote {file}", file=path), flush=True)
     if problem:
-        print(f"desktop-agent: the schedule is written but not active: {problem}", file=sys.stderr)
+        said = tr("the schedule is written but not active: {problem}", problem=problem)
+        print(f"desktop-agent: {said}", file=sys.stderr)
         return EXIT_FAILED
-    days = "Monday to Friday" if when.weekdays else "every day"
-    print(f"routine {args.name} starts {days} at {when.at}", flush=True)
+    if when.weekdays:
+        said = tr("routine {name} starts Monday to Friday at {time}", name=args.name, time=when.at)
+    else:
+        said = tr("routine {name} starts every day at {time}", name=args.name, time=when.at)
+    print(said, flush=True)
     return EXIT_OK
 
 
@@ -262,7 +286,7 @@ def _unschedule(args: argparse.Namespace, data_dir: Path) -> int:
             await repo.update_routine(args.name, schedule=None)
 
     _with_repo(forget, data_dir)
-    print(f"routine {args.name} is not scheduled", flush=True)
+    print(tr("routine {name} is not scheduled", name=args.name), flush=True)
     return EXIT_OK
 
 
@@ -295,15 +319,18 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         if args.scheduled and routine.schedule is None:
             # a timer the store does not know of: left from a routine deleted or replaced
             raise RoutineError(
-                f"routine {routine.name} is not scheduled, so no timer should start it: remove "
-                f"the one that did with `desktop-agent routine unschedule {routine.name}`"
+                tr(
+                    "routine {name} is not scheduled, so no timer should start it: remove the "
+                    "one that did with `desktop-agent routine unschedule {name}`",
+                    name=routine.name,
+                )
             )
         if args.scheduled:
             asked = host.records.routine_questions(routine, values)
             if asked:
-                print(printable(f"desktop-agent: routine {routine.name} would ask, and nobody is "
-                                f"there to answer: {'; '.join(asked)}"),
-                      file=sys.stderr, flush=True)  # fmt: skip
+                said = tr("routine {name} would ask, and nobody is there to answer: {questions}",
+                          name=routine.name, questions="; ".join(asked))  # fmt: skip
+                print(printable(f"desktop-agent: {said}"), file=sys.stderr, flush=True)
                 return EXIT_REFUSED
         else:
             values.update(_ask_secrets(routine, values))
@@ -333,10 +360,15 @@ def _ask_secrets(routine: Routine, values: dict[str, str]) -> dict[str, str]:
             continue
         if sys.stdin is None or not sys.stdin.isatty():  # None: the windowed exe
             raise RoutineError(
-                f"routine {routine.name} needs {name} (a password field's text): give it with "
-                f"--set {name}=… or run it on a terminal"
+                tr(
+                    "routine {routine} needs {name} (a password field's text): give it with "
+                    "--set {name}=… or run it on a terminal",
+                    routine=routine.name,
+                    name=name,
+                )
             )
-        asked[name] = getpass.getpass(f"{name} for routine {routine.name} (not saved): ")
+        question = tr("{name} for routine {routine} (not saved):", name=name, routine=routine.name)
+        asked[name] = getpass.getpass(question + " ")
     return asked
 
 

@@ -22,7 +22,10 @@ def prepare_data_dir(value: str | None) -> Path:
     except ForeignDataDir as error:
         raise ConfigError(str(error)) from None
     except OSError as error:
-        raise ConfigError(f"data dir {data_dir} cannot be written: {error.strerror}") from None
+        from desktop_agent.cli.words import tr
+
+        said = tr("data dir {dir} cannot be written: {why}", dir=data_dir, why=error.strerror)
+        raise ConfigError(said) from None
     return data_dir
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from desktop_agent.cli.words import tr
+
 
 def cmd_stop_all(args: argparse.Namespace, data_dir: Path) -> int:
     from desktop_agent.instances.registry import stop_all_blocking
 
     stopped = stop_all_blocking(data_dir)
-    print(f"stopped {stopped} run(s)", flush=True)
+    print(tr("stopped {count} run(s)", count=stopped), flush=True)
     return 0

@@ -1735,4 +1735,808 @@
             <translation>列表中的元素 {id}</translation>
         </message>
     </context>
+    <context>
+        <name>CLI</name>
+        <message>
+            <source>stopped {count} run(s)</source>
+            <translation>已停止 {count} 个运行</translation>
+        </message>
+        <message>
+            <source>set the API key in Settings (kept in the keyring) or in the OPENAI_API_KEY variable</source>
+            <translation>在设置中填写 API 密钥（保存在密钥环中），或设置 OPENAI_API_KEY 环境变量</translation>
+        </message>
+        <message>
+            <source>accepted ({request})</source>
+            <translation>已接受（{request}）</translation>
+        </message>
+        <message>
+            <source>{count} turns</source>
+            <translation>{count} 轮</translation>
+        </message>
+        <message>
+            <source>the injection guard is off: text on the screen that gives orders to an AI is not asked about, and under a blanket approval the model may act on it unasked</source>
+            <translation>注入防护已关闭：屏幕上向 AI 下达指令的文字不会被询问；在全部批准之下，模型可能不经询问就照它行事</translation>
+        </message>
+        <message>
+            <source>set injection_guard = "on" in settings.toml</source>
+            <translation>在 settings.toml 中设置 injection_guard = "on"</translation>
+        </message>
+        <message>
+            <source>ways to get one:</source>
+            <translation>获取模型服务器的方法：</translation>
+        </message>
+        <message>
+            <source>start the model server or set --base-url</source>
+            <translation>启动模型服务器，或设置 --base-url</translation>
+        </message>
+        <message>
+            <source>{how}: clicks go where the model says</source>
+            <translation>{how}：点击位置即模型所说的位置</translation>
+        </message>
+        <message>
+            <source>{how}: the model looks again on a crop</source>
+            <translation>{how}：模型在裁剪图上再看一次</translation>
+        </message>
+        <message>
+            <source>{how}: {model} at {url}, profile {profile} ({format} answers, coordinates {coordinates})</source>
+            <translation>{how}：{model}，位于 {url}，配置 {profile}（{format} 格式的回答，坐标 {coordinates}）</translation>
+        </message>
+        <message>
+            <source>saved model_coordinates = "{space}" in {file}</source>
+            <translation>已在 {file} 中保存 model_coordinates = "{space}"</translation>
+        </message>
+        <message>
+            <source>no runs yet</source>
+            <translation>还没有运行</translation>
+        </message>
+        <message>
+            <source>mcp over stdio needs the client's pipes, and this program has none (the windowed exe started without them): start it from the console program (desktop-agent, or desktop-agent-cli in the installed bundle), or use --http</source>
+            <translation>通过 stdio 提供 MCP 需要客户端的管道，而本程序没有（窗口版 exe 启动时不带管道）：请从控制台程序启动（desktop-agent，或安装包中的 desktop-agent-cli），或使用 --http</translation>
+        </message>
+        <message>
+            <source>the stop shortcut was not set: {error}</source>
+            <translation>停止快捷键未设置：{error}</translation>
+        </message>
+        <message>
+            <source>stopped: the model server is asked nothing more</source>
+            <translation>已停止：不再向模型服务器发送任何请求</translation>
+        </message>
+        <message>
+            <source>model servers on this machine (127.0.0.1, ports {ports}):</source>
+            <translation>本机上的模型服务器（127.0.0.1，端口 {ports}）：</translation>
+        </message>
+        <message>
+            <source>{model} at {url}</source>
+            <translation>{model}，位于 {url}</translation>
+        </message>
+        <message>
+            <source>{profile} ({setting}): {note}; coordinates {coordinates}; backend {backend}: {protocol}</source>
+            <translation>{profile}（{setting}）：{note}；坐标 {coordinates}；后端 {backend}：{protocol}</translation>
+        </message>
+        <message>
+            <source>set vision = "yes" in settings.toml or pass --vision yes if the model can see</source>
+            <translation>如果模型能看图，在 settings.toml 中设置 vision = "yes"，或传入 --vision yes</translation>
+        </message>
+        <message>
+            <source>store the key in Settings or in the {variable} variable</source>
+            <translation>在设置中保存密钥，或设置 {variable} 环境变量</translation>
+        </message>
+        <message>
+            <source>start the grounding model's server or set grounder_base_url / --grounder-url</source>
+            <translation>启动定位模型的服务器，或设置 grounder_base_url / --grounder-url</translation>
+        </message>
+        <message>
+            <source>load the grounding model on its server or set grounder_model</source>
+            <translation>在服务器上加载定位模型，或设置 grounder_model</translation>
+        </message>
+        <message>
+            <source>press Save in the window to keep its finding; Close or Escape ends</source>
+            <translation>在窗口中按“保存”以保留结果；按“关闭”或 Esc 结束</translation>
+        </message>
+        <message>
+            <source>the goal is empty</source>
+            <translation>目标为空</translation>
+        </message>
+        <message>
+            <source>serving the local API on {url} (token: {file})</source>
+            <translation>本地 API 已在 {url} 提供服务（令牌：{file}）</translation>
+        </message>
+        <message>
+            <source>ok</source>
+            <translation>成功</translation>
+        </message>
+        <message>
+            <source>FAIL</source>
+            <translation>失败</translation>
+        </message>
+        <message>
+            <source>use it: {command}</source>
+            <translation>使用它：{command}</translation>
+        </message>
+        <message>
+            <source>fix: {fix}</source>
+            <translation>解决办法：{fix}</translation>
+        </message>
+        <message>
+            <source>allow {tool} {arguments}?</source>
+            <translation>允许 {tool} {arguments} 吗？</translation>
+        </message>
+        <message>
+            <source>reason: {reason}</source>
+            <translation>理由：{reason}</translation>
+        </message>
+        <message>
+            <source>(denies in {seconds} s):</source>
+            <translation>（{seconds} 秒后自动拒绝）：</translation>
+        </message>
+        <message>
+            <source>[o]nce / [r]un / [d]eny</source>
+            <translation>[o] 允许一次 / [r] 本次运行内允许 / [d] 拒绝</translation>
+        </message>
+        <message>
+            <source>[o]nce / [d]eny</source>
+            <translation>[o] 允许一次 / [d] 拒绝</translation>
+        </message>
+        <message>
+            <source>safety check {code}: {message}</source>
+            <translation>安全检查 {code}：{message}</translation>
+        </message>
+        <message>
+            <source>(that came before the question could be read; answer again):</source>
+            <translation>（这个回答早于问题可被读到的时间；请再回答一次）：</translation>
+        </message>
+        <message>
+            <source>asks every time: {why}</source>
+            <translation>每次都会询问：{why}</translation>
+        </message>
+        <message>
+            <source>on: {monitor}</source>
+            <translation>位置：{monitor}</translation>
+        </message>
+        <message>
+            <source>queued</source>
+            <translation>排队中</translation>
+        </message>
+        <message>
+            <source>running</source>
+            <translation>运行中</translation>
+        </message>
+        <message>
+            <source>paused</source>
+            <translation>已暂停</translation>
+        </message>
+        <message>
+            <source>completed</source>
+            <translation>已完成</translation>
+        </message>
+        <message>
+            <source>failed</source>
+            <translation>失败</translation>
+        </message>
+        <message>
+            <source>stopped</source>
+            <translation>已停止</translation>
+        </message>
+        <message>
+            <source>interrupted</source>
+            <translation>已中断</translation>
+        </message>
+        <message>
+            <source>done</source>
+            <translation>已达成</translation>
+        </message>
+        <message>
+            <source>error</source>
+            <translation>出错</translation>
+        </message>
+        <message>
+            <source>max_failures</source>
+            <translation>失败次数达到上限</translation>
+        </message>
+        <message>
+            <source>breaker</source>
+            <translation>熔断</translation>
+        </message>
+        <message>
+            <source>user_stop</source>
+            <translation>用户停止</translation>
+        </message>
+        <message>
+            <source>max_steps</source>
+            <translation>步骤数达到上限</translation>
+        </message>
+        <message>
+            <source>crash</source>
+            <translation>崩溃</translation>
+        </message>
+        <message>
+            <source>stuck</source>
+            <translation>卡住</translation>
+        </message>
+        <message>
+            <source>budget</source>
+            <translation>预算用尽</translation>
+        </message>
+        <message>
+            <source>routine_mismatch</source>
+            <translation>例程与屏幕不符</translation>
+        </message>
+        <message>
+            <source>observe</source>
+            <translation>观察</translation>
+        </message>
+        <message>
+            <source>decide</source>
+            <translation>决策</translation>
+        </message>
+        <message>
+            <source>ground</source>
+            <translation>定位</translation>
+        </message>
+        <message>
+            <source>action</source>
+            <translation>操作</translation>
+        </message>
+        <message>
+            <source>denied</source>
+            <translation>已拒绝</translation>
+        </message>
+        <message>
+            <source>skipped</source>
+            <translation>已跳过</translation>
+        </message>
+        <message>
+            <source>once</source>
+            <translation>允许一次</translation>
+        </message>
+        <message>
+            <source>run</source>
+            <translation>本次运行内允许</translation>
+        </message>
+        <message>
+            <source>deny</source>
+            <translation>拒绝</translation>
+        </message>
+        <message>
+            <source>run {id} {status} after {turns} turn(s){elapsed}; {usage}{message}</source>
+            <translation>运行 {id} {status}，共 {turns} 轮{elapsed}；{usage}{message}</translation>
+        </message>
+        <message>
+            <source>{prompt} + {completion} tokens, {cost}</source>
+            <translation>{prompt} + {completion} 个 token，{cost}</translation>
+        </message>
+        <message>
+            <source>, model profile {profile}</source>
+            <translation>，模型配置 {profile}</translation>
+        </message>
+        <message>
+            <source>run {id}: {goal} with {model} (max {steps} steps{more})</source>
+            <translation>运行 {id}：{goal}，使用 {model}（最多 {steps} 步{more}）</translation>
+        </message>
+        <message>
+            <source>approval asked: {action} ({tool} {arguments})</source>
+            <translation>请求批准：{action}（{tool} {arguments}）</translation>
+        </message>
+        <message>
+            <source> in {seconds} s</source>
+            <translation>，用时 {seconds} 秒</translation>
+        </message>
+        <message>
+            <source>{status} / {reason}</source>
+            <translation>{status} / {reason}</translation>
+        </message>
+        <message>
+            <source>: {message}</source>
+            <translation>：{message}</translation>
+        </message>
+        <message>
+            <source>cost unknown</source>
+            <translation>费用未知</translation>
+        </message>
+        <message>
+            <source>{prompt} + {completion} tokens (estimated), {cost}</source>
+            <translation>{prompt} + {completion} 个 token（估算），{cost}</translation>
+        </message>
+        <message>
+            <source>resume: {command}</source>
+            <translation>继续：{command}</translation>
+        </message>
+        <message>
+            <source>, monitor {monitor}</source>
+            <translation>，显示器 {monitor}</translation>
+        </message>
+        <message>
+            <source>{ms} ms</source>
+            <translation>{ms} 毫秒</translation>
+        </message>
+        <message>
+            <source>resumed</source>
+            <translation>已继续</translation>
+        </message>
+        <message>
+            <source> on {monitor}</source>
+            <translation>，位于{monitor}</translation>
+        </message>
+        <message>
+            <source>approval: {decision}</source>
+            <translation>批准结果：{decision}</translation>
+        </message>
+        <message>
+            <source>paused: you took over the mouse or keyboard; {hint}</source>
+            <translation>已暂停：你接管了鼠标或键盘；{hint}</translation>
+        </message>
+        <message>
+            <source>{action}: {detail}</source>
+            <translation>{action}：{detail}</translation>
+        </message>
+        <message>
+            <source>approval: {decision} (timed out)</source>
+            <translation>批准结果：{decision}（已超时）</translation>
+        </message>
+        <message>
+            <source>your own input will not pause the run: {why}</source>
+            <translation>你自己的输入不会暂停运行：{why}</translation>
+        </message>
+        <message>
+            <source>paused: you took over; {hint}</source>
+            <translation>已暂停：你接管了操作；{hint}</translation>
+        </message>
+        <message>
+            <source>{value} is out of range {low}..{high}</source>
+            <translation>{value} 超出范围 {low}..{high}</translation>
+        </message>
+        <message>
+            <source>no tools given</source>
+            <translation>没有给出工具</translation>
+        </message>
+        <message>
+            <source>unknown tool(s): {unknown}; known: {known}</source>
+            <translation>未知的工具：{unknown}；已知的工具：{known}</translation>
+        </message>
+        <message>
+            <source>Carry out tasks on this desktop.</source>
+            <translation>在这台电脑的桌面上执行任务。</translation>
+        </message>
+        <message>
+            <source>where history, screenshots and the API token live</source>
+            <translation>历史记录、截图和 API 令牌的存放位置</translation>
+        </message>
+        <message>
+            <source>stop every run of every instance on this data dir</source>
+            <translation>停止使用此数据目录的所有实例的所有运行</translation>
+        </message>
+        <message>
+            <source>one run, no window; events on stdout</source>
+            <translation>执行一次运行，不开窗口；事件输出到标准输出</translation>
+        </message>
+        <message>
+            <source>what to do, in words</source>
+            <translation>要做什么，用文字描述</translation>
+        </message>
+        <message>
+            <source>OpenAI-compatible server, e.g. http://localhost:11434/v1</source>
+            <translation>兼容 OpenAI 的服务器，例如 http://localhost:11434/v1</translation>
+        </message>
+        <message>
+            <source>model name, e.g. qwen2.5vl</source>
+            <translation>模型名称，例如 qwen2.5vl</translation>
+        </message>
+        <message>
+            <source>environment variable holding the API key</source>
+            <translation>存放 API 密钥的环境变量</translation>
+        </message>
+        <message>
+            <source>allowed tools, comma-separated</source>
+            <translation>允许的工具，以逗号分隔</translation>
+        </message>
+        <message>
+            <source>ask on the terminal (default; no terminal: deny), all, or none (deny). 'all' never approves a dangerous call (launch_app, a launcher key such as super+r, a paste, a line typed into a terminal, a password field, a sensitive button) unless its tool is named with --allow-dangerous</source>
+            <translation>ask：在终端上询问（默认；没有终端时拒绝），all：全部批准，none：全部拒绝。all 从不批准危险的调用（launch_app、super+r 之类的启动键、粘贴、输入到终端的一行、密码框、敏感按钮），除非其工具用 --allow-dangerous 列出</translation>
+        </message>
+        <message>
+            <source>with --approve all: also approve these tools' dangerous calls</source>
+            <translation>与 --approve all 一起使用：也批准这些工具的危险调用</translation>
+        </message>
+        <message>
+            <source>model family (default auto)</source>
+            <translation>模型系列（默认 auto）</translation>
+        </message>
+        <message>
+            <source>the monitor the model sees (default: the settings', auto: the active window's)</source>
+            <translation>模型看到的显示器（默认：按设置；auto：活动窗口所在的显示器）</translation>
+        </message>
+        <message>
+            <source>how a click by coordinates is refined (default: the settings'; auto: the model profile's)</source>
+            <translation>按坐标点击时如何修正位置（默认：按设置；auto：按模型配置）</translation>
+        </message>
+        <message>
+            <source>the grounding model's server</source>
+            <translation>定位模型的服务器</translation>
+        </message>
+        <message>
+            <source>a grounding model (implies --grounding grounder)</source>
+            <translation>定位模型（意味着 --grounding grounder）</translation>
+        </message>
+        <message>
+            <source>one JSON object per line per event</source>
+            <translation>每个事件一行 JSON 对象</translation>
+        </message>
+        <message>
+            <source>run history, newest first</source>
+            <translation>运行历史，最新的在前</translation>
+        </message>
+        <message>
+            <source>replay a stored run's events</source>
+            <translation>重放一次已保存运行的事件</translation>
+        </message>
+        <message>
+            <source>no window: serve the local API until stopped</source>
+            <translation>不开窗口：提供本地 API，直到被停止</translation>
+        </message>
+        <message>
+            <source>serve the agent to an MCP client (stdio; --http: streamable HTTP)</source>
+            <translation>把智能体提供给 MCP 客户端（stdio；--http：可流式 HTTP）</translation>
+        </message>
+        <message>
+            <source>streamable HTTP on 127.0.0.1 (token as the API's)</source>
+            <translation>在 127.0.0.1 上提供可流式 HTTP（令牌与 API 相同）</translation>
+        </message>
+        <message>
+            <source>the client's user may answer questions about ordinary input calls (never about a call that asks every time: those go to this desktop's dialog)</source>
+            <translation>客户端的用户可以回答关于普通输入调用的询问（每次都询问的调用除外：这些由本机桌面上的对话框询问）</translation>
+        </message>
+        <message>
+            <source>check display, capture, input, hotkey, model</source>
+            <translation>检查显示、截图、输入、热键和模型</translation>
+        </message>
+        <message>
+            <source>the model server to check</source>
+            <translation>要检查的模型服务器</translation>
+        </message>
+        <message>
+            <source>the model to check</source>
+            <translation>要检查的模型</translation>
+        </message>
+        <message>
+            <source>on GNOME (Wayland): bind KEYS (GTK accelerator, default &lt;Control&gt;&lt;Alt&gt;Escape) to `desktop-agent stop-all` as a custom keyboard shortcut</source>
+            <translation>在 GNOME（Wayland）上：把 KEYS（GTK 快捷键写法，默认 &lt;Control&gt;&lt;Alt&gt;Escape）绑定到 `desktop-agent stop-all`，作为自定义键盘快捷键</translation>
+        </message>
+        <message>
+            <source>show targets on the screen, ask the model to click each, report the error in pixels and the coordinate space that fits; offers to save it</source>
+            <translation>在屏幕上显示目标，让模型逐一点击，报告以像素计的误差和合适的坐标空间；可以保存结果</translation>
+        </message>
+        <message>
+            <source>not a whole number: {text}</source>
+            <translation>不是整数：{text}</translation>
+        </message>
+        <message>
+            <source>saved routine {name}: {outline}</source>
+            <translation>已保存例程 {name}：{outline}</translation>
+        </message>
+        <message>
+            <source>{count} steps; parameters: {parameters}{grants}{when}</source>
+            <translation>{count} 步；参数：{parameters}{grants}{when}</translation>
+        </message>
+        <message>
+            <source>imported routine {name}: {outline}</source>
+            <translation>已导入例程 {name}：{outline}</translation>
+        </message>
+        <message>
+            <source>the routine it replaced was scheduled: its timer is removed; schedule this one with `routine schedule {name} --at HH:MM`</source>
+            <translation>被替换的例程曾有定时：它的定时器已删除；用 `routine schedule {name} --at HH:MM` 为这个例程设定时间</translation>
+        </message>
+        <message>
+            <source>; grants {tools}</source>
+            <translation>；授权 {tools}</translation>
+        </message>
+        <message>
+            <source>wrote {file}</source>
+            <translation>已写入 {file}</translation>
+        </message>
+        <message>
+            <source>deleted routine {name}</source>
+            <translation>已删除例程 {name}</translation>
+        </message>
+        <message>
+            <source>the schedule is written but not active: {problem}</source>
+            <translation>定时已写入但未生效：{problem}</translation>
+        </message>
+        <message>
+            <source>routine {name} starts Monday to Friday at {time}</source>
+            <translation>例程 {name} 将在周一至周五的 {time} 启动</translation>
+        </message>
+        <message>
+            <source>routine {name} starts every day at {time}</source>
+            <translation>例程 {name} 将在每天 {time} 启动</translation>
+        </message>
+        <message>
+            <source>routine {name} is not scheduled</source>
+            <translation>例程 {name} 没有定时</translation>
+        </message>
+        <message>
+            <source>{name} for routine {routine} (not saved):</source>
+            <translation>例程 {routine} 的 {name}（不会保存）：</translation>
+        </message>
+        <message>
+            <source>{option}: give NAME=VALUE, not {text}</source>
+            <translation>{option}：请给出 NAME=VALUE，而不是 {text}</translation>
+        </message>
+        <message>
+            <source>save a run as a routine; run it again</source>
+            <translation>把一次运行保存为例程；再次运行它</translation>
+        </message>
+        <message>
+            <source>save a completed run as a routine</source>
+            <translation>把一次已完成的运行保存为例程</translation>
+        </message>
+        <message>
+            <source>make the text typed at TURN (as `show RUN_ID` numbers the turns) a parameter; repeat a NAME for one text typed in several places</source>
+            <translation>把第 TURN 轮（轮次编号见 `show RUN_ID`）输入的文字设为参数；同一段文字在多处输入时重复同一个 NAME</translation>
+        </message>
+        <message>
+            <source>allow these tools without asking in this routine's runs</source>
+            <translation>在此例程的运行中不经询问就允许这些工具</translation>
+        </message>
+        <message>
+            <source>overwrite a routine of that name</source>
+            <translation>覆盖同名的例程</translation>
+        </message>
+        <message>
+            <source>the saved routines, their parameters, schedules</source>
+            <translation>已保存的例程、它们的参数和定时</translation>
+        </message>
+        <message>
+            <source>write a routine as one readable JSON file</source>
+            <translation>把例程写成一个可读的 JSON 文件</translation>
+        </message>
+        <message>
+            <source>read a routine file into the history store</source>
+            <translation>把例程文件读入历史存储</translation>
+        </message>
+        <message>
+            <source>save it under this name</source>
+            <translation>以此名称保存</translation>
+        </message>
+        <message>
+            <source>forget a routine (and its schedule)</source>
+            <translation>删除一个例程（及其定时）</translation>
+        </message>
+        <message>
+            <source>run a routine: no model while the screen matches</source>
+            <translation>运行例程：只要屏幕相符就不用模型</translation>
+        </message>
+        <message>
+            <source>a parameter's text for this run</source>
+            <translation>本次运行中某个参数的文字</translation>
+        </message>
+        <message>
+            <source>as for `run`; the routine's grants answer for their tools</source>
+            <translation>同 `run`；例程的授权替其工具作答</translation>
+        </message>
+        <message>
+            <source>never hand over to the model: a mismatch ends the run routine_mismatch</source>
+            <translation>从不交给模型：一旦不符，运行以 routine_mismatch 结束</translation>
+        </message>
+        <message>
+            <source>started by the OS: nobody answers; it refuses to start if it would ask</source>
+            <translation>由操作系统启动：无人作答；如果会需要询问，就拒绝启动</translation>
+        </message>
+        <message>
+            <source>start a routine at a time of day (OS timer)</source>
+            <translation>在每天的某个时间启动例程（操作系统定时器）</translation>
+        </message>
+        <message>
+            <source>Monday to Friday only</source>
+            <translation>仅周一至周五</translation>
+        </message>
+        <message>
+            <source>remove a routine's OS timer</source>
+            <translation>删除例程的操作系统定时器</translation>
+        </message>
+        <message>
+            <source>; scheduled weekdays at {time}</source>
+            <translation>；定时于工作日 {time}</translation>
+        </message>
+        <message>
+            <source>; scheduled daily at {time}</source>
+            <translation>；定时于每天 {time}</translation>
+        </message>
+        <message>
+            <source>no routines yet (save one: desktop-agent routine save RUN_ID NAME)</source>
+            <translation>还没有例程（保存一个：desktop-agent routine save RUN_ID NAME）</translation>
+        </message>
+        <message>
+            <source>no routine named {name}</source>
+            <translation>没有名为 {name} 的例程</translation>
+        </message>
+        <message>
+            <source>removed {file}</source>
+            <translation>已删除 {file}</translation>
+        </message>
+        <message>
+            <source>{given}: TURN is a turn number (see `show`)</source>
+            <translation>{given}：TURN 是轮次编号（见 `show`）</translation>
+        </message>
+        <message>
+            <source>{name} (secret)</source>
+            <translation>{name}（保密）</translation>
+        </message>
+        <message>
+            <source>none</source>
+            <translation>无</translation>
+        </message>
+        <message>
+            <source>routine {name} is not scheduled, so no timer should start it: remove the one that did with `desktop-agent routine unschedule {name}`</source>
+            <translation>例程 {name} 没有定时，因此不应有定时器启动它：用 `desktop-agent routine unschedule {name}` 删除启动它的定时器</translation>
+        </message>
+        <message>
+            <source>routine {name} would ask, and nobody is there to answer: {questions}</source>
+            <translation>例程 {name} 会需要询问，而没有人在场回答：{questions}</translation>
+        </message>
+        <message>
+            <source>routine {routine} needs {name} (a password field's text): give it with --set {name}=… or run it on a terminal</source>
+            <translation>例程 {routine} 需要 {name}（密码框的文字）：用 --set {name}=… 给出，或在终端上运行</translation>
+        </message>
+        <message>
+            <source>data dir {dir} cannot be written: {why}</source>
+            <translation>无法写入数据目录 {dir}：{why}</translation>
+        </message>
+        <message>
+            <source>monitor {number}, {width}x{height} at {left},{top}</source>
+            <translation>显示器 {number}，{width}x{height}，位于 {left},{top}</translation>
+        </message>
+        <message>
+            <source>monitor {number} (the primary), {width}x{height} at {left},{top}</source>
+            <translation>显示器 {number}（主显示器），{width}x{height}，位于 {left},{top}</translation>
+        </message>
+    </context>
+    <context>
+        <name>argparse</name>
+        <message>
+            <source>conflicting option string: %s</source>
+            <translation>选项字符串冲突：%s</translation>
+        </message>
+        <message>
+            <source>conflicting option strings: %s</source>
+            <translation>选项字符串冲突：%s</translation>
+        </message>
+        <message>
+            <source>usage: </source>
+            <translation>用法：</translation>
+        </message>
+        <message>
+            <source>argument %(argument_name)s: %(message)s</source>
+            <translation>参数 %(argument_name)s：%(message)s</translation>
+        </message>
+        <message>
+            <source>.__call__() not defined</source>
+            <translation>.__call__() 未定义</translation>
+        </message>
+        <message>
+            <source>'required' is an invalid argument for positionals</source>
+            <translation>'required' 不是位置参数的有效参数</translation>
+        </message>
+        <message>
+            <source>mutually exclusive arguments must be optional</source>
+            <translation>互斥的参数必须是可选的</translation>
+        </message>
+        <message>
+            <source>positional arguments</source>
+            <translation>位置参数</translation>
+        </message>
+        <message>
+            <source>options</source>
+            <translation>选项</translation>
+        </message>
+        <message>
+            <source>unrecognized arguments: %s</source>
+            <translation>无法识别的参数：%s</translation>
+        </message>
+        <message>
+            <source>ambiguous option: %(option)s could match %(matches)s</source>
+            <translation>有歧义的选项：%(option)s 可以匹配 %(matches)s</translation>
+        </message>
+        <message>
+            <source>%r is not callable</source>
+            <translation>%r 不可调用</translation>
+        </message>
+        <message>
+            <source>invalid choice: %(value)r (choose from %(choices)s)</source>
+            <translation>无效的选择：%(value)r（可选：%(choices)s）</translation>
+        </message>
+        <message>
+            <source>can't open '%(filename)s': %(error)s</source>
+            <translation>无法打开 '%(filename)s'：%(error)s</translation>
+        </message>
+        <message>
+            <source>cannot merge actions - two groups are named %r</source>
+            <translation>无法合并动作——两个组都名为 %r</translation>
+        </message>
+        <message>
+            <source>invalid option string %(option)r: must start with a character %(prefix_chars)r</source>
+            <translation>无效的选项字符串 %(option)r：必须以字符 %(prefix_chars)r 开头</translation>
+        </message>
+        <message>
+            <source>dest= is required for options like %r</source>
+            <translation>像 %r 这样的选项需要 dest=</translation>
+        </message>
+        <message>
+            <source>invalid conflict_resolution value: %r</source>
+            <translation>无效的 conflict_resolution 值：%r</translation>
+        </message>
+        <message>
+            <source>cannot have multiple subparser arguments</source>
+            <translation>不能有多个子命令参数</translation>
+        </message>
+        <message>
+            <source>expected one argument</source>
+            <translation>需要一个参数</translation>
+        </message>
+        <message>
+            <source>expected at most one argument</source>
+            <translation>最多需要一个参数</translation>
+        </message>
+        <message>
+            <source>expected at least one argument</source>
+            <translation>至少需要一个参数</translation>
+        </message>
+        <message>
+            <source>invalid %(type)s value: %(value)r</source>
+            <translation>无效的 %(type)s 值：%(value)r</translation>
+        </message>
+        <message>
+            <source>%(prog)s: error: %(message)s
+</source>
+            <translation>%(prog)s：错误：%(message)s
+</translation>
+        </message>
+        <message>
+            <source>conflicting subparser: %s</source>
+            <translation>子命令冲突：%s</translation>
+        </message>
+        <message>
+            <source>unknown parser %(parser_name)r (choices: %(choices)s)</source>
+            <translation>未知的子命令 %(parser_name)r（可选：%(choices)s）</translation>
+        </message>
+        <message>
+            <source>show this help message and exit</source>
+            <translation>显示此帮助信息并退出</translation>
+        </message>
+        <message>
+            <source>the following arguments are required: %s</source>
+            <translation>缺少以下参数：%s</translation>
+        </message>
+        <message>
+            <source>one of the arguments %s is required</source>
+            <translation>需要参数 %s 之一</translation>
+        </message>
+        <message>
+            <source>expected %s argument</source>
+            <translation>需要 %s 个参数</translation>
+        </message>
+        <message>
+            <source>expected %s arguments</source>
+            <translation>需要 %s 个参数</translation>
+        </message>
+        <message>
+            <source>conflicting subparser alias: %s</source>
+            <translation>子命令别名冲突：%s</translation>
+        </message>
+        <message>
+            <source>argument "-" with mode %r</source>
+            <translation>模式为 %r 的参数 "-"</translation>
+        </message>
+        <message>
+            <source>not allowed with argument %s</source>
+            <translation>不能与参数 %s 一起使用</translation>
+        </message>
+        <message>
+            <source>unexpected option string: %s</source>
+            <translation>意外的选项字符串：%s</translation>
+        </message>
+        <message>
+            <source>ignored explicit argument %r</source>
+            <translation>忽略了显式参数 %r</translation>
+        </message>
+    </context>
 </TS>
