@@ -223,10 +223,10 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
 def _stop_shortcut(binding: str) -> int:
     """`doctor --stop-shortcut`: the desktop's own shortcut to stop-all (Wayland has no key
     grab for a program); 1 with the reason on one line when it cannot be set."""
-    from desktop_agent.desktop.stop_shortcut import ShortcutError, set_gnome_stop_shortcut
+    from desktop_agent.desktop.stop_shortcut import ShortcutError, set_stop_shortcut
 
     try:
-        print(set_gnome_stop_shortcut(binding))
+        print(set_stop_shortcut(binding))
     except ShortcutError as error:
         said = tr("the stop shortcut was not set: {error}", error=error)
         print(f"desktop-agent: {said}", file=sys.stderr)

@@ -219,8 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
         const="<Control><Alt>Escape",
         metavar="KEYS",
         help=tr(
-            "on GNOME (Wayland): bind KEYS (GTK accelerator, default <Control><Alt>Escape) "
-            "to `desktop-agent stop-all` as a custom keyboard shortcut"
+            "on GNOME or KDE Plasma (Wayland): bind KEYS (GTK accelerator, default "
+            "<Control><Alt>Escape) to `desktop-agent stop-all` as the desktop's own keyboard "
+            "shortcut"
         ),
     )
     doctor.add_argument(

@@ -223,9 +223,9 @@ PORTAL_FIX = (
 )
 GSTREAMER_FIX = "apt install gstreamer1.0-tools gstreamer1.0-pipewire gstreamer1.0-plugins-base"
 STOP_FIX = (
-    "GNOME: `desktop-agent doctor --stop-shortcut` binds Ctrl+Alt+Esc to `desktop-agent "
-    "stop-all`; KDE: add that command under System Settings → Shortcuts; the tray and the "
-    "window's Stop work meanwhile"
+    "`desktop-agent doctor --stop-shortcut` binds Ctrl+Alt+Esc to `desktop-agent stop-all` "
+    "(GNOME: a custom shortcut; KDE: a command shortcut, read when Plasma's shortcut service "
+    "starts); the tray and the window's Stop work meanwhile"
 )
 
 

@@ -2198,8 +2198,8 @@
             <translation>要检查的模型</translation>
         </message>
         <message>
-            <source>on GNOME (Wayland): bind KEYS (GTK accelerator, default &lt;Control&gt;&lt;Alt&gt;Escape) to `desktop-agent stop-all` as a custom keyboard shortcut</source>
-            <translation>在 GNOME（Wayland）上：把 KEYS（GTK 快捷键写法，默认 &lt;Control&gt;&lt;Alt&gt;Escape）绑定到 `desktop-agent stop-all`，作为自定义键盘快捷键</translation>
+            <source>on GNOME or KDE Plasma (Wayland): bind KEYS (GTK accelerator, default &lt;Control&gt;&lt;Alt&gt;Escape) to `desktop-agent stop-all` as the desktop's own keyboard shortcut</source>
+            <translation>在 GNOME 或 KDE Plasma（Wayland）上：把 KEYS（GTK 快捷键写法，默认 &lt;Control&gt;&lt;Alt&gt;Escape）绑定到 `desktop-agent stop-all`，作为桌面自己的键盘快捷键</translation>
         </message>
         <message>
             <source>show targets on the screen, ask the model to click each, report the error in pixels and the coordinate space that fits; offers to save it</source>
