@@ -1,9 +1,11 @@
-"""Print, as JSON, every label of the app's dialogs and panels (the approval dialog, acting
-panel, model servers pages, settings tabs, task, routines, grants, history and save-routine)
-that is given less room than its text needs, at the QT_SCALE_FACTOR and language of this
-process (tests/gui/test_no_clipping).
+"""Print, as JSON, every text of the app's dialogs and panels (the main window, the approval
+dialog, acting panel, model servers pages, settings tabs, task, routines, grants, history and
+save-routine)
+that is given less room than it needs — a label's, a button's, a check box's or radio
+button's, a group box's title, a tab's — at the QT_SCALE_FACTOR and language of this process
+(tests/gui/test_no_clipping).
 
-    QT_SCALE_FACTOR=2 python tests/support/clipped_labels.py zh_CN
+    QT_SCALE_FACTOR=2 python tests/support/clipped_texts.py zh_CN
 
 A process per scale: Qt reads QT_SCALE_FACTOR once, when the application starts.
 """
@@ -20,13 +22,31 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtWidgets import QApplication, QLabel, QWidget  # noqa: E402
+from PySide6.QtWidgets import (  # noqa: E402
+    QAbstractButton,
+    QApplication,
+    QGroupBox,
+    QLabel,
+    QTabBar,
+    QWidget,
+)
 
 
 def clipped(window: QWidget) -> list[dict[str, object]]:
-    """The visible labels of `window` whose text needs more room than they have: a wrapped
-    label's height for its width, else its width (an elided or cut line)."""
+    """The visible texts of `window` that need more room than they have: a wrapped label's
+    height for its width, else a label's width (an elided or cut line); a button's, check
+    box's or radio button's size for its text (its size hint: the text, the indicator, the
+    margins); a group box's title (its minimum size hint: the title's width); a tab's
+    (its size hint, else Qt elides it; and inside its bar, not behind scroll buttons)."""
     found = []
+
+    def check(kind: str, widget: QWidget, text: str, need: int, have: int) -> None:
+        # one device pixel of rounding at a fractional scale is not a clipped letter
+        if need > have + 1:
+            name = text.replace("&", "")[:40] if kind == "tab" else widget.objectName()
+            name = name or text.replace("&", "")[:40]
+            found.append({"window": type(window).__name__, kind: name, "need": need, "have": have})
+
     for label in window.findChildren(QLabel):
         if not label.isVisibleTo(window) or not label.text() or label.pixmap().isNull() is False:
             continue
@@ -34,12 +54,25 @@ def clipped(window: QWidget) -> list[dict[str, object]]:
             need, have = label.heightForWidth(label.width()), label.height()
         else:
             need, have = label.sizeHint().width(), label.width()
-        # one device pixel of rounding at a fractional scale is not a clipped letter
-        if need > have + 1:
-            name = label.objectName() or label.text()[:40]
-            found.append(
-                {"window": type(window).__name__, "label": name, "need": need, "have": have}
-            )
+        check("label", label, label.text(), need, have)
+    for button in window.findChildren(QAbstractButton):
+        if not button.isVisibleTo(window) or not button.text():
+            continue
+        hint = button.sizeHint()
+        check("button", button, button.text(), hint.width(), button.width())
+        check("button", button, button.text(), hint.height(), button.height())
+    for box in window.findChildren(QGroupBox):
+        if box.isVisibleTo(window) and box.title():
+            check("group", box, box.title(), box.minimumSizeHint().width(), box.width())
+    for bar in window.findChildren(QTabBar):
+        if not bar.isVisibleTo(window):
+            continue
+        for index in range(bar.count()):
+            text = bar.tabText(index)
+            need, have = bar.tabSizeHint(index).width(), bar.tabRect(index).width()
+            check("tab", bar, text, need, have)  # elided
+            # out of the bar's sight (behind its scroll buttons)
+            check("tab", bar, text, bar.tabRect(index).right() + 1, bar.width())
     return found
 
 
@@ -98,6 +131,7 @@ def windows(data_dir: Path) -> list[tuple[str, Callable[[], QWidget]]]:
         return SaveRoutineDialog(None, "r1234567890", [])
 
     return [
+        ("main", plain("desktop_agent.ui.main_window", "MainWindow")),
         *((f"settings-{tab}", settings(tab)) for tab in range(6)),
         ("task", plain("desktop_agent.ui.task_panel", "TaskPanel")),
         ("routines", plain("desktop_agent.ui.routines", "RoutinesPanel")),
