@@ -2,8 +2,9 @@
 
     python scripts/translations.py update   # pyside6-lupdate over the app's Qt code, plus the
                                             # call sentences' templates (context "Sentence"),
-                                            # the command line's texts ("CLI") and argparse's
-                                            # ("argparse")
+                                            # the command line's texts ("CLI"), argparse's
+                                            # ("argparse") and core/model_servers' marked
+                                            # texts ("ModelServers")
     python scripts/translations.py build    # pyside6-lrelease: every .ts → its .qm
     python scripts/translations.py check    # every .qm says what its .ts says (packaging/build)
 
@@ -37,6 +38,10 @@ CLI_SOURCES = sorted(
 CLI_CONTEXT = "CLI"
 #: argparse's own texts (usage, its errors), the msgids of its gettext calls
 ARGPARSE_CONTEXT = "argparse"
+#: what a look for model servers found and the ways to get one (core/model_servers.CONTEXT):
+#: the texts of its `_t("…")` marks, shown by the window and the command line
+MODEL_SERVERS = ROOT / "desktop_agent" / "core" / "model_servers.py"
+MODEL_SERVERS_CONTEXT = "ModelServers"
 #: the names in core/sentences.py that hold templates: the first argument of these calls,
 #: the values of these tables, and the names assigned a template
 _CALLS = {"_phrase", "Phrase", "_in_window"}
@@ -96,6 +101,17 @@ def cli_texts(paths: list[Path] = CLI_SOURCES) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def marked_texts(path: Path = MODEL_SERVERS) -> list[str]:
+    """The text of every `_t("…")` of `path`, in the order they appear."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_t" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.append(first.value)
+    return list(dict.fromkeys(found))
+
+
 def argparse_texts() -> list[str]:
     """The msgids of argparse's gettext calls (`_("…")`, both forms of `ngettext`) in the
     argparse of the Python running this."""
@@ -117,6 +133,7 @@ def extra_contexts() -> dict[str, list[str]]:
         CONTEXT: sentence_templates(),
         CLI_CONTEXT: cli_texts(),
         ARGPARSE_CONTEXT: argparse_texts(),
+        MODEL_SERVERS_CONTEXT: marked_texts(),
     }
 
 

@@ -19,7 +19,7 @@ from desktop_agent.cli.running import run_on_terminal
 from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
-from desktop_agent.cli.words import tr
+from desktop_agent.cli.words import tr, translator
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
@@ -293,27 +293,28 @@ def _print_items(items: list[Any]) -> None:
 def _print_servers_found(found: Discovery) -> None:
     """The doctor's last word: the model servers on this machine and the exact options to
     use one, or the ways to get one."""
-    from desktop_agent.core.model_servers import run_options, ways_to_get_one
+    from desktop_agent.core.model_servers import CONTEXT, run_options, ways_to_get_one
 
+    words = translator(CONTEXT)
     print()
     if found.servers:
         ports = ", ".join(str(port) for port in found.ports)
         print(tr("model servers on this machine (127.0.0.1, ports {ports}):", ports=ports))
-        for line in found.lines():
+        for line in found.lines(words):
             # names are the servers' own: shown, never acted on by the terminal
             print(printable(f"  {line}"))
     else:
-        print(found.lines()[0])
+        print(found.lines(words)[0])
     best = found.best()
     if best is not None:
         command = f'desktop-agent run "GOAL" {run_options(*best)}'
         print(printable(tr("use it: {command}", command=command)))
         return
     if found.servers:
-        print(f"  {found.advice()}")
+        print(f"  {found.advice(words)}")
     print(tr("ways to get one:"))
     for way in ways_to_get_one(sys.platform):
-        print(f"  {way.title}: {way.note}")
+        print(tr("  {title}: {note}", title=words(way.title), note=words(way.note)))
         for command in way.commands:
             print(f"      {command}")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.language import Catalogue, catalogue_for, say
@@ -43,6 +43,15 @@ def tr(text: str, /, **fields: Any) -> str:
     """`text` in the command line's language, its `{fields}` filled in afterwards (text from
     outside in a field is never read as a template)."""
     return say(_Speaking.catalogue, CONTEXT, text, fields)
+
+
+def translator(context: str) -> Callable[[str], str]:
+    """The translation of the texts of another `context` (e.g. core/model_servers.py's), for
+    a function that translates its own templates."""
+    catalogue = _Speaking.catalogue
+    if catalogue is None:
+        return lambda text: text
+    return lambda text: catalogue.translate(context, text) or text
 
 
 def N_(text: str) -> str:  # noqa: N802 (gettext's name for it)

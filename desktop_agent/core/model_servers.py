@@ -2,6 +2,11 @@
 
 Views only (the probe itself is `planner/discovery.py`): the window, the CLI's `doctor` and
 a refused run's line all say the same things from these.
+
+What a person reads here is in English, each text marked `_t("…")` (scripts/translations.py
+collects them under the context "ModelServers"); the window and the command line give
+`lines` and `advice` their translation, and translate a `Way`'s title and note, with their
+fields filled in after the translation (`filled`).
 """
 
 from __future__ import annotations
@@ -9,6 +14,29 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+
+#: the translation context of the texts a person reads here (the .ts files' <context>)
+CONTEXT = "ModelServers"
+
+Translate = Callable[[str], str]
+
+
+def _t(text: str) -> str:
+    """`text`, marked for translation (the window and the command line translate it)."""
+    return text
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def filled(translate: Translate, template: str, **fields: object) -> str:
+    """`template` translated, its `{fields}` filled in afterwards (a `{…}` in a value stays
+    text); a translation that names a field wrongly falls back to the English."""
+    try:
+        return translate(template).format_map(fields)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return template.format_map(fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +81,8 @@ class FoundModel:
     def vision_word(self) -> str:
         """sees · no vision · vision unknown"""
         if self.can_see is None:
-            return "vision unknown"
-        return "sees" if self.can_see else "no vision"
+            return _t("vision unknown")
+        return _t("sees") if self.can_see else _t("no vision")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,32 +119,51 @@ class Discovery:
                 return server, model
         return None
 
-    def lines(self) -> list[str]:
-        """One line per server and one per model, for a terminal."""
+    def lines(self, translate: Translate = _same) -> list[str]:
+        """One line per server and one per model, for a terminal, in the language
+        `translate` speaks."""
         if not self.servers:
             ports = ", ".join(str(port) for port in self.ports)
-            return [f"no model server answers on this machine (ports {ports})"]
+            template = _t("no model server answers on this machine (ports {ports})")
+            return [filled(translate, template, ports=ports)]
         out = []
         for server in self.servers:
-            count = f"{len(server.models)} chat model(s)" if server.models else "no chat model"
-            out.append(f"{server.label} at {server.base_url}: {count}")
-            out.extend(
-                f"  {model.name:<36} {model.vision_word:<15} profile {model.profile}"
-                for model in server.models
+            count = (
+                filled(translate, _t("{count} chat model(s)"), count=len(server.models))
+                if server.models
+                else translate(_t("no chat model"))
             )
+            out.append(
+                filled(
+                    translate,
+                    _t("{server} at {url}: {count}"),
+                    server=server.label,
+                    url=server.base_url,
+                    count=count,
+                )  # fmt: skip
+            )
+            for model in server.models:
+                profile = filled(translate, _t("profile {profile}"), profile=model.profile)
+                sight = translate(model.vision_word)
+                out.append(f"  {model.name:<36} {sight:<15} {profile}")
         return out
 
-    def advice(self) -> str:
-        """What to pass to use a model found here, or how to get one: one line."""
+    def advice(self, translate: Translate = _same) -> str:
+        """What to pass to use a model found here, or how to get one: one line, in the
+        language `translate` speaks."""
         best = self.best()
         if best is not None:
-            return f"use it with: {run_options(*best)}"
+            return filled(translate, _t("use it with: {options}"), options=run_options(*best))
         if self.servers:
-            return (
-                "none of their models is known to see screenshots: load a vision model "
-                "(e.g. `ollama pull qwen2.5vl`), or pass --vision yes if yours can see"
+            return translate(
+                _t(
+                    "none of their models is known to see screenshots: load a vision model "
+                    "(e.g. `ollama pull qwen2.5vl`), or pass --vision yes if yours can see"
+                )
             )
-        return "start one, e.g. `ollama serve` then `ollama pull qwen2.5vl` (see the README)"
+        return translate(
+            _t("start one, e.g. `ollama serve` then `ollama pull qwen2.5vl` (see the README)")
+        )
 
     def summary(self) -> str:
         """One line: which servers answer here, and their models that see (a refusal's tail)."""
@@ -144,7 +191,8 @@ def run_options(server: FoundServer, model: FoundModel) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Way:
-    """One way to get a model server: what it is, and the commands to type (copyable)."""
+    """One way to get a model server: what it is, and the commands to type (copyable). The
+    title and the note are English, marked for translation: a face translates them."""
 
     title: str
     note: str
@@ -155,28 +203,39 @@ def ways_to_get_one(platform: str) -> tuple[Way, ...]:
     """Two or three ways to a model that sees, for `platform` (sys.platform's value)."""
     if platform.startswith("linux"):
         install: tuple[str, ...] = ("curl -fsSL https://ollama.com/install.sh | sh",)
-        where = "The first command installs Ollama and starts its server"
+        ollama = _t(
+            "The first command installs Ollama and starts its server; then pull a vision "
+            "model (about 6 GB; a GPU helps). Without a GPU, the 3B one (about 3 GB) is the "
+            "one to try."
+        )
     else:
         install = ()
-        where = "Install it from https://ollama.com/download (it starts its server)"
+        ollama = _t(
+            "Install it from https://ollama.com/download (it starts its server); then pull a "
+            "vision model (about 6 GB; a GPU helps). Without a GPU, the 3B one (about 3 GB) "
+            "is the one to try."
+        )
     set_key = "setx OPENAI_API_KEY sk-…" if platform == "win32" else "export OPENAI_API_KEY=sk-…"
     return (
         Way(
-            "Ollama — on this computer, free",
-            f"{where}; then pull a vision model (about 6 GB; a GPU helps). Without a GPU, "
-            "the 3B one (about 3 GB) is the one to try.",
+            _t("Ollama — on this computer, free"),
+            ollama,
             (*install, "ollama pull qwen2.5vl", "ollama pull qwen2.5vl:3b"),
         ),
         Way(
-            "LM Studio — on this computer, with a window",
-            "Install it from https://lmstudio.ai, download a vision model (e.g. Qwen2.5-VL-7B), "
-            "load it, and start the server (Developer tab, or:)",
+            _t("LM Studio — on this computer, with a window"),
+            _t(
+                "Install it from https://lmstudio.ai, download a vision model (e.g. "
+                "Qwen2.5-VL-7B), load it, and start the server (Developer tab, or:)"
+            ),
             ("lms server start",),
         ),
         Way(
-            "A hosted OpenAI-compatible service — needs an API key",
-            "Screenshots leave this computer. Set the key, then choose the service in "
-            "Settings (or pass it to desktop-agent run):",
+            _t("A hosted OpenAI-compatible service — needs an API key"),
+            _t(
+                "Screenshots leave this computer. Set the key, then choose the service in "
+                "Settings (or pass it to desktop-agent run):"
+            ),
             (
                 set_key,
                 "--base-url https://api.openai.com/v1 --model gpt-4.1-mini",

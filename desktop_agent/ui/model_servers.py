@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.errors import StopRequested
 from desktop_agent.core.model_servers import (
+    CONTEXT,
     Discovery,
     FoundModel,
     FoundServer,
@@ -45,6 +46,13 @@ if TYPE_CHECKING:
     from desktop_agent.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
+
+
+def found_words(text: str) -> str:
+    """A text of core/model_servers.py (the ways to get a server, the advice) in the app's
+    language."""
+    return QCoreApplication.translate(CONTEXT, text)
+
 
 #: said on Windows where a first run starts (issue 37 item 10), until a real machine ran the
 #: checks of docs/windows-checklist.md
@@ -193,9 +201,9 @@ class ModelServersDialog(QDialog):
         heading.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(heading)
         for way in ways_to_get_one(platform):
-            title = QLabel(way.title, page)
+            title = QLabel(found_words(way.title), page)
             title.setStyleSheet("font-weight: bold; margin-top: 6px;")
-            note = plain_label(way.note, page)
+            note = plain_label(found_words(way.note), page)
             note.setWordWrap(True)
             note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             layout.addWidget(title)
@@ -300,7 +308,7 @@ class ModelServersDialog(QDialog):
             self.tree.resizeColumnToContents(column)
         self.found_note.setText(
             self.tr("✓ sees: the server says it takes images (or it is a known vision model). ")
-            + (self.tr("Pick one and press Use this model.") if best else found.advice())
+            + (self.tr("Pick one and press Use this model.") if best else found.advice(found_words))
         )
         self.use_button.setVisible(True)
         self.pages.setCurrentWidget(self.found_page)

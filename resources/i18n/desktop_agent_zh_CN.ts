@@ -1806,6 +1806,10 @@
             <translation>本机上的模型服务器（127.0.0.1，端口 {ports}）：</translation>
         </message>
         <message>
+            <source>  {title}: {note}</source>
+            <translation>  {title}：{note}</translation>
+        </message>
+        <message>
             <source>{model} at {url}</source>
             <translation>{model}，位于 {url}</translation>
         </message>
@@ -2537,6 +2541,81 @@
         <message>
             <source>ignored explicit argument %r</source>
             <translation>忽略了显式参数 %r</translation>
+        </message>
+    </context>
+    <context>
+        <name>ModelServers</name>
+        <message>
+            <source>The first command installs Ollama and starts its server; then pull a vision model (about 6 GB; a GPU helps). Without a GPU, the 3B one (about 3 GB) is the one to try.</source>
+            <translation>第一条命令安装 Ollama 并启动它的服务器；然后下载一个视觉模型（约 6 GB；有 GPU 更好）。没有 GPU 时，可以试试 3B 的那个（约 3 GB）。</translation>
+        </message>
+        <message>
+            <source>Install it from https://ollama.com/download (it starts its server); then pull a vision model (about 6 GB; a GPU helps). Without a GPU, the 3B one (about 3 GB) is the one to try.</source>
+            <translation>从 https://ollama.com/download 安装（它会启动自己的服务器）；然后下载一个视觉模型（约 6 GB；有 GPU 更好）。没有 GPU 时，可以试试 3B 的那个（约 3 GB）。</translation>
+        </message>
+        <message>
+            <source>vision unknown</source>
+            <translation>视觉未知</translation>
+        </message>
+        <message>
+            <source>sees</source>
+            <translation>能看图</translation>
+        </message>
+        <message>
+            <source>no vision</source>
+            <translation>不能看图</translation>
+        </message>
+        <message>
+            <source>no model server answers on this machine (ports {ports})</source>
+            <translation>本机上没有模型服务器应答（端口 {ports}）</translation>
+        </message>
+        <message>
+            <source>start one, e.g. `ollama serve` then `ollama pull qwen2.5vl` (see the README)</source>
+            <translation>启动一个，例如先 `ollama serve`，再 `ollama pull qwen2.5vl`（见 README）</translation>
+        </message>
+        <message>
+            <source>Ollama — on this computer, free</source>
+            <translation>Ollama —— 在本机运行，免费</translation>
+        </message>
+        <message>
+            <source>LM Studio — on this computer, with a window</source>
+            <translation>LM Studio —— 在本机运行，带窗口</translation>
+        </message>
+        <message>
+            <source>Install it from https://lmstudio.ai, download a vision model (e.g. Qwen2.5-VL-7B), load it, and start the server (Developer tab, or:)</source>
+            <translation>从 https://lmstudio.ai 安装，下载一个视觉模型（例如 Qwen2.5-VL-7B），加载它，然后启动服务器（在 Developer 选项卡中，或者：）</translation>
+        </message>
+        <message>
+            <source>A hosted OpenAI-compatible service — needs an API key</source>
+            <translation>托管的 OpenAI 兼容服务 —— 需要 API 密钥</translation>
+        </message>
+        <message>
+            <source>Screenshots leave this computer. Set the key, then choose the service in Settings (or pass it to desktop-agent run):</source>
+            <translation>截图会离开这台电脑。设置密钥，然后在设置中选择该服务（或把它传给 desktop-agent run）：</translation>
+        </message>
+        <message>
+            <source>use it with: {options}</source>
+            <translation>这样使用它：{options}</translation>
+        </message>
+        <message>
+            <source>none of their models is known to see screenshots: load a vision model (e.g. `ollama pull qwen2.5vl`), or pass --vision yes if yours can see</source>
+            <translation>它们的模型都不确定能看截图：请加载一个视觉模型（例如 `ollama pull qwen2.5vl`），如果你的模型能看图，也可以传入 --vision yes</translation>
+        </message>
+        <message>
+            <source>{count} chat model(s)</source>
+            <translation>{count} 个对话模型</translation>
+        </message>
+        <message>
+            <source>no chat model</source>
+            <translation>没有对话模型</translation>
+        </message>
+        <message>
+            <source>{server} at {url}: {count}</source>
+            <translation>{server}，位于 {url}：{count}</translation>
+        </message>
+        <message>
+            <source>profile {profile}</source>
+            <translation>配置 {profile}</translation>
         </message>
     </context>
 </TS>

@@ -89,6 +89,23 @@ def test_text_from_outside_is_never_read_as_a_template() -> None:
         assert tr("reason: {reason}", reason="{reason} {0} %s") == "理由：{reason} {0} %s"
 
 
+def test_the_doctors_servers_and_ways_to_get_one_speak_chinese(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from desktop_agent.cli.commands import _print_servers_found
+    from desktop_agent.core.model_servers import Discovery, FoundModel, FoundServer
+
+    model = FoundModel("llama3", False, "ollama", "no vision", "generic")
+    server = FoundServer("ollama", "Ollama", "http://127.0.0.1:11434/v1", (model,))
+    with speaking("zh_CN"):
+        _print_servers_found(Discovery((server,), (11434,)))
+    said = capsys.readouterr().out
+    assert "  Ollama，位于 http://127.0.0.1:11434/v1：1 个对话模型\n" in said
+    assert "不能看图" in said and "配置 generic" in said
+    assert "  Ollama —— 在本机运行，免费：" in said
+    assert "获取模型服务器的方法：" in said
+
+
 def test_padding_counts_a_chinese_character_as_two_columns() -> None:
     assert padded("成功", 7) == "成功   "
     assert padded("ok", 7, right=True) == "     ok"

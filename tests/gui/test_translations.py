@@ -256,6 +256,12 @@ def test_the_first_run_dialog_and_the_history_speak_chinese(
     dialog = ModelServersDialog(None, platform="linux")
     qtbot.addWidget(dialog)
     assert dialog.windowTitle() == "Desktop Agent — 模型服务器"
+    # the ways to get a server (core/model_servers.py's texts) too
+    from PySide6.QtWidgets import QLabel
+
+    shown = [label.text() for label in dialog.none_page.findChildren(QLabel)]
+    assert "Ollama —— 在本机运行，免费" in shown
+    assert any(text.startswith("第一条命令安装 Ollama") for text in shown)
     horizontal = Qt.Orientation.Horizontal
     assert [HistoryModel().headerData(i, horizontal) for i in range(3)] == [
         "状态", "目标", "开始时间",
