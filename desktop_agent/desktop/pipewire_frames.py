@@ -10,11 +10,24 @@ second once; a frame after that costs a pipe read (docs/wayland.md has the figur
 
 The compositor sends a frame when the screen changes (damage), so `frame(after=t)` waits,
 briefly, for one newer than the last input sent, and otherwise gives the newest it has.
+
+The child must not outlive the app: it holds the portal's PipeWire remote, and with it the
+screen cast (GNOME's "sharing" indicator stays while it runs). `close()` ends it, but a
+killed app (SIGKILL, a crash) runs no code; and a still screen sends no frame, so a child
+writing to a dead pipe would not notice either. So it runs under a small `sh` watchdog
+(WATCHDOG) that holds the read end of a pipe whose only writer is this process: when the
+process dies the kernel closes that writer, the watchdog's `read` returns, and it kills the
+child (tests/wayland/test_portal_cleanup.py). Not PR_SET_PDEATHSIG: it fires when the
+*thread* that started the child ends (here a pool's worker), and needs a preexec_fn, which
+is not safe in a process with threads.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -24,6 +37,12 @@ FIRST_FRAME_TIMEOUT_S = 10.0
 #: how long a grab after an input waits for the frame that shows it (the compositor sends one
 #: per change, at most one per refresh): past this, the screen did not change
 FRESH_FRAME_WAIT_S = 0.15
+
+
+#: runs "$@" (the gst-launch command) in the background with stdout and stderr (this
+#: process's pipes), lets go of its own copies of them (so the reader sees EOF when the child
+#: ends), waits for EOF on stdin, whose only writer is this process, then kills the child
+WATCHDOG = '"$@" & child=$!; exec >/dev/null 2>&1; read -r _; kill -KILL "$child"; wait "$child"'
 
 
 class FrameError(RuntimeError):
@@ -77,9 +96,9 @@ class FrameStream:
         self._error = ""
         self._changed = threading.Condition()
         self._process = subprocess.Popen(
-            gst_command(node, fd, width, height),
+            ["sh", "-c", WATCHDOG, "pipewire-frames", *gst_command(node, fd, width, height)],
             pass_fds=(fd,) if fd >= 0 else (),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # never written: its end is the watchdog's "app alive"
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -119,13 +138,25 @@ class FrameStream:
                 raise FrameError(self._error)
             return self._frame
 
+    @property
+    def pid(self) -> int:
+        """The watchdog's process id (its group holds the gst-launch child too)."""
+        return self._process.pid
+
     def close(self) -> None:
-        self._process.terminate()
+        """End the child: its watchdog's stdin closed (the watchdog kills the child and
+        waits for it); a watchdog that did not end in time is killed with its group (still
+        ours: its leader is not reaped yet)."""
+        if self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
         try:
             self._process.wait(timeout=3)
         except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(timeout=3)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=3)
         self._reader.join(timeout=5)
         for pipe in (self._process.stdout, self._process.stderr):
             if pipe is not None:
