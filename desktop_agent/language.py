@@ -95,18 +95,28 @@ def _settings_file(env: Mapping[str, str]) -> str:
 
 
 def system_locale(env: Mapping[str, str] = os.environ) -> str:
-    """The system's locale name for the language of messages, without Qt: on POSIX the first
-    set of LC_ALL, LC_MESSAGES, LANG (man 7 locale: the precedence for messages), its
-    encoding and modifier cut ("zh_CN.UTF-8" → "zh_CN"); on Windows the user's locale
-    (GetUserDefaultLocaleName, the default Qt's QLocale::system() reads there too). "C" when
-    nothing says."""
+    """The system's locale name, without Qt, as Qt's QLocale::system() names it (the window's
+    language comes from that): on POSIX the first set of LC_ALL, LC_MESSAGES, LANG (man 7
+    locale: the precedence for messages), and then the first entry of LANGUAGE where it says
+    another language or more of the same one (LANG=en_US.UTF-8 LANGUAGE=zh_CN: zh_CN;
+    LANG=zh_CN.UTF-8 LANGUAGE=zh: zh_CN), as Qt 6's QSystemLocale::fallbackLocale
+    (qlocale_unix.cpp) does — tests/gui/test_translations.py compares the two. An encoding
+    and a modifier are cut ("zh_CN.UTF-8" → "zh_CN"). On Windows the user's locale
+    (GetUserDefaultLocaleName, which Qt reads there too). "C" when nothing says."""
     if sys.platform == "win32":
         return _windows_locale()
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(name)
-        if value:
-            return value.split(".", 1)[0].split("@", 1)[0]
-    return "C"
+    lang = env.get("LC_ALL") or env.get("LC_MESSAGES") or env.get("LANG") or ""
+    if lang in ("", "C", "POSIX"):
+        return "C"
+    known = _bare_locale(lang)
+    first = _bare_locale(env.get("LANGUAGE", "").split(":", 1)[0])
+    if first and known.split("_")[: len(first.split("_"))] != first.split("_"):
+        return first
+    return known
+
+
+def _bare_locale(name: str) -> str:
+    return name.split(".", 1)[0].split("@", 1)[0].replace("-", "_")
 
 
 def _windows_locale() -> str:

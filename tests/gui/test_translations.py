@@ -4,6 +4,7 @@ translation, every zh_CN entry is finished, the call sentences included, and the
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -192,6 +193,45 @@ def test_the_language_follows_the_setting_else_the_system_locale() -> None:
     assert resolve("system", "zh_Hans_SG") == "zh_CN"
     assert resolve("system", "zh_TW") == "en"  # no Traditional Chinese translation
     assert resolve("system", "de_DE") == "en"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the POSIX locale variables")
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"LANG": "zh_CN.UTF-8"},
+        {"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"},
+        {"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"},
+        {"LANG": "en_US.UTF-8", "LANGUAGE": "zh_CN"},
+        {"LANG": "zh_CN.UTF-8", "LANGUAGE": "en_US:zh_CN"},
+        {"LANG": "zh_CN.UTF-8", "LANGUAGE": "zh"},
+        {"LANG": "zh.UTF-8", "LANGUAGE": "zh_TW"},
+        {"LANG": "C.UTF-8", "LANGUAGE": "zh_CN"},
+        {"LANG": "C", "LANGUAGE": "zh_CN"},
+        {"LANG": "zh_TW.UTF-8"},
+        {"LANG": "de_DE.UTF-8"},
+        {},
+    ],
+)
+def test_the_command_line_reads_the_system_locale_as_qt_does(env: dict[str, str]) -> None:
+    # the window takes QLocale.system().name(); the command line, without Qt, language.py
+    from desktop_agent.language import system_locale
+
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG"))
+    }  # LANG, LANGUAGE
+    qt = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from PySide6.QtCore import QLocale; print(QLocale.system().name())",
+        ],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert resolve("system", system_locale(env)) == resolve("system", qt), (qt, env)
 
 
 @pytest.fixture

@@ -60,6 +60,11 @@ def test_the_system_locale_is_the_one_for_messages() -> None:
     assert system_locale({"LC_MESSAGES": "de_DE.UTF-8", "LANG": "zh_CN.UTF-8"}) == "de_DE"
     assert system_locale({"LC_ALL": "zh_TW.UTF-8@x", "LC_MESSAGES": "en_US"}) == "zh_TW"
     assert system_locale({}) == "C"
+    # LANGUAGE's first entry where it says another language, or more of the same one
+    assert system_locale({"LANG": "en_US.UTF-8", "LANGUAGE": "zh_CN:en"}) == "zh_CN"
+    assert system_locale({"LANG": "zh_CN.UTF-8", "LANGUAGE": "zh"}) == "zh_CN"
+    assert system_locale({"LANG": "zh.UTF-8", "LANGUAGE": "zh_TW"}) == "zh_TW"
+    assert system_locale({"LANG": "C", "LANGUAGE": "zh_CN"}) == "C"
 
 
 def test_the_command_lines_language_follows_the_setting_else_the_locale(tmp_path: Path) -> None:
