@@ -29,7 +29,7 @@ from desktop_agent.desktop.observer import DesktopObserver
 from tests.desktop.conftest import act
 from tests.fakes import ScriptedPlanner, done, tool
 from tests.support.input_recorder import InputRecorder, Recorded
-from tests.support.xdisplay import XSession
+from tests.support.xdisplay import XSession, wait_until
 from tests.unit.core.conftest import Consumer, Harness, make_harness, through
 
 PRESSES = ("key_press", "button_press")
@@ -222,8 +222,14 @@ async def run_typing(
     getattr(h.runner, act_on_run)(run.id)
     recorder.mark()
     await consumer.wait_type("run_finished" if act_on_run == "stop" else "run_paused")
-    # the input thread is abandoned by a stop: wait for it to come back from its last key
+    # the input thread is abandoned by a stop (executor._input is then a new one): the
+    # keystroke under way may still be letting its key go; wait for that, bounded, so a key
+    # left held for good still fails below
     await asyncio.to_thread(executor._input.submit(lambda: None).result, 5)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.to_thread(
+            wait_until, lambda: not recorder.keys_held(), timeout=5, what="every key let go"
+        )
     if act_on_run == "pause":
         h.runner.resume(run.id)
         await consumer.finished()
