@@ -529,17 +529,23 @@ class DesktopApp(QObject):
             await self._start_services()
 
     async def _start_services(self) -> None:
+        from desktop_agent.host.host import Face
+
         if self.tray.available:
             self.tray.show()
         else:
             self.notices.append("No system tray here: closing the window quits the app.")
-        try:
-            await self.client.ask(self.client.host.serve_api, face="app")
-        except (DesktopAgentError, OSError) as error:
-            self.notices.append(f"Local API not served: {one_line(error)}")
-            log.warning("local API not served: %s", error)
-        self.notices += await self._start_hotkey()
-        await self.client.ask(self.client.host.watch_takeover)
+        host = self.client.host
+        combo = host.settings.stop_hotkey
+        # the Host's one start-up order (Host.turn_on); the engine's thread has no signals:
+        # the app's own handlers quit it (main)
+        served = await self.client.ask(
+            host.turn_on, Face("app", api="full", api_optional=True, signals=False)
+        )
+        if served.api_problem:
+            self.notices.append(f"Local API not served: {served.api_problem}")
+        if not served.hotkey_armed:
+            self.notices.append(f"Stop hotkey {combo} unavailable: {host.hotkey_problem}")
         if self.notices:
             self.window.bar.show_notice(" · ".join(self.notices))
         self.window.spawn(self.servers.open_on_first_start())

@@ -20,7 +20,6 @@ from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
 from desktop_agent.cli.words import tr, translator
-from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
 
@@ -87,10 +86,8 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
 
     gate = gate_for(args.approve, args.allow_dangerous or ())
     # a stop-all since the process started (it could not find this one) stops the run
-    host = await Host.open(
-        data_dir, settings, gate=gate, stop_mark=getattr(args, "stop_mark", None)
-    )
-    try:
+    mark = getattr(args, "stop_mark", None)
+    async with Host.serving(data_dir, settings, gate=gate, stop_mark=mark) as host:
         return await run_on_terminal(
             host,
             lambda ready: RunRequest(
@@ -105,8 +102,6 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
             ),
             as_json=args.json,
         )
-    finally:
-        await host.close()
 
 
 # ── runs, show, serve, stop-all, doctor ──────────────────────────────────────
@@ -159,24 +154,19 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
     from desktop_agent.settings import load_settings
 
     async def go() -> int:
-        from desktop_agent.host import Host
+        from desktop_agent.host import Face, Host
 
-        host = await Host.open(data_dir, load_settings())
-        try:
+        stopped = asyncio.Event()
+        face = Face("serve", api="full", port=args.port, on_signal=stopped.set)
+        async with Host.serving(data_dir, load_settings()) as host:
             TakeoverNotes(host, as_json=True)
-            stopped = asyncio.Event()
-            host.stop_on_signals(then=stopped.set)
-            port = await host.serve_api(args.port, face="serve")
+            # the user's own input pauses the API's runs too; resumed through the API
+            await host.turn_on(face)
             token_file = data_dir / "api-token"
-            url = f"http://127.0.0.1:{port}/api"
+            url = f"http://127.0.0.1:{host.api_port}/api"
             print(tr("serving the local API on {url} (token: {file})", url=url, file=token_file))
             sys.stdout.flush()
-            await host.grab_stop_hotkey()
-            # the user's own input pauses the API's runs too; resumed through the API
-            await host.watch_takeover()
             await stopped.wait()
-        finally:
-            await host.close()
         return 0
 
     return asyncio.run(go())
@@ -513,15 +503,13 @@ async def _calibration_host(
 ) -> Host:
     """The Host of `doctor --calibrate`, holding `calibration` before anything else: every
     stop-all (its API, another instance's hotkey) and its own stop hotkey stop it."""
-    from desktop_agent.host import Host
+    from desktop_agent.host import Face, Host
 
     host = await Host.open(data_dir, settings, stop_mark=stop_mark)
     host.hold_calibration(calibration)
-    try:
-        await host.serve_api(controls_only=True, face="doctor")
-    except (DesktopAgentError, OSError) as error:
-        log.warning("local API not served: %s", error)
-    await host.grab_stop_hotkey()
+    # not the main thread's loop (the engine's): no signals; no run, so no takeover watch
+    face = Face("doctor", api_optional=True, signals=False, takeover=False)
+    await host.turn_on(face)
     return host
 
 

@@ -311,10 +311,8 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
     else:
         gate = gate_for(args.approve, _tools(args.allow_dangerous))
     # a stop-all since the process started (it could not find this one) stops the run
-    host = await Host.open(
-        data_dir, settings, gate=gate, stop_mark=getattr(args, "stop_mark", None)
-    )
-    try:
+    mark = getattr(args, "stop_mark", None)
+    async with Host.serving(data_dir, settings, gate=gate, stop_mark=mark) as host:
         routine = await host.records.get_routine(args.name)
         if args.scheduled and routine.schedule is None:
             # a timer the store does not know of: left from a routine deleted or replaced
@@ -347,8 +345,6 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
             ),
             as_json=args.json,
         )
-    finally:
-        await host.close()
 
 
 def _ask_secrets(routine: Routine, values: dict[str, str]) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -21,25 +20,23 @@ async def run_on_terminal(
 ) -> int:
     """Start `request_for(ready)` on `host` and print its events; the exit code.
 
-    The order is the point: the takeover watch and the signals before the start (nothing is
-    said of a run refused), the run admitted in this step (a stop from now on reaches it),
-    then the controls-only API (its approvals follow its own --approve) and the stop hotkey,
-    and only then may it act (`ready`)."""
+    The order is the Host's (`Host.turn_on`): the takeover watch and the signals before the
+    start (nothing is said of a run refused), the run admitted in that step (a stop from now
+    on reaches it), then the controls-only API (its approvals follow its own --approve) and
+    the stop hotkey, and only then may it act (`ready`)."""
+    from desktop_agent.host import Face
+
     notes = TakeoverNotes(host, as_json=as_json)
-    await host.watch_takeover()
-    host.stop_on_signals()  # every stop here (signal, hotkey, API) stops the run
-    ready: Ready = concurrent.futures.Future()
     try:
-        hosted = host.start(request_for(ready))
+        # every stop here (signal, hotkey, API) stops the run
+        served = await host.turn_on(Face("run"), start=request_for)
     except RefusedToStart as error:
         # a refused run is forgotten: history holds only runs that started
         print(f"desktop-agent: {error}", file=sys.stderr)
         return EXIT_REFUSED
-    await host.serve_api(controls_only=True, face="run")
-    await host.grab_stop_hotkey()
-    ready.set_result(None)
+    assert served.run is not None, "turn_on admits the run it is given"
     final = await print_events(
-        hosted.events(), sys.stdout, as_json=as_json, pause_line=notes.pause_line
+        served.run.events(), sys.stdout, as_json=as_json, pause_line=notes.pause_line
     )
     if final is None:
         return EXIT_REFUSED  # TakeoverNotes said why on stderr (a refusal inside the run)

@@ -1,7 +1,9 @@
 """The host: what every face (the window, `run`, `serve`, `mcp`, the API) shares.
 
     host.py         Host: runs (admitted at the click, owned to their end), the event stream,
-                    stop-everything, the local API, the stop hotkey, signals, takeover, closing
+                    stop-everything, the local API, the stop hotkey, signals, takeover; a
+                    face's Host from opening to closing (serving) and the one start-up order
+                    of what it turns on (turn_on, as a Face says)
     requests.py     what a face asks to start (a goal, a routine, a queued run) and the one
                     task_spec that makes a run's TaskSpec of it
     starts.py       how every run starts: a goal, a routine or a stored queued run, admitted
@@ -24,15 +26,26 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from desktop_agent.host.host import (
+        Face,
         Host,
         HostedRun,
         QueuedRun,
         RoutineRequest,
         RunRequest,
+        Served,
         new_run_id,
     )
 
-__all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "new_run_id"]
+__all__ = [
+    "Face",
+    "Host",
+    "HostedRun",
+    "QueuedRun",
+    "RoutineRequest",
+    "RunRequest",
+    "Served",
+    "new_run_id",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,11 @@
 """Host: the engine side of one process, shared by every face (the window, `run`, `serve`, …).
 
-A face gets a Host with `Host.open`, starts runs with `start` (one call, no await: the
-handle and its run id exist before any work, so every stop after it reaches the run),
-follows them with `subscribe` (every event of every run, and the host's own: a start
-refused, stop-everything), and ends with `close`. The Host owns what is the same for
+A face gets a Host with `Host.serving` (or `Host.open`, then `close`), turns on what it
+serves with `turn_on` (the one start-up order: takeover watch, signals, its first run, the
+local API, the stop hotkey), starts runs with `start` (one call, no await: the handle and
+its run id exist before any work, so every stop after it reaches the run), follows them with
+`subscribe` (every event of every run, and the host's own: a start refused,
+stop-everything), and ends with `close`. The Host owns what is the same for
 every face: the runs (it reads each run's events to the end), the local API server, the
 global stop hotkey, stop-everything (this instance and the others on the data dir), the
 signal handlers, the takeover watch and the settings.
@@ -16,14 +18,17 @@ start, stop, pause, …; they land in order) or `Engine.run` (coroutines).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import importlib
 import logging
 import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import DesktopAgentError
@@ -59,10 +64,20 @@ if TYPE_CHECKING:
     from desktop_agent.core.runner import RunHandle
     from desktop_agent.core.tools import ToolRegistry, ToolSpec
     from desktop_agent.host.calibration import ScreenCalibration
+    from desktop_agent.host.requests import Ready
     from desktop_agent.model_check import ModelCheck, VisionVerdict
     from desktop_agent.settings import Settings
 
-__all__ = ["Host", "HostedRun", "QueuedRun", "RoutineRequest", "RunRequest", "new_run_id"]
+__all__ = [
+    "Face",
+    "Host",
+    "HostedRun",
+    "QueuedRun",
+    "RoutineRequest",
+    "RunRequest",
+    "Served",
+    "new_run_id",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +85,37 @@ Listener = Callable[[TaskLoopEvent], None]
 T = TypeVar("T")
 #: how often the stop-all mark is looked at while no stop-all can find this instance (a stat)
 STOP_MARK_POLL_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Face:
+    """What a face turns on around its work; `Host.turn_on` turns it on in the one order."""
+
+    #: what its instance file says (instances/registry.py): app, run, serve, mcp, doctor
+    name: str
+    #: the local API: "full" (the app, serve), "controls" (stop, pause, resume, approvals:
+    #: a face whose own runs follow their own approvals), "" none
+    api: Literal["full", "controls", ""] = "controls"
+    port: int = 0
+    #: a local API that cannot be served is told in `Served.api_problem`, the face goes on
+    #: (the window, a calibration); else the error is raised
+    api_optional: bool = False
+    hotkey: bool = True
+    takeover: bool = True
+    #: SIGINT and SIGTERM (Ctrl+C) stop every run here, then call `on_signal`; main thread only
+    signals: bool = True
+    on_signal: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What `Host.turn_on` turned on: the face's first run, and what could not be had."""
+
+    run: HostedRun | None = None
+    #: why the local API is not served (one line; `Face.api_optional`), else ""
+    api_problem: str = ""
+    #: whether the stop hotkey is on (`Host.hotkey_problem` says why not)
+    hotkey_armed: bool = False
 
 
 class HostedRun:
@@ -156,6 +202,26 @@ class Host:
         from desktop_agent.agent import Agent
 
         return cls(await Agent.open(data_dir, settings, gate=gate), stop_mark=stop_mark)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def serving(
+        cls,
+        data_dir: Path,
+        settings: Settings,
+        *,
+        gate: PermissionGate | None = None,
+        stop_mark: str | None = None,
+    ) -> AsyncIterator[Host]:
+        """A face's Host from its opening to its closing, whatever ends the face's work (an
+        error, a signal, the client gone): `close` stops every run and waits for them, then
+        closes what was turned on, then the services. The face turns on what it serves with
+        `turn_on`, once it has subscribed and read what it asks before its run."""
+        host = await cls.open(data_dir, settings, gate=gate, stop_mark=stop_mark)
+        try:
+            yield host
+        finally:
+            await host.close()
 
     @property
     def settings(self) -> Settings:
@@ -376,6 +442,43 @@ class Host:
             listener(event)
 
     # ── services a face turns on ─────────────────────────────────────────────
+
+    async def turn_on(
+        self, face: Face, *, start: Callable[[Ready], StartRequest] | None = None
+    ) -> Served:
+        """What `face` serves, in the one start-up order of every face (`run`, `routine run`,
+        `serve`, `mcp`, the window, `doctor --calibrate`):
+
+        1. the takeover watch (`TakeoverUnavailable` goes to the face's subscribers);
+        2. the signals: from here a Ctrl+C stops every run;
+        3. the face's first run, `start(ready)`, admitted in this step (no await since the
+           signals: every stop from now on reaches it); RefusedToStart at once, before
+           anything is served;
+        4. the local API (controls only, or full), which registers this instance: every
+           stop-all finds it from then (before, the host watches the stop-all mark), and
+           every run it starts has the takeover watch from its first instant;
+        5. the stop hotkey;
+        6. only then may the first run act (`ready`): its model check went on meanwhile.
+        """
+        if face.takeover:
+            await self.watch_takeover()
+        if face.signals:
+            self.stop_on_signals(then=face.on_signal)
+        ready: Ready = concurrent.futures.Future()
+        hosted = self.start(start(ready)) if start is not None else None
+        api_problem = ""
+        if face.api:
+            controls_only = face.api == "controls"
+            try:
+                await self.serve_api(face.port, controls_only=controls_only, face=face.name)
+            except (DesktopAgentError, OSError) as error:
+                if not face.api_optional:
+                    raise
+                api_problem = one_line(error)
+                log.warning("local API not served: %s", error)
+        armed = await self.grab_stop_hotkey() if face.hotkey else False
+        ready.set_result(None)
+        return Served(hosted, api_problem, armed)
 
     async def serve_api(self, port: int = 0, *, controls_only: bool = False, face: str = "") -> int:
         """Serve the local API on loopback and register this instance (`face`: app, run,

@@ -51,7 +51,7 @@ async def serve_mcp(
     before that precedes every call: it stops nothing here (and revokes no grant yet given)."""
     from importlib.metadata import version
 
-    from desktop_agent.host.host import Host
+    from desktop_agent.host.host import Face, Host
     from desktop_agent.mcp.server import McpFace
 
     gate = McpApprovalGate(
@@ -59,13 +59,10 @@ async def serve_mcp(
         desktop_asker(data_dir),
         client_approves=settings.mcp_client_approves,
     )
-    host = await Host.open(data_dir, settings, gate=gate, stop_mark=stop_mark)
-    try:
-        ended = asyncio.Event()
-        host.stop_on_signals(then=ended.set)
-        await host.serve_api(controls_only=True, face="mcp")
-        await host.grab_stop_hotkey()
-        await host.watch_takeover()
+    ended = asyncio.Event()
+    # the client left or a signal came: every run ends, then the rest (Host.serving)
+    async with Host.serving(data_dir, settings, gate=gate, stop_mark=stop_mark) as host:
+        await host.turn_on(Face("mcp", on_signal=ended.set))
         face = McpFace(host, gate, version=version("desktop-agent"))
         serving = asyncio.ensure_future(
             _serve_http(face, data_dir, port) if http else _serve_stdio(face)
@@ -79,8 +76,6 @@ async def serve_mcp(
             await asyncio.gather(serving, waiter, return_exceptions=True)
         if not serving.cancelled() and serving.exception() is not None:
             raise serving.exception()  # type: ignore[misc]
-    finally:
-        await host.close()  # the client left or a signal came: every run ends, then the rest
     return 0
 
 
