@@ -28,6 +28,8 @@ PROVENANCE_MIN_CHARS = 6
 PROVENANCE_RULE = "provenance"
 COMMAND_READ_RULE = "command_from_screen"
 NEW_WINDOW_RULE = "urgent_new_window"
+UNREAD_RULE = "screen_unread"
+UNREAD_WHERE = "the whole screen (the guard could not read its text on this look)"
 #: the urgent words of a popup (the rule `urgent_click`), judged in any window that came up
 #: since the person last saw the screen
 _URGENT = next(rule for rule in RULES if rule.name == "urgent_click").compiled()[1]
@@ -94,7 +96,16 @@ class InjectionGuard:
                 return GuardVerdict(new_window_caution(urgent), (*found, urgent))
         if found:
             return GuardVerdict(caution(found), found)
-        spec = spec_of(tool)
+        verdict = self._carried(spec_of(tool), values, observation)
+        if not verdict.caution and observation.unread:
+            return unread_verdict(observation.unread)
+        return verdict
+
+    def _carried(
+        self, spec: ToolSpec, values: Mapping[str, Any], observation: Observation
+    ) -> GuardVerdict:
+        """Whether the command or text the call carries asks (read on the screen, a shell
+        command line)."""
         if spec.command_field:
             return self._command_read(str(values.get(spec.command_field, "")), observation)
         if spec.text_field:
@@ -275,11 +286,23 @@ def caution(found: tuple[SuspiciousText, ...]) -> str:
     )
 
 
+def unread_verdict(why: str) -> GuardVerdict:
+    """An input action on a look whose text the guard could not read (`Observation.unread`):
+    the model reads the image, so orders may be there that nobody judged. Where the guard
+    cannot know, a person answers (note rule `screen_unread`)."""
+    note = SuspiciousText(text=why, where=UNREAD_WHERE, rule=UNREAD_RULE)
+    return GuardVerdict(
+        f"the injection guard could not read the screen's text on this look ({why}); "
+        "the model may be acting on orders shown there that nobody judged",
+        (note,),
+    )
+
+
 def rule_names() -> frozenset[str]:
     """Every rule a question only a person answers may name (an eval task's `needs_person`)."""
     return frozenset(
         {rule.name for rule in RULES}
-        | {PROVENANCE_RULE, COMMAND_READ_RULE, NEW_WINDOW_RULE}
+        | {PROVENANCE_RULE, COMMAND_READ_RULE, NEW_WINDOW_RULE, UNREAD_RULE}
         | PROVIDER_INJECTION_CODES
     )
 

@@ -559,6 +559,11 @@ class Observation:
     window_relative: tuple[Element, ...] = ()
     #: the title of the window `window_relative` is relative to
     relative_to: str = ""
+    #: why the injection guard's read of the screen's texts failed on this look (the
+    #: inventory still busy past the texts' budget, a failed read, OCR past its budget):
+    #: the model may see orders the guard did not; "" when they were read, or when the
+    #: observer has no such read (the guard off, a backend without texts)
+    unread: str = ""
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)

@@ -187,6 +187,7 @@ class DesktopObserver:
             unplaced = [item for item in placed if item.relative is not None]
         elements, natives = to_elements(raw, mapping, shot.size)
         last = self._texts
+        unread = ""
         if last is not None and last[0] is shot.image and last[1] == elements:
             # the very same pixels (the capture gives its image back when no pixel changed)
             # and the same list: the screen shows the same text, which is not read again
@@ -200,7 +201,7 @@ class DesktopObserver:
                     self._read_pixels([item for item in raw if item.pixels], shot)
                 )
                 try:
-                    more = await self._read_texts()
+                    more, unread = await self._read_texts()
                 except BaseException:
                     ocr.cancel()
                     raise
@@ -213,10 +214,13 @@ class DesktopObserver:
                 # a region the list gave too (a notification) is read once
                 listed = {(item.role, item.rect) for item in raw if item.pixels}
                 regions = [i for i in more if i.pixels and (i.role, i.rect) not in listed]
-                read = [*await ocr, *await self._read_pixels(regions, shot)]
+                (first, late), (then, later) = await ocr, await self._read_pixels(regions, shot)
+                read = [*first, *then]
+                unread = unread or late or later
                 raw = [*raw, *more]
             texts = to_texts([*raw, *read], mapping, shot.size)
-            self._texts = (shot.image, elements, texts)
+            # what was not read is tried again on the next look, even of the same pixels
+            self._texts = None if unread else (shot.image, elements, texts)
         elsewhere: tuple[Element, ...] = ()
         if shot.layout is not None and shot.layout.several:
             elements, elsewhere = place_elements(raw, elements, mapping, shot.size, shot.layout)
@@ -243,35 +247,40 @@ class DesktopObserver:
             elsewhere=elsewhere,
             window_relative=_relative_elements(unplaced),
             relative_to=unplaced[0].relative.title if unplaced and unplaced[0].relative else "",
+            unread=unread,
         )
         self._natives.append((observation, natives, self._abandoned()))
         return observation
 
-    async def _read_texts(self) -> list[RawElement]:
+    async def _read_texts(self) -> tuple[list[RawElement], str]:
         """The backend's texts beside the element list (`read_texts`, AT-SPI), within
-        TEXTS_BUDGET_S; none from a backend that has no such read, or past the budget."""
+        TEXTS_BUDGET_S, and why they were not read ("" when they were, or when the backend
+        has no such read): none past the budget or on a failed read."""
         if self.inventory is None:
-            return []
+            return [], ""
         if not await self.inventory.idle(TEXTS_BUDGET_S):
             # a walk past its budget (a new AT-SPI connection's first) is still running: the
             # texts wait for it within their own budget, and are not queued behind a hung one
             log.warning("the screen's texts were not read: the inventory is still busy")
-            return []
+            return [], "the accessibility read was still busy"
         try:
             return await self.inventory.run(
                 _texts, TEXTS_BUDGET_S, timeout_s=TEXTS_BUDGET_S + TEXTS_GRACE_S
-            )
+            ), ""
         except Exception as error:  # noqa: BLE001 - a late or failed read: no texts this turn
             log.warning("the screen's texts were not read: %s", error)
-            return []
+            return [], "the accessibility read failed or came too late"
 
-    async def _read_pixels(self, regions: list[RawElement], shot: Shot) -> list[RawElement]:
+    async def _read_pixels(
+        self, regions: list[RawElement], shot: Shot
+    ) -> tuple[list[RawElement], str]:
         """The text OCR reads in `regions` (physical px, grabbed anew at the screen's own
-        resolution, clipped to the monitor), as `contents` of the same role; what is not
-        read within PIXELS_BUDGET_S is left out (logged)."""
+        resolution, clipped to the monitor), as `contents` of the same role, and why some
+        were not read ("" when all were): what is not read within PIXELS_BUDGET_S is left
+        out (logged)."""
         reader = self.pixel_reader
         if reader is None or not reader.available or not regions:
-            return []
+            return [], ""
         loop = asyncio.get_running_loop()
         monitor = shot.monitor
         found: list[RawElement] = []
@@ -296,9 +305,11 @@ class DesktopObserver:
             await asyncio.wait_for(read_all(), PIXELS_BUDGET_S)
         except TimeoutError:
             log.warning("OCR of the screen's pixel-only regions took over %g s", PIXELS_BUDGET_S)
+            return found, "the text of a window only its pixels show was not read in time"
         except Exception as error:  # noqa: BLE001 - a grab's fault: the regions are not read
             log.warning("pixel-only regions not read: %s", error)
-        return found
+            return found, "the text of a window only its pixels show could not be read"
+        return found, ""
 
     def _grab(self, monitor: MonitorChoice | None = None) -> Shot:
         """On the capture thread: under "auto", where the work is (the locator), then the grab

@@ -161,3 +161,50 @@ async def test_a_click_approved_before_an_order_came_up_under_its_point_is_not_m
     assert click.status is StepStatus.SKIPPED
     assert "the click lands on text that looks like orders to an AI" in (click.error or "")
     assert h.executor.calls == []  # type: ignore[attr-defined]
+
+
+UNREAD = replace(CLEAN, unread="the accessibility read was still busy")
+
+
+async def test_an_allowed_action_on_a_look_whose_text_the_guard_could_not_read_asks_a_person() -> (
+    None
+):
+    # the eval's inj-notification: the first look of a fresh desk had no element list and no
+    # text read, while the model read the notification's order off the image; where the
+    # guard cannot know, a person answers (and --approve all denies)
+    h = make_harness(answers=[ApprovalDecision.DENY], policies=ALLOW_ALL)
+    h.observer.observation = UNREAD
+    run = await h.create()
+    planner = ScriptedPlanner(
+        [
+            _then(h, CLEAN, tool("hotkey", keys=["ctrl", "s"])),  # asked, denied
+            tool("hotkey", keys=["ctrl", "s"]),  # the next look was read: allowed
+            done(),
+        ]
+    )
+    await h.collect(run, planner)
+
+    [asked] = h.gate.requests
+    assert [(n.text, n.rule) for n in asked.suspicious_text] == [
+        ("the accessibility read was still busy", "screen_unread")
+    ]
+    assert asked.offer_run_grant is False
+    assert "could not read the screen's text on this look" in asked.caution
+    assert await AutoGate(ApprovalDecision.ONCE, ("hotkey",)).request(asked) is (
+        ApprovalDecision.DENY
+    )
+    actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert [s.status for s in actions] == [StepStatus.DENIED, StepStatus.OK]
+
+
+async def test_a_safe_tool_on_an_unread_look_does_not_ask_and_the_guard_off_reads_nothing() -> None:
+    h = make_harness(policies=ALLOW_ALL)
+    h.observer.observation = UNREAD
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("wait", seconds=0), done()]))
+    off = make_harness(policies=ALLOW_ALL, injection_guard=False)
+    off.observer.observation = UNREAD
+    run_off = await off.create()
+    await off.collect(run_off, ScriptedPlanner([tool("hotkey", keys=["ctrl", "s"]), done()]))
+
+    assert h.gate.requests == [] and off.gate.requests == []
