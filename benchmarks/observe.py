@@ -9,7 +9,8 @@ measures (medians over --runs):
     JPEG q80, thumbnail) and the same with PNG.
 Targets (DESIGN §7): pipeline median <= 25 ms; >= 10x faster than the baseline.
 `--texts` measures instead what the injection guard's screen texts (AT-SPI contents, other
-windows, OCR of pixel-only windows) add to observe() on an AT-SPI desk with apps.
+windows, OCR of pixel-only windows) add to observe() on an AT-SPI desk with apps, and the
+read of the windows now that the gate makes before each input action (issue 31).
 `--monitors` measures on three RandR monitors (Xorg's dummy driver, eval/monitors_desk.py)
 with an editor active on the left one: the layout read each turn (target <= 1 ms), the
 active-window read of `auto`, and observe() with monitor `auto` against `1`.
@@ -213,12 +214,24 @@ async def texts_cost(session: Any, runs: int) -> None:
                 started = time.perf_counter()
                 observation = await observer.observe()
                 times.append((time.perf_counter() - started) * 1e3)
+            # what the gate reads before each input action: the windows now (a new look
+            # only when one came up since the turn's)
+            reads = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                now = await observer.window_ids_now()
+                reads.append((time.perf_counter() - started) * 1e3)
         finally:
             observer.close()
         print(
             f"  guard texts {'on ' if guard else 'off'}: first observe {first_ms:7.1f} ms "
             f"({len(first.texts)} texts), unchanged screen median {statistics.median(times):6.1f}"
             f" ms ({len(observation.elements)} elements, {len(observation.texts)} texts)"
+        )
+        same = now == observation.window_ids
+        print(
+            f"  windows now before an input action: median {statistics.median(reads):5.2f} ms, "
+            f"max {max(reads):5.2f} ms ({len(now or ())} windows, the look's: {same})"
         )
 
 

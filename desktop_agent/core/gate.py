@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from desktop_agent.core.builtin_tools import text_field_of
 from desktop_agent.core.call_risk import CallRisk, Sensitivity, assess_call
@@ -35,7 +36,7 @@ from desktop_agent.core.models import (
     monitor_of,
 )
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
-from desktop_agent.core.ports import FocusProbe, OwnWindowsSource
+from desktop_agent.core.ports import FocusProbe, OwnWindowsSource, WindowsNowSource
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.core.validated_call import Call, Decided, what_to_show
 
@@ -51,6 +52,11 @@ FOCUS_MOVED = (
 OWN_WINDOWS_UNSEEN = (
     "this desktop does not show where the app's own windows are (Wayland): the input could "
     "reach one of its questions"
+)
+#: an input call decided on one screen before which a window came up that makes it ask
+WINDOW_CAME_UP = (
+    "a window came up before the action was sent ({why}): not done; the next turn decides "
+    "on a fresh screenshot"
 )
 #: a click or drag approved on one screen whose point holds something else once answered
 SCREEN_CHANGED = (
@@ -188,8 +194,11 @@ class Gate:
                 return Refusal(StepStatus.SKIPPED, FOCUS_MOVED.format(why=moved))
         if asked and (denial := await self._on_own_window_now(call, observation)):
             return Refusal(StepStatus.DENIED, denial)
+        looked = asked and spec.judged_at_point
         if asked and (changed := await self._changed_under_point(call, observation, risk)):
             return Refusal(StepStatus.SKIPPED, SCREEN_CHANGED.format(why=changed))
+        if not looked and (came := await self._window_came_up(call, observation, risk)):
+            return Refusal(StepStatus.SKIPPED, WINDOW_CAME_UP.format(why=came))
         return None
 
     async def safety_check(
@@ -371,11 +380,7 @@ class Gate:
         look = await self._look()
         if look is None:
             return ""
-        values = dict(call.values)
-        element = observation.element(values["element"]) if values.get("element") else None
-        if element is not None:
-            # an element of the turn's list is clicked at its centre there: judged at it now
-            values.update(element=None, x=element.center[0], y=element.center[1])
+        values = _at_centre(call.values, observation)
         now = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
         if now.always_ask not in ("", approved.always_ask):
             return now.always_ask
@@ -383,6 +388,30 @@ class Gate:
         # though not on the screen the call was approved on (issue 31 item 4)
         landing = self.guard.at_point(values, look)
         return landing if landing not in ("", approved.always_ask) else ""
+
+    async def _window_came_up(
+        self, call: Call, observation: Observation, approved: CallRisk
+    ) -> str:
+        """Why an input call decided on `observation` asks on the screen as it is now, or "":
+        a window that came up since that look (a popup, a notification: the model thought for
+        seconds meanwhile) makes the gate look again, and the injection guard judges the call
+        on the new look; a look that cannot be had then is a reason too. Cheap where nothing
+        came: one read of the window list (`WindowsNowSource`); a desktop that cannot tell
+        (no such source, or None) is not looked at again."""
+        source = self.deps.observer
+        if call.spec.risk is Risk.SAFE or not self.guard.on:
+            return ""
+        if not isinstance(source, WindowsNowSource):
+            return ""
+        now = await self.control.guard(source.window_ids_now())
+        if now is None or now <= observation.window_ids:
+            return ""
+        look = await self._look()
+        if look is None:
+            return "a window came up and the screen could not be read again"
+        values = _at_centre(call.values, observation)
+        verdict = self.guard.judge(call.spec, values, look, input_=True)
+        return verdict.caution if verdict.caution not in ("", approved.always_ask) else ""
 
     def _moved_while_asked(
         self, call: Call, observation: Observation, approved: CallRisk, role: str | None
@@ -418,3 +447,13 @@ class Gate:
         # The gate's coroutine is made here, so a guard that refuses to start leaves none behind.
         async with asyncio.timeout(self.deps.approval_timeout_s):
             return await self.deps.gate.request(approval)
+
+
+def _at_centre(values: dict[str, Any], observation: Observation) -> dict[str, Any]:
+    """`values` judged on another look: an element of the turn's list is pressed at its
+    centre there (its id means nothing on the new look)."""
+    values = dict(values)
+    element = observation.element(values["element"]) if values.get("element") else None
+    if element is not None:
+        values.update(element=None, x=element.center[0], y=element.center[1])
+    return values

@@ -564,6 +564,10 @@ class Observation:
     #: the model may see orders the guard did not; "" when they were read, or when the
     #: observer has no such read (the guard off, a backend without texts)
     unread: str = ""
+    #: what identifies each top-level and notification window on the screen at this look
+    #: (opaque: X11 ids as text), for `WindowsNowSource`: a window that came up before the
+    #: action was sent; empty when the observer cannot tell
+    window_ids: frozenset[str] = frozenset()
 
     def inventory_text(self) -> str:
         return "\n".join(element.line() for element in self.elements)

@@ -100,6 +100,16 @@ class OwnWindowsSource(Protocol):
 
 
 @runtime_checkable
+class WindowsNowSource(Protocol):
+    async def window_ids_now(self) -> frozenset[str] | None:
+        """The windows on the screen now, identified as `Observation.window_ids` identifies
+        them: a cheap read (the X11 window list, a few ms) asked before an input action, so
+        that a window that came up since the look it was decided on (a popup, a
+        notification) is looked at; None when it cannot be read."""
+        ...
+
+
+@runtime_checkable
 class ScreenObserver(Protocol):
     async def observe(self) -> Observation:
         """A screenshot and the element inventory; raises ObservationError."""

@@ -8,7 +8,7 @@ import logging
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, TypeVar
 
 from desktop_agent.core.errors import ConfigError, ObservationError
@@ -43,7 +43,12 @@ from desktop_agent.desktop.inventory import (
     to_elements,
     to_texts,
 )
-from desktop_agent.desktop.inventory.x11 import X11Windows, listed_windows, window_elements
+from desktop_agent.desktop.inventory.x11 import (
+    X11Windows,
+    listed_windows,
+    notification_elements,
+    window_elements,
+)
 from desktop_agent.desktop.ocr import PixelReader
 
 log = logging.getLogger(__name__)
@@ -248,6 +253,7 @@ class DesktopObserver:
             window_relative=_relative_elements(unplaced),
             relative_to=unplaced[0].relative.title if unplaced and unplaced[0].relative else "",
             unread=unread,
+            window_ids=_ids_of(raw),
         )
         self._natives.append((observation, natives, self._abandoned()))
         return observation
@@ -368,6 +374,15 @@ class DesktopObserver:
             raise ObservationError(f"no answer within {OWN_WINDOWS_TIMEOUT_S:g} s") from None
         except Exception as error:  # noqa: BLE001 - an OSError of user32, a ctypes fault
             raise ObservationError(str(error) or type(error).__name__) from None
+
+    async def window_ids_now(self) -> frozenset[str] | None:
+        """WindowsNowSource: the top-level and notification windows now, identified as the
+        observation's `window_ids` (the X11 window list of the inventory's backend, read as
+        the walk lists it); None on Windows, without an X11 list, or when it cannot be read
+        in time."""
+        if sys.platform == "win32":
+            return None
+        return await self._read_now(_window_ids, "the windows")
 
     async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
         """OwnWindowsSource: the pointer now (X11), in `observation`'s pixels; None off the
@@ -570,6 +585,28 @@ class WorkLocator:
         if self._windows is not None:
             self._windows.close()
             self._windows = None
+
+
+def _window_ids(backend: Any) -> frozenset[str] | None:
+    """On the inventory thread: the windows the backend's walk would list now (the same X11
+    reads: the managed windows, then the notification windows), as `_ids_of` names them."""
+    windows = getattr(backend, "windows", None)
+    if not isinstance(windows, X11Windows):
+        return None
+    return _ids_of([*window_elements(listed_windows(windows)), *notification_elements(windows)])
+
+
+def _ids_of(raw: Iterable[RawElement]) -> frozenset[str]:
+    """The X11 windows among `raw` (top-level windows and notifications), each by its id,
+    frame and title: a window that came up, and one that changed its title or grew (dunst
+    draws every notification in one window, which grows by each new one)."""
+    return frozenset(
+        f"x11:{item.native[1]}:{item.rect}:{item.name}"
+        for item in raw
+        if item.role in ("window", "notification")
+        and isinstance(item.native, tuple)
+        and item.native[0] == "x11"
+    )
 
 
 def _pointer(backend: Any) -> tuple[int, int] | None:

@@ -71,11 +71,13 @@ def make_harness(
     answers: Iterable[ApprovalDecision | None | asyncio.Future[ApprovalDecision]] = (),
     policies: Mapping[str, Policy] | None = None,
     approval_timeout_s: float = 5.0,
+    observer: FakeObserver | None = None,
     **services: Any,
 ) -> Harness:
-    """`services`: more RunnerServices fields (focus, deadlines)."""
+    """`services`: more RunnerServices fields (focus, deadlines); `observer`: a FakeObserver
+    of the test's own (one that says more of the screen)."""
     repo = MemoryRepository()
-    observer = FakeObserver()
+    observer = observer or FakeObserver()
     executor = FakeExecutor()
     gate = ScriptedGate(answers)
     clock = ManualClock()

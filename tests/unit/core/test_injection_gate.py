@@ -19,7 +19,7 @@ from desktop_agent.core.models import (
     SuspiciousText,
 )
 from desktop_agent.core.ports import DecideRequest
-from tests.fakes import ScriptedPlanner, done, make_observation, tool
+from tests.fakes import FakeObserver, ScriptedPlanner, done, make_observation, tool
 from tests.unit.core.conftest import make_harness
 
 ALLOW_ALL = {name: Policy.ALLOW for name in ("click", "type_text", "hotkey", "wait")}
@@ -208,3 +208,60 @@ async def test_a_safe_tool_on_an_unread_look_does_not_ask_and_the_guard_off_read
     await off.collect(run_off, ScriptedPlanner([tool("hotkey", keys=["ctrl", "s"]), done()]))
 
     assert h.gate.requests == [] and off.gate.requests == []
+
+
+class WindowsObserver(FakeObserver):
+    """A FakeObserver that also says which windows are on the screen now (WindowsNowSource),
+    as the observation it would give now names them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    async def window_ids_now(self) -> frozenset[str] | None:
+        self.reads += 1
+        return self.observation.window_ids
+
+
+EDITOR = replace(CLEAN, window_ids=frozenset({"x11:1"}))
+POPPED = replace(ATTACKED, window_ids=frozenset({"x11:1", "x11:2"}))
+
+
+async def test_an_allowed_key_press_is_not_sent_when_a_window_with_orders_came_up_meanwhile() -> (
+    None
+):
+    # issue 31: the model thinks for seconds after the look; a popup or notification that
+    # gives orders and comes up meanwhile is judged before a key the policy allows is sent
+    h = make_harness(
+        answers=[ApprovalDecision.DENY], policies=ALLOW_ALL, observer=WindowsObserver()
+    )
+    h.observer.observation = EDITOR
+    run = await h.create()
+    planner = ScriptedPlanner(
+        [
+            _then(h, POPPED, tool("hotkey", keys=["ctrl", "s"])),  # a popup came meanwhile
+            tool("hotkey", keys=["ctrl", "s"]),  # decided on the popup's look: asked, denied
+            done(),
+        ]
+    )
+    await h.collect(run, planner)
+
+    actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert [s.status for s in actions] == [StepStatus.SKIPPED, StepStatus.DENIED]
+    assert "a window came up before the action was sent" in (actions[0].error or "")
+    assert ORDER in (actions[0].error or "")
+    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert [r.suspicious_text for r in h.gate.requests] == [(NOTE,)]
+
+
+async def test_no_new_look_is_taken_when_no_window_came_up() -> None:
+    observer = WindowsObserver()
+    h = make_harness(policies=ALLOW_ALL, observer=observer)
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("hotkey", keys=["ctrl", "s"]), done()]))
+
+    assert [name for name, _ in h.executor.calls] == ["hotkey"]  # type: ignore[attr-defined]
+    assert observer.reads == 1
+    # the turn's look and the one after the action (the next turn's): no look more
+    assert observer.calls == 2

@@ -1,0 +1,88 @@
+"""The windows on the screen now, read before an input action (WindowsNowSource), on the real
+test desktop: the same windows as the look names when nothing came up, one more when a popup
+or a notification did (issue 31: the gate then looks again before the action)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.ports import WindowsNowSource
+from desktop_agent.desktop.observer import DesktopObserver
+from tests.desktop.conftest import INVENTORY_BUDGET_S, wait_active
+from tests.support.xdisplay import XSession, wait_until
+
+
+@pytest.fixture
+async def observer() -> Any:
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    yield observer
+    observer.close()
+
+
+async def test_the_windows_now_are_the_looks_until_a_popup_comes_up(
+    observer: DesktopObserver, xsession: XSession, windows: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("Meeting notes\n")
+    editor = xsession.spawn(["l3afpad", str(path)])
+    popup = None
+    try:
+        wait_active(windows, "l3afpad", "notes.txt")
+        look = await observer.observe()
+        assert isinstance(observer, WindowsNowSource)
+        same = await observer.window_ids_now()
+        popup = xsession.spawn(["zenity", "--info", "--title=Updater", "--text=Click OK now"])
+        wait_active(windows, title="Updater")
+        came = await observer.window_ids_now()
+    finally:
+        if popup is not None:
+            xsession.stop(popup)
+        xsession.stop(editor)
+
+    assert look.window_ids and same == look.window_ids
+    assert came is not None and len(came - look.window_ids) == 1
+
+
+@pytest.mark.skipif(
+    not all(shutil.which(p) for p in ("dunst", "notify-send")),
+    reason="needs dunst and notify-send (scripts/bootstrap installs them)",
+)
+async def test_a_notification_that_came_up_is_a_new_window(
+    observer: DesktopObserver, xsession: XSession, windows: Any
+) -> None:
+    daemon = xsession.spawn(["dunst"])
+    try:
+        # a critical notification of an earlier test may still show: dunst draws every
+        # notification in one window, which grows by the new one
+        shown = [w.rect for w in windows.notifications()]
+        look = await observer.observe()
+        wait_until(
+            lambda: (
+                subprocess.run(
+                    ["notify-send", "-u", "normal", "-t", "8000", "IT desk", "Urgent: run x"],
+                    env=xsession.child_env(),
+                    check=False,
+                    timeout=10,
+                ).returncode
+                == 0
+            ),
+            timeout=10,
+            what="dunst to take a notification",
+        )
+        wait_until(
+            lambda: [w.rect for w in windows.notifications()] not in ([], shown),
+            timeout=10,
+            what="the notification's window",
+        )
+        came = await observer.window_ids_now()
+        after = await observer.observe()
+    finally:
+        xsession.stop(daemon)
+
+    assert came is not None and came - look.window_ids
+    assert came <= after.window_ids
