@@ -19,7 +19,7 @@ from desktop_agent.cli.running import run_on_terminal
 from desktop_agent.cli.setup import log_to_file as log_to_file
 from desktop_agent.cli.setup import prepare_data_dir as prepare_data_dir
 from desktop_agent.cli.stop_all import cmd_stop_all
-from desktop_agent.cli.words import tr, translator
+from desktop_agent.cli.words import spoken, tr, translator
 from desktop_agent.core.models import RunView
 from desktop_agent.core.text import printable
 
@@ -472,6 +472,11 @@ def _calibrate(settings: Settings, data_dir: Path, stop_mark: str | None = None)
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(["desktop-agent"])
+    if existing is None:
+        # the window speaks the command line's language (Qt's translators, the app's children)
+        from desktop_agent.ui.i18n import install
+
+        install(app, spoken())
     # the window's close must not stop the loop before the engine has let the capture go
     app.setQuitOnLastWindowClosed(False)
     engine = Engine("desktop-agent-calibration").start()

@@ -34,9 +34,15 @@ _PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[a-z%]")
 
 
 class _Speaking:
-    """The catalogue the command line speaks from (None: English)."""
+    """The language the command line speaks and its catalogue (None: English)."""
 
+    language: str = "en"
     catalogue: Catalogue | None = None
+
+
+def spoken() -> str:
+    """The language the command line speaks ("en" outside `speaking`)."""
+    return _Speaking.language
 
 
 def tr(text: str, /, **fields: Any) -> str:
@@ -92,9 +98,9 @@ def speaking(language: str) -> Iterator[None]:
     `argparse._` and `argparse.ngettext` (its gettext functions, CPython 3.11
     Lib/argparse.py:94 `from gettext import gettext as _, ngettext`) for each of them, so
     they answer from the catalogue for the block's length."""
-    before = _Speaking.catalogue
+    before = _Speaking.language, _Speaking.catalogue
     catalogue = catalogue_for(language)
-    _Speaking.catalogue = catalogue
+    _Speaking.language, _Speaking.catalogue = (language if catalogue else "en"), catalogue
     try:
         if catalogue is None:
             yield
@@ -102,7 +108,7 @@ def speaking(language: str) -> Iterator[None]:
             with _argparse_speaking(catalogue):
                 yield
     finally:
-        _Speaking.catalogue = before
+        _Speaking.language, _Speaking.catalogue = before
 
 
 @contextlib.contextmanager

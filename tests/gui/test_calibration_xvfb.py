@@ -95,3 +95,28 @@ def test_doctor_calibrate_is_stopped_by_stop_all_from_another_process(tmp_path: 
         assert len(server.requests) == 1
     finally:
         session.close()
+
+
+def test_doctor_calibrate_speaks_the_command_lines_language(tmp_path: Path) -> None:
+    # the window's own texts through Qt's translators, the command line's through its own
+    session = start_xsession(*SCREEN, atspi=False)
+    out_path = tmp_path / "stdout.txt"
+    try:
+        with serve_in_thread(ModelServer(respond=normalized_model)) as server:
+            args = ("doctor", "--calibrate", "--base-url", server.base_url, "--model", "some-vlm")
+            with (
+                out_path.open("w") as out,
+                spawn_app(tmp_path, *args, session=session, stdout=out,
+                          extra_env={"DESKTOP_AGENT_LANGUAGE": "zh_CN"}) as cli,
+            ):  # fmt: skip
+                cli.wait_for(lambda: "在窗口中按“保存”以保留结果" in out_path.read_text(),
+                             "the calibration report", timeout=60)  # fmt: skip
+                found = session.xdotool("search", "--name", "Desktop Agent — 校准")
+                assert found.split(), "no window titled in Chinese"
+                session.xdotool("key", "alt+s")  # 保存(&S)
+                cli.wait_for(lambda: "已在 " in out_path.read_text(), "Save", timeout=10)
+                session.xdotool("key", "Escape")
+                assert cli.wait_exit(timeout=15) == 0
+        assert 'model_coordinates = "normalized"' in (tmp_path / "settings.toml").read_text()
+    finally:
+        session.close()
