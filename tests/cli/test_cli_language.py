@@ -227,13 +227,15 @@ _NAMES = {"api key"}
 def untranslated(source: str) -> list[tuple[int, str]]:
     """The strings with words of `source` a person may read that skip tr(): any literal with
     two words (an f-string's literal parts), and any word printed or written; not docstrings,
-    the log, a programmer's error, nor the text given to tr() / N_()."""
+    the log, a programmer's error or assertion, nor the text given to tr() / N_()."""
     tree = ast.parse(source)
     skip: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             skip.add(id(body[0].value))  # a docstring
+        if isinstance(node, ast.Assert) and node.msg is not None:
+            skip.update(id(inner) for inner in ast.walk(node.msg))  # a programmer's message
         if not isinstance(node, ast.Call):
             continue
         name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
@@ -279,6 +281,7 @@ def test_the_scan_finds_an_untranslated_text() -> None:
         'print(tr("no runs yet"))\n'
         'log.warning("for the log file")\n'
         'raise AttributeError(f"module {name} has no attribute")\n'
+        'assert run is not None, "the start admits the run"\n'
         'print(f"use it: desktop-agent run --model {m}")\n'
         'print(tr("wrote {file}", file=f"{path} here"))\n'
         'x = N_("queued items")\n'
