@@ -208,6 +208,7 @@ def test_without_a_display_the_watch_is_unavailable_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("DISPLAY")
+    monkeypatch.setenv("XDG_SESSION_TYPE", "x11")  # not the Wayland reason (next test)
     with pytest.raises(TakeoverUnavailable, match="^no X display .*DISPLAY is not set$"):
         start_takeover_watch(lambda: None, InjectionWindows())
 
@@ -218,6 +219,22 @@ def test_without_a_display_the_watch_is_unavailable_in_one_line(
     ) as raised:
         start_takeover_watch(lambda: None, InjectionWindows())
     assert "\n" not in str(raised.value)
+
+
+def test_on_wayland_without_xwayland_the_watch_says_wayland_is_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("DESKTOP_AGENT_DESKTOP", raising=False)
+    monkeypatch.setenv("XDG_SESSION_TYPE", "wayland")
+
+    with pytest.raises(TakeoverUnavailable) as raised:
+        start_takeover_watch(lambda: None, InjectionWindows())
+
+    assert str(raised.value) == (
+        "a Wayland session lets no program watch the person's input; stop a run with the "
+        "desktop shortcut, the tray or the window"
+    )
 
 
 def test_the_x_server_going_away_ends_the_watch_and_leaves_the_agents_input_working(

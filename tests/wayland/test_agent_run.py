@@ -160,6 +160,7 @@ def test_a_whole_run_writes_and_saves_a_note_through_the_portal(
                 os.kill(pid, signal.SIGKILL)
 
     assert process.returncode == 0, err[-3000:]
+    assert "a Wayland session lets no program watch the person's input" in err
     events = json_lines(out)
     final = events[-1]
     assert final["type"] == "run_finished"

@@ -46,6 +46,21 @@ def start_takeover_watch(
         from desktop_agent.desktop.takeover.windows import WindowsHookWatch
 
         return WindowsHookWatch.start(inputs)
+    from desktop_agent.desktop.session import session_kind
     from desktop_agent.desktop.takeover.x11 import X11Watch
 
-    return X11Watch.start(inputs, injections)
+    try:
+        return X11Watch.start(inputs, injections)
+    except TakeoverUnavailable:
+        if session_kind() == "wayland":
+            # the X reason ("DISPLAY is not set") is true but not why: say Wayland's
+            raise TakeoverUnavailable(WAYLAND_WHY) from None
+        raise
+
+
+#: why the person's input is not watched on a Wayland session without XWayland (with it, the
+#: X watch sees the input to XWayland's windows only: docs/wayland.md)
+WAYLAND_WHY = (
+    "a Wayland session lets no program watch the person's input; stop a run with the "
+    "desktop shortcut, the tray or the window"
+)
