@@ -47,6 +47,7 @@ from desktop_agent.core.models import (
     Artifact,
     Decision,
     Effect,
+    MonitorArea,
     Observation,
     RunStatus,
     RunView,
@@ -56,6 +57,7 @@ from desktop_agent.core.models import (
     StopReason,
     StoreWrite,
     ToolResult,
+    monitor_of,
 )
 from desktop_agent.core.ports import (
     DecideRequest,
@@ -475,7 +477,15 @@ class _TaskLoop:
         judged = await self.gate.judge(decided, observation)
         decided, call = judged.decided, judged.call
         spec, args = call.spec, call.args
-        step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
+        target = target_of(spec, args, observation)
+        # the monitor it is on, from its first event: the acting panel goes there
+        step = self._begin(
+            turn,
+            StepKind.ACTION,
+            tool,
+            decided.stored_args,
+            monitor=monitor_of(observation, target),
+        )
         # what it acts on, so that a routine saved from this run can find it again
         step = step.with_(element=element_ref(spec, args.model_dump(), observation))
         if denial := await self.gate.refusal(judged, observation):
@@ -487,7 +497,6 @@ class _TaskLoop:
             self._fail(step, StepStatus.FAILED, message)
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
             return
-        target = target_of(spec, args, observation)
         with breaker.slot() as slot:
             refusal = await self.gate.clear(turn, judged, observation, target, step.element)
             if refusal is not None:
@@ -666,7 +675,14 @@ class _TaskLoop:
 
     # ── step rows, and what is held for the store ───────────────────────────
 
-    def _begin(self, turn: int, kind: StepKind, tool: str | None, args: dict[str, Any]) -> StepView:
+    def _begin(
+        self,
+        turn: int,
+        kind: StepKind,
+        tool: str | None,
+        args: dict[str, Any],
+        monitor: MonitorArea | None = None,
+    ) -> StepView:
         step = StepView(
             run_id=self.run.id,
             seq=len(self.steps) + 1,
@@ -676,6 +692,7 @@ class _TaskLoop:
             started_at=self.deps.now(),
             tool=tool,
             args=args,
+            monitor=monitor,
         )
         self.steps.append(step)
         self.open_step = step

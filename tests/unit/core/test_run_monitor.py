@@ -9,7 +9,7 @@ import pytest
 
 from desktop_agent.cli.output import human
 from desktop_agent.core.errors import RefusedToStart
-from desktop_agent.core.events import ApprovalRequested, RunStarted
+from desktop_agent.core.events import ApprovalRequested, RunStarted, StepFinished, StepStarted
 from desktop_agent.core.models import (
     ApprovalRequest,
     MonitorArea,
@@ -20,6 +20,8 @@ from desktop_agent.core.models import (
     RunStatus,
     ScreenLayout,
     ScreenMapping,
+    StepKind,
+    StepStatus,
     TaskSpec,
     monitor_of,
 )
@@ -128,3 +130,25 @@ def test_the_cli_line_of_a_question_says_its_monitor() -> None:
         '{"x": 1, "y": 2}) on monitor 2, 1280x1024 at -1280,0'
     )
     assert human(ApprovalRequested(replace(asked, monitor=None))).endswith('{"x": 1, "y": 2})')
+
+
+async def test_an_action_row_says_the_monitor_it_is_on_from_its_first_event() -> None:
+    h = make_harness(policies={"click": Policy.ALLOW})
+    h.observer.observation = replace(make_observation(), layout=ScreenLayout(MONITORS[1], MONITORS))
+    run = await h.runner.create(TaskSpec(goal="g", allowed_tools=("click",)))
+    events = await h.collect(run, ScriptedPlanner([tool("click", x=10, y=10), done()]))
+
+    acted = [e.step for e in events if isinstance(e, StepStarted | StepFinished)
+             and e.step.kind is StepKind.ACTION]  # fmt: skip
+    assert [(s.status, s.monitor) for s in acted] == [
+        (StepStatus.RUNNING, MONITORS[1]),
+        (StepStatus.OK, MONITORS[1]),
+    ]
+    (stored,) = [s for s in h.repo.steps[run.id].values() if s.kind is StepKind.ACTION]
+    assert stored.monitor == MONITORS[1]
+    assert stored.to_json()["monitor"]["left"] == -1280
+    # on one monitor an action row says none
+    alone = make_harness(policies={"click": Policy.ALLOW})
+    one = await alone.runner.create(TaskSpec(goal="g", allowed_tools=("click",)))
+    events = await alone.collect(one, ScriptedPlanner([tool("click", x=10, y=10), done()]))
+    assert {e.step.monitor for e in events if isinstance(e, StepFinished)} == {None}
