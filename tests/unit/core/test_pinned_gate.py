@@ -14,7 +14,12 @@ from desktop_agent.core import gate
 from desktop_agent.core.breaker import BreakerState
 from desktop_agent.core.budget import Budget
 from desktop_agent.core.builtin_tools import builtin_registry
-from desktop_agent.core.call_risk import LOOKALIKE_LETTERS, box_holds
+from desktop_agent.core.call_risk import (
+    _FOCUS_MOVING_KEYS,
+    _PRESS_FOCUSED_COMBOS,
+    LOOKALIKE_LETTERS,
+    box_holds,
+)
 from desktop_agent.core.errors import ToolNotAllowed
 from desktop_agent.core.events import RunFinished, RunPaused, StepFinished, TaskLoopEvent
 from desktop_agent.core.models import (
@@ -183,8 +188,10 @@ async def test_a_click_on_an_edge_pixel_of_a_sensitive_button_asks(x: int, y: in
 CANCEL = Element(3, "button", "Cancel", (540, 300, 120, 40), focused=True)
 
 
-@pytest.mark.parametrize("moving", ["tab", "up", "down", "left", "right"])
-@pytest.mark.parametrize("press", ["enter", "space"])
+# parametrised over the lists themselves (issue #36 item 4): each focus-moving key before each
+# key that presses the focused control
+@pytest.mark.parametrize("moving", sorted(_FOCUS_MOVING_KEYS))
+@pytest.mark.parametrize("press", [key for combo in _PRESS_FOCUSED_COMBOS for key in combo])
 async def test_a_key_that_moves_the_focus_before_a_press_asks_near_a_sensitive_button(
     moving: str, press: str
 ) -> None:
