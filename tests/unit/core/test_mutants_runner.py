@@ -12,9 +12,16 @@ import pytest
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.errors import RefusedToStart, RunNotFound
 from desktop_agent.core.events import RunFinished, RunStarted, TaskLoopEvent
-from desktop_agent.core.models import RunStatus, RunView, StopReason, TaskSpec, utcnow
-from tests.fakes import ScriptedPlanner, done
-from tests.unit.core.conftest import Harness
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    RunStatus,
+    RunView,
+    StopReason,
+    TaskSpec,
+    utcnow,
+)
+from tests.fakes import ScriptedPlanner, done, tool
+from tests.unit.core.conftest import Harness, make_harness
 
 
 async def _prepare_failing(harness: Harness, error: Exception) -> tuple[RunView, list[object]]:
@@ -204,3 +211,33 @@ async def test_an_error_thrown_into_a_runs_events_comes_out_as_thrown(harness: H
     error = _origin()
     out = await _thrown(harness, error)
     assert out is error
+
+
+async def test_a_runs_questions_are_numbered_from_one_after_its_id() -> None:
+    # the id a person answers by (`approve r1-1`, POST /api/approvals/r1-1)
+    h = make_harness(answers=[ApprovalDecision.DENY, ApprovalDecision.DENY])
+    run = await h.create(allowed_tools=("hotkey",))
+    paste = tool("hotkey", keys=["ctrl", "v"])  # a paste asks every time
+    await h.collect(run, ScriptedPlanner([paste, paste], then=done()))
+    assert [request.id for request in h.gate.requests] == [f"{run.id}-1", f"{run.id}-2"]
+
+
+@pytest.mark.parametrize("prepared", [True, False], ids=["ran", "fault-while-preparing"])
+async def test_a_run_is_no_longer_active_when_its_run_finished_arrives(
+    harness: Harness, prepared: bool
+) -> None:
+    # a viewer that hears the end may start the run's next attempt at once
+    run = await harness.create()
+    heard: list[tuple[str, ...]] = []
+    harness.runner.subscribe(lambda event: heard.append(harness.runner.active_ids))
+
+    async def prepare(_: RunView) -> ScriptedPlanner:
+        if not prepared:
+            raise RuntimeError("no model")
+        return ScriptedPlanner([], then=done())
+
+    seen: tuple[str, ...] | None = None
+    async for event in harness.runner.admit(run, prepare).events:
+        if isinstance(event, RunFinished):
+            seen = harness.runner.active_ids
+    assert seen == () and heard[-1] == ()
