@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel
 
 from desktop_agent.core.call_risk import (
     CallRisk,
@@ -13,7 +14,8 @@ from desktop_agent.core.call_risk import (
     target_element,
     text_sensitivity,
 )
-from desktop_agent.core.models import Element
+from desktop_agent.core.models import Element, Risk
+from desktop_agent.core.tools import ToolSpec
 from tests.fakes import make_observation
 
 EDITOR = Element(1, "window", "notes.txt — L3afpad", (0, 0, 800, 600), focused=True)
@@ -162,3 +164,40 @@ def test_a_drag_into_a_terminal_or_among_unknown_windows_says_why_it_asks() -> N
     assert assess_call("drag", drag, make_observation()).always_ask == (
         "a drag may drop text into a terminal (the windows are not known)"
     )
+
+
+def test_a_value_set_in_a_terminal_is_not_a_typed_line() -> None:
+    # set_value sets the control's text through the accessibility API: no key is typed, so no
+    # line end runs in the terminal around it
+    terminal = make_observation(
+        [
+            Element(1, "window", "alice@box: ~ — XTerm", (0, 0, 600, 600), focused=True),
+            Element(2, "text", "Find", (10, 10, 200, 20)),
+        ]
+    )
+    assert assess_call("set_value", {"element": 2, "value": "rm -rf ~\n"}, terminal) == (
+        CallRisk("", Sensitivity.PLAIN)
+    )
+
+
+class _ChordArgs(BaseModel):
+    keys: object = None
+    text: str = ""
+
+
+#: a tool with both traits: it presses a chord and types a text (a tool's traits are its spec's)
+CHORD_THEN_TYPE = ToolSpec(
+    "chord_then_type",
+    "Press keys, then type a text.",
+    _ChordArgs,
+    Risk.INPUT,
+    keyboard=True,
+    presses_keys=True,
+    text_field="text",
+)
+
+
+def test_unreadable_keys_keep_where_the_text_goes_unknown() -> None:
+    # nothing is known to have the focus: the text may go into a password field and is hidden
+    risk = assess_call(CHORD_THEN_TYPE, {"keys": "ctrl", "text": "hunter2"}, make_observation())
+    assert risk == CallRisk("the keys 'ctrl' cannot be read", Sensitivity.UNKNOWN)
