@@ -61,6 +61,10 @@ class PixelReader:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
+        if looks_blank(image):
+            # a piece of an empty page or a frame: no text to read, and a read costs 0.3-1 s
+            self._remember(key, "")
+            return ""
         data = io.BytesIO()
         image.save(data, "PNG", compress_level=1)
         try:
@@ -85,10 +89,61 @@ class PixelReader:
             return ""
         text = done.stdout.decode("utf-8", "replace")
         self.reads += 1
+        self._remember(key, text)
+        return text
+
+    def _remember(self, key: bytes, text: str) -> None:
         self._cache[key] = text
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
-        return text
+
+
+#: a pixel differs from the background (the commonest grey) by more than this: ink
+INK_TOLERANCE = 8
+#: a row (column) at least this inked is part of a line (a frame, a rule, a border) ...
+LINE_SHARE = 0.9
+#: ... when it is one of at most this many such rows (columns) side by side: a thicker band
+#: (a banner, a title bar) may hold text drawn in it, and is kept as ink
+LINE_WIDTH = 3
+#: fewer ink pixels than this outside the lines: no word is drawn there
+INK_LEFT = 12
+
+
+def looks_blank(image: Any) -> bool:
+    """Whether `image` (a Pillow image) holds nothing but its background and thin straight
+    lines (the empty part of a page, a window's frame): no text for OCR to read. Judged on
+    pixels, not on colours: text drawn without anti-aliasing (two colours) is ink like any."""
+    from PIL import Image, ImageDraw
+
+    grey = image.convert("L")
+    width, height = grey.size
+    histogram = grey.histogram()
+    background = max(range(256), key=histogram.__getitem__)
+    low, high = background - INK_TOLERANCE, background + INK_TOLERANCE
+    ink = grey.point([0 if low <= value <= high else 255 for value in range(256)])
+    draw = ImageDraw.Draw(ink)
+    rows = ink.resize((1, height), Image.Resampling.BOX).tobytes()
+    for start, end in _thin_runs(rows, LINE_SHARE * 255):
+        draw.rectangle((0, start, width - 1, end - 1), fill=0)
+    columns = ink.resize((width, 1), Image.Resampling.BOX).tobytes()
+    for start, end in _thin_runs(columns, LINE_SHARE * 255):
+        draw.rectangle((start, 0, end - 1, height - 1), fill=0)
+    return ink.histogram()[255] < INK_LEFT
+
+
+def _thin_runs(shares: bytes, full: float) -> list[tuple[int, int]]:
+    """The runs [start, end) of at most LINE_WIDTH consecutive values of `shares` at or over
+    `full`."""
+    runs: list[tuple[int, int]] = []
+    start = None
+    for index, share in enumerate([*shares, 0]):
+        if share >= full and start is None:
+            start = index
+        elif share < full and start is not None:
+            if index - start <= LINE_WIDTH:
+                runs.append((start, index))
+            start = None
+    return runs
 
 
 def _key(image: Any) -> bytes:

@@ -34,7 +34,7 @@ class FakeCapture(ScreenCapture):
     def grab_region(self, box: tuple[int, int, int, int]) -> Image.Image:
         """The region, as ScreenCapture.grab_region gives it: the box's size, full resolution."""
         self.regions.append(box)
-        return Image.new("RGB", box[2:], (200, 40, 40))
+        return inked(box[2:], (200, 40, 40))
 
     def close(self) -> None:
         return None
@@ -169,3 +169,16 @@ def executor_with(
         key_interval_s=key_interval_s,
         settle_s=0,
     )
+
+
+def inked(size: tuple[int, int], background: tuple[int, int, int]) -> Image.Image:
+    """An image of `size` on `background` with a few marks drawn in it, as letters are: a
+    region with something for OCR to read (a blank one is not read, desktop/ocr.looks_blank)."""
+    from PIL import ImageDraw
+
+    image = Image.new("RGB", size, background)
+    draw = ImageDraw.Draw(image)
+    ink = tuple(255 - value for value in background)
+    for left in range(2, max(size[0] - 6, 3), 9):
+        draw.rectangle((left, 2, left + 4, min(size[1] - 2, 9)), fill=ink)
+    return image
