@@ -128,7 +128,8 @@ def looks_blank(image: Any) -> bool:
     columns = ink.resize((width, 1), Image.Resampling.BOX).tobytes()
     for start, end in _thin_runs(columns, LINE_SHARE * 255):
         draw.rectangle((start, 0, end - 1, height - 1), fill=0)
-    return ink.histogram()[255] < INK_LEFT
+    left: int = ink.histogram()[255]
+    return left < INK_LEFT
 
 
 def _thin_runs(shares: bytes, full: float) -> list[tuple[int, int]]:
