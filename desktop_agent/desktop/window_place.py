@@ -239,7 +239,7 @@ def place_relative(
             )
             for x, y, width, height in window.outlines
         ]
-        found = find_window(image, outlines) if outlines else None
+        found = find_window(image, outlines) if outlines and window.findable else None
         places[window] = None if found is None else mapping.to_screen(*found)
     return [moved(item, places) for item in raw], places
 

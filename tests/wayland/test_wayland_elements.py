@@ -17,6 +17,7 @@ from desktop_agent.desktop.takeover import InjectionWindows
 from desktop_agent.desktop.wayland import PortalDesk, PortalDriver, PortalScreen, wayland_parts
 from desktop_agent.eval.desk import wait_until
 from desktop_agent.eval.wayland_desk import WaylandSession
+from desktop_agent.planner.screen_text import screen_text_block
 from desktop_agent.settings import Settings
 from tests.support.gtk import still_gtk_env
 from tests.support.wayland import AtspiRig, Node, person_answers
@@ -124,3 +125,47 @@ def test_element_boxes_of_a_native_wayland_window_land_on_the_screenshot(
         )
     finally:
         driver.press("escape")
+
+
+def test_a_context_menus_items_are_listed_relative_to_it_never_as_targets(
+    editor: Node,
+    atspi_rig: AtspiRig,
+    parts: Parts,
+) -> None:
+    """A context menu is a popup of its own (the active top-level, role "window"): its items'
+    boxes are relative to it, and it is not looked for on the screenshot (a search placed one
+    on the editor's lines, 150 px off): they are listed relative to it, none is a target."""
+    observer, driver, _ = parts
+    with person_answers(atspi_rig) as errors:
+        asyncio.run(observer.observe())
+    assert not errors
+
+    def editor_listed() -> Observation | None:
+        seen = asyncio.run(observer.observe())
+        return seen if named(seen, "edit", "") else None
+
+    observation = wait_until(editor_listed, timeout=20, what="the editor's text box listed")
+    text = named(observation, "edit", "")
+    assert text is not None
+    x, y = observation.mapping.to_screen(*text.center)
+    driver.click(x, y, "left", 1)  # the focus (the portal's dialog may have had it)
+    wait_until(
+        lambda: focused(atspi_rig, atspi_rig.find("text", "", editor)),  # type: ignore[arg-type]
+        timeout=10,
+        what="the text focused",
+    )
+    driver.click(x, y, "right", 1)
+
+    def menu_listed() -> Observation | None:
+        seen = asyncio.run(observer.observe())
+        names = [e.name for e in seen.window_relative if e.role == "menuitem"]
+        return seen if "Insert Emoji" in names else None
+
+    try:
+        shown = wait_until(menu_listed, timeout=20, what="the context menu's items listed")
+    finally:
+        driver.press("escape")
+    assert not [e for e in shown.elements if e.role == "menuitem"], shown.elements
+    block = screen_text_block(shown)
+    assert block is not None and "not targets" in block
+    assert 'menuitem "Insert Emoji" @ ' in block and "[" not in block.split("```text")[-1]

@@ -23,6 +23,7 @@ from desktop_agent.desktop.inventory.atspi import (
     _children,
     _value,
     _Walked,
+    role_name_of,
 )
 from desktop_agent.desktop.inventory.atspi_bus import (
     ACCESSIBLE,
@@ -47,6 +48,12 @@ from desktop_agent.desktop.inventory.x11 import X11Windows
 log = logging.getLogger(__name__)
 
 WHY_NO_WINDOWS = "Wayland does not let a program list or raise windows"
+#: the top-level roles whose place is looked for on the screenshot: windows with a frame of
+#: their own; any other active top-level (a popup "window": a context menu) is listed
+#: relative to itself, never placed (RelativeTo.findable)
+FINDABLE_ROLES = frozenset(
+    {"frame", "dialog", "file chooser", "alert", "color chooser", "font chooser"}
+)
 
 
 class _NoWindowList(X11Windows):
@@ -69,9 +76,10 @@ class WaylandAtspiInventory(AtspiInventory):
         #: the window the last snapshot's boxes are relative to
         self._relative: RelativeTo | None = None
 
-    def _active_frame(self, limits: WalkLimits) -> tuple[Node, str] | None:
-        """(frame, title) of the active top-level accessible of an application other than
-        this one; None when there is none."""
+    def _active_frame(self, limits: WalkLimits) -> tuple[Node, str, str] | None:
+        """(frame, title, role name) of the active top-level accessible of an application
+        other than this one (a frame, a dialog, or a popup such as a context menu); None when
+        there is none."""
         registry = Node(REGISTRY, ROOT_PATH)
         apps = _children(self._call(Call(registry, ACCESSIBLE, "GetChildren"), limits))
         calls: list[Call] = []
@@ -88,14 +96,18 @@ class WaylandAtspiInventory(AtspiInventory):
             tops += _children(children)
         calls = []
         for top in tops:
-            calls += [Call(top, ACCESSIBLE, "GetState"), Call.prop(top, ACCESSIBLE, "Name")]
+            calls += [
+                Call(top, ACCESSIBLE, "GetState"),
+                Call.prop(top, ACCESSIBLE, "Name"),
+                Call(top, ACCESSIBLE, "GetRole"),
+            ]
         replies = self._call_many(calls, limits)
         for index, top in enumerate(tops):
-            states, name = replies[2 * index], replies[2 * index + 1]
-            if isinstance(states, Exception) or isinstance(name, Exception):
+            states, name, role = replies[3 * index : 3 * index + 3]
+            if any(isinstance(reply, Exception) for reply in (states, name, role)):
                 continue
             if states_contain(states[0], STATE_ACTIVE):
-                return top, clean_name(str(_value(name)))
+                return top, clean_name(str(_value(name))), role_name_of(role[0])
         return None
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
@@ -110,13 +122,17 @@ class WaylandAtspiInventory(AtspiInventory):
             return [], "none"
         if found is None:
             return [], "none"
-        frame, title = found
+        frame, title, role = found
         contents: list[tuple[Node, str]] = []
         outlines: list[tuple[int, int, int, int]] = []
         controls = self._walk(
             [frame], limits, budget=limits.max_elements, contents=contents, outlines=outlines
         )
-        relative = RelativeTo(title, (*outlines, *(element.rect for element in controls)))
+        relative = RelativeTo(
+            title,
+            (*outlines, *(element.rect for element in controls)),
+            findable=role in FINDABLE_ROLES,
+        )
         self._relative = relative
         self._seen = _Walked([], [], frame, contents, bool(controls))
         return [replace(element, relative=relative) for element in controls], "atspi"

@@ -28,6 +28,10 @@ class RelativeTo:
 
     title: str
     outlines: tuple[tuple[int, int, int, int], ...]
+    #: whether its place is looked for at all: a popup (a menu) is small, its items' sides
+    #: are mostly not drawn, and the search placed one on another window's lines (measured):
+    #: its controls are listed relative to it instead
+    findable: bool = True
 
 
 @dataclass(frozen=True, slots=True)

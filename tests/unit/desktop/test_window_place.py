@@ -206,3 +206,15 @@ def test_a_wayland_session_lists_elements_through_atspi_relative_to_the_window(
 def test_element_lines_relative_to_a_window_carry_no_id() -> None:
     element = Element(0, "button", 'Say "hi"', (5, 6, 7, 8), focused=True)
     assert element.line_relative() == "button \"Say 'hi'\" @ 5,6 7x8 in the window focused"
+
+
+def test_a_window_not_to_be_looked_for_is_listed_relative_even_where_it_would_be_found() -> None:
+    """A popup (RelativeTo.findable False) is never searched for: its boxes stay relative."""
+    image = desk()
+    draw_window(image, (13, 71))
+    window = RelativeTo("", tuple(PARTS.values()), findable=False)
+
+    observation = observe(image, Monitor(0, 0, 1280, 720), relative_elements(window))
+
+    assert observation.elements == ()  # type: ignore[attr-defined]
+    assert len(observation.window_relative) == 3  # type: ignore[attr-defined]
