@@ -4,11 +4,12 @@
                     stop-everything, the local API, the stop hotkey, signals, takeover; a
                     face's Host from opening to closing (serving) and the one start-up order
                     of what it turns on (turn_on, as a Face says)
-    requests.py     what a face asks to start (a goal, a routine, a queued run) and the one
-                    task_spec that makes a run's TaskSpec of it
+    requests.py     what a face asks to start (a goal, a queued run; StartRequest: each
+                    request's own `parts`) and the one task_spec that makes a run's TaskSpec
     starts.py       how every run starts: a goal, a routine or a stored queued run, admitted
                     in one synchronous call; the store read and the model check inside it
-    routines.py     a routine's run (its player, its handover) and saving a run as a routine
+    routines.py     a routine's run (RoutineRequest, its player, its handover) and saving a
+                    run as a routine
     records.py      Records: the history and the routines as a face reads and edits them
     engine.py       Engine: an asyncio loop on a thread of its own (the app's host lives there)
     calibration.py  ScreenCalibration: the screenshot and the model's answers of a calibration

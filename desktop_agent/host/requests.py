@@ -1,22 +1,35 @@
-"""What a face asks for when it starts a run (a goal, a saved routine or a queued run), and
-the one `task_spec` that turns a goal or a routine into the run's TaskSpec."""
+"""What a face asks for when it starts a run — a goal (`RunRequest`) or a run the store holds
+queued (`QueuedRun`) here, a saved routine (`RoutineRequest`) in host/routines.py — each with
+its own `parts`: what its run does inside its admission (host/starts.py `admit`, which asks
+no request what it is). And the one `task_spec` that turns a goal or a routine into the
+run's TaskSpec."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
 
-from desktop_agent.core.errors import RefusedToStart
-from desktop_agent.core.models import MonitorChoice, RunKind, TaskSpec, parse_monitor
+from desktop_agent.core.errors import DesktopAgentError, RefusedToStart, RunNotFound
+from desktop_agent.core.models import (
+    MonitorChoice,
+    RunKind,
+    RunStatus,
+    RunView,
+    TaskSpec,
+    parse_monitor,
+    utcnow,
+)
 from desktop_agent.core.routine import Routine
 from desktop_agent.core.routine_player import PATIENCE_TURNS
+from desktop_agent.core.runner import Find, Prepare
 from desktop_agent.core.tools import NO_TOOL_ALLOWED
 
 if TYPE_CHECKING:
+    from desktop_agent.agent import Agent
     from desktop_agent.core.models import VisionSetting
+    from desktop_agent.core.ports import Planner
     from desktop_agent.settings import Settings
 
 #: set by a face on another thread when the run may act (the window is out of the way);
@@ -50,22 +63,15 @@ class RunRequest:
     monitor: MonitorChoice | None = None
     ready: Ready | None = field(default=None, compare=False)
 
+    def parts(self, agent: Agent) -> tuple[Find, Prepare]:
+        """Its view made now, in memory (RefusedToStart at once: an empty goal, an unknown
+        tool); its planner once the model is checked."""
+        run = queued_run(agent, self)
 
-@dataclass(frozen=True, slots=True)
-class RoutineRequest:
-    """A run of the saved routine `name` with its parameters' `values` (host/routines.py).
+        async def made() -> RunView:
+            return run
 
-    `handover`: the settings' model takes over on a mismatch (False: routine_mismatch).
-    `scheduled`: started by the OS with nobody there: every step needs its window by label.
-    """
-
-    name: str
-    values: Mapping[str, str] = field(default_factory=dict)
-    handover: bool = True
-    scheduled: bool = False
-    run_id: str = field(default_factory=new_run_id)
-    vision: VisionSetting | None = None
-    ready: Ready | None = field(default=None, compare=False)
+        return made, checked(agent, self.vision)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,15 +82,70 @@ class QueuedRun:
     vision: VisionSetting | None = None
     ready: Ready | None = field(default=None, compare=False)
 
+    def parts(self, agent: Agent) -> tuple[Find, Prepare]:
+        """The stored run, read inside the run (RunNotFound; NotQueued for one that ended or
+        runs elsewhere); its planner once the model is checked."""
+        run_id = self.run_id
 
-StartRequest = RunRequest | RoutineRequest | QueuedRun
+        async def find() -> RunView:
+            run = await agent.repo.get_run(run_id)
+            if run is None:
+                raise RunNotFound(f"no run {run_id!r}")
+            if run.status is not RunStatus.QUEUED:
+                raise NotQueued(run)
+            return run
+
+        return find, checked(agent, self.vision)
+
+
+class StartRequest(Protocol):
+    """What a face asks to start: its run's id (made by the face), the face's `ready` (None:
+    act at once) and what its run does inside its admission (`parts`: find its view, then
+    prepare its planner). RunRequest, QueuedRun, host/routines.py's RoutineRequest."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def ready(self) -> Ready | None: ...
+
+    def parts(self, agent: Agent) -> tuple[Find, Prepare]: ...
+
+
+class NotQueued(DesktopAgentError):
+    """The stored run is not queued (it has ended, or runs in another process): it does not
+    start here. `run` is its view."""
+
+    def __init__(self, run: RunView) -> None:
+        super().__init__(f"run {run.id} is {run.status.value}; it cannot start")
+        self.run = run
+
+
+def checked(agent: Agent, vision: VisionSetting | None) -> Prepare:
+    """A run's planner once its model server answers and its model can see (Agent.prepare)."""
+
+    async def prepare(run: RunView) -> Planner:
+        return await agent.prepare(run, vision)
+
+    return prepare
+
+
+def queued_run(agent: Agent, request: RunRequest) -> RunView:
+    """The request as a queued run view (in memory; the loop stores it)."""
+    spec = task_spec(agent.settings, request)
+    allowed = spec.allowed_tools or agent.registry.offered_names()
+    unknown = agent.registry.unknown(allowed)
+    if unknown:
+        raise RefusedToStart(f"unknown tool(s): {', '.join(unknown)}")
+    spec = replace(spec, allowed_tools=tuple(allowed))
+    return RunView.queued(spec, request.run_id, utcnow())
 
 
 def task_spec(settings: Settings, request: RunRequest | Routine) -> TaskSpec:
     """The TaskSpec of a goal's run (what the request leaves out is the settings') or of a
     saved routine's (every tool: the agent may take over; room for the routine's steps and
     their waits on top of the settings' steps). `allowed_tools` stays empty for "every tool
-    offered": the runner names them (core/runner.py `create`, host/starts.py `queued_run`).
+    offered": the runner names them (core/runner.py `create`, `queued_run`).
     RefusedToStart (one line) for an empty goal or a run that may use no tool."""
     if isinstance(request, Routine):
         return TaskSpec(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,15 +38,38 @@ from desktop_agent.core.routine_player import RoutinePlayer
 from desktop_agent.core.runner import Find, Prepare
 from desktop_agent.core.targets import acts_in_a_window
 from desktop_agent.core.tools import ToolRegistry
-from desktop_agent.host.requests import RoutineRequest, task_spec
+from desktop_agent.host.requests import Ready, new_run_id, task_spec
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
+    from desktop_agent.core.models import VisionSetting
     from desktop_agent.core.ports import Planner
     from desktop_agent.store import SqliteRunRepository
 
 #: a file bigger than this is not a routine someone wrote or exported
 MAX_FILE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class RoutineRequest:
+    """A run of the saved routine `name` with its parameters' `values` (a StartRequest,
+    host/requests.py).
+
+    `handover`: the settings' model takes over on a mismatch (False: routine_mismatch).
+    `scheduled`: started by the OS with nobody there: every step needs its window by label.
+    """
+
+    name: str
+    values: Mapping[str, str] = field(default_factory=dict)
+    handover: bool = True
+    scheduled: bool = False
+    run_id: str = field(default_factory=new_run_id)
+    vision: VisionSetting | None = None
+    ready: Ready | None = field(default=None, compare=False)
+
+    def parts(self, agent: Agent) -> tuple[Find, Prepare]:
+        """The routine looked up inside the run, then its player (`routine_start`)."""
+        return routine_start(agent, self)
 
 
 async def save_from_run(
