@@ -240,8 +240,53 @@ def place_relative(
             for x, y, width, height in window.outlines
         ]
         found = find_window(image, outlines) if outlines and window.findable else None
+        if found is not None and not _labels_drawn(raw, window, image, mapping, found):
+            found = None
         places[window] = None if found is None else mapping.to_screen(*found)
     return [moved(item, places) for item in raw], places
+
+
+#: a named control's box (less a 2 px rim) whose grey levels spread less than this holds no
+#: drawn label: a flat area
+MIN_LABEL_SPREAD = 8.0
+#: at least this share of the named controls must show a label where the window was found
+MIN_LABELS_DRAWN = 0.6
+#: roles whose name is not drawn inside their box (a text field's name is its label's)
+UNDRAWN_NAMES = frozenset({"edit", "window"})
+
+
+def _labels_drawn(
+    raw: Sequence[RawElement],
+    window: RelativeTo,
+    image: Image.Image,
+    mapping: ScreenMapping,
+    found: tuple[int, int],
+) -> bool:
+    """Whether the window's named controls show something drawn (their labels) where it was
+    found: a place where the outlines meet other lines (another window's) puts the boxes on
+    flat areas. Fewer than two named controls: no evidence either way (True)."""
+    from PIL import ImageStat
+
+    grey = image.convert("L")
+    width, height = grey.size
+    spreads = []
+    for item in raw:
+        if item.relative != window or not item.name.strip() or item.role in UNDRAWN_NAMES:
+            continue
+        x, y, w, h = item.rect
+        left = round(x / mapping.scale_x) + found[0] + 2
+        top = round(y / mapping.scale_y) + found[1] + 2
+        right = round((x + w) / mapping.scale_x) + found[0] - 2
+        bottom = round((y + h) / mapping.scale_y) + found[1] - 2
+        left, top = max(left, 0), max(top, 0)
+        right, bottom = min(right, width), min(bottom, height)
+        if right - left < 2 or bottom - top < 2:
+            continue  # off the image: not evidence
+        spreads.append(ImageStat.Stat(grey.crop((left, top, right, bottom))).stddev[0])
+    if len(spreads) < 2:
+        return True
+    drawn = sum(1 for spread in spreads if spread >= MIN_LABEL_SPREAD)
+    return drawn >= MIN_LABELS_DRAWN * len(spreads)
 
 
 def moved(item: RawElement, places: Mapping[RelativeTo, tuple[int, int] | None]) -> RawElement:

@@ -41,9 +41,12 @@ def desk(size: tuple[int, int] = (1280, 720)) -> Image.Image:
     return image
 
 
-def draw_window(image: Image.Image, origin: tuple[int, int], scale: float = 1.0) -> None:
+def draw_window(
+    image: Image.Image, origin: tuple[int, int], scale: float = 1.0, *, labels: bool = True
+) -> None:
     """The window whose surface starts at `origin`: a grey title bar, a lighter menu bar with
-    a line under it, a white text area (scaled by `scale`, as a downscaled screenshot)."""
+    a line under it, a white text area (scaled by `scale`, as a downscaled screenshot); with
+    `labels`, the File menu's word and the close button's disc."""
     draw = ImageDraw.Draw(image)
 
     def box(rect: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
@@ -59,8 +62,9 @@ def draw_window(image: Image.Image, origin: tuple[int, int], scale: float = 1.0)
     draw.rectangle(box(frame), fill=(222, 221, 218))
     draw.rectangle(box(PARTS["menu bar"]), fill=(246, 245, 244))
     draw.rectangle(box(PARTS["text"]), fill=(255, 255, 255))
-    draw.text(box(PARTS["File"])[:2], "File", fill=(40, 40, 40))
-    draw.ellipse(box(PARTS["Close"]), fill=(200, 200, 200))
+    if labels:
+        draw.text(box(PARTS["File"])[:2], "File", fill=(40, 40, 40))
+        draw.ellipse(box(PARTS["Close"]), fill=(120, 120, 120))
 
 
 def outlines(scale: float = 1.0) -> list[tuple[int, int, int, int]]:
@@ -218,3 +222,18 @@ def test_a_window_not_to_be_looked_for_is_listed_relative_even_where_it_would_be
 
     assert observation.elements == ()  # type: ignore[attr-defined]
     assert len(observation.window_relative) == 3  # type: ignore[attr-defined]
+
+
+def test_a_place_where_the_named_controls_show_nothing_drawn_is_no_answer() -> None:
+    """The outlines fit, but the File menu and the close button are flat there (no word, no
+    disc): the lines met are not this window's, and nothing is placed."""
+    window = RelativeTo("(note.txt)", tuple(PARTS.values()))
+    drawn, bare = desk(), desk()
+    draw_window(drawn, (300, 100))
+    draw_window(bare, (300, 100), labels=False)
+
+    placed = observe(drawn, Monitor(0, 0, 1280, 720), relative_elements(window))
+    flat = observe(bare, Monitor(0, 0, 1280, 720), relative_elements(window))
+
+    assert [e.name for e in placed.elements] == ["File", "", "Close"]  # type: ignore[attr-defined]
+    assert flat.elements == () and len(flat.window_relative) == 3  # type: ignore[attr-defined]
