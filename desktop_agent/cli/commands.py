@@ -250,23 +250,24 @@ async def _doctor_asks(
     from functools import partial
 
     from desktop_agent.core.errors import StopRequested
-    from desktop_agent.host import Host
+    from desktop_agent.host import Face, Host
 
-    host = await Host.open(data_dir, settings, stop_mark=stop_mark)
-    host.stop_on_signals()
-    asked_at = host.stops  # the stops since the process started are caught up on its mark
-    try:
+    # no run, no API, no hotkey, no takeover watch: the signals alone (Host.turn_on)
+    face = Face("doctor", api="", hotkey=False, takeover=False)
+    async with Host.serving(data_dir, settings, stop_mark=stop_mark) as host:
+        await host.turn_on(face)
+        asked_at = host.stops  # the stops since the process started are caught up on its mark
         try:
-            items += await _model_checks(settings, partial(host.check_model, asked_at=asked_at))
-        finally:
-            _print_items(items)
-        found = await host.find_model_servers(asked_at=asked_at)
-    except StopRequested:
-        said = tr("stopped: the model server is asked nothing more")
-        print(f"desktop-agent: {said}", file=sys.stderr)
-        return EXIT_STOPPED
-    finally:
-        await host.close()
+            try:
+                check = partial(host.check_model, asked_at=asked_at)
+                items += await _model_checks(settings, check)
+            finally:
+                _print_items(items)
+            found = await host.find_model_servers(asked_at=asked_at)
+        except StopRequested:
+            said = tr("stopped: the model server is asked nothing more")
+            print(f"desktop-agent: {said}", file=sys.stderr)
+            return EXIT_STOPPED
     _print_servers_found(found)
     return 0 if all(item.ok for item in items) else 1
 
