@@ -42,6 +42,8 @@ PACKAGE_OF = {
     "gsettings": "libglib2.0-bin",  # the stop shortcut on GNOME (desktop/stop_shortcut.py)
     "dpkg-deb": None,
     "bash": None,
+    "sh": None,  # essential on every Debian system (dash); the Wayland frame reader's watchdog
+    "zenity": "zenity",  # tests/desktop/test_windows_now: a dialog window coming up
     "true": None,
     "schtasks": None,
 }
