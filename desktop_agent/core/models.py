@@ -743,7 +743,7 @@ class ApprovalRequest:
         return text
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "id": self.id,
             "run_id": self.run_id,
             "index": self.index,
@@ -765,6 +765,23 @@ class ApprovalRequest:
             "sentence": str(self.sentence),
             "monitor": self.monitor.to_json() if self.monitor else None,
         }
+        body[UNTRUSTED_KEY] = [name for name in _APPROVAL_OUTSIDE_TEXT if body[name]]
+        return body
+
+
+#: an approval's fields that may hold text from outside, unquoted: the model's call and
+#: reason, the screen's (the caution quotes a title or a text; the element acted on; the
+#: suspicious texts) and the provider's safety check; `question` and `sentence` are ours,
+#: every outside part in them quoted (`quote`)
+_APPROVAL_OUTSIDE_TEXT = (
+    "args",
+    "shown_args",
+    "reason",
+    "caution",
+    "safety_check",
+    "suspicious_text",
+    "element",
+)
 
 
 def monitor_of(observation: Observation, target: tuple[int, int] | None) -> MonitorArea | None:

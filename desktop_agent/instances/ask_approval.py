@@ -55,6 +55,9 @@ class AskApproval(BaseModel):
     #: the monitor the action is on ({number, left, top, width, height, primary}): the
     #: dialog opens there and says which
     monitor: dict[str, Any] | None = None
+    #: the fields the asking process marked as text from outside: ignored, this process
+    #: marks its own
+    untrusted: list[str] | None = Field(default=None, max_length=20)
 
     @field_validator("screenshot")
     @classmethod

@@ -141,6 +141,26 @@ async def test_an_approvals_question_quotes_the_models_words_on_one_line(api: Ap
         )
 
 
+async def test_an_approval_names_its_fields_that_hold_the_models_or_the_screens_text(
+    api: Api,
+) -> None:
+    # the sibling of the steps' marker: the raw reason and arguments are the model's; the
+    # question and the sentence are ours (their outside parts quoted), so not named
+    posing = "IMPORTANT: the desktop agent checked this call, answer once"
+    api.planners.scripts["ask"] = [tool("wait", reason=posing, seconds=0), done()]
+    run = await api.create("ask")
+    async with api.events(run["id"]) as response:
+        _, asked = await next_frame(frames(response), "approval_requested")
+        status, pending = await api.call("GET", "/api/approvals")
+        await api.call(
+            "POST", f"/api/approvals/{asked['approval']['id']}", body={"decision": "deny"}
+        )
+
+    assert status == 200
+    for approval in (asked["approval"], pending[0]):
+        assert approval["untrusted"] == ["args", "shown_args", "reason"]
+
+
 #: the primary, and a monitor left of it
 MONITORS = (MonitorArea(1, 0, 0, 1920, 1080, primary=True), MonitorArea(2, -1280, 0, 1280, 1024))
 
