@@ -9,6 +9,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 from desktop_agent.core.errors import ConfigError, ObservationError
@@ -206,7 +207,8 @@ class DesktopObserver:
                     self._read_pixels([item for item in raw if item.pixels], shot)
                 )
                 try:
-                    more, unread = await self._read_texts()
+                    # the list came too late: the windows' titles it holds are read here
+                    more, unread = await self._read_texts(titles=backend == "none")
                 except BaseException:
                     ocr.cancel()
                     raise
@@ -258,10 +260,11 @@ class DesktopObserver:
         self._natives.append((observation, natives, self._abandoned()))
         return observation
 
-    async def _read_texts(self) -> tuple[list[RawElement], str]:
+    async def _read_texts(self, *, titles: bool = False) -> tuple[list[RawElement], str]:
         """The backend's texts beside the element list (`read_texts`, AT-SPI), within
         TEXTS_BUDGET_S, and why they were not read ("" when they were, or when the backend
-        has no such read): none past the budget or on a failed read."""
+        has no such read): none past the budget or on a failed read. With `titles` (the list
+        did not come) the windows' titles too."""
         if self.inventory is None:
             return [], ""
         if not await self.inventory.idle(TEXTS_BUDGET_S):
@@ -271,7 +274,7 @@ class DesktopObserver:
             return [], "the accessibility read was still busy"
         try:
             return await self.inventory.run(
-                _texts, TEXTS_BUDGET_S, timeout_s=TEXTS_BUDGET_S + TEXTS_GRACE_S
+                _texts, TEXTS_BUDGET_S, titles, timeout_s=TEXTS_BUDGET_S + TEXTS_GRACE_S
             ), ""
         except Exception as error:  # noqa: BLE001 - a late or failed read: no texts this turn
             log.warning("the screen's texts were not read: %s", error)
@@ -512,13 +515,18 @@ def _relative_elements(unplaced: list[RawElement]) -> tuple[Element, ...]:
 OWN_WINDOWS_TIMEOUT_S = 0.4
 
 
-def _texts(backend: Any, budget_s: float) -> list[RawElement]:
+def _texts(backend: Any, budget_s: float, titles: bool = False) -> list[RawElement]:
     """On the inventory thread: the backend's texts beside its element list, read within
-    `budget_s` (a backend without `read_texts` has none)."""
+    `budget_s` (a backend without `read_texts` has none); with `titles`, the windows' titles
+    first, as texts (the list that holds them came too late: a title may give orders, the
+    eval's inj-filename)."""
     read = getattr(backend, "read_texts", None)
-    if read is None:
-        return []
-    found: list[RawElement] = read(WalkLimits(deadline=time.monotonic() + budget_s))
+    found: list[RawElement] = []
+    if titles and isinstance(windows := getattr(backend, "windows", None), X11Windows):
+        listed = window_elements(listed_windows(windows))
+        found += [replace(window, contents=True) for window in listed if window.name]
+    if read is not None:
+        found += read(WalkLimits(deadline=time.monotonic() + budget_s))
     return found
 
 
