@@ -265,3 +265,57 @@ async def test_no_new_look_is_taken_when_no_window_came_up() -> None:
     assert observer.reads == 1
     # the turn's look and the one after the action (the next turn's): no look more
     assert observer.calls == 2
+
+
+async def test_a_window_that_came_up_and_no_look_to_be_had_keeps_the_key_press_back() -> None:
+    observer = WindowsObserver()
+    h = make_harness(policies=ALLOW_ALL, observer=observer)
+    h.observer.observation = EDITOR
+    run = await h.create()
+
+    async def popup_then_blind(_request: DecideRequest) -> Decision:
+        observer.observation = POPPED
+        observer.fail_next(1)  # the fresh look fails
+        return tool("hotkey", keys=["ctrl", "s"])
+
+    await h.collect(run, ScriptedPlanner([popup_then_blind, done()]))
+
+    [press] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert press.status is StepStatus.SKIPPED
+    assert "a window came up and the screen could not be read again" in (press.error or "")
+    assert h.executor.calls == []  # type: ignore[attr-defined]
+
+
+async def test_no_window_read_for_a_safe_tool_nor_with_the_guard_off() -> None:
+    safe = WindowsObserver()
+    h = make_harness(policies=ALLOW_ALL, observer=safe)
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, POPPED, tool("wait", seconds=0)), done()]))
+    off = WindowsObserver()
+    h_off = make_harness(policies=ALLOW_ALL, observer=off, injection_guard=False)
+    h_off.observer.observation = EDITOR
+    run_off = await h_off.create()
+    await h_off.collect(
+        run_off, ScriptedPlanner([_then(h_off, POPPED, tool("hotkey", keys=["ctrl", "s"])), done()])
+    )
+
+    assert safe.reads == off.reads == 0
+    assert [name for name, _ in h_off.executor.calls] == ["hotkey"]  # type: ignore[attr-defined]
+
+
+async def test_a_press_allowed_for_the_same_order_is_sent_though_another_window_came() -> None:
+    # the person was asked because of the order and allowed it; a window came meanwhile, and
+    # the new look shows nothing the person was not asked about: the press is sent
+    observer = WindowsObserver()
+    h = make_harness(answers=[ApprovalDecision.ONCE], policies=ALLOW_ALL, observer=observer)
+    h.observer.observation = POPPED
+    run = await h.create()
+    another = replace(POPPED, window_ids=frozenset({"x11:1", "x11:2", "x11:3"}))
+    await h.collect(
+        run, ScriptedPlanner([_then(h, another, tool("hotkey", keys=["ctrl", "s"])), done()])
+    )
+
+    assert [r.suspicious_text for r in h.gate.requests] == [(NOTE,)]
+    assert [name for name, _ in h.executor.calls] == ["hotkey"]  # type: ignore[attr-defined]
+    assert observer.reads == 1
