@@ -418,15 +418,17 @@ class Gate:
     ) -> str:
         """Why `call` may no longer run as the person approved it, or "": the focus was asked
         again after the answer (`role`; the person may have clicked into a terminal or a
-        password field meanwhile, or a window popped up), and the call approved as an
-        ordinary one now asks every time, or its text now goes into a password field. The
-        keys and text go where the focus is when they are sent, not where it was when the
-        question was put."""
+        password field meanwhile, or a window popped up), and the call now asks every time
+        for a reason the question did not give (an ordinary call, or one asked for the
+        screen's orders or a focused "Send" button, now typing a line into a terminal), or
+        its text now goes into a password field. The keys and text go where the focus is
+        when they are sent, not where it was when the question was put; as for a click
+        (`_changed_under_point`), the reason the person was told does not stop the call."""
         now = self._assess(call, observation, role)
         to_password = Sensitivity.PASSWORD
         if now.sensitivity is to_password and approved.sensitivity is not to_password:
             return now.always_ask
-        return now.always_ask if not approved.always_ask else ""
+        return now.always_ask if now.always_ask not in ("", approved.always_ask) else ""
 
     async def _question(self, approval: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """Ask the person (told as approval_requested / approval_resolved): the answer, and
