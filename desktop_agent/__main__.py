@@ -73,9 +73,9 @@ def _main(argv: list[str] | None) -> int:
     entry_mark = entry_stop_mark(words)
     _files_private()
 
-    from desktop_agent.cli import main as cli_main
+    from desktop_agent.launch import main as launch
 
-    return cli_main(words, entry_mark=entry_mark)
+    return launch(words, entry_mark=entry_mark)
 
 
 def open_app(argv: Sequence[str], data_dir: str | None) -> int:
@@ -87,9 +87,9 @@ def open_app(argv: Sequence[str], data_dir: str | None) -> int:
     gc.disable()
     try:
         _files_private()
-        from desktop_agent.app import run_app
+        from desktop_agent.launch import open_app as launch_app
 
-        return run_app(list(argv), data_dir=data_dir)
+        return launch_app(argv, data_dir)
     finally:
         gc.enable()
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from desktop_agent.core.events import TaskLoopEvent
     from desktop_agent.host.engine import Engine
+    from desktop_agent.host.host import LocalApi
     from desktop_agent.ui.acting_panel import ActingPanel
     from desktop_agent.ui.collector import GuiThreadCollector
     from desktop_agent.ui.engine_client import EngineClient
@@ -113,8 +114,11 @@ def _qt_desktop(env: Mapping[str, str]) -> str:
     return {"gnome": "GNOME", "xfce": "XFCE", "kde": "KDE"}.get(session, "UNKNOWN")
 
 
-def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
-    """Open the app on `data_dir` (default: DESKTOP_AGENT_HOME, else the user data dir).
+def run_app(
+    argv: list[str], data_dir: str | Path | None = None, *, local_api: LocalApi | None = None
+) -> int:
+    """Open the app on `data_dir` (default: DESKTOP_AGENT_HOME, else the user data dir);
+    `local_api`: the local API it serves (the top floor's, desktop_agent/launch.py).
 
     Returns the process's exit code; 0 also when another instance on the same data
     dir was asked to come to the front instead.
@@ -197,7 +201,14 @@ def run_app(argv: list[str], data_dir: str | Path | None = None) -> int:
         try:
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
                 runner.get_loop().set_exception_handler(report.on_loop_error)
-                serving = _serve(window, guard, directory, collector=collector, pressed=pressed)
+                serving = _serve(
+                    window,
+                    guard,
+                    directory,
+                    collector=collector,
+                    pressed=pressed,
+                    local_api=local_api,
+                )
                 return runner.run(serving)
         finally:
             sys.excepthook = previous_hook
@@ -282,6 +293,7 @@ async def _serve(
     *,
     collector: GuiThreadCollector | None = None,
     pressed: PressedEarly | None = None,
+    local_api: LocalApi | None = None,
 ) -> int:
     """The app from its loop's start to its end. `pressed`: Stop all pressed before the loop
     ran (carried out here, once the stop-all mark the engine is given was read)."""
@@ -326,7 +338,7 @@ async def _serve(
             from desktop_agent.host.engine import Engine
 
             engine = Engine().start()
-            client = await _open_client(window, engine, data_dir, stop_mark)
+            client = await _open_client(window, engine, data_dir, stop_mark, local_api)
             if client is not None:
                 desktop = DesktopApp(window, client, quit_app=quit_app)
                 window.stop_all_requested.disconnect(stop_early)  # the app's stop-all has it
@@ -394,7 +406,11 @@ def _stop_other_instances(window: MainWindow, data_dir: Path) -> None:
 
 
 async def _open_client(
-    window: MainWindow, engine: Engine, data_dir: Path, stop_mark: str | None = None
+    window: MainWindow,
+    engine: Engine,
+    data_dir: Path,
+    stop_mark: str | None = None,
+    local_api: LocalApi | None = None,
 ) -> EngineClient | None:
     """Settings (defaults when the file is bad, said in the window) and the Agent, opened on
     the engine; the GUI's client of it. `stop_mark`: the stop-all mark as the app began to
@@ -413,7 +429,9 @@ async def _open_client(
         notice = f"Settings not loaded, using the defaults: {one_line(error)}"
         log.warning("%s", notice)
     try:
-        host = await engine.run(Host.open(data_dir, settings, stop_mark=stop_mark))
+        host = await engine.run(
+            Host.open(data_dir, settings, stop_mark=stop_mark, local_api=local_api)
+        )
     except Exception as error:  # noqa: BLE001 - the window stays up and says what is wrong
         what = one_line(error)
         if not isinstance(error, DesktopAgentError):

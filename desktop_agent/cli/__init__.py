@@ -29,6 +29,7 @@ from desktop_agent.core.errors import DesktopAgentError
 if TYPE_CHECKING:
     from desktop_agent.cli.gate import AutoGate, TerminalGate
     from desktop_agent.cli.output import usage_text
+    from desktop_agent.host.host import LocalApi
 
 __all__ = [
     "EXIT_COMPLETED",
@@ -56,13 +57,20 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main(argv: Sequence[str], *, entry_mark: tuple[str, str] | None = None) -> int:
+def main(
+    argv: Sequence[str],
+    *,
+    entry_mark: tuple[str, str] | None = None,
+    local_api: LocalApi | None = None,
+) -> int:
     """Run a sub-command (or open the app) and give the exit code. Where the process has no
     console (the windowed Windows exe), what a sub-command prints goes to the log in its data
     dir (cli/console.py); the app shows its own errors.
 
     `entry_mark`: (data dir, its stop-all mark) as the process started (__main__.py
     `entry_stop_mark`); without it the mark is read once the data dir is known.
+    `local_api`: the local API that `run`, `serve`, `mcp`, the app … serve (the top floor's,
+    desktop_agent/launch.py); without it they serve none.
 
     It speaks the language the window would (the `language` setting, else the system's
     locale: language.py `cli_language`)."""
@@ -77,11 +85,12 @@ def main(argv: Sequence[str], *, entry_mark: tuple[str, str] | None = None) -> i
             print(f"desktop-agent: {error}", file=sys.stderr)
             return EXIT_REFUSED
         if args.command is not None:
+            args.local_api = local_api
             return _command(args, entry_mark)
     from desktop_agent.app import run_app
 
     # the app asks for nothing at its start: its window's runs are asked for once it is up
-    return run_app(list(argv), data_dir=args.data_dir)
+    return run_app(list(argv), data_dir=args.data_dir, local_api=local_api)
 
 
 def _command(args: argparse.Namespace, entry_mark: tuple[str, str] | None = None) -> int:

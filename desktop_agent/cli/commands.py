@@ -26,6 +26,7 @@ from desktop_agent.core.text import printable
 if TYPE_CHECKING:
     from desktop_agent.core.model_servers import Discovery
     from desktop_agent.host import Host
+    from desktop_agent.host.host import LocalApi
     from desktop_agent.model_check import ModelCheck
     from desktop_agent.settings import Settings
 
@@ -87,7 +88,8 @@ async def _run(args: argparse.Namespace, data_dir: Path, settings: Settings) -> 
     gate = gate_for(args.approve, args.allow_dangerous or ())
     # a stop-all since the process started (it could not find this one) stops the run
     mark = getattr(args, "stop_mark", None)
-    async with Host.serving(data_dir, settings, gate=gate, stop_mark=mark) as host:
+    api = getattr(args, "local_api", None)  # the top floor's (desktop_agent/launch.py)
+    async with Host.serving(data_dir, settings, gate=gate, stop_mark=mark, local_api=api) as host:
         return await run_on_terminal(
             host,
             lambda ready: RunRequest(
@@ -158,7 +160,8 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
 
         stopped = asyncio.Event()
         face = Face("serve", api="full", port=args.port, on_signal=stopped.set)
-        async with Host.serving(data_dir, load_settings()) as host:
+        api = getattr(args, "local_api", None)  # the top floor's (desktop_agent/launch.py)
+        async with Host.serving(data_dir, load_settings(), local_api=api) as host:
             TakeoverNotes(host, as_json=True)
             # the user's own input pauses the API's runs too; resumed through the API
             await host.turn_on(face)
@@ -188,8 +191,9 @@ def _cmd_mcp(args: argparse.Namespace, data_dir: Path) -> int:
     if args.client_approves:
         settings = settings.model_copy(update={"mcp_client_approves": True})
     mark = getattr(args, "stop_mark", None)
+    api = getattr(args, "local_api", None)
     return asyncio.run(
-        serve_mcp(data_dir, settings, http=args.http, port=args.port, stop_mark=mark)
+        serve_mcp(data_dir, settings, http=args.http, port=args.port, stop_mark=mark, local_api=api)
     )
 
 
@@ -201,7 +205,7 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
         settings = settings.model_copy(update={"model_profile": args.model_profile})
     stop_mark = getattr(args, "stop_mark", None)
     if args.calibrate:
-        return _calibrate(settings, data_dir, stop_mark)
+        return _calibrate(settings, data_dir, stop_mark, getattr(args, "local_api", None))
     if getattr(args, "stop_shortcut", None):
         return _stop_shortcut(args.stop_shortcut)
     items = list(run_doctor())
@@ -434,7 +438,12 @@ async def _grounding_check(settings: Settings, profile_default: str, check: Chec
     )
 
 
-def _calibrate(settings: Settings, data_dir: Path, stop_mark: str | None = None) -> int:
+def _calibrate(
+    settings: Settings,
+    data_dir: Path,
+    stop_mark: str | None = None,
+    local_api: LocalApi | None = None,
+) -> int:
     """`doctor --calibrate`: the calibration window; the report on stdout; Save writes
     `model_coordinates` into the settings file (the file's own values, not this command's
     overrides). The screenshot and the model's requests run on an engine thread, as in the
@@ -491,7 +500,8 @@ def _calibrate(settings: Settings, data_dir: Path, stop_mark: str | None = None)
 
     host = None
     try:
-        host = engine.submit(_calibration_host(data_dir, settings, calibration, stop_mark)).result()
+        opening = _calibration_host(data_dir, settings, calibration, stop_mark, local_api)
+        host = engine.submit(opening).result()
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
             calibrating = calibrate_in_window(calibration, on_engine, save=save, on_report=show)
             result = runner.run(calibrating)
@@ -505,13 +515,17 @@ def _calibrate(settings: Settings, data_dir: Path, stop_mark: str | None = None)
 
 
 async def _calibration_host(
-    data_dir: Path, settings: Settings, calibration: Any, stop_mark: str | None
+    data_dir: Path,
+    settings: Settings,
+    calibration: Any,
+    stop_mark: str | None,
+    local_api: LocalApi | None = None,
 ) -> Host:
     """The Host of `doctor --calibrate`, holding `calibration` before anything else: every
     stop-all (its API, another instance's hotkey) and its own stop hotkey stop it."""
     from desktop_agent.host import Face, Host
 
-    host = await Host.open(data_dir, settings, stop_mark=stop_mark)
+    host = await Host.open(data_dir, settings, stop_mark=stop_mark, local_api=local_api)
     host.hold_calibration(calibration)
     # not the main thread's loop (the engine's): no signals; no run, so no takeover watch
     face = Face("doctor", api_optional=True, signals=False, takeover=False)

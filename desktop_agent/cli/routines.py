@@ -312,7 +312,8 @@ async def _run_routine(args: argparse.Namespace, data_dir: Path, settings: Any) 
         gate = gate_for(args.approve, _tools(args.allow_dangerous))
     # a stop-all since the process started (it could not find this one) stops the run
     mark = getattr(args, "stop_mark", None)
-    async with Host.serving(data_dir, settings, gate=gate, stop_mark=mark) as host:
+    api = getattr(args, "local_api", None)  # the top floor's (desktop_agent/launch.py)
+    async with Host.serving(data_dir, settings, gate=gate, stop_mark=mark, local_api=api) as host:
         routine = await host.records.get_routine(args.name)
         if args.scheduled and routine.schedule is None:
             # a timer the store does not know of: left from a routine deleted or replaced

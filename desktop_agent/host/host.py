@@ -28,10 +28,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from desktop_agent.core.control import RunControl
-from desktop_agent.core.errors import DesktopAgentError
+from desktop_agent.core.errors import ConfigError, DesktopAgentError
 from desktop_agent.core.events import (
     RunFinished,
     StartRefused,
@@ -69,9 +69,11 @@ if TYPE_CHECKING:
     from desktop_agent.settings import Settings
 
 __all__ = [
+    "ApiServing",
     "Face",
     "Host",
     "HostedRun",
+    "LocalApi",
     "QueuedRun",
     "RoutineRequest",
     "RunRequest",
@@ -85,6 +87,24 @@ Listener = Callable[[TaskLoopEvent], None]
 T = TypeVar("T")
 #: how often the stop-all mark is looked at while no stop-all can find this instance (a stat)
 STOP_MARK_POLL_S = 0.05
+
+
+class ApiServing(Protocol):
+    """A local API server made for a Host (api/server.py `ApiServer`)."""
+
+    async def start(self, port: int = 0) -> int:
+        """Serve on 127.0.0.1:`port` (0: any) and register this instance; the port."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class LocalApi(Protocol):
+    """Makes the local API's server for a Host: the port through which a face hands the API
+    in (the top floor's `desktop_agent.launch.local_api`), so the host imports nothing of
+    the faces above it. It may import on a worker thread: the host's loop goes on."""
+
+    async def __call__(self, host: Host, *, controls_only: bool, face: str) -> ApiServing: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +184,13 @@ class Host:
         hotkey_problem: why the stop hotkey is not on (one line), else "".
     """
 
-    def __init__(self, agent: Agent, *, stop_mark: str | None = None) -> None:
+    def __init__(
+        self, agent: Agent, *, stop_mark: str | None = None, local_api: LocalApi | None = None
+    ) -> None:
+        """`local_api`: what makes the local API's server (`serve_api`; a face's `Face.api`);
+        without it this host serves none."""
         self._agent = agent
+        self._local_api = local_api
         self.records = Records(agent)
         self.api_port: int | None = None
         self.hotkey_problem = ""
@@ -191,6 +216,7 @@ class Host:
         *,
         gate: PermissionGate | None = None,
         stop_mark: str | None = None,
+        local_api: LocalApi | None = None,
     ) -> Host:
         """Open the store (recovering crashed runs) and build the services, on this loop.
 
@@ -198,10 +224,12 @@ class Host:
         face was asked for the run it starts — `run` and `routine run` at their process's
         entry (desktop_agent/__main__.py); by default, now. A stop-all marked since then,
         before this host's API is registered (when it could not find this instance), stops
-        the runs started here."""
+        the runs started here. `local_api`: the local API's maker, from the face that serves
+        it (`Face.api`; the top floor's `desktop_agent.launch.local_api`)."""
         from desktop_agent.agent import Agent
 
-        return cls(await Agent.open(data_dir, settings, gate=gate), stop_mark=stop_mark)
+        agent = await Agent.open(data_dir, settings, gate=gate)
+        return cls(agent, stop_mark=stop_mark, local_api=local_api)
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -212,12 +240,15 @@ class Host:
         *,
         gate: PermissionGate | None = None,
         stop_mark: str | None = None,
+        local_api: LocalApi | None = None,
     ) -> AsyncIterator[Host]:
         """A face's Host from its opening to its closing, whatever ends the face's work (an
         error, a signal, the client gone): `close` stops every run and waits for them, then
         closes what was turned on, then the services. The face turns on what it serves with
         `turn_on`, once it has subscribed and read what it asks before its run."""
-        host = await cls.open(data_dir, settings, gate=gate, stop_mark=stop_mark)
+        host = await cls.open(
+            data_dir, settings, gate=gate, stop_mark=stop_mark, local_api=local_api
+        )
         try:
             yield host
         finally:
@@ -482,13 +513,11 @@ class Host:
 
     async def serve_api(self, port: int = 0, *, controls_only: bool = False, face: str = "") -> int:
         """Serve the local API on loopback and register this instance (`face`: app, run,
-        serve, mcp — what its instance file says); its port."""
-        # the server's imports (aiohttp's, ~0.2 s) on a worker thread, not on this loop's:
-        # stops and the runs' events go on meanwhile
-        await asyncio.to_thread(importlib.import_module, "desktop_agent.api.server")
-        from desktop_agent.api.server import ApiServer
-
-        server = ApiServer(self, controls_only=controls_only, face=face)
+        serve, mcp — what its instance file says); its port. The server is the `local_api`
+        this host was opened with (ConfigError without one)."""
+        if self._local_api is None:
+            raise ConfigError("this face was given no local API to serve")
+        server = await self._local_api(self, controls_only=controls_only, face=face)
         self.api_port = await server.start(port)
         self._closers.append(server.close)
         # the runs admitted meanwhile (waiting for this API to act) and a stop-all that came

@@ -23,6 +23,7 @@ from desktop_agent.mcp.dialog import desktop_asker
 from desktop_agent.mcp.gate import McpApprovalGate, app_asker
 
 if TYPE_CHECKING:
+    from desktop_agent.host.host import LocalApi
     from desktop_agent.mcp.server import McpFace
     from desktop_agent.settings import Settings
 
@@ -43,12 +44,14 @@ async def serve_mcp(
     http: bool = False,
     port: int = 0,
     stop_mark: str | None = None,
+    local_api: LocalApi | None = None,
 ) -> int:
     """Serve until the client leaves (stdio: end of input) or a signal comes; exit code 0.
 
     `stop_mark`: the stop-all mark at the process's entry (`Host.open`). A client's calls come
     only once its `initialize` was answered, after this instance is registered, so a stop-all
-    before that precedes every call: it stops nothing here (and revokes no grant yet given)."""
+    before that precedes every call: it stops nothing here (and revokes no grant yet given).
+    `local_api`: the local API it serves, controls only (the top floor's, launch.py)."""
     from importlib.metadata import version
 
     from desktop_agent.host.host import Face, Host
@@ -61,7 +64,10 @@ async def serve_mcp(
     )
     ended = asyncio.Event()
     # the client left or a signal came: every run ends, then the rest (Host.serving)
-    async with Host.serving(data_dir, settings, gate=gate, stop_mark=stop_mark) as host:
+    serving_host = Host.serving(
+        data_dir, settings, gate=gate, stop_mark=stop_mark, local_api=local_api
+    )
+    async with serving_host as host:
         await host.turn_on(Face("mcp", on_signal=ended.set))
         face = McpFace(host, gate, version=version("desktop-agent"))
         serving = asyncio.ensure_future(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.cli import main
+from desktop_agent.launch import main
 from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER, Settings, save_settings
 from tests.support.keyrings import memory_keyring
 from tests.support.model_server import ModelServer, serve_in_thread

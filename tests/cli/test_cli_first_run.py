@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.cli import EXIT_REFUSED, main
+from desktop_agent.cli import EXIT_REFUSED
+from desktop_agent.launch import main
 from tests.support.model_server import ModelServer, serve_in_thread
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.cli import EXIT_REFUSED, build_parser, main
+from desktop_agent.cli import EXIT_REFUSED, build_parser
 from desktop_agent.cli.commands import _settings_for
+from desktop_agent.launch import main
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.cli import main
+from desktop_agent.launch import main
 
 
 def _closed_port() -> int:

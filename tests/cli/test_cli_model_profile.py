@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_agent.cli import EXIT_REFUSED, build_parser, main
+from desktop_agent.cli import EXIT_REFUSED, build_parser
+from desktop_agent.launch import main
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.cli import EXIT_REFUSED, main
+from desktop_agent.cli import EXIT_REFUSED
 from desktop_agent.core.models import (
     Effect,
     Element,
@@ -32,6 +32,7 @@ from desktop_agent.desktop.schedule import (
     schtasks_xml,
     systemd_units,
 )
+from desktop_agent.launch import main
 from desktop_agent.store import SqliteRunRepository
 from tests.fakes import make_observation
 

@@ -21,6 +21,7 @@ import pytest
 from desktop_agent.cli.exits import EXIT_STOPPED
 from desktop_agent.core.routine import Routine, RoutineStep
 from desktop_agent.host import Host
+from desktop_agent.launch import local_api
 from desktop_agent.settings import Settings
 from tests.fakes import ScriptedPlanner, done, make_agent, tool
 
@@ -43,7 +44,7 @@ class Process:
         monkeypatch.setattr(agent.runner, "stop_all", stop_all)
 
         async def open_host(cls: type[Host], *args: Any, **kwargs: Any) -> Host:
-            return cls(agent)
+            return cls(agent, local_api=kwargs.get("local_api"))
 
         async def no_hotkey(host: Host, combo: str | None = None) -> bool:
             return False  # no X display is grabbed from a test
@@ -96,7 +97,8 @@ async def test_routine_run_stopped_by_a_signal_while_the_routine_is_read_exits_s
 
     monkeypatch.setattr(repo, "get_routine", held)
     args = argparse.Namespace(name="poke", set=[], scheduled=False, approve="all",
-                              allow_dangerous="", json=True, no_agent=False)  # fmt: skip
+                              allow_dangerous="", json=True, no_agent=False,
+                              local_api=local_api)  # fmt: skip
     running = asyncio.ensure_future(_run_routine(args, tmp_path, Settings()))
     await asyncio.wait_for(reading.wait(), 10)
     os.kill(os.getpid(), signal.SIGINT)  # the CLI's handler: stop every run here
@@ -135,7 +137,7 @@ async def test_run_stopped_by_a_signal_while_the_api_is_set_up_exits_stopped(
     monkeypatch.setattr(Host, "serve_api", slow_serve)
     args = argparse.Namespace(
         goal="click it", approve="all", allow_dangerous=None, json=True,
-        vision=None, max_steps=None, max_failures=None, allow=None,
+        vision=None, max_steps=None, max_failures=None, allow=None, local_api=local_api,
     )  # fmt: skip
     running = asyncio.ensure_future(_run(args, tmp_path, Settings()))
     await asyncio.wait_for(serving.wait(), 10)

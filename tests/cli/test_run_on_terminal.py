@@ -14,6 +14,7 @@ from desktop_agent.core.events import TaskLoopEvent
 from desktop_agent.core.tools import NO_TOOL_ALLOWED
 from desktop_agent.host import Host, RunRequest
 from desktop_agent.host.requests import Ready, StartRequest
+from desktop_agent.launch import local_api
 from tests.fakes import LosingHotkey, done, make_agent, tool
 
 
@@ -22,7 +23,7 @@ async def test_the_run_acts_only_once_the_api_and_the_hotkey_are_up(
 ) -> None:
     hotkey = LosingHotkey()
     monkeypatch.setattr("desktop_agent.desktop.hotkey.start_global_hotkey", hotkey.start)
-    host = Host(make_agent(tmp_path, script=[tool("wait", seconds=0), done()]))
+    host = Host(make_agent(tmp_path, script=[tool("wait", seconds=0), done()]), local_api=local_api)
     seen: list[str] = []
     host.subscribe(lambda event: seen.append(event.type))
     asked: list[Ready] = []
@@ -52,7 +53,7 @@ async def test_the_run_acts_only_once_the_api_and_the_hotkey_are_up(
 async def test_a_refused_start_is_one_line_and_exit_3_with_nothing_served(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    host = Host(make_agent(tmp_path, script=[done()]))
+    host = Host(make_agent(tmp_path, script=[done()]), local_api=local_api)
     try:
         code = await run_on_terminal(
             host, lambda ready: RunRequest("g", allowed_tools=(), ready=ready), as_json=False

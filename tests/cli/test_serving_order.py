@@ -22,6 +22,7 @@ import pytest
 
 from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.host import Host, RunRequest
+from desktop_agent.launch import local_api
 from desktop_agent.settings import Settings
 from tests.fakes import done, make_agent, tool
 
@@ -41,7 +42,7 @@ class Recorder:
         real_serve, real_start, real_signals = Host.serve_api, Host.start, Host.stop_on_signals
 
         async def open_host(cls: type[Host], *args: Any, **kwargs: Any) -> Host:
-            return cls(agent)
+            return cls(agent, local_api=kwargs.get("local_api"))
 
         async def hotkey(host: Host, combo: str | None = None) -> bool:
             steps.append("hotkey")
@@ -86,7 +87,7 @@ async def test_run_admits_its_run_after_the_signals_and_before_its_api_and_hotke
     recorder = Recorder(tmp_path, monkeypatch)
     args = argparse.Namespace(
         goal="wait once", approve="all", allow_dangerous=None, json=True,
-        vision=None, max_steps=None, max_failures=None, allow=None,
+        vision=None, max_steps=None, max_failures=None, allow=None, local_api=local_api,
     )  # fmt: skip
 
     assert await _run(args, tmp_path, Settings()) == 0
@@ -103,7 +104,7 @@ def test_serve_watches_for_a_takeover_before_its_api_can_start_a_run(
     recorder = Recorder(tmp_path, monkeypatch)
     recorder.at_api = interrupt
 
-    assert _cmd_serve(argparse.Namespace(port=0), tmp_path) == 0
+    assert _cmd_serve(argparse.Namespace(port=0, local_api=local_api), tmp_path) == 0
     assert recorder.steps == [step for step in ORDER if step != "start"]
 
 
@@ -116,7 +117,7 @@ async def test_mcp_watches_for_a_takeover_before_its_api_can_start_a_run(
     recorder = Recorder(tmp_path, monkeypatch)
     recorder.at_api = interrupt
 
-    assert await serve_mcp(tmp_path, Settings(), http=True, port=0) == 0
+    assert await serve_mcp(tmp_path, Settings(), http=True, port=0, local_api=local_api) == 0
     assert recorder.steps == [step for step in ORDER if step != "start"]
 
 

@@ -19,9 +19,10 @@ def make_client(agent: Agent) -> Any:
     `client.close()`, which ends the thread)."""
     from desktop_agent.host.engine import Engine
     from desktop_agent.host.host import Host
+    from desktop_agent.launch import local_api
     from desktop_agent.ui.engine_client import EngineClient
 
-    return EngineClient(Engine().start(), Host(agent))
+    return EngineClient(Engine().start(), Host(agent, local_api=local_api))
 
 
 def bind_window(window: Any, agent: Agent) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.cli import main
+from desktop_agent.launch import main
 from desktop_agent.settings import KEYRING_SERVICE, KEYRING_USER, Settings, save_settings
 from tests.fakes import make_agent
 from tests.gui.fake_agent import drive, make_client

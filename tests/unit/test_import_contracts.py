@@ -66,6 +66,18 @@ def copy_of_the_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "desktop_agent.store.db -> desktop_agent.settings",
         ),
         (
+            "host/host.py",
+            "def f():\n    from desktop_agent.api.server import ApiServer",
+            "each floor imports only from the floors below it BROKEN",
+            "desktop_agent.host.host -> desktop_agent.api.server",
+        ),
+        (
+            "cli/commands.py",
+            "def f():\n    from desktop_agent.launch import local_api",
+            "each floor imports only from the floors below it BROKEN",
+            "desktop_agent.cli.commands -> desktop_agent.launch",
+        ),
+        (
             "mcp/progress.py",
             "from desktop_agent.api import schemas",
             "the faces go through the Host, never through each other BROKEN",

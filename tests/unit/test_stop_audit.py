@@ -38,6 +38,7 @@ from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.launch import Launcher
 from desktop_agent.desktop.observer import DesktopObserver
 from desktop_agent.host.host import Host, RoutineRequest, RunRequest
+from desktop_agent.launch import local_api
 from desktop_agent.mcp.calls import CallOutcome, ElementMemory, run_one_call
 from desktop_agent.mcp.gate import Asker, McpApprovalGate, SessionGrants
 from desktop_agent.settings import Settings
@@ -376,7 +377,7 @@ async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
             executor=executor,
             check_model=True,
         )
-        host = Host(agent)
+        host = Host(agent, local_api=local_api)
         yield Desk(host, server, executor)
         await host.close()
 
@@ -499,7 +500,7 @@ async def test_a_stop_all_before_another_run_was_asked_for_does_not_stop_it(desk
 
     host = desk.host
     await stop_all_instances(host.data_dir)
-    fresh = Host(host._agent)  # the process that opens after the stop-all
+    fresh = Host(host._agent, local_api=local_api)  # the process that opens after the stop-all
     await fresh.serve_api(face="run")
     hosted = fresh.start(RunRequest("click the button"))
     await desk.heard(ApprovalRequested)  # it went on to its click

@@ -68,7 +68,7 @@ def test_without_gnomes_schema_it_says_why_in_one_line(
 
 
 def test_doctor_offers_the_stop_shortcut(keyfile: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from desktop_agent.cli import main
+    from desktop_agent.launch import main
 
     assert main(["doctor", "--stop-shortcut"]) == 0
     assert capsys.readouterr().out.startswith("GNOME shortcut <Control><Alt>Escape added: it runs ")

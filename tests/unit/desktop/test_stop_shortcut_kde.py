@@ -144,7 +144,7 @@ def test_a_binding_kde_cannot_take_says_why_in_one_line(binding: str) -> None:
 def test_doctor_on_kde_writes_kdes_shortcut_not_gnomes(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from desktop_agent.cli import main
+    from desktop_agent.launch import main
 
     monkeypatch.setenv("XDG_CURRENT_DESKTOP", "KDE")
     monkeypatch.setenv("GSETTINGS_BACKEND", "keyfile")  # were GNOME's written, it would be here

@@ -94,7 +94,7 @@ def old_install(data_dir: Path) -> dict[str, Path]:
 
 
 def test_an_existing_data_dir_and_its_files_are_made_private_at_start(tmp_path: Path) -> None:
-    from desktop_agent.cli import main
+    from desktop_agent.launch import main
 
     data_dir = tmp_path / "data"
     files = old_install(data_dir)

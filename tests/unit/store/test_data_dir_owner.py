@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.cli import EXIT_REFUSED, main
+from desktop_agent.cli import EXIT_REFUSED
 from desktop_agent.core.errors import ConfigError
+from desktop_agent.launch import main
 from desktop_agent.settings import load_settings
 from desktop_agent.store.data_dir import make_data_dir
 
