@@ -394,8 +394,9 @@ class Gate:
     ) -> str:
         """Why an input call decided on `observation` asks on the screen as it is now, or "":
         a window that came up since that look (a popup, a notification: the model thought for
-        seconds meanwhile) makes the gate look again, and the injection guard judges the call
-        on the new look; a look that cannot be had then is a reason too. Cheap where nothing
+        seconds meanwhile) makes the gate look again, and the call's own risk (what is under
+        its point, where its keys go) and the injection guard judge it on the new look; a
+        look that cannot be had then is a reason too. Cheap where nothing
         came: one read of the window list (`WindowsNowSource`); a desktop that cannot tell
         (no such source, or None) is not looked at again."""
         source = self.deps.observer
@@ -410,6 +411,12 @@ class Gate:
         if look is None:
             return "a window came up and the screen could not be read again"
         values = _at_centre(call.values, observation)
+        # the call as it would be judged on the new look: a "Delete" of a dialog now under
+        # the point, a terminal that came up holding the focus for a typed line (the look is
+        # taken anyway; a reason the call was not asked with stops it)
+        risk = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
+        if risk.always_ask not in ("", approved.always_ask):
+            return risk.always_ask
         verdict = self.guard.judge(call.spec, values, look, input_=True)
         return verdict.caution if verdict.caution not in ("", approved.always_ask) else ""
 
