@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from desktop_agent.core.models import Observation
+from desktop_agent.core.models import Element, Observation
 
 FENCE = "```"
 #: the standing rule, said once in each backend's instructions
@@ -52,40 +52,39 @@ def fenced(heading: str, label: str, lines: Iterable[str]) -> str:
     return f"{heading} — {UNTRUSTED}:\n{FENCE}{label}\n{body}\n{FENCE}"
 
 
+def _bounded(lines: Iterable[str], count: int, limit: int, what: str) -> list[str]:
+    """`lines` (of `count` things) kept while they fit in `limit` characters; a last line
+    says how many more `what` were not listed."""
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) > limit:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    if left := count - len(kept):
+        kept.append(f"… {left} more {what} not listed")
+    return kept
+
+
 def inventory_lines(observation: Observation) -> list[str]:
     """The element list, one element a line, cut to a bound (its last line says how many
     more there are)."""
-    lines: list[str] = []
-    size = 0
-    for element in observation.elements[:MAX_ELEMENTS]:
-        line = one_line(element.line())
-        if size + len(line) > MAX_INVENTORY_CHARS:
-            break
-        lines.append(line)
-        size += len(line) + 1
-    left = len(observation.elements) - len(lines)
-    if left:
-        lines.append(f"… {left} more elements not listed")
-    return lines
+    lines = (one_line(element.line()) for element in observation.elements[:MAX_ELEMENTS])
+    return _bounded(lines, len(observation.elements), MAX_INVENTORY_CHARS, "elements")
+
+
+def _text_line(text: Element) -> str:
+    left, top, width, height = text.box
+    name = text.name.replace('"', "'")
+    return one_line(f'{text.role} "{name}" @ {left},{top} {width}x{height}')
 
 
 def text_lines(observation: Observation) -> list[str]:
     """The texts read beside the element list (document contents, inactive windows,
     notifications, OCR), one a line, cut to a bound (its last line says how many more)."""
-    lines: list[str] = []
-    size = 0
-    for text in observation.texts:
-        left, top, width, height = text.box
-        name = text.name.replace('"', "'")
-        line = one_line(f'{text.role} "{name}" @ {left},{top} {width}x{height}')
-        if size + len(line) > MAX_TEXT_CHARS:
-            break
-        lines.append(line)
-        size += len(line) + 1
-    left_out = len(observation.texts) - len(lines)
-    if left_out:
-        lines.append(f"… {left_out} more texts not listed")
-    return lines
+    lines = (_text_line(text) for text in observation.texts)
+    return _bounded(lines, len(observation.texts), MAX_TEXT_CHARS, "texts")
 
 
 def screen_text_block(observation: Observation) -> str | None:
