@@ -151,13 +151,7 @@ class InjectionGuard:
         if read is None:
             return GuardVerdict()
         where_to = where(goes, observation) if goes is not None else "the focused window"
-        note = SuspiciousText(
-            text=" ".join(read.name.split())[:160],
-            where=where(read, observation),
-            rule=PROVENANCE_RULE,
-            box=read.box,
-            element=read.id,
-        )
+        note = _element_note(read, observation, PROVENANCE_RULE)
         return GuardVerdict(
             f"the text to type was read on the screen ({note.where}), "
             f"not in the goal; it would go to {where_to}",
@@ -171,13 +165,7 @@ class InjectionGuard:
         read = self._read_from(command, observation, skip=None)
         if read is None:
             return GuardVerdict()
-        note = SuspiciousText(
-            text=" ".join(read.name.split())[:160],
-            where=where(read, observation),
-            rule=COMMAND_READ_RULE,
-            box=read.box,
-            element=read.id,
-        )
+        note = _element_note(read, observation, COMMAND_READ_RULE)
         return GuardVerdict(
             f"the command to start was read on the screen ({note.where}), not in the goal",
             (note,),
@@ -225,19 +213,30 @@ class InjectionGuard:
                     element.role != "window" and window_of(element, observation) is window
                 )
                 if inside and _URGENT.search(folded(element.name)):
-                    return SuspiciousText(
-                        text=" ".join(element.name.split())[:160],
-                        where=where(element, observation),
-                        rule=NEW_WINDOW_RULE,
-                        box=window.box,
-                        element=element.id,
-                    )
+                    return _element_note(element, observation, NEW_WINDOW_RULE, box=window.box)
         return None
 
 
 #: quotes are dropped before texts are compared: a shell quotes what it was given
 #: ("touch x '—' y" was read as "touch x — y")
 _QUOTES = str.maketrans("", "", "'\"`")
+
+
+def _element_note(
+    element: Element,
+    observation: Observation,
+    rule: str,
+    box: tuple[int, int, int, int] | None = None,
+) -> SuspiciousText:
+    """The note on `element`'s text (its name, one line, at most 160 characters) under
+    `rule`, shown at `box` (the element's own when None)."""
+    return SuspiciousText(
+        text=" ".join(element.name.split())[:160],
+        where=where(element, observation),
+        rule=rule,
+        box=element.box if box is None else box,
+        element=element.id,
+    )
 
 
 def _plain(text: str) -> str:
