@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from desktop_agent.core.models import (
     ApprovalDecision,
+    MonitorField,
     RunStatus,
     VisionSetting,
-    parse_monitor,
 )
 from desktop_agent.instances.ask_approval import ID_PATTERN as ID_PATTERN
 from desktop_agent.instances.ask_approval import AskApproval as AskApproval
-from desktop_agent.planner.profiles import profile_value
+from desktop_agent.planner.profiles import ProfileField
 
 MAX_GOAL_CHARS = 10_000
 MAX_MODEL_CHARS = 200
@@ -71,21 +71,10 @@ class CreateTask(_Body):
     )
     vision: VisionSetting | None = None
     #: planner/profiles.py: "auto" or a profile's name (None: the settings' choice)
-    model_profile: str | None = Field(default=None, max_length=MAX_MODEL_CHARS)
+    model_profile: ProfileField = Field(default=None, max_length=MAX_MODEL_CHARS)
 
     #: the monitor the model is shown: "auto", "all" or a number (None: the settings')
-    monitor: str | int | None = None
-
-    @field_validator("model_profile")
-    @classmethod
-    def _model_profile(cls, value: str | None) -> str | None:
-        return None if value is None else profile_value(value)
-
-    @field_validator("monitor", mode="before")
-    @classmethod
-    def _monitor(cls, value: object) -> object:
-        # before the type check: true is refused as parse_monitor says, not as two types
-        return None if value is None else parse_monitor(value)
+    monitor: MonitorField = None
 
     @field_validator("goal")
     @classmethod

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BeforeValidator
 
 from desktop_agent.core.statuses import (
     STOP_REASONS,
@@ -459,6 +461,15 @@ def parse_monitor(value: object) -> MonitorChoice:
         f"monitor must be auto, all or a monitor number from 1 (the primary) to "
         f"{MAX_MONITOR}, not {value!r}"
     )
+
+
+def _monitor_or_none(value: object) -> object:
+    # before the type check: true is refused as parse_monitor says, not as two types
+    return None if value is None else parse_monitor(value)
+
+
+#: a request's monitor field (the API's, MCP's): None or a value parse_monitor reads
+MonitorField = Annotated[MonitorChoice | None, BeforeValidator(_monitor_or_none)]
 
 
 @dataclass(frozen=True, slots=True)

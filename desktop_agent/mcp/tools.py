@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
-from desktop_agent.core.models import Risk, parse_monitor
+from desktop_agent.core.models import MonitorField, Risk
 from desktop_agent.core.tools import SCREEN_TOOL, ToolSpec
-from desktop_agent.planner.profiles import profile_value
+from desktop_agent.planner.profiles import ProfileField
 
 #: MCP name → the built-in tool a call of it runs (screenshot is the loop's observation): the
 #: built-in tools that have an MCP name
@@ -45,29 +45,18 @@ class RunTaskArgs(_Args):
         min_length=1,
         description="the tools the run may use (default: all built-in; an empty list is none)",
     )
-    model_profile: str | None = Field(
+    model_profile: ProfileField = Field(
         default=None,
         max_length=64,
         description="the model's protocol family, e.g. qwen3-vl or anthropic-computer "
         "(default: the settings' choice; auto: by the model's name)",
     )
 
-    monitor: str | int | None = Field(
+    monitor: MonitorField = Field(
         default=None,
         description="the monitor the model is shown: auto (the active window's), all (every "
         "monitor as one image) or a number, 1 the primary (default: the settings' choice)",
     )
-
-    @field_validator("model_profile")
-    @classmethod
-    def _model_profile(cls, value: str | None) -> str | None:
-        return None if value is None else profile_value(value)
-
-    @field_validator("monitor", mode="before")
-    @classmethod
-    def _monitor(cls, value: object) -> object:
-        # before the type check: true is refused as parse_monitor says, not as two types
-        return None if value is None else parse_monitor(value)
 
 
 class RunIdArgs(_Args):

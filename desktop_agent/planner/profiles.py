@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
+
+from pydantic import AfterValidator
 
 from desktop_agent.core.errors import ConfigError, PlannerError
 from desktop_agent.core.models import Decision
@@ -296,6 +298,14 @@ def profile_value(text: str) -> str:
         return profile_choice(text)
     except ConfigError as error:
         raise ValueError(str(error)) from None
+
+
+def _profile_or_none(value: str | None) -> str | None:
+    return None if value is None else profile_value(value)
+
+
+#: a request's model profile field (the API's, MCP's): None, "auto" or a profile's name
+ProfileField = Annotated[str | None, AfterValidator(_profile_or_none)]
 
 
 def resolve_profile(
