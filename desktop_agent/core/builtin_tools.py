@@ -17,7 +17,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from desktop_agent.core.keys import normalize_key
-from desktop_agent.core.models import Risk
+from desktop_agent.core.statuses import Risk
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 
 _NUMBERS: tuple[object, ...] = (int, float, int | None, float | None)

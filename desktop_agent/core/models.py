@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BeforeValidator
 
+from desktop_agent.core.refs import REDACTED, ElementRef
 from desktop_agent.core.statuses import (
     STOP_REASONS,
     ApprovalDecision,
@@ -65,8 +66,6 @@ __all__ = [
 #: whether the model is sent the screen: asked of the model server (auto), or said by the user
 VisionSetting = Literal["auto", "yes", "no"]
 
-#: what stands for a hidden text in stored arguments, reasons, raw output and summaries
-REDACTED = "•••"
 #: the key of a run's and a step's JSON (the API, the CLI's --json, MCP's structured results)
 #: listing its fields that hold text from the screen or the model: data, never instructions
 #: (the JSON's counterpart of the fence planner/screen_text.py puts around screen text)
@@ -309,60 +308,6 @@ class Artifact:
 
 #: what the loop hands to the store: a run's row, a step's row, an artifact file
 StoreWrite = RunView | StepView | Artifact
-
-
-@dataclass(frozen=True, slots=True)
-class ElementRef:
-    """What an action acted on, said so that it can be found again on another screen.
-
-    `how`: "element" (an element of the list), "point" (the smallest element under the
-    clicked point), "focus" (the focused control a text or key went to), "window" (only
-    the window is known). `box` and `window_box` are in screenshot px, as they were then;
-    `window` is the window's label ("" when no window was known).
-    """
-
-    how: Literal["element", "point", "focus", "window"]
-    role: str
-    name: str
-    window: str
-    box: tuple[int, int, int, int]
-    window_box: tuple[int, int, int, int] | None = None
-    password: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "how": self.how,
-            "role": self.role,
-            "name": self.name,
-            "window": self.window,
-            "box": list(self.box),
-            "window_box": list(self.window_box) if self.window_box else None,
-            "password": self.password,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ElementRef:
-        """The inverse of to_json; KeyError, TypeError or ValueError when it does not fit."""
-        how = data["how"]
-        if how not in ("element", "point", "focus", "window"):
-            raise ValueError(f"unknown element reference kind {how!r}")
-        window_box = data.get("window_box")
-        return cls(
-            how=how,
-            role=str(data["role"]),
-            name=str(data["name"]),
-            window=str(data["window"]),
-            box=_box(data["box"]),
-            window_box=_box(window_box) if window_box is not None else None,
-            password=bool(data.get("password", False)),
-        )
-
-
-def _box(value: Any) -> tuple[int, int, int, int]:
-    if not isinstance(value, list | tuple) or len(value) != 4:
-        raise ValueError(f"a box is 4 whole numbers, not {value!r}")
-    left, top, width, height = (int(v) for v in value)
-    return left, top, width, height
 
 
 @dataclass(frozen=True, slots=True)

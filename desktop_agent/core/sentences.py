@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
-from desktop_agent.core.models import REDACTED, ElementRef, StepKind, StepView
+from desktop_agent.core.refs import REDACTED, ElementRef
+from desktop_agent.core.statuses import StepKind
 from desktop_agent.core.text import quote
 
 #: the translation context of every template here (the .ts files' <context>)
@@ -371,7 +372,21 @@ def sentence(tool: str, args: Mapping[str, Any], element: ElementRef | None = No
     return _phrase(_GENERIC, tool=said(tool), args=said(shown, limit=200))
 
 
-def of_step(step: StepView) -> Phrase | None:
+class ActionRow(Protocol):
+    """What `of_step` reads of a stored step (core/models.py `StepView`, which this module
+    does not import: models.py's approvals word themselves here)."""
+
+    @property
+    def kind(self) -> StepKind: ...
+    @property
+    def tool(self) -> str | None: ...
+    @property
+    def args(self) -> dict[str, Any]: ...
+    @property
+    def element(self) -> ElementRef | None: ...
+
+
+def of_step(step: ActionRow) -> Phrase | None:
     """An action row's sentence (its stored arguments and element); None for the rows of
     other kinds (observe, decide, ground), which are no call."""
     if step.kind is not StepKind.ACTION or not step.tool:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from desktop_agent.core.errors import InvalidArguments, ToolNotAllowed, UnknownTool
-from desktop_agent.core.models import Risk
+from desktop_agent.core.statuses import Risk
 
 #: why a run whose allowed tools are an empty list is refused: none is "none", not "every tool"
 NO_TOOL_ALLOWED = "no tool is allowed: name at least one (an empty list allows none)"

@@ -90,6 +90,12 @@ def copy_of_the_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             ".requests -> .starts",
         ),
         (
+            "core/sentences.py",
+            "def of_step_view():\n    from desktop_agent.core.models import StepView",
+            "no circle between the files of a package, nor between packages BROKEN",
+            ".sentences -> .models",
+        ),
+        (
             "ui/history.py",
             "def f():\n    from desktop_agent.store import SqliteRunRepository",
             "the window is a view: it imports no planner, desktop adapter, store or Agent BROKEN",
