@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 ATSPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
 READY_TIMEOUT_S = 10.0
@@ -181,6 +181,9 @@ class XSession:
         self.processes.clear()
 
 
+SessionT = TypeVar("SessionT", bound=XSession)
+
+
 def _read_line(fd: int, timeout: float, what: str) -> str:
     deadline = time.monotonic() + timeout
     data = b""
@@ -198,21 +201,13 @@ def _read_line(fd: int, timeout: float, what: str) -> str:
     return data.split(b"\n", 1)[0].decode().strip()
 
 
-def _start_xvfb(session: XSession, width: int, height: int) -> None:
+def start_x_server(session: XSession, argv: Sequence[str], what: str) -> None:
+    """Start the X server `argv` (its program, then its options) in its own process group;
+    `session.display` is the display it took, once it writes the number (-displayfd)."""
     read_end, write_end = os.pipe()
     try:
         process = subprocess.Popen(
-            [
-                "Xvfb",
-                "-displayfd",
-                str(write_end),
-                "-screen",
-                "0",
-                f"{width}x{height}x24",
-                "-nolisten",
-                "tcp",
-                "-noreset",
-            ],
+            [argv[0], "-displayfd", str(write_end), *argv[1:]],
             pass_fds=(write_end,),
             start_new_session=True,
             stdin=subprocess.DEVNULL,
@@ -222,7 +217,7 @@ def _start_xvfb(session: XSession, width: int, height: int) -> None:
         session.processes.append(process)
         os.close(write_end)
         write_end = -1
-        session.display = ":" + _read_line(read_end, READY_TIMEOUT_S, "Xvfb")
+        session.display = ":" + _read_line(read_end, READY_TIMEOUT_S, what)
     finally:
         os.close(read_end)
         if write_end >= 0:
@@ -281,6 +276,21 @@ def _start_dbus_and_atspi(session: XSession) -> None:
     )
 
 
+def bring_up(session: SessionT, start_display: Callable[[], None], *, atspi: bool) -> SessionT:
+    """`session` once `start_display()` gave it a display, (atspi=True) a D-Bus session with
+    AT-SPI started and openbox runs; what did start is ended when any of it fails."""
+    try:
+        start_display()
+        if atspi:
+            _start_dbus_and_atspi(session)
+        session.spawn(["openbox", "--sm-disable"])
+        wait_until(lambda: _wm_running(session.display), timeout=READY_TIMEOUT_S, what="openbox")
+    except BaseException:
+        session.close()
+        raise
+    return session
+
+
 def missing_programs(*, atspi: bool = True) -> list[str]:
     wanted = ["Xvfb", "openbox", "xdotool"] + (["dbus-daemon", "dbus-send"] if atspi else [])
     missing = [name for name in wanted if shutil.which(name) is None]
@@ -298,16 +308,8 @@ def start_xsession(width: int = 1920, height: int = 1080, *, atspi: bool = True)
             "run scripts/bootstrap (it installs xvfb openbox xdotool dbus at-spi2-core)"
         )
     session = XSession(display="", width=width, height=height)
-    try:
-        _start_xvfb(session, width, height)
-        if atspi:
-            _start_dbus_and_atspi(session)
-        session.spawn(["openbox", "--sm-disable"])
-        wait_until(lambda: _wm_running(session.display), timeout=READY_TIMEOUT_S, what="openbox")
-    except BaseException:
-        session.close()
-        raise
-    return session
+    xvfb = ["Xvfb", "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp", "-noreset"]
+    return bring_up(session, lambda: start_x_server(session, xvfb, "Xvfb"), atspi=atspi)
 
 
 def tray_owned(display_name: str) -> bool:

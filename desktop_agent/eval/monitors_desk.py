@@ -21,10 +21,9 @@ from desktop_agent.eval.desk import (
     READY_TIMEOUT_S,
     XSession,
     XSessionError,
-    _read_line,
-    _start_dbus_and_atspi,
-    _wm_running,
+    bring_up,
     missing_programs,
+    start_x_server,
     wait_until,
 )
 
@@ -158,37 +157,9 @@ def _start_xorg(session: MonitorsSession) -> None:
     os.makedirs(confdir)
     with open(config, "w", encoding="ascii") as file:
         file.write(_CONFIG)
-    read_end, write_end = os.pipe()
-    try:
-        process = subprocess.Popen(
-            [
-                "Xorg",
-                "-displayfd",
-                str(write_end),
-                "-noreset",
-                "-nolisten",
-                "tcp",
-                "-config",
-                config,
-                "-configdir",
-                confdir,
-                "-logfile",
-                os.path.join(session.workdir, "Xorg.log"),
-            ],
-            pass_fds=(write_end,),
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        session.processes.append(process)
-        os.close(write_end)
-        write_end = -1
-        session.display = ":" + _read_line(read_end, READY_TIMEOUT_S, "Xorg")
-    finally:
-        os.close(read_end)
-        if write_end >= 0:
-            os.close(write_end)
+    log = os.path.join(session.workdir, "Xorg.log")
+    argv = ["Xorg", "-noreset", "-nolisten", "tcp", "-config", config, "-configdir", confdir]
+    start_x_server(session, [*argv, "-logfile", log], "Xorg")
 
 
 def place_outputs(session: MonitorsSession, outputs: Sequence[Output]) -> None:
@@ -235,17 +206,12 @@ def start_monitors_session(
         outputs=tuple(outputs),
         workdir=tempfile.mkdtemp(prefix="monitors-desk-"),
     )
-    try:
+
+    def start_display() -> None:
         _start_xorg(session)
         place_outputs(session, outputs)
-        if atspi:
-            _start_dbus_and_atspi(session)
-        session.spawn(["openbox", "--sm-disable"])
-        wait_until(lambda: _wm_running(session.display), timeout=READY_TIMEOUT_S, what="openbox")
-    except BaseException:
-        session.close()
-        raise
-    return session
+
+    return bring_up(session, start_display, atspi=atspi)
 
 
 __all__ = [
