@@ -14,25 +14,32 @@ from desktop_agent.store.db import DB_NAME, MIGRATIONS
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
-async def test_a_v1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
-    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:1]) as old:
-        assert old.schema_version_sync() == 1
-    # a run and a step as a v1 build wrote them
-    con = sqlite3.connect(tmp_path / DB_NAME)
+def old_store(path: Path, version: int, *steps: str) -> None:
+    """A store at schema `version` holding the run r1 and `steps` (each an INSERT whose one
+    parameter is the time), as a build of that version wrote them."""
+    with SqliteRunRepository.open(path, migrations=MIGRATIONS[:version]) as old:
+        assert old.schema_version_sync() == version
+    con = sqlite3.connect(path / DB_NAME)
     with con:
         con.execute(
             "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
             "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
-            "('r1', 'before the upgrade', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
+            "('r1', 'before', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
             (T0.isoformat(),),
         )
-        con.execute(
-            "INSERT INTO steps (run_id, seq, turn, kind, status, tool, started_at) "
-            "VALUES ('r1', 1, 1, 'action', 'ok', 'click', ?)",
-            (T0.isoformat(),),
-        )
+        for step in steps:
+            con.execute(step, (T0.isoformat(),))
     con.close()
 
+
+async def test_a_v1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    # a run and a step as a v1 build wrote them
+    old_store(
+        tmp_path,
+        1,
+        "INSERT INTO steps (run_id, seq, turn, kind, status, tool, started_at) "
+        "VALUES ('r1', 1, 1, 'action', 'ok', 'click', ?)",
+    )
     with SqliteRunRepository.open(tmp_path) as new:
         assert new.schema_version_sync() == len(MIGRATIONS) >= 2
         run = await new.get_run("r1")
@@ -58,17 +65,7 @@ async def test_a_v1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None
 async def test_a_v4_store_gains_the_runs_model_profile_and_its_old_runs_had_none(
     tmp_path: Path,
 ) -> None:
-    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:4]) as old:
-        assert old.schema_version_sync() == 4
-    con = sqlite3.connect(tmp_path / DB_NAME)
-    with con:
-        con.execute(
-            "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
-            "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
-            "('r1', 'before', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
-            (T0.isoformat(),),
-        )
-    con.close()
+    old_store(tmp_path, 4)
     with SqliteRunRepository.open(tmp_path) as new:
         assert new.schema_version_sync() == len(MIGRATIONS) >= 5
         run = await new.get_run("r1")
@@ -80,17 +77,7 @@ async def test_a_v4_store_gains_the_runs_model_profile_and_its_old_runs_had_none
 
 
 async def test_a_v5_store_gains_the_runs_monitor_and_its_old_runs_had_none(tmp_path: Path) -> None:
-    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:5]) as old:
-        assert old.schema_version_sync() == 5
-    con = sqlite3.connect(tmp_path / DB_NAME)
-    with con:
-        con.execute(
-            "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
-            "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
-            "('r1', 'before', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
-            (T0.isoformat(),),
-        )
-    con.close()
+    old_store(tmp_path, 5)
     with SqliteRunRepository.open(tmp_path) as new:
         assert new.schema_version_sync() == len(MIGRATIONS) >= 6
         run = await new.get_run("r1")
@@ -104,22 +91,12 @@ async def test_a_v5_store_gains_the_runs_monitor_and_its_old_runs_had_none(tmp_p
 async def test_a_v6_store_gains_the_steps_monitor_and_its_old_rows_had_none(
     tmp_path: Path,
 ) -> None:
-    with SqliteRunRepository.open(tmp_path, migrations=MIGRATIONS[:6]) as old:
-        assert old.schema_version_sync() == 6
-    con = sqlite3.connect(tmp_path / DB_NAME)
-    with con:
-        con.execute(
-            "INSERT INTO runs (id, goal, status, stop_reason, step_count, max_steps, "
-            "max_failures, allowed_tools, model, base_url, created_at, message) VALUES "
-            "('r1', 'before', 'completed', 'done', 1, 20, 3, '[]', 'm', '', ?, '')",
-            (T0.isoformat(),),
-        )
-        con.execute(
-            "INSERT INTO steps (run_id, seq, turn, kind, status, tool, args, summary, "
-            "started_at) VALUES ('r1', 1, 1, 'action', 'ok', 'click', '{}', '', ?)",
-            (T0.isoformat(),),
-        )
-    con.close()
+    old_store(
+        tmp_path,
+        6,
+        "INSERT INTO steps (run_id, seq, turn, kind, status, tool, args, summary, "
+        "started_at) VALUES ('r1', 1, 1, 'action', 'ok', 'click', '{}', '', ?)",
+    )
     where = MonitorArea(3, 3200, 300, 1024, 768)
     with SqliteRunRepository.open(tmp_path) as new:
         assert new.schema_version_sync() == len(MIGRATIONS) >= 7
