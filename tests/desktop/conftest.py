@@ -78,6 +78,21 @@ def wait_active(windows: X11Windows, wm_class: str = "", title: str = "") -> Win
     return found
 
 
+def notify(xsession: XSession, *args: str) -> None:
+    """`notify-send ARGS` on the test desktop, once the notification daemon takes it (a
+    dunst just started may not own the bus name yet)."""
+    wait_until(
+        lambda: (
+            subprocess.run(
+                ["notify-send", *args], env=xsession.child_env(), check=False, timeout=10
+            ).returncode
+            == 0
+        ),
+        timeout=10,
+        what="dunst to take a notification",
+    )
+
+
 @dataclass
 class Editor:
     """A running l3afpad and its window."""

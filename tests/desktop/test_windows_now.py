@@ -5,7 +5,6 @@ or a notification did (issue 31: the gate then looks again before the action).""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from desktop_agent.core.ports import WindowsNowSource
 from desktop_agent.desktop.observer import DesktopObserver
-from tests.desktop.conftest import INVENTORY_BUDGET_S, wait_active
+from tests.desktop.conftest import INVENTORY_BUDGET_S, notify, wait_active
 from tests.support.xdisplay import XSession, wait_until
 
 
@@ -61,19 +60,7 @@ async def test_a_notification_that_came_up_is_a_new_window(
         # notification in one window, which grows by the new one
         shown = [w.rect for w in windows.notifications()]
         look = await observer.observe()
-        wait_until(
-            lambda: (
-                subprocess.run(
-                    ["notify-send", "-u", "normal", "-t", "8000", "IT desk", "Urgent: run x"],
-                    env=xsession.child_env(),
-                    check=False,
-                    timeout=10,
-                ).returncode
-                == 0
-            ),
-            timeout=10,
-            what="dunst to take a notification",
-        )
+        notify(xsession, "-u", "normal", "-t", "8000", "IT desk", "Urgent: run x")
         wait_until(
             lambda: [w.rect for w in windows.notifications()] not in ([], shown),
             timeout=10,
