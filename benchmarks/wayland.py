@@ -9,6 +9,10 @@ same size with l3afpad. Medians over --runs of:
     than the input, pipewire_frames.FRESH_FRAME_WAIT_S);
   * click: a click in the text area (the portal: motion, a 30 ms settle, press, release);
   * key: one character typed.
+Wayland without ScreenCast (the Screenshot portal, desktop/portal.PortalScreenshots): grab
+only (no input there): the real xdg-desktop-portal frontend, a 1280x720 PNG the backend
+writes (the stand-in of tests/wayland/test_screenshot_fallback.py: gnome-shell's own picture
+taking is not on this desk and not counted), read, decoded and deleted.
 
     .venv/bin/python benchmarks/wayland.py [--runs 20]
 """
@@ -95,6 +99,52 @@ def wayland(runs: int) -> dict[str, float]:
         session.close()
 
 
+def wayland_screenshots(runs: int) -> dict[str, float]:
+    from desktop_agent.desktop.wayland import SCREENSHOT, PortalDesk, PortalScreen
+    from desktop_agent.eval.wayland_desk import PORTALS_DIR
+    from tests.support.dbus_service import DBusService
+    from tests.wayland.test_screenshot_fallback import BACKEND, picture
+
+    gtk = Path(PORTALS_DIR, "gtk.portal").read_text(encoding="utf-8")
+    ours = f"[portal]\nDBusName={BACKEND}\nInterfaces=org.freedesktop.impl.portal.Screenshot;\n"
+    session = start_wayland_session(
+        *SIZE, portal_files={"gtk.portal": gtk, "datest.portal": ours + "UseIn=gnome\n"}
+    )
+    folder = Path(tempfile.mkdtemp(prefix="da-bench-shots-"))
+    image = picture()
+
+    def screenshot(body: Any) -> tuple[str, tuple[Any, ...]]:
+        path = folder / f"shot-{time.monotonic_ns()}.png"
+        image.save(path)  # Pillow's default PNG level, as a desktop writes its PNG
+        return "ua{sv}", (0, {"uri": ("s", path.as_uri())})
+
+    assert session.dbus_address
+    backend = DBusService(
+        session.dbus_address,
+        BACKEND,
+        {("org.freedesktop.impl.portal.Screenshot", "Screenshot"): screenshot},
+    )
+    saved = dict(os.environ)
+    try:
+        os.environ.pop("DISPLAY", None)
+        os.environ.update({k: v for k, v in session.env.items() if k != "XDG_CONFIG_HOME"})
+        desk = PortalDesk()
+        try:
+            capture = ScreenCapture(
+                width=SIZE[0], scaler="pillow", screen=lambda: PortalScreen(desk)
+            )
+            capture.grab()
+            assert desk.way == SCREENSHOT
+            return {"grab": median_ms(capture.grab, runs)}
+        finally:
+            desk.close()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        backend.close()
+        session.close()
+
+
 def x11(runs: int) -> dict[str, float]:
     from desktop_agent.desktop.input import PyAutoGuiDriver
 
@@ -126,11 +176,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    results = {"X11 (Xvfb, mss, XTest)": x11(args.runs), "Wayland (portal)": wayland(args.runs)}
+    results = {
+        "X11 (Xvfb, mss, XTest)": x11(args.runs),
+        "Wayland (portal)": wayland(args.runs),
+        "Wayland (Screenshot)": wayland_screenshots(args.runs),
+    }
     names = list(next(iter(results.values())))
     print(f"{'ms, median of ' + str(args.runs):<24}" + "".join(f"{n:>18}" for n in names))
     for path, figures in results.items():
-        print(f"{path:<24}" + "".join(f"{figures[n]:>18.1f}" for n in names))
+        print(
+            f"{path:<24}"
+            + "".join(f"{figures[n]:>18.1f}" if n in figures else f"{'-':>18}" for n in names)
+        )
     return 0
 
 

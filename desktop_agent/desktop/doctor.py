@@ -246,9 +246,9 @@ def wayland_doctor(parts: PortalParts | None = None) -> list[DoctorItem]:
             where += f"; {error}"
     display = DoctorItem(
         "display",
-        bool(parts.remote_version or parts.cast_version),
+        bool(parts.remote_version or parts.cast_version or parts.screenshot_version),
         f"{where}: backend xdg-desktop-portal (RemoteDesktop v{parts.remote_version}, "
-        f"ScreenCast v{parts.cast_version})",
+        f"ScreenCast v{parts.cast_version}, Screenshot v{parts.screenshot_version})",
         "" if parts.remote_version else PORTAL_FIX,
     )
     return [
@@ -300,6 +300,14 @@ def _wayland_inventory() -> DoctorItem:
 
 
 def _portal_capture(parts: PortalParts) -> DoctorItem:
+    if parts.screenshot_only:
+        return DoctorItem(
+            "capture",
+            True,
+            f"Screenshot portal v{parts.screenshot_version} (the portal has no ScreenCast "
+            "here): a whole-screen picture per look, a file the portal writes and the app "
+            "deletes — slower than a ScreenCast (benchmarks/wayland.py)",
+        )
     if not parts.capture:
         return DoctorItem(
             "capture", False, "the portal offers no ScreenCast of a monitor", PORTAL_FIX
@@ -313,10 +321,15 @@ def _portal_capture(parts: PortalParts) -> DoctorItem:
         if parts.remote_version >= 2
         else "the desktop asks at each start (RemoteDesktop v1 keeps no consent; portal >= 1.17)"
     )
+    fallback = (
+        f"; where it cannot start, the Screenshot portal v{parts.screenshot_version}"
+        if parts.screenshot_version
+        else ""
+    )
     return DoctorItem(
         "capture",
         True,
-        f"ScreenCast of the monitor the person picks, through PipeWire; {kept}",
+        f"ScreenCast of the monitor the person picks, through PipeWire; {kept}{fallback}",
     )
 
 

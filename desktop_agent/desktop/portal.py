@@ -31,6 +31,7 @@ PORTAL_PATH = "/org/freedesktop/portal/desktop"
 REMOTE = "org.freedesktop.portal.RemoteDesktop"
 CAST = "org.freedesktop.portal.ScreenCast"
 SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
+SCREENSHOT = "org.freedesktop.portal.Screenshot"
 REQUEST = "org.freedesktop.portal.Request"
 SESSION = "org.freedesktop.portal.Session"
 #: device types (RemoteDesktop.AvailableDeviceTypes) and source types (ScreenCast)
@@ -199,43 +200,20 @@ class PortalSession:
         return int(reply[0].to_raw_fd())
 
     def _call(self, interface: str, method: str, signature: str, *args: Any) -> tuple[Any, ...]:
-        from jeepney import DBusAddress, new_method_call
-
-        address = DBusAddress(PORTAL_PATH, PORTAL, interface)
-        reply = self._bus.send_and_get_reply(
-            new_method_call(address, method, signature, args), timeout=10
-        )
-        if reply.header.message_type.name == "error":
-            raise PortalUnavailable(f"{interface}.{method}: {reply.body[0] if reply.body else ''}")
-        return tuple(reply.body)
+        return call(self._bus, interface, method, signature, *args)
 
     def _request(
         self, interface: str, method: str, signature: str, *args: Any, timeout: float = 30
     ) -> tuple[int, dict[str, Any]]:
-        """Call a method that answers through a Request object's Response signal; its
-        (response, results). The match is added before the call, so no answer is missed."""
-        from jeepney import MatchRule, message_bus
-
-        token = _token()
-        sender = self._bus.unique_name.lstrip(":").replace(".", "_")
-        path = f"{PORTAL_PATH}/request/{sender}/{token}"
-        rule = MatchRule(type="signal", interface=REQUEST, member="Response", path=path)
-        self._bus.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
-        options = dict(args[-1], handle_token=("s", token))
-        with self._bus.filter(rule) as queue:
-            self._call(interface, method, signature, *args[:-1], options)
-            try:
-                signal = self._bus.recv_until_filtered(queue, timeout=timeout)
-            except TimeoutError:
-                raise PortalDeclined(
-                    f"nobody answered the desktop's {method} dialog within {timeout:.0f} s"
-                ) from None
-        response, results = signal.body
-        if response == 1:
-            raise PortalDeclined("the person declined sharing the screen and input")
-        if response != 0:
-            raise PortalUnavailable(f"the portal could not {method} (response {response})")
-        return response, results
+        return request(
+            self._bus,
+            interface,
+            method,
+            signature,
+            *args,
+            timeout=timeout,
+            declined="the person declined sharing the screen and input",
+        )
 
     # -- input -------------------------------------------------------------------------------
 
@@ -309,6 +287,7 @@ class PortalParts:
     cast_version: int
     sources: int
     shortcuts_version: int = 0
+    screenshot_version: int = 0
 
     @property
     def input(self) -> bool:
@@ -317,6 +296,120 @@ class PortalParts:
     @property
     def capture(self) -> bool:
         return bool(self.sources & MONITOR)
+
+    @property
+    def screenshot_only(self) -> bool:
+        """No ScreenCast of a monitor, but the Screenshot portal: capture takes that way."""
+        return not self.capture and self.screenshot_version > 0
+
+
+def call(bus: Any, interface: str, method: str, signature: str, *args: Any) -> tuple[Any, ...]:
+    """A method of the portal's `interface`; its reply's body, PortalUnavailable on an error."""
+    from jeepney import DBusAddress, new_method_call
+
+    address = DBusAddress(PORTAL_PATH, PORTAL, interface)
+    reply = bus.send_and_get_reply(new_method_call(address, method, signature, args), timeout=10)
+    if reply.header.message_type.name == "error":
+        raise PortalUnavailable(f"{interface}.{method}: {reply.body[0] if reply.body else ''}")
+    return tuple(reply.body)
+
+
+def request(
+    bus: Any,
+    interface: str,
+    method: str,
+    signature: str,
+    *args: Any,
+    timeout: float = 30,
+    declined: str = "the person said no",
+) -> tuple[int, dict[str, Any]]:
+    """Call a method that answers through a Request object's Response signal (its last
+    argument the options, given a handle_token here); its (response, results). The match is
+    added before the call, so no answer is missed. Response 1: PortalDeclined(`declined`)."""
+    from jeepney import MatchRule, message_bus
+
+    token = _token()
+    sender = bus.unique_name.lstrip(":").replace(".", "_")
+    path = f"{PORTAL_PATH}/request/{sender}/{token}"
+    rule = MatchRule(type="signal", interface=REQUEST, member="Response", path=path)
+    bus.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
+    options = dict(args[-1], handle_token=("s", token))
+    try:
+        with bus.filter(rule) as queue:
+            call(bus, interface, method, signature, *args[:-1], options)
+            try:
+                signal = bus.recv_until_filtered(queue, timeout=timeout)
+            except TimeoutError:
+                raise PortalDeclined(
+                    f"nobody answered the desktop's {method} dialog within {timeout:.0f} s"
+                ) from None
+    finally:
+        with contextlib.suppress(Exception):
+            bus.send_and_get_reply(message_bus.RemoveMatch(rule), timeout=10)
+    response, results = signal.body
+    if response == 1:
+        raise PortalDeclined(declined)
+    if response != 0:
+        raise PortalUnavailable(f"the portal could not {method} (response {response})")
+    return response, results
+
+
+class PortalScreenshots:
+    """Whole-screen pictures through org.freedesktop.portal.Screenshot (interactive false):
+    where the desktop's portal has no ScreenCast. Each picture is a file the portal writes
+    (its URI in the Response); it is read and deleted. The portal may ask the person once
+    whether this program may take screenshots (xdg-desktop-portal's own permission dialog);
+    a "no" is PortalDeclined. Thread-safe (one lock around the bus)."""
+
+    def __init__(
+        self, *, connect: Callable[[], Any] = _connect, consent_timeout: float = CONSENT_TIMEOUT_S
+    ) -> None:
+        self._connect = connect
+        self.consent_timeout = consent_timeout
+        self._lock = threading.Lock()
+        self._bus: Any = None
+
+    def take(self) -> Any:
+        """The screen now, as a Pillow RGB image (the file the portal wrote is deleted)."""
+        from urllib.parse import unquote, urlparse
+
+        from PIL import Image
+
+        with self._lock:
+            if self._bus is None:
+                try:
+                    self._bus = self._connect()
+                except Exception as error:  # noqa: BLE001 - no session bus, jeepney's auth errors
+                    raise PortalUnavailable(f"no D-Bus session bus: {error}") from None
+            _, results = request(
+                self._bus,
+                SCREENSHOT,
+                "Screenshot",
+                "sa{sv}",
+                "",
+                {"interactive": ("b", False)},
+                timeout=self.consent_timeout,
+                declined="the person did not allow this program to take screenshots",
+            )
+        uri = str(_value(results, "uri", ""))
+        parsed = urlparse(uri)
+        if parsed.scheme != "file":
+            raise PortalUnavailable(f"the Screenshot portal gave no file (uri {uri!r})")
+        path = unquote(parsed.path)
+        try:
+            with Image.open(path) as picture:
+                return picture.convert("RGB")
+        except OSError as error:
+            raise PortalUnavailable(f"the portal's screenshot could not be read: {error}") from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._bus is not None:
+                self._bus.close()
+                self._bus = None
 
 
 def probe(connect: Callable[[], Any] = _connect) -> PortalParts:
@@ -342,6 +435,7 @@ def probe(connect: Callable[[], Any] = _connect) -> PortalParts:
             read(CAST, "version"),
             read(CAST, "AvailableSourceTypes"),
             read(SHORTCUTS, "version"),
+            read(SCREENSHOT, "version"),
         )
     finally:
         bus.close()

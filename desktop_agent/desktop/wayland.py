@@ -11,6 +11,7 @@ stop is the desktop shortcut, the tray and the window (docs/wayland.md).
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -22,9 +23,11 @@ from desktop_agent.desktop.pipewire_frames import FrameError, FrameStream
 from desktop_agent.desktop.portal import (
     VERTICAL,
     PortalDeclined,
+    PortalScreenshots,
     PortalSession,
     PortalUnavailable,
     Stream,
+    probe,
 )
 
 # the session's kind lives apart (the inventory reads it too); named here as before
@@ -32,6 +35,8 @@ from desktop_agent.desktop.session import OVERRIDE as OVERRIDE
 from desktop_agent.desktop.session import SessionKind as SessionKind
 from desktop_agent.desktop.session import session_kind as session_kind
 from desktop_agent.desktop.takeover import InjectionWindows
+
+log = logging.getLogger(__name__)
 
 #: see PortalDriver._point
 POINTER_SETTLE_S = 0.03
@@ -58,16 +63,53 @@ def wayland_parts(
     return observer, PortalDriver(desk, injections), desk
 
 
+#: how the screen is seen: the ScreenCast stream, or the Screenshot portal's pictures
+SCREENCAST, SCREENSHOT = "screencast", "screenshot"
+
+
 class PortalDesk:
     """The portal session and its frame stream, started on first use (the person's dialog
-    then) by whichever worker thread comes first; the capture and the input share it."""
+    then) by whichever worker thread comes first; the capture and the input share it.
 
-    def __init__(self, session: PortalSession | None = None) -> None:
+    The capture's way is chosen at the first grab from the portal's properties (no dialog):
+    the ScreenCast stream where the portal offers one, else the Screenshot portal (slower: a
+    PNG file per picture). A ScreenCast the portal could not start (not a person's "no",
+    which stays a no) falls back to the Screenshot portal too, where there is one."""
+
+    def __init__(
+        self, session: PortalSession | None = None, shots: PortalScreenshots | None = None
+    ) -> None:
         self.session = session or PortalSession()
+        self.shots = shots or PortalScreenshots(connect=self.session._connect)
         self._frames: FrameStream | None = None
         self._lock = threading.Lock()
         #: when the last input was sent (monotonic): a grab waits briefly for a newer frame
         self.last_input = 0.0
+        #: SCREENCAST or SCREENSHOT once chosen; the Screenshot portal's version (0: none)
+        self.way = ""
+        self.screenshot_version = 0
+
+    def choose(self) -> str:
+        """The capture's way, read from the portal's properties on first use."""
+        with self._lock:
+            if not self.way:
+                try:
+                    parts = probe(self.session._connect)
+                except PortalUnavailable:
+                    self.way = SCREENCAST  # the session's start says why
+                else:
+                    self.screenshot_version = parts.screenshot_version
+                    self.way = SCREENSHOT if parts.screenshot_only else SCREENCAST
+            return self.way
+
+    def fall_back(self, error: PortalUnavailable) -> bool:
+        """The ScreenCast could not start: take the Screenshot portal's way where there is
+        one (True), else the error stands (False)."""
+        if not self.screenshot_version:
+            return False
+        log.warning("no ScreenCast (%s): capturing through the Screenshot portal", error)
+        self.way = SCREENSHOT
+        return True
 
     def stream(self) -> Stream:
         return self.session.start()
@@ -86,6 +128,7 @@ class PortalDesk:
             if self._frames is not None:
                 self._frames.close()
                 self._frames = None
+        self.shots.close()
         self.session.close()
 
 
@@ -99,33 +142,77 @@ class _Grab:
 
 
 class PortalScreen:
-    """mss's face (`monitors`, `grab(region)`, `close`) on the portal's stream: the one
-    monitor the person shared, at its place on the desktop."""
+    """mss's face (`monitors`, `grab(region)`, `close`) on the portal: the ScreenCast stream
+    of the one monitor the person shared, at its place on the desktop; or, where the desk
+    takes the Screenshot portal's way, its whole-screen pictures (one monitor at 0,0)."""
 
     def __init__(self, desk: PortalDesk) -> None:
         self.desk = desk
+        #: the Screenshot way: the last picture's size, and a picture taken to learn the
+        #: size and not yet handed out (so the first grab does not take a second one)
+        self._size: tuple[int, int] | None = None
+        self._unused: Any = None
 
     @property
     def monitors(self) -> list[dict[str, int]]:
         stream = self._stream()
-        place = {
-            "left": stream.left,
-            "top": stream.top,
-            "width": stream.width,
-            "height": stream.height,
-        }
+        if stream is None:
+            if self._size is None:
+                self._unused = self._picture()
+            assert self._size is not None
+            width, height = self._size
+            place = {"left": 0, "top": 0, "width": width, "height": height}
+        else:
+            place = {
+                "left": stream.left,
+                "top": stream.top,
+                "width": stream.width,
+                "height": stream.height,
+            }
         return [dict(place), dict(place)]
 
-    def _stream(self) -> Stream:
+    def _stream(self) -> Stream | None:
+        """The ScreenCast stream; None on the Screenshot portal's way."""
+        if self.desk.choose() == SCREENSHOT:
+            return None
         try:
             return self.desk.stream()
-        except (PortalUnavailable, PortalDeclined) as error:
+        except PortalUnavailable as error:
+            if self.desk.fall_back(error):
+                return None
+            raise ObservationError(
+                f"the screen cannot be seen through the portal: {error}"
+            ) from None
+        except PortalDeclined as error:
             raise ObservationError(
                 f"the screen cannot be seen through the portal: {error}"
             ) from None
 
+    def _picture(self) -> Any:
+        try:
+            picture = self.desk.shots.take()
+        except (PortalUnavailable, PortalDeclined) as error:
+            raise ObservationError(
+                f"the screen cannot be seen through the Screenshot portal: {error}"
+            ) from None
+        self._size = picture.size
+        return picture
+
     def grab(self, region: Mapping[str, int]) -> _Grab:
         stream = self._stream()
+        if stream is None:
+            picture, self._unused = self._unused or self._picture(), None
+            box = (
+                region["left"],
+                region["top"],
+                region["left"] + region["width"],
+                region["top"] + region["height"],
+            )
+            if box[0] < 0 or box[1] < 0 or box[2] > picture.width or box[3] > picture.height:
+                raise ObservationError("the region lies outside the screen")
+            if box != (0, 0, picture.width, picture.height):
+                picture = picture.crop(box)
+            return _Grab(picture.tobytes("raw", "BGRX"), picture.width, picture.height)
         try:
             frame = self.desk.frames().frame(after=self.desk.last_input)
         except FrameError as error:

@@ -27,6 +27,8 @@ from desktop_agent.eval.desk import (
 )
 
 WAYLAND_PROGRAMS = ("mutter", "pipewire", "wireplumber", "dbus-daemon", "dbus-send")
+#: where Debian's packages put the portal backends' descriptions (gnome.portal, gtk.portal)
+PORTALS_DIR = "/usr/share/xdg-desktop-portal/portals"
 MUTTER_NAMES = ("org.gnome.Mutter.RemoteDesktop", "org.gnome.Mutter.ScreenCast")
 
 
@@ -96,8 +98,15 @@ def missing_wayland_programs() -> list[str]:
     return missing
 
 
-def start_wayland_session(width: int = 1280, height: int = 720) -> WaylandSession:
-    """Start a headless mutter at width x height with D-Bus, AT-SPI, PipeWire and the portals."""
+def start_wayland_session(
+    width: int = 1280, height: int = 720, *, portal_files: dict[str, str] | None = None
+) -> WaylandSession:
+    """Start a headless mutter at width x height with D-Bus, AT-SPI, PipeWire and the portals.
+
+    `portal_files`: the portal backends' descriptions (file name: its text) xdg-desktop-portal
+    reads instead of Debian's (/usr/share/xdg-desktop-portal/portals: GNOME's and GTK's), for
+    a desktop whose portal lacks parts; they go into a private folder named by
+    XDG_DESKTOP_PORTAL_DIR, which xdg-desktop-portal 1.16 reads first. None: Debian's."""
     missing = missing_wayland_programs()
     if missing:
         raise XSessionError(
@@ -112,7 +121,7 @@ def start_wayland_session(width: int = 1280, height: int = 720) -> WaylandSessio
     for folder in ("config", "cache"):
         os.makedirs(os.path.join(runtime, folder), exist_ok=True)
     try:
-        _start_bus(session)
+        _start_bus(session, _portals_dir(runtime, portal_files))
         _start_pipewire(session)
         session.spawn(
             [
@@ -138,11 +147,24 @@ def start_wayland_session(width: int = 1280, height: int = 720) -> WaylandSessio
     return session
 
 
-def _start_bus(session: WaylandSession) -> None:
+def _portals_dir(runtime: str, portal_files: dict[str, str] | None) -> dict[str, str]:
+    """The environment that makes xdg-desktop-portal read `portal_files` (nothing when None)."""
+    if portal_files is None:
+        return {}
+    folder = os.path.join(runtime, "portals")
+    os.makedirs(folder)
+    for name, text in portal_files.items():
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as target:
+            target.write(text)
+    return {"XDG_DESKTOP_PORTAL_DIR": folder}
+
+
+def _start_bus(session: WaylandSession, extra_env: dict[str, str]) -> None:
     # the daemon's own environment is what the services it activates (the portals) inherit
     daemon = session.spawn(
         ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
         stdout=subprocess.PIPE,
+        extra_env=extra_env,
     )
     assert daemon.stdout is not None
     session.dbus_address = _read_line(daemon.stdout.fileno(), READY_TIMEOUT_S, "dbus-daemon")
