@@ -391,6 +391,11 @@ class _TaskLoop:
 
     async def _actions(self, turn: int, decided: Decided, observation: Observation) -> None:
         """The turn's action, and the rest of its batch, once the provider's checks allow."""
+        if await self._pause_point():
+            # paused while the model thought: the person had the desktop, the decision is
+            # stale; nobody is asked and no grounding request goes out for it
+            self._skip_stale(turn, decided)
+            return
         if not await self._safety_checks(turn, decided, observation):
             return
         decided, observation = await self._ground(turn, decided, observation)
