@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -64,6 +64,29 @@ class DeskLook:
         return bool(
             self.session.xdotool("search", "--onlyvisible", "--class", "l3afpad", check=False)
         )
+
+
+class NoteLook(DeskLook):
+    """A scripted model of the note task (a line in l3afpad, kept in `target`): which step it
+    takes next, as the desk shows it. Each model says the step in its own syntax."""
+
+    def __init__(self, session: XSession, target: Path) -> None:
+        super().__init__(session)
+        self.target = target
+        self.sent: set[str] = set()
+
+    def next_step(self) -> Literal["path", "line", "done", "look"]:
+        """ "path" (the Save As dialog is up: the path, a wait and Enter), "line" (the editor
+        is: the line and ctrl+s), each once; "done" when a title names the target; else
+        "look" (a wait or a screenshot)."""
+        screen = self.titles()
+        if "Save As" in screen and "path" not in self.sent:
+            self.sent.add("path")
+            return "path"
+        if self.editor_shown() and "line" not in self.sent:
+            self.sent.add("line")
+            return "line"
+        return "done" if self.target.name in screen else "look"
 
 
 def display_clients(display: str) -> list[int]:
@@ -155,6 +178,20 @@ def cli(xsession: XSession, tmp_path: Path) -> Iterator[Cli]:
     runner = Cli(xsession, tmp_path / "data")
     yield runner
     runner.close()
+
+
+@pytest.fixture
+def editor(cli: Cli) -> Iterator[None]:
+    """l3afpad on the test desktop (a program the runs did not start), once its window shows."""
+    session = cli.session
+    process = session.spawn(["l3afpad"], extra_env={"DESKTOP_AGENT_E2E": "1"})
+    wait_until(
+        lambda: session.xdotool("search", "--onlyvisible", "--class", "l3afpad", check=False),
+        timeout=20,
+        what="l3afpad's window",
+    )
+    yield
+    session.stop(process)
 
 
 @pytest.fixture

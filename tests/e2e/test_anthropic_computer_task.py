@@ -6,35 +6,26 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from Xlib import display
 
-from tests.e2e.conftest import Cli, DeskLook, json_lines
+from tests.e2e.conftest import Cli, NoteLook, json_lines
 from tests.support.messages_server import Message, MessagesServer, text, tool_use
 from tests.support.model_server import serve_in_thread
-from tests.support.xdisplay import XSession, wait_until
 
 LINE = "hello from claude's computer use 5"
 
 
-class ClaudeModel(DeskLook):
+class ClaudeModel(NoteLook):
     """A computer-use model that looks at the desktop (its window titles, as a screenshot
     would show them) and answers with tool_uses: the line and ctrl+s, then the path, a wait
     (GTK's path completion swallows an early Enter) and Return."""
 
-    def __init__(self, session: XSession, target: Path) -> None:
-        super().__init__(session)
-        self.target = target
-        self.sent: list[str] = []
-
     def __call__(self, body: dict[str, Any]) -> Message:
-        screen = self.titles()
-        if "Save As" in screen and "path" not in self.sent:
-            self.sent.append("path")
+        step = self.next_step()
+        if step == "path":
             return Message(
                 [
                     tool_use("type", text=str(self.target)),
@@ -42,28 +33,14 @@ class ClaudeModel(DeskLook):
                     tool_use("key", text="Return"),
                 ]
             )
-        if self.editor_shown() and "line" not in self.sent:
-            self.sent.append("line")
+        if step == "line":
             return Message(
                 [text("I'll type the line."), tool_use("type", text=LINE),
                  tool_use("key", text="ctrl+s")]
             )  # fmt: skip
-        if self.target.name in screen:
+        if step == "done":
             return Message([text(f"Saved the line in {self.target.name}.")])
         return Message([tool_use("screenshot")])
-
-
-@pytest.fixture
-def editor(cli: Cli) -> Iterator[None]:
-    session = cli.session
-    process = session.spawn(["l3afpad"], extra_env={"DESKTOP_AGENT_E2E": "1"})
-    wait_until(
-        lambda: session.xdotool("search", "--onlyvisible", "--class", "l3afpad", check=False),
-        timeout=20,
-        what="l3afpad's window",
-    )
-    yield
-    session.stop(process)
 
 
 def run_claude(cli: Cli, server: MessagesServer, goal: str, *options: str) -> Any:

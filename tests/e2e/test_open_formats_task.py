@@ -6,15 +6,15 @@ combination, so it cannot save a file by the keyboard (docs/planner.md)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, DeskLook, json_lines
+from tests.e2e.conftest import Cli, NoteLook, json_lines
 from tests.support.model_server import ModelServer, Reply, serve_in_thread
-from tests.support.xdisplay import XSession, wait_until
+from tests.support.xdisplay import XSession
 
 LINE = "hello from an open agent model 7"
 #: one abstract step: ("type", text) | ("keys", [..]) | ("wait", seconds) | ("done", text)
@@ -53,7 +53,7 @@ def ui_venus(steps: list[Step]) -> str:
     return f"<think>next</think>\n<action>{action}</action>\n<conclusion>ok</conclusion>"
 
 
-class OpenModel(DeskLook):
+class OpenModel(NoteLook):
     """A model that looks at the desk (its window titles, as the screenshot shows them) and
     answers in its own syntax: the line and ctrl+s, then the path, a wait (GTK's path
     completion swallows an early Enter) and Enter, then done. A format of one action a turn
@@ -62,12 +62,10 @@ class OpenModel(DeskLook):
     def __init__(
         self, session: XSession, target: Path, render: Callable[[list[Step]], str], batch: bool
     ) -> None:
-        self.session = session
-        self.target = target
+        super().__init__(session, target)
         self.render = render
         self.batch = batch
         self.pending: list[Step] = []
-        self.sent: set[str] = set()
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         if not self.pending:
@@ -77,29 +75,14 @@ class OpenModel(DeskLook):
         return Reply(self.render(steps))
 
     def plan(self) -> list[Step]:
-        screen = self.titles()
-        if "Save As" in screen and "path" not in self.sent:
-            self.sent.add("path")
+        step = self.next_step()
+        if step == "path":
             return [("type", str(self.target)), ("wait", 1), ("keys", ["enter"])]
-        if self.editor_shown() and "line" not in self.sent:
-            self.sent.add("line")
+        if step == "line":
             return [("type", LINE), ("keys", ["ctrl", "s"])]
-        if self.target.name in screen:
+        if step == "done":
             return [("done", f"saved {self.target.name}")]
         return [("wait", 1)]
-
-
-@pytest.fixture
-def editor(cli: Cli) -> Iterator[None]:
-    session = cli.session
-    process = session.spawn(["l3afpad"], extra_env={"DESKTOP_AGENT_E2E": "1"})
-    wait_until(
-        lambda: session.xdotool("search", "--onlyvisible", "--class", "l3afpad", check=False),
-        timeout=20,
-        what="l3afpad's window",
-    )
-    yield
-    session.stop(process)
 
 
 @pytest.mark.parametrize(

@@ -5,34 +5,24 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.e2e.conftest import Cli, DeskLook, json_lines
+from tests.e2e.conftest import Cli, NoteLook, json_lines
 from tests.support.model_server import serve_in_thread
 from tests.support.responses_server import ResponsesServer, Turn, computer_call, message
-from tests.support.xdisplay import XSession, wait_until
 
 LINE = "hello from the computer tool 7"
 
 
-class ComputerModel(DeskLook):
+class ComputerModel(NoteLook):
     """A computer-use model that looks at the desktop (its window titles, as a screenshot
     would show them) and answers in batches: the line and ctrl+s, then the path, a wait
     (GTK's path completion swallows an early Enter) and Enter."""
 
-    def __init__(self, session: XSession, target: Path) -> None:
-        super().__init__(session)
-        self.target = target
-        self.sent: list[str] = []
-
     def __call__(self, body: dict[str, Any]) -> Turn:
-        screen = self.titles()
-        if "Save As" in screen and "path" not in self.sent:
-            self.sent.append("path")
+        step = self.next_step()
+        if step == "path":
             return Turn(
                 [
                     computer_call(
@@ -44,8 +34,7 @@ class ComputerModel(DeskLook):
                     )
                 ]
             )
-        if self.editor_shown() and "line" not in self.sent:
-            self.sent.append("line")
+        if step == "line":
             return Turn(
                 [
                     computer_call(
@@ -56,22 +45,9 @@ class ComputerModel(DeskLook):
                     )
                 ]
             )
-        if self.target.name in screen:
+        if step == "done":
             return Turn([message(f"Saved the line in {self.target.name}.")])
         return Turn([computer_call([{"type": "wait"}])])
-
-
-@pytest.fixture
-def editor(cli: Cli) -> Iterator[None]:
-    session = cli.session
-    process = session.spawn(["l3afpad"], extra_env={"DESKTOP_AGENT_E2E": "1"})
-    wait_until(
-        lambda: session.xdotool("search", "--onlyvisible", "--class", "l3afpad", check=False),
-        timeout=20,
-        what="l3afpad's window",
-    )
-    yield
-    session.stop(process)
 
 
 def run_computer(cli: Cli, server: ResponsesServer, goal: str, *options: str) -> Any:
