@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,29 @@ def display_clients(display: str) -> list[int]:
         if f"DISPLAY={display}".encode() in environ and b"DESKTOP_AGENT_E2E=1" in environ:
             pids.append(int(entry))
     return pids
+
+
+class Lines:
+    """A process's stdout lines as they come (a reader thread)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._thread.start()
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            self.lines.append(line)
+
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in list(self.lines) if line.strip()]
+
+    def types(self) -> list[str]:
+        return [event["type"] for event in self.events()]
+
+    def join(self) -> None:
+        self._thread.join(timeout=30)
 
 
 @dataclass

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 from desktop_agent.instances.registry import live_instances, read_token
-from tests.e2e.conftest import Cli
+from tests.e2e.conftest import Cli, Lines
 from tests.support.model_server import ModelServer, Reply
 from tests.support.xdisplay import wait_until
 
@@ -23,29 +22,6 @@ def act(tool: str, delay_s: float = 0.0, **args: Any) -> Reply:
     return Reply(
         {"action": "tool", "tool": tool, "args": args, "reason": f"{tool} now"}, delay_s=delay_s
     )
-
-
-class Lines:
-    """A process's stdout lines as they come (a reader thread)."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
-        self._thread.start()
-
-    def _read(self, process: subprocess.Popen[str]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            self.lines.append(line)
-
-    def events(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in list(self.lines) if line.strip()]
-
-    def types(self) -> list[str]:
-        return [event["type"] for event in self.events()]
-
-    def join(self) -> None:
-        self._thread.join(timeout=30)
 
 
 def xdotool(cli: Cli, *command: str) -> None:

@@ -3,15 +3,13 @@ is not paused by its own click there, and the user's hand on that monitor pauses
 
 from __future__ import annotations
 
-import json
 import re
 import signal
-import subprocess
 import threading
 from typing import Any
 
 from desktop_agent.eval.monitors_desk import MonitorsSession
-from tests.e2e.conftest import Cli, last_user_text
+from tests.e2e.conftest import Cli, Lines, last_user_text
 from tests.monitors.target import TITLE, TargetWindow
 from tests.support.model_server import Reply
 from tests.support.xdisplay import READY_TIMEOUT_S, wait_until
@@ -20,26 +18,6 @@ THIRD = (3200, 300, 1024, 768)  # DUMMY2 of THREE_MONITORS: monitor 3
 #: the model "thinks" this long on the turn the user acts in
 THINKING_S = 4.0
 _TARGET_LINE = re.compile(r'^\[(\d+)\] window "' + TITLE + r'[^"]*" @ ', re.M)
-
-
-class Lines:
-    """A process's stdout lines as they come (a reader thread)."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
-        self._thread.start()
-
-    def _read(self, process: subprocess.Popen[str]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            self.lines.append(line)
-
-    def events(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in list(self.lines) if line.strip()]
-
-    def join(self) -> None:
-        self._thread.join(timeout=30)
 
 
 def test_the_users_input_on_monitor_3_pauses_a_run_acting_there(
