@@ -236,7 +236,9 @@ class _TaskLoop:
     async def _turn(self) -> None:
         turn = self.run.step_count + 1
         observation = await self._observe(turn)
-        if observation is not None and self.outcome is None:
+        # a pause while the screen was read: it may be stale once the person had the desktop,
+        # and no model request goes out while paused; the turn after the resume looks afresh
+        if observation is not None and self.outcome is None and not await self._pause_point():
             decided = await self._decide(turn, observation)
             if decided is not None and decided.decision.action == "tool":
                 await self._actions(turn, decided, observation)

@@ -1,15 +1,26 @@
-"""A pause that came while the model thought is honoured before the turn's action asks
-anything more of anybody (red team: a pause at an awkward moment): no grounding request goes
-to a model server and no provider safety check is put to the person while the run is paused;
-the decision, stale once the person had the desktop, is skipped and the next turn decides
-afresh."""
+"""A pause is honoured before anything more is asked of a model or a person (red team: a
+pause at an awkward moment). One that came while the model thought: no grounding request
+goes to a model server and no provider safety check is put to the person while the run is
+paused; the decision, stale once the person had the desktop, is skipped and the next turn
+decides afresh. One that came while the screen was read: no model request goes out until
+the resume, and then on a screen read afresh."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from desktop_agent.core.events import ApprovalRequested
-from desktop_agent.core.models import Decision, Grounding, Policy, SafetyCheck, StepKind, StepStatus
+from desktop_agent.core.models import (
+    Decision,
+    Grounding,
+    Observation,
+    Policy,
+    SafetyCheck,
+    StepKind,
+    StepStatus,
+)
 from desktop_agent.core.ports import DecideRequest
-from tests.fakes import ScriptedGrounder, ScriptedPlanner, done, tool
+from tests.fakes import FakeObserver, ScriptedGrounder, ScriptedPlanner, done, tool
 from tests.unit.core.conftest import Consumer, make_harness
 
 CLICK = tool("click", x=640, y=510, target="the Save button")
@@ -58,3 +69,35 @@ async def test_a_pause_during_the_models_request_puts_no_safety_check_to_the_per
     assert asked == []
     assert h.executor.calls == []  # type: ignore[attr-defined]
     assert [a.status for a in actions] == [StepStatus.SKIPPED]
+
+
+class PausingObserver(FakeObserver):
+    """Pauses its run (the person takes the desktop) while the first screen is read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pause: Callable[[], None] | None = None
+
+    async def observe(self) -> Observation:
+        if self.pause is not None:
+            self.pause()
+            self.pause = None
+        return await super().observe()
+
+
+async def test_a_pause_while_the_screen_is_read_sends_no_model_request_until_the_resume() -> None:
+    observer = PausingObserver()
+    h = make_harness(policies={"wait": Policy.ALLOW}, observer=observer)
+    run = await h.create(allowed_tools=("wait",))
+    observer.pause = lambda: h.runner.pause(run.id)
+    planner = ScriptedPlanner([tool("wait", seconds=0), done()])
+    consumer = Consumer(h.runner.start(run, planner))
+    await consumer.wait_type("run_paused")
+    asked_while_paused = len(planner.requests)
+    h.runner.resume(run.id)
+    await consumer.finished()
+
+    assert asked_while_paused == 0
+    # after the resume the screen is read afresh and the model is asked on it
+    assert len(planner.requests) == 2
+    assert observer.calls >= 2
