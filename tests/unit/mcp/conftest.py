@@ -14,7 +14,7 @@ import pytest
 from mcp.client.context import ClientRequestContext
 
 from desktop_agent.agent import Agent
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Element
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Element, Observation
 from desktop_agent.host.host import Host
 from desktop_agent.mcp.gate import McpApprovalGate
 from desktop_agent.mcp.server import McpFace
@@ -58,13 +58,17 @@ async def make_face(tmp_path: Path) -> AsyncIterator[MakeFace]:
     made: list[McpFace] = []
 
     def make(
-        gate: McpApprovalGate, elements: Iterable[Element] = (EDIT,), **settings: Any
+        gate: McpApprovalGate,
+        elements: Iterable[Element] = (EDIT,),
+        screen: Observation | None = None,
+        **settings: Any,
     ) -> McpFace:
+        """A face on `gate` whose screen is `screen` (None: one listing `elements`)."""
         agent = Agent.assemble(
             tmp_path,
             Settings(approval_timeout_s=30, **settings),
             SqliteRunRepository.open(tmp_path),
-            observer=FakeObserver(make_observation(elements)),
+            observer=FakeObserver(screen or make_observation(elements)),
             executor=FakeExecutor(),
             gate=gate,
             check_model=False,

@@ -5,24 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp import Client
 
-from desktop_agent.agent import Agent
 from desktop_agent.core.events import RunPaused
 from desktop_agent.core.models import Decision, Policy
 from desktop_agent.core.ports import DecideRequest
-from desktop_agent.host.host import Host
 from desktop_agent.mcp.gate import McpApprovalGate
 from desktop_agent.mcp.server import McpFace
-from desktop_agent.settings import Settings
-from desktop_agent.store import SqliteRunRepository
-from tests.fakes import FakeExecutor, FakeObserver, ScriptedPlanner, done, tool
+from tests.fakes import FakeObserver, ScriptedPlanner, done, tool
+from tests.unit.mcp.conftest import MakeFace
 
 
 class Waiting:
@@ -43,20 +38,8 @@ async def nobody(approval: Any) -> None:
 
 
 @pytest.fixture
-async def face(tmp_path: Path) -> AsyncIterator[McpFace]:
-    gate = McpApprovalGate(nobody)
-    agent = Agent.assemble(
-        tmp_path,
-        Settings(policies={"wait": Policy.ALLOW}, approval_timeout_s=30),
-        SqliteRunRepository.open(tmp_path),
-        observer=FakeObserver(),
-        executor=FakeExecutor(),
-        gate=gate,
-        check_model=False,
-    )
-    made = McpFace(Host(agent), gate)
-    yield made
-    await made.host.close()
+def face(make_face: MakeFace) -> McpFace:
+    return make_face(McpApprovalGate(nobody), elements=(), policies={"wait": Policy.ALLOW})
 
 
 def client(face: McpFace) -> Client:
@@ -171,7 +154,7 @@ async def test_a_run_task_that_allows_no_tool_is_refused_not_given_every_tool(
 
 
 async def test_screen_text_reaches_the_client_fenced_as_data_under_the_standing_rule(
-    tmp_path: Path,
+    make_face: MakeFace,
 ) -> None:
     from desktop_agent.core.models import Element
     from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
@@ -186,26 +169,15 @@ async def test_screen_text_reaches_the_client_fenced_as_data_under_the_standing_
             Element(2, "button", forged, (10, 10, 80, 24)),
         ]
     ).with_(texts=(Element(0, "text", "Quarterly\nreport", (10, 40, 400, 300)),))
-    gate = McpApprovalGate(nobody)
-    agent = Agent.assemble(
-        tmp_path,
-        Settings(policies={"focus_window": Policy.ALLOW}),
-        SqliteRunRepository.open(tmp_path),
-        observer=FakeObserver(screen),
-        executor=FakeExecutor(),
-        gate=gate,
-        check_model=False,
+    face = make_face(
+        McpApprovalGate(nobody), screen=screen, policies={"focus_window": Policy.ALLOW}
     )
-    face = McpFace(Host(agent), gate)
-    try:
-        async with client(face) as mcp:
-            shot = await mcp.call_tool("screenshot", {})
-            focused = await mcp.call_tool("focus_window", {"title": "Inbox"})
-            run = await mcp.call_tool("get_run", {"run_id": shot.structured_content["run_id"]})
-            face.host._agent.planner_factory = lambda run: ScriptedPlanner([done(forged)])
-            task = await mcp.call_tool("run_task", {"goal": "read the inbox"})
-    finally:
-        await face.host.close()
+    async with client(face) as mcp:
+        shot = await mcp.call_tool("screenshot", {})
+        focused = await mcp.call_tool("focus_window", {"title": "Inbox"})
+        run = await mcp.call_tool("get_run", {"run_id": shot.structured_content["run_id"]})
+        face.host._agent.planner_factory = lambda run: ScriptedPlanner([done(forged)])
+        task = await mcp.call_tool("run_task", {"goal": "read the inbox"})
 
     shown = text_of(shot)
     assert shown.startswith(SCREEN_TEXT_RULE)
@@ -228,19 +200,27 @@ async def test_screen_text_reaches_the_client_fenced_as_data_under_the_standing_
     assert all("summary" in step["untrusted"] for step in steps if step["summary"]), steps
 
 
+async def kept_and_refused(
+    face: McpFace, name: str, good: object, bad: object
+) -> tuple[list[Any], str]:
+    """run_task with argument `name` set to `good`, then to `bad`: the runs stored (the good
+    call's), and the bad call's error, which must be one line."""
+    async with client(face) as mcp:
+        result = await mcp.call_tool("run_task", {"goal": "do it", name: good})
+        refused = await mcp.call_tool("run_task", {"goal": "do it", name: bad})
+    assert not result.is_error, text_of(result)
+    assert refused.is_error and "\n" not in text_of(refused)
+    return await face.host._agent.repo.list_runs(), text_of(refused)
+
+
 async def test_a_run_task_keeps_the_monitor_it_named_and_refuses_one_no_setting_reads(
     face: McpFace,
 ) -> None:
     face.host._agent.planner_factory = lambda run: ScriptedPlanner([done("finished")])
-    async with client(face) as mcp:
-        result = await mcp.call_tool("run_task", {"goal": "do it", "monitor": 2})
-        bad = await mcp.call_tool("run_task", {"goal": "do it", "monitor": "left"})
+    runs, refused = await kept_and_refused(face, "monitor", 2, "left")
 
-    assert not result.is_error, text_of(result)
-    runs = await face.host._agent.repo.list_runs()
     assert [run.monitor for run in runs] == ["2"]
-    assert bad.is_error and "monitor must be auto, all or a monitor number" in text_of(bad)
-    assert "\n" not in text_of(bad)
+    assert "monitor must be auto, all or a monitor number" in refused
 
 
 async def test_a_run_task_keeps_the_model_profile_it_named_and_refuses_an_unknown_one(
@@ -254,41 +234,23 @@ async def test_a_run_task_keeps_the_model_profile_it_named_and_refuses_an_unknow
         return planner
 
     face.host._agent.planner_factory = factory
-    async with client(face) as mcp:
-        result = await mcp.call_tool("run_task", {"goal": "do it", "model_profile": "GUI-Owl-1.5"})
-        bad = await mcp.call_tool("run_task", {"goal": "do it", "model_profile": "owl"})
+    runs, refused = await kept_and_refused(face, "model_profile", "GUI-Owl-1.5", "owl")
 
-    assert not result.is_error, text_of(result)
     assert seen == ["gui-owl-1.5"]  # the run the planner is made for carries it
-    runs = await face.host._agent.repo.list_runs()
     assert [run.model_profile for run in runs] == ["gui-owl-1.5"]
-    assert bad.is_error and "unknown model profile 'owl' (one of: auto, " in text_of(bad)
-    assert "\n" not in text_of(bad)
+    assert "unknown model profile 'owl' (one of: auto, " in refused
 
 
 async def test_why_a_desktop_call_was_not_run_reaches_the_client_fenced_as_data(
-    tmp_path: Path,
+    make_face: MakeFace,
 ) -> None:
     # the reason of a refused call may quote the screen (a question's caution names a window's
     # title and the text on it): it is given as data under the standing rule, after our words
     from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
 
-    gate = McpApprovalGate(nobody)
-    agent = Agent.assemble(
-        tmp_path,
-        Settings(policies={"focus_window": Policy.DENY}),
-        SqliteRunRepository.open(tmp_path),
-        observer=FakeObserver(),
-        executor=FakeExecutor(),
-        gate=gate,
-        check_model=False,
-    )
-    face = McpFace(Host(agent), gate)
-    try:
-        async with client(face) as mcp:
-            result = await mcp.call_tool("focus_window", {"title": "Inbox"})
-    finally:
-        await face.host.close()
+    face = make_face(McpApprovalGate(nobody), elements=(), policies={"focus_window": Policy.DENY})
+    async with client(face) as mcp:
+        result = await mcp.call_tool("focus_window", {"title": "Inbox"})
 
     said = text_of(result)
     assert result.is_error
