@@ -113,7 +113,7 @@ def wayland_screenshots(runs: int) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix="da-bench-shots-"))
     image = picture()
 
-    def screenshot(body: Any) -> tuple[str, tuple[Any, ...]]:
+    def screenshot(body: Any, sender: str) -> tuple[str, tuple[Any, ...]]:
         path = folder / f"shot-{time.monotonic_ns()}.png"
         image.save(path)  # Pillow's default PNG level, as a desktop writes its PNG
         return "ua{sv}", (0, {"uri": ("s", path.as_uri())})

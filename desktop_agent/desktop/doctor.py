@@ -263,13 +263,7 @@ def wayland_doctor(parts: PortalParts | None = None) -> list[DoctorItem]:
             "type such text by hand, or use the X11 session",
         ),
         _wayland_inventory(),
-        DoctorItem(
-            "hotkey",
-            False,
-            "the X key grab sees no Wayland window's keys; GlobalShortcuts portal: "
-            + (f"v{parts.shortcuts_version} (not used yet)" if parts.shortcuts_version else "none"),
-            STOP_FIX,
-        ),
+        _wayland_stop(parts),
         DoctorItem(
             "takeover",
             False,
@@ -278,6 +272,25 @@ def wayland_doctor(parts: PortalParts | None = None) -> list[DoctorItem]:
             "stop a run with the shortcut, the tray or the window",
         ),
     ]
+
+
+def _wayland_stop(parts: PortalParts) -> DoctorItem:
+    """Which path holds the stop on Wayland: the GlobalShortcuts portal where the desktop has
+    it (desktop/hotkey.py binds it when the app starts), else the desktop shortcut."""
+    if parts.shortcuts_version >= 1:
+        return DoctorItem(
+            "hotkey",
+            True,
+            f"the GlobalShortcuts portal v{parts.shortcuts_version} holds the stop: bound when "
+            "the app starts (the desktop may ask once and picks the keys; the settings' "
+            "combination is its preferred trigger)",
+        )
+    return DoctorItem(
+        "hotkey",
+        False,
+        "the X key grab sees no Wayland window's keys; GlobalShortcuts portal: none",
+        STOP_FIX,
+    )
 
 
 def _wayland_inventory() -> DoctorItem:

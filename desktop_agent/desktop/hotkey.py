@@ -156,13 +156,169 @@ def start_global_hotkey(
     arming = _Arming(loop, on_change)
     if sys.platform == "win32":
         return _RegisteredHotkey.start(parsed, callback, loop, arming)
+    if _wayland():
+        # a Wayland session: the desktop's GlobalShortcuts portal where it has one; else
+        # today's path (the X grab sees XWayland's keys only; the desktop shortcut to
+        # `desktop-agent stop-all` is doctor's fix)
+        portal = _PortalHotkey.start(parsed, callback, loop, arming)
+        if portal is not None:
+            return portal
     return _X11Hotkey.start(parsed, callback, loop, arming)
+
+
+def _wayland() -> bool:
+    from desktop_agent.desktop.session import session_kind
+
+    return session_kind() == "wayland"
 
 
 def hotkey_backend() -> str:
     if sys.platform == "win32":
         return "RegisterHotKey (Windows)"
     return "XGrabKey on the X11 root window"
+
+
+#: the stop's id in the portal's session, and how long the desktop may take to bind it (it
+#: may show the person a dialog: KDE does) before the app starts without it
+PORTAL_SHORTCUT_ID = "stop-all"
+PORTAL_BIND_TIMEOUT_S = 60.0
+#: our modifier names as the XDG shortcuts specification writes them (preferred_trigger)
+_TRIGGER_MODIFIERS = {"ctrl": "CTRL", "alt": "ALT", "shift": "SHIFT", "win": "LOGO"}
+
+
+def portal_trigger(combo: Combo) -> str:
+    """`combo` as the shortcuts specification's trigger text, e.g. CTRL+ALT+Escape."""
+    mods = [_TRIGGER_MODIFIERS[name] for name in MODIFIERS if name in combo.modifiers]
+    return "+".join([*mods, _X_KEYSYMS.get(combo.key, combo.key)])
+
+
+class _PortalHotkey:
+    """The stop bound through org.freedesktop.portal.GlobalShortcuts (version 1: CreateSession,
+    BindShortcuts, the Activated signal), on its own session bus connection; a listener thread
+    hands each Activated of our shortcut in our session to the loop. The desktop picks the
+    keys (the combination is only its preferred trigger)."""
+
+    def __init__(self, bus: Any, handle: str, rule: Any, arming: _Arming) -> None:
+        self._bus = bus
+        self._handle = handle
+        self._rule = rule
+        self._arming = arming
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        #: what the desktop says triggers it ("" when it did not say)
+        self.trigger = ""
+
+    @property
+    def armed(self) -> bool:
+        return self._arming.armed and not self._stopped.is_set()
+
+    @classmethod
+    def start(
+        cls,
+        combo: Combo,
+        callback: Callable[[], None],
+        loop: asyncio.AbstractEventLoop,
+        arming: _Arming,
+    ) -> _PortalHotkey | None:
+        """The bound shortcut; None where the portal has no GlobalShortcuts (version < 1 or
+        no session bus); HotkeyUnavailable when it has one and the binding failed."""
+        from jeepney import MatchRule, message_bus
+
+        from desktop_agent.desktop import portal
+
+        try:
+            bus = portal._connect()
+        except Exception as error:  # noqa: BLE001 - no session bus: today's path
+            log.info("no GlobalShortcuts portal: no session bus (%s)", error)
+            return None
+        try:
+            if portal.read_version(bus, portal.SHORTCUTS) < 1:
+                bus.close()
+                return None
+            # the match first: no Activated is missed once bound
+            rule = MatchRule(type="signal", interface=portal.SHORTCUTS, member="Activated")
+            bus.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
+            _, results = portal.request(
+                bus,
+                portal.SHORTCUTS,
+                "CreateSession",
+                "a{sv}",
+                {"session_handle_token": ("s", portal._token())},
+            )
+            handle = str(portal._value(results, "session_handle", ""))
+            wanted = {
+                "description": ("s", "Stop desktop-agent (all runs)"),
+                "preferred_trigger": ("s", portal_trigger(combo)),
+            }
+            _, bound = portal.request(
+                bus,
+                portal.SHORTCUTS,
+                "BindShortcuts",
+                "oa(sa{sv})sa{sv}",
+                handle,
+                [(PORTAL_SHORTCUT_ID, wanted)],
+                "",
+                {},
+                timeout=PORTAL_BIND_TIMEOUT_S,
+                declined="the person did not bind the stop shortcut",
+            )
+        except (portal.PortalUnavailable, portal.PortalDeclined) as error:
+            bus.close()
+            raise HotkeyUnavailable(f"the GlobalShortcuts portal: {error}") from None
+        except BaseException:
+            bus.close()
+            raise
+        shortcuts = dict(portal._value(bound, "shortcuts", []))
+        if PORTAL_SHORTCUT_ID not in shortcuts:
+            bus.close()
+            raise HotkeyUnavailable("the desktop's GlobalShortcuts portal did not bind the stop")
+        listener = cls(bus, handle, rule, arming)
+        listener.trigger = str(
+            portal._value(shortcuts[PORTAL_SHORTCUT_ID], "trigger_description", "")
+        )
+        listener._thread = threading.Thread(
+            target=listener._listen,
+            args=(callback, loop),
+            name="hotkey GlobalShortcuts portal",
+            daemon=True,
+        )
+        listener._thread.start()
+        log.info("the stop is bound through the GlobalShortcuts portal (%s)", listener.trigger)
+        return listener
+
+    def _listen(self, callback: Callable[[], None], loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            with self._bus.filter(self._rule) as queue:
+                while not self._stopped.is_set():
+                    try:
+                        signal = self._bus.recv_until_filtered(queue, timeout=0.2)
+                    except TimeoutError:
+                        continue
+                    handle, shortcut = signal.body[0], signal.body[1]
+                    if handle == self._handle and shortcut == PORTAL_SHORTCUT_ID:
+                        _deliver(loop, callback)
+        except Exception as problem:  # noqa: BLE001 - the bus went away
+            if not self._stopped.is_set():
+                self._arming.lost(f"its GlobalShortcuts portal connection ended: {problem}")
+
+    def stop(self) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)
+        from jeepney import DBusAddress, new_method_call
+
+        from desktop_agent.desktop.portal import PORTAL, SESSION
+
+        try:
+            with contextlib.suppress(Exception):
+                self._bus.send_and_get_reply(
+                    new_method_call(DBusAddress(self._handle, PORTAL, SESSION), "Close"),
+                    timeout=2,
+                )
+        finally:
+            self._bus.close()
 
 
 class _X11Hotkey:

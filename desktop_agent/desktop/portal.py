@@ -412,6 +412,17 @@ class PortalScreenshots:
                 self._bus = None
 
 
+def read_version(bus: Any, interface: str) -> int:
+    """The portal's `interface` version; 0 where the portal has no such interface."""
+    from jeepney import DBusAddress, Properties
+
+    message = Properties(DBusAddress(PORTAL_PATH, PORTAL, interface)).get("version")
+    reply = bus.send_and_get_reply(message, timeout=10)
+    if reply.header.message_type.name == "error":
+        return 0
+    return int(reply.body[0][1])
+
+
 def probe(connect: Callable[[], Any] = _connect) -> PortalParts:
     """Read the RemoteDesktop and ScreenCast properties; PortalUnavailable without a bus."""
     from jeepney import DBusAddress, Properties

@@ -1,7 +1,9 @@
 """A small D-Bus service for tests (jeepney, on a thread): it owns a name on a bus and answers
-the method calls its handlers know; each handler gets the call's body and returns the reply's
-(signature, body). Used where a desktop part does not run on this machine and the test stands
-in for it with the interface as its specification XML says (the caller cites the lines).
+the method calls its handlers know. Each handler gets the call's body and its sender's unique
+name and returns the reply's (signature, body), or (signature, body, then): `then()` runs
+right after the reply is sent (a portal's Request answers with a signal after its reply).
+Used where a desktop part does not run on this machine and the test stands in for it with
+the interface as its specification XML says (the caller cites the lines).
 
 Unknown methods get org.freedesktop.DBus.Error.UnknownMethod, as a GDBus service answers.
 """
@@ -16,7 +18,7 @@ from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_metho
 from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import DBusConnection, open_dbus_connection
 
-Handler = Callable[[tuple[Any, ...]], tuple[str | None, tuple[Any, ...]]]
+Handler = Callable[[tuple[Any, ...], str], tuple[Any, ...]]
 
 
 class DBusService:
@@ -59,11 +61,17 @@ class DBusService:
             interface = fields.get(HeaderFields.interface, "")
             member = fields.get(HeaderFields.member, "")
             self.calls.append((interface, member, tuple(message.body)))
-            reply = self._answer(message, interface, member)
+            reply, then = self._answer(message, interface, member)
             with self._send_lock:
                 self.connection.send(reply)
+            if then is not None:
+                then()
 
-    def _answer(self, message: Any, interface: str, member: str) -> Any:
+    def _answer(self, message: Any, interface: str, member: str) -> tuple[Any, Any]:
+        reply = self._reply(message, interface, member)
+        return reply if isinstance(reply, tuple) else (reply, None)
+
+    def _reply(self, message: Any, interface: str, member: str) -> Any:
         if interface == "org.freedesktop.DBus.Properties":
             if member == "Get":
                 wanted = self.properties.get((message.body[0], message.body[1]))
@@ -78,8 +86,10 @@ class DBusService:
             return new_error(
                 message, "org.freedesktop.DBus.Error.UnknownMethod", "s", (f"no {member}",)
             )
-        signature, body = handler(tuple(message.body))
-        return new_method_return(message, signature or "", body)
+        answer = handler(tuple(message.body), message.header.fields.get(HeaderFields.sender, ""))
+        signature, body = answer[0], answer[1]
+        reply = new_method_return(message, signature or "", body)
+        return (reply, answer[2]) if len(answer) > 2 else reply
 
     def close(self) -> None:
         self._stop.set()

@@ -6,9 +6,9 @@ are GTK's and one Screenshot backend. That backend stands in for xdg-desktop-por
 which takes its pictures through gnome-shell's org.gnome.Shell.Screenshot: gnome-shell is not
 on this desk (mutter alone; measured: GNOME's backend never answers here). It implements
 org.freedesktop.impl.portal.Screenshot as flatpak/xdg-desktop-portal
-data/org.freedesktop.impl.portal.Screenshot.xml says (lines 65-74: Screenshot(o handle,
-s app_id, s parent_window, a{sv} options) -> (u response, a{sv} results); results "uri" s,
-lines 56-60) and writes a PNG of a known picture; the product reads it through the real
+data/org.freedesktop.impl.portal.Screenshot.xml says (at 094c1ed, lines 69-78: Screenshot(o
+handle, s app_id, s parent_window, a{sv} options) -> (u response, a{sv} results); results
+"uri s", lines 60-66) and writes a PNG of a known picture; the product reads it through the real
 frontend and the file URI, and deletes the file.
 """
 
@@ -62,7 +62,7 @@ def wayland_session(shots_folder: Path) -> Iterator[WaylandSession]:
     image = picture()
     taken: list[int] = []
 
-    def screenshot(body: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    def screenshot(body: tuple[Any, ...], sender: str) -> tuple[str, tuple[Any, ...]]:
         path = shots_folder / f"Screenshot-{len(taken)}.png"
         image.save(path, compress_level=1)
         taken.append(1)
