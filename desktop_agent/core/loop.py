@@ -638,6 +638,9 @@ class _TaskLoop:
             elif await self._pause_point():
                 why = STALE_DECISION
             observation = None if why else await self._observe(turn, part=done + 1)
+            if observation is not None and await self._pause_point():
+                # paused while the screen was read: nobody is asked about the rest
+                why, observation = STALE_DECISION, None
             if observation is None or self.outcome is not None:
                 for rest in batch[done:]:
                     step = self._begin(turn, StepKind.ACTION, rest.tool, {})

@@ -8,6 +8,9 @@ the resume, and then on a screen read afresh."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+
+from pydantic import BaseModel
 
 from desktop_agent.core.events import ApprovalRequested
 from desktop_agent.core.models import (
@@ -18,8 +21,9 @@ from desktop_agent.core.models import (
     SafetyCheck,
     StepKind,
     StepStatus,
+    ToolResult,
 )
-from desktop_agent.core.ports import DecideRequest
+from desktop_agent.core.ports import DecideRequest, ToolContext
 from tests.fakes import FakeObserver, ScriptedGrounder, ScriptedPlanner, done, tool
 from tests.unit.core.conftest import Consumer, make_harness
 
@@ -72,14 +76,16 @@ async def test_a_pause_during_the_models_request_puts_no_safety_check_to_the_per
 
 
 class PausingObserver(FakeObserver):
-    """Pauses its run (the person takes the desktop) while the first screen is read."""
+    """Pauses its run (the person takes the desktop) while a screen is read: the next one,
+    or the `at`-th read from its start."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pause: Callable[[], None] | None = None
+        self.at = 0
 
     async def observe(self) -> Observation:
-        if self.pause is not None:
+        if self.pause is not None and self.calls + 1 >= self.at:
             self.pause()
             self.pause = None
         return await super().observe()
@@ -101,3 +107,33 @@ async def test_a_pause_while_the_screen_is_read_sends_no_model_request_until_the
     # after the resume the screen is read afresh and the model is asked on it
     assert len(planner.requests) == 2
     assert observer.calls >= 2
+
+
+async def test_a_pause_while_a_batchs_next_screen_is_read_asks_nobody_about_the_rest() -> None:
+    # clicks are allowed, typing asks: the batch's second action would put a question
+    observer = PausingObserver()
+    h = make_harness(policies={"click": Policy.ALLOW, "type_text": Policy.ASK}, observer=observer)
+    run = await h.create(allowed_tools=("click", "type_text"))
+
+    async def click_then_pause_at_the_next_look(_args: BaseModel, _c: ToolContext) -> ToolResult:
+        # the effect check's look fails, so the batch reads the screen for its next action,
+        # and the person takes the desktop during that read
+        observer.fail_next(1)
+        observer.pause, observer.at = (lambda: h.runner.pause(run.id)), observer.calls + 2
+        return ToolResult.success("clicked")
+
+    h.executor.handlers["click"] = click_then_pause_at_the_next_look  # type: ignore[attr-defined]
+    both = replace(tool("click", x=5, y=5), batch=(tool("type_text", text="hello"),))
+    consumer = Consumer(h.runner.start(run, ScriptedPlanner([both, done()])))
+    await consumer.wait_type("run_paused")
+    asked_while_paused = [e for e in consumer.events if isinstance(e, ApprovalRequested)]
+    h.runner.resume(run.id)
+    await consumer.finished()
+
+    assert asked_while_paused == []
+    assert h.gate.requests == []
+    actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert [(a.tool, a.status) for a in actions] == [
+        ("click", StepStatus.OK),
+        ("type_text", StepStatus.SKIPPED),
+    ]
