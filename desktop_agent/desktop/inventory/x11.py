@@ -144,10 +144,13 @@ class X11Windows:
             own=is_own_class(wm_class),
         )
 
-    def own_popups(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
-        """This app's mapped override-redirect windows (menus: the tray menu, a context menu),
-        topmost first: no window manager lists them, and they lie above every managed one."""
-        from Xlib import X, error
+    def _top_children(
+        self, limits: WalkLimits | None, pick: Callable[[Any, Any], WindowInfo | None]
+    ) -> list[WindowInfo]:
+        """What `pick(window, its attributes)` makes of each child of the root, topmost first
+        (None: not one of them), until `limits` expire; a window gone meanwhile is passed
+        over."""
+        from Xlib import error
         from Xlib.protocol import request
 
         dpy = self._dpy()
@@ -165,52 +168,50 @@ class X11Windows:
                 break
             try:
                 attributes.reply()
-                if not attributes.override_redirect or attributes.map_state != X.IsViewable:
-                    continue
-                wm_class = child.get_wm_class()
-                if not is_own_class(wm_class):
-                    continue
-                geometry = child.get_geometry()
+                info = pick(child, attributes)
             except (error.BadWindow, error.BadDrawable, error.BadMatch):
                 continue
-            rect = (geometry.x, geometry.y, geometry.width, geometry.height)
-            found.append(WindowInfo(child.id, "menu", APP_NAME, rect, active=False, own=True))
+            if info is not None:
+                found.append(info)
         return found
+
+    def own_popups(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
+        """This app's mapped override-redirect windows (menus: the tray menu, a context menu),
+        topmost first: no window manager lists them, and they lie above every managed one."""
+        from Xlib import X
+
+        def popup(child: Any, attributes: Any) -> WindowInfo | None:
+            if not attributes.override_redirect or attributes.map_state != X.IsViewable:
+                return None
+            if not is_own_class(child.get_wm_class()):
+                return None
+            geometry = child.get_geometry()
+            rect = (geometry.x, geometry.y, geometry.width, geometry.height)
+            return WindowInfo(child.id, "menu", APP_NAME, rect, active=False, own=True)
+
+        return self._top_children(limits, popup)
 
     def notifications(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
         """The mapped notification windows (_NET_WM_WINDOW_TYPE_NOTIFICATION: dunst,
         xfce4-notifyd), topmost first: their daemons draw them unmanaged and most have no
         accessible text, so the observer reads them by OCR."""
-        from Xlib import X, error
-        from Xlib.protocol import request
+        from Xlib import X
 
-        dpy = self._dpy()
-        root = dpy.screen().root
-        children = list(reversed(root.query_tree().children))
-        asked = [
-            request.GetWindowAttributes(display=dpy.display, defer=True, window=child)
-            for child in children
-        ]
         notification = self._atom("_NET_WM_WINDOW_TYPE_NOTIFICATION")
-        found = []
-        for child, attributes in zip(children, asked, strict=True):
-            if limits is not None and limits.expired():
-                break
-            try:
-                attributes.reply()
-                if attributes.map_state != X.IsViewable:
-                    continue
-                types = self._prop(child, "_NET_WM_WINDOW_TYPE")
-                if types is None or notification not in types:
-                    continue
-                geometry = child.get_geometry()
-                wm_class = child.get_wm_class()
-            except (error.BadWindow, error.BadDrawable, error.BadMatch):
-                continue
+
+        def shown(child: Any, attributes: Any) -> WindowInfo | None:
+            if attributes.map_state != X.IsViewable:
+                return None
+            types = self._prop(child, "_NET_WM_WINDOW_TYPE")
+            if types is None or notification not in types:
+                return None
+            geometry = child.get_geometry()
+            wm_class = child.get_wm_class()
             rect = (geometry.x, geometry.y, geometry.width, geometry.height)
             label = wm_class[1] if wm_class else "notification"
-            found.append(WindowInfo(child.id, label, label, rect, active=False))
-        return found
+            return WindowInfo(child.id, label, label, rect, active=False)
+
+        return self._top_children(limits, shown)
 
     def windows(self, limits: WalkLimits | None = None) -> list[WindowInfo]:
         active = self.active_id()
