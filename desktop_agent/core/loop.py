@@ -400,6 +400,10 @@ class _TaskLoop:
             return
         if not await self._safety_checks(turn, decided, observation):
             return
+        if await self._pause_point():
+            # paused while the provider's question was open: no grounding for a stale call
+            self._skip_stale(turn, decided)
+            return
         decided, observation = await self._ground(turn, decided, observation)
         if await self._pause_point():
             # the user may have changed the screen meanwhile: the decision is stale

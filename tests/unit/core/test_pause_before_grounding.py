@@ -7,6 +7,7 @@ the resume, and then on a screen read afresh."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 
 from desktop_agent.core.events import ApprovalRequested
 from desktop_agent.core.models import (
+    ApprovalDecision,
     Decision,
     Grounding,
     Observation,
@@ -137,3 +139,26 @@ async def test_a_pause_while_a_batchs_next_screen_is_read_asks_nobody_about_the_
         ("click", StepStatus.OK),
         ("type_text", StepStatus.SKIPPED),
     ]
+
+
+async def test_a_pause_while_a_safety_check_is_asked_sends_no_grounding_request() -> None:
+    # the person pauses the run while the provider's question is open, then answers it
+    answer: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+    h = make_harness(answers=[answer], policies={"click": Policy.ALLOW})
+    run = await h.create(allowed_tools=("click",))
+    grounder = ScriptedGrounder(
+        [Grounding(point=(650, 515), first=(640, 510), refined=True, summary="refined")]
+    )
+    check = SafetyCheck("sc-1", "malicious_instructions", "The page may hold instructions.")
+    flagged = replace(CLICK, safety_checks=(check,))
+    consumer = Consumer(h.runner.start(run, ScriptedPlanner([flagged, done()], grounder=grounder)))
+    await consumer.wait_type("approval_requested")
+    h.runner.pause(run.id)
+    answer.set_result(ApprovalDecision.ONCE)
+    await consumer.wait_type("run_paused")
+    grounded_while_paused = list(grounder.requests)
+    h.runner.resume(run.id)
+    await consumer.finished()
+
+    assert grounded_while_paused == []
+    assert h.executor.calls == []  # type: ignore[attr-defined]
