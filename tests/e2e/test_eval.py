@@ -231,6 +231,16 @@ def test_the_desk_checkers_read_the_window_title_the_element_text_and_the_clipbo
         xsession.stop(editor)
 
 
+def two_tasks(tmp_path: Path, task: str, task_id: str) -> Path:
+    """A suite of `task` (a.toml, its id `task_id`) and a copy of it whose id is
+    `<task_id>-too` (b.toml), run in that order."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "a.toml").write_text(task)
+    (suite / "b.toml").write_text(task.replace(f'id = "{task_id}"', f'id = "{task_id}-too"'))
+    return suite
+
+
 WAITING_TASK = """id = "waits"
 title = "a task whose oracle waits for a window that never comes"
 goal = "wait"
@@ -248,10 +258,7 @@ done = "never"
 
 @pytest.mark.parametrize("how", ["stop-all", "SIGTERM"])
 def test_a_stop_all_or_a_signal_ends_the_whole_eval_and_its_run(tmp_path: Path, how: str) -> None:
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    (suite / "a.toml").write_text(WAITING_TASK)
-    (suite / "b.toml").write_text(WAITING_TASK.replace('id = "waits"', 'id = "waits-too"'))
+    suite = two_tasks(tmp_path, WAITING_TASK, "waits")
     data, keep = tmp_path / "data", tmp_path / "keep"
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "eval", "--json", "--planner", "oracle",
@@ -290,10 +297,7 @@ def test_the_persons_stop_hotkey_ends_the_whole_eval_mid_model_request(
     never arrive: the eval hears the stop hotkey on the person's display (here `xsession`) and
     ends its run in the middle of its model request, and the tasks not started."""
     server = model(script=[Hang()])
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    (suite / "a.toml").write_text(WAITING_TASK)
-    (suite / "b.toml").write_text(WAITING_TASK.replace('id = "waits"', 'id = "waits-too"'))
+    suite = two_tasks(tmp_path, WAITING_TASK, "waits")
     data, keep = tmp_path / "data", tmp_path / "keep"
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "eval", "--json", "--base-url", server.base_url,
@@ -352,10 +356,7 @@ def test_an_eval_whose_reader_is_gone_stops_quietly_after_the_task_under_way(
 ) -> None:
     """`eval --json | head -0`: the first task's line meets a closed pipe; the eval ends as
     if stopped (the next task never starts), writes its --report, and says nothing."""
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    (suite / "a.toml").write_text(QUICK_TASK)
-    (suite / "b.toml").write_text(QUICK_TASK.replace('id = "quick"', 'id = "quick-too"'))
+    suite = two_tasks(tmp_path, QUICK_TASK, "quick")
     keep, report = tmp_path / "keep", tmp_path / "report.json"
     read, write = os.pipe()
     os.close(read)
