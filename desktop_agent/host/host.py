@@ -360,8 +360,13 @@ class Host:
         window's and the tray's Stop all, the stop hotkey; the local API's stop-all, so
         another process's; a signal) and `stop_held_work` stop `calibration`: its model
         request is cancelled as a run's is, and none follows. It is not a run: a stop-all's
-        count ("stopped N run(s)", `StoppedEverything.here`) leaves it out."""
+        count ("stopped N run(s)", `StoppedEverything.here`) leaves it out. While no stop-all
+        can find this instance (its API not served), the stop-all mark is watched for it, as
+        for a run and a model check."""
         calibration.held_until_closed(self._agent.runner.hold(calibration.control))
+        if self.api_port is None:
+            self._catch_up_on_stop_all()  # one that marked before: stops it now
+            self._watch_stop_mark()
 
     def stop_held_work(self) -> int:
         """Stop every calibration and model check going on (the window's Stop); how many
