@@ -90,6 +90,18 @@ class NoteLook(DeskLook):
         return "done" if self.target.name in screen else "look"
 
 
+def note_kept(process: subprocess.Popen[str], target: Path, line: str) -> list[dict[str, Any]]:
+    """The events of the note task's run `process`, once it ended: it must have completed
+    (done) and `target` must hold `line`."""
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    events = json_lines(out)
+    final = events[-1]["run"]
+    assert (final["status"], final["stop_reason"]) == ("completed", "done")
+    assert target.read_bytes() == line.encode()
+    return events
+
+
 def display_clients(display: str) -> list[int]:
     """Pids of processes (not ours) whose DISPLAY is `display`: the apps a run launched."""
     pids = []

@@ -11,7 +11,7 @@ from typing import Any
 
 from Xlib import display
 
-from tests.e2e.conftest import Cli, NoteLook, json_lines
+from tests.e2e.conftest import Cli, NoteLook, json_lines, note_kept
 from tests.support.messages_server import Message, MessagesServer, text, tool_use
 from tests.support.model_server import serve_in_thread
 
@@ -60,12 +60,8 @@ def test_the_note_task_completes_through_anthropic_computer(
             cli, server, f"write a line in the editor and keep it in {target.name}",
             "--approve", "all", "--max-steps", "15",
         )  # fmt: skip
-        out, err = process.communicate(timeout=120)
-    assert process.returncode == 0, err
-    events = json_lines(out)
+        events = note_kept(process, target, LINE)
     final = events[-1]
-    assert (final["run"]["status"], final["run"]["stop_reason"]) == ("completed", "done")
-    assert target.read_bytes() == LINE.encode()
     assert server.headers[0]["authorization"] == "Bearer sk-ant-e2e"
     assert server.headers[0]["anthropic-beta"] == "computer-use-2025-01-24"
     actions = [

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, NoteLook, json_lines
+from tests.e2e.conftest import Cli, NoteLook, note_kept
 from tests.support.model_server import ModelServer, Reply, serve_in_thread
 from tests.support.xdisplay import XSession
 
@@ -111,12 +111,7 @@ def test_the_note_task_completes_through_each_open_format(
             "--base-url", server.base_url, "--model", model, "--vision", "yes", "--json",
             "--approve", "all", "--max-steps", "20",
         )  # fmt: skip
-        out, err = process.communicate(timeout=120)
-    assert process.returncode == 0, err
-    events = json_lines(out)
-    final = events[-1]
-    assert (final["run"]["status"], final["run"]["stop_reason"]) == ("completed", "done")
-    assert target.read_bytes() == LINE.encode()
+        events = note_kept(process, target, LINE)
     # the model was spoken to in its own format, picked by its name
     system = server.requests[0]["messages"][0]["content"]
     user = server.requests[0]["messages"][1]["content"][0]["text"]
