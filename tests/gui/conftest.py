@@ -1,5 +1,5 @@
 """Qt tests run offscreen unless QT_QPA_PLATFORM says otherwise; shared fixtures: qloop, agent,
-harness, window, held_loading. (Python's cycle collection: tests/conftest.py.)"""
+harness, window, detail, held_loading. (Python's cycle collection: tests/conftest.py.)"""
 
 from __future__ import annotations
 
@@ -87,6 +87,19 @@ def window(qtbot: Any, qloop: Any, agent: Any) -> Iterator[Any]:
     drive(qloop, made.shutdown())
     drive(qloop, client.close())
     made.deleteLater()
+
+
+@pytest.fixture
+def detail(qtbot: Any, tmp_path: Path) -> Iterator[Any]:
+    """A step's detail view (ui/step_detail.py) whose images load from tmp_path."""
+    from desktop_agent.ui.step_detail import StepDetail
+    from desktop_agent.ui.timeline import ImageLoader
+
+    loader = ImageLoader(tmp_path)
+    made = StepDetail(loader)
+    qtbot.addWidget(made)
+    yield made
+    loader.shutdown()
 
 
 @pytest.fixture

@@ -3,9 +3,7 @@ timeline's Action column, the step's detail, the acting panel; the JSON stays ne
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +12,7 @@ from PySide6.QtCore import Qt
 from desktop_agent.core.models import ElementRef, StepKind, StepStatus, StepView
 from desktop_agent.ui.acting import describe_step
 from desktop_agent.ui.step_detail import StepDetail
-from desktop_agent.ui.timeline import ImageLoader, TimelineModel
+from desktop_agent.ui.timeline import TimelineModel
 
 pytestmark = [pytest.mark.gui]
 
@@ -28,15 +26,6 @@ TYPED = StepView(
 SAID = (
     "Type “Ada\\u202e” into the text field “<b>Name</b>” in “Sign up — Firefox”, then press Enter"
 )
-
-
-@pytest.fixture
-def detail(qtbot: Any, tmp_path: Path) -> Iterator[StepDetail]:
-    loader = ImageLoader(tmp_path)
-    made = StepDetail(loader)
-    qtbot.addWidget(made)
-    yield made
-    loader.shutdown()
 
 
 def test_the_timeline_says_an_action_in_words_and_keeps_its_json_in_the_tooltip(

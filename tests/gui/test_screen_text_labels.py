@@ -4,9 +4,7 @@ the step detail's fields are selectable while the pointer is over them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,22 +16,13 @@ from desktop_agent.core.models import RunStatus, RunView, StepKind, StepStatus, 
 from desktop_agent.ui.acting_panel import ActingPanel
 from desktop_agent.ui.history import HistoryModel
 from desktop_agent.ui.step_detail import StepDetail
-from desktop_agent.ui.timeline import ImageLoader, TimelineModel
+from desktop_agent.ui.timeline import TimelineModel
 
 pytestmark = [pytest.mark.gui]
 
 RICH = '<h1>All clear</h1><a href="https://evil.example">ok</a>'
 ESCAPED = '&lt;h1&gt;All clear&lt;/h1&gt;&lt;a href="https://evil.example"&gt;ok&lt;/a&gt;'
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
-
-
-@pytest.fixture
-def detail(qtbot: Any, tmp_path: Path) -> Iterator[StepDetail]:
-    loader = ImageLoader(tmp_path)
-    made = StepDetail(loader)
-    qtbot.addWidget(made)
-    yield made
-    loader.shutdown()
 
 
 def action(**fields: Any) -> StepView:
