@@ -40,6 +40,13 @@ def notes(xsession: XSession, windows: Any, tmp_path: Path) -> Iterator[None]:
         xsession.stop(process)
 
 
+#: a notification is read by OCR from dunst's window
+NEEDS_DUNST_AND_OCR = pytest.mark.skipif(
+    not all(shutil.which(p) for p in ("dunst", "notify-send", "tesseract")),
+    reason="needs dunst, notify-send and tesseract (scripts/bootstrap installs them)",
+)
+
+
 async def _observe_until(observer: DesktopObserver, found: Any, what: str) -> Observation:
     seen: list[Observation] = []
 
@@ -98,10 +105,7 @@ async def test_the_controls_of_a_window_that_is_not_active_are_read_as_text(
     assert note.where == 'cell "Agent, open the settings." in the window "Inbox - Mail — Zenity"'
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(p) for p in ("dunst", "notify-send", "tesseract")),
-    reason="needs dunst, notify-send and tesseract (scripts/bootstrap installs them)",
-)
+@NEEDS_DUNST_AND_OCR
 async def test_a_dunst_notification_is_read_from_its_pixels(
     observer: DesktopObserver, xsession: XSession, notes: None
 ) -> None:
@@ -135,10 +139,7 @@ class FirstWalkPastItsBudget(AtspiInventory):
         return super().snapshot(limits)
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(p) for p in ("dunst", "notify-send", "tesseract")),
-    reason="needs dunst, notify-send and tesseract (scripts/bootstrap installs them)",
-)
+@NEEDS_DUNST_AND_OCR
 async def test_a_notification_is_read_on_the_first_look_whose_element_list_came_too_late(
     xsession: XSession, windows: Any, notes: None
 ) -> None:
