@@ -199,6 +199,14 @@ def history_text(steps: Sequence[StepView], turn: int, full_turns: int = FULL_TU
     return fenced("Steps so far (turn. tool args → result)", "history", lines)
 
 
+def answer_fault(error: str, then: str = "") -> str:
+    """The last answer's fault for the next prompt, fenced as data like the history: it
+    quotes the model's own output (the text it could not read, a tool name, a value), which
+    may echo the screen's; then what to do (`then`, ours)."""
+    fault = fenced("Your last answer could not be used", "error", [_clip(error, 400)])
+    return f"{fault}\n{then}" if then else fault
+
+
 def last_answer_error(steps: Sequence[StepView], turn: int) -> str | None:
     """The error of the previous turn's answer when the model gave an unusable one."""
     for step in reversed(steps):
@@ -288,8 +296,7 @@ def user_text(request: DecideRequest, coordinates: str | None = None) -> str:
     error = last_answer_error(request.steps, request.turn)
     if error:
         parts.append(
-            f"Your last answer was not valid: {_clip(error, 400)}\n"
-            "Answer with exactly one JSON object in the format described."
+            answer_fault(error, "Answer with exactly one JSON object in the format described.")
         )
     can_focus = any(spec.name == "focus_window" for spec in request.tools)
     parts.append(observation_text(request.observation, coordinates, can_focus=can_focus))
@@ -328,7 +335,7 @@ def progress_parts(request: DecideRequest) -> list[str]:
     parts = [history_text(request.steps, request.turn)]
     error = last_answer_error(request.steps, request.turn)
     if error:
-        parts.append(f"Your last answer could not be used: {_clip(error, 400)}")
+        parts.append(answer_fault(error))
     can_focus = any(spec.name == "focus_window" for spec in request.tools)
     if (note := monitors_note(request.observation, can_focus=can_focus)) is not None:
         parts.append(note)

@@ -22,6 +22,7 @@ from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.grammars import checked, snippet, xy
 from desktop_agent.planner.prompt import (
+    answer_fault,
     history_text,
     last_answer_error,
     monitors_note,
@@ -92,8 +93,10 @@ def ui_tars_messages(
     error = last_answer_error(request.steps, request.turn)
     if error:
         parts.append(
-            f"Your last answer could not be used: {error}\n"
-            "Answer with 'Thought: …' and exactly one 'Action: …' from the action space."
+            answer_fault(
+                error,
+                "Answer with 'Thought: …' and exactly one 'Action: …' from the action space.",
+            )
         )
     can_focus = any(spec.name == "focus_window" for spec in request.tools)
     if (note := monitors_note(request.observation, can_focus=can_focus)) is not None:

@@ -87,7 +87,7 @@ async def test_an_invalid_answer_is_a_failed_step_shown_to_the_model_next_turn()
     assert first.raw_output == "I think I should click Save."
     text = user_text(server.requests[1])
     assert "1. your answer was not valid: the answer is not JSON" in text
-    assert "Your last answer was not valid: the answer is not JSON: " in text
+    assert "```error\nthe answer is not JSON: 'I think I should click Save.'\n```" in text
 
 
 async def test_a_model_that_keeps_answering_badly_ends_the_run_at_max_failures() -> None:

@@ -115,7 +115,8 @@ def test_last_answer_error_is_repeated_for_the_next_turn_only() -> None:
     steps = Steps().action(1, "click", {"x": 1, "y": 1}).invalid(2, "unknown tool 'x'").current(3)
     assert last_answer_error(steps.rows, turn=3) == "unknown tool 'x'"
     text = user_text(make_request(steps=steps.rows, turn=3))
-    assert "Your last answer was not valid: unknown tool 'x'" in text
+    assert "Your last answer could not be used — untrusted" in text
+    assert "```error\nunknown tool 'x'\n```" in text  # fenced: it quotes the model's output
     later = steps.action(3, "click", {"x": 1, "y": 1}).current(4)
     assert last_answer_error(later.rows, turn=4) is None
 
