@@ -523,8 +523,14 @@ def _texts(backend: Any, budget_s: float, titles: bool = False) -> list[RawEleme
     read = getattr(backend, "read_texts", None)
     found: list[RawElement] = []
     if titles and isinstance(windows := getattr(backend, "windows", None), X11Windows):
-        listed = window_elements(listed_windows(windows))
-        found += [replace(window, contents=True) for window in listed if window.name]
+        try:
+            listed = window_elements(listed_windows(windows))
+        except LookupError as why:
+            # no window list on this desktop (Wayland: atspi_wayland._NoWindowList): no
+            # titles to read, as on every other look there; the texts are still read
+            log.debug("no windows' titles read: %s", why)
+        else:
+            found += [replace(window, contents=True) for window in listed if window.name]
     if read is not None:
         found += read(WalkLimits(deadline=time.monotonic() + budget_s))
     return found
