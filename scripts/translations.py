@@ -31,9 +31,15 @@ SOURCES = sorted([*(ROOT / "desktop_agent" / "ui").glob("*.py"), ROOT / "desktop
 #: the context of the call sentences' templates (core/sentences.CONTEXT)
 CONTEXT = "Sentence"
 #: the command line's code (no Qt): the texts of its tr() and N_() calls, context "CLI"
-#: (cli/words.py); __main__.py says stop-all's line without importing the cli package
+#: (cli/words.py), and launch/'s; __main__.py says stop-all's line without importing the cli
+#: package
 CLI_SOURCES = sorted(
-    [*(ROOT / "desktop_agent" / "cli").glob("*.py"), ROOT / "desktop_agent" / "__main__.py"]
+    [
+        *(ROOT / "desktop_agent" / "cli").glob("*.py"),
+        # the sub-commands the command line hands to another face (mcp, eval, calibrate)
+        *(ROOT / "desktop_agent" / "launch").glob("*.py"),
+        ROOT / "desktop_agent" / "__main__.py",
+    ]
 )
 CLI_CONTEXT = "CLI"
 #: argparse's own texts (usage, its errors), the msgids of its gettext calls

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from desktop_agent.cli.exits import (
     EXIT_REFUSED,
     EXIT_STOPPED,
 )
+from desktop_agent.cli.faces import Faces, Handler
 from desktop_agent.cli.parser import UsageError, build_parser, parse_args
 from desktop_agent.cli.words import speaking
 from desktop_agent.core.errors import DesktopAgentError
@@ -29,7 +30,6 @@ from desktop_agent.core.errors import DesktopAgentError
 if TYPE_CHECKING:
     from desktop_agent.cli.gate import AutoGate, TerminalGate
     from desktop_agent.cli.output import usage_text
-    from desktop_agent.host.host import LocalApi
 
 __all__ = [
     "EXIT_COMPLETED",
@@ -61,7 +61,7 @@ def main(
     argv: Sequence[str],
     *,
     entry_mark: tuple[str, str] | None = None,
-    local_api: LocalApi | None = None,
+    faces: Faces | None = None,
 ) -> int:
     """Run a sub-command (or open the app) and give the exit code. Where the process has no
     console (the windowed Windows exe), what a sub-command prints goes to the log in its data
@@ -69,31 +69,34 @@ def main(
 
     `entry_mark`: (data dir, its stop-all mark) as the process started (__main__.py
     `entry_stop_mark`); without it the mark is read once the data dir is known.
-    `local_api`: the local API that `run`, `serve`, `mcp`, the app … serve (the top floor's,
-    desktop_agent/launch.py); without it they serve none.
+    `faces`: the other faces it opens — the app, `mcp`, `eval`, `doctor --calibrate`'s
+    window, the local API that `run`, `serve`, … serve (cli/faces.py) — handed in by the
+    program's entry (desktop_agent/launch); without them it opens none.
 
     It speaks the language the window would (the `language` setting, else the system's
     locale: language.py `cli_language`)."""
     from desktop_agent.language import cli_language
 
+    faces = faces or Faces()
+
     with output_to_log(), speaking(cli_language()):
         try:
-            args = parse_args(argv)
+            args = parse_args(argv, faces.grammar)
         except UsageError as error:
             if has_no_console():
                 _log_to_named_data_dir(argv)
             print(f"desktop-agent: {error}", file=sys.stderr)
             return EXIT_REFUSED
         if args.command is not None:
-            args.local_api = local_api
-            return _command(args, entry_mark)
-    from desktop_agent.app import run_app
-
+            args.local_api = faces.local_api
+            return _command(args, entry_mark, faces)
+    if faces.app is None:
+        raise TypeError("no app was handed in: the program's entry opens it (launch.main)")
     # the app asks for nothing at its start: its window's runs are asked for once it is up
-    return run_app(list(argv), data_dir=args.data_dir, local_api=local_api)
+    return faces.app(list(argv), args.data_dir)
 
 
-def _command(args: argparse.Namespace, entry_mark: tuple[str, str] | None = None) -> int:
+def _command(args: argparse.Namespace, entry_mark: tuple[str, str] | None, faces: Faces) -> int:
     try:
         from desktop_agent.cli.setup import log_to_file, prepare_data_dir
 
@@ -102,7 +105,7 @@ def _command(args: argparse.Namespace, entry_mark: tuple[str, str] | None = None
         # stop their run when one came since (host.py `Host.start`)
         args.stop_mark = _stop_mark_at_entry(data_dir, entry_mark)
         log_to_file(data_dir)
-        return _handler(args.command)(args, data_dir)
+        return _handler(args.command, faces)(args, data_dir)
     except DesktopAgentError as error:
         print(f"desktop-agent: {error}", file=sys.stderr)
         return EXIT_REFUSED
@@ -139,7 +142,9 @@ def _log_to_named_data_dir(argv: Sequence[str]) -> None:
         log_to_file(prepare_data_dir(named))
 
 
-def _handler(command: str) -> Callable[[argparse.Namespace, Path], int]:
+def _handler(command: str, faces: Faces) -> Handler:
+    if command in faces.commands:  # another face's (mcp, eval, doctor's window)
+        return faces.commands[command]
     if command == "stop-all":  # without the other commands' imports
         from desktop_agent.cli.stop_all import cmd_stop_all
 

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from desktop_agent.cli.faces import Grammar
 from desktop_agent.cli.words import tr
 
 
@@ -71,18 +72,19 @@ def _tool_list(text: str) -> tuple[str, ...]:
     return names
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str], grammar: Sequence[Grammar] = ()) -> argparse.Namespace:
     """The command line parsed (UsageError when it is wrong). The two commands that must start
     fastest are read by a parser of the global options (and that command) alone: `stop-all`,
     and the app (no command: its window paints before asyncio is loaded); the other commands'
-    grammar imports the routines and the tools."""
+    grammar imports the routines and the tools. `grammar`: the sub-commands of the other
+    faces (cli/faces.py `Faces.grammar`: eval's)."""
     words = _command_words(argv)
     if not words:
         parser = _top_parser()[0]
     elif words == ["stop-all"]:
         parser = _stop_all_parser()
     else:
-        parser = build_parser()
+        parser = build_parser(grammar)
     return parser.parse_args(list(argv))
 
 
@@ -124,7 +126,9 @@ def _stop_all_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(grammar: Sequence[Grammar] = ()) -> argparse.ArgumentParser:
+    """The whole grammar: the command line's sub-commands, then `grammar`'s (another face's
+    sub-commands, handed in from above: eval's)."""
     parser, commands = _top_parser()
 
     run = commands.add_parser("run", help=tr("one run, no window; events on stdout"))
@@ -235,8 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     from desktop_agent.cli.routines import add_parser as add_routine_parser
 
     add_routine_parser(commands, _Parser)
-    from desktop_agent.eval.cli import add_parser as add_eval_parser
-
-    add_eval_parser(commands, _Parser)
+    for add_parser in grammar:
+        add_parser(commands, _Parser)
     _data_dir_everywhere(commands)
     return parser

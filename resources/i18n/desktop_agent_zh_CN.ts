@@ -1782,24 +1782,12 @@
             <translation>{how}：{model}，位于 {url}，配置 {profile}（{format} 格式的回答，坐标 {coordinates}）</translation>
         </message>
         <message>
-            <source>saved model_coordinates = "{space}" in {file}</source>
-            <translation>已在 {file} 中保存 model_coordinates = "{space}"</translation>
-        </message>
-        <message>
             <source>no runs yet</source>
             <translation>还没有运行</translation>
         </message>
         <message>
-            <source>mcp over stdio needs the client's pipes, and this program has none (the windowed exe started without them): start it from the console program (desktop-agent, or desktop-agent-cli in the installed bundle), or use --http</source>
-            <translation>通过 stdio 提供 MCP 需要客户端的管道，而本程序没有（窗口版 exe 启动时不带管道）：请从控制台程序启动（desktop-agent，或安装包中的 desktop-agent-cli），或使用 --http</translation>
-        </message>
-        <message>
             <source>the stop shortcut was not set: {error}</source>
             <translation>停止快捷键未设置：{error}</translation>
-        </message>
-        <message>
-            <source>stopped: the model server is asked nothing more</source>
-            <translation>已停止：不再向模型服务器发送任何请求</translation>
         </message>
         <message>
             <source>model servers on this machine (127.0.0.1, ports {ports}):</source>
@@ -1834,16 +1822,16 @@
             <translation>在服务器上加载定位模型，或设置 grounder_model</translation>
         </message>
         <message>
-            <source>press Save in the window to keep its finding; Close or Escape ends</source>
-            <translation>在窗口中按“保存”以保留结果；按“关闭”或 Esc 结束</translation>
-        </message>
-        <message>
             <source>the goal is empty</source>
             <translation>目标为空</translation>
         </message>
         <message>
             <source>serving the local API on {url} (token: {file})</source>
             <translation>本地 API 已在 {url} 提供服务（令牌：{file}）</translation>
+        </message>
+        <message>
+            <source>stopped: the model server is asked nothing more</source>
+            <translation>已停止：不再向模型服务器发送任何请求</translation>
         </message>
         <message>
             <source>ok</source>
@@ -2392,6 +2380,18 @@
         <message>
             <source>monitor {number} (the primary), {width}x{height} at {left},{top}</source>
             <translation>显示器 {number}（主显示器），{width}x{height}，位于 {left},{top}</translation>
+        </message>
+        <message>
+            <source>saved model_coordinates = "{space}" in {file}</source>
+            <translation>已在 {file} 中保存 model_coordinates = "{space}"</translation>
+        </message>
+        <message>
+            <source>mcp over stdio needs the client's pipes, and this program has none (the windowed exe started without them): start it from the console program (desktop-agent, or desktop-agent-cli in the installed bundle), or use --http</source>
+            <translation>通过 stdio 提供 MCP 需要客户端的管道，而本程序没有（窗口版 exe 启动时不带管道）：请从控制台程序启动（desktop-agent，或安装包中的 desktop-agent-cli），或使用 --http</translation>
+        </message>
+        <message>
+            <source>press Save in the window to keep its finding; Close or Escape ends</source>
+            <translation>在窗口中按“保存”以保留结果；按“关闭”或 Esc 结束</translation>
         </message>
     </context>
     <context>

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.cli import EXIT_REFUSED, build_parser
-from desktop_agent.cli.commands import _settings_for
+from desktop_agent.cli.commands import settings_for
 from desktop_agent.launch import main
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -27,7 +27,7 @@ def test_a_grounding_model_on_the_command_line_is_the_runs_grounder() -> None:
         ]
     )
 
-    settings = _settings_for(args)
+    settings = settings_for(args)
 
     assert (settings.grounding, settings.grounder_model, settings.grounder_base_url) == (
         "grounder",
@@ -38,13 +38,13 @@ def test_a_grounding_model_on_the_command_line_is_the_runs_grounder() -> None:
 
 @pytest.mark.parametrize("mode", ["off", "zoom", "auto"])
 def test_grounding_on_the_command_line_beats_the_settings(mode: str) -> None:
-    settings = _settings_for(build_parser().parse_args(["run", "x", "--grounding", mode]))
+    settings = settings_for(build_parser().parse_args(["run", "x", "--grounding", mode]))
 
     assert settings.grounding == mode
 
 
 def test_without_the_options_the_settings_grounding_stays() -> None:
-    assert _settings_for(build_parser().parse_args(["run", "x"])).grounding == "auto"
+    assert settings_for(build_parser().parse_args(["run", "x"])).grounding == "auto"
 
 
 def test_a_grounder_without_its_model_is_refused_in_one_line(

@@ -78,6 +78,24 @@ def copy_of_the_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "desktop_agent.cli.commands -> desktop_agent.launch",
         ),
         (
+            "cli/commands.py",
+            "def f():\n    from desktop_agent.mcp.serve import serve_mcp",
+            "the faces go through the Host, never through each other BROKEN",
+            "desktop_agent.cli.commands -> desktop_agent.mcp.serve",
+        ),
+        (
+            "cli/parser.py",
+            "def f():\n    from desktop_agent.eval.cli import add_parser",
+            "the faces go through the Host, never through each other BROKEN",
+            "desktop_agent.cli.parser -> desktop_agent.eval.cli",
+        ),
+        (
+            "cli/__init__.py",
+            "def f():\n    from desktop_agent.app import run_app",
+            "the faces go through the Host, never through each other BROKEN",
+            "desktop_agent.cli -> desktop_agent.app",
+        ),
+        (
             "mcp/progress.py",
             "from desktop_agent.api import schemas",
             "the faces go through the Host, never through each other BROKEN",
