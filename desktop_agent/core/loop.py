@@ -502,6 +502,11 @@ class _TaskLoop:
         if denial := await self.gate.refusal(judged, observation):
             self._fail(step, StepStatus.DENIED, denial)
             return
+        if await self._pause_point():
+            # paused while the gate read the focus or the app's own windows: nobody is asked
+            # about a call the person's own use of the desktop made stale
+            self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+            return
         breaker = self.deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())

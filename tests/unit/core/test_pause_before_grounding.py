@@ -26,7 +26,7 @@ from desktop_agent.core.models import (
     ToolResult,
 )
 from desktop_agent.core.ports import DecideRequest, ToolContext
-from tests.fakes import FakeObserver, ScriptedGrounder, ScriptedPlanner, done, tool
+from tests.fakes import FakeFocusProbe, FakeObserver, ScriptedGrounder, ScriptedPlanner, done, tool
 from tests.unit.core.conftest import Consumer, make_harness
 
 CLICK = tool("click", x=640, y=510, target="the Save button")
@@ -162,3 +162,36 @@ async def test_a_pause_while_a_safety_check_is_asked_sends_no_grounding_request(
 
     assert grounded_while_paused == []
     assert h.executor.calls == []  # type: ignore[attr-defined]
+
+
+class PausingProbe(FakeFocusProbe):
+    """The focus probe, during whose answer the person takes the desktop (a pause)."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__("text")
+        self.pause: Callable[[], None] | None = None
+        self.at = at
+
+    async def focused_role(self) -> str | None:
+        if self.pause is not None and self.calls + 1 == self.at:
+            self.pause()
+        return await super().focused_role()
+
+
+async def test_a_pause_while_the_focus_is_read_puts_no_question_to_the_person() -> None:
+    probe = PausingProbe(at=2)  # 1: when the call is validated; 2: when the gate judges it
+    h = make_harness(policies={"type_text": Policy.ASK}, focus=probe)
+    run = await h.create(allowed_tools=("type_text",))
+    planner = ScriptedPlanner([tool("type_text", text="hello"), done()])
+    # paused while the gate reads the focus for the call, just before it would ask
+    probe.pause = lambda: h.runner.pause(run.id)
+    consumer = Consumer(h.runner.start(run, planner))
+    await consumer.wait_type("run_paused")
+    asked_while_paused = [e for e in consumer.events if isinstance(e, ApprovalRequested)]
+    h.runner.resume(run.id)
+    await consumer.finished()
+
+    assert asked_while_paused == []
+    assert h.executor.calls == []  # type: ignore[attr-defined]
+    actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert [a.status for a in actions] == [StepStatus.SKIPPED]
