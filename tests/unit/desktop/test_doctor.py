@@ -66,3 +66,33 @@ def test_a_wayland_session_without_a_portal_says_so_part_by_part(
     assert "xdg-desktop-portal-gnome" in display.fix and "X11 session" in display.fix
     assert all(not item.ok and item.fix for item in items)
     assert "stop-all" in items[5].fix
+
+
+def test_on_wayland_the_doctor_names_the_capture_way_and_the_path_that_holds_the_stop(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A portal without ScreenCast but with Screenshot: capture says the Screenshot portal;
+    one with GlobalShortcuts: the hotkey line says the portal holds the stop (no fix)."""
+    from desktop_agent.desktop.doctor import wayland_doctor
+    from desktop_agent.desktop.portal import PortalParts
+
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path / 'no-bus'}")
+    items = {
+        item.name: item
+        for item in wayland_doctor(
+            PortalParts(0, 0, 0, 0, shortcuts_version=1, screenshot_version=1)
+        )
+    }
+
+    assert items["display"].ok and "Screenshot v1" in items["display"].detail
+    assert items["capture"].ok and items["capture"].detail.startswith("Screenshot portal v1")
+    assert not items["input"].ok and items["input"].fix
+    hotkey = items["hotkey"]
+    assert hotkey.ok and "GlobalShortcuts portal v1 holds the stop" in hotkey.detail
+
+    screencast = {
+        item.name: item for item in wayland_doctor(PortalParts(1, 3, 4, 1, screenshot_version=2))
+    }
+    assert "ScreenCast of the monitor" in screencast["capture"].detail
+    assert "where it cannot start, the Screenshot portal v2" in screencast["capture"].detail
+    assert not screencast["hotkey"].ok and "stop-all" in screencast["hotkey"].fix
