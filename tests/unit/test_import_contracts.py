@@ -96,6 +96,12 @@ def copy_of_the_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "desktop_agent.cli -> desktop_agent.app",
         ),
         (
+            "app.py",
+            "def f():\n    from desktop_agent.api.server import ApiServer",
+            "it imports no other face BROKEN",
+            "desktop_agent.app -> desktop_agent.api.server",
+        ),
+        (
             "mcp/progress.py",
             "from desktop_agent.api import schemas",
             "the faces go through the Host, never through each other BROKEN",
