@@ -169,12 +169,12 @@ DEFAULT_SENSITIVE_TARGETS: tuple[str, ...] = (
     "verwijderen", "verzenden", "versturen", "betalen", "kopen", "bevestigen", "overmaken",
     "installeren",
 )  # fmt: skip
-#: names of controls that paste the user's clipboard when pressed (Edit › Paste, a terminal's
-#: context menu, a toolbar's Paste): pressed by a click, an invoke, or enter or space while
-#: focused, they paste as ctrl+v does, and ask every time as the paste keys do — into a
-#: terminal the clipboard's line ends run. Not the settings' editable list: the paste keys'
-#: rule is not editable either. Whole words, any case, folded; English, German, French,
-#: Spanish, Italian, Portuguese, Dutch, Chinese.
+#: names of controls that paste the clipboard when pressed (a terminal's context menu, Edit ›
+#: Paste, a toolbar's Paste): pressed by a click, an invoke, or enter or space while focused
+#: where the focus is in a terminal (or nobody can tell), they ask every time — the
+#: clipboard's line ends run there, as a typed line's would. Not the settings' editable list.
+#: Whole words, any case, folded; English, German, French, Spanish, Italian, Portuguese,
+#: Dutch, Chinese.
 PASTE_TARGETS: tuple[str, ...] = (
     "paste", "einfügen", "coller", "pegar", "incolla", "colar", "plakken", "粘贴",
 )  # fmt: skip
@@ -489,7 +489,9 @@ def assess_call(
         if not reason and pressed_combos(keys, _PRESS_FOCUSED_COMBOS) is not None:
             # enter / space press the focused button: the same as clicking it; after a tab
             # held before them, the button the focus moved to
-            reason = _pressed_target(_focused_control(observation), sensitive_targets)
+            reason = _pressed_target(
+                _focused_control(observation), sensitive_targets, observation, focused_role
+            )
             if not reason and _FOCUS_MOVING_KEYS & {key_family(key) for key in keys}:
                 reason = _moved_focus_risk(observation, sensitive_targets)
     elif spec.keyboard and spec.text_field:
@@ -536,7 +538,7 @@ def _pressing_risk(args: Mapping[str, Any], observation: Observation, words: Ite
     if not isinstance(element_id, int) and not (isinstance(x, int) and isinstance(y, int)):
         # validated arguments always name one; anything else cannot be judged
         return "the target cannot be told from the arguments"
-    if reason := _pressed_target(target_element(args, observation), words):
+    if reason := _pressed_target(target_element(args, observation), words, observation):
         return reason
     if args.get("button", "left") not in ("left", "right"):
         return "a middle click pastes the selected text (the X11 primary selection)"
@@ -553,7 +555,7 @@ def _drag_risk(args: Mapping[str, Any], observation: Observation, words: Iterabl
     ):  # fmt: skip
         return "the points cannot be told from the arguments"
     for px, py in ((x, y), (to_x, to_y)):
-        if reason := _pressed_target(control_at(observation, px, py), words):
+        if reason := _pressed_target(control_at(observation, px, py), words, observation):
             return reason
     if not any(element.role == "window" for element in observation.elements):
         return "a drag may drop text into a terminal (the windows are not known)"
@@ -588,7 +590,7 @@ def _line_risk(
             )
     if not ends_line and " " not in str(text):
         return ""
-    if reason := _pressed_target(_focused_control(observation), words):
+    if reason := _pressed_target(_focused_control(observation), words, observation, focused_role):
         return reason
     # a tab before the press moves the focus first: what is pressed is the next control
     text = str(text)
@@ -613,17 +615,32 @@ def _moved_focus_risk(observation: Observation, words: Iterable[str]) -> str:
     return ""
 
 
-def _pressed_target(target: Element | None, words: Iterable[str]) -> str:
+def _pressed_target(
+    target: Element | None,
+    words: Iterable[str],
+    observation: Observation,
+    focused_role: str | None = None,
+) -> str:
     """Why pressing `target` asks every time: a sensitive name, or a control that pastes the
-    user's clipboard (a click on "Paste" pastes as ctrl+v does); "" when neither. Not for a
-    control a tab may move to (`_moved_focus_risk`): a spreadsheet's Paste button would make
-    every typed row ask."""
+    clipboard (a click on "Paste") where the focus is in a terminal or nobody can tell —
+    there the clipboard's line ends run, as a line typed there would ask; "" when neither.
+    An editor's Edit › Paste does not ask (a paste of what the run copied is ordinary work).
+    Not for a control a tab may move to (`_moved_focus_risk`)."""
     if reason := _sensitive_target(target, words):
         return reason
     word = sensitive_name(target.name, PASTE_TARGETS) if target is not None else None
     if target is None or word is None:
         return ""
-    return f'the target {target.role} "{target.name}" pastes the user\'s clipboard ("{word}")'
+    terminal = in_terminal(observation, focused_role)
+    if terminal is False:
+        return ""
+    what = f'the target {target.role} "{target.name}" ("{word}")'
+    if terminal:
+        return f"{what} pastes the clipboard into a terminal, where its line ends run"
+    return (
+        f"{what} may paste the clipboard into a terminal, where its line ends run "
+        "(the focused window is not known)"
+    )
 
 
 def _sensitive_target(target: Element | None, words: Iterable[str]) -> str:
