@@ -48,28 +48,53 @@ PACKAGE_OF = {
     "schtasks": None,
 }
 
-_STARTS = {"run", "Popen", "spawn", "check_output", "check_call", "call"}
+_STARTS = {"run", "Popen", "spawn", "check_output", "check_call", "call", "start_x_server"}
+
+
+def _program_of(argv: ast.expr, lists: dict[str, str]) -> str | None:
+    """The program an argv names: a list literal's first string, a name bound to such a list
+    in the module, or a list that begins by unpacking one (`[*argv, "-logfile", log]`)."""
+    if isinstance(argv, ast.Name):
+        return lists.get(argv.id)
+    if not (isinstance(argv, ast.List) and argv.elts):
+        return None
+    first = argv.elts[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    if isinstance(first, ast.Starred):
+        return _program_of(first.value, lists)
+    return None
 
 
 def started_programs() -> dict[str, set[str]]:
-    """Program → the files that start it: each `subprocess.run/Popen/...` and `XSession.spawn`
-    whose argv is a list literal naming the program."""
+    """Program → the files that start it: each `subprocess.run/Popen/...`, `XSession.spawn`
+    and the desks' `start_x_server` whose argv is a list literal naming the program (or a name
+    the module binds to one)."""
     found: dict[str, set[str]] = {}
     for folder in ("desktop_agent", "tests", "benchmarks"):
         for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            lists: dict[str, str] = {}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    program = _program_of(node.value, {})
+                    if isinstance(target, ast.Name) and program is not None:
+                        lists[target.id] = program
+            for node in ast.walk(tree):
                 if not (isinstance(node, ast.Call) and node.args):
                     continue
                 name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-                argv = node.args[0]
-                if (
-                    name in _STARTS
-                    and isinstance(argv, ast.List)
-                    and argv.elts
-                    and isinstance(argv.elts[0], ast.Constant)
-                    and isinstance(argv.elts[0].value, str)
-                ):
-                    found.setdefault(argv.elts[0].value, set()).add(str(path.relative_to(ROOT)))
+                if name not in _STARTS:
+                    continue
+                argv = (
+                    node.args[1]
+                    if name == "start_x_server" and len(node.args) > 1
+                    else node.args[0]
+                )
+                program = _program_of(argv, lists)
+                if program is not None:
+                    found.setdefault(program, set()).add(str(path.relative_to(ROOT)))
     return found
 
 
