@@ -1,0 +1,382 @@
+"""The gate's questions word for word, the text it hides, and its re-checks once somebody
+answered (mutants of core/gate.py that lived)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from pydantic import BaseModel
+
+from desktop_agent.core import gate as gate_module
+from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.events import ApprovalResolved
+from desktop_agent.core.gate import SCREEN_CHANGED, WINDOW_CAME_UP
+from desktop_agent.core.injection_guard import provider_notes
+from desktop_agent.core.models import (
+    REDACTED,
+    ApprovalDecision,
+    ApprovalRequest,
+    Decision,
+    Element,
+    Policy,
+    Risk,
+    SafetyCheck,
+    StepKind,
+    StepStatus,
+)
+from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
+from desktop_agent.core.ports import DecideRequest
+from desktop_agent.core.tools import ToolRegistry, ToolSpec
+from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, make_observation, tool
+from tests.unit.core.conftest import Harness, make_harness
+from tests.unit.core.test_injection_gate import (
+    ATTACKED,
+    EDITOR,
+    ORDER,
+    POPPED,
+    WindowsObserver,
+    _then,
+)
+
+CHECK = SafetyCheck(id="sc_1", code="malicious_instructions", message="obey the screen")
+
+
+async def test_a_safety_check_question_says_how_many_actions_it_covers_and_hides_the_text() -> None:
+    h = make_harness(policies={"type_text": Policy.ALLOW, "wait": Policy.ALLOW})
+    run = await h.create()
+    # nothing is known to have the focus: the text may go into a password field
+    first = replace(
+        tool("type_text", text="hunter2"),
+        batch=(tool("wait", seconds=0), tool("wait", seconds=0)),
+        safety_checks=(CHECK,),
+        reason="type hunter2 into the box",
+    )
+    events = await h.collect(run, ScriptedPlanner([first, done()]))
+
+    [asked] = h.gate.requests
+    assert asked == ApprovalRequest(
+        id=f"{run.id}-1",
+        run_id=run.id,
+        index=1,
+        tool="type_text",
+        args={"text": REDACTED},
+        reason=f"type {REDACTED} into the box",
+        risk=Risk.DANGEROUS,
+        caution="the model's provider asks before the 3 action(s) of this turn: "
+        "malicious_instructions",
+        offer_run_grant=False,
+        timeout_s=5.0,
+        screenshot=f"runs/{run.id}/0001.jpg",
+        created_at=asked.created_at,
+        safety_check=CHECK,
+        suspicious_text=provider_notes(CHECK),
+    )
+    [resolved] = [event for event in events if isinstance(event, ApprovalResolved)]
+    assert (resolved.decision, resolved.by) == (ApprovalDecision.ONCE, "user")
+
+
+async def _stored_action_args(h: Harness, run_id: str) -> list[dict[str, object]]:
+    return [step.args for step in await h.repo.list_steps(run_id) if step.kind is StepKind.ACTION]
+
+
+class _NoteArgs(BaseModel):
+    note: str
+
+
+async def test_a_refused_call_of_a_registered_tool_hides_the_text_its_spec_names() -> None:
+    # a tool of this process's registry that is no built-in: its own spec says which argument
+    # is typed text
+    h = make_harness()
+    note = ToolSpec("note_down", "Note a text.", _NoteArgs, Risk.INPUT, text_field="note")
+    h.runner.services.registry.register(note)
+    run = await h.create(allowed_tools=("click",))
+    await h.collect(run, ScriptedPlanner([tool("note_down", note="s3cret")], then=done()))
+    assert await _stored_action_args(h, run.id) == [{"note": REDACTED}]
+
+
+async def test_a_built_in_typing_tool_this_process_lacks_still_has_its_text_hidden() -> None:
+    h = make_harness()
+    h.runner.services.registry = ToolRegistry(s for s in BUILTIN_TOOLS if s.name != "type_text")
+    run = await h.create(allowed_tools=("click",))
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="s3cret")], then=done()))
+    assert await _stored_action_args(h, run.id) == [{"text": REDACTED}]
+
+
+class _PasswordOnceAsked:
+    """A focus probe that knows no focus until the person was asked, then finds a password
+    field (the person clicked into one while the question was open)."""
+
+    def __init__(self, h: Harness) -> None:
+        self.h = h
+
+    async def focused_role(self) -> str | None:
+        return "password text" if self.h.gate.requests else None
+
+
+async def test_a_cautioned_line_whose_focus_became_a_password_field_is_not_typed() -> None:
+    h = make_harness(answers=[ApprovalDecision.ONCE])
+    h.runner.services.focus = _PasswordOnceAsked(h)
+    run = await h.create()
+    # asked for its line end (the focused window is not known), not as a password's text
+    line = tool("type_text", text="ls", enter=True)
+    await h.collect(run, ScriptedPlanner([line], then=done()))
+
+    [asked] = h.gate.requests
+    assert asked.caution.startswith("typing a line that ends with Enter may run it")
+    assert h.executor.calls == []
+    [action] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
+    assert action.status is StepStatus.SKIPPED
+    assert (action.error or "").startswith(
+        "the focus moved while you were asked (typing into a password field)"
+    )
+
+
+async def test_a_safety_check_on_a_call_naming_no_tool_names_none() -> None:
+    # a provider's action the planner could not name a tool for: asked about as it is
+    h = make_harness(answers=[ApprovalDecision.DENY])
+    run = await h.create()
+    nameless = Decision(action="tool", tool=None, safety_checks=(CHECK,))
+    await h.collect(run, ScriptedPlanner([nameless], then=done()))
+    assert [request.tool for request in h.gate.requests] == [""]
+
+
+# ── a window that came up before an input call was sent ──────────────────────
+
+ALLOW_INPUT = {name: Policy.ALLOW for name in ("click", "type_text", "hotkey", "wait")}
+#: a window came up that gives no orders (a plain dialog)
+PLAIN_POPUP = replace(EDITOR, window_ids=frozenset({"x11:1", "x11:2"}))
+
+
+def _windows_harness(*, answers: tuple[ApprovalDecision, ...] = ()) -> Harness:
+    h = make_harness(answers=answers, policies=ALLOW_INPUT, observer=WindowsObserver())
+    h.observer.observation = EDITOR
+    return h
+
+
+async def _actions(h: Harness, run_id: str) -> list[tuple[StepStatus, str]]:
+    steps = await h.repo.list_steps(run_id)
+    return [(s.status, s.error or "") for s in steps if s.kind is StepKind.ACTION]
+
+
+async def test_an_allowed_key_press_is_sent_when_the_window_that_came_up_gives_no_orders() -> None:
+    h = _windows_harness()
+    run = await h.create()
+    await h.collect(
+        run, ScriptedPlanner([_then(h, PLAIN_POPUP, tool("hotkey", keys=["ctrl", "s"]))])
+    )
+    assert [name for name, _ in h.executor.calls] == ["hotkey"]
+
+
+async def test_a_safe_call_is_not_judged_again_when_a_window_with_orders_came_up() -> None:
+    # a wait sends no input: the windows are not even read
+    observer = WindowsObserver()
+    h = make_harness(policies=ALLOW_INPUT, observer=observer)
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, POPPED, tool("wait", seconds=0))]))
+    assert [name for name, _ in h.executor.calls] == ["wait"]
+    assert observer.reads == 0
+
+
+async def test_a_window_that_came_up_on_a_screen_that_cannot_be_read_again_stops_the_call() -> None:
+    h = _windows_harness()
+    run = await h.create()
+
+    async def popup_then_no_look(_request: DecideRequest) -> Decision:
+        h.observer.observation = PLAIN_POPUP
+        h.observer.fail_next(1)  # the look the gate takes once it sees the new window
+        return tool("hotkey", keys=["ctrl", "s"])
+
+    await h.collect(run, ScriptedPlanner([popup_then_no_look]))
+    assert h.executor.calls == []
+    assert (await _actions(h, run.id))[0] == (
+        StepStatus.SKIPPED,
+        WINDOW_CAME_UP.format(why="a window came up and the screen could not be read again"),
+    )
+
+
+async def test_a_click_on_an_element_is_judged_at_its_centre_when_a_window_came_up() -> None:
+    # the element's id means nothing on the new look: its centre on the turn's look is
+    h = _windows_harness()
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, PLAIN_POPUP, tool("click", element=8))]))
+    assert [name for name, _ in h.executor.calls] == ["click"]
+
+
+async def test_a_key_press_asked_about_an_order_runs_when_the_new_window_shows_only_it() -> None:
+    # the person allowed it with the order in view: the same order on the new look is no news
+    h = make_harness(
+        answers=[ApprovalDecision.ONCE], policies=ALLOW_INPUT, observer=WindowsObserver()
+    )
+    h.observer.observation = replace(ATTACKED, window_ids=frozenset({"x11:1"}))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, POPPED, tool("hotkey", keys=["ctrl", "s"]))]))
+    assert len(h.gate.requests) == 1
+    assert [name for name, _ in h.executor.calls] == ["hotkey"]
+
+
+# ── the screen looked at again once a person answered ────────────────────────
+
+FORUM = Element(1, "window", "Forum — Firefox", (0, 0, 1280, 720), focused=True)
+
+
+def _answering(h: Harness, then: Callable[[], None]) -> None:
+    """The person answers "once"; `then` is what changed on the screen meanwhile."""
+
+    async def request(approval: ApprovalRequest) -> ApprovalDecision:
+        h.gate.requests.append(approval)
+        then()
+        return ApprovalDecision.ONCE
+
+    h.gate.request = request  # type: ignore[method-assign]
+
+
+async def test_a_click_whose_screen_cannot_be_looked_at_again_is_made_as_approved() -> None:
+    # the person saw the screen; a look that fails tells nothing new
+    h = make_harness()
+    h.observer.observation = make_observation([FORUM])
+    _answering(h, lambda: h.observer.fail_next(1))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=100)], then=done()))
+    assert len(h.gate.requests) == 1
+    assert [name for name, _ in h.executor.calls] == ["click"]
+
+
+async def test_a_click_where_a_button_named_by_the_users_own_words_came_up_is_not_made() -> None:
+    h = make_harness(sensitive_targets=("frobnicate",))
+    h.observer.observation = make_observation(
+        [FORUM, Element(2, "button", "Open", (80, 90, 80, 20))]
+    )
+    changed = make_observation([FORUM, Element(3, "button", "Frobnicate", (80, 90, 80, 20))])
+    _answering(h, lambda: setattr(h.observer, "observation", changed))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=100)], then=done()))
+    assert h.executor.calls == []
+    assert (await _actions(h, run.id))[0] == (
+        StepStatus.SKIPPED,
+        SCREEN_CHANGED.format(why='the target button "Frobnicate" is sensitive ("frobnicate")'),
+    )
+
+
+async def test_a_click_approved_on_a_sensitive_button_that_now_lands_on_an_order_is_not_made() -> (
+    None
+):
+    h = make_harness()
+    h.observer.observation = make_observation(
+        [FORUM, Element(2, "button", "Delete", (80, 90, 80, 20))]
+    )
+    order = make_observation([FORUM, Element(7, "label", ORDER, (20, 80, 600, 40))])
+    _answering(h, lambda: setattr(h.observer, "observation", order))
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=100)], then=done()))
+    [asked] = h.gate.requests
+    assert asked.caution == 'the target button "Delete" is sensitive ("delete")'
+    assert h.executor.calls == []
+    [(status, error)] = (await _actions(h, run.id))[:1]
+    assert status is StepStatus.SKIPPED
+    assert "the click lands on text that looks like orders to an AI" in error
+
+
+async def test_a_click_approved_on_an_order_still_there_is_made() -> None:
+    # the person allowed it with the order under the point in view: no news
+    h = make_harness()
+    h.observer.observation = ATTACKED
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=310)], then=done()))
+    [asked] = h.gate.requests
+    assert "orders to an AI" in asked.caution
+    assert [name for name, _ in h.executor.calls] == ["click"]
+
+
+async def test_a_key_press_nobody_was_asked_about_asks_the_focus_no_more() -> None:
+    # the focus is asked again only after an answer (a person may have clicked meanwhile)
+    probe = FakeFocusProbe("text")
+    h = make_harness(policies=ALLOW_INPUT, focus=probe)
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("hotkey", keys=["ctrl", "s"])], then=done()))
+    assert [name for name, _ in h.executor.calls] == ["hotkey"]
+    assert probe.calls == 2  # when the call was validated, and when it was judged
+
+
+async def test_keys_approved_while_the_apps_own_window_keeps_the_focus_are_refused_saying_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the grace the app's closing dialog gets to give the focus back: none here, it keeps it
+    monkeypatch.setattr(gate_module, "OWN_FOCUS_WAIT_S", 0.0)
+    h = make_harness()
+    h.runner.services.focus = _OwnWindowOnceAsked(h)
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("hotkey", keys=["ctrl", "v"])], then=done()))
+    assert h.executor.calls == []
+    assert (await _actions(h, run.id))[0] == (
+        StepStatus.DENIED,
+        "the app's own window has the keyboard focus now: the agent may not type into its own "
+        "controls (click the window to type into first)",
+    )
+
+
+class _OwnWindowOnceAsked:
+    """A focus probe that finds an editor until the person was asked, then the app's own
+    window (its question dialog, still in front)."""
+
+    def __init__(self, h: Harness) -> None:
+        self.h = h
+
+    async def focused_role(self) -> str | None:
+        return OWN_WINDOW_ROLE if self.h.gate.requests else "text"
+
+
+#: a window came up with an order far from the click's point (10, 10)
+ORDER_ELSEWHERE = replace(POPPED, elements=(ATTACKED.elements[0], ATTACKED.elements[1]))
+
+
+async def test_an_allowed_click_is_not_made_when_a_window_with_orders_came_up() -> None:
+    h = _windows_harness()
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, ORDER_ELSEWHERE, tool("click", x=10, y=10))]))
+    assert h.executor.calls == []
+    [(status, error)] = (await _actions(h, run.id))[:1]
+    assert status is StepStatus.SKIPPED and error.startswith("a window came up before")
+
+
+async def test_a_click_a_person_approved_is_judged_again_only_at_its_point() -> None:
+    # once answered, the screen is looked at again where the click lands (a window that came
+    # up with orders elsewhere is for the next turn's look)
+    h = make_harness(
+        answers=[ApprovalDecision.ONCE], policies={"click": Policy.ASK}, observer=WindowsObserver()
+    )
+    h.observer.observation = EDITOR
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, ORDER_ELSEWHERE, tool("click", x=10, y=10))]))
+    assert len(h.gate.requests) == 1
+    assert [name for name, _ in h.executor.calls] == ["click"]
+
+
+class _InWindowArgs(BaseModel):
+    title: str
+    text: str
+
+
+#: a tool that brings a window to the front and types into it (its traits are its spec's)
+TYPE_IN = ToolSpec(
+    "type_in",
+    "Bring a window to the front, then type a text into it.",
+    _InWindowArgs,
+    Risk.INPUT,
+    keyboard=True,
+    text_field="text",
+    window_field="title",
+)
+
+
+async def test_keys_sent_to_a_window_not_the_apps_own_run_once_approved() -> None:
+    # once answered, the window it names is judged again as the app's own or not
+    h = make_harness(focus=FakeFocusProbe("text"))
+    h.runner.services.registry.register(TYPE_IN)
+    run = await h.create(allowed_tools=("type_in",))
+    call = tool("type_in", title="notes.txt — L3afpad", text="hi")
+    await h.collect(run, ScriptedPlanner([call], then=done()))
+    assert len(h.gate.requests) == 1
+    assert [name for name, _ in h.executor.calls] == ["type_in"]
