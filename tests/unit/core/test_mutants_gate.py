@@ -380,3 +380,19 @@ async def test_keys_sent_to_a_window_not_the_apps_own_run_once_approved() -> Non
     await h.collect(run, ScriptedPlanner([call], then=done()))
     assert len(h.gate.requests) == 1
     assert [name for name, _ in h.executor.calls] == ["type_in"]
+
+
+async def test_text_read_off_a_window_that_came_up_is_not_typed_unasked() -> None:
+    # the popup shows the very text the model is about to type: copied off the screen, not
+    # from the goal, so a person answers for it
+    iban = "DE89 3704 0044 0532 0130 00"
+    shows_it = replace(
+        PLAIN_POPUP, elements=(*EDITOR.elements, Element(9, "label", iban, (20, 500, 400, 20)))
+    )
+    h = _windows_harness()
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, shows_it, tool("type_text", text=iban))]))
+    assert h.executor.calls == []
+    [(status, error)] = (await _actions(h, run.id))[:1]
+    assert status is StepStatus.SKIPPED
+    assert "the text to type was read on the screen" in error
