@@ -20,9 +20,12 @@ from desktop_agent.core.models import (
     ApprovalRequest,
     Decision,
     Element,
+    MonitorArea,
     Policy,
     Risk,
     SafetyCheck,
+    ScreenLayout,
+    ScreenMapping,
     StepKind,
     StepStatus,
 )
@@ -39,6 +42,7 @@ from tests.unit.core.test_injection_gate import (
     WindowsObserver,
     _then,
 )
+from tests.unit.core.test_run_monitor import MONITORS
 
 CHECK = SafetyCheck(id="sc_1", code="malicious_instructions", message="obey the screen")
 
@@ -396,3 +400,18 @@ async def test_text_read_off_a_window_that_came_up_is_not_typed_unasked() -> Non
     [(status, error)] = (await _actions(h, run.id))[:1]
     assert status is StepStatus.SKIPPED
     assert "the text to type was read on the screen" in error
+
+
+async def test_a_question_on_an_image_of_all_monitors_names_the_one_under_the_click() -> None:
+    # all monitors as one image, 1280 px wide for 3200 desktop px, from -1280
+    h = make_harness(policies={"click": Policy.ASK})
+    h.observer.observation = replace(
+        make_observation(),
+        layout=ScreenLayout(MonitorArea(0, -1280, 0, 3200, 1080), MONITORS),
+        mapping=ScreenMapping(scale_x=2.5, scale_y=2.5, offset_x=-1280),
+    )
+    run = await h.create(allowed_tools=("click",))
+    planner = ScriptedPlanner([tool("click", x=100, y=100), tool("click", x=900, y=100)])
+    await h.collect(run, planner)
+    asked = [(request.index, request.monitor) for request in h.gate.requests]
+    assert asked == [(1, MONITORS[1]), (2, MONITORS[0])]
