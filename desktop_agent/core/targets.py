@@ -57,7 +57,9 @@ def element_ref(
     if spec.aims and isinstance(element_id, int):
         target, how = observation.element(element_id), "element"
     elif spec.pointer and isinstance(x := args.get(spec.points[0][0]), int):
-        target, how = _under(observation, x, args.get(spec.points[0][1], 0)), "point"
+        # a y not given (None in the validated call's values) reads as the top row
+        y = args.get(spec.points[0][1])
+        target, how = _under(observation, x, y if isinstance(y, int) else 0), "point"
     elif spec.keyboard or spec.text_field:
         target = next((e for e in controls(observation) if e.focused), None)
         how = "focus"

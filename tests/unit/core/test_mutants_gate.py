@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from desktop_agent.core import gate as gate_module
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
+from desktop_agent.core.errors import ObservationError
 from desktop_agent.core.events import ApprovalResolved
 from desktop_agent.core.gate import SCREEN_CHANGED, WINDOW_CAME_UP
 from desktop_agent.core.injection_guard import provider_notes
@@ -21,8 +22,10 @@ from desktop_agent.core.models import (
     Decision,
     Element,
     MonitorArea,
+    Observation,
     Policy,
     Risk,
+    RunStatus,
     SafetyCheck,
     ScreenLayout,
     ScreenMapping,
@@ -415,3 +418,122 @@ async def test_a_question_on_an_image_of_all_monitors_names_the_one_under_the_cl
     await h.collect(run, planner)
     asked = [(request.index, request.monitor) for request in h.gate.requests]
     assert asked == [(1, MONITORS[1]), (2, MONITORS[0])]
+
+
+# ── the app's own windows as they are now ─────────────────────────────────────
+
+#: the app's question dialog, in desktop pixels
+OWN_DIALOG = Element(0, "window", "Desktop Agent — allow click?", (300, 200, 400, 300))
+#: a button of the editor away from the dialog
+OK_BUTTON = Element(2, "button", "OK", (40, 600, 80, 30))
+
+
+class OwnWindowsNow:
+    """An observer (OwnWindowsSource) that reads the app's windows in desktop pixels and gives
+    them in the screenshot's (the observation's mapping), each read the next of `reads` (the
+    last one stays), and the pointer where it rests."""
+
+    def __init__(
+        self, reads: list[tuple[Element, ...]], pointer: tuple[int, int] | None = None
+    ) -> None:
+        self.observation = make_observation([FORUM, OK_BUTTON])
+        self.reads = reads
+        self.pointer = pointer
+
+    async def observe(self) -> Observation:
+        return self.observation
+
+    async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+        windows = self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+        to_image = observation.mapping.to_image
+        return tuple(
+            replace(w, box=(*to_image(w.box[0], w.box[1]), w.box[2], w.box[3])) for w in windows
+        )
+
+    async def pointer_now(self, observation: Observation) -> tuple[int, int] | None:
+        if self.pointer is None:
+            return None
+        return observation.mapping.to_image(*self.pointer)
+
+
+def _own_windows_harness(
+    observer: OwnWindowsNow, *, policy: Policy = Policy.ALLOW, answer: bool = False
+) -> Harness:
+    h = make_harness(policies={"click": policy, "scroll": policy})
+    h.runner.services.observer = observer
+    if answer:
+        # the app's question dialog is up under the point when the person has answered
+        _answering(h, lambda: observer.reads.insert(0, (OWN_DIALOG,)))
+    return h
+
+
+async def _ran(h: Harness, call: Decision, *allowed: str) -> list[str]:
+    run = await h.create(allowed_tools=allowed or (call.tool or "",))
+    await h.collect(run, ScriptedPlanner([call], then=done()))
+    return [name for name, _ in h.executor.calls]
+
+
+async def test_a_scroll_without_a_point_runs_when_the_pointer_cannot_be_read() -> None:
+    h = _own_windows_harness(OwnWindowsNow([(OWN_DIALOG,)], pointer=None))
+    assert await _ran(h, tool("scroll", amount=-3)) == ["scroll"]
+
+
+async def test_a_scroll_without_a_point_is_judged_where_the_pointer_rests_left_and_down() -> None:
+    # x 100 is left of the dialog, y 450 is within its rows
+    h = _own_windows_harness(OwnWindowsNow([(OWN_DIALOG,)], pointer=(100, 450)))
+    assert await _ran(h, tool("scroll", amount=-3)) == ["scroll"]
+
+
+async def test_a_scroll_given_only_its_x_is_judged_where_the_pointer_rests() -> None:
+    # half a point is no point: the wheel turns where the pointer is, on the dialog
+    h = _own_windows_harness(OwnWindowsNow([(OWN_DIALOG,)], pointer=(450, 450)))
+    run = await h.create(allowed_tools=("scroll",))
+    await h.collect(run, ScriptedPlanner([tool("scroll", amount=-3, x=100)], then=done()))
+    assert h.executor.calls == []
+    [(status, error)] = await _actions(h, run.id)
+    assert status is StepStatus.DENIED and "is on the app's own window" in error
+    # (old main ended the run here: element_ref read the missing y as None)
+    assert h.stored(run.id).status is RunStatus.COMPLETED
+
+
+async def test_a_click_on_an_element_is_judged_at_it_wherever_the_pointer_rests() -> None:
+    h = _own_windows_harness(OwnWindowsNow([(OWN_DIALOG,)], pointer=(450, 450)))
+    assert await _ran(h, tool("click", element=2)) == ["click"]
+
+
+async def test_the_apps_windows_are_read_in_the_turns_screenshot_pixels() -> None:
+    # a screenshot of a monitor right of another: the dialog at desktop x 2220 is at 300 in it
+    observer = OwnWindowsNow([(replace(OWN_DIALOG, box=(2220, 200, 400, 300)),)], (2370, 450))
+    observer.observation = replace(observer.observation, mapping=ScreenMapping(offset_x=1920))
+    h = _own_windows_harness(observer)
+    assert await _ran(h, tool("click", x=450, y=450)) == []
+    h = _own_windows_harness(observer)
+    assert await _ran(h, tool("scroll", amount=-3)) == []
+
+
+async def test_an_allowed_click_where_the_apps_window_is_now_is_refused_without_a_grace() -> None:
+    # nobody was asked: no dialog of the app is closing, so the first read stands (the window
+    # is gone at the next read)
+    h = _own_windows_harness(OwnWindowsNow([(OWN_DIALOG,), ()]))
+    assert await _ran(h, tool("click", x=450, y=450)) == []
+
+
+async def test_a_click_answered_while_the_question_is_still_closing_runs_once_it_is_gone() -> None:
+    # the person answered; the app's dialog under the point is given its moment to close
+    h = _own_windows_harness(OwnWindowsNow([()]), policy=Policy.ASK, answer=True)
+    assert await _ran(h, tool("click", x=450, y=450)) == ["click"]
+
+
+async def test_a_click_where_the_apps_windows_cannot_be_read_is_refused_saying_so() -> None:
+    class Unreadable(OwnWindowsNow):
+        async def own_windows_now(self, observation: Observation) -> tuple[Element, ...] | None:
+            raise ObservationError("EnumWindows failed (Windows error 5)")
+
+    h = _own_windows_harness(Unreadable([()]))
+    run = await h.create(allowed_tools=("click",))
+    await h.collect(run, ScriptedPlanner([tool("click", x=100, y=650)], then=done()))
+    assert (await _actions(h, run.id))[0] == (
+        StepStatus.DENIED,
+        "the app's own windows cannot be read now (EnumWindows failed (Windows error 5)): the "
+        "agent does not act where one of them might be",
+    )

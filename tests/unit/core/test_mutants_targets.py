@@ -157,6 +157,9 @@ def test_a_point_without_its_y_is_read_on_the_top_row() -> None:
     top = Element(3, "button", "Menu", (140, 0, 20, 1))  # only row 0
     ref = element_ref("click", {"x": 145}, make_observation([top]))
     assert ref is not None and ref.name == "Menu"
+    # the validated call's values name every field: a y not given is None there
+    ref = element_ref("scroll", {"amount": -3, "x": 145, "y": None}, make_observation([top]))
+    assert ref is not None and ref.name == "Menu"
 
 
 def test_a_value_set_without_an_element_goes_to_the_focused_control() -> None:
