@@ -21,6 +21,7 @@ from desktop_agent.core.models import (
     ApprovalRequest,
     Decision,
     Element,
+    Grounding,
     MonitorArea,
     Observation,
     Policy,
@@ -33,9 +34,16 @@ from desktop_agent.core.models import (
     StepStatus,
 )
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
-from desktop_agent.core.ports import DecideRequest
+from desktop_agent.core.ports import DecideRequest, GroundRequest
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
-from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, make_observation, tool
+from tests.fakes import (
+    FakeFocusProbe,
+    ScriptedGrounder,
+    ScriptedPlanner,
+    done,
+    make_observation,
+    tool,
+)
 from tests.unit.core.conftest import Harness, make_harness
 from tests.unit.core.test_injection_gate import (
     ATTACKED,
@@ -537,3 +545,26 @@ async def test_a_click_where_the_apps_windows_cannot_be_read_is_refused_saying_s
         "the app's own windows cannot be read now (EnumWindows failed (Windows error 5)): the "
         "agent does not act where one of them might be",
     )
+
+
+async def test_a_grounded_click_on_a_delete_button_whose_landing_went_unseen_names_it() -> None:
+    # the look after the grounding failed: the turn's screen is judged, and the button it
+    # shows under the point is what the person is told (the unseen landing only asks when
+    # nothing else does)
+    h = make_harness(answers=[ApprovalDecision.DENY], policies={"click": Policy.ALLOW})
+    delete = Element(3, "button", "Delete", (600, 500, 100, 30))
+    h.observer.observation = make_observation([FORUM, delete])
+    run = await h.create(allowed_tools=("click",))
+
+    async def look_then_fail(_request: GroundRequest) -> Grounding:
+        h.observer.fail_next(1)  # the look after the grounding fails
+        return Grounding(point=(650, 515), first=(640, 510), refined=True, summary="refined")
+
+    planner = ScriptedPlanner(
+        [tool("click", x=640, y=510, target="the Delete button")],
+        then=done(),
+        grounder=ScriptedGrounder([look_then_fail]),
+    )
+    await h.collect(run, planner)
+    [asked] = h.gate.requests
+    assert asked.caution == 'the target button "Delete" is sensitive ("delete")'
