@@ -349,6 +349,11 @@ class Routes:
                 "this question came from another process (desktop-agent mcp): only the person "
                 "at this desktop allows it, in the app's dialog; the API may deny it"
             )
+        if decision is not ApprovalDecision.DENY and approval and approval.only_a_person_answers:
+            raise Forbidden(
+                "this call asks every time: only the person at this desktop allows it, in the "
+                "app's approval dialog; the API may deny it"
+            )
         if decision is ApprovalDecision.RUN and approval and not approval.offer_run_grant:
             decision = ApprovalDecision.ONCE  # a dangerous tool asks at every call
         if approval is None or not self.host.answer(approval_id, decision):

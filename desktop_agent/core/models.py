@@ -656,6 +656,22 @@ class ApprovalRequest:
     monitor: MonitorArea | None = None
 
     @property
+    def only_a_person_answers(self) -> bool:
+        """Whether only a person at this desktop may allow this call, never a program: a
+        call that asks every time (a dangerous tool, a launcher key, a paste, a line into a
+        terminal, a password field, a sensitive target: its `caution`, no run grant
+        offered), the model's provider's safety check, or the screen's texts that look like
+        orders to an AI. An MCP client, `--approve all` and an API client may deny it, never
+        allow it (docs/api.md, docs/mcp.md "Whose answer")."""
+        return (
+            bool(self.caution)
+            or self.risk is Risk.DANGEROUS
+            or not self.offer_run_grant
+            or self.safety_check is not None
+            or bool(self.suspicious_text)
+        )
+
+    @property
     def sentence(self) -> Phrase:
         """The call in one plain sentence (core/sentences.py), of the arguments as shown."""
         from desktop_agent.core.sentences import sentence

@@ -87,18 +87,6 @@ class Asker:
     unasked: int = 0
 
 
-def asks_every_time(approval: ApprovalRequest) -> bool:
-    """Whether `approval` is about a call that asks every time (a dangerous tool, a launcher
-    key, a paste, a line into a terminal, a password field, a sensitive target) or carries
-    the model's provider's safety check: only a person at this desktop may answer it, never
-    an MCP client."""
-    return (
-        bool(approval.caution)
-        or not approval.offer_run_grant
-        or approval.safety_check is not None  # only a person acknowledges a provider's check
-    )
-
-
 class McpApprovalGate:
     """The PermissionGate of the MCP server: a person at this desktop, the client only where
     the user allowed it, else deny.
@@ -158,7 +146,7 @@ class McpApprovalGate:
     ) -> ApprovalDecision:
         channels = self._person_channels()
         client = asker.elicit if asker is not None and self.client_approves else None
-        if client is not None and not asks_every_time(approval):
+        if client is not None and not approval.only_a_person_answers:
             channels.insert(1, client)  # the user chose the client for these, after the app
         answer = await _first_of(channels, approval)
         if answer is not None:

@@ -83,20 +83,37 @@ async def test_allow_for_this_run_grants_the_tool_for_the_rest_of_the_run(api: A
     assert seen[-1][1]["run"]["status"] == "completed"
 
 
-async def test_a_dangerous_tool_is_never_granted_for_the_run(api: Api) -> None:
+@pytest.mark.parametrize("decision", ["once", "run"])
+async def test_a_program_holding_the_token_cannot_allow_a_call_that_asks_every_time(
+    api: Api, decision: str
+) -> None:
+    """launch_app asks every time: only a person at this desktop allows it (the app's
+    dialog), never a program holding the API token; the API may deny it."""
     api.planners.scripts["launch"] = [tool("launch_app", command="l3afpad"), done()]
     run = await api.create("launch")
     async with api.events(run["id"]) as response:
         stream = frames(response)
         _, asked = await next_frame(stream, "approval_requested")
+        approval_id = asked["approval"]["id"]
         assert asked["approval"]["offer_run_grant"] is False
 
         status, body = await api.call(
-            "POST", f"/api/approvals/{asked['approval']['id']}", body={"decision": "run"}
+            "POST", f"/api/approvals/{approval_id}", body={"decision": decision}
         )
 
-        assert (status, body["decision"]) == (200, "once")
+        assert status == 403
+        assert body["error"] == (
+            "this call asks every time: only the person at this desktop allows it, in the "
+            "app's approval dialog; the API may deny it"
+        )
+        assert [a.id for a in api.agent.approvals.pending] == [approval_id]
+        status, body = await api.call(
+            "POST", f"/api/approvals/{approval_id}", body={"decision": "deny"}
+        )
+        assert (status, body["decision"]) == (200, "deny")
+        _, action = await next_frame(stream, "step_finished", kind="action")
         await next_frame(stream, "run_finished")
+    assert action["step"]["status"] == "denied"
     assert api.agent.permissions.task_grants(run["id"]) == frozenset()
 
 
