@@ -11,7 +11,7 @@ import gc
 import os
 import sys
 
-from desktop_agent.mcp import APPROVAL_DIALOG  # a constant: the package imports nothing
+from desktop_agent.instances import APPROVAL_DIALOG  # a constant: the package imports nothing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -82,6 +82,7 @@ class Agent:
         observer: ScreenObserver | None = None,
         executor: ToolExecutor | None = None,
         gate: PermissionGate | None = None,
+        approvals: ApprovalBroker | None = None,
         planner_factory: PlannerFactory | None = None,
         check_model: bool = True,
     ) -> Agent:
@@ -126,6 +127,7 @@ class Agent:
             observer=observer,
             executor=executor,
             gate=gate,
+            approvals=approvals,
             permissions=Permissions(settings.policies, await repo.list_grants()),
             planner_factory=planner_factory,
             check_model=check_model,
@@ -145,6 +147,7 @@ class Agent:
         observer: ScreenObserver,
         executor: ToolExecutor,
         gate: PermissionGate | None = None,
+        approvals: ApprovalBroker | None = None,
         permissions: Permissions | None = None,
         planner_factory: PlannerFactory | None = None,
         check_model: bool = True,
@@ -156,7 +159,9 @@ class Agent:
         """
         registry = builtin_registry()
         permissions = permissions or Permissions(settings.policies)
-        approvals = ApprovalBroker()
+        # `approvals`: the broker a gate of the face's own hands questions to (serve's
+        # PersonOnlyGate); the gate when none is given
+        approvals = ApprovalBroker() if approvals is None else approvals
         runner = TaskRunnerService(
             RunnerServices(
                 repo=repo,

@@ -154,11 +154,17 @@ def _cmd_serve(args: argparse.Namespace, data_dir: Path) -> int:
 
     async def go() -> int:
         from desktop_agent.host import Face, Host
+        from desktop_agent.host.person import person_asker
 
         stopped = asyncio.Event()
         face = Face("serve", api="full", port=args.port, on_signal=stopped.set)
         api = getattr(args, "local_api", None)  # the top floor's (desktop_agent/launch.py)
-        async with Host.serving(data_dir, load_settings(), local_api=api) as host:
+        # a question only a person answers: the app's person, else the dialog's own
+        # process, else denied; never an API client (host/person.py)
+        person = person_asker(data_dir)
+        async with Host.serving(
+            data_dir, load_settings(), local_api=api, ask_person=person
+        ) as host:
             TakeoverNotes(host, as_json=True)
             # the user's own input pauses the API's runs too; resumed through the API
             await host.turn_on(face)

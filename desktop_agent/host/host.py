@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.runner import RunHandle
     from desktop_agent.core.tools import ToolRegistry, ToolSpec
     from desktop_agent.host.calibration import ScreenCalibration
+    from desktop_agent.host.person import AskHuman
     from desktop_agent.host.requests import Ready
     from desktop_agent.model_check import ModelCheck, VisionVerdict
     from desktop_agent.settings import Settings
@@ -217,6 +218,7 @@ class Host:
         gate: PermissionGate | None = None,
         stop_mark: str | None = None,
         local_api: LocalApi | None = None,
+        ask_person: AskHuman | None = None,
     ) -> Host:
         """Open the store (recovering crashed runs) and build the services, on this loop.
 
@@ -225,10 +227,19 @@ class Host:
         entry (desktop_agent/__main__.py); by default, now. A stop-all marked since then,
         before this host's API is registered (when it could not find this instance), stops
         the runs started here. `local_api`: the local API's maker, from the face that serves
-        it (`Face.api`; the top floor's `desktop_agent.launch.local_api`)."""
+        it (`Face.api`; the top floor's `desktop_agent.launch.local_api`). `ask_person`: who
+        answers a question only a person answers where the face has no dialog of its own
+        (`serve`: host/person.py PersonOnlyGate); the API's broker answers the rest."""
         from desktop_agent.agent import Agent
 
-        agent = await Agent.open(data_dir, settings, gate=gate)
+        approvals = None
+        if ask_person is not None and gate is None:
+            from desktop_agent.core.permissions import ApprovalBroker
+            from desktop_agent.host.person import PersonOnlyGate
+
+            approvals = ApprovalBroker()
+            gate = PersonOnlyGate(approvals, ask_person)
+        agent = await Agent.open(data_dir, settings, gate=gate, approvals=approvals)
         return cls(agent, stop_mark=stop_mark, local_api=local_api)
 
     @classmethod
@@ -241,13 +252,19 @@ class Host:
         gate: PermissionGate | None = None,
         stop_mark: str | None = None,
         local_api: LocalApi | None = None,
+        ask_person: AskHuman | None = None,
     ) -> AsyncIterator[Host]:
         """A face's Host from its opening to its closing, whatever ends the face's work (an
         error, a signal, the client gone): `close` stops every run and waits for them, then
         closes what was turned on, then the services. The face turns on what it serves with
         `turn_on`, once it has subscribed and read what it asks before its run."""
         host = await cls.open(
-            data_dir, settings, gate=gate, stop_mark=stop_mark, local_api=local_api
+            data_dir,
+            settings,
+            gate=gate,
+            stop_mark=stop_mark,
+            local_api=local_api,
+            ask_person=ask_person,
         )
         try:
             yield host

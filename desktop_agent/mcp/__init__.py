@@ -5,7 +5,3 @@ calls.py: a desktop tool call as a one-step run; gate.py: where an approval is a
 progress.py: run events as progress notifications; server.py: the MCP handlers;
 serve.py: stdio and streamable HTTP. The `mcp` SDK is imported only below this package.
 """
-
-#: the first word of the approval dialog's own process (dialog.py starts it, __main__.py
-#: answers it; no sub-command: the user never types it)
-APPROVAL_DIALOG = "--approval-dialog"

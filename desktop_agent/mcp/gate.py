@@ -10,16 +10,15 @@ gate (core/loop.py) decides *whether* to ask, exactly as for any run; this only 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, RunView, StopReason
+from desktop_agent.host.person import AskHuman, app_asker, first_of
+
+__all__ = ["AskHuman", "Asker", "McpApprovalGate", "SessionGrants", "app_asker"]
 
 log = logging.getLogger(__name__)
-
-#: asks a human through one channel; None: nobody could be asked there
-AskHuman = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
 
 
 class SessionGrants:
@@ -93,7 +92,7 @@ class McpApprovalGate:
 
     `ask_app` asks the desktop app running on the same data dir (through the instance
     registry and its API); `ask_desktop` shows the app's approval dialog from this process
-    (mcp/dialog.py). Each answers None when it could not ask (no app, no display). The MCP
+    (host/person.py). Each answers None when it could not ask (no app, no display). The MCP
     client cannot be told from a program that accepts every question, so its elicitation
     answers only when `client_approves` (the user's `--client-approves`) and only ordinary
     input calls; a call that asks every time never reaches it. The first answer is final.
@@ -136,7 +135,7 @@ class McpApprovalGate:
         """Ask a person at this desktop only (the app, else this process's dialog), never a
         client: for what leaves this process (the screen, docs/settings.md). None when nobody
         could be asked."""
-        return await _first_of(self._person_channels(), approval)
+        return await first_of(self._person_channels(), approval)
 
     def _person_channels(self) -> list[AskHuman]:
         return [self._ask_app, *([self._ask_desktop] if self._ask_desktop is not None else [])]
@@ -148,34 +147,9 @@ class McpApprovalGate:
         client = asker.elicit if asker is not None and self.client_approves else None
         if client is not None and not approval.only_a_person_answers:
             channels.insert(1, client)  # the user chose the client for these, after the app
-        answer = await _first_of(channels, approval)
+        answer = await first_of(channels, approval)
         if answer is not None:
             return answer
         if asker is not None:
             asker.unasked += 1
         return ApprovalDecision.DENY
-
-
-async def _first_of(channels: list[AskHuman], approval: ApprovalRequest) -> ApprovalDecision | None:
-    """The first answer of `channels` in order; None when none could ask (then it is denied)."""
-    for ask in channels:
-        try:
-            answer = await ask(approval)
-        except Exception:  # noqa: BLE001 - a channel that fails: the next one, else deny
-            log.warning("asking about %s failed", approval.tool, exc_info=True)
-            continue
-        if answer is not None:
-            return answer
-    log.info("nobody could be asked about %s: denied", approval.tool)
-    return None
-
-
-def app_asker(data_dir: Path) -> AskHuman:
-    """Ask the desktop app on `data_dir`, if one runs (api/instances.ask_app_instance)."""
-
-    async def ask(approval: ApprovalRequest) -> ApprovalDecision | None:
-        from desktop_agent.instances.registry import ask_app_instance
-
-        return await ask_app_instance(data_dir, approval)
-
-    return ask

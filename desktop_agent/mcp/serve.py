@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import ConfigError
-from desktop_agent.mcp.dialog import desktop_asker
-from desktop_agent.mcp.gate import McpApprovalGate, app_asker
+from desktop_agent.host.person import app_asker, desktop_asker
+from desktop_agent.mcp.gate import McpApprovalGate
 
 if TYPE_CHECKING:
     from desktop_agent.host.host import LocalApi

@@ -1,10 +1,11 @@
-"""The approval dialog in a process of its own: `desktop-agent mcp`'s question to the person here.
+"""The approval dialog in a process of its own: `desktop-agent mcp`'s or `serve`'s question
+to the person here.
 
-`desktop-agent mcp` (mcp/dialog.py) starts this process for a question when no app runs on
-its data dir: it reads one JSON line on stdin (the request, its secret, the data dir), shows
-the app's own ApprovalDialog and writes the answer (`once`, `run` or `deny`) as one line on
-stdout; the end of its stdin (the server gone) closes it unanswered. Its own process, not a
-Qt thread of the server's: Qt's GUI wants the main thread (on macOS it must be), the
+`desktop-agent mcp` and `serve` (host/person.py) start this process for a question when no
+app runs on its data dir: it reads one JSON line on stdin (the request, its secret, the data
+dir), shows the app's own ApprovalDialog and writes the answer (`once`, `run` or `deny`) as
+one line on stdout; the end of its stdin (the server gone) closes it unanswered. Its own
+process, not a Qt thread of the server's: Qt's GUI wants the main thread (on macOS it must be), the
 server's main thread runs its event loop, and Python's collector would free Qt objects on
 whichever thread allocates (tests/conftest.py, ui/collector.py).
 """
@@ -36,7 +37,7 @@ APP_NAME = "desktop-agent"
 
 
 def build_dialog(message: dict[str, Any], *, clock: Clock = time.monotonic) -> ApprovalDialog:
-    """The dialog for one question as sent by mcp/dialog.py; a bad message is a ValueError."""
+    """The dialog for one question as sent by host/person.py; a bad message is a ValueError."""
     request = AskApproval.model_validate(message.get("request")).request()
     secret = message.get("secret", "")
     if not isinstance(secret, str):

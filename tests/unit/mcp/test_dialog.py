@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
-from desktop_agent.mcp.dialog import desktop_asker, dialog_command
+from desktop_agent.host.person import desktop_asker, dialog_command
 from tests.support.xdisplay import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -26,7 +26,7 @@ async def test_a_failed_channel_and_a_denial_for_nobody_are_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     gate = McpApprovalGate(Channel(RuntimeError("app gone")))
-    with caplog.at_level(logging.INFO, logger="desktop_agent.mcp.gate"):
+    with caplog.at_level(logging.INFO, logger="desktop_agent.host.person"):
         assert await gate.request(approval("click")) is ApprovalDecision.DENY
     failed, denied = caplog.records
     assert (failed.levelno, failed.getMessage()) == (logging.WARNING, "asking about click failed")
