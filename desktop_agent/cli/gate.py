@@ -12,14 +12,15 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from desktop_agent.cli.words import monitor_words, sentence, tr
-from desktop_agent.core.models import ApprovalDecision, ApprovalRequest, Risk
+from desktop_agent.core.models import ApprovalDecision, ApprovalRequest
 from desktop_agent.core.text import printable, quote
 
 
 class AutoGate:
-    """Answers every approval the same way (--approve all / none), except that a dangerous
-    call — a dangerous tool (launch_app), or a call that asks every time (a launcher key,
-    a paste, a line into a terminal, a password field, a sensitive target) — is allowed
+    """Answers every approval the same way (--approve all / none), except that a question
+    only a person answers (`ApprovalRequest.only_a_person_answers`: a dangerous tool such as
+    launch_app, a call that asks every time — a launcher key, a paste, a line into a terminal,
+    a password field, a sensitive target —, any question that offers no run grant) is allowed
     only for a tool named in `dangerous_allowed` (--allow-dangerous), else denied. A safety
     check of the model's provider, and a call that asks because the screen shows text that
     looks like orders to an AI, are always denied: only a person judges those."""
@@ -31,8 +32,8 @@ class AutoGate:
     async def request(self, approval: ApprovalRequest) -> ApprovalDecision:
         if approval.safety_check is not None or approval.suspicious_text:
             return ApprovalDecision.DENY
-        dangerous = approval.risk is Risk.DANGEROUS or bool(approval.caution)
-        if dangerous and approval.tool not in self.dangerous_allowed:
+        # the one predicate of every face: what a program may not allow by itself
+        if approval.only_a_person_answers and approval.tool not in self.dangerous_allowed:
             return ApprovalDecision.DENY
         return self.answer
 

@@ -4,6 +4,7 @@ tool or a call that asks every time unless --allow-dangerous names its tool."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
@@ -24,7 +25,8 @@ def approval(tool: str, risk: Risk, caution: str = "") -> ApprovalRequest:
         args={},
         reason="",
         risk=risk,
-        offer_run_grant=False,
+        # as the loop's gate offers it (core/gate.py `_gate`)
+        offer_run_grant=risk is not Risk.DANGEROUS and not caution,
         timeout_s=5,
         caution=caution,
     )
@@ -39,6 +41,13 @@ async def test_approve_all_denies_dangerous_calls_unless_their_tool_is_named() -
     named = AutoGate(ApprovalDecision.ONCE, ("launch_app",))
     assert await named.request(approval("launch_app", Risk.DANGEROUS)) is ApprovalDecision.ONCE
     assert await named.request(approval("hotkey", Risk.INPUT, launcher)) is ApprovalDecision.DENY
+
+
+async def test_approve_all_denies_any_question_that_offers_no_run_grant() -> None:
+    """`--approve all` reads the one predicate of every face (only_a_person_answers): a
+    question with no run grant on offer asks every time, whatever else it says."""
+    asks_every_time = replace(approval("click", Risk.INPUT), offer_run_grant=False)
+    assert await AutoGate(ApprovalDecision.ONCE).request(asks_every_time) is ApprovalDecision.DENY
 
 
 def test_run_says_so_in_its_help_and_takes_allow_dangerous() -> None:
