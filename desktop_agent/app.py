@@ -24,6 +24,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Slot
 
 from desktop_agent.core.errors import DesktopAgentError
 from desktop_agent.host.display import display_problem as _display_problem
+from desktop_agent.host.display import windows_on_the_accessibility_bus
 from desktop_agent.ui.single_instance import InstanceGuard
 from desktop_agent.ui.text import in_words, one_line, shorten
 
@@ -144,6 +145,7 @@ def run_app(
 
     from PySide6.QtWidgets import QApplication
 
+    windows_on_the_accessibility_bus()
     # argv[0] names the X11 WM_CLASS instance: "desktop-agent", not "__main__.py"
     app = QApplication.instance() or QApplication(
         [APP_NAME, *qt_theme_arguments(os.environ, argv), *argv]

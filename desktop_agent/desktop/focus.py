@@ -1,7 +1,8 @@
 """The focused control's role at action time (the core's FocusProbe), on the inventory thread.
 
 First, on every backend: `OWN_WINDOW_ROLE` when the active window is one of this app's own
-(X11: WM_CLASS `desktop-agent`; Windows: made by this process or titled "Desktop Agent…"):
+(X11: WM_CLASS `desktop-agent`; Windows: made by this process or titled "Desktop Agent…";
+Wayland, which lists no windows: the active AT-SPI frame's application is this process):
 keys sent now would reach the app's controls, whatever the turn's observation showed.
 AT-SPI: the role name of the focused accessible of the active window ("password text",
 "terminal", "text", ...). UI Automation: "password text" when IsPassword, "terminal" for a
@@ -55,7 +56,10 @@ def active_x11_window(backend: Any) -> Any:
     windows = getattr(backend, "windows", None)
     if windows is None or not hasattr(windows, "active_id"):
         return None
-    active = windows.active_id()
+    try:
+        active = windows.active_id()
+    except LookupError:
+        return None  # no window list (Wayland's): the backend's own probe says the rest
     return windows.info(active, active) if active else None
 
 

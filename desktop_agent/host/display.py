@@ -5,6 +5,23 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import MutableMapping
+
+from desktop_agent.desktop.session import session_kind
+
+#: Qt puts its windows on the AT-SPI bus only while the desktop says a screen reader is on,
+#: or with this set (measured on the headless GNOME Wayland desk: a PySide6 window was not
+#: on the bus without it, and was with it)
+QT_ACCESSIBILITY_ON = "QT_LINUX_ACCESSIBILITY_ALWAYS_ON"
+
+
+def windows_on_the_accessibility_bus(env: MutableMapping[str, str] | None = None) -> None:
+    """On a Wayland session, before the QApplication: the app's windows go on the AT-SPI bus,
+    the one place where the focus probe can see that one of them is active (Wayland lists
+    no windows; desktop/inventory/atspi_wayland.py). A value the user set is kept."""
+    env = os.environ if env is None else env
+    if sys.platform.startswith("linux") and session_kind(env) == "wayland":
+        env.setdefault(QT_ACCESSIBILITY_ON, "1")
 
 
 def display_problem(env: dict[str, str] | os._Environ[str]) -> str | None:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QApplication
 from desktop_agent.core.models import ApprovalDecision
 from desktop_agent.core.text import one_line
 from desktop_agent.core.tools import describe_validation_error
+from desktop_agent.host.display import windows_on_the_accessibility_bus
 from desktop_agent.instances.ask_approval import AskApproval
 from desktop_agent.ui.approval import ApprovalDialog, Clock
 
@@ -70,6 +71,7 @@ def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
     """Ask once; the answer on stdout (a bad message: an error on stderr, exit code 3)."""
     try:
         dialog_message = json.loads(stdin.readline())
+        windows_on_the_accessibility_bus()  # the focus probe sees this window on Wayland
         app = QApplication.instance() or QApplication([APP_NAME])
         assert isinstance(app, QApplication)
         app.setApplicationName(APP_NAME)

@@ -694,6 +694,11 @@ class AtspiInventory:
             level = [frame for _, frame, _ in self._active_frames(limits)]
         except TimeoutError:
             return None
+        return self._focused_under(level, limits)
+
+    def _focused_under(self, level: list[Node], limits: WalkLimits) -> str | None:
+        """The role name of the first FOCUSED showing accessible under `level`, breadth
+        first; None when none is found within FOCUS_MAX_NODES or by the deadline."""
         visited = 0
         while level and visited < FOCUS_MAX_NODES and not limits.expired():
             calls: list[Call] = []

@@ -27,6 +27,10 @@ EDITABLE_TEXT = "org.a11y.atspi.EditableText"
 TEXT = "org.a11y.atspi.Text"
 VALUE = "org.a11y.atspi.Value"
 PROPERTIES = "org.freedesktop.DBus.Properties"
+#: the bus itself, asked for the process of a connection (GetConnectionUnixProcessID), as
+#: at-spi2-core's atspi/atspi-accessible.c atspi_accessible_get_process_id does
+BUS_DRIVER = "org.freedesktop.DBus"
+BUS_DRIVER_PATH = "/org/freedesktop/DBus"
 #: AtspiStateType bit numbers (at-spi2-core atspi-constants.h)
 STATE_ACTIVE = 1
 STATE_EDITABLE = 7

@@ -14,7 +14,8 @@ read.
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+import os
+from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop_agent.desktop.inventory.atspi import (
@@ -27,6 +28,8 @@ from desktop_agent.desktop.inventory.atspi import (
 )
 from desktop_agent.desktop.inventory.atspi_bus import (
     ACCESSIBLE,
+    BUS_DRIVER,
+    BUS_DRIVER_PATH,
     COMPONENT,
     COORD_WINDOW,
     REGISTRY,
@@ -56,6 +59,18 @@ FINDABLE_ROLES = frozenset(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Top:
+    """A top-level accessible: its node, title, role name, whether it is active, and whether
+    its application is this process (None: the bus did not say)."""
+
+    node: Node
+    title: str
+    role: str
+    active: bool
+    own: bool | None
+
+
 class _NoWindowList(X11Windows):
     """No window list on Wayland: any read of it fails (the observer's own-window and
     pointer reads then say "not known"), never XWayland's list of other windows."""
@@ -70,45 +85,86 @@ class WaylandAtspiInventory(AtspiInventory):
     name = "atspi"
     coords = COORD_WINDOW
 
-    def __init__(self) -> None:
+    def __init__(self, *, own_pid: int | None = None) -> None:
         super().__init__()
         self.windows = _NoWindowList()
+        #: the process whose windows are the app's own (this one)
+        self.own_pid = os.getpid() if own_pid is None else own_pid
         #: the window the last snapshot's boxes are relative to
         self._relative: RelativeTo | None = None
 
-    def _active_frame(self, limits: WalkLimits) -> tuple[Node, str, str] | None:
-        """(frame, title, role name) of the active top-level accessible of an application
-        other than this one (a frame, a dialog, or a popup such as a context menu); None when
-        there is none."""
+    def _tops(self, limits: WalkLimits) -> list[_Top]:
+        """Every top-level accessible of every application on the bus, with whether it is
+        active and whether its application is this process (the bus's word for the process
+        behind the application's connection, or the app's own name)."""
         registry = Node(REGISTRY, ROOT_PATH)
         apps = _children(self._call(Call(registry, ACCESSIBLE, "GetChildren"), limits))
+        driver = Node(BUS_DRIVER, BUS_DRIVER_PATH)
         calls: list[Call] = []
         for app in apps:
-            calls += [Call.prop(app, ACCESSIBLE, "Name"), Call(app, ACCESSIBLE, "GetChildren")]
+            calls += [
+                Call.prop(app, ACCESSIBLE, "Name"),
+                Call(app, ACCESSIBLE, "GetChildren"),
+                # at-spi2-core's atspi_accessible_get_process_id: the application's bus name
+                # asked of the bus itself
+                Call(driver, BUS_DRIVER, "GetConnectionUnixProcessID", "s", (app.bus,)),
+            ]
         replies = self._call_many(calls, limits)
-        tops: list[Node] = []
+        owned: list[tuple[Node, bool | None]] = []
         for index in range(len(apps)):
-            name, children = replies[2 * index], replies[2 * index + 1]
-            if isinstance(name, Exception) or isinstance(children, Exception):
-                continue
-            if str(_value(name)) == APP_NAME:
-                continue  # this app's own windows are not the agent's to list
-            tops += _children(children)
+            name, children, pid = replies[3 * index : 3 * index + 3]
+            if isinstance(children, Exception):
+                continue  # gone: no window of it is active
+            if not isinstance(name, Exception) and str(_value(name)) == APP_NAME:
+                own: bool | None = True
+            elif isinstance(pid, Exception):
+                own = None  # whose it is cannot be told
+            else:
+                own = int(pid[0]) == self.own_pid
+            owned += [(top, own) for top in _children(children)]
         calls = []
-        for top in tops:
+        for top, _ in owned:
             calls += [
                 Call(top, ACCESSIBLE, "GetState"),
                 Call.prop(top, ACCESSIBLE, "Name"),
                 Call(top, ACCESSIBLE, "GetRole"),
             ]
         replies = self._call_many(calls, limits)
-        for index, top in enumerate(tops):
+        found: list[_Top] = []
+        for index, (top, own) in enumerate(owned):
             states, name, role = replies[3 * index : 3 * index + 3]
             if any(isinstance(reply, Exception) for reply in (states, name, role)):
                 continue
-            if states_contain(states[0], STATE_ACTIVE):
-                return top, clean_name(str(_value(name))), role_name_of(role[0])
+            active = states_contain(states[0], STATE_ACTIVE)
+            title = clean_name(str(_value(name)))
+            found.append(_Top(top, title, role_name_of(role[0]), active, own))
+        return found
+
+    def _active_frame(self, limits: WalkLimits) -> tuple[Node, str, str] | None:
+        """(frame, title, role name) of the active top-level accessible of an application
+        other than this one (a frame, a dialog, or a popup such as a context menu); None when
+        there is none. An application whose process cannot be told is not listed."""
+        for top in self._tops(limits):
+            if top.active and top.own is False:
+                return top.node, top.title, top.role
         return None
+
+    def focused_role(self, deadline: float) -> str | None:
+        """The role name of the focused accessible of the active window; APP_NAME (the core's
+        OWN_WINDOW_ROLE) when a window of this process is active: its keys would reach the
+        app's own controls. None when it cannot be told: no active window on the bus (a
+        program that is not on AT-SPI has the focus), an active window whose process the bus
+        does not say, or no focused accessible found by `deadline`."""
+        limits = WalkLimits(deadline=deadline)
+        try:
+            active = [top for top in self._tops(limits) if top.active]
+        except TimeoutError:
+            return None
+        if any(top.own for top in active):
+            return APP_NAME
+        if any(top.own is None for top in active):
+            return None
+        return self._focused_under([top.node for top in active], limits)
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
         """The active window's controls, each `relative` to it; what its texts say is
