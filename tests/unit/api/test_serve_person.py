@@ -128,6 +128,39 @@ async def test_under_serve_an_api_client_may_deny_what_a_person_is_being_asked(
     assert launched(serve) == []
 
 
+async def test_under_serve_a_stop_while_the_person_is_asked_closes_the_question_and_acts_not(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    asked: list[ApprovalRequest] = []
+    closed = asyncio.Event()
+
+    async def person(approval: ApprovalRequest) -> ApprovalDecision | None:
+        asked.append(approval)
+        try:
+            await asyncio.Event().wait()  # the dialog is open
+        finally:
+            closed.set()
+        return ApprovalDecision.ONCE
+
+    serve = await open_serve(tmp_path, session, person)
+    try:
+        serve.planners.scripts["launch"] = [tool("launch_app", command="l3afpad"), done()]
+        run = await serve.create("launch")
+        async with serve.events(run["id"]) as response:
+            stream = frames(response)
+            await next_frame(stream, "approval_requested")
+            await until(lambda: bool(asked), what="the person asked")
+            status, _ = await serve.call("POST", f"/api/tasks/{run['id']}/stop")
+            assert status == 200
+            _, finished = await next_frame(stream, "run_finished")
+        await asyncio.wait_for(closed.wait(), 5)
+    finally:
+        await close_api(serve)
+    assert (finished["run"]["status"], finished["run"]["stop_reason"]) == ("stopped", "user_stop")
+    assert launched(serve) == []
+    assert serve.agent.approvals.pending == []
+
+
 async def test_under_serve_an_ordinary_question_is_the_api_clients_alone(
     tmp_path: Path, session: aiohttp.ClientSession
 ) -> None:
