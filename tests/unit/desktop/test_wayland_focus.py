@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import pytest
+
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
-from desktop_agent.desktop.focus import backend_focused_role
+from desktop_agent.desktop.focus import DesktopFocusProbe, backend_focused_role
+from desktop_agent.desktop.inventory import InventoryRunner
 from desktop_agent.desktop.inventory.atspi import ROLE_NAMES
 from desktop_agent.desktop.inventory.atspi_bus import (
     ACCESSIBLE,
@@ -165,3 +168,72 @@ def test_the_element_list_leaves_out_the_apps_own_window_by_its_process() -> Non
     found = inventory(own, editor)._active_frame(WalkLimits(deadline=soon()))
     assert found is not None and found[1] == "note.txt"
     assert inventory(own)._active_frame(WalkLimits(deadline=soon())) is None
+
+
+class OnTheFakeBus(WaylandAtspiInventory):
+    """The Wayland inventory on its thread, over the fake bus (thread_init would dial the
+    real accessibility bus)."""
+
+    def __init__(self, bus: FakeAtspiBus) -> None:
+        super().__init__(own_pid=OWN_PID)
+        self.bus = bus  # type: ignore[assignment]
+
+    def thread_init(self) -> None:
+        pass
+
+
+class DialogTakesTheFocus:
+    """The desktop's FocusProbe over the Wayland inventory; from the third look on (the
+    decision and the gate looked first; the person is asked in between) the app's own window
+    is the active one, as its question dialog or main window would be once answered."""
+
+    def __init__(self, own: Accessible, editor: Accessible, runner: InventoryRunner) -> None:
+        self.own, self.editor = own, editor
+        self.probe = DesktopFocusProbe(runner, timeout_s=5)
+        self.calls = 0
+
+    async def focused_role(self) -> str | None:
+        self.calls += 1
+        if self.calls == 3:
+            self.own.states = (STATE_SHOWING, STATE_ACTIVE)
+            self.editor.states = (STATE_SHOWING,)
+        return await self.probe.focused_role()
+
+
+async def test_after_an_answer_on_wayland_keys_into_the_apps_own_window_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the gate's after-answer check on Wayland, through the desktop's probe: on old main the
+    # probe said None (LookupError), and the approved text was typed into the app's window
+    from desktop_agent.core import gate
+    from desktop_agent.core.models import ApprovalDecision, StepStatus
+    from tests.fakes import ScriptedPlanner, done, tool
+    from tests.unit.core.conftest import make_harness
+    from tests.unit.core.test_own_windows import OwnWindowsUnseen
+
+    monkeypatch.setattr(gate, "OWN_FOCUS_WAIT_S", 0.05)
+    own_window = window("Desktop Agent", active=False)
+    editor_window = window("note.txt", active=True)
+    bus = FakeAtspiBus(
+        [
+            App(":1.4", OWN_PID, "python3", [own_window]),
+            App(":1.7", 1000, "l3afpad", [editor_window]),
+        ]
+    )
+    runner = InventoryRunner(OnTheFakeBus(bus))
+    try:
+        h = make_harness(
+            answers=[ApprovalDecision.ONCE],
+            focus=DialogTakesTheFocus(own_window, editor_window, runner),
+        )
+        h.runner.services = replace(h.runner.services, observer=OwnWindowsUnseen(None))
+        run = await h.create()
+        await h.collect(run, ScriptedPlanner([tool("type_text", text="hello"), done()]))
+    finally:
+        runner.close()
+
+    # asked (Wayland cannot show the app's windows), then refused: the focus is the app's
+    assert [request.tool for request in h.gate.requests] == ["type_text"]
+    assert h.executor.calls == []
+    [action] = [s for s in await h.repo.list_steps(run.id) if s.kind.value == "action"]
+    assert action.status is StepStatus.DENIED and "keyboard focus now" in (action.error or "")
