@@ -56,10 +56,9 @@ def active_x11_window(backend: Any) -> Any:
     windows = getattr(backend, "windows", None)
     if windows is None or not hasattr(windows, "active_id"):
         return None
-    try:
-        active = windows.active_id()
-    except LookupError:
-        return None  # no window list (Wayland's): the backend's own probe says the rest
+    if not getattr(backend, "lists_windows", True):
+        return None  # Wayland's: no window list; the backend's own probe says the rest
+    active = windows.active_id()
     return windows.info(active, active) if active else None
 
 

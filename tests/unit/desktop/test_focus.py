@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
+import pytest
+
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
 from desktop_agent.desktop.focus import backend_focused_role, uia_focused_role
 from desktop_agent.desktop.inventory.x11 import WindowInfo
@@ -84,3 +86,24 @@ def test_a_terminal_the_backend_cannot_see_is_told_by_its_active_window() -> Non
     assert backend_focused_role(xterm, deadline=0) == "terminal"
     assert backend_focused_role(editor, deadline=0) is None
     assert backend_focused_role(own, deadline=0) == OWN_WINDOW_ROLE
+
+
+class FailingWindowList:
+    """An X11 window list that cannot be read now (X11Windows raises LookupError)."""
+
+    def active_id(self) -> int:
+        raise LookupError("cannot open display")
+
+    def info(self, window_id: int, active: int | None = None) -> WindowInfo | None:
+        raise AssertionError("not reached")
+
+
+def test_on_x11_a_window_list_that_fails_leaves_the_focus_unknown() -> None:
+    # whether the app's own window is active is not known: AT-SPI's role of whatever is
+    # focused (the app's own line edit, where Qt is on the bus) is not the answer; the probe
+    # (DesktopFocusProbe) says None
+    backend = SimpleNamespace(
+        name="atspi", windows=FailingWindowList(), focused_role=lambda deadline: "text"
+    )
+    with pytest.raises(LookupError):
+        backend_focused_role(backend, deadline=0)
