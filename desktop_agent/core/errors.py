@@ -17,7 +17,9 @@
     │   ├── ToolNotAllowed       not on the run's allowed-tools list
     │   ├── InvalidArguments     the arguments do not validate
     │   └── BreakerOpen          the tool's circuit breaker is open
-    └── ObservationError         the screen could not be observed
+    ├── ObservationError         the screen could not be observed
+    └── NobodyToAsk              an approval gate has no person at this desktop to ask: the
+                                 question is denied, and the step says so (not "by the user")
 
 A user stop is not an error: the loop ends the run stopped / user_stop through
 `StopRequested`, which is deliberately *not* a DesktopAgentError. Nor is a pause that
@@ -111,6 +113,11 @@ class BreakerOpen(ToolError):
 
 class ObservationError(DesktopAgentError):
     """The screen could not be captured or its elements listed."""
+
+
+class NobodyToAsk(DesktopAgentError):
+    """An approval gate (ApprovalGate.request) found no person at this desktop to ask a
+    question only a person answers: the gate denies it, and the step names this reason."""
 
 
 class StopRequested(Exception):  # noqa: N818 - a signal, not an error

@@ -19,7 +19,7 @@ from desktop_agent.core.builtin_tools import text_field_of
 from desktop_agent.core.call_risk import CallRisk, Sensitivity, assess_call
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.deps import LoopDeps
-from desktop_agent.core.errors import ObservationError, StopRequested, ToolError
+from desktop_agent.core.errors import NobodyToAsk, ObservationError, StopRequested, ToolError
 from desktop_agent.core.events import ApprovalRequested, ApprovalResolved, TaskLoopEvent
 from desktop_agent.core.injection_guard import InjectionGuard, provider_notes
 from desktop_agent.core.models import (
@@ -299,7 +299,7 @@ class Gate:
 
         answer, by = await self._question(approval)
         if answer is ApprovalDecision.DENY:
-            return ("approval timed out" if by == "timeout" else "denied by the user"), True
+            return why_denied(by), True
         if answer is ApprovalDecision.RUN and approval.offer_run_grant:
             self.permissions.grant_for_run(spec.name)
         return None, True
@@ -439,7 +439,7 @@ class Gate:
 
     async def _question(self, approval: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """Ask the person (told as approval_requested / approval_resolved): the answer, and
-        who gave it ("user", or "timeout", which denies)."""
+        who gave it ("user"; "timeout" or "nobody" — no person here could be asked — deny)."""
         await self._settle()
         self.control.check()  # a stop that came while the step was stored: ask nobody
         # nothing is held once settled: told at once
@@ -449,6 +449,8 @@ class Gate:
             answer = await self.control.guard(self._ask(approval))
         except TimeoutError:
             answer, by = ApprovalDecision.DENY, "timeout"
+        except NobodyToAsk:
+            answer, by = ApprovalDecision.DENY, "nobody"
         self._tell(ApprovalResolved(approval, answer, by))
         return answer, by
 
@@ -456,6 +458,15 @@ class Gate:
         # The gate's coroutine is made here, so a guard that refuses to start leaves none behind.
         async with asyncio.timeout(self.deps.approval_timeout_s):
             return await self.deps.gate.request(approval)
+
+
+def why_denied(by: str) -> str:
+    """A denied question's reason in its step, by who gave the answer (`_question`)."""
+    if by == "timeout":
+        return "approval timed out"
+    if by == "nobody":
+        return "nobody at this desktop could be asked"
+    return "denied by the user"
 
 
 def _at_centre(values: dict[str, Any], observation: Observation) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from desktop_agent.core.events import (
     StepStarted,
     TaskLoopEvent,
 )
-from desktop_agent.core.gate import Gate
+from desktop_agent.core.gate import Gate, why_denied
 from desktop_agent.core.grounding import (
     asked,
     grounder_of,
@@ -422,7 +422,7 @@ class _TaskLoop:
             answer, by = await self.gate.safety_check(turn, decided, observation, check)
             if answer is ApprovalDecision.DENY:
                 step = self._begin(turn, StepKind.ACTION, decision.tool, decided.stored_args)
-                why = "approval timed out" if by == "timeout" else "denied by the user"
+                why = why_denied(by)
                 self._fail(step, StepStatus.DENIED, f"safety check {check.code}: {why}")
                 self.outcome = _Outcome(
                     RunStatus.FAILED,

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
+from desktop_agent.core.errors import NobodyToAsk
 from desktop_agent.core.models import ApprovalDecision, ApprovalRequest
 from desktop_agent.core.permissions import ApprovalBroker
 from desktop_agent.host.display import display_problem
@@ -177,5 +178,5 @@ class PersonOnlyGate:
                 "display for the approval dialog): denied",
                 approval.tool,
             )
-            return ApprovalDecision.DENY
+            raise NobodyToAsk(f"nobody at this desktop could be asked about {approval.tool}")
         return answer

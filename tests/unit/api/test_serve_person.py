@@ -89,6 +89,7 @@ async def test_under_serve_with_nobody_at_this_desktop_what_asks_every_time_is_d
         f for name, f in frames_ if name == "step_finished" and f["step"]["kind"] == "action"
     ]
     assert action["step"]["status"] == "denied"
+    assert action["step"]["error"] == "nobody at this desktop could be asked"  # not "by the user"
     assert launched(serve) == []
     assert frames_[-1][1]["run"]["status"] == "completed"
 
