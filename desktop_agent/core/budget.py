@@ -1,8 +1,10 @@
 """Run budgets: wall time and model tokens per run, and a cost estimate from a price table.
 
 Tokens are the usage the server reports; a turn without it is estimated (text at 4
-characters a token, the image at one token per 28×28 patch, Qwen2.5-VL's rule, plus the
-system prompt) and the run's totals say they include estimates. Prices are per million
+characters a token — the goal, the history and the screen text the prompt carries: the
+element list, the other monitors' elements, the window-relative controls and the texts read
+beside them — the image at one token per 28×28 patch, Qwen2.5-VL's rule, plus the system
+prompt) and the run's totals say they include estimates. Prices are per million
 tokens, matched on the model name by shell pattern, the first match winning; a model
 without a price has no cost (None), never a made-up one. A run whose tokens went to two
 models (the planner and a grounding model) is priced per model.
@@ -24,6 +26,9 @@ CHARS_PER_TOKEN = 4
 PATCH_PX = 28
 #: the prompt shows the last turns in full (3 rows a turn) and folds the older ones
 HISTORY_STEPS = 24
+#: the texts read beside the elements are cut here in the prompt (planner/screen_text.py's
+#: MAX_TEXT_CHARS; core may not import the planner)
+SCREEN_TEXT_CHARS = 4_000
 
 #: USD per million (input, output) tokens; an editable starting point (settings: `prices`).
 #: Local servers cost nothing. Check your provider's current prices.
@@ -94,6 +99,12 @@ def estimate_usage(request: DecideRequest, decision: Decision) -> TokenUsage:
     """A turn's tokens when the server reports none: the request's text and image, the answer."""
     observation = request.observation
     text = len(request.goal) + len(observation.inventory_text())
+    text += sum(len(element.line_elsewhere()) + 1 for element in observation.elsewhere)
+    if observation.window_relative:
+        text += len(observation.relative_to) + 10
+        text += sum(len(element.line_relative()) + 1 for element in observation.window_relative)
+    texts = sum(len(element.name) + len(element.role) + 24 for element in observation.texts)
+    text += min(texts, SCREEN_TEXT_CHARS)
     for step in request.steps[-HISTORY_STEPS:]:
         text += len(step.summary) + len(step.error or "") + 40
     image = math.ceil(observation.width / PATCH_PX) * math.ceil(observation.height / PATCH_PX)

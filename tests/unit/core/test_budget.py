@@ -142,3 +142,25 @@ async def test_without_reported_usage_totals_are_estimated_and_unpriced_models_c
     assert final.run.tokens_estimated is True
     assert final.run.prompt_tokens > 0
     assert final.run.cost is None
+
+
+def test_the_estimate_counts_the_screen_text_the_prompt_carries_beside_the_elements() -> None:
+    # issue: the window-relative controls (Wayland) and the texts read beside the elements
+    # are in the prompt (planner/screen_text.py) but were not counted, so the estimate ran low
+    answer = Decision(action="done", raw="x")
+    bare = estimate_usage(request(0), answer).prompt_tokens
+    controls = tuple(Element(0, "button", f"Control {i}", (i, 0, 9, 9)) for i in range(40))
+    read = tuple(Element(0, "text", "a line of the document " * 4, (0, i, 9, 9)) for i in range(20))
+    relative = replace(
+        request(0), observation=replace(request(0).observation, window_relative=controls)
+    )
+    texts = replace(request(0), observation=replace(request(0).observation, texts=read))
+    assert bare is not None
+    relative_tokens = estimate_usage(relative, answer).prompt_tokens
+    texts_tokens = estimate_usage(texts, answer).prompt_tokens
+    assert relative_tokens is not None and relative_tokens >= bare + 40 * 40 // 4
+    assert texts_tokens is not None and texts_tokens >= bare + 20 * 92 // 4
+    # the prompt cuts the texts at its bound; so does the estimate
+    flood = replace(request(0).observation, texts=read * 100)
+    flooded = estimate_usage(replace(request(0), observation=flood), answer).prompt_tokens
+    assert flooded is not None and flooded <= bare + 4_000 // 4 + 1
