@@ -263,6 +263,9 @@ class _TaskLoop:
             f"screenshot {observation.width}x{observation.height}, "
             f"{len(observation.elements)} elements"
         )
+        if observation.window_relative:
+            # a desktop that hides the window's place (Wayland): the model is shown these
+            summary += f", {len(observation.window_relative)} relative to the window"
         notes = self.guard.notes(observation)
         if self._seen_by_person:
             # the screen the run was started or resumed on: the person had it in front of them
