@@ -38,8 +38,8 @@ Rules:
 - {SCREEN_TEXT_RULE}
 - If an action failed, look at the screen and try another way; do not repeat it blindly.
 - A small panel in a corner of the screen showing the goal, the current step and a Stop
-  button (a window "Desktop Agent — acting" in the element list) is your own status
-  panel: ignore it and never act on it."""
+  button ("Desktop Agent — acting") is your own status panel: ignore it and never act on
+  it. The areas of the image your own windows cover are named each turn when known."""
 
 _FORMAT = """\
 Answer with one JSON object and nothing else, in one of these forms:
@@ -244,6 +244,8 @@ def observation_text(
         )
     if (note := monitors_note(observation, can_focus=can_focus)) is not None:
         head += "\n" + note
+    if (own := own_windows_note(observation)) is not None:
+        head += "\n" + own
     block = screen_text_block(observation)
     if block is None:
         return head + "\nNo UI element list is available this turn: use coordinates."
@@ -253,6 +255,21 @@ def observation_text(
             'on one you see there, give "element": that id.'
         )
     return f"{head}\n{block}"
+
+
+def own_windows_note(observation: Observation) -> str | None:
+    """The areas of the image the agent's own windows cover (its status panel, its main
+    window): not part of the task. Boxes only, the app's own numbers (core/own_windows.py
+    refuses input there); None when the desktop tells none."""
+    boxes = [window.box for window in observation.own_windows]
+    if not boxes:
+        return None
+    areas = "; ".join(f"{left},{top} {width}x{height}" for left, top, width, height in boxes)
+    return (
+        "These areas of the image (left,top widthxheight) are the agent's own windows, such "
+        f"as its status panel with the Stop button, not part of the task: ignore them and "
+        f"never act on them: {areas}."
+    )
 
 
 def monitors_note(observation: Observation, *, can_focus: bool = True) -> str | None:

@@ -32,8 +32,10 @@ class ActingPanel(QWidget):
     run is typing into another app), so it is clicked, not tabbed to.
 
     On Windows it is kept out of screen captures with SetWindowDisplayAffinity
-    (WDA_EXCLUDEFROMCAPTURE); elsewhere it shows in screenshots, so the planner's prompt
-    should name `geometry_in_screen()` as a region to ignore. Create it without a parent:
+    (WDA_EXCLUDEFROMCAPTURE); elsewhere it shows in screenshots: the desktop adapters find
+    it by its window class like the app's other windows (`Observation.own_windows`), and
+    the prompt names those areas as the agent's own, not part of the task (planner/prompt.py
+    `own_windows_note`). Create it without a parent:
     on Windows an owned window would be hidden with its minimised owner.
 
     Signals:
@@ -139,8 +141,10 @@ class ActingPanel(QWidget):
     def geometry_in_screen(self) -> tuple[int, int, int, int] | None:
         """The panel's (left, top, width, height) in physical screen pixels, None when hidden.
 
-        Physical pixels are what the capture adapter grabs: map them with the observation's
-        ScreenMapping.to_image to tell the planner which part of the screenshot to ignore.
+        Physical pixels are what the capture adapter grabs (ScreenMapping.to_image maps
+        them to the screenshot's). The planner is not told this rectangle: it is told the
+        own-window areas the desktop adapters read (`Observation.own_windows`), which hold
+        the panel wherever the desktop tells window places.
         Qt scales around each screen's own origin (ui/dpi.py), so on a 150 % monitor
         right of the primary the panel's x is not its Qt x times 1.5.
         """
