@@ -93,7 +93,7 @@ def calibrate(
     """
     import asyncio
 
-    from desktop_agent.host.display import display_problem
+    from desktop_agent.host.display import display_problem, windows_on_the_accessibility_bus
     from desktop_agent.settings import Settings, load_settings, save_settings, settings_path
 
     problem = display_problem(os.environ)
@@ -120,6 +120,10 @@ def calibrate(
         print(tr("press Save in the window to keep its finding; Close or Escape ends"), flush=True)
 
     existing = QApplication.instance()
+    if existing is None:
+        # as the app and the approval prompt do: on Wayland the focus probe sees this window
+        # as the app's own only on the AT-SPI bus, and Qt reads this before its QApplication
+        windows_on_the_accessibility_bus()
     app = existing if isinstance(existing, QApplication) else QApplication(["desktop-agent"])
     if existing is None:
         # the window speaks the command line's language (Qt's translators, the app's children)
