@@ -5,7 +5,6 @@ on a private session bus): no desktop here has one."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -13,7 +12,8 @@ import pytest
 from desktop_agent.desktop.doctor import wayland_doctor
 from desktop_agent.desktop.hotkey import PORTAL_SHORTCUT_ID
 from desktop_agent.desktop.portal import probe
-from tests.e2e.conftest import Cli, json_lines
+from tests.e2e.conftest import Cli
+from tests.e2e.stopped import assert_stopped_before_any_model_request, start_checked_run
 from tests.support.global_shortcuts import GlobalShortcutsPortal, private_session_bus
 from tests.support.model_server import ModelServer
 from tests.support.xdisplay import wait_until
@@ -36,20 +36,12 @@ def test_the_portals_activated_signal_stops_a_run_before_any_model_request_or_in
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     address, portal = shortcuts_portal
-    # the model server never answers its listing: the run is still being checked
-    server = model(script=[], hang_checks=True)
     wayland = {
         "DBUS_SESSION_BUS_ADDRESS": address,
         "XDG_SESSION_TYPE": "wayland",
         "WAYLAND_DISPLAY": "wayland-da-test",
     }
-    process = cli.start_run("open the editor", server, "--approve", "all", env=wayland)
-    wait_until(
-        lambda: server.models_requests or process.poll() is not None,
-        timeout=30,
-        what="the model check",
-    )
-    assert process.poll() is None, process.communicate()
+    process, server = start_checked_run(cli, model, env=wayland)
     # the app bound the stop through the portal before its run's first turn
     wait_until(lambda: portal.bound, timeout=30, what="BindShortcuts")
     assert list(portal.bound[0]) == [PORTAL_SHORTCUT_ID]
@@ -63,17 +55,7 @@ def test_the_portals_activated_signal_stops_a_run_before_any_model_request_or_in
 
     portal.activate("another-apps-shortcut", session="/org/freedesktop/portal/desktop/x")
     portal.activate(PORTAL_SHORTCUT_ID)
-    out, err = process.communicate(timeout=30)
-
-    assert process.returncode == 2, err
-    events = json_lines(out)
-    assert [e["type"] for e in events] == ["run_started", "run_finished"]
-    final = events[-1]["run"]
-    assert (final["status"], final["stop_reason"]) == ("stopped", "user_stop")
-    assert final["step_count"] == 0  # no screenshot, no decision, no input
-    assert server.requests == [], "no chat request after the stop"
-    stored = json.loads(cli.call("show", final["id"], "--json").stdout.splitlines()[-1])
-    assert stored["run"]["status"] == "stopped"
+    assert_stopped_before_any_model_request(cli, process, server)
     assert "stop hotkey pressed" in log.read_text()
 
     # doctor says which path holds the stop

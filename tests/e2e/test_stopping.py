@@ -17,6 +17,7 @@ import pytest
 from desktop_agent.core.routine import Routine, RoutineStep
 from desktop_agent.store import SqliteRunRepository
 from tests.e2e.conftest import ROOT, Cli, json_lines
+from tests.e2e.stopped import assert_stopped_before_any_model_request, start_checked_run
 from tests.support.model_server import Hang, ModelServer
 from tests.support.xdisplay import wait_until
 
@@ -96,15 +97,7 @@ def test_a_stop_during_the_model_request_ends_the_run_user_stop_with_nothing_aft
 def test_a_stop_while_the_model_is_checked_ends_the_run_before_any_model_request_or_input(
     cli: Cli, model: Callable[..., ModelServer], stop: Callable[[Cli, Any], None]
 ) -> None:
-    # the model server never answers its listing: the run is still being checked
-    server = model(script=[], hang_checks=True)
-    process = cli.start_run("open the editor", server, "--approve", "all")
-    wait_until(
-        lambda: server.models_requests or process.poll() is not None,
-        timeout=30,
-        what="the model check",
-    )
-    assert process.poll() is None, process.communicate()
+    process, server = start_checked_run(cli, model)
     wait_until(
         lambda: list((cli.data_dir / "instances").glob("*.json")), timeout=10, what="the instance"
     )
@@ -112,17 +105,7 @@ def test_a_stop_while_the_model_is_checked_ends_the_run_before_any_model_request
         wait_until(lambda: "stop hotkey ctrl+alt+esc is on" in _log(cli), timeout=10)
 
     stop(cli, process)
-    out, err = process.communicate(timeout=30)
-
-    assert process.returncode == 2, err
-    events = json_lines(out)
-    assert [e["type"] for e in events] == ["run_started", "run_finished"]
-    final = events[-1]["run"]
-    assert (final["status"], final["stop_reason"]) == ("stopped", "user_stop")
-    assert final["step_count"] == 0  # no screenshot, no decision, no input
-    assert server.requests == [], "no chat request after the stop"
-    stored = json.loads(cli.call("show", final["id"], "--json").stdout.splitlines()[-1])
-    assert stored["run"]["status"] == "stopped"
+    assert_stopped_before_any_model_request(cli, process, server)
 
 
 def test_a_run_killed_mid_run_shows_as_interrupted_crash(
