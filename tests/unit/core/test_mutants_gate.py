@@ -37,6 +37,7 @@ from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
 from desktop_agent.core.ports import DecideRequest, GroundRequest
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 from tests.fakes import (
+    FakeExecutor,
     FakeFocusProbe,
     ScriptedGrounder,
     ScriptedPlanner,
@@ -568,3 +569,55 @@ async def test_a_grounded_click_on_a_delete_button_whose_landing_went_unseen_nam
     await h.collect(run, planner)
     [asked] = h.gate.requests
     assert asked.caution == 'the target button "Delete" is sensitive ("delete")'
+
+
+# ── where the focus is asked ──────────────────────────────────────────────────
+
+
+class _ProbingExecutor(FakeExecutor):
+    """An executor that is a FocusProbe too (the desktop's is), finding `role`."""
+
+    def __init__(self, role: str | None) -> None:
+        super().__init__()
+        self.role = role
+        self.probed = 0
+
+    async def focused_role(self) -> str | None:
+        self.probed += 1
+        return self.role
+
+
+async def test_without_a_focus_service_the_executor_that_is_a_probe_is_asked() -> None:
+    h = make_harness(answers=[ApprovalDecision.DENY], policies=ALLOW_INPUT)
+    h.runner.services.executor = executor = _ProbingExecutor("password text")
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="hunter2")], then=done()))
+    assert [request.caution for request in h.gate.requests] == ["typing into a password field"]
+    assert executor.calls == [] and executor.probed > 0
+
+
+async def test_the_focus_service_is_asked_before_an_executor_that_is_a_probe() -> None:
+    h = make_harness(
+        answers=[ApprovalDecision.DENY], policies=ALLOW_INPUT, focus=FakeFocusProbe("password text")
+    )
+    h.runner.services.executor = executor = _ProbingExecutor("text")
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("type_text", text="hunter2")], then=done()))
+    assert [request.caution for request in h.gate.requests] == ["typing into a password field"]
+    assert executor.probed == 0
+
+
+async def test_a_click_asks_the_focus_nothing() -> None:
+    probe = FakeFocusProbe("text")
+    h = make_harness(policies=ALLOW_INPUT, focus=probe)
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([tool("click", x=5, y=5)], then=done()))
+    assert [name for name, _ in h.executor.calls] == ["click"] and probe.calls == 0
+
+
+async def test_a_decision_naming_no_tool_is_refused_as_an_unknown_tool_of_no_name() -> None:
+    h = make_harness()
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([Decision(action="tool", tool=None)], then=done()))
+    [(status, error)] = await _actions(h, run.id)
+    assert status is StepStatus.FAILED and error.startswith("unknown tool ''")
