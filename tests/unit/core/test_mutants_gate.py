@@ -621,3 +621,39 @@ async def test_a_decision_naming_no_tool_is_refused_as_an_unknown_tool_of_no_nam
     await h.collect(run, ScriptedPlanner([Decision(action="tool", tool=None)], then=done()))
     [(status, error)] = await _actions(h, run.id)
     assert status is StepStatus.FAILED and error.startswith("unknown tool ''")
+
+
+async def test_an_allowed_click_where_a_button_of_the_users_words_came_up_is_not_made() -> None:
+    h = make_harness(
+        policies=ALLOW_INPUT, observer=WindowsObserver(), sensitive_targets=("frobnicate",)
+    )
+    h.observer.observation = EDITOR
+    popped = replace(
+        PLAIN_POPUP,
+        elements=(*EDITOR.elements, Element(9, "button", "Frobnicate", (80, 90, 80, 20))),
+    )
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, popped, tool("click", x=100, y=100))]))
+    assert h.executor.calls == []
+    assert (await _actions(h, run.id))[0] == (
+        StepStatus.SKIPPED,
+        WINDOW_CAME_UP.format(why='the target button "Frobnicate" is sensitive ("frobnicate")'),
+    )
+
+
+async def test_a_line_asked_about_an_unknown_window_stops_when_a_window_with_orders_came_up() -> (
+    None
+):
+    # asked because the focused window was not known; the new look knows it (no terminal)
+    # and shows an order: the order stops the line
+    h = make_harness(answers=[ApprovalDecision.ONCE], observer=WindowsObserver())
+    h.observer.observation = make_observation([]).with_(window_ids=frozenset({"x11:1"}))
+    run = await h.create()
+    line = tool("type_text", text="ls", enter=True)
+    await h.collect(run, ScriptedPlanner([_then(h, POPPED, line)]))
+    [asked] = h.gate.requests
+    assert asked.caution.startswith("typing a line that ends with Enter may run it")
+    assert h.executor.calls == []
+    [(status, error)] = (await _actions(h, run.id))[:1]
+    assert status is StepStatus.SKIPPED
+    assert error.startswith("a window came up before") and ORDER in error
