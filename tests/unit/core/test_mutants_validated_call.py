@@ -3,11 +3,14 @@ core/validated_call.py that lived)."""
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel
 
 from desktop_agent.core.builtin_tools import spec_of
 from desktop_agent.core.call_risk import CallRisk, Sensitivity
-from desktop_agent.core.models import Element, Risk
+from desktop_agent.core.errors import InvalidArguments
+from desktop_agent.core.models import REDACTED, Element, Risk
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.core.validated_call import Call, Decided, target_of, what_to_show
 from tests.fakes import make_observation, tool
@@ -46,3 +49,28 @@ def test_a_call_with_nothing_hidden_shows_nothing_beside_its_arguments() -> None
         tool("click", x=5, y=5), Call(spec_of("click"), _args("click", x=5, y=5)), Sensitivity.PLAIN
     )
     assert what_to_show(decided, CallRisk()) == {}
+
+
+def test_a_refused_empty_text_is_stored_as_it_is_and_hides_nothing() -> None:
+    # an empty secret would "hide" the empty string between every two letters
+    refused = Decided.refused(tool("type_text", text=""), InvalidArguments("too short"), "text")
+    assert refused.stored_args == {"text": ""} and refused.secrets == ()
+    assert refused.redact("the model's words") == "the model's words"
+
+
+def test_a_hidden_text_is_hidden_in_each_form_the_models_raw_output_may_hold() -> None:
+    secret = 'Grüße "x"'
+    call = Call(spec_of("type_text"), _args("type_text", text=secret))
+    decided = Decided.redacted(tool("type_text", text=secret), call, Sensitivity.UNKNOWN)
+    assert decided.stored_args == {"text": REDACTED}
+    for raw in (
+        json.dumps({"text": secret}),  # \\u00fc, \\"
+        json.dumps({"text": secret}, ensure_ascii=False),  # ü, \\"
+        f"typing {secret} now",
+    ):
+        assert secret not in decided.redact(raw)
+    assert decided.redact(json.dumps({"text": secret})) == f'{{"text": "{REDACTED}"}}'
+    assert decided.redact(json.dumps({"text": secret}, ensure_ascii=False)) == (
+        f'{{"text": "{REDACTED}"}}'
+    )
+    assert decided.redact(f"typing {secret} now, full stop") == f"typing {REDACTED} now, full stop"
