@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from desktop_agent.core.builtin_tools import spec_of
 from desktop_agent.core.call_risk import CallRisk, Sensitivity
-from desktop_agent.core.errors import InvalidArguments
+from desktop_agent.core.errors import InvalidArguments, ToolNotAllowed
 from desktop_agent.core.models import REDACTED, Element, Risk
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.core.validated_call import Call, Decided, target_of, what_to_show
@@ -74,3 +74,19 @@ def test_a_hidden_text_is_hidden_in_each_form_the_models_raw_output_may_hold() -
         f'{{"text": "{REDACTED}"}}'
     )
     assert decided.redact(f"typing {secret} now, full stop") == f"typing {REDACTED} now, full stop"
+
+
+def test_a_text_inside_its_own_escaped_form_is_hidden_whole() -> None:
+    # a backslash: JSON doubles it, so the raw text is found inside its JSON form; the
+    # longer form goes first, or the raw one would leave a backslash of it behind
+    secret = "\\b"
+    call = Call(spec_of("type_text"), _args("type_text", text=secret))
+    decided = Decided.redacted(tool("type_text", text=secret), call, Sensitivity.UNKNOWN)
+    assert decided.redact(json.dumps({"text": secret})) == f'{{"text": "{REDACTED}"}}'
+
+
+def test_a_refused_call_keeps_why_it_was_refused_when_it_hides_a_text() -> None:
+    why = ToolNotAllowed("tool 'type_text' is not allowed in this run")
+    refused = Decided.refused(tool("type_text", text="s3cret"), why, "text")
+    assert refused.refusal is why and refused.call is None
+    assert refused.stored_args == {"text": REDACTED} and refused.secrets == ("s3cret",)
