@@ -67,7 +67,7 @@ def alive(pid: int) -> bool:
     """Whether `pid` runs (a zombie waiting for its reaper does not)."""
     try:
         status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except OSError:  # gone before the open (ENOENT) or before the read (ESRCH)
         return False
     return status.rsplit(")", 1)[1].split()[0] != "Z"
 
