@@ -380,14 +380,12 @@ class Gate:
         look = await self._look()
         if look is None:
             return ""
-        values = _at_centre(call.values, observation)
-        now = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
-        if now.always_ask not in ("", approved.always_ask):
-            return now.always_ask
+        values, anew = self._judged_again(call, observation, look, approved)
+        if anew:
+            return anew
         # a box of text that gives orders (or a new window that urges) under the point now,
         # though not on the screen the call was approved on (issue 31 item 4)
-        landing = self.guard.at_point(values, look)
-        return landing if landing not in ("", approved.always_ask) else ""
+        return _not_asked_with(self.guard.at_point(values, look), approved)
 
     async def _window_came_up(
         self, call: Call, observation: Observation, approved: CallRisk
@@ -410,15 +408,24 @@ class Gate:
         look = await self._look()
         if look is None:
             return "a window came up and the screen could not be read again"
-        values = _at_centre(call.values, observation)
         # the call as it would be judged on the new look: a "Delete" of a dialog now under
         # the point, a terminal that came up holding the focus for a typed line (the look is
         # taken anyway; a reason the call was not asked with stops it)
-        risk = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
-        if risk.always_ask not in ("", approved.always_ask):
-            return risk.always_ask
+        values, anew = self._judged_again(call, observation, look, approved)
+        if anew:
+            return anew
         verdict = self.guard.judge(call.spec, values, look, input_=True)
-        return verdict.caution if verdict.caution not in ("", approved.always_ask) else ""
+        return _not_asked_with(verdict.caution, approved)
+
+    def _judged_again(
+        self, call: Call, observation: Observation, look: Observation, approved: CallRisk
+    ) -> tuple[dict[str, Any], str]:
+        """`call`, decided on `observation`, judged on a new `look` (its focus not known
+        there): its values on the look, and a reason it now asks every time that it was not
+        asked with (`approved`), or ""."""
+        values = _at_centre(call.values, observation)
+        now = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
+        return values, _not_asked_with(now.always_ask, approved)
 
     def _moved_while_asked(
         self, call: Call, observation: Observation, approved: CallRisk, role: str | None
@@ -435,7 +442,7 @@ class Gate:
         to_password = Sensitivity.PASSWORD
         if now.sensitivity is to_password and approved.sensitivity is not to_password:
             return now.always_ask
-        return now.always_ask if now.always_ask not in ("", approved.always_ask) else ""
+        return _not_asked_with(now.always_ask, approved)
 
     async def _question(self, approval: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """Ask the person (told as approval_requested / approval_resolved): the answer, and
@@ -467,6 +474,11 @@ def why_denied(by: str) -> str:
     if by == "nobody":
         return "nobody at this desktop could be asked"
     return "denied by the user"
+
+
+def _not_asked_with(reason: str, approved: CallRisk) -> str:
+    """`reason` to ask every time, unless it is "" or the one the person was asked with."""
+    return reason if reason not in ("", approved.always_ask) else ""
 
 
 def _at_centre(values: dict[str, Any], observation: Observation) -> dict[str, Any]:
