@@ -75,6 +75,15 @@ class ToolSpec:
         if self.grounded and self.points[0] != ("x", "y"):
             # the grounding refines (and the call moves to) the point named x, y
             raise ValueError(f"tool {self.name!r}: a grounded tool's first point is x, y")
+        named = [name for point in self.points for name in point]
+        named += [self.text_field, self.window_field, self.command_field]
+        fields = self.args_model.model_fields
+        if missing := [name for name in named if name and name not in fields]:
+            # the gate reads these arguments by name: one it cannot find would not be judged
+            raise ValueError(
+                f"tool {self.name!r}: its traits name {', '.join(missing)}, "
+                "which are not among its arguments"
+            )
 
     @property
     def pointer(self) -> bool:

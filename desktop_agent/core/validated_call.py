@@ -49,7 +49,9 @@ class Decided:
     @classmethod
     def redacted(cls, decision: Decision, call: Call, sensitivity: Sensitivity) -> Decided:
         field_name = call.spec.text_field
-        secret = getattr(call.args, field_name, None) if sensitivity.redact else None
+        # a text is hidden only for a tool that types one (Sensitivity.PLAIN otherwise), and
+        # the argument it names is one of its arguments (ToolSpec)
+        secret = getattr(call.args, field_name) if sensitivity.redact else None
         return cls._hiding(decision, call, None, call.given, field_name, secret)
 
     @classmethod

@@ -201,3 +201,46 @@ def test_unreadable_keys_keep_where_the_text_goes_unknown() -> None:
     # nothing is known to have the focus: the text may go into a password field and is hidden
     risk = assess_call(CHORD_THEN_TYPE, {"keys": "ctrl", "text": "hunter2"}, make_observation())
     assert risk == CallRisk("the keys 'ctrl' cannot be read", Sensitivity.UNKNOWN)
+
+
+#: an editor that holds the focus, on whose toolbar a "Paste" button has the focus: pasting
+#: here is ordinary work — unless the focus probe says a terminal has the focus now
+PASTE = Element(2, "push button", "Paste", (10, 10, 80, 20), focused=True)
+EDITOR_WITH_PASTE = make_observation([EDITOR, PASTE])
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("type_text", {"text": "a b"}),  # a space presses the focused button
+        ("hotkey", {"keys": ["space"]}),
+    ],
+)
+def test_a_paste_pressed_where_the_probe_says_a_terminal_has_the_focus_asks(
+    tool: str, args: dict[str, object]
+) -> None:
+    # the probe's role is the word on where the keys go, not the observation's stale focus
+    # (call_risk _line_risk 44/48, _pressed_target 19, assess_call 78/82)
+    assert assess_call(tool, args, EDITOR_WITH_PASTE).always_ask == ""
+    assert assess_call(tool, args, EDITOR_WITH_PASTE, "terminal").always_ask == (
+        'the target push button "Paste" ("paste") pastes the clipboard into a terminal, '
+        "where its line ends run"
+    )
+
+
+def test_a_paste_where_the_focused_window_is_not_known_says_so() -> None:
+    # no windows listed: the paste may go into a terminal (call_risk _pressed_target 26)
+    paste = make_observation([Element(2, "push button", "Paste", (10, 10, 80, 20))])
+    assert assess_call("click", {"element": 2}, paste).always_ask == (
+        'the target push button "Paste" ("paste") may paste the clipboard into a terminal, '
+        "where its line ends run (the focused window is not known)"
+    )
+
+
+def test_a_drag_from_an_editors_paste_button_is_judged_on_the_turns_screen() -> None:
+    # the press at the drag's start is judged where the windows are known (an editor: the
+    # paste is ordinary work), not as if nothing were known (call_risk _drag_risk 19)
+    paste = Element(2, "push button", "Paste", (10, 10, 80, 20))
+    editor = make_observation([EDITOR, paste])
+    args = {"x": 20, "y": 15, "to_x": 400, "to_y": 300}
+    assert assess_call("drag", args, editor).always_ask == ""

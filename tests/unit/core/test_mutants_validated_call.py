@@ -90,3 +90,10 @@ def test_a_refused_call_keeps_why_it_was_refused_when_it_hides_a_text() -> None:
     refused = Decided.refused(tool("type_text", text="s3cret"), why, "text")
     assert refused.refusal is why and refused.call is None
     assert refused.stored_args == {"text": REDACTED} and refused.secrets == ("s3cret",)
+
+
+def test_a_refused_call_of_a_tool_that_types_nothing_hides_nothing() -> None:
+    # no text field: even an argument the model named "" is stored as it was sent
+    # (validated_call refused 3)
+    refused = Decided.refused(tool("click", **{"": "s3cret"}), ToolNotAllowed("no"), "")
+    assert refused.stored_args == {"": "s3cret"} and refused.secrets == ()

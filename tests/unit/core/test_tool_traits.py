@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
@@ -186,6 +187,24 @@ async def test_a_mouse_up_approved_then_a_delete_button_came_up_under_it_is_not_
 def test_a_dropping_or_grounded_tool_without_points_is_refused_at_its_spec() -> None:
     with pytest.raises(ValueError, match="'lift': a dropping or grounded tool has points"):
         ToolSpec("lift", "Lift.", PonderArgs, Risk.INPUT, drops=True)
+
+
+@pytest.mark.parametrize(
+    ("traits", "named"),
+    [
+        ({"text_field": "message"}, "message"),
+        ({"window_field": "title"}, "title"),
+        ({"command_field": "argv"}, "argv"),
+        ({"points": (("x", "y"), ("to_x", "to_y"))}, "x, y, to_x, to_y"),
+    ],
+)
+def test_a_trait_naming_no_argument_is_refused_at_its_spec(
+    traits: dict[str, Any], named: str
+) -> None:
+    # the gate reads the text, window, command and points by these names: a name that is not
+    # an argument would leave what the call does unjudged (or crash the gate mid-run)
+    with pytest.raises(ValueError, match=f"'ponder': its traits name {named}, which are not"):
+        ToolSpec("ponder", "Ponder.", PonderArgs, Risk.INPUT, **traits)
 
 
 def test_a_name_is_known_by_its_builtin_spec_and_an_unknown_one_by_no_trait() -> None:
