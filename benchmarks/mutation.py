@@ -19,6 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "benchmarks" / "mutation.md"
+#: each file's last results, kept in git: mutants/ is not, so a new checkout starts from these
+RESULTS = ROOT / "benchmarks" / "mutation_results"
 EQUIVALENTS = ROOT / "benchmarks" / "mutation_equivalents.toml"
 #: a file's score below this fails the command (issue 36: "≥ 90 % on each named file")
 BAR = 90.0
@@ -131,8 +133,10 @@ def refresh(target: Target) -> None:
     first), so the last results read are of today's functions: mutmut keeps a mutant's result
     only while its function is unchanged, and a changed function's mutants are not run yet."""
     source, mutants = ROOT / target.path, ROOT / "mutants" / target.path
-    if not mutants.exists() or source.stat().st_mtime < mutants.stat().st_mtime:
-        return  # never run (nothing to refresh), or made since the source last changed
+    if not _meta(target).exists():
+        return  # never run: nothing to refresh
+    if mutants.exists() and source.stat().st_mtime < mutants.stat().st_mtime:
+        return  # made since the source last changed
     make = (
         "import sys; from pathlib import Path; "
         "from mutmut.__main__ import create_mutants_for_file; "
@@ -140,6 +144,60 @@ def refresh(target: Target) -> None:
         "sys.exit(repr(result.error) if result.error else 0)"
     )
     subprocess.run([sys.executable, "-c", make, target.path], cwd=ROOT, check=True)
+
+
+def _meta(target: Target) -> Path:
+    return ROOT / "mutants" / f"{target.path}.meta"
+
+
+def _kept(target: Target) -> Path:
+    return RESULTS / f"{target.name}.json"
+
+
+def restore(target: Target) -> None:
+    """Put the kept results of `target` where mutmut reads them, unless it has its own: mutmut
+    keeps each result while its function's hash is unchanged (`refresh`), so results of
+    another checkout count only for the functions as they are here."""
+    if _meta(target).exists() or not _kept(target).exists():
+        return
+    kept = json.loads(_kept(target).read_text())
+    codes = {
+        f"{target.module}.{function}__mutmut_{number}": code
+        for function, by_number in kept["results"].items()
+        for number, code in by_number.items()
+    }
+    meta = {
+        "exit_code_by_key": codes,
+        "hash_by_function_name": kept["hashes"],
+        "type_check_error_by_key": {},
+        "durations_by_key": {},
+        "estimated_durations_by_key": {},
+    }
+    _meta(target).parent.mkdir(parents=True, exist_ok=True)
+    _meta(target).write_text(json.dumps(meta))
+
+
+def keep(target: Target) -> None:
+    """Write the results of `target` (by function: its hash, each mutant's exit code) to
+    benchmarks/mutation_results/, to be committed with the report they make."""
+    if not _meta(target).exists():
+        return
+    meta = json.loads(_meta(target).read_text())
+    results: dict[str, dict[str, int]] = {}
+    for mutant, code in meta["exit_code_by_key"].items():
+        if code is None:
+            continue  # not run: nothing to keep
+        function, number = _order(mutant.removeprefix(target.module + "."))
+        results.setdefault(function, {})[str(number)] = code
+    kept = {
+        "hashes": dict(sorted(meta["hash_by_function_name"].items())),
+        "results": {
+            function: dict(sorted(by_number.items(), key=lambda item: int(item[0])))
+            for function, by_number in sorted(results.items())
+        },
+    }
+    RESULTS.mkdir(exist_ok=True)
+    _kept(target).write_text(json.dumps(kept, indent=0, ensure_ascii=False) + "\n")
 
 
 def mutated_lines(mutant: str, path: str) -> str:
@@ -156,11 +214,10 @@ def mutated_lines(mutant: str, path: str) -> str:
 
 
 def collect(target: Target, equivalents: dict[str, dict[str, str]]) -> FileResult:
-    meta = ROOT / "mutants" / f"{target.path}.meta"
     result = FileResult(target)
-    if not meta.exists():
+    if not _meta(target).exists():
         return result
-    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    codes = json.loads(_meta(target).read_text())["exit_code_by_key"]
     for mutant, code in sorted(codes.items(), key=lambda item: _order(item[0])):
         if not target.counts(mutant):
             continue
@@ -238,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--equivalent", metavar="MUTANT", help="print an equivalents entry to fill in for MUTANT"
     )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="forget the chosen files' kept results (benchmarks/mutation_results) and mutmut's "
+        "own, and run every mutant again",
+    )
     options = parser.parse_args(argv)
     by_name = {target.name: target for target in TARGETS}
     unknown = [name for name in options.files if name not in by_name]
@@ -248,6 +311,12 @@ def main(argv: list[str] | None = None) -> int:
     if options.equivalent:
         print(entry(options.equivalent))
         return 0
+    if options.fresh:
+        for target in chosen:
+            _meta(target).unlink(missing_ok=True)
+            _kept(target).unlink(missing_ok=True)
+    for target in TARGETS:
+        restore(target)
     if not options.report:
         # mutmut maps tests to the functions they reach once, and afterwards only for new
         # tests: code moved to another file (core/loop.py to core/gate.py) or a test that now
@@ -267,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                 return code
     for target in TARGETS:
         refresh(target)
+        keep(target)
     equivalents = tomllib.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
     results = [collect(target, equivalents) for target in TARGETS]
     REPORT.write_text(report(results))
