@@ -77,6 +77,7 @@ class ToolSpec:
             raise ValueError(f"tool {self.name!r}: a grounded tool's first point is x, y")
         named = [name for point in self.points for name in point]
         named += [self.text_field, self.window_field, self.command_field]
+        named += ["element"] * self.element + ["keys"] * self.presses_keys
         fields = self.args_model.model_fields
         if missing := [name for name in named if name and name not in fields]:
             # the gate reads these arguments by name: one it cannot find would not be judged

@@ -195,6 +195,8 @@ def test_a_dropping_or_grounded_tool_without_points_is_refused_at_its_spec() -> 
         ({"text_field": "message"}, "message"),
         ({"window_field": "title"}, "title"),
         ({"command_field": "argv"}, "argv"),
+        ({"element": True}, "element"),
+        ({"presses_keys": True}, "keys"),
         ({"points": (("x", "y"), ("to_x", "to_y"))}, "x, y, to_x, to_y"),
     ],
 )
