@@ -6,7 +6,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from desktop_agent.core.budget import Budget, estimate_usage
-from desktop_agent.core.models import Decision, StepKind, StepStatus, StepView
+from desktop_agent.core.models import (
+    Decision,
+    Element,
+    Observation,
+    StepKind,
+    StepStatus,
+    StepView,
+)
 from desktop_agent.core.ports import DecideRequest
 from tests.fakes import make_observation
 
@@ -50,3 +57,38 @@ def test_the_cost_of_two_models_is_their_sum() -> None:
     budget = Budget(prices=PRICES)
     cost = budget.cost_of({"gpt-4o": (1_000_000, 0), "gpt-4o-mini": (1_000_000, 1_000_000)})
     assert cost == 2.50 + 0.15 + 0.60
+
+
+GOAL = "write a letter to the editor of the paper"  # 41 characters before the parts
+
+
+def _prompt_tokens(observation: Observation) -> int:
+    request = DecideRequest(GOAL, "r", 1, (), observation, ())
+    return estimate_usage(request, Decision(action="done", raw="x")).prompt_tokens
+
+
+def test_the_estimate_counts_each_line_the_prompt_adds_beside_the_element_list() -> None:
+    # e9d941d: what the prompt carries besides the list counts, each line with its line end
+    # (core/budget estimate_usage 5-22 lived: no test had these parts)
+    plain = make_observation()
+    base = len(GOAL) + len(plain.inventory_text())
+    # 8 controls on monitor 2: '[10] button "Save" on monitor 2' is 31 characters
+    elsewhere = tuple(Element(10, "button", "Save", (0, 0, 5, 5), monitor=2) for _ in range(8))
+    assert elsewhere[0].line_elsewhere() == '[10] button "Save" on monitor 2'
+    assert _prompt_tokens(replace(plain, elsewhere=elsewhere)) == (
+        _prompt_tokens(plain) - base // 4 + (base + 8 * (31 + 1)) // 4
+    )
+    # 8 controls placed in their window only, under a 9-character title and its 10 words
+    relative = tuple(Element(0, "button", "Save", (1, 2, 3, 4)) for _ in range(8))
+    line = relative[0].line_relative()  # 'button "Save" @ 1,2 3x4 in the window'
+    moved = replace(plain, window_relative=relative, relative_to="Save as…!")
+    assert _prompt_tokens(moved) == (
+        _prompt_tokens(plain) - base // 4 + (base + 9 + 10 + 8 * (len(line) + 1)) // 4
+    )
+    # window-relative controls are not counted without their title line, nor the title alone
+    assert _prompt_tokens(replace(plain, relative_to="Save as…!")) == _prompt_tokens(plain)
+    # 8 screen texts: name, role and 24 characters of their line each
+    texts = tuple(Element(0, "label", "Pay now!", (0, 0, 1, 1)) for _ in range(8))
+    assert _prompt_tokens(replace(plain, texts=texts)) == (
+        _prompt_tokens(plain) - base // 4 + (base + 8 * (8 + 5 + 24)) // 4
+    )
