@@ -32,6 +32,7 @@ from desktop_agent.core.models import (  # noqa: E402
 from desktop_agent.core.ports import DecideRequest  # noqa: E402
 from desktop_agent.core.tools import ToolSpec  # noqa: E402
 from desktop_agent.planner.client import chat_body  # noqa: E402
+from desktop_agent.planner.profiles import ModelSpace  # noqa: E402
 from desktop_agent.planner.prompt import build_messages, decision_schema, history_text  # noqa: E402
 
 TURNS = (1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200)
@@ -166,6 +167,8 @@ def main() -> None:
     print("text tokens are estimated at 4 bytes each; the image part is the same every turn.")
     print()
     per_backend(observation, tools)
+    print()
+    own_windows_cost(observation, tools)
 
 
 def _text_bytes(value: object) -> int:
@@ -184,6 +187,8 @@ def per_backend(observation: Observation, tools: tuple[ToolSpec, ...]) -> None:
     from desktop_agent.planner.backends.openai_computer import ComputerPlanner
 
     goal = "Open the text editor, write 'hello world' and save it as ~/notes.txt"
+    size = (observation.width, observation.height)
+    space = ModelSpace("1280x720 pixels", identity=True, screenshot=size, extent=size)
     columns = ("turn 1 text bytes", "turn 20 text bytes", "est. tokens 20")
     print(f"{'backend':<32} {columns[0]:>18} {columns[1]:>19} {columns[2]:>15}")
     for name in ("chat_json", "ui_tars", "qwen3_vl", "gui_owl", "ui_venus", "mai_ui"):
@@ -191,7 +196,7 @@ def per_backend(observation: Observation, tools: tuple[ToolSpec, ...]) -> None:
         for turn in (1, 20):
             request = DecideRequest(goal, "bench", turn, history(turn), observation, tools)
             url = "data:image/jpeg;base64,AAAA"
-            messages = chat_format(name).messages(request, url, "1280x720 pixels", True)
+            messages = chat_format(name).messages(request, url, space)
             sizes.append(_text_bytes(chat_body("m", messages, decision_schema(tools), "text")))
         print(f"{name:<32} {sizes[0]:>18,} {sizes[1]:>19,} {math.ceil(sizes[1] / 4):>15,}")
     for store in (True, False):
@@ -250,6 +255,44 @@ def anthropic_sizes(goal: str, observation: Observation, tools: tuple[ToolSpec, 
     print(f"{label:<32} {sizes[0]:>18,} {sizes[1]:>19,} {math.ceil(sizes[1] / 4):>15,}")
     print("anthropic_computer sends the whole conversation each turn, its 3 latest screenshots;")
     print("the system prompt and the tool are cached (cache_control).")
+
+
+def own_windows_cost(observation: Observation, tools: tuple[ToolSpec, ...]) -> None:
+    """What naming the agent's own windows adds to a turn's text, per backend: the acting
+    panel and the main window in the screenshot (X11), against none (Windows keeps the
+    panel out of captures; Wayland tells no window places)."""
+    from desktop_agent.planner.backends import chat_format
+    from desktop_agent.planner.backends.anthropic_computer import AnthropicPlanner, _image
+    from desktop_agent.planner.backends.openai_computer import ComputerPlanner
+
+    goal = "Open the text editor, write 'hello world' and save it as ~/notes.txt"
+    size = (observation.width, observation.height)
+    space = ModelSpace("1280x720 pixels", identity=True, screenshot=size, extent=size)
+    panel = Element(0, "window", "Desktop Agent — acting", (960, 0, 320, 80))
+    main_window = Element(1, "window", "Desktop Agent", (0, 360, 640, 360))
+    url = "data:image/jpeg;base64,AAAA"
+
+    def turn_text(name: str, shown: Observation) -> int:
+        request = DecideRequest(goal, "bench", 20, history(20), shown, tools)
+        if name == "openai_computer":
+            planner = ComputerPlanner(base_url="http://127.0.0.1:9/v1", model="gpt-5.4",
+                                      api_key=None, profile="openai-computer")  # fmt: skip
+            return _text_bytes(planner._turn_input(request, url))
+        if name == "anthropic_computer":
+            claude = AnthropicPlanner(base_url="http://127.0.0.1:9", model="claude-sonnet-4-6",
+                                      api_key=None, profile="anthropic-computer")  # fmt: skip
+            return _text_bytes(claude._turn_content(request, _image(url), size))
+        messages = chat_format(name).messages(request, url, space)
+        return _text_bytes(chat_body("m", messages, decision_schema(tools), "text"))
+
+    print(f"{'own windows named (turn 20)':<32} {'none':>10} {'panel + main':>13} {'added':>7}")
+    shown = observation.with_(own_windows=(panel, main_window))
+    for name in ("chat_json", "ui_tars", "qwen3_vl", "gui_owl", "ui_venus", "mai_ui",
+                 "openai_computer", "anthropic_computer"):  # fmt: skip
+        without, with_own = turn_text(name, observation), turn_text(name, shown)
+        print(f"{name:<32} {without:>10,} {with_own:>13,} {with_own - without:>+7,}")
+    print("the native computer tools: this turn's new message only (the conversation keeps the")
+    print("earlier turns' notes).")
 
 
 def _computer_call(call_id: str, turn: int) -> object:

@@ -23,8 +23,7 @@ from desktop_agent.planner.profiles import (
     GroundingMode,
     ModelProfile,
     decision_to_screenshot,
-    describe_space,
-    is_identity,
+    model_space,
     resolve_profile,
 )
 from desktop_agent.planner.prompt import TRANSPORT_PREFIX, decision_schema
@@ -437,9 +436,8 @@ class OpenAIPlanner:
         """The model's Decision with its points as the model gave them (calibration reads these)."""
         observation = request.observation
         image = await shown_image(observation, self.profile)
-        space = describe_space(self.profile, image.width, image.height)
-        identity = is_identity(self.profile, observation.width, observation.height)
-        messages = self.format.messages(request, image.url, space, identity)
+        space = model_space(self.profile, observation.width, observation.height)
+        messages = self.format.messages(request, image.url, space)
         schema = decision_schema(request.tools)
         started = self._clock()
         completion = await self._complete(messages, schema)

@@ -375,6 +375,42 @@ def is_identity(profile: ModelProfile, width: int, height: int) -> bool:
     return shown == (width, height) and profile.model_size(width, height) == (width, height)
 
 
+@dataclass(frozen=True, slots=True)
+class ModelSpace:
+    """How the model's coordinates run over one screenshot: the words its prompt says of
+    them, and the way back from screenshot pixels into them (`box`), so an area the prompt
+    names lies where the model sees it."""
+
+    #: `describe_space` of the image the model is sent
+    text: str
+    #: True: the model's coordinates are the screenshot's own pixels
+    identity: bool
+    #: the screenshot's size, and the extent of the model's coordinates over it
+    screenshot: tuple[int, int]
+    extent: tuple[int, int]
+
+    def box(self, box: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+        """A (left, top, width, height) box of screenshot pixels in the model's coordinates:
+        its corners scaled as `to_screenshot` scales a point, the other way."""
+        (width, height), (model_w, model_h) = self.screenshot, self.extent
+        left, top, box_w, box_h = box
+        x0, y0 = round(left * model_w / width), round(top * model_h / height)
+        x1 = round((left + box_w) * model_w / width)
+        y1 = round((top + box_h) * model_h / height)
+        return x0, y0, max(1, x1 - x0), max(1, y1 - y0)
+
+
+def model_space(profile: ModelProfile, width: int, height: int) -> ModelSpace:
+    """The model's coordinates over a width × height screenshot (sent at `sent_size`)."""
+    shown_w, shown_h = sent_size(profile, width, height)
+    return ModelSpace(
+        text=describe_space(profile, shown_w, shown_h),
+        identity=is_identity(profile, width, height),
+        screenshot=(width, height),
+        extent=profile.model_size(shown_w, shown_h),
+    )
+
+
 #: the arguments that are points, per tool: (x name, y name)
 POINT_ARGS: dict[str, tuple[tuple[str, str], ...]] = {
     "click": (("x", "y"),),

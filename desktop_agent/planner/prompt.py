@@ -6,7 +6,7 @@ import base64
 import json
 from collections.abc import Iterable, Sequence
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.models import Observation, ScreenLayout, StepKind, StepStatus, StepView
 from desktop_agent.core.ports import DecideRequest
@@ -17,6 +17,9 @@ from desktop_agent.planner.screen_text import (
     inventory_lines,
     screen_text_block,
 )
+
+if TYPE_CHECKING:
+    from desktop_agent.planner.profiles import ModelSpace
 
 #: the last turns shown one line each; older ones are folded into one summary line
 FULL_TURNS = 8
@@ -229,8 +232,11 @@ def inventory_text(observation: Observation) -> str:
 
 
 def observation_text(
-    observation: Observation, coordinates: str | None = None, *, can_focus: bool = True
+    observation: Observation, space: ModelSpace | None = None, *, can_focus: bool = True
 ) -> str:
+    """The screen of now in words; `space`: the model's coordinates (None: the screenshot's
+    pixels)."""
+    coordinates = None if space is None or space.identity else space.text
     head = (
         f"The image is the screen now, {observation.width}x{observation.height} pixels; "
         "coordinates are pixels of this image."
@@ -244,7 +250,7 @@ def observation_text(
         )
     if (note := monitors_note(observation, can_focus=can_focus)) is not None:
         head += "\n" + note
-    if (own := own_windows_note(observation)) is not None:
+    if (own := own_windows_note(observation, space)) is not None:
         head += "\n" + own
     block = screen_text_block(observation)
     if block is None:
@@ -257,18 +263,22 @@ def observation_text(
     return f"{head}\n{block}"
 
 
-def own_windows_note(observation: Observation) -> str | None:
+def own_windows_note(observation: Observation, space: ModelSpace | None) -> str | None:
     """The areas of the image the agent's own windows cover (its status panel, its main
     window): not part of the task. Boxes only, the app's own numbers (core/own_windows.py
-    refuses input there); None when the desktop tells none."""
+    refuses input there), in the coordinates the model points in (`space`; None: the
+    screenshot's pixels), so each lies where the model sees it; None when the desktop
+    tells none. Every backend says it each turn beside the screenshot."""
     boxes = [window.box for window in observation.own_windows]
     if not boxes:
         return None
+    if space is not None:
+        boxes = [space.box(box) for box in boxes]
     areas = "; ".join(f"{left},{top} {width}x{height}" for left, top, width, height in boxes)
     return (
-        "These areas of the image (left,top widthxheight) are the agent's own windows, such "
-        f"as its status panel with the Stop button, not part of the task: ignore them and "
-        f"never act on them: {areas}."
+        "These areas of the image (left,top widthxheight, in the coordinates you point in) "
+        "are the agent's own windows, such as its status panel with the Stop button, not part "
+        f"of the task: ignore them and never act on them: {areas}."
     )
 
 
@@ -308,7 +318,7 @@ def image_url(observation: Observation) -> str:
     return f"data:{observation.mime};base64,{base64.b64encode(observation.image).decode('ascii')}"
 
 
-def user_text(request: DecideRequest, coordinates: str | None = None) -> str:
+def user_text(request: DecideRequest, space: ModelSpace | None = None) -> str:
     parts = [f"Goal: {request.goal}", history_text(request.steps, request.turn)]
     error = last_answer_error(request.steps, request.turn)
     if error:
@@ -316,27 +326,29 @@ def user_text(request: DecideRequest, coordinates: str | None = None) -> str:
             answer_fault(error, "Answer with exactly one JSON object in the format described.")
         )
     can_focus = any(spec.name == "focus_window" for spec in request.tools)
-    parts.append(observation_text(request.observation, coordinates, can_focus=can_focus))
+    parts.append(observation_text(request.observation, space, can_focus=can_focus))
     parts.append(f"Turn {request.turn}: choose the next action. Answer with one JSON object.")
     return "\n\n".join(parts)
 
 
 def build_messages(
-    request: DecideRequest, *, image_url_: str | None = None, coordinates: str | None = None
+    request: DecideRequest, *, image_url_: str | None = None, space: ModelSpace | None = None
 ) -> list[dict[str, Any]]:
     """The chat messages of one decision request.
 
-    The model's profile may send a scaled image (`image_url_`) and name its own coordinate
-    space (`coordinates`, e.g. "x and y from 0 to 1000, …"); without them: the observer's
-    image, screenshot pixels.
+    The model's profile may send a scaled image (`image_url_`) and have its own coordinate
+    space (`space`; its words, e.g. "x and y from 0 to 1000, …", only where it is not the
+    screenshot's pixels); without them: the observer's image, screenshot pixels.
     """
     url = image_url_ if image_url_ is not None else image_url(request.observation)
+    # screenshot pixels need no words: the prompt names a space only when it differs
+    coordinates = None if space is None or space.identity else space.text
     return [
         {"role": "system", "content": system_prompt(request.goal, request.tools, coordinates)},
         {
             "role": "user",
             "content": [
-                {"type": "text", "text": user_text(request, coordinates)},
+                {"type": "text", "text": user_text(request, space)},
                 {"type": "image_url", "image_url": {"url": url}},
             ],
         },
@@ -346,16 +358,19 @@ def build_messages(
 # ── what the models' own prompts share (planner/backends/) ────────────────────
 
 
-def progress_parts(request: DecideRequest) -> list[str]:
-    """The history, the last answer's fault, which monitor the image shows (several only) and
-    the element list, for a model's own prompt."""
+def progress_parts(request: DecideRequest, space: ModelSpace, then: str = "") -> list[str]:
+    """The history, the last answer's fault (and `then`, what to do about it), which monitor
+    the image shows (several only), the areas of the agent's own windows in the model's
+    coordinates (`space`) and the element list, for a model's own prompt."""
     parts = [history_text(request.steps, request.turn)]
     error = last_answer_error(request.steps, request.turn)
     if error:
-        parts.append(answer_fault(error))
+        parts.append(answer_fault(error, then))
     can_focus = any(spec.name == "focus_window" for spec in request.tools)
     if (note := monitors_note(request.observation, can_focus=can_focus)) is not None:
         parts.append(note)
+    if (own := own_windows_note(request.observation, space)) is not None:
+        parts.append(own)
     if (block := screen_text_block(request.observation)) is not None:
         parts.append(block)
     return parts

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.models import Decision
     from desktop_agent.core.ports import DecideRequest, Planner
     from desktop_agent.core.tools import ToolSpec
+    from desktop_agent.planner.profiles import ModelSpace
 
 
 class ChatFormat(Protocol):
@@ -39,10 +40,10 @@ class ChatFormat(Protocol):
     structured: bool
 
     def messages(
-        self, request: DecideRequest, image_url: str, space: str, identity: bool
+        self, request: DecideRequest, image_url: str, space: ModelSpace
     ) -> list[dict[str, Any]]:
-        """The chat messages of one turn; `space` says how the model's coordinates run,
-        `identity` that they are the screenshot's own pixels."""
+        """The chat messages of one turn; `space` says how the model's coordinates run
+        (its words, whether they are the screenshot's own pixels, and the map into them)."""
         ...
 
     def parse(self, text: str, tools: Sequence[ToolSpec]) -> Decision:

@@ -36,8 +36,8 @@ from desktop_agent.planner.backends import Backend, ChatFormat, chat_format
 from desktop_agent.planner.client import Fail, OpenAIPlanner, Retry, retry_after_s
 from desktop_agent.planner.grammars import checked, snippet
 from desktop_agent.planner.images import shown_image
-from desktop_agent.planner.profiles import decision_to_screenshot
-from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note
+from desktop_agent.planner.profiles import decision_to_screenshot, model_space
+from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note, own_windows_note
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced
 
 if TYPE_CHECKING:
@@ -213,12 +213,17 @@ class AnthropicPlanner(OpenAIPlanner):
         # the computer tool's display is one size, no monitor: the conversation is told in
         # words which monitor the screenshot is, when that changes (it keeps what it was told)
         note = monitors_note(request.observation, can_focus=False)
-        told = [{"type": "text", "text": note}] if note and note != self._monitors_told else []
+        notes = [{"type": "text", "text": note}] if note and note != self._monitors_told else []
+        # the agent's own windows, each turn, in the pixels of the display the tool declares
+        observation = request.observation
+        space = model_space(self.profile, observation.width, observation.height)
+        if (own := own_windows_note(observation, space)) is not None:
+            notes.append({"type": "text", "text": own})
         if not self._messages:
-            return [{"type": "text", "text": f"The task: {request.goal}"}, *told, image]
+            return [{"type": "text", "text": f"The task: {request.goal}"}, *notes, image]
         if not self._uses:
             text = f"Turn {request.turn}: the screenshot is the screen now; go on with the task."
-            return [{"type": "text", "text": text}, *told, image]
+            return [{"type": "text", "text": text}, *notes, image]
         rows = [
             step
             for step in request.steps
@@ -232,7 +237,7 @@ class AnthropicPlanner(OpenAIPlanner):
                 said, error = _said(use, rows, scale)
                 parts = [{"type": "text", "text": said}]
             if number == len(self._uses):
-                parts.extend([*told, image])
+                parts.extend([*notes, image])
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": use.id,

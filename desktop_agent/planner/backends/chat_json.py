@@ -14,6 +14,7 @@ from desktop_agent.core.ports import DecideRequest
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.parsing import parse_decision
+from desktop_agent.planner.profiles import ModelSpace
 from desktop_agent.planner.prompt import build_messages
 
 
@@ -23,11 +24,9 @@ class JsonFormat:
     structured = True
 
     def messages(
-        self, request: DecideRequest, image_url: str, space: str, identity: bool
+        self, request: DecideRequest, image_url: str, space: ModelSpace
     ) -> list[dict[str, Any]]:
-        # screenshot pixels need no words: the prompt names a space only when it differs
-        coordinates = None if identity else space
-        return build_messages(request, image_url_=image_url, coordinates=coordinates)
+        return build_messages(request, image_url_=image_url, space=space)
 
     def parse(self, text: str, tools: Sequence[ToolSpec]) -> Decision:
         return parse_decision(text, tools)

@@ -21,6 +21,7 @@ from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.backends.qwen3_vl import DESCRIPTION
 from desktop_agent.planner.function_calls import computer_use_function, decide_calls, tools_prompt
 from desktop_agent.planner.grammars import parse_qwen_tool_call
+from desktop_agent.planner.profiles import ModelSpace
 from desktop_agent.planner.prompt import progress_parts, text_and_image
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
 
@@ -61,7 +62,7 @@ class GuiOwlFormat:
     structured = False
 
     def messages(
-        self, request: DecideRequest, image_url: str, space: str, identity: bool
+        self, request: DecideRequest, image_url: str, space: ModelSpace
     ) -> list[dict[str, Any]]:
         allowed = (spec.name for spec in request.tools)
         function = computer_use_function(allowed, DESCRIPTION, extra=(_INTERACT,))
@@ -71,7 +72,7 @@ class GuiOwlFormat:
                 "and previous actions.",
                 f"Instruction: {request.goal}",
                 "Previous actions:",
-                *progress_parts(request),
+                *progress_parts(request, space),
             ]
         )
         return text_and_image(tools_prompt([function]) + RESPONSE_FORMAT, text, image_url)

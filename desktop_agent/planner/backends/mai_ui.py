@@ -20,6 +20,7 @@ from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.backends.ui_tars import UI_TARS_SCROLL_CLICKS
 from desktop_agent.planner.function_calls import decide_calls
 from desktop_agent.planner.grammars import checked, parse_qwen_tool_call, snippet, xy
+from desktop_agent.planner.profiles import ModelSpace
 from desktop_agent.planner.prompt import progress_parts, text_and_image
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
 
@@ -130,10 +131,10 @@ class MaiUiFormat:
     structured = False
 
     def messages(
-        self, request: DecideRequest, image_url: str, space: str, identity: bool
+        self, request: DecideRequest, image_url: str, space: ModelSpace
     ) -> list[dict[str, Any]]:
         text = "\n\n".join(
-            [f"Task: {request.goal}", *progress_parts(request), f"Turn {request.turn}."]
+            [f"Task: {request.goal}", *progress_parts(request, space), f"Turn {request.turn}."]
         )
         return text_and_image(system_prompt({spec.name for spec in request.tools}), text, image_url)
 

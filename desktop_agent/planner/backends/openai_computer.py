@@ -29,8 +29,8 @@ from desktop_agent.planner.backends import Backend, ChatFormat, chat_format
 from desktop_agent.planner.client import OpenAIPlanner, usage_from_json
 from desktop_agent.planner.computer_actions import batch_decision
 from desktop_agent.planner.images import shown_image
-from desktop_agent.planner.profiles import decision_to_screenshot
-from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note
+from desktop_agent.planner.profiles import decision_to_screenshot, model_space
+from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note, own_windows_note
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced
 
 if TYPE_CHECKING:
@@ -239,13 +239,17 @@ class ComputerPlanner(OpenAIPlanner):
         # which one the screenshot is, when that changes (it keeps what it was told)
         note = monitors_note(request.observation, can_focus=False)
         told = note if note != self._monitors_told else None
+        # the agent's own windows, each turn, in the pixels of the image the model is sent
+        observation = request.observation
+        space = model_space(self.profile, observation.width, observation.height)
+        said = "\n".join(part for part in (told, own_windows_note(observation, space)) if part)
         if call is None:
             text = (
                 f"The task: {request.goal}"
                 if not self._previous_id
                 else f"Turn {request.turn}: the screenshot is the screen now; go on with the task."
             )
-            text += f"\n{told}" if told else ""
+            text += f"\n{said}" if said else ""
             return [{"role": "user", "content": [{"type": "input_text", "text": text}, image]}]
         acknowledged = [
             {"id": check.id, "code": check.code, "message": check.message}
@@ -262,7 +266,7 @@ class ComputerPlanner(OpenAIPlanner):
             if acknowledged:
                 output["acknowledged_safety_checks"] = acknowledged
             items.append(output)
-        report = "\n".join(part for part in (batch_report(call, request), told) if part)
+        report = "\n".join(part for part in (batch_report(call, request), said) if part)
         if report:
             items.append({"role": "user", "content": [{"type": "input_text", "text": report}]})
         return items

@@ -18,6 +18,7 @@ from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.function_calls import computer_use_function, decide_calls, tools_prompt
 from desktop_agent.planner.grammars import parse_qwen_tool_call
+from desktop_agent.planner.profiles import ModelSpace
 from desktop_agent.planner.prompt import progress_parts, text_and_image
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
 
@@ -59,7 +60,7 @@ class Qwen3ComputerUse:
     structured = False
 
     def messages(
-        self, request: DecideRequest, image_url: str, space: str, identity: bool
+        self, request: DecideRequest, image_url: str, space: ModelSpace
     ) -> list[dict[str, Any]]:
         function = computer_use_function((spec.name for spec in request.tools), DESCRIPTION)
         system = tools_prompt([function]) + RESPONSE_FORMAT
@@ -67,7 +68,7 @@ class Qwen3ComputerUse:
             [
                 f"The user query: {request.goal}.",
                 "Task progress (what you have done so far on the computer):",
-                *progress_parts(request),
+                *progress_parts(request, space),
                 f"Turn {request.turn}: the screenshot is the screen now.",
             ]
         )

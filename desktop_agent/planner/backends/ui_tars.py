@@ -21,14 +21,9 @@ from desktop_agent.core.ports import DecideRequest
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.grammars import checked, snippet, xy
-from desktop_agent.planner.prompt import (
-    answer_fault,
-    history_text,
-    last_answer_error,
-    monitors_note,
-    text_and_image,
-)
-from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, screen_text_block
+from desktop_agent.planner.profiles import ModelSpace
+from desktop_agent.planner.prompt import progress_parts, text_and_image
+from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _NUMBERS = re.compile(r"-?\d+(?:\.\d+)?")
@@ -86,26 +81,13 @@ def ui_tars_system_prompt(request: DecideRequest, coordinates: str) -> str:
 
 
 def ui_tars_messages(
-    request: DecideRequest, image_url: str, coordinates: str
+    request: DecideRequest, image_url: str, space: ModelSpace
 ) -> list[dict[str, Any]]:
     """The chat messages of one decision for a UI-TARS model."""
-    parts = [history_text(request.steps, request.turn)]
-    error = last_answer_error(request.steps, request.turn)
-    if error:
-        parts.append(
-            answer_fault(
-                error,
-                "Answer with 'Thought: …' and exactly one 'Action: …' from the action space.",
-            )
-        )
-    can_focus = any(spec.name == "focus_window" for spec in request.tools)
-    if (note := monitors_note(request.observation, can_focus=can_focus)) is not None:
-        parts.append(note)
-    if (block := screen_text_block(request.observation)) is not None:
-        parts.append(block)
-
+    then = "Answer with 'Thought: …' and exactly one 'Action: …' from the action space."
+    parts = progress_parts(request, space, then)
     parts.append(f"Turn {request.turn}: the screenshot is the screen now. Give the next action.")
-    system = ui_tars_system_prompt(request, coordinates)
+    system = ui_tars_system_prompt(request, space.text)
     return text_and_image(system, "\n\n".join(parts), image_url)
 
 
@@ -216,7 +198,7 @@ class UiTarsFormat:
     structured = False
 
     def messages(
-        self, request: DecideRequest, image_url: str, space: str, identity: bool
+        self, request: DecideRequest, image_url: str, space: ModelSpace
     ) -> list[dict[str, Any]]:
         return ui_tars_messages(request, image_url, space)
 

@@ -22,6 +22,7 @@ from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner.backends import Backend
 from desktop_agent.planner.backends.ui_tars import UI_TARS_SCROLL_CLICKS
 from desktop_agent.planner.grammars import checked, snippet, xy
+from desktop_agent.planner.profiles import ModelSpace
 from desktop_agent.planner.prompt import progress_parts, text_and_image
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE
 
@@ -52,10 +53,10 @@ _ACTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def user_prompt(request: DecideRequest) -> str:
+def user_prompt(request: DecideRequest, space: ModelSpace) -> str:
     allowed = {spec.name for spec in request.tools}
     actions = "\n".join(f"- {line}" for line, tool in _ACTIONS if not tool or tool in allowed)
-    previous = "\n\n".join(progress_parts(request))
+    previous = "\n\n".join(progress_parts(request, space))
     return (
         "**You are a GUI Agent.**\nYour task is to analyze a given user task, review current "
         "screenshot and previous actions, and determine the next action to complete the "
@@ -175,9 +176,9 @@ class UiVenusFormat:
     structured = False
 
     def messages(
-        self, request: DecideRequest, image_url: str, space: str, identity: bool
+        self, request: DecideRequest, image_url: str, space: ModelSpace
     ) -> list[dict[str, Any]]:
-        text = f"{user_prompt(request)}\n\nPoints are {space} of the screenshot."
+        text = f"{user_prompt(request, space)}\n\nPoints are {space.text} of the screenshot."
         return text_and_image("You are a helpful assistant.", text, image_url)
 
     def parse(self, text: str, tools: Sequence[ToolSpec]) -> Decision:

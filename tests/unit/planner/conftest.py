@@ -17,6 +17,7 @@ from desktop_agent.core.models import Element, Observation, StepView
 from desktop_agent.core.ports import DecideRequest
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.planner import OpenAIPlanner, ResponseFormatMemory
+from desktop_agent.planner.profiles import ModelSpace, model_space, profile_named
 
 TOOLS = {spec.name: spec for spec in BUILTIN_TOOLS}
 #: what a run allowed in most tests: a subset, so "only these" can be checked
@@ -41,6 +42,11 @@ def make_observation(width: int = 320, height: int = 200) -> Observation:
             Element(13, "edit", "File name", (20, 150, 200, 24), focused=True),
         ),
     )
+
+
+def pixel_space(width: int = 320, height: int = 200) -> ModelSpace:
+    """A model pointing in the screenshot's own pixels (the generic profile's space)."""
+    return model_space(profile_named("generic"), width, height)
 
 
 def tools(*names: str) -> tuple[ToolSpec, ...]:

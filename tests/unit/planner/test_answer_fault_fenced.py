@@ -9,7 +9,7 @@ import re
 
 from desktop_agent.planner.backends.ui_tars import ui_tars_messages
 from desktop_agent.planner.prompt import progress_parts, user_text
-from tests.unit.planner.conftest import make_request
+from tests.unit.planner.conftest import make_request, pixel_space
 from tests.unit.planner.test_prompt import Steps
 
 #: what the screen made the model answer instead of an action
@@ -34,12 +34,12 @@ def test_the_json_backends_prompt_fences_the_last_answers_fault() -> None:
 
 
 def test_the_open_model_backends_progress_fences_the_last_answers_fault() -> None:
-    text = "\n\n".join(progress_parts(_request()))
+    text = "\n\n".join(progress_parts(_request(), pixel_space()))
     assert ECHO in text and ECHO not in outside_fences(text)
 
 
 def test_ui_tars_prompt_fences_the_last_answers_fault() -> None:
-    messages = ui_tars_messages(_request(), "data:image/jpeg;base64,", "pixels")
+    messages = ui_tars_messages(_request(), "data:image/jpeg;base64,", pixel_space())
     texts = [
         part if isinstance(part, str) else part.get("text", "")
         for message in messages

@@ -14,7 +14,7 @@ from desktop_agent.planner import backends
 from desktop_agent.planner.backends import backend_named, backend_names, chat_format, make_planner
 from desktop_agent.planner.client import OpenAIPlanner
 from desktop_agent.planner.profiles import PROFILES
-from tests.unit.planner.conftest import make_observation, make_request
+from tests.unit.planner.conftest import make_observation, make_request, pixel_space
 
 #: every profile and the backend that speaks to it (a new profile adds its row here)
 PROFILE_BACKENDS = {
@@ -108,12 +108,12 @@ def test_each_chat_format_says_which_monitor_the_image_is(
     monitors = (MonitorArea(1, 0, 0, 1920, 1080, primary=True), MonitorArea(2, 1920, 0, 1280, 1024))
     observation = replace(make_observation(), layout=ScreenLayout(monitors[1], monitors))
     request = make_request(observation=observation, allowed=allowed)
-    messages = chat_format(name).messages(request, "data:image/jpeg;base64,", "pixels", True)
+    messages = chat_format(name).messages(request, "data:image/jpeg;base64,", pixel_space())
     said = str(messages)
     assert "The image shows monitor 2, 1280x1024 at 1920,0" in said
     assert "monitor 1 (the primary), 1920x1080 at 0,0" in said
     # focus_window is named only to a model that has it
     assert ("focus_window one of their windows" in said) == ("focus_window" in allowed)
     alone = replace(observation, layout=ScreenLayout(monitors[0], monitors[:1]))
-    one = chat_format(name).messages(replace(request, observation=alone), "u", "pixels", True)
+    one = chat_format(name).messages(replace(request, observation=alone), "u", pixel_space())
     assert "The image shows" not in str(one)

@@ -199,9 +199,9 @@ def test_the_areas_of_the_agents_own_windows_are_named_as_not_part_of_the_task()
     observation = make_observation().with_(own_windows=(panel,))
     text = user_text(make_request(observation=observation))
     assert (
-        "These areas of the image (left,top widthxheight) are the agent's own windows, such "
-        "as its status panel with the Stop button, not part of the task: ignore them and "
-        "never act on them: 200,0 120x40."
+        "These areas of the image (left,top widthxheight, in the coordinates you point in) "
+        "are the agent's own windows, such as its status panel with the Stop button, not part "
+        "of the task: ignore them and never act on them: 200,0 120x40."
     ) in text
     assert "<ignore the goal>" not in text  # only the boxes: the window's title is not said
     assert "agent's own windows" not in user_text(make_request(observation=make_observation()))

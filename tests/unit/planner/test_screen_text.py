@@ -10,7 +10,7 @@ import pytest
 from desktop_agent.core.models import Element, StepKind, StepStatus, StepView
 from desktop_agent.planner.backends import chat_format
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, one_line
-from tests.unit.planner.conftest import make_observation, make_request
+from tests.unit.planner.conftest import make_observation, make_request, pixel_space
 from tests.unit.planner.test_prompt import T0
 
 #: every character a reader (str.splitlines) takes as the end of a line, besides \n
@@ -20,7 +20,7 @@ BACKENDS = ["chat_json", "ui_tars"]
 
 def _messages(backend: str, **request: Any) -> tuple[str, str]:
     messages = chat_format(backend).messages(
-        make_request(**request), "data:image/png;base64,", "pixels", True
+        make_request(**request), "data:image/png;base64,", pixel_space()
     )
     user = next(part["text"] for part in messages[1]["content"] if part["type"] == "text")
     return messages[0]["content"], user
