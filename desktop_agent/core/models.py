@@ -516,9 +516,10 @@ class Observation:
     #: the title of the window `window_relative` is relative to
     relative_to: str = ""
     #: why the injection guard's read of the screen's texts failed on this look (the
-    #: inventory still busy past the texts' budget, a failed read, OCR past its budget):
-    #: the model may see orders the guard did not; "" when they were read, or when the
-    #: observer has no such read (the guard off, a backend without texts)
+    #: inventory still busy past the texts' budget, a failed read, a region's OCR failed or
+    #: past its timeout, OCR past its budget): the model may see orders the guard did not;
+    #: "" when they were read, or when the observer has no such read (the guard off, a
+    #: backend without texts, no OCR program)
     unread: str = ""
     #: what identifies each top-level and notification window on the screen at this look
     #: (opaque: X11 ids as text), for `WindowsNowSource`: a window that came up before the

@@ -50,7 +50,7 @@ from desktop_agent.desktop.inventory.x11 import (
     notification_elements,
     window_elements,
 )
-from desktop_agent.desktop.ocr import PixelReader
+from desktop_agent.desktop.ocr import OcrFailed, PixelReader
 
 log = logging.getLogger(__name__)
 
@@ -285,14 +285,16 @@ class DesktopObserver:
     ) -> tuple[list[RawElement], str]:
         """The text OCR reads in `regions` (physical px, grabbed anew at the screen's own
         resolution, clipped to the monitor), as `contents` of the same role, and why some
-        were not read ("" when all were): what is not read within PIXELS_BUDGET_S is left
-        out (logged)."""
+        were not read ("" when all were): a region whose OCR failed or timed out, and what
+        is not read within PIXELS_BUDGET_S, is left out (logged). Without the OCR program
+        nothing is read and nothing said: a configuration, not a failed read."""
         reader = self.pixel_reader
         if reader is None or not reader.available or not regions:
             return [], ""
         loop = asyncio.get_running_loop()
         monitor = shot.monitor
         found: list[RawElement] = []
+        failed: list[str] = []
 
         async def read_all() -> None:
             for region in regions[:MAX_PIXEL_REGIONS]:
@@ -306,7 +308,12 @@ class DesktopObserver:
                 image = await loop.run_in_executor(
                     self._capture_thread, self._capture.grab_region, box
                 )
-                text = await loop.run_in_executor(self._ocr_thread, reader.read, image)
+                try:
+                    text = await loop.run_in_executor(self._ocr_thread, reader.read, image)
+                except OcrFailed as error:
+                    # its text is not known, not empty: the other regions are still read
+                    failed.append(f"the text of a region could not be read ({error})")
+                    continue
                 if text.strip():
                     found.append(RawElement(region.role, text, box, contents=True))
 
@@ -318,7 +325,7 @@ class DesktopObserver:
         except Exception as error:  # noqa: BLE001 - a grab's fault: the regions are not read
             log.warning("pixel-only regions not read: %s", error)
             return found, "the text of a window only its pixels show could not be read"
-        return found, ""
+        return found, failed[0] if failed else ""
 
     def _grab(self, monitor: MonitorChoice | None = None) -> Shot:
         """On the capture thread: under "auto", where the work is (the locator), then the grab

@@ -3,7 +3,9 @@
 A web view with no accessible text or a notification drawn by its daemon (dunst) is only
 pixels to the element inventory, while the model reads it off the screenshot. The observer
 reads such regions here so that the injection guard sees what the model sees. A region whose
-pixels did not change is not read again (the cache), so an unchanged screen costs a hash.
+pixels did not change is not read again (the cache), so an unchanged screen costs a hash. A
+read that fails or passes its timeout raises OcrFailed: what the region says is then not known,
+which is not the same as a region that holds no text (the guard asks on such a look).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ OCR_PROGRAM = "tesseract"
 READ_TIMEOUT_S = 4.0
 #: regions' texts remembered by their pixels
 CACHE_SIZE = 64
+
+
+class OcrFailed(RuntimeError):
+    """A region's text could not be read: tesseract passed its timeout, could not be started
+    or failed. Its message says which in a few fixed words (it reaches the person asked)."""
 
 
 class PixelReader:
@@ -53,8 +60,10 @@ class PixelReader:
         return self.program is not None
 
     def read(self, image: Any) -> str:
-        """The text tesseract reads in `image` (a Pillow image); "" when it cannot read it
-        (no program, a failure, past the timeout: logged, not remembered)."""
+        """The text tesseract reads in `image` (a Pillow image); "" when the image holds none
+        (nothing but background and lines) or there is no program to read it (`available`
+        False: a configuration, not a failed read). A read that fails or passes the timeout
+        raises OcrFailed (logged, not remembered: the next read of the image tries again)."""
         if self.program is None:
             return ""
         key = _key(image)
@@ -79,14 +88,14 @@ class PixelReader:
             )
         except subprocess.TimeoutExpired:
             log.warning("OCR of a %dx%d region took over %g s", *image.size, self.timeout_s)
-            return ""
+            raise OcrFailed("OCR timed out") from None
         except OSError as error:
             log.warning("OCR could not run: %s", error)
-            return ""
+            raise OcrFailed("OCR could not run") from None
         if done.returncode != 0:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()
             log.warning("OCR failed: %s", said[-1] if said else f"exit {done.returncode}")
-            return ""
+            raise OcrFailed("OCR failed")
         text = done.stdout.decode("utf-8", "replace")
         self.reads += 1
         self._remember(key, text)
