@@ -78,12 +78,16 @@ def test_the_estimate_counts_each_line_the_prompt_adds_beside_the_element_list()
     assert _prompt_tokens(replace(plain, elsewhere=elsewhere)) == (
         _prompt_tokens(plain) - base // 4 + (base + 8 * (31 + 1)) // 4
     )
-    # 8 controls placed in their window only, under a 9-character title and its 10 words
+    # 8 controls placed in their window only, under their window's title and its 10 words
     relative = tuple(Element(0, "button", "Save", (1, 2, 3, 4)) for _ in range(8))
     line = relative[0].line_relative()  # 'button "Save" @ 1,2 3x4 in the window'
-    moved = replace(plain, window_relative=relative, relative_to="Save as…!")
+    counted = base + 10 + 8 * (len(line) + 1)
+    # a title that leaves the text one character short of a whole token: one more is seen
+    title = "Save as…" + "!" * ((3 - counted - 8) % 4)
+    assert (counted + len(title)) % 4 == 3
+    moved = replace(plain, window_relative=relative, relative_to=title)
     assert _prompt_tokens(moved) == (
-        _prompt_tokens(plain) - base // 4 + (base + 9 + 10 + 8 * (len(line) + 1)) // 4
+        _prompt_tokens(plain) - base // 4 + (counted + len(title)) // 4
     )
     # window-relative controls are not counted without their title line, nor the title alone
     assert _prompt_tokens(replace(plain, relative_to="Save as…!")) == _prompt_tokens(plain)
