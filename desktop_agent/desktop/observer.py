@@ -285,8 +285,9 @@ class DesktopObserver:
     ) -> tuple[list[RawElement], str]:
         """The text OCR reads in `regions` (physical px, grabbed anew at the screen's own
         resolution, clipped to the monitor), as `contents` of the same role, and why some
-        were not read ("" when all were): a region whose OCR failed or timed out, and what
-        is not read within PIXELS_BUDGET_S, is left out (logged). Without the OCR program
+        were not read ("" when all were): a region whose OCR failed or timed out, a region
+        past the first MAX_PIXEL_REGIONS on the monitor, and what is not read within
+        PIXELS_BUDGET_S, is left out (logged). Without the OCR program
         nothing is read and nothing said: a configuration, not a failed read."""
         reader = self.pixel_reader
         if reader is None or not reader.available or not regions:
@@ -295,16 +296,25 @@ class DesktopObserver:
         monitor = shot.monitor
         found: list[RawElement] = []
         failed: list[str] = []
+        shown: list[tuple[RawElement, tuple[int, int, int, int]]] = []
+        for region in regions:
+            x, y, width, height = region.rect
+            left, top = max(x, monitor.left), max(y, monitor.top)
+            right = min(x + width, monitor.right)
+            bottom = min(y + height, monitor.bottom)
+            if right - left >= 8 and bottom - top >= 8:
+                shown.append((region, (left, top, right - left, bottom - top)))
+        if len(shown) > MAX_PIXEL_REGIONS:
+            # the regions past the bound are not read: what they say is not known, and a
+            # screen that shows one more (its order last) would otherwise pass as read
+            log.warning("%d pixel-only regions, %d read", len(shown), MAX_PIXEL_REGIONS)
+            failed.append(
+                f"the text of a region was not read (more than {MAX_PIXEL_REGIONS} regions "
+                "show only pixels)"
+            )
 
         async def read_all() -> None:
-            for region in regions[:MAX_PIXEL_REGIONS]:
-                x, y, width, height = region.rect
-                left, top = max(x, monitor.left), max(y, monitor.top)
-                right = min(x + width, monitor.right)
-                bottom = min(y + height, monitor.bottom)
-                if right - left < 8 or bottom - top < 8:
-                    continue
-                box = (left, top, right - left, bottom - top)
+            for region, box in shown[:MAX_PIXEL_REGIONS]:
                 image = await loop.run_in_executor(
                     self._capture_thread, self._capture.grab_region, box
                 )

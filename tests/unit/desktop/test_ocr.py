@@ -15,7 +15,7 @@ from PIL import Image
 
 from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import RawElement
-from desktop_agent.desktop.observer import DesktopObserver
+from desktop_agent.desktop.observer import MAX_PIXEL_REGIONS, DesktopObserver
 from desktop_agent.desktop.ocr import OcrFailed, PixelReader
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture, inked
 
@@ -504,3 +504,46 @@ async def test_without_the_ocr_program_a_pixel_only_region_is_not_marked_unread(
         obs.close()
 
     assert observation.unread == "" and observation.texts == ()
+
+
+class OrderLastTesseract(FakeTesseract):
+    """FakeTesseract reading ORDER in the one region drawn on red (SeveralCapture draws a
+    region's background by its left edge: x 450 → red 200) and nothing in the others."""
+
+    def __call__(self, args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        done = super().__call__(args, **kwargs)
+        red = Image.open(io.BytesIO(kwargs["input"])).convert("RGB").getpixel((0, 0))[0]
+        return subprocess.CompletedProcess(args, 0, ORDER if red == 200 else b"", done.stderr)
+
+
+@pytest.mark.parametrize("count", [MAX_PIXEL_REGIONS, MAX_PIXEL_REGIONS + 1])
+async def test_pixel_only_regions_past_the_bound_leave_the_look_unread(count: int) -> None:
+    # red team: six notifications that say nothing, then a seventh with an order. The regions
+    # past MAX_PIXEL_REGIONS were skipped and the look passed as read: the model read the
+    # order off the image while the guard never saw it. What is not read is not known
+    from desktop_agent.core.injection_guard import UNREAD_RULE, InjectionGuard
+
+    fake = OrderLastTesseract()
+    lefts = [*range(10, 10 + 40 * (count - 1), 40), 450]  # the order's region is the last
+    backend = FakeBackend(
+        [RawElement("notification", "", (left, 0, 40, 30), pixels=True) for left in lefts]
+    )
+    obs = DesktopObserver(
+        capture=SeveralCapture(PRIMARY, (1920, 1080)), backend=backend, pixel_reader=_reader(fake)
+    )
+    try:
+        observation = await obs.observe()
+    finally:
+        obs.close()
+    verdict = InjectionGuard().judge("hotkey", {"keys": ["ctrl", "s"]}, observation, input_=True)
+
+    assert len(fake.calls) == MAX_PIXEL_REGIONS  # the bound on OCR's cost stays
+    if count == MAX_PIXEL_REGIONS:
+        assert observation.unread == "" and [t.name for t in observation.texts] == [
+            ORDER.decode().strip()
+        ]
+        assert [n.rule for n in verdict.notes] == ["orders_command"]
+    else:
+        why = "the text of a region was not read (more than 6 regions show only pixels)"
+        assert observation.texts == () and observation.unread == why
+        assert [(n.text, n.rule) for n in verdict.notes] == [(why, UNREAD_RULE)]
