@@ -107,8 +107,11 @@ class PixelReader:
             self._cache.popitem(last=False)
 
 
-#: a pixel differs from the background (the commonest grey) by more than this: ink
-INK_TOLERANCE = 8
+#: a pixel differs from the background (the commonest value of each of its colours) by more
+#: than this in any colour: ink. A grab is lossless, so any pixel off the background was drawn;
+#: text faint to a person (2 grey levels) or as bright as its background in grey (red on grey)
+#: is still read by tesseract, and by the model
+INK_TOLERANCE = 0
 #: a row (column) at least this inked is part of a line (a frame, a rule, a border) ...
 LINE_SHARE = 0.9
 #: ... when it is one of at most this many such rows (columns) side by side: a thicker band
@@ -121,15 +124,20 @@ INK_LEFT = 12
 def looks_blank(image: Any) -> bool:
     """Whether `image` (a Pillow image) holds nothing but its background and thin straight
     lines (the empty part of a page, a window's frame): no text for OCR to read. Judged on
-    pixels, not on colours: text drawn without anti-aliasing (two colours) is ink like any."""
-    from PIL import Image, ImageDraw
+    pixels, not on how many colours: text drawn without anti-aliasing (two colours) is ink
+    like any; and on each colour, not on grey: text of another hue as bright as its background
+    is ink too."""
+    from PIL import Image, ImageChops, ImageDraw
 
-    grey = image.convert("L")
-    width, height = grey.size
-    histogram = grey.histogram()
-    background = max(range(256), key=histogram.__getitem__)
-    low, high = background - INK_TOLERANCE, background + INK_TOLERANCE
-    ink = grey.point([0 if low <= value <= high else 255 for value in range(256)])
+    ink = None
+    for band in image.convert("RGB").split():
+        histogram = band.histogram()
+        background = max(range(256), key=histogram.__getitem__)
+        low, high = background - INK_TOLERANCE, background + INK_TOLERANCE
+        off = band.point([0 if low <= value <= high else 255 for value in range(256)])
+        ink = off if ink is None else ImageChops.lighter(ink, off)
+    assert ink is not None
+    width, height = ink.size
     draw = ImageDraw.Draw(ink)
     rows = ink.resize((1, height), Image.Resampling.BOX).tobytes()
     for start, end in _thin_runs(rows, LINE_SHARE * 255):
