@@ -200,6 +200,7 @@ def _cmd_doctor(args: argparse.Namespace, data_dir: Path) -> int:
     items = list(run_doctor())
     if settings.injection_guard == "off":
         items.append(_injection_guard_off())
+    items.append(_ocr_check(guard=settings.injection_guard == "on"))
     return asyncio.run(_doctor_asks(settings, data_dir, items, stop_mark))
 
 
@@ -229,6 +230,60 @@ def _injection_guard_off() -> Any:
         ),
         tr('set injection_guard = "on" in settings.toml'),
     )
+
+
+def _ocr_check(*, guard: bool) -> Any:
+    """The OCR program the injection guard reads pixel-only regions with (desktop/ocr.py):
+    its path and version. Missing, or not answering `--version`, while the guard is on where
+    OCR reads: a FAIL with the fix, as a missing xclip and the guard turned off are (the guard
+    then never judges a notification's order: docs/architecture.md). Where nothing would be
+    read anyway (the guard off, Windows, Wayland) the line says so and passes."""
+    from desktop_agent.desktop.doctor import DoctorItem
+    from desktop_agent.desktop.ocr import OCR_PROGRAM, find_ocr_program, ocr_used_here
+
+    found = find_ocr_program()
+    if found.path is None:
+        said = tr("{program} not found on PATH", program=OCR_PROGRAM)
+        fix = tr(
+            "install {program} (Debian/Ubuntu: sudo apt install tesseract-ocr), or put it on PATH",
+            program=OCR_PROGRAM,
+        )
+    elif found.version:
+        said = tr("{version} at {path}", version=found.version, path=found.path)
+        fix = ""
+    else:
+        said = tr("{path} does not run ({error})", path=found.path, error=found.error)
+        fix = tr(
+            "check that `{path} --version` runs, or reinstall it (Debian/Ubuntu: sudo apt "
+            "install --reinstall tesseract-ocr)",
+            path=found.path,
+        )
+    if not guard:
+        return DoctorItem(
+            "ocr", True, tr("{said}; not used while the injection guard is off", said=said)
+        )
+    if not ocr_used_here():
+        why = (
+            tr(
+                "{said}; not used on Windows: UI Automation lists no region that only its "
+                "pixels show",
+                said=said,
+            )
+            if sys.platform == "win32"
+            else tr(
+                "{said}; not used on a Wayland session: its element list has no region that "
+                "only its pixels show",
+                said=said,
+            )
+        )
+        return DoctorItem("ocr", True, why)
+    if found.version:
+        return DoctorItem("ocr", True, said)
+    blind = tr(
+        "{said}: text in notifications and images is not read by the injection guard",
+        said=said,
+    )
+    return DoctorItem("ocr", False, blind, fix)
 
 
 async def _doctor_asks(

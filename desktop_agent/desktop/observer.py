@@ -50,7 +50,7 @@ from desktop_agent.desktop.inventory.x11 import (
     notification_elements,
     window_elements,
 )
-from desktop_agent.desktop.ocr import OcrFailed, PixelReader
+from desktop_agent.desktop.ocr import OCR_PROGRAM, OcrFailed, PixelReader, ocr_used_here
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +129,11 @@ class DesktopObserver:
         )
         self.inventory: InventoryRunner | None = InventoryRunner(backend) if inventory else None
         self.pixel_reader = (pixel_reader or PixelReader()) if guard_texts else None
+        #: the guard would read pixel-only regions here but has no OCR program: the first
+        #: look says so in the log, once (every look reads without it alike)
+        self._no_ocr_to_say = (
+            self.pixel_reader is not None and not self.pixel_reader.available and ocr_used_here()
+        )
         self._ocr_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ocr")
         #: (the shot's image, its elements, the texts read on it): an unchanged screen's
         self._texts: tuple[Any, tuple[Element, ...], tuple[Element, ...]] | None = None
@@ -142,6 +147,13 @@ class DesktopObserver:
 
     async def observe(self, monitor: MonitorChoice | None = None) -> Observation:
         """The screen now; `monitor` (a run's own choice, `showing`) stands for the setting."""
+        if self._no_ocr_to_say:
+            self._no_ocr_to_say = False
+            log.warning(
+                "OCR program %r not found: text in notifications and images is not read by "
+                "the injection guard (install tesseract-ocr; `desktop-agent doctor` checks it)",
+                OCR_PROGRAM,
+            )
         loop = asyncio.get_running_loop()
         # on the loop's thread, normally the main thread: see ScreenCapture.choose_scaler
         self._capture.choose_scaler()

@@ -6,6 +6,8 @@ reads such regions here so that the injection guard sees what the model sees. A 
 pixels did not change is not read again (the cache), so an unchanged screen costs a hash. A
 read that fails or passes its timeout raises OcrFailed: what the region says is then not known,
 which is not the same as a region that holds no text (the guard asks on such a look).
+Without the program nothing is read: `doctor` says so (`find_ocr_program`) and the observer
+logs it once (`ocr_used_here`: only where the inventory lists pixel-only regions).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -28,6 +32,8 @@ OCR_PROGRAM = "tesseract"
 READ_TIMEOUT_S = 4.0
 #: regions' texts remembered by their pixels
 CACHE_SIZE = 64
+#: `doctor` gives `tesseract --version` this long (it answers in about 10 ms)
+VERSION_TIMEOUT_S = 2.0
 
 
 class OcrFailed(RuntimeError):
@@ -162,6 +168,63 @@ def _thin_runs(shares: bytes, full: float) -> list[tuple[int, int]]:
                 runs.append((start, index))
             start = None
     return runs
+
+
+@dataclass(frozen=True, slots=True)
+class OcrProgram:
+    """The OCR program as `doctor` finds it. `path` None: not on PATH; `version` is the first
+    line of its `--version` ("tesseract 5.3.0"), "" when it gave none, and then `error`
+    says why in a few words (its OS error, its exit code, "timed out after 2 s")."""
+
+    path: str | None
+    version: str = ""
+    error: str = ""
+
+
+def find_ocr_program(
+    program: str = OCR_PROGRAM,
+    *,
+    timeout_s: float = VERSION_TIMEOUT_S,
+    run: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run,
+) -> OcrProgram:
+    """Where `program` is on PATH (as PixelReader finds it) and its version, asked with
+    `--version` within `timeout_s`. Tesseract 4 and 5 print the version on stdout, 3.x on
+    stderr (pytesseract reads both for that reason): the first line of stdout, else of
+    stderr."""
+    path = shutil.which(program)
+    if path is None:
+        return OcrProgram(None)
+    try:
+        done = run(
+            [path, "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return OcrProgram(path, error=f"timed out after {timeout_s:g} s")
+    except OSError as error:
+        return OcrProgram(path, error=error.strerror or str(error))
+    said = [
+        line.strip()
+        for output in (done.stdout, done.stderr)
+        for line in output.decode("utf-8", "replace").splitlines()
+        if line.strip()
+    ]
+    if done.returncode != 0 or not said:
+        return OcrProgram(path, error=f"exit {done.returncode}" if done.returncode else "no output")
+    return OcrProgram(path, version=said[0])
+
+
+def ocr_used_here() -> bool:
+    """Whether the observer reads pixel-only regions on this desktop: only an X11 session's
+    inventory lists them (desktop/inventory: the window list's notifications, AT-SPI's
+    windows with nothing readable); UI Automation (Windows) and Wayland's AT-SPI list none,
+    so there OCR reads nothing, installed or not."""
+    from desktop_agent.desktop.session import session_kind
+
+    return sys.platform != "win32" and session_kind() == "x11"
 
 
 def _key(image: Any) -> bytes:

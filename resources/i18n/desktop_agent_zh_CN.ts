@@ -1742,6 +1742,10 @@
             <translation>已停止 {count} 个运行</translation>
         </message>
         <message>
+            <source>{said}: text in notifications and images is not read by the injection guard</source>
+            <translation>{said}：通知和图片里的文字不会被注入防护读取</translation>
+        </message>
+        <message>
             <source>set the API key in Settings (kept in the keyring) or in the OPENAI_API_KEY variable</source>
             <translation>在设置中填写 API 密钥（保存在密钥环中），或设置 OPENAI_API_KEY 环境变量</translation>
         </message>
@@ -1760,6 +1764,14 @@
         <message>
             <source>set injection_guard = "on" in settings.toml</source>
             <translation>在 settings.toml 中设置 injection_guard = "on"</translation>
+        </message>
+        <message>
+            <source>{program} not found on PATH</source>
+            <translation>在 PATH 中未找到 {program}</translation>
+        </message>
+        <message>
+            <source>install {program} (Debian/Ubuntu: sudo apt install tesseract-ocr), or put it on PATH</source>
+            <translation>安装 {program}（Debian/Ubuntu：sudo apt install tesseract-ocr），或把它加入 PATH</translation>
         </message>
         <message>
             <source>ways to get one:</source>
@@ -1788,6 +1800,30 @@
         <message>
             <source>the stop shortcut was not set: {error}</source>
             <translation>停止快捷键未设置：{error}</translation>
+        </message>
+        <message>
+            <source>{version} at {path}</source>
+            <translation>{version}，位于 {path}</translation>
+        </message>
+        <message>
+            <source>{path} does not run ({error})</source>
+            <translation>{path} 无法运行（{error}）</translation>
+        </message>
+        <message>
+            <source>check that `{path} --version` runs, or reinstall it (Debian/Ubuntu: sudo apt install --reinstall tesseract-ocr)</source>
+            <translation>检查 `{path} --version` 能否运行，或重新安装它（Debian/Ubuntu：sudo apt install --reinstall tesseract-ocr）</translation>
+        </message>
+        <message>
+            <source>{said}; not used while the injection guard is off</source>
+            <translation>{said}；注入防护关闭时不使用</translation>
+        </message>
+        <message>
+            <source>{said}; not used on Windows: UI Automation lists no region that only its pixels show</source>
+            <translation>{said}；在 Windows 上不使用：UI Automation 不会列出只能从像素读取的区域</translation>
+        </message>
+        <message>
+            <source>{said}; not used on a Wayland session: its element list has no region that only its pixels show</source>
+            <translation>{said}；在 Wayland 会话中不使用：它的元素列表中没有只能从像素读取的区域</translation>
         </message>
         <message>
             <source>model servers on this machine (127.0.0.1, ports {ports}):</source>

@@ -6,6 +6,7 @@ the monitor (issue 31)."""
 from __future__ import annotations
 
 import io
+import logging
 import subprocess
 import sys
 from typing import Any
@@ -16,7 +17,7 @@ from PIL import Image
 from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import MAX_PIXEL_REGIONS, DesktopObserver
-from desktop_agent.desktop.ocr import OcrFailed, PixelReader
+from desktop_agent.desktop.ocr import OcrFailed, OcrProgram, PixelReader, find_ocr_program
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture, inked
 
 PRIMARY = Monitor(0, 0, 1920, 1080, primary=True)
@@ -202,6 +203,111 @@ async def test_an_observer_told_not_to_read_guard_texts_runs_no_ocr() -> None:
         obs.close()
 
     assert observation.texts == () and fake.calls == []
+
+
+@pytest.mark.parametrize(
+    ("guard", "program", "desktop", "said"),
+    [
+        (True, "no-such-ocr-program", "x11", 1),
+        (True, sys.executable, "x11", 0),  # a program is there
+        (False, "no-such-ocr-program", "x11", 0),  # the guard off reads no pixels
+        (True, "no-such-ocr-program", "wayland", 0),  # no pixel-only regions there
+    ],
+    ids=["missing", "found", "guard-off", "wayland"],
+)
+async def test_a_missing_ocr_program_is_logged_once_at_the_first_guarded_look(
+    guard: bool,
+    program: str,
+    desktop: str,
+    said: int,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("DESKTOP_AGENT_DESKTOP", desktop)
+    backend = FakeBackend([RawElement("notification", "", (0, 0, 300, 60), pixels=True)])
+    obs = DesktopObserver(
+        capture=FakeCapture(PRIMARY, (1280, 720)),
+        backend=backend,
+        guard_texts=guard,
+        pixel_reader=PixelReader(program, run=FakeTesseract(b"")),
+    )
+    try:
+        with caplog.at_level(logging.WARNING, logger="desktop_agent.desktop.observer"):
+            for _ in range(3):
+                await obs.observe()
+    finally:
+        obs.close()
+
+    logged = [r for r in caplog.records if r.name == "desktop_agent.desktop.observer"]
+    assert [(r.levelno, r.getMessage()) for r in logged] == [
+        (
+            logging.WARNING,
+            "OCR program 'tesseract' not found: text in notifications and images is not read "
+            "by the injection guard (install tesseract-ocr; `desktop-agent doctor` checks it)",
+        )
+    ][:said]
+
+
+class VersionRun:
+    """subprocess.run for `tesseract --version` as CPython 3.11's Lib/subprocess.py run()
+    behaves (lines 548-573): CompletedProcess(args, returncode, stdout, stderr) of bytes with
+    capture_output; past `timeout` TimeoutExpired(args, timeout); a program that cannot be
+    started raises its OSError from Popen (_execute_child, lines 1939-1950). `stdout` is what
+    tesseract 5.3.0 prints here (Debian 12's tesseract-ocr, measured: the version on stdout,
+    the libraries after it)."""
+
+    def __init__(
+        self,
+        stdout: bytes = b"tesseract 5.3.0\n leptonica-1.82.0\n  libgif 5.2.1 : libpng 1.6.39\n",
+        stderr: bytes = b"",
+        returncode: int = 0,
+        raises: BaseException | None = None,
+    ) -> None:
+        self.stdout, self.stderr, self.returncode, self.raises = stdout, stderr, returncode, raises
+        self.calls: list[dict[str, Any]] = []
+
+    def __call__(self, args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        self.calls.append({"args": args, **kwargs})
+        if self.raises is not None:
+            raise self.raises
+        return subprocess.CompletedProcess(args, self.returncode, self.stdout, self.stderr)
+
+
+def test_the_doctor_finds_the_program_and_its_version_line() -> None:
+    run = VersionRun()
+    found = find_ocr_program(sys.executable, run=run)
+    assert found == OcrProgram(sys.executable, "tesseract 5.3.0")
+    assert run.calls[0]["args"] == [sys.executable, "--version"]
+    assert run.calls[0]["timeout"] == 2.0 and run.calls[0]["stdin"] == subprocess.DEVNULL
+
+
+@pytest.mark.parametrize(
+    ("run", "version", "error"),
+    [
+        # tesseract 3.x printed its version on stderr
+        (VersionRun(b"", b"tesseract 3.05.02\n leptonica-1.76.0\n"), "tesseract 3.05.02", ""),
+        (
+            VersionRun(raises=subprocess.TimeoutExpired(["tesseract"], 2.0)),
+            "",
+            "timed out after 2 s",
+        ),
+        (VersionRun(raises=PermissionError(13, "Permission denied")), "", "Permission denied"),
+        (VersionRun(b"", b"error while loading shared libraries\n", 127), "", "exit 127"),
+        (VersionRun(b""), "", "no output"),
+    ],
+    ids=["stderr", "timeout", "not-runnable", "exit", "silent"],
+)
+def test_a_program_that_gives_no_version_says_why(
+    run: VersionRun, version: str, error: str
+) -> None:
+    assert find_ocr_program(sys.executable, run=run) == OcrProgram(sys.executable, version, error)
+
+
+def test_a_program_not_on_path_is_not_run() -> None:
+    run = VersionRun()
+    assert find_ocr_program("no-such-ocr-program", run=run) == OcrProgram(None)
+    assert run.calls == []
 
 
 class TextsBackend(FakeBackend):
