@@ -641,6 +641,25 @@ async def test_an_allowed_click_where_a_button_of_the_users_words_came_up_is_not
     )
 
 
+async def test_with_the_guard_off_a_click_where_a_sensitive_button_came_up_is_not_made() -> None:
+    # red team: the window-came-up look was taken only with the injection guard on, so with it
+    # off a granted click landed on a "Delete" that came up meanwhile; the guard's setting is
+    # about the screen's orders, not the gate's own rules
+    h = make_harness(policies=ALLOW_INPUT, observer=WindowsObserver(), injection_guard=False)
+    h.observer.observation = EDITOR
+    popped = replace(
+        PLAIN_POPUP,
+        elements=(*EDITOR.elements, Element(9, "button", "Delete", (80, 90, 80, 20))),
+    )
+    run = await h.create()
+    await h.collect(run, ScriptedPlanner([_then(h, popped, tool("click", x=100, y=100))]))
+    assert h.executor.calls == []
+    assert (await _actions(h, run.id))[0] == (
+        StepStatus.SKIPPED,
+        WINDOW_CAME_UP.format(why='the target button "Delete" is sensitive ("delete")'),
+    )
+
+
 async def test_a_line_asked_about_an_unknown_window_stops_when_a_window_with_orders_came_up() -> (
     None
 ):
