@@ -290,6 +290,26 @@ def monitors_note(observation: Observation, *, can_focus: bool = True) -> str | 
     return monitors_text(layout, can_focus=can_focus)
 
 
+def monitors_news(observation: Observation, told: str | None) -> str | None:
+    """What a conversation that keeps what it was told (a native computer tool's) hears of
+    the monitors this turn: the note (`monitors_note`, for a model without focus_window)
+    when it is not `told`, the note it last heard (None: one monitor, or not yet); a line
+    that the others are gone when it was told of several and the desktop has one now (else
+    the last note would stand); None when nothing changed."""
+    note = monitors_note(observation, can_focus=False)
+    if note is not None:
+        return None if note == told else note
+    if told is None:
+        return None
+    layout = observation.layout
+    if layout is None:
+        return "The monitors named before are not known now: the image is the screen."
+    return (
+        f"Now one monitor: the image shows the whole desktop ({layout.shown.width}x"
+        f"{layout.shown.height}); the other monitors named before are gone."
+    )
+
+
 def monitors_text(layout: ScreenLayout, *, can_focus: bool = True) -> str:
     """Which monitor the image shows, its size and place, and the others (the app's own
     numbers: nothing read from the screen). `can_focus`: the model has focus_window (a

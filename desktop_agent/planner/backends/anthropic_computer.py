@@ -37,7 +37,12 @@ from desktop_agent.planner.client import Fail, OpenAIPlanner, Retry, retry_after
 from desktop_agent.planner.grammars import checked, snippet
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import decision_to_screenshot, model_space
-from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note, own_windows_note
+from desktop_agent.planner.prompt import (
+    TRANSPORT_PREFIX,
+    monitors_news,
+    monitors_note,
+    own_windows_note,
+)
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced
 
 if TYPE_CHECKING:
@@ -212,8 +217,8 @@ class AnthropicPlanner(OpenAIPlanner):
         the last result), or the task, or the screen of now."""
         # the computer tool's display is one size, no monitor: the conversation is told in
         # words which monitor the screenshot is, when that changes (it keeps what it was told)
-        note = monitors_note(request.observation, can_focus=False)
-        notes = [{"type": "text", "text": note}] if note and note != self._monitors_told else []
+        note = monitors_news(request.observation, self._monitors_told)
+        notes = [{"type": "text", "text": note}] if note is not None else []
         # the agent's own windows, each turn, in the pixels of the display the tool declares
         observation = request.observation
         space = model_space(self.profile, observation.width, observation.height)

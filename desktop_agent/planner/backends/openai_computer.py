@@ -30,7 +30,12 @@ from desktop_agent.planner.client import OpenAIPlanner, usage_from_json
 from desktop_agent.planner.computer_actions import batch_decision
 from desktop_agent.planner.images import shown_image
 from desktop_agent.planner.profiles import decision_to_screenshot, model_space
-from desktop_agent.planner.prompt import TRANSPORT_PREFIX, monitors_note, own_windows_note
+from desktop_agent.planner.prompt import (
+    TRANSPORT_PREFIX,
+    monitors_news,
+    monitors_note,
+    own_windows_note,
+)
 from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, fenced
 
 if TYPE_CHECKING:
@@ -237,8 +242,7 @@ class ComputerPlanner(OpenAIPlanner):
         image = {"type": "input_image", "image_url": image_url, "detail": "auto"}
         # the computer tool has no field for a monitor: the conversation is told in words
         # which one the screenshot is, when that changes (it keeps what it was told)
-        note = monitors_note(request.observation, can_focus=False)
-        told = note if note != self._monitors_told else None
+        told = monitors_news(request.observation, self._monitors_told)
         # the agent's own windows, each turn, in the pixels of the image the model is sent
         observation = request.observation
         space = model_space(self.profile, observation.width, observation.height)

@@ -478,3 +478,26 @@ async def test_the_conversation_is_told_which_monitor_the_screenshot_is_when_it_
     last = server.requests[2]["messages"][-1]["content"][-1]["content"]
     assert [part["type"] for part in last[-2:]] == ["text", "image"]
     assert last[-2]["text"].startswith("The image shows monitor 1 (the primary), 1920x1080 at 0,0")
+
+
+async def test_a_change_back_to_one_monitor_is_said_once_so_the_last_note_stands_no_more() -> None:
+    script = [Message([tool_use("wait", duration=1)]) for _ in range(4)]
+    one = replace(make_observation(), layout=ScreenLayout(MONITORS[0], MONITORS[:1]))
+    async with MessagesServer(script) as server:
+        planner = planner_for(server)
+        await planner.decide(request(observation=on_monitor(2)))
+        for turn, observation in ((2, one), (3, one), (4, on_monitor(1))):
+            rows = (row(turn - 1, 2 * turn, "wait", StepStatus.OK, summary="waited"),)
+            await planner.decide(request(turn=turn, steps=rows, observation=observation))
+        await planner.aclose()
+    said = [str(body["messages"][-1]["content"]) for body in server.requests]
+    assert "one of the desktop's 2 monitors" in said[0]
+    # said in the tool_result just before the screenshot, as the note it replaces was
+    last = server.requests[1]["messages"][-1]["content"][-1]["content"]
+    assert [part["type"] for part in last[-2:]] == ["text", "image"]
+    assert last[-2]["text"] == (
+        "Now one monitor: the image shows the whole desktop (1920x1080); the other monitors "
+        "named before are gone."
+    )
+    assert "Now one monitor" not in said[2] and "The image shows" not in said[2]  # told once
+    assert "The image shows monitor 1 (the primary), 1920x1080 at 0,0" in said[3]

@@ -397,3 +397,25 @@ async def test_the_conversation_is_told_which_monitor_the_screenshot_is_when_it_
     assert "cannot be clicked from this image" in said[0] and "focus_window" not in said[0]
     assert "The image shows" not in said[1]  # the same monitor: told once
     assert "The image shows monitor 1 (the primary), 1920x1080 at 0,0" in said[2]
+
+
+async def test_a_change_back_to_one_monitor_is_said_once_so_the_last_note_stands_no_more() -> None:
+    wait = [{"type": "wait"}]
+    script = [Turn([computer_call(wait, call_id=f"call_{n}")]) for n in range(4)]
+    alone = ScreenLayout(shown=MONITORS[0], monitors=MONITORS[:1])
+    one = replace(make_observation(), layout=alone)
+    async with ResponsesServer(script) as server:
+        planner = planner_for(server)
+        await planner.decide(request(observation=on_monitor(2)))
+        for turn, observation in ((2, one), (3, one), (4, on_monitor(1))):
+            rows = (action_row(turn - 1, 2 * turn, "wait", StepStatus.OK),)
+            await planner.decide(request(turn=turn, steps=rows, observation=observation))
+        await planner.aclose()
+    said = [str(body["input"]) for body in server.requests]
+    assert "one of the desktop's 2 monitors" in said[0]
+    assert (
+        "Now one monitor: the image shows the whole desktop (1920x1080); the other monitors "
+        "named before are gone." in said[1]
+    )
+    assert "Now one monitor" not in said[2] and "The image shows" not in said[2]  # told once
+    assert "The image shows monitor 1 (the primary), 1920x1080 at 0,0" in said[3]

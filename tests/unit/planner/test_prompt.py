@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from desktop_agent.core.models import Element, Observation, StepKind, StepStatus, StepView
+from desktop_agent.core.models import (
+    Element,
+    MonitorArea,
+    Observation,
+    ScreenLayout,
+    StepKind,
+    StepStatus,
+    StepView,
+)
 from desktop_agent.planner.prompt import (
     FULL_TURNS,
     history_text,
     inventory_text,
     last_answer_error,
+    monitors_news,
     system_prompt,
     user_text,
 )
@@ -207,3 +217,23 @@ def test_the_areas_of_the_agents_own_windows_are_named_as_not_part_of_the_task()
     assert "agent's own windows" not in user_text(make_request(observation=make_observation()))
     # the rule no longer claims the panel is in the element list (own windows never are)
     assert "in the element list) is your own status" not in system_prompt("save", tools("click"))
+
+
+def test_a_conversation_hears_of_the_monitors_only_when_they_change() -> None:
+    """monitors_news: the native computer tools' conversations keep what they were told."""
+    monitors = (MonitorArea(1, 0, 0, 1920, 1080, primary=True), MonitorArea(2, 1920, 0, 800, 600))
+    two = replace(make_observation(), layout=ScreenLayout(monitors[1], monitors))
+    one = replace(make_observation(), layout=ScreenLayout(monitors[0], monitors[:1]))
+    unknown = replace(make_observation(), layout=None)
+    note = monitors_news(two, None)
+    assert note is not None and note.startswith("The image shows monitor 2, 800x600 at 1920,0")
+    assert monitors_news(two, note) is None
+    assert monitors_news(one, None) is None and monitors_news(unknown, None) is None
+    assert monitors_news(one, note) == (
+        "Now one monitor: the image shows the whole desktop (1920x1080); the other monitors "
+        "named before are gone."
+    )
+    # an observer that does not know the monitors cannot say one: the old note is taken back
+    assert monitors_news(unknown, note) == (
+        "The monitors named before are not known now: the image is the screen."
+    )
