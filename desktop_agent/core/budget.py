@@ -2,12 +2,13 @@
 
 Tokens are the usage the server reports; a turn without it is estimated (text at 4
 characters a token — the goal, the history and the screen text the prompt carries: the
-element list, the other monitors' elements, the window-relative controls and the texts read
-beside them — the image at one token per 28×28 patch, Qwen2.5-VL's rule, plus the system
-prompt) and the run's totals say they include estimates. Prices are per million
-tokens, matched on the model name by shell pattern, the first match winning; a model
-without a price has no cost (None), never a made-up one. A run whose tokens went to two
-models (the planner and a grounding model) is priced per model.
+element list, the other monitors' elements, the window-relative controls, the texts read
+beside them, and the notes naming the agent's own windows and the monitors — the image at
+one token per 28×28 patch, Qwen2.5-VL's rule, plus the system prompt) and the run's totals
+say they include estimates. Prices are per million tokens, matched on the model name by shell
+pattern, the first match winning; a model without a price has no cost (None), never a made-up
+one. A run whose tokens went to two models (the planner and a grounding model) is priced per
+model.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from desktop_agent.core.models import Decision, TokenUsage
+from desktop_agent.core.models import Decision, Observation, TokenUsage
 from desktop_agent.core.ports import DecideRequest
 
 #: the fixed part of each request (system prompt with the tool list), in tokens
@@ -29,6 +30,17 @@ HISTORY_STEPS = 24
 #: the texts read beside the elements are cut here in the prompt (planner/screen_text.py's
 #: MAX_TEXT_CHARS; core may not import the planner)
 SCREEN_TEXT_CHARS = 4_000
+#: the own-windows note (planner/prompt.py `own_windows_note`): its words and line end,
+#: beside each box's numbers and the "; " after it (the last box has none: 216 + 1 - 2)
+OWN_WINDOWS_NOTE_CHARS = 215
+#: the monitors note on several monitors (planner/prompt.py `monitors_text`): its words
+#: (the count one digit) and line end beside each monitor's `describe()` and the "; " after
+#: it; the image of all monitors as one says about 20 characters fewer
+MONITORS_NOTE_CHARS = 99
+#: the note's last sentence when the image shows one monitor: to a model with focus_window
+#: (its way to the others), and to one without (the native computer tools)
+MONITORS_FOCUS_CHARS = 143
+MONITORS_APART_CHARS = 48
 
 #: USD per million (input, output) tokens; an editable starting point (settings: `prices`).
 #: Local servers cost nothing. Check your provider's current prices.
@@ -105,6 +117,7 @@ def estimate_usage(request: DecideRequest, decision: Decision) -> TokenUsage:
         text += sum(len(element.line_relative()) + 1 for element in observation.window_relative)
     texts = sum(len(element.name) + len(element.role) + 24 for element in observation.texts)
     text += min(texts, SCREEN_TEXT_CHARS)
+    text += _notes_chars(request)
     for step in request.steps[-HISTORY_STEPS:]:
         text += len(step.summary) + len(step.error or "") + 40
     image = math.ceil(observation.width / PATCH_PX) * math.ceil(observation.height / PATCH_PX)
@@ -112,6 +125,36 @@ def estimate_usage(request: DecideRequest, decision: Decision) -> TokenUsage:
         prompt_tokens=SYSTEM_PROMPT_TOKENS + text // CHARS_PER_TOKEN + image,
         completion_tokens=max(1, len(decision.raw) // CHARS_PER_TOKEN),
     )
+
+
+def _notes_chars(request: DecideRequest) -> int:
+    """The characters of the notes the prompt says beside the screen. A chat format says both
+    every turn; the native computer tools say the monitors only when they change, but their
+    servers report usage."""
+    return _own_windows_chars(request.observation) + _monitors_chars(request)
+
+
+def _own_windows_chars(observation: Observation) -> int:
+    """The own-windows note: its boxes in screenshot pixels (a model's own coordinates have
+    about as many digits)."""
+    if not observation.own_windows:
+        return 0
+    boxes = (window.box for window in observation.own_windows)
+    return OWN_WINDOWS_NOTE_CHARS + sum(
+        len(f"{left},{top} {width}x{height}") + 2 for left, top, width, height in boxes
+    )
+
+
+def _monitors_chars(request: DecideRequest) -> int:
+    """The monitors note, said on several monitors only."""
+    layout = request.observation.layout
+    if layout is None or not layout.several:
+        return 0
+    text = MONITORS_NOTE_CHARS + sum(len(monitor.describe()) + 2 for monitor in layout.monitors)
+    if not layout.shown.number:
+        return text  # all monitors as one image: no sentence about the others
+    focus = any(spec.name == "focus_window" for spec in request.tools)
+    return text + (MONITORS_FOCUS_CHARS if focus else MONITORS_APART_CHARS)
 
 
 def usage_of(request: DecideRequest, decision: Decision) -> tuple[TokenUsage, bool]:

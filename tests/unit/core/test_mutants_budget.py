@@ -6,10 +6,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from desktop_agent.core.budget import Budget, estimate_usage
+from desktop_agent.core.builtin_tools import BUILTIN_TOOLS
 from desktop_agent.core.models import (
     Decision,
     Element,
+    MonitorArea,
     Observation,
+    ScreenLayout,
     StepKind,
     StepStatus,
     StepView,
@@ -62,8 +65,9 @@ def test_the_cost_of_two_models_is_their_sum() -> None:
 GOAL = "write a letter to the editor of the paper"  # 41 characters before the parts
 
 
-def _prompt_tokens(observation: Observation) -> int:
-    request = DecideRequest(GOAL, "r", 1, (), observation, ())
+def _prompt_tokens(observation: Observation, *tools: str) -> int:
+    specs = tuple(spec for spec in BUILTIN_TOOLS if spec.name in tools)
+    request = DecideRequest(GOAL, "r", 1, (), observation, specs)
     return estimate_usage(request, Decision(action="done", raw="x")).prompt_tokens
 
 
@@ -96,3 +100,57 @@ def test_the_estimate_counts_each_line_the_prompt_adds_beside_the_element_list()
     assert _prompt_tokens(replace(plain, texts=texts)) == (
         _prompt_tokens(plain) - base // 4 + (base + 8 * (8 + 5 + 24)) // 4
     )
+
+
+def test_the_estimate_counts_the_own_windows_note_with_each_box() -> None:
+    # the own-windows note (planner/prompt.py own_windows_note) was not counted: 215
+    # characters beside each box's numbers and its "; " (tests/unit/planner/test_prompt.py
+    # holds the figures to the prompt's own text)
+    plain = make_observation()
+    base = len(GOAL) + len(plain.inventory_text())
+    panel = Element(0, "window", "Desktop Agent — acting", (960, 10, 320, 100))
+    main = Element(1, "window", "Desktop Agent", (0, 400, 640, 400))
+    counted = base + 215 + len("960,10 320x100; ") + len("0,400 640x400; ")
+    assert counted % 4 == 3  # one character more is a whole token more
+    assert _prompt_tokens(replace(plain, own_windows=(panel, main))) == counted // 4 + (
+        _prompt_tokens(plain) - base // 4
+    )
+
+
+#: the primary, and a monitor right of it ('monitor 2, 1280x1024 at 1920,0': 30 characters)
+#: or left of it ('… at -1280,0': 31)
+PRIMARY = MonitorArea(1, 0, 0, 1920, 1080, primary=True)
+RIGHT = MonitorArea(2, 1920, 0, 1280, 1024)
+LEFT = MonitorArea(2, -1280, 0, 1280, 1024)
+
+
+def test_the_estimate_counts_the_monitors_note_on_several_monitors_only() -> None:
+    # the monitors note (planner/prompt.py monitors_text) was not counted: 99 characters
+    # beside each monitor's description and its "; ", and the sentence about the others
+    plain = make_observation()
+    base = len(GOAL) + len(plain.inventory_text())
+    rest = _prompt_tokens(plain) - base // 4
+    described = len(PRIMARY.describe()) + 2 + len(RIGHT.describe()) + 2
+    assert described == 41 + 2 + 30 + 2
+
+    def seen(layout: ScreenLayout | None, *tools: str) -> int:
+        return _prompt_tokens(replace(plain, layout=layout), *tools)
+
+    # monitor 2 shown, to a model without focus_window (a native computer tool): 48 more
+    shown = ScreenLayout(RIGHT, (PRIMARY, RIGHT))
+    counted = base + 99 + described + 48
+    assert counted % 4 == 3
+    assert seen(shown, "click") == rest + counted // 4
+    # to a model with focus_window, its way to the others: 143
+    left = ScreenLayout(LEFT, (PRIMARY, LEFT))
+    counted = base + 99 + described + 1 + 143
+    assert counted % 4 == 3
+    assert seen(left, "click", "focus_window") == rest + counted // 4
+    # all monitors as one image: no sentence about the others
+    whole = ScreenLayout(MonitorArea(0, 0, 0, 3200, 1080), (PRIMARY, RIGHT))
+    counted = base + 99 + described
+    assert counted % 4 == 3
+    assert seen(whole, "click", "focus_window") == rest + counted // 4
+    # one monitor, or none known: nothing is said
+    assert seen(ScreenLayout(PRIMARY, (PRIMARY,)), "click") == _prompt_tokens(plain)
+    assert seen(None, "click") == _prompt_tokens(plain)

@@ -6,6 +6,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from desktop_agent.core.budget import (
+    MONITORS_APART_CHARS,
+    MONITORS_FOCUS_CHARS,
+    MONITORS_NOTE_CHARS,
+    OWN_WINDOWS_NOTE_CHARS,
+)
 from desktop_agent.core.models import (
     Element,
     MonitorArea,
@@ -21,6 +27,8 @@ from desktop_agent.planner.prompt import (
     inventory_text,
     last_answer_error,
     monitors_news,
+    monitors_text,
+    own_windows_note,
     system_prompt,
     user_text,
 )
@@ -237,3 +245,30 @@ def test_a_conversation_hears_of_the_monitors_only_when_they_change() -> None:
     assert monitors_news(unknown, note) == (
         "The monitors named before are not known now: the image is the screen."
     )
+
+
+def test_the_token_estimates_figures_are_the_notes_own_lengths() -> None:
+    """core/budget.py counts the notes by figures (core may not import the planner): each is
+    the length of the text this module sends, with its line end."""
+    boxes = ((960, 10, 320, 100), (0, 400, 640, 400), (5, 5, 9, 9))
+    windows = tuple(Element(n, "window", "Desktop Agent", box) for n, box in enumerate(boxes))
+    note = own_windows_note(replace(make_observation(), own_windows=windows), None)
+    numbers = [f"{left},{top} {width}x{height}" for left, top, width, height in boxes]
+    assert note is not None and note.endswith(f": {'; '.join(numbers)}.")
+    assert len(note) + 1 == OWN_WINDOWS_NOTE_CHARS + sum(len(n) + 2 for n in numbers)
+
+    monitors = (
+        MonitorArea(1, 0, 0, 1920, 1080, primary=True),
+        MonitorArea(2, -1280, 0, 1280, 1024),
+        MonitorArea(3, 1920, 0, 800, 600),
+    )
+    described = sum(len(monitor.describe()) + 2 for monitor in monitors)
+    for shown in monitors:
+        layout = ScreenLayout(shown, monitors)
+        apart = monitors_text(layout, can_focus=False)
+        focus = monitors_text(layout, can_focus=True)
+        assert len(apart) + 1 == MONITORS_NOTE_CHARS + described + MONITORS_APART_CHARS
+        assert len(focus) + 1 == MONITORS_NOTE_CHARS + described + MONITORS_FOCUS_CHARS
+    # all monitors as one: no sentence about the others, and some 20 characters fewer
+    whole = monitors_text(ScreenLayout(MonitorArea(0, -1280, 0, 4000, 1080), monitors))
+    assert 0 < MONITORS_NOTE_CHARS + described - (len(whole) + 1) <= 20
