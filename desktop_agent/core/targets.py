@@ -171,8 +171,10 @@ def relocate(args: Mapping[str, Any], ref: ElementRef, found: Found) -> dict[str
     now = found.element or found.window
     if now is None:
         return moved
-    if isinstance(moved.get("element"), int) and found.element is not None:
-        moved["element"] = found.element.id
+    if isinstance(moved.get("element"), int):
+        # its id on this screen, a window's too (a step taught on a window of the list is
+        # found as the window): the taught id names another element here
+        moved["element"] = now.id
         return moved
     if ref.how not in ("point", "window") or not isinstance(moved.get("x"), int):
         return moved

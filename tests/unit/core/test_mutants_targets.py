@@ -63,6 +63,20 @@ def test_a_drag_end_without_both_coordinates_is_left_as_it_is() -> None:
     assert moved == {"x": 350, "y": 160, "to_x": 600}
 
 
+def test_a_step_on_a_window_of_the_list_acts_on_that_window_where_it_is_now() -> None:
+    # red team: a step taught on a window element (click or focus_window {element: 2}) is
+    # found as its window; its element id was kept as taught, and here 2 is another element
+    # (an "Erase" button), which a routine granted click would have pressed unasked
+    taught = make_observation([Element(1, "button", "Save", (10, 10, 40, 20)), EDITOR_AT_2])
+    ref = element_ref("click", {"element": 2}, taught)
+    assert ref is not None and ref.how == "window"
+    now = make_observation([EDITOR, Element(2, "button", "Erase", (10, 10, 40, 20))])
+    found = find_again(ref, now, same_window=True)
+
+    assert found == Found(EDITOR, None)
+    assert relocate({"element": 2}, ref, found) == {"element": 1}
+
+
 def test_the_centre_of_a_box_is_whole_and_takes_width_and_height_apart() -> None:
     unwindowed = ElementRef("point", "button", "OK", "", (140, 90, 21, 21), None)
     assert _distance(unwindowed, Element(2, "button", "OK", (140, 90, 20, 20)), None) == 0.0
@@ -72,6 +86,7 @@ def test_the_centre_of_a_box_is_whole_and_takes_width_and_height_apart() -> None
 
 EDITOR = Element(1, "window", "notes.txt - L3afpad", (0, 0, 800, 600), focused=True)
 OTHER_FILE = Element(1, "window", "todo.txt - L3afpad", (0, 0, 800, 600), focused=True)
+EDITOR_AT_2 = Element(2, "window", EDITOR.name, EDITOR.box, focused=True)
 
 
 def test_a_window_reference_is_found_as_its_window() -> None:
