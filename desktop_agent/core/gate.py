@@ -16,7 +16,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop_agent.core.builtin_tools import text_field_of
-from desktop_agent.core.call_risk import CallRisk, Sensitivity, assess_call
+from desktop_agent.core.call_risk import (
+    CallRisk,
+    Sensitivity,
+    assess_call,
+    control_at,
+    window_at,
+)
 from desktop_agent.core.control import RunControl
 from desktop_agent.core.deps import LoopDeps
 from desktop_agent.core.errors import NobodyToAsk, ObservationError, StopRequested, ToolError
@@ -425,6 +431,14 @@ class Gate:
         asked with (`approved`), or ""."""
         values = _at_centre(call.values, observation)
         now = assess_call(call.spec, values, look, None, self.deps.sensitive_targets)
+        # the same words about another control: a "Delete" of a dialog that came up where the
+        # approved "Delete" was is not what the person was asked about
+        spec = call.spec
+        same_words = bool(now.always_ask) and now.always_ask == approved.always_ask
+        if same_words and _under_points(spec, values, observation) != _under_points(
+            spec, values, look
+        ):
+            return values, now.always_ask
         return values, _not_asked_with(now.always_ask, approved)
 
     def _moved_while_asked(
@@ -479,6 +493,24 @@ def why_denied(by: str) -> str:
 def _not_asked_with(reason: str, approved: CallRisk) -> str:
     """`reason` to ask every time, unless it is "" or the one the person was asked with."""
     return reason if reason not in ("", approved.always_ask) else ""
+
+
+def _under_points(spec: ToolSpec, values: dict[str, Any], observation: Observation) -> list[Any]:
+    """What is under each of a pointer call's points on `observation`, as looks can compare
+    it (ids are a look's own): the control's role, name and box, and the windows there."""
+    under: list[Any] = []
+    for x_name, y_name in spec.points:
+        x, y = values.get(x_name), values.get(y_name)
+        if isinstance(x, int) and isinstance(y, int):
+            control = control_at(observation, x, y)
+            windows = window_at(observation, x, y)
+            under.append(
+                (
+                    control and (control.role, control.name, control.box),
+                    sorted((window.name, window.box) for window in windows),
+                )
+            )
+    return under
 
 
 def _at_centre(values: dict[str, Any], observation: Observation) -> dict[str, Any]:

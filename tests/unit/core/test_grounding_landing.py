@@ -301,6 +301,25 @@ async def test_a_sensitive_click_approved_then_another_sensitive_target_there_is
     assert h.executor.calls == []
 
 
+async def test_a_delete_approved_then_another_delete_came_up_there_is_not_done() -> None:
+    # red team: the reason is the same words ("Delete" is sensitive), but not the control the
+    # person saw: a dialog that came up where the approved "Delete" of a draft was, with a
+    # "Delete" of its own (the account's) even in the same box, would have been clicked
+    draft = Element(3, "button", "Delete", (600, 500, 100, 30))
+    drafts = make_observation([BROWSER, draft])
+    dialog = Element(4, "window", "Delete your account?", (400, 300, 500, 300))
+    account = make_observation([BROWSER, dialog, Element(5, "button", "Delete", draft.box)])
+    h, action = await asked_while(drafts, account, tool("click", x=650, y=515))
+    same, again = await asked_while(drafts, drafts, tool("click", x=650, y=515))
+
+    assert (action.status, action.error) == (
+        StepStatus.SKIPPED,
+        SCREEN_CHANGED.format(why=DELETE_CAUTION),
+    )
+    assert h.executor.calls == []
+    assert again.status is StepStatus.OK and len(same.executor.calls) == 1
+
+
 async def test_a_click_approved_on_a_screen_that_stayed_the_same_runs() -> None:
     h, action = await asked_while(PAGE, PAGE, tool("click", x=650, y=515))
 
