@@ -9,6 +9,7 @@ from typing import Any
 
 from PIL import Image
 
+from desktop_agent.core.models import MonitorChoice
 from desktop_agent.desktop.capture import ScreenCapture, Shot
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.geometry import Monitor
@@ -18,7 +19,8 @@ from desktop_agent.desktop.observer import DesktopObserver
 
 
 class FakeCapture(ScreenCapture):
-    """A 'screen' that is a grey image of `size`, said to come from `monitor`."""
+    """A 'screen' that is a grey image of `size`, said to come from `monitor` whichever
+    monitor a grab asks for; `choices` are the runs' own monitors the grabs were asked for."""
 
     def __init__(self, monitor: Monitor, size: tuple[int, int]) -> None:
         super().__init__(width=size[0])
@@ -26,9 +28,13 @@ class FakeCapture(ScreenCapture):
         self.size = size
         self.grabs = 0
         self.regions: list[tuple[int, int, int, int]] = []
+        self.choices: list[MonitorChoice | None] = []
 
-    def grab(self, near: tuple[int, int, int, int] | None = None) -> Shot:
+    def grab(
+        self, near: tuple[int, int, int, int] | None = None, choice: MonitorChoice | None = None
+    ) -> Shot:
         self.grabs += 1
+        self.choices.append(choice)
         return Shot(Image.new("RGB", self.size, (128, 128, 128)), self.monitor)
 
     def grab_region(self, box: tuple[int, int, int, int]) -> Image.Image:

@@ -51,6 +51,21 @@ async def test_png_is_lossless() -> None:
     assert image.getpixel((10, 10)) == (128, 128, 128)
 
 
+async def test_a_run_on_its_own_monitor_grabs_that_monitor_through_the_fake_capture() -> None:
+    # FakeCapture.grab took `near` alone, not ScreenCapture.grab's `choice`: a run with its
+    # own monitor (MonitorShown) could not be looked at through it (TypeError in the grab)
+    capture = FakeCapture(PRIMARY, (1280, 720))
+    obs = observer(capture=capture, inventory=False)
+    try:
+        shown = await obs.showing("2").observe()
+        await obs.observe()
+    finally:
+        obs.close()
+
+    assert (shown.width, shown.height) == (1280, 720)
+    assert capture.choices == [2, None]
+
+
 async def test_set_of_mark_draws_numbered_boxes_on_the_image_sent() -> None:
     backend = FakeBackend([RawElement("button", "OK", (300, 300, 300, 150))])
     obs = observer(fmt="png", set_of_mark=True, backend=backend)
