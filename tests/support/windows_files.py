@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from _typeshed import StrOrBytesPath
 
 ERROR_ACCESS_DENIED = 5
 
@@ -28,13 +32,20 @@ class WindowsSharing:
         self.refused: list[tuple[str, Path]] = []
         replace, unlink = os.replace, os.unlink
 
-        def windows_replace(source: object, target: object, **kwargs: object) -> None:
-            self._check("replace", Path(str(target)))
-            replace(source, target, **kwargs)  # type: ignore[call-overload]
+        # os.replace's and os.unlink's own signatures (typeshed stdlib/os/__init__.pyi)
+        def windows_replace(
+            src: StrOrBytesPath,
+            dst: StrOrBytesPath,
+            *,
+            src_dir_fd: int | None = None,
+            dst_dir_fd: int | None = None,
+        ) -> None:
+            self._check("replace", Path(os.fsdecode(dst)))
+            replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
-        def windows_unlink(path: object, **kwargs: object) -> None:
-            self._check("unlink", Path(str(path)))
-            unlink(path, **kwargs)  # type: ignore[call-overload]
+        def windows_unlink(path: StrOrBytesPath, *, dir_fd: int | None = None) -> None:
+            self._check("unlink", Path(os.fsdecode(path)))
+            unlink(path, dir_fd=dir_fd)
 
         monkeypatch.setattr(os, "replace", windows_replace)
         monkeypatch.setattr(os, "unlink", windows_unlink)

@@ -93,3 +93,19 @@ def test_a_refusal_that_is_not_a_reader_is_raised_at_once(
     with pytest.raises(Exception, match="cannot write the API token"):
         ensure_token(tmp_path)
     assert len(calls) == 1
+
+
+def test_a_path_given_as_bytes_is_held_off_as_a_str_one(
+    windows: WindowsSharing, tmp_path: Path
+) -> None:
+    # os.replace and os.unlink take bytes paths as well; the stand-in read such a path as
+    # str(b"...") and let the removal through
+    held = tmp_path / "held"
+    held.write_text("read\n")
+    windows.reader(held, reads=1)
+
+    with pytest.raises(PermissionError):
+        os.unlink(os.fsencode(held))
+
+    assert held.exists()
+    assert windows.refused == [("unlink", held)]
