@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
@@ -32,12 +32,24 @@ from desktop_agent.core.models import (
     utcnow,
 )
 from desktop_agent.core.permissions import Permissions
-from desktop_agent.core.ports import DecideRequest, Grounder, GroundRequest, ToolContext
+from desktop_agent.core.ports import (
+    DecideRequest,
+    FocusProbe,
+    Grounder,
+    GroundRequest,
+    PermissionGate,
+    Planner,
+    RunRepository,
+    ScreenObserver,
+    ToolContext,
+    ToolExecutor,
+)
 from desktop_agent.core.routine import Routine, RoutineError
 from desktop_agent.core.tools import ToolSpec
 
 if TYPE_CHECKING:
     from desktop_agent.agent import Agent
+    from desktop_agent.desktop.hotkey import HotkeyHandle, StateCallback
     from desktop_agent.settings import Settings
 
 
@@ -314,20 +326,30 @@ class FakeFocusProbe:
 
 class LosingHotkey:
     """A stop hotkey whose listener ends by itself after it was grabbed (the X server went
-    away): `start` as desktop.hotkey.start_global_hotkey, `lose` tells its on_change."""
+    away): `start` as desktop.hotkey.start_global_hotkey, `lose` tells its on_change (if it
+    has one) on the loop, as the real listener's `_Arming.lost` does (desktop/hotkey.py)."""
 
     def __init__(self) -> None:
-        self.on_change: Any = None
-        self.loop: Any = None
+        self.on_change: StateCallback | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.armed = True
 
-    def start(self, combo: str, callback: Any, loop: Any, *, on_change: Any = None) -> Any:
+    def start(
+        self,
+        combo: str,
+        callback: Callable[[], None],
+        loop: asyncio.AbstractEventLoop,
+        *,
+        on_change: StateCallback | None = None,
+    ) -> HotkeyHandle:
         self.on_change, self.loop = on_change, loop
         return self
 
     def lose(self, why: str) -> None:
+        assert self.loop is not None, "lose() before start()"
         self.armed = False
-        self.loop.call_soon_threadsafe(self.on_change, False, why)
+        if self.on_change is not None:
+            self.loop.call_soon_threadsafe(self.on_change, False, why)
 
     def stop(self) -> None:
         self.armed = False
@@ -420,3 +442,34 @@ def make_agent(
         planner_factory=lambda run: ScriptedPlanner(list(answers)),
         check_model=False,
     )
+
+
+# ── each fake has the shape of what it stands for ─────────────────────────────
+# Never run: mypy reads it (tests/unit/test_fakes_typed.py), so a fake whose method drifts
+# from its port fails there, not in whichever test first calls that method.
+if TYPE_CHECKING:
+
+    class _StartsHotkey(Protocol):
+        def __call__(
+            self,
+            combo: str,
+            callback: Callable[[], None],
+            loop: asyncio.AbstractEventLoop,
+            *,
+            on_change: StateCallback | None = None,
+        ) -> HotkeyHandle: ...
+
+    from desktop_agent.desktop.hotkey import start_global_hotkey
+
+    _repository: RunRepository = MemoryRepository()
+    _file_repository: RunRepository = FileRepository(Path())
+    _observer: ScreenObserver = FakeObserver()
+    _planner: Planner = ScriptedPlanner(())
+    _grounder: Grounder = ScriptedGrounder(())
+    _executor: ToolExecutor = FakeExecutor()
+    _gate: PermissionGate = ScriptedGate()
+    _focus: FocusProbe = FakeFocusProbe()
+    _clock: Callable[[], float] = ManualClock()
+    _hotkey: HotkeyHandle = LosingHotkey()
+    _start_real: _StartsHotkey = start_global_hotkey
+    _start_fake: _StartsHotkey = LosingHotkey().start

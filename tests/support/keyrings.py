@@ -14,10 +14,10 @@ class MemoryKeyring(KeyringBackend):
     """An in-memory keyring backend; `delete_password` of a missing entry raises
     PasswordDeleteError as keyring's own backends do (keyring/backends/SecretService.py)."""
 
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # keyring/backend.py: no annotations
         self.passwords: dict[tuple[str, str], str] = {}
 
     def get_password(self, service: str, username: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from pathlib import Path
 
 import desktop_agent.instances.registry as instances
@@ -19,16 +19,20 @@ import desktop_agent.instances.registry as instances
 
 def announce_lock_waits(on_wait: Callable[[Path], None]) -> Callable[[], None]:
     """Patch the registry's lock to announce itself; the function that undoes it."""
-    taking = instances.exclusive_lock
+    # the registry's own name for store/private_files.exclusive_lock, which it looks up at
+    # each call (it imports it by name, hence the ignores: it does not export it)
+    taking = instances.exclusive_lock  # type: ignore[attr-defined]
 
-    def announcing(path: Path) -> AbstractContextManager[None]:
+    @contextmanager
+    def announcing(path: Path) -> Iterator[None]:
         on_wait(Path(path))
-        return taking(path)
+        with taking(path):
+            yield
 
-    instances.exclusive_lock = announcing  # type: ignore[assignment]
+    instances.exclusive_lock = announcing  # type: ignore[attr-defined]
 
     def undo() -> None:
-        instances.exclusive_lock = taking
+        instances.exclusive_lock = taking  # type: ignore[attr-defined]
 
     return undo
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pytest
@@ -68,6 +68,13 @@ class Gate:
         self.asked.set()
         await self.open.wait()
         return self.answer
+
+
+# Never run: mypy reads it (tests/unit/test_fakes_typed.py): each is a planner's answer as a
+# ScriptedPlanner takes one (tests/fakes.Script).
+if TYPE_CHECKING:
+    _hang: Script = Hang()
+    _gate: Script = Gate(done())
 
 
 @dataclass

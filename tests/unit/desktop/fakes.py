@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
@@ -13,6 +13,7 @@ from desktop_agent.core.models import MonitorChoice
 from desktop_agent.desktop.capture import ScreenCapture, Shot
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.geometry import Monitor
+from desktop_agent.desktop.input import Button
 from desktop_agent.desktop.inventory import RawElement, WalkLimits
 from desktop_agent.desktop.launch import Launcher
 from desktop_agent.desktop.observer import DesktopObserver
@@ -67,13 +68,13 @@ class FakeDriver:
     def move(self, x: int, y: int) -> None:
         self._record("move", x, y)
 
-    def click(self, x: int, y: int, button: str, clicks: int) -> None:
+    def click(self, x: int, y: int, button: Button, clicks: int) -> None:
         self._record("click", x, y, button, clicks)
 
-    def mouse_down(self, x: int, y: int, button: str) -> None:
+    def mouse_down(self, x: int, y: int, button: Button) -> None:
         self._record("down", x, y, button)
 
-    def mouse_up(self, x: int, y: int, button: str) -> None:
+    def mouse_up(self, x: int, y: int, button: Button) -> None:
         self._record("up", x, y, button)
 
     def scroll(self, amount: int, x: int | None, y: int | None) -> None:
@@ -157,6 +158,19 @@ class FakeBackend:
 
     def close(self) -> None:
         return None
+
+
+# Never run: mypy reads it (tests/unit/test_fakes_typed.py), so a fake whose method drifts
+# from the port it stands for fails there, not in whichever test first calls that method.
+# (FakeCapture is a ScreenCapture: mypy checks its overrides.)
+if TYPE_CHECKING:
+    from desktop_agent.desktop.clipboard import Paster
+    from desktop_agent.desktop.input import InputDriver
+    from desktop_agent.desktop.inventory.base import InventoryBackend
+
+    _driver: InputDriver = FakeDriver()
+    _paster: Paster = FakePaster()
+    _backend: InventoryBackend = FakeBackend()
 
 
 def executor_with(

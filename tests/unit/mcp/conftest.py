@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import pytest
@@ -49,6 +49,16 @@ class Person:
         self.asked.append(approval)
         return self.answer
 
+
+# Never run: mypy reads it (tests/unit/test_fakes_typed.py): each stand-in has the shape of
+# what it stands for, the SDK client's elicitation callback and the host's person.
+if TYPE_CHECKING:
+    from mcp.client.session import ElicitationFnT
+
+    from desktop_agent.host.person import AskHuman
+
+    _client: ElicitationFnT = AcceptsEverything()
+    _person: AskHuman = Person(None)
 
 MakeFace = Callable[..., McpFace]
 

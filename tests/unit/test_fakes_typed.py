@@ -1,0 +1,36 @@
+"""The shared fakes have the shape of the ports they stand for: mypy, strict, passes on them.
+
+Each fake module ends with assignments under `if TYPE_CHECKING:` (`_observer: ScreenObserver =
+FakeObserver()`) that only mypy reads: a fake whose method drifts from its port (a parameter
+the port gained, a sync method the port awaits) fails here, named, instead of as a TypeError in
+whichever test first calls it. The test files themselves are not checked (docs/architecture.md,
+"Tests and their fakes").
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: the modules pyproject.toml's [[tool.mypy.overrides]] makes strict for tests
+CHECKED = (
+    "tests/fakes.py",
+    "tests/unit/desktop/fakes.py",
+    "tests/support",
+    *sorted(str(path.relative_to(ROOT)) for path in (ROOT / "tests/unit").glob("*/conftest.py")),
+)
+
+
+def test_the_shared_fakes_and_test_support_pass_mypy() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", *CHECKED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
