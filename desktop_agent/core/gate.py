@@ -496,9 +496,13 @@ def _not_asked_with(reason: str, approved: CallRisk) -> str:
 
 
 def _under_points(spec: ToolSpec, values: dict[str, Any], observation: Observation) -> list[Any]:
-    """What is under each of a pointer call's points on `observation`, as looks can compare
-    it (ids are a look's own): the control's role, name and box, and the windows there."""
+    """What is under each of a pointer call's points on `observation`, and for a keyboard
+    call what has the focus, as looks can compare it (ids are a look's own): the controls'
+    roles, names and boxes, and the windows there."""
     under: list[Any] = []
+    if spec.keyboard:
+        # the keys go to the focused window and control: another terminal is another place
+        under.append(sorted((e.role, e.name, e.box) for e in observation.elements if e.focused))
     for x_name, y_name in spec.points:
         x, y = values.get(x_name), values.get(y_name)
         if isinstance(x, int) and isinstance(y, int):

@@ -676,3 +676,28 @@ async def test_a_line_asked_about_an_unknown_window_stops_when_a_window_with_ord
     [(status, error)] = (await _actions(h, run.id))[:1]
     assert status is StepStatus.SKIPPED
     assert error.startswith("a window came up before") and ORDER in error
+
+
+async def test_a_line_approved_for_one_terminal_is_not_typed_into_another_that_came_up() -> None:
+    # red team: the person approved running a line in the terminal they saw; a terminal
+    # that came up meanwhile (another host's shell) took the focus, and the reason on the new
+    # look was the same words, so the line ran there
+    local = Element(1, "window", "local — XTerm", (0, 0, 800, 600), focused=True)
+    other = Element(2, "window", "root@prod — XTerm", (100, 100, 800, 600), focused=True)
+    before = make_observation([local]).with_(window_ids=frozenset({"x11:1"}))
+    after = make_observation([replace(local, focused=False), other]).with_(
+        window_ids=frozenset({"x11:1", "x11:2"})
+    )
+    h = make_harness(answers=[ApprovalDecision.ONCE], observer=WindowsObserver())
+    h.observer.observation = before
+    run = await h.create()
+    line = tool("type_text", text="ls", enter=True)
+    await h.collect(run, ScriptedPlanner([_then(h, after, line)]))
+    [asked] = h.gate.requests
+    caution = "typing a line that ends with Enter into a terminal runs it"
+    assert asked.caution == caution
+    assert h.executor.calls == []
+    assert (await _actions(h, run.id))[0] == (
+        StepStatus.SKIPPED,
+        WINDOW_CAME_UP.format(why=caution),
+    )
