@@ -58,8 +58,9 @@ T = TypeVar("T")
 
 #: how many recent observations keep their elements' native handles (for invoke & co.)
 NATIVE_HISTORY = 4
-#: regions read by OCR per observation (notifications first, then windows topmost first),
-#: and the time all of them may take: an unchanged region costs a grab and a hash
+#: regions read by tesseract per observation (notifications first, then windows topmost
+#: first; a blank or remembered region is not one of them), and the time all of them may
+#: take: an unchanged region costs a grab and a hash
 MAX_PIXEL_REGIONS = 6
 PIXELS_BUDGET_S = 5.0
 #: the texts beside the element list (AT-SPI contents, other windows) are read within this,
@@ -298,7 +299,7 @@ class DesktopObserver:
         """The text OCR reads in `regions` (physical px, grabbed anew at the screen's own
         resolution, clipped to the monitor), as `contents` of the same role, and why some
         were not read ("" when all were): a region whose OCR failed or timed out, a region
-        past the first MAX_PIXEL_REGIONS on the monitor, and what is not read within
+        to read past the first MAX_PIXEL_REGIONS reads, and what is not read within
         PIXELS_BUDGET_S, is left out (logged). Without the OCR program
         nothing is read and nothing said: a configuration, not a failed read."""
         reader = self.pixel_reader
@@ -316,22 +317,25 @@ class DesktopObserver:
             bottom = min(y + height, monitor.bottom)
             if right - left >= 8 and bottom - top >= 8:
                 shown.append((region, (left, top, right - left, bottom - top)))
-        if len(shown) > MAX_PIXEL_REGIONS:
-            # the regions past the bound are not read: what they say is not known, and a
-            # screen that shows one more (its order last) would otherwise pass as read
-            log.warning("%d pixel-only regions, %d read", len(shown), MAX_PIXEL_REGIONS)
-            failed.append(
-                f"the text of a region was not read (more than {MAX_PIXEL_REGIONS} regions "
-                "show only pixels)"
-            )
+        left_out = 0
 
         async def read_all() -> None:
-            for region, box in shown[:MAX_PIXEL_REGIONS]:
+            nonlocal left_out
+            reads = 0
+            for region, box in shown:
                 image = await loop.run_in_executor(
                     self._capture_thread, self._capture.grab_region, box
                 )
+                text = await loop.run_in_executor(self._ocr_thread, reader.known, image)
+                if text is None and reads >= MAX_PIXEL_REGIONS:
+                    # past the bound on OCR's cost: what it says is not known, and a screen
+                    # that shows one region more (its order last) would pass as read
+                    left_out += 1
+                    continue
                 try:
-                    text = await loop.run_in_executor(self._ocr_thread, reader.read, image)
+                    if text is None:
+                        reads += 1
+                        text = await loop.run_in_executor(self._ocr_thread, reader.ocr, image)
                 except OcrFailed as error:
                     # its text is not known, not empty: the other regions are still read
                     failed.append(f"the text of a region could not be read ({error})")
@@ -347,6 +351,12 @@ class DesktopObserver:
         except Exception as error:  # noqa: BLE001 - a grab's fault: the regions are not read
             log.warning("pixel-only regions not read: %s", error)
             return found, "the text of a window only its pixels show could not be read"
+        if left_out:
+            log.warning("%d pixel-only regions past %d reads not read", left_out, MAX_PIXEL_REGIONS)
+            failed.append(
+                f"the text of a region was not read (more than {MAX_PIXEL_REGIONS} regions "
+                "to read show only pixels)"
+            )
         return found, failed[0] if failed else ""
 
     def _grab(self, monitor: MonitorChoice | None = None) -> Shot:

@@ -70,6 +70,12 @@ class PixelReader:
         (nothing but background and lines) or there is no program to read it (`available`
         False: a configuration, not a failed read). A read that fails or passes the timeout
         raises OcrFailed (logged, not remembered: the next read of the image tries again)."""
+        known = self.known(image)
+        return known if known is not None else self.ocr(image)
+
+    def known(self, image: Any) -> str | None:
+        """`image`'s text where no OCR is needed for it — remembered by its pixels, or ""
+        for a blank image or no program — else None (`ocr` reads it)."""
         if self.program is None:
             return ""
         key = _key(image)
@@ -80,6 +86,13 @@ class PixelReader:
             # a piece of an empty page or a frame: no text to read, and a read costs 0.3-1 s
             self._remember(key, "")
             return ""
+        return None
+
+    def ocr(self, image: Any) -> str:
+        """The text tesseract reads in `image`, remembered by its pixels; OcrFailed as `read`
+        says. Only with a program (`available`)."""
+        assert self.program is not None
+        key = _key(image)
         data = io.BytesIO()
         image.save(data, "PNG", compress_level=1)
         try:

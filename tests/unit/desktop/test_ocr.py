@@ -677,6 +677,41 @@ async def test_pixel_only_regions_past_the_bound_leave_the_look_unread(count: in
         ]
         assert [n.rule for n in verdict.notes] == ["orders_command"]
     else:
-        why = "the text of a region was not read (more than 6 regions show only pixels)"
+        why = "the text of a region was not read (more than 6 regions to read show only pixels)"
         assert observation.texts == () and observation.unread == why
         assert [(n.text, n.rule) for n in verdict.notes] == [(why, UNREAD_RULE)]
+
+
+class BlankOrInkedCapture(SeveralCapture):
+    """SeveralCapture whose regions at x 1000 and beyond hold only their background (the
+    empty pieces of a page under other windows)."""
+
+    def grab_region(self, box: tuple[int, int, int, int]) -> Image.Image:
+        if box[0] < 1000:
+            return super().grab_region(box)
+        self.regions.append(box)
+        return Image.new("RGB", box[2:], (255, 255, 255))
+
+
+async def test_blank_or_remembered_regions_do_not_count_toward_the_bound() -> None:
+    # the bound is on tesseract's reads: the empty pieces of a page cut up by the windows
+    # over it (a grab and a blank check each) do not make a look unread
+    fake = OrderLastTesseract()
+    lefts = [*range(10, 10 + 40 * 5, 40), 450, *range(1000, 1000 + 50 * 8, 50)]
+    backend = FakeBackend(
+        [RawElement("window text", "", (left, 0, 40, 30), pixels=True) for left in lefts]
+    )
+    reader = _reader(fake)
+    obs = DesktopObserver(
+        capture=BlankOrInkedCapture(PRIMARY, (1920, 1080)), backend=backend, pixel_reader=reader
+    )
+    try:
+        first = await obs.observe()
+        backend.elements.insert(0, RawElement("notification", "", (900, 900, 40, 30), pixels=True))
+        again = await obs.observe()  # six remembered, one new: still within the bound
+    finally:
+        obs.close()
+
+    assert first.unread == again.unread == ""
+    assert [t.name for t in first.texts] == [ORDER.decode().strip()]
+    assert len(fake.calls) == 7
