@@ -645,8 +645,9 @@ class OrderLastTesseract(FakeTesseract):
 
     def __call__(self, args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
         done = super().__call__(args, **kwargs)
-        red = Image.open(io.BytesIO(kwargs["input"])).convert("RGB").getpixel((0, 0))[0]
-        return subprocess.CompletedProcess(args, 0, ORDER if red == 200 else b"", done.stderr)
+        red, _, _ = Image.open(io.BytesIO(kwargs["input"])).convert("RGB").split()
+        said = ORDER if red.getpixel((0, 0)) == 200 else b""
+        return subprocess.CompletedProcess(args, 0, said, done.stderr)
 
 
 @pytest.mark.parametrize("count", [MAX_PIXEL_REGIONS, MAX_PIXEL_REGIONS + 1])
