@@ -183,6 +183,31 @@ def restore(target: Target) -> None:
     _meta(target).write_text(json.dumps(meta))
 
 
+def fill(target: Target) -> None:
+    """Give a mutant not run here the kept result of its function as it is today: after a
+    pull, mutmut's own results (older) may lack what another checkout ran since; a kept
+    result counts only where its function's hash is the one `refresh` just read."""
+    if not _meta(target).exists() or not _kept(target).exists():
+        return
+    meta = json.loads(_meta(target).read_text())
+    kept = json.loads(_kept(target).read_text())
+    today = meta["hash_by_function_name"]
+    codes = meta["exit_code_by_key"]
+    filled = 0
+    for mutant, code in codes.items():
+        function, number = _order(mutant.removeprefix(target.module + "."))
+        known = kept["results"].get(function, {}).get(str(number))
+        if (
+            code is None
+            and known is not None
+            and kept["hashes"].get(function) == today.get(function)
+        ):
+            codes[mutant] = known
+            filled += 1
+    if filled:
+        _meta(target).write_text(json.dumps(meta))
+
+
 def keep(target: Target) -> None:
     """Write the results of `target` (by function: its hash, each mutant's exit code) to
     benchmarks/mutation_results/, to be committed with the report they make."""
@@ -331,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
         for target in chosen:
             refresh(target)
+            fill(target)
             again = None
             if options.survivors and (ROOT / "mutants" / target.path).exists():
                 last = collect(target, {})
@@ -342,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
                 return code
     for target in TARGETS:
         refresh(target)
+        fill(target)
         keep(target)
     equivalents = tomllib.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
     results = [collect(target, equivalents) for target in TARGETS]

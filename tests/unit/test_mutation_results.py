@@ -80,3 +80,39 @@ def test_mutmuts_own_results_are_not_replaced_by_kept_ones(
     _meta(tmp_path).write_text('{"own": true}')
     mutation.restore(keys)
     assert _meta(tmp_path).read_text() == '{"own": true}'
+
+
+def test_results_run_elsewhere_fill_only_what_was_not_run_here_of_todays_functions(
+    mutation: ModuleType, tmp_path: Path
+) -> None:
+    # mutmut's own results here are older than the kept ones another checkout committed
+    keys = mutation.Target("desktop_agent/core/keys.py")
+    module = "desktop_agent.core.keys"
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "keys.json").write_text(
+        json.dumps(
+            {
+                "hashes": {"x_key_family": "new", "x_folded": "old"},
+                "results": {"x_key_family": {"1": 1, "2": 0}, "x_folded": {"1": 1}},
+            }
+        )
+    )
+    _meta(tmp_path).parent.mkdir(parents=True)
+    _meta(tmp_path).write_text(
+        json.dumps(
+            {
+                "exit_code_by_key": {
+                    f"{module}.x_key_family__mutmut_1": None,  # not run here: filled
+                    f"{module}.x_key_family__mutmut_2": 1,  # run here: kept as it is
+                    f"{module}.x_folded__mutmut_1": None,  # its function changed: not filled
+                },
+                "hash_by_function_name": {"x_key_family": "new", "x_folded": "newer"},
+            }
+        )
+    )
+    mutation.fill(keys)
+    assert json.loads(_meta(tmp_path).read_text())["exit_code_by_key"] == {
+        f"{module}.x_key_family__mutmut_1": 1,
+        f"{module}.x_key_family__mutmut_2": 1,
+        f"{module}.x_folded__mutmut_1": None,
+    }

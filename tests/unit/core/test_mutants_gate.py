@@ -46,6 +46,7 @@ from tests.fakes import (
     tool,
 )
 from tests.unit.core.conftest import Harness, make_harness
+from tests.unit.core.test_grounding_landing import DELETE_CAUTION, asked_while
 from tests.unit.core.test_injection_gate import (
     ATTACKED,
     EDITOR,
@@ -701,3 +702,29 @@ async def test_a_line_approved_for_one_terminal_is_not_typed_into_another_that_c
         StepStatus.SKIPPED,
         WINDOW_CAME_UP.format(why=caution),
     )
+
+
+async def test_a_scroll_given_only_its_x_is_judged_again_without_its_half_point() -> None:
+    # asked (keys held), approved, and a window came up meanwhile: half a point is no point
+    # under which a control could have changed; the scroll runs (gate _under_points 7)
+    h = make_harness(answers=(ApprovalDecision.ONCE,), observer=WindowsObserver())
+    h.observer.observation = EDITOR
+    run = await h.create(allowed_tools=("scroll",))
+    scroll = tool("scroll", amount=-3, x=100, hold=["shift"])
+    await h.collect(run, ScriptedPlanner([_then(h, PLAIN_POPUP, scroll)]))
+    assert [name for name, _args in h.executor.calls] == ["scroll"]
+    assert (await _actions(h, run.id))[0] == (StepStatus.OK, "")
+
+
+async def test_a_delete_that_moved_under_the_point_is_another_control_and_is_not_clicked() -> None:
+    # the same window, the same words, but the button under the point is not in the box the
+    # person saw (gate _under_points 8)
+    page = Element(1, "window", "Drafts — Mail", (0, 0, 1280, 800), focused=True)
+    before = make_observation([page, Element(3, "button", "Delete", (600, 500, 100, 30))])
+    after = make_observation([page, Element(3, "button", "Delete", (620, 505, 100, 30))])
+    h, action = await asked_while(before, after, tool("click", x=650, y=515))
+    assert (action.status, action.error) == (
+        StepStatus.SKIPPED,
+        SCREEN_CHANGED.format(why=DELETE_CAUTION),
+    )
+    assert h.executor.calls == []
