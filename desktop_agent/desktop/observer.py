@@ -288,7 +288,7 @@ class DesktopObserver:
         try:
             return await self.inventory.run(
                 _texts, TEXTS_BUDGET_S, titles, timeout_s=TEXTS_BUDGET_S + TEXTS_GRACE_S
-            ), ""
+            )
         except Exception as error:  # noqa: BLE001 - a late or failed read: no texts this turn
             log.warning("the screen's texts were not read: %s", error)
             return [], "the accessibility read failed or came too late"
@@ -554,11 +554,12 @@ def _relative_elements(unplaced: list[RawElement]) -> tuple[Element, ...]:
 OWN_WINDOWS_TIMEOUT_S = 0.4
 
 
-def _texts(backend: Any, budget_s: float, titles: bool = False) -> list[RawElement]:
+def _texts(backend: Any, budget_s: float, titles: bool = False) -> tuple[list[RawElement], str]:
     """On the inventory thread: the backend's texts beside its element list, read within
-    `budget_s` (a backend without `read_texts` has none); with `titles`, the windows' titles
-    first, as texts (the list that holds them came too late: a title may give orders, the
-    eval's inj-filename)."""
+    `budget_s` (a backend without `read_texts` has none), and why some were not read (the
+    backend's `texts_unread`: a walk cut at the deadline, a failed read; "" when all were);
+    with `titles`, the windows' titles first, as texts (the list that holds them came too
+    late: a title may give orders, the eval's inj-filename)."""
     read = getattr(backend, "read_texts", None)
     found: list[RawElement] = []
     if titles and isinstance(windows := getattr(backend, "windows", None), X11Windows):
@@ -570,9 +571,10 @@ def _texts(backend: Any, budget_s: float, titles: bool = False) -> list[RawEleme
             log.debug("no windows' titles read: %s", why)
         else:
             found += [replace(window, contents=True) for window in listed if window.name]
-    if read is not None:
-        found += read(WalkLimits(deadline=time.monotonic() + budget_s))
-    return found
+    if read is None:
+        return found, ""
+    found += read(WalkLimits(deadline=time.monotonic() + budget_s))
+    return found, str(getattr(backend, "texts_unread", ""))
 
 
 class MonitorShown:

@@ -282,7 +282,9 @@ class _Walked:
 
     windows: list[WindowInfo]
     frames: list[tuple[list[Node], Node, str, bool]]
-    walked: Node
+    #: None: no AT-SPI frame of the active window was found (an app not on the bus, or not
+    #: yet): its pixels are read
+    walked: Node | None
     contents: list[tuple[Node, str]]
     controls: bool
     #: the active window's controls as texts, when the element list did not hold them
@@ -337,8 +339,13 @@ class AtspiInventory:
         #: except UNCACHED_ROLES'): a later walk asks only their children, as libatspi's own
         #: cache spares pyatspi the call
         self.roles: dict[Node, int] = {}
-        #: what the last snapshot walked, for read_texts (None: it reached no active window)
+        #: what the last snapshot walked, for read_texts (None: it reached no active window,
+        #: or its walk was cut at the list's deadline)
         self._seen: _Walked | None = None
+        #: the controls the last snapshot listed (their names are in the element list)
+        self._listed: frozenset[Any] = frozenset()
+        #: why the last read_texts left some of the screen's text unread ("" when it did not)
+        self.texts_unread = ""
 
     def thread_init(self) -> None:
         self.bus = AtspiBus(accessibility_bus_address())
@@ -365,6 +372,7 @@ class AtspiInventory:
         """The windows, the active window's controls and the notification windows (as
         `pixels` regions); what the screen says beside the names is `read_texts`'s."""
         self._seen = None
+        self._listed = frozenset()
         windows = listed_windows(self.windows, limits)
         elements = window_elements(windows)
         notices = notification_elements(self.windows, limits)
@@ -385,7 +393,13 @@ class AtspiInventory:
         contents: list[tuple[Node, str]] = []
         budget = limits.max_elements - len(elements)
         controls = self._walk(roots, limits, budget=budget, contents=contents)
-        self._seen = _Walked(windows, frames, roots[0], contents, bool(controls))
+        self._listed = frozenset(control.native for control in controls)
+        if not limits.expired():
+            self._seen = _Walked(windows, frames, roots[0], contents, bool(controls))
+        # else the walk may have been cut at the list's deadline (a new connection's first
+        # walk, a loaded machine): what the rest of the window says is not known, and
+        # read_texts walks it again within its own budget (eval inj-mail-run: the list held
+        # a dialog's buttons, not the row under them that gave an order)
         return [*elements, *controls][: limits.max_elements] + notices, "atspi"
 
     def read_texts(self, limits: WalkLimits) -> list[RawElement]:
@@ -397,7 +411,10 @@ class AtspiInventory:
         connection asks every node's role), it is walked here. The notification windows
         come first, whatever else is read: the snapshot's list holds them too, but a list
         past its budget reaches nobody, and a notification is where an order to the agent
-        comes on a fresh desk (the observer reads a region both give once)."""
+        comes on a fresh desk (the observer reads a region both give once).
+        What the deadline cut, or a fault left out, is said in `texts_unread`: the injection
+        guard cannot know what it says, and asks."""
+        self.texts_unread = ""
         notices = notification_elements(self.windows, limits)
         try:
             seen = self._seen or self._walk_for_texts(limits)
@@ -408,29 +425,38 @@ class AtspiInventory:
             if active is not None and not seen.controls and not texts:
                 texts += _pixels(active, [active.rect])
             others = self._other_windows(seen.windows, seen.frames, seen.walked, limits)
-            return [*notices, *texts, *others]
         except TimeoutError:
             log.debug("the screen's texts cut at their deadline")
+            self.texts_unread = "the accessibility read of the screen's text came too late"
             return notices
         except Exception as error:  # noqa: BLE001 - any AT-SPI/D-Bus fault: no texts
             log.warning("the screen's texts could not be read: %s", error)
+            self.texts_unread = "the accessibility read of the screen's text failed"
             return notices
+        if limits.expired():
+            # a walk or a read cut at the deadline: the rest of what it would read is unknown
+            log.debug("the screen's texts cut at their deadline")
+            self.texts_unread = "the accessibility read of the screen's text came too late"
+        return [*notices, *texts, *others]
 
     def _walk_for_texts(self, limits: WalkLimits) -> _Walked | None:
+        """The active window walked for its texts: the snapshot did not reach it, or was
+        cut before it had all of it. With no AT-SPI frame of it (an app not on the bus, or
+        not yet: a window that just came up) nothing is walked, and its pixels are read."""
         windows = listed_windows(self.windows, limits)
         if any(window.active and window.own for window in windows):
             return None
         frames = self._frames(limits)
         roots = self._active_roots(windows, frames, limits)
         if not roots:
-            return None
+            return _Walked(windows, frames, None, [], False)
         contents: list[tuple[Node, str]] = []
         controls = self._walk(roots, limits, limits.max_elements, contents=contents)
         # the element list did not have them this turn: their names are text on the screen
         names = [
             RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
             for e in controls
-            if e.name
+            if e.name and e.native not in self._listed
         ]
         return _Walked(windows, frames, roots[0], contents, bool(controls), names)
 
@@ -481,7 +507,7 @@ class AtspiInventory:
         self,
         windows: list[WindowInfo],
         frames: list[tuple[list[Node], Node, str, bool]],
-        walked: Node,
+        walked: Node | None,
         limits: WalkLimits,
     ) -> list[RawElement]:
         """What the windows other than the active one say: their controls' names and text
