@@ -24,6 +24,7 @@ PACKAGE_OF = {
     "xdotool": "xdotool",
     "xclip": "xclip",
     "xprop": "x11-utils",
+    "xmessage": "x11-utils",  # tests/desktop/test_screen_texts: a window not on the AT-SPI bus
     "trayer": "trayer",
     "Xorg": "xserver-xorg-core",  # tests/monitors: several RandR monitors (the dummy driver)
     "xrandr": "x11-xserver-utils",
