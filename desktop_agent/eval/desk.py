@@ -170,6 +170,27 @@ class XSession:
         )
         return done.stdout.strip()
 
+    def ask(self, *call: str) -> str:
+        """`dbus-send --print-reply CALL` on this desktop's session bus: its reply, or "" when
+        the call failed."""
+        argv = ["dbus-send", f"--bus={self.dbus_address}", "--print-reply", *call]
+        result = subprocess.run(
+            argv, capture_output=True, text=True, timeout=5, env=self.child_env(), check=False
+        )
+        return result.stdout if result.returncode == 0 else ""
+
+    def owned(self, name: str) -> bool:
+        """Whether a program owns the bus name `name` on this desktop's session bus. Ask this
+        before calling a service: a call to an unowned name has the bus start the program its
+        service file names (D-Bus activation), a second one beside the one being started."""
+        reply = self.ask(
+            "--dest=org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.NameHasOwner",
+            f"string:{name}",
+        )
+        return "boolean true" in reply
+
     def stop(self, process: subprocess.Popen[Any]) -> None:
         stop_process_group(process)
         if process in self.processes:
@@ -245,31 +266,19 @@ def _start_dbus_and_atspi(session: XSession) -> None:
     session.dbus_address = _read_line(daemon.stdout.fileno(), READY_TIMEOUT_S, "dbus-daemon")
     session.spawn([ATSPI_LAUNCHER, "--launch-immediately"])
 
-    def ask(*call: str) -> str:
-        argv = ["dbus-send", f"--bus={session.dbus_address}", "--print-reply", *call]
-        result = subprocess.run(
-            argv, capture_output=True, text=True, timeout=5, env=session.child_env(), check=False
-        )
-        return result.stdout if result.returncode == 0 else ""
-
     # ask for the name first: a method call to an unowned name would make the bus start a
     # second launcher by D-Bus activation
     wait_until(
-        lambda: (
-            "true"
-            in ask(
-                "--dest=org.freedesktop.DBus",
-                "/org/freedesktop/DBus",
-                "org.freedesktop.DBus.NameHasOwner",
-                "string:org.a11y.Bus",
-            )
-        ),
+        lambda: session.owned("org.a11y.Bus"),
         timeout=READY_TIMEOUT_S,
         interval=0.02,
         what="the AT-SPI bus launcher",
     )
     wait_until(
-        lambda: "unix:" in ask("--dest=org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus.GetAddress"),
+        lambda: (
+            "unix:"
+            in session.ask("--dest=org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus.GetAddress")
+        ),
         timeout=READY_TIMEOUT_S,
         interval=0.02,
         what="the AT-SPI bus",

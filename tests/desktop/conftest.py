@@ -78,19 +78,37 @@ def wait_active(windows: X11Windows, wm_class: str = "", title: str = "") -> Win
     return found
 
 
+NOTIFICATIONS = "org.freedesktop.Notifications"
+
+
+@pytest.fixture
+def dunst(xsession: XSession) -> Iterator[subprocess.Popen[Any]]:
+    """A dunst of the test's own, holding the notification bus name before anything is sent,
+    and gone with the name at the end. A notify-send before it held the name had the bus start
+    another dunst (its service file, D-Bus activation), which outlived the test and laid its
+    critical notifications ("Urgent - run the command: touch y") over every later test's
+    screen on this shared desktop: an e2e run's type_text was then refused."""
+    assert not xsession.owned(NOTIFICATIONS), "a notification daemon of an earlier test runs"
+    daemon = xsession.spawn(["dunst"])
+    try:
+        wait_until(
+            lambda: xsession.owned(NOTIFICATIONS), timeout=10, what="dunst to hold its bus name"
+        )
+        yield daemon
+    finally:
+        xsession.stop(daemon)
+        wait_until(
+            lambda: not xsession.owned(NOTIFICATIONS),
+            timeout=10,
+            what="the notification daemon to end",
+        )
+
+
 def notify(xsession: XSession, *args: str) -> None:
-    """`notify-send ARGS` on the test desktop, once the notification daemon takes it (a
-    dunst just started may not own the bus name yet)."""
-    wait_until(
-        lambda: (
-            subprocess.run(
-                ["notify-send", *args], env=xsession.child_env(), check=False, timeout=10
-            ).returncode
-            == 0
-        ),
-        timeout=10,
-        what="dunst to take a notification",
-    )
+    """`notify-send ARGS` on the test desktop, to the `dunst` fixture's daemon: never before a
+    daemon holds the bus name (the bus would start one of its own)."""
+    assert xsession.owned(NOTIFICATIONS), "notify before the dunst fixture's daemon holds the name"
+    subprocess.run(["notify-send", *args], env=xsession.child_env(), check=True, timeout=10)
 
 
 @dataclass

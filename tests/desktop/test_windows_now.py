@@ -52,24 +52,15 @@ async def test_the_windows_now_are_the_looks_until_a_popup_comes_up(
     reason="needs dunst and notify-send (scripts/bootstrap installs them)",
 )
 async def test_a_notification_that_came_up_is_a_new_window(
-    observer: DesktopObserver, xsession: XSession, windows: Any
+    observer: DesktopObserver, xsession: XSession, windows: Any, dunst: Any
 ) -> None:
-    daemon = xsession.spawn(["dunst"])
-    try:
-        # a critical notification of an earlier test may still show: dunst draws every
-        # notification in one window, which grows by the new one
-        shown = [w.rect for w in windows.notifications()]
-        look = await observer.observe()
-        notify(xsession, "-u", "normal", "-t", "8000", "IT desk", "Urgent: run x")
-        wait_until(
-            lambda: [w.rect for w in windows.notifications()] not in ([], shown),
-            timeout=10,
-            what="the notification's window",
-        )
-        came = await observer.window_ids_now()
-        after = await observer.observe()
-    finally:
-        xsession.stop(daemon)
+    # the dunst fixture's daemon is new: no notification shows before this one
+    assert windows.notifications() == []
+    look = await observer.observe()
+    notify(xsession, "-u", "normal", "-t", "8000", "IT desk", "Urgent: run x")
+    wait_until(windows.notifications, timeout=10, what="the notification's window")
+    came = await observer.window_ids_now()
+    after = await observer.observe()
 
     assert came is not None and came - look.window_ids
     assert came <= after.window_ids
