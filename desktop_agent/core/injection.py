@@ -42,8 +42,11 @@ QUOTE_CHARS = 160
 #: the text scanned per observation: twice what the prompt shows of the element list
 #: (planner/screen_text.py, 12,000 characters) and more than a 1080p screen shows legibly;
 #: names past it are not scanned (windows' titles always are), which keeps the cost per
-#: observation within its 2 ms (benchmarks/injection_detector.py)
+#: observation within its 2 ms (benchmarks/injection_detector.py), and such a look is not
+#: read whole (`unscanned`: the guard asks on it)
 MAX_SCAN_CHARS = 24_000
+#: why a look was not scanned whole
+NOT_SCANNED = "the screen shows more text than the injection guard reads"
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +258,17 @@ def scan(
         )
         for index, (rule, span) in sorted(fired.items())
     )
+
+
+def unscanned(observation: Observation) -> str:
+    """Why `scan` leaves some of `observation`'s text unread (NOT_SCANNED: its names and
+    texts pass MAX_SCAN_CHARS), "" when it reads all of it."""
+    left = MAX_SCAN_CHARS
+    for element in (*observation.elements, *observation.texts):
+        if element.role != "window" and len(element.name) > max(left, 0):
+            return NOT_SCANNED
+        left -= len(element.name)
+    return ""
 
 
 def _folded(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from desktop_agent.core.builtin_tools import spec_of
 from desktop_agent.core.call_risk import box_holds, folded, window_at
-from desktop_agent.core.injection import RULES, scan, where, window_of
+from desktop_agent.core.injection import RULES, scan, unscanned, where, window_of
 from desktop_agent.core.models import Element, Observation, SafetyCheck, SuspiciousText
 from desktop_agent.core.tools import ToolSpec
 
@@ -97,8 +97,8 @@ class InjectionGuard:
         if found:
             return GuardVerdict(caution(found), found)
         verdict = self._carried(spec_of(tool), values, observation)
-        if not verdict.caution and observation.unread:
-            return unread_verdict(observation.unread)
+        if not verdict.caution and (unread := observation.unread or unscanned(observation)):
+            return unread_verdict(unread)
         return verdict
 
     def _carried(

@@ -136,8 +136,9 @@ class DesktopObserver:
             self.pixel_reader is not None and not self.pixel_reader.available and ocr_used_here()
         )
         self._ocr_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ocr")
-        #: (the shot's image, its elements, the texts read on it): an unchanged screen's
-        self._texts: tuple[Any, tuple[Element, ...], tuple[Element, ...]] | None = None
+        #: (the shot's image, its elements, the texts read on it, and NOT_SCANNED when
+        #: they were more than the guard reads): an unchanged screen's
+        self._texts: tuple[Any, tuple[Element, ...], tuple[Element, ...], str] | None = None
         #: (observation, its natives, how many inventory threads had been abandoned then)
         self._natives: deque[tuple[Observation, dict[int, Any], int]] = deque(maxlen=NATIVE_HISTORY)
         #: (the shot's image, where the windows of relative boxes were found on it: Wayland)
@@ -210,7 +211,7 @@ class DesktopObserver:
         if last is not None and last[0] is shot.image and last[1] == elements:
             # the very same pixels (the capture gives its image back when no pixel changed)
             # and the same list: the screen shows the same text, which is not read again
-            texts = last[2]
+            texts, unread = last[2], last[3]
         else:
             read: list[RawElement] = []
             if self.pixel_reader is not None:  # the injection guard is on: it reads the screen
@@ -238,9 +239,11 @@ class DesktopObserver:
                 read = [*first, *then]
                 unread = unread or late or later
                 raw = [*raw, *more]
-            texts = to_texts([*raw, *read], mapping, shot.size)
-            # what was not read is tried again on the next look, even of the same pixels
-            self._texts = None if unread else (shot.image, elements, texts)
+            texts, cut = to_texts([*raw, *read], mapping, shot.size)
+            # what was not read is tried again on the next look, even of the same pixels;
+            # more text than the guard reads stays so on the same pixels
+            self._texts = None if unread else (shot.image, elements, texts, cut)
+            unread = unread or cut
         elsewhere: tuple[Element, ...] = ()
         if shot.layout is not None and shot.layout.several:
             elements, elsewhere = place_elements(raw, elements, mapping, shot.size, shot.layout)

@@ -7,14 +7,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from desktop_agent.core.injection import MAX_SCAN_CHARS, NOT_SCANNED
 from desktop_agent.core.models import Element, ScreenLayout, ScreenMapping
 from desktop_agent.desktop.geometry import monitor_holding, rect_to_image
 
 NAME_LIMIT = 80
-#: one read text (a document's contents) is cut here, and all of a screen's texts here: the
-#: injection detector scans 24,000 characters per observation (core/injection.py)
+#: a text (AT-SPI Text) of at most this many characters is read whole; of a longer one (a
+#: long document, a terminal's scrollback) only the part on the screen is read
 TEXT_LIMIT = 2_000
-TEXTS_LIMIT = 12_000
+#: the texts of one look, all together, as many characters as the injection detector scans
+#: per observation (core/injection.py): a look whose texts pass it is not read whole, and
+#: says so (`to_texts`)
+TEXTS_LIMIT = MAX_SCAN_CHARS
 #: this app's window class / application name (app.py): its windows are its own controls
 APP_NAME = "desktop-agent"
 
@@ -172,34 +176,42 @@ def to_elements(
     return tuple(elements), natives
 
 
-def clean_text(text: str, limit: int = TEXT_LIMIT) -> str:
+def clean_text(text: str) -> str:
     """A read text: its lines kept (the detector reads a sentence's start by them), each
-    one's blanks collapsed and empty lines dropped, cut to `limit`."""
+    one's blanks collapsed and empty lines dropped."""
     lines = (" ".join(line.split()) for line in text.splitlines())
-    kept = "\n".join(line for line in lines if line)
-    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+    return "\n".join(line for line in lines if line)
 
 
 def to_texts(
     raw: Iterable[RawElement], mapping: ScreenMapping, size: tuple[int, int]
-) -> tuple[Element, ...]:
+) -> tuple[tuple[Element, ...], str]:
     """The texts read off the screen (`RawElement.contents`) as core Elements with id 0,
-    boxes in screenshot px; texts off the screenshot, empty or repeated (same role and text)
-    are dropped, and all of them are cut to TEXTS_LIMIT characters."""
+    boxes in screenshot px, and why they are not all of them ("" when they are). Texts off
+    the screenshot, empty or repeated (same role and text) are dropped: none of them shows
+    anything more. Past TEXTS_LIMIT characters in all, the rest is left out and the look
+    says so (NOT_SCANNED): what the guard does not read, it cannot judge."""
     found: list[Element] = []
     seen: set[tuple[str, str]] = set()
     left = TEXTS_LIMIT
     for item in raw:
-        if not item.contents or item.own or left <= 0:
+        if not item.contents or item.own:
             continue
-        text = clean_text(item.name, min(TEXT_LIMIT, left))
         box = rect_to_image(item.rect, mapping, size)
-        if not text or box is None or (item.role, text) in seen:
+        if box is None:
             continue
+        text = clean_text(item.name)
+        if not text or (item.role, text) in seen:
+            continue
+        if len(text) > left:
+            # what fits is still judged (an order there asks for its own reason)
+            if left > 0:
+                found.append(Element(0, item.role, text[:left], box))
+            return tuple(found), NOT_SCANNED
         seen.add((item.role, text))
         found.append(Element(0, item.role, text, box))
         left -= len(text)
-    return tuple(found)
+    return tuple(found), ""
 
 
 #: at most this many elements of the monitors the image does not show are listed
