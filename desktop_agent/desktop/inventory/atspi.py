@@ -39,6 +39,7 @@ from desktop_agent.desktop.inventory.atspi_bus import (
 )
 from desktop_agent.desktop.inventory.base import (
     TEXT_LIMIT,
+    TEXTS_LIMIT,
     RawElement,
     WalkLimits,
     clean_name,
@@ -264,14 +265,34 @@ OUTLINE_ROLES = frozenset(
         "panel",
     }
 )
-#: text contents read per observation (the rest of a long page is not read)
-MAX_CONTENT_NODES = 60
-#: controls listed as text per window that is not the active one
-MAX_OTHER_WINDOW_NODES = 60
+#: text contents read per window; past them the look is not read whole (MANY_TEXTS)
+MAX_CONTENT_NODES = 150
+#: why the screen's texts were not all read (the person asked reads it: fixed words)
+MANY_TEXTS = "the screen shows more texts than the injection guard reads"
+UNTOLD_PART = "the part of a very long text that shows on the screen could not be told"
+LONG_PART = "the part of a long text that shows on the screen is longer than the guard reads"
+#: controls read as text per window that is not the active one; a window with more is read
+#: from its pixels too (OCR)
+MAX_OTHER_WINDOW_NODES = 150
 #: the role cache is emptied past this many nodes (closed windows' nodes never come back)
 ROLE_CACHE_MAX = 50_000
 #: nodes looked at by focused_role() before giving up: the focus sits a few levels down
 FOCUS_MAX_NODES = 3000
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """A text contents node to read: its role name, its box and the node."""
+
+    role_name: str
+    rect: tuple[int, int, int, int]
+    node: Node
+
+    def element(self, reply: Any) -> RawElement:
+        """The text a GetText reply gives, as a read text."""
+        return RawElement(
+            self.role_name, str(reply[0]), self.rect, contents=True, native=("atspi", self.node)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +339,14 @@ def role_name_of(number: Any) -> str:
     """The AT-SPI role name of a GetRole reply ("unknown" for a number past the table)."""
     index = int(number)
     return ROLE_NAMES[index] if 0 <= index < len(ROLE_NAMES) else "unknown"
+
+
+def _offset(reply: Any) -> int | None:
+    """The offset of a Text.GetOffsetAtPoint reply ("i"); None when it failed or is not told
+    (negative)."""
+    if isinstance(reply, Exception) or int(reply[0]) < 0:
+        return None
+    return int(reply[0])
 
 
 def _children(reply: Any) -> list[Node]:
@@ -461,10 +490,17 @@ class AtspiInventory:
         return _Walked(windows, frames, roots[0], contents, bool(controls), names)
 
     def _contents(self, nodes: list[tuple[Node, str]], limits: WalkLimits) -> list[RawElement]:
-        """The text contents (AT-SPI Text) of `nodes`, at most TEXT_LIMIT characters each:
-        two batches, the lengths and boxes, then the texts. What the deadline cuts is left
-        out."""
-        nodes = nodes[:MAX_CONTENT_NODES]
+        """The text contents (AT-SPI Text) of `nodes`: a text of at most TEXT_LIMIT characters
+        whole, of a longer one the part on the screen (`_shown_parts`). Two batches, the
+        lengths and boxes, then the texts (and where each long text's shown part starts and
+        ends; its part is a third). What the deadline cuts is left out (read_texts says so);
+        what is not read otherwise is said in `texts_unread`: the nodes past
+        MAX_CONTENT_NODES, and a long text whose shown part (or all it may show, where that
+        part cannot be told) passes TEXTS_LIMIT (its first TEXT_LIMIT characters from where
+        it shows are read all the same: an order there asks for its own reason)."""
+        if len(nodes) > MAX_CONTENT_NODES:
+            self._unread(MANY_TEXTS)
+            nodes = nodes[:MAX_CONTENT_NODES]
         if not nodes or limits.expired():
             return []
         calls: list[Call] = []
@@ -477,31 +513,84 @@ class AtspiInventory:
             replies = self._call_many(calls, limits)
         except TimeoutError:
             return []
-        wanted: list[tuple[str, tuple[int, int, int, int], Node]] = []
+        wanted: list[_Text] = []
         reads: list[Call] = []
+        long: list[tuple[_Text, int]] = []
+        corners: list[Call] = []
         for index, (node, role_name) in enumerate(nodes):
             count, extents = replies[2 * index], replies[2 * index + 1]
             if isinstance(count, Exception) or isinstance(extents, Exception):
                 continue
-            length = min(int(_value(count)), TEXT_LIMIT)
+            length = int(_value(count))
             x, y, width, height = extents[0]
             if length <= 0 or width <= 0 or height <= 0:
+                continue  # no text, or nothing of it drawn
+            text = _Text(role_name, (x, y, width, height), node)
+            if length > TEXT_LIMIT:
+                # where its shown part starts and ends: the characters at the corners of its
+                # box (GTK clamps a point to the text's visible area: the first and the last
+                # character on the screen)
+                long.append((text, length))
+                corners += [
+                    Call(node, TEXT, "GetOffsetAtPoint", "iiu", (at_x, at_y, self.coords))
+                    for at_x, at_y in ((x, y), (x + width - 1, y + height - 1))
+                ]
                 continue
             # the end is never past the count: a toolkit may not clamp it (GTK 3's label
             # takes g_utf8_substring of it as given)
             reads.append(Call(node, TEXT, "GetText", "ii", (0, length)))
-            wanted.append((role_name, (x, y, width, height), node))
-        if not reads:
+            wanted.append(text)
+        if not reads and not corners:
             return []
         try:
-            texts = self._call_many(reads, limits)
+            answers = self._call_many([*reads, *corners], limits)
+        except TimeoutError:
+            return []
+        found = [
+            text.element(answer)
+            for text, answer in zip(wanted, answers[: len(reads)], strict=True)
+            if not isinstance(answer, Exception)
+        ]
+        if long:
+            found += self._shown_parts(long, answers[len(reads) :], limits)
+        return found
+
+    def _shown_parts(
+        self, long: list[tuple[_Text, int]], corners: list[Any], limits: WalkLimits
+    ) -> list[RawElement]:
+        """The parts on the screen of the long texts `long` (each with its length), from
+        the offsets at the corners of their boxes (`corners`: two GetOffsetAtPoint replies
+        each). Where a corner's offset is not told (-1: ATK's default without the method,
+        and GTK 3's label past its text's end, gtklabelaccessible.c), the text is read from
+        its start, or to its end: more than shows, never less. A part longer than
+        TEXTS_LIMIT is not read whole, and the look says so."""
+        reads: list[Call] = []
+        for index, (text, length) in enumerate(long):
+            first, last = (_offset(reply) for reply in corners[2 * index : 2 * index + 2])
+            # the last character shown is read too, never past the count
+            start, end = first if first is not None else 0, length
+            if last is not None:
+                start, end = min(start, last), min(max(start, last) + 1, length)
+            if end - start > TEXTS_LIMIT:
+                told = first is not None and last is not None
+                self._unread(LONG_PART if told else UNTOLD_PART)
+                end = min(start + TEXT_LIMIT, length)
+            reads.append(Call(text.node, TEXT, "GetText", "ii", (start, end)))
+        try:
+            answers = self._call_many(reads, limits)
         except TimeoutError:
             return []
         return [
-            RawElement(role_name, str(text[0]), rect, contents=True, native=("atspi", node))
-            for (role_name, rect, node), text in zip(wanted, texts, strict=True)
-            if not isinstance(text, Exception)
+            text.element(answer)
+            for (text, _), answer in zip(long, answers, strict=True)
+            if not isinstance(answer, Exception)
         ]
+
+    def _unread(self, why: str) -> None:
+        """The read leaves some of the screen's text unread, and says why (the first reason
+        found stands)."""
+        log.debug("the screen's texts not all read: %s", why)
+        self.texts_unread = self.texts_unread or why
 
     def _other_windows(
         self,
@@ -511,8 +600,10 @@ class AtspiInventory:
         limits: WalkLimits,
     ) -> list[RawElement]:
         """What the windows other than the active one say: their controls' names and text
-        contents as `contents`, or the window as a `pixels` region when AT-SPI has no frame
-        of it or nothing readable in it (surf's web view)."""
+        contents as `contents` where they show, and the window's visible pieces as `pixels`
+        regions when AT-SPI has no frame of it, nothing readable in it (surf's web view), or
+        more than MAX_OTHER_WINDOW_NODES controls (the walk stops there: the rest of what
+        it shows is read from its pixels)."""
         by_title = {clean_name(name): frame for _, frame, name, _ in frames if frame != walked}
         found: list[RawElement] = []
         above: list[tuple[int, int, int, int]] = []
@@ -531,20 +622,22 @@ class AtspiInventory:
                 found += _pixels(window, pieces)
                 continue
             contents: list[tuple[Node, str]] = []
-            controls = self._walk([frame], limits, MAX_OTHER_WINDOW_NODES, contents=contents)
+            cut: list[bool] = []
+            controls = self._walk(
+                [frame], limits, MAX_OTHER_WINDOW_NODES, contents=contents, cut=cut
+            )
             texts = self._contents(contents, limits)
             if limits.expired():
                 break  # cut: what this window says is not known, and is not guessed
-            if not controls and not texts:
+            if cut or (not controls and not texts):
                 found += _pixels(window, pieces)
-                continue
             shown = [
                 RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
                 for e in controls
                 if e.name
             ]
             # what another window covers is not on the screen: the model does not read it
-            found += [item for item in (*shown, *texts) if _centre_in(item.rect, pieces)]
+            found += [item for item in (*shown, *texts) if _shows_in(item.rect, pieces)]
         return found
 
     def _frames(self, limits: WalkLimits | None) -> list[tuple[list[Node], Node, str, bool]]:
@@ -617,6 +710,7 @@ class AtspiInventory:
         budget: int,
         contents: list[tuple[Node, str]] | None = None,
         outlines: list[tuple[int, int, int, int]] | None = None,
+        cut: list[bool] | None = None,
     ) -> list[RawElement]:
         """Breadth first, so a walk cut short by the deadline still has the outer controls.
 
@@ -627,18 +721,23 @@ class AtspiInventory:
         round trips to the applications, which are most of its time. The showing nodes of
         CONTENT_ROLES are added to `contents` (node, role name) for `_contents`; with
         `outlines`, the boxes of the showing nodes of OUTLINE_ROLES (a window's visible
-        structure: bars, panes) are added to it, asked with the controls' boxes.
+        structure: bars, panes) are added to it, asked with the controls' boxes. With `cut`,
+        True is added to it when the walk left nodes unvisited for its bounds (`budget`
+        controls, the limits' nodes and depth; not its deadline, which the caller sees).
         """
         found: list[RawElement | None] = []
         # controls whose name and extents are asked with the next batch
         pending: list[tuple[int, Node, str, str, list[int]]] = []
         level = [(root, 0) for root in roots]
         visited = 0
+        bounded = False  # nodes were left unvisited for the bounds
         while level or pending:
             if limits.expired():
                 log.debug("AT-SPI walk cut at the deadline after %d nodes", visited)
                 break
-            level = level[: max(limits.max_nodes - visited, 0)]
+            room = max(limits.max_nodes - visited, 0)
+            bounded = bounded or len(level) > room
+            level = level[:room]
             calls: list[Call] = []
             for node, _ in level:
                 calls += [Call(node, ACCESSIBLE, "GetState"), Call(node, ACCESSIBLE, "GetChildren")]
@@ -681,6 +780,7 @@ class AtspiInventory:
                 if isinstance(reply, Exception) or not states_contain(reply[0], STATE_SHOWING):
                     continue
                 if len(found) >= budget:
+                    bounded = True
                     break
                 states = list(reply[0])
                 number = roles[node] if node in roles else self.roles.get(node)
@@ -695,9 +795,15 @@ class AtspiInventory:
                     pending.append((-1, node, "", role_name, states))
                 if contents is not None and role_name in CONTENT_ROLES:
                     contents.append((node, role_name))
-                if depth < limits.max_depth and not isinstance(children, Exception):
-                    next_level.extend((child, depth + 1) for child in _children(children))
+                if not isinstance(children, Exception) and (below := _children(children)):
+                    if depth < limits.max_depth:
+                        next_level.extend((child, depth + 1) for child in below)
+                    else:
+                        bounded = True
             level = next_level if len(found) < budget and visited < limits.max_nodes else []
+            bounded = bounded or len(level) < len(next_level)
+        if cut is not None and bounded:
+            cut.append(True)
         return [element for element in found if element is not None]
 
     def _role(self, node: Node, reply: Any) -> int | None:
@@ -813,9 +919,10 @@ class AtspiInventory:
         self.windows.close()
 
 
-def _centre_in(rect: tuple[int, int, int, int], pieces: list[tuple[int, int, int, int]]) -> bool:
-    x, y = rect[0] + rect[2] // 2, rect[1] + rect[3] // 2
-    return any(left <= x < left + w and top <= y < top + h for left, top, w, h in pieces)
+def _shows_in(rect: tuple[int, int, int, int], pieces: list[tuple[int, int, int, int]]) -> bool:
+    """Whether any of `rect` lies in `pieces` (a window's visible parts): a text whose
+    centre another window covers may still show its first line."""
+    return any(without(rect, piece) != [rect] for piece in pieces)
 
 
 #: a visible piece of a window smaller than this (px) is not read by OCR: no line of text fits

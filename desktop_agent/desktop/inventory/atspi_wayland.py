@@ -199,6 +199,7 @@ class WaylandAtspiInventory(AtspiInventory):
     def read_texts(self, limits: WalkLimits) -> list[RawElement]:
         """The text contents of the active window the last snapshot walked, relative to it
         (no other window: its place is not known)."""
+        self.texts_unread = ""
         seen, relative = self._seen, self._relative
         if seen is None or relative is None:
             return []
