@@ -237,7 +237,7 @@ def _ocr_check(*, guard: bool) -> Any:
     its path and version. Missing, or not answering `--version`, while the guard is on where
     OCR reads: a FAIL with the fix, as a missing xclip and the guard turned off are (the guard
     then never judges a notification's order: docs/architecture.md). Where nothing would be
-    read anyway (the guard off, Windows, Wayland) the line says so and passes."""
+    read anyway (the guard off, Windows) the line says so and passes."""
     from desktop_agent.desktop.doctor import DoctorItem
     from desktop_agent.desktop.ocr import OCR_PROGRAM, find_ocr_program, ocr_used_here
 
@@ -263,18 +263,9 @@ def _ocr_check(*, guard: bool) -> Any:
             "ocr", True, tr("{said}; not used while the injection guard is off", said=said)
         )
     if not ocr_used_here():
-        why = (
-            tr(
-                "{said}; not used on Windows: UI Automation lists no region that only its "
-                "pixels show",
-                said=said,
-            )
-            if sys.platform == "win32"
-            else tr(
-                "{said}; not used on a Wayland session: its element list has no region that "
-                "only its pixels show",
-                said=said,
-            )
+        why = tr(
+            "{said}; not used on Windows: UI Automation lists no region that only its pixels show",
+            said=said,
         )
         return DoctorItem("ocr", True, why)
     if found.version:

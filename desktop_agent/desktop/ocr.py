@@ -231,13 +231,12 @@ def find_ocr_program(
 
 
 def ocr_used_here() -> bool:
-    """Whether the observer reads pixel-only regions on this desktop: only an X11 session's
-    inventory lists them (desktop/inventory: the window list's notifications, AT-SPI's
-    windows with nothing readable); UI Automation (Windows) and Wayland's AT-SPI list none,
-    so there OCR reads nothing, installed or not."""
-    from desktop_agent.desktop.session import session_kind
-
-    return sys.platform != "win32" and session_kind() == "x11"
+    """Whether the observer reads pixel-only regions on this desktop: on Linux the
+    inventory lists them (an X11 session's notifications and windows with nothing readable
+    on AT-SPI; a Wayland session's screen where no window of another program is on the bus,
+    atspi_wayland.SCREEN); UI Automation (Windows) lists none, so there OCR reads nothing,
+    installed or not."""
+    return sys.platform != "win32"
 
 
 def _key(image: Any) -> bytes:

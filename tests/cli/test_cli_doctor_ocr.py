@@ -99,24 +99,34 @@ def test_with_the_guard_off_a_missing_tesseract_passes(
     ]
 
 
-@pytest.mark.parametrize(
-    ("platform", "desktop", "said"),
-    [
-        ("win32", "x11", "not used on Windows: UI Automation lists no region that only its "
-         "pixels show"),
-        ("linux", "wayland", "not used on a Wayland session: its element list has no region "
-         "that only its pixels show"),
-    ],
-)  # fmt: skip
-def test_where_no_region_is_read_by_ocr_a_missing_tesseract_passes(
-    platform: str, desktop: str, said: str, monkeypatch: pytest.MonkeyPatch
+def test_on_windows_where_no_region_is_read_by_ocr_a_missing_tesseract_passes(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Only an X11 session's element list gives pixel-only regions (desktop/inventory): the
-    observer never runs OCR on Windows or Wayland, so installing it would change nothing."""
+    """UI Automation lists no pixel-only region: the observer never runs OCR on Windows, so
+    installing it would change nothing."""
     monkeypatch.setattr(ocr, "find_ocr_program", lambda: OcrProgram(None))
-    monkeypatch.setattr(sys, "platform", platform)
-    monkeypatch.setenv("DESKTOP_AGENT_DESKTOP", desktop)
+    monkeypatch.setattr(sys, "platform", "win32")
 
     assert commands._ocr_check(guard=True) == DoctorItem(
-        "ocr", True, f"tesseract not found on PATH; {said}"
+        "ocr",
+        True,
+        "tesseract not found on PATH; not used on Windows: UI Automation lists no region that "
+        "only its pixels show",
+    )
+
+
+def test_on_a_wayland_session_a_missing_tesseract_fails_as_on_x11(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Wayland screen whose active window is not on the accessibility bus is read from its
+    pixels (atspi_wayland.SCREEN): without tesseract the guard reads none of it."""
+    monkeypatch.setattr(ocr, "find_ocr_program", lambda: OcrProgram(None))
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("DESKTOP_AGENT_DESKTOP", "wayland")
+
+    item = commands._ocr_check(guard=True)
+    assert (item.ok, item.detail) == (
+        False,
+        "tesseract not found on PATH: text in notifications and images is not read by the "
+        "injection guard",
     )

@@ -375,6 +375,10 @@ class AtspiInventory:
         self._listed: frozenset[Any] = frozenset()
         #: why the last read_texts left some of the screen's text unread ("" when it did not)
         self.texts_unread = ""
+        #: a batch of calls timed out since the walk or read began (a hung application
+        #: holds one past CALL_TIMEOUT_S, before the walk's own deadline): what it asked for
+        #: is not known, and the walk that broke off there ends as if whole
+        self.late = False
 
     def thread_init(self) -> None:
         self.bus = AtspiBus(accessibility_bus_address())
@@ -387,7 +391,11 @@ class AtspiInventory:
         wait = CALL_TIMEOUT_S
         if limits is not None:
             wait = min(wait, max(limits.deadline - limits.clock(), 0.0))
-        return self.bus.call_many(calls, time.monotonic() + wait)
+        try:
+            return self.bus.call_many(calls, time.monotonic() + wait)
+        except TimeoutError:
+            self.late = True
+            raise
 
     def _call(self, call: Call, limits: WalkLimits | None = None) -> Any:
         (reply,) = self._call_many([call], limits)
@@ -402,6 +410,7 @@ class AtspiInventory:
         `pixels` regions); what the screen says beside the names is `read_texts`'s."""
         self._seen = None
         self._listed = frozenset()
+        self.late = False
         windows = listed_windows(self.windows, limits)
         elements = window_elements(windows)
         notices = notification_elements(self.windows, limits)
@@ -423,10 +432,11 @@ class AtspiInventory:
         budget = limits.max_elements - len(elements)
         controls = self._walk(roots, limits, budget=budget, contents=contents)
         self._listed = frozenset(control.native for control in controls)
-        if not limits.expired():
+        if not self.late and not limits.expired():
             self._seen = _Walked(windows, frames, roots[0], contents, bool(controls))
         # else the walk may have been cut at the list's deadline (a new connection's first
-        # walk, a loaded machine): what the rest of the window says is not known, and
+        # walk, a loaded machine) or by a batch that timed out (a hung application): what
+        # the rest of the window says is not known, and
         # read_texts walks it again within its own budget (eval inj-mail-run: the list held
         # a dialog's buttons, not the row under them that gave an order)
         return [*elements, *controls][: limits.max_elements] + notices, "atspi"
@@ -444,6 +454,7 @@ class AtspiInventory:
         What the deadline cut, or a fault left out, is said in `texts_unread`: the injection
         guard cannot know what it says, and asks."""
         self.texts_unread = ""
+        self.late = False
         notices = notification_elements(self.windows, limits)
         try:
             seen = self._seen or self._walk_for_texts(limits)
@@ -462,8 +473,9 @@ class AtspiInventory:
             log.warning("the screen's texts could not be read: %s", error)
             self.texts_unread = "the accessibility read of the screen's text failed"
             return notices
-        if limits.expired():
-            # a walk or a read cut at the deadline: the rest of what it would read is unknown
+        if self.late or limits.expired():
+            # a walk or a read cut at the deadline, or by a batch that timed out: the rest of
+            # what it would read is unknown
             log.debug("the screen's texts cut at their deadline")
             self.texts_unread = "the accessibility read of the screen's text came too late"
         return [*notices, *texts, *others]

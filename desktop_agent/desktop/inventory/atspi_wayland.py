@@ -8,7 +8,9 @@ so (`RawElement.relative`, with the outlines of the window's parts), and the obs
 the window on the screenshot (desktop/window_place.py) before the boxes are listed. There
 is no window list either: only the active frame is walked (not the popups of its
 application, whose surfaces have places of their own), and nothing of another window is
-read.
+read. Where the list gives no control of another application's active window (none on
+the bus: a program not on it, a menu open), the injection guard reads the screen's pixels
+instead (`SCREEN`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ WHY_NO_WINDOWS = "Wayland does not let a program list or raise windows"
 FINDABLE_ROLES = frozenset(
     {"frame", "dialog", "file chooser", "alert", "color chooser", "font chooser"}
 )
+#: a pixel-only region over every place a monitor may have: the observer reads the part on
+#: the monitor it shows (the whole screenshot; observer._read_pixels clips a region to it)
+SCREEN = (-(1 << 15), -(1 << 15), 1 << 16, 1 << 16)
+TOO_LATE = "the accessibility read of the screen's text came too late"
+FAILED = "the accessibility read of the screen's text failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +100,9 @@ class WaylandAtspiInventory(AtspiInventory):
         self.windows = _NoWindowList()
         #: the process whose windows are the app's own (this one)
         self.own_pid = os.getpid() if own_pid is None else own_pid
-        #: the window the last snapshot's boxes are relative to
+        #: the window the last snapshot's boxes are relative to, and its frame
         self._relative: RelativeTo | None = None
+        self._frame: Node | None = None
 
     def _tops(self, limits: WalkLimits) -> list[_Top]:
         """Every top-level accessible of every application on the bus, with whether it is
@@ -174,6 +182,9 @@ class WaylandAtspiInventory(AtspiInventory):
         `read_texts`'s."""
         self._seen = None
         self._relative = None
+        self._frame = None
+        self._listed = frozenset()
+        self.late = False
         try:
             found = self._active_frame(limits)
         except TimeoutError:
@@ -192,25 +203,71 @@ class WaylandAtspiInventory(AtspiInventory):
             (*outlines, *(element.rect for element in controls)),
             findable=role in FINDABLE_ROLES,
         )
-        self._relative = relative
-        self._seen = _Walked([], [], frame, contents, bool(controls))
+        self._relative, self._frame = relative, frame
+        self._listed = frozenset(control.native for control in controls)
+        if not self._cut(limits):
+            self._seen = _Walked([], [], frame, contents, bool(controls))
+        # else the walk may have been cut before the window's texts (as on X11, atspi.py):
+        # read_texts walks the frame again within its own budget
         return [replace(element, relative=relative) for element in controls], "atspi"
 
     def read_texts(self, limits: WalkLimits) -> list[RawElement]:
-        """The text contents of the active window the last snapshot walked, relative to it
-        (no other window: its place is not known)."""
+        """The text contents of the active window the last snapshot listed, relative to it
+        (no other window: its place is not known); its controls' names too when the list's
+        walk was cut and this walk had to find them. Where the list gave no control of
+        another application's window, by which the observer finds that window's place on the
+        screenshot, the screen's pixels (`SCREEN`): the guard reads what the model sees. What
+        the deadline cut, or a fault left out, is said in `texts_unread`."""
         self.texts_unread = ""
-        seen, relative = self._seen, self._relative
-        if seen is None or relative is None:
-            return []
+        self.late = False
         try:
-            texts = self._contents(seen.contents, limits)
+            texts = self._texts(limits)
         except TimeoutError:
+            log.debug("the screen's texts cut at their deadline")
+            self.texts_unread = TOO_LATE
             return []
         except Exception as error:  # noqa: BLE001 - any AT-SPI/D-Bus fault: no texts
             log.warning("the screen's texts could not be read: %s", error)
+            self.texts_unread = FAILED
             return []
+        if self._cut(limits):
+            log.debug("the screen's texts cut at their deadline")
+            self.texts_unread = TOO_LATE
+        return texts
+
+    def _texts(self, limits: WalkLimits) -> list[RawElement]:
+        relative, frame = self._relative, self._frame
+        if relative is None or frame is None or not self._listed:
+            return self._unplaced(limits)
+        seen = self._seen
+        if seen is None:
+            contents: list[tuple[Node, str]] = []
+            controls = self._walk([frame], limits, limits.max_elements, contents=contents)
+            # the element list did not have them: their names are text on the screen
+            names = [
+                RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
+                for e in controls
+                if e.name and e.native not in self._listed
+            ]
+            seen = _Walked([], [], frame, contents, bool(controls), names)
+        texts = [*seen.names, *self._contents(seen.contents, limits)]
         return [replace(text, relative=relative) for text in texts]
+
+    def _unplaced(self, limits: WalkLimits) -> list[RawElement]:
+        """The texts of a screen whose active window has no place the observer can find:
+        nothing when it is this app's own (as on X11); else the screen's pixels. So a program
+        not on the bus (the model sees its pixels all the same), a menu bar's menu open (GTK
+        leaves no top-level active then), a window whose process is not known, and one the
+        list gave no control of (cut before it found the window or its first control, or a
+        window with none: its boxes would be read as the screen's) are read by OCR."""
+        if any(top.active and top.own for top in self._tops(limits)):
+            return []
+        return [RawElement("window text", "", SCREEN, pixels=True)]
+
+    def _cut(self, limits: WalkLimits) -> bool:
+        """Whether a walk or read since `late` was cleared may have been cut: it ended at or
+        past the deadline, or a batch timed out (a hung application)."""
+        return self.late or limits.expired()
 
     def focus(self, native: Any) -> str:
         node = _accessible(native)
