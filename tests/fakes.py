@@ -34,6 +34,7 @@ from desktop_agent.core.models import (
 from desktop_agent.core.permissions import Permissions
 from desktop_agent.core.ports import (
     DecideRequest,
+    Focus,
     FocusProbe,
     Grounder,
     GroundRequest,
@@ -310,18 +311,30 @@ class ManualClock:
 
 
 class FakeFocusProbe:
-    """A FocusProbe answering `role`; with `hang` set it never answers (a hung AT-SPI call)."""
+    """A FocusProbe answering `role` at `place` (None: a desktop that does not say where the
+    focus is); with `hang` set it never answers (a hung AT-SPI call). A test moves the focus
+    by overriding `focused_role` (the role, asked once per `focused`) or `place_now`."""
 
-    def __init__(self, role: str | None = None, *, hang: bool = False) -> None:
+    def __init__(
+        self, role: str | None = None, *, hang: bool = False, place: str | None = None
+    ) -> None:
         self.role = role
         self.hang = hang
+        self.place = place
         self.calls = 0
+
+    async def focused(self) -> Focus:
+        role = await self.focused_role()
+        return Focus(role, self.place_now())
 
     async def focused_role(self) -> str | None:
         self.calls += 1
         if self.hang:
             await asyncio.Event().wait()
         return self.role
+
+    def place_now(self) -> str | None:
+        return self.place
 
 
 class LosingHotkey:

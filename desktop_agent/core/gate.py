@@ -42,7 +42,7 @@ from desktop_agent.core.models import (
     monitor_of,
 )
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE, own_window_refusal
-from desktop_agent.core.ports import FocusProbe, OwnWindowsSource, WindowsNowSource
+from desktop_agent.core.ports import Focus, FocusProbe, OwnWindowsSource, WindowsNowSource
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.core.validated_call import Call, Decided, what_to_show
 
@@ -55,6 +55,11 @@ FOCUS_MOVED = (
     "the focus moved while you were asked ({why}): not done; the next turn decides on a "
     "fresh screenshot"
 )
+#: why it moved: another place of the same role, or a place nobody can tell
+FOCUS_ELSEWHERE = "another window or control has the focus now"
+FOCUS_UNTOLD = "where the keys would go now cannot be told"
+#: a probe that cannot be asked, fails or is late
+UNKNOWN_FOCUS = Focus()
 OWN_WINDOWS_UNSEEN = (
     "this desktop does not show where the app's own windows are (Wayland): the input could "
     "reach one of its questions"
@@ -74,14 +79,15 @@ SCREEN_CHANGED = (
 @dataclass(frozen=True, slots=True)
 class Judged:
     """A call as the gate judged it before anything of it was told: the decision (its text
-    hidden as the focus now asks), the call, the focused role, its risk and the screen's
-    texts that make it ask."""
+    hidden as the focus now asks), the call, the focused role, its risk, the screen's texts
+    that make it ask, and where the keys go (the focus probe's place; None when not known)."""
 
     decided: Decided
     call: Call
     role: str | None
     risk: CallRisk
     notes: tuple[SuspiciousText, ...] = ()
+    place: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +143,7 @@ class Gate:
         except ToolError as error:
             return Decided.refused(decision, error, self._text_field(decision.tool or ""))
         call = Call(spec, args)
-        risk = self._assess(call, observation, await self._focused_role(spec))
+        risk = self._assess(call, observation, (await self._focus(spec)).role)
         return Decided.redacted(decision, call, risk.sensitivity)
 
     async def judge(self, decided: Decided, observation: Observation) -> Judged:
@@ -148,7 +154,8 @@ class Gate:
         call = decided.call
         assert call is not None, "only a validated call is judged"
         spec = call.spec
-        role = await self._focused_role(spec)
+        focus = await self._focus(spec)
+        role = focus.role
         risk = self._assess(call, observation, role)
         if decided.unknown_target and not risk.always_ask:
             risk = replace(risk, always_ask=decided.unknown_target)
@@ -160,7 +167,7 @@ class Gate:
             risk = replace(risk, always_ask=screen.caution)
         if not risk.always_ask and (unseen := self._own_windows_unseen(spec)):
             risk = replace(risk, always_ask=unseen)
-        return Judged(decided, call, role, risk, screen.notes)
+        return Judged(decided, call, role, risk, screen.notes, focus.place)
 
     async def refusal(self, judged: Judged, observation: Observation) -> str:
         """Why the call would act on one of the app's own windows (on the turn's screen, or
@@ -193,10 +200,11 @@ class Gate:
             return Refusal(StepStatus.DENIED, refusal)
         if asked and spec.keyboard:
             # the keys go where the focus is once the person answered
-            role = await self._focus_after_answer(spec)
-            if denial := own_window_refusal(spec, call.values, observation, role):
+            focus = await self._focus_after_answer(spec)
+            if denial := own_window_refusal(spec, call.values, observation, focus.role):
                 return Refusal(StepStatus.DENIED, denial)
-            if moved := self._moved_while_asked(call, observation, risk, role):
+            moved = self._moved_while_asked(call, observation, risk, focus.role)
+            if moved or (moved := await self._focus_elsewhere(judged, observation, focus.place)):
                 return Refusal(StepStatus.SKIPPED, FOCUS_MOVED.format(why=moved))
         if asked and (denial := await self._on_own_window_now(call, observation)):
             return Refusal(StepStatus.DENIED, denial)
@@ -246,22 +254,23 @@ class Gate:
             call.spec, call.values, observation, focused_role, self.deps.sensitive_targets
         )
 
-    async def _focused_role(self, tool: ToolSpec) -> str | None:
-        """The focused control's role, for the tools whose risk depends on it (keyboard
-        tools: password fields, terminals); None if unknown."""
+    async def _focus(self, tool: ToolSpec) -> Focus:
+        """The focused control's role and place, for the tools whose risk depends on it
+        (keyboard tools: password fields, terminals, and where the keys go); each None if
+        unknown."""
         probe = self.deps.focus
         if probe is None and isinstance(self.deps.executor, FocusProbe):
             probe = self.deps.executor
         if probe is None or not tool.keyboard:
-            return None
+            return UNKNOWN_FOCUS
         await self._settle()  # before the deadline starts: the store's time is not the probe's
         try:
             async with asyncio.timeout(self.deps.focus_timeout_s):
-                return await self.control.guard(probe.focused_role())
+                return await self.control.guard(probe.focused())
         except (StopRequested, asyncio.CancelledError):
             raise
-        except Exception:  # noqa: BLE001 - a probe that fails or is late: the role is unknown
-            return None
+        except Exception:  # noqa: BLE001 - a probe that fails or is late: the focus is unknown
+            return UNKNOWN_FOCUS
 
     async def _gate(
         self,
@@ -310,17 +319,17 @@ class Gate:
             self.permissions.grant_for_run(spec.name)
         return None, True
 
-    async def _focus_after_answer(self, tool: ToolSpec) -> str | None:
-        """The focused role once a person answered a question about `tool`: the app's own
-        window (its dialog was answered, the window is going out of the way) is waited on
-        to lose the focus for up to OWN_FOCUS_WAIT_S, then it is the answer."""
-        role = await self._focused_role(tool)
+    async def _focus_after_answer(self, tool: ToolSpec) -> Focus:
+        """The focus once a person answered a question about `tool`: the app's own window
+        (its dialog was answered, the window is going out of the way) is waited on to lose
+        the focus for up to OWN_FOCUS_WAIT_S, then it is the answer."""
+        focus = await self._focus(tool)
         loop = asyncio.get_running_loop()
         until = loop.time() + OWN_FOCUS_WAIT_S
-        while role == OWN_WINDOW_ROLE and loop.time() < until:
+        while focus.role == OWN_WINDOW_ROLE and loop.time() < until:
             await self.control.guard(asyncio.sleep(OWN_FOCUS_LOOK_S))
-            role = await self._focused_role(tool)
-        return role
+            focus = await self._focus(tool)
+        return focus
 
     async def _on_own_window_now(
         self, call: Call, observation: Observation, *, wait: bool = True
@@ -458,6 +467,28 @@ class Gate:
             return now.always_ask
         return _not_asked_with(now.always_ask, approved)
 
+    async def _focus_elsewhere(
+        self, judged: Judged, observation: Observation, place: str | None
+    ) -> str:
+        """Why the keys of a call approved for one focused place would now go to another,
+        or "": the same role is not the same place (another terminal, another host's shell,
+        took the focus while the person was asked). Where the probe told the place at the
+        question (`judged.place`), the place once answered (`place`) must be that one;
+        where it did not (no probe, a desktop or program that does not say), a new look is
+        compared with the turn's screen (the focused window and control), and where neither
+        tells where the keys go, or the look cannot be had, the keys are not sent."""
+        if judged.place is not None:
+            if place == judged.place:
+                return ""
+            return FOCUS_ELSEWHERE if place is not None else FOCUS_UNTOLD
+        look = await self._look()
+        if look is None:
+            return FOCUS_UNTOLD
+        was, now = _focused_on(observation), _focused_on(look)
+        if was != now:
+            return FOCUS_ELSEWHERE
+        return "" if was else FOCUS_UNTOLD
+
     async def _question(self, approval: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """Ask the person (told as approval_requested / approval_resolved): the answer, and
         who gave it ("user"; "timeout" or "nobody" — no person here could be asked — deny)."""
@@ -502,7 +533,7 @@ def _under_points(spec: ToolSpec, values: dict[str, Any], observation: Observati
     under: list[Any] = []
     if spec.keyboard:
         # the keys go to the focused window and control: another terminal is another place
-        under.append(sorted((e.role, e.name, e.box) for e in observation.elements if e.focused))
+        under.append(_focused_on(observation))
     for x_name, y_name in spec.points:
         x, y = values.get(x_name), values.get(y_name)
         if isinstance(x, int) and isinstance(y, int):
@@ -515,6 +546,12 @@ def _under_points(spec: ToolSpec, values: dict[str, Any], observation: Observati
                 )
             )
     return under
+
+
+def _focused_on(observation: Observation) -> list[tuple[str, str, tuple[int, int, int, int]]]:
+    """The focused window and control of `observation` as looks can compare them (ids are a
+    look's own): their roles, names and boxes; [] when the look tells none."""
+    return sorted((e.role, e.name, e.box) for e in observation.elements if e.focused)
 
 
 def _at_centre(values: dict[str, Any], observation: Observation) -> dict[str, Any]:

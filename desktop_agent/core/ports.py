@@ -152,13 +152,25 @@ class HeldInput(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """Where the keys go now, as the focus probe tells it: the focused control's
+    accessibility role ("password text", "terminal", "text", ...) and its place — what
+    identifies the active window and the focused control on this desktop (an X11 window id,
+    an AT-SPI object path, a UI Automation window handle and runtime id: opaque, only ever
+    compared with another Focus's). Each None when it cannot be known."""
+
+    role: str | None = None
+    place: str | None = None
+
+
 @runtime_checkable
 class FocusProbe(Protocol):
-    async def focused_role(self) -> str | None:
-        """The accessibility role of the control that has the keyboard focus now
-        ("password text", "terminal", "text", ...), or None when it cannot be known.
+    async def focused(self) -> Focus:
+        """The control that has the keyboard focus now: its role and place (`Focus`), each
+        None when it cannot be known.
 
-        Asked at action time, with a deadline the loop sets (a late answer counts as None).
+        Asked at action time, with a deadline the loop sets (a late answer knows nothing).
         """
         ...
 

@@ -22,7 +22,7 @@ from desktop_agent.core.errors import (
     UnknownTool,
 )
 from desktop_agent.core.models import Element, Observation, ToolResult
-from desktop_agent.core.ports import ToolContext
+from desktop_agent.core.ports import Focus, ToolContext
 from desktop_agent.core.tools import SCREEN_TOOL, ToolSpec
 from desktop_agent.desktop.clipboard import Paster, default_paster
 from desktop_agent.desktop.focus import DesktopFocusProbe
@@ -107,7 +107,7 @@ class DesktopExecutor:
     inventory thread (AT-SPI or UI Automation), so pass the observer whose observations the
     model sees.
     A call that outlives `call_timeout_s` fails its step and its thread is replaced. It is the
-    core's FocusProbe too (`focused_role`), asked on the inventory thread.
+    core's FocusProbe too (`focused`), asked on the inventory thread.
     """
 
     def __init__(
@@ -228,9 +228,10 @@ class DesktopExecutor:
                 "there are now"
             )
 
-    async def focused_role(self) -> str | None:
-        """FocusProbe: the focused control's accessibility role, None when unknown."""
-        return await DesktopFocusProbe(self._inventory()).focused_role()
+    async def focused(self) -> Focus:
+        """FocusProbe: the focused control's accessibility role and place, each None when
+        unknown."""
+        return await DesktopFocusProbe(self._inventory()).focused()
 
     def _holding(self, keys: list[str], work: Callable[[], T]) -> Callable[[], T]:
         """`work` with `keys` held down around it (on the input thread), let go in reverse

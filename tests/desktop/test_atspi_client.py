@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from desktop_agent.core.ports import Focus
 from desktop_agent.desktop.inventory import WalkLimits
 from desktop_agent.desktop.inventory.atspi import AtspiInventory
 from desktop_agent.desktop.inventory.atspi_bus import (
@@ -161,7 +162,7 @@ def test_focused_role_is_the_role_name_of_l3afpads_text_area(
     l3afpad: Editor, inventory: AtspiInventory
 ) -> None:
     role = wait_until(
-        lambda: inventory.focused_role(time.monotonic() + 0.5),
+        lambda: inventory.focused(time.monotonic() + 0.5).role,
         timeout=10,
         what="the focused control",
     )
@@ -171,7 +172,7 @@ def test_focused_role_is_the_role_name_of_l3afpads_text_area(
 def test_focused_role_is_none_when_the_deadline_has_passed(
     l3afpad: Editor, inventory: AtspiInventory
 ) -> None:
-    assert inventory.focused_role(time.monotonic() - 1) is None
+    assert inventory.focused(time.monotonic() - 1) == Focus()
 
 
 LIST_WITHOUT_SYSTEM_PACKAGES = """

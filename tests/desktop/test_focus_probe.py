@@ -42,7 +42,7 @@ async def role_when(executor: DesktopExecutor, wanted: str) -> str | None:
     its window shows), or its last answer after 10 s."""
     role: str | None = None
     for _ in range(200):
-        role = await executor.focused_role()
+        role = (await executor.focused()).role
         if role == wanted:
             break
         await asyncio.sleep(0.05)  # nothing to wait on: AT-SPI sends this process no event

@@ -159,7 +159,7 @@ async def test_the_focus_probe_says_when_the_apps_own_window_is_active(own_windo
     observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
     executor = DesktopExecutor(observer=observer)
     try:
-        role = await executor.focused_role()
+        role = (await executor.focused()).role
     finally:
         executor.close()
         observer.close()

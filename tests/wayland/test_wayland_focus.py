@@ -15,7 +15,7 @@ import pytest
 
 from desktop_agent.core.models import Element, Observation
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
-from desktop_agent.desktop.focus import backend_focused_role
+from desktop_agent.desktop.focus import backend_focus
 from desktop_agent.desktop.inventory.atspi_wayland import WaylandAtspiInventory
 from desktop_agent.desktop.takeover import InjectionWindows
 from desktop_agent.desktop.wayland import wayland_parts
@@ -86,10 +86,10 @@ def test_the_focused_text_fields_role_is_read_and_the_apps_own_window_told(
 ) -> None:
     # this test's process is not the editor's: its focused text view is the answer
     with probe() as backend:
-        assert backend_focused_role(backend, time.monotonic() + 2) == "text"
+        assert backend_focus(backend, time.monotonic() + 2).role == "text"
     # the same window, where the editor's process were the app's: its own window in front
     with probe(own_pid=editor) as backend:
-        assert backend_focused_role(backend, time.monotonic() + 2) == OWN_WINDOW_ROLE
+        assert backend_focus(backend, time.monotonic() + 2).role == OWN_WINDOW_ROLE
 
 
 #: a window of the app's kind in a process of its own: the app's start (app.py) before its
@@ -124,7 +124,7 @@ def test_the_apps_own_qt_window_is_on_the_bus_and_told_when_it_has_the_focus(
         with probe() as backend:
             driver.click(640, 360, "left", 1)
             wait_until(
-                lambda: backend_focused_role(backend, time.monotonic() + 2) == OWN_WINDOW_ROLE,
+                lambda: backend_focus(backend, time.monotonic() + 2).role == OWN_WINDOW_ROLE,
                 timeout=20,
                 what="the app's own window told as the focus holder",
             )

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from desktop_agent.core.ports import Focus
 from desktop_agent.desktop.inventory.atspi_bus import (
     ACCESSIBLE,
     ACTION,
@@ -276,7 +277,7 @@ LONG_PART = "the part of a long text that shows on the screen is longer than the
 MAX_OTHER_WINDOW_NODES = 150
 #: the role cache is emptied past this many nodes (closed windows' nodes never come back)
 ROLE_CACHE_MAX = 50_000
-#: nodes looked at by focused_role() before giving up: the focus sits a few levels down
+#: nodes looked at by focused() before giving up: the focus sits a few levels down
 FOCUS_MAX_NODES = 3000
 
 
@@ -347,6 +348,12 @@ def _offset(reply: Any) -> int | None:
     if isinstance(reply, Exception) or int(reply[0]) < 0:
         return None
     return int(reply[0])
+
+
+def focus_place(node: Node) -> str:
+    """What identifies a focused accessible among the desktop's: its application's bus name
+    and object path (another terminal, or another tab's, is another object)."""
+    return f"atspi:{node.bus}{node.path}"
 
 
 def _children(reply: Any) -> list[Node]:
@@ -830,19 +837,21 @@ class AtspiInventory:
             self.roles[node] = number
         return number
 
-    def focused_role(self, deadline: float) -> str | None:
-        """The AT-SPI role name of the focused accessible of the active frames ("password
-        text", "text", "terminal", ...); None when none is found by `deadline` (monotonic)."""
+    def focused(self, deadline: float) -> Focus:
+        """The focused accessible of the active frames: its AT-SPI role name ("password
+        text", "text", "terminal", ...) and place (`focus_place`); nothing known when none is
+        found by `deadline` (monotonic)."""
         limits = WalkLimits(deadline=deadline)
         try:
             level = [frame for _, frame, _ in self._active_frames(limits)]
         except TimeoutError:
-            return None
+            return Focus()
         return self._focused_under(level, limits)
 
-    def _focused_under(self, level: list[Node], limits: WalkLimits) -> str | None:
-        """The role name of the first FOCUSED showing accessible under `level`, breadth
-        first; None when none is found within FOCUS_MAX_NODES or by the deadline."""
+    def _focused_under(self, level: list[Node], limits: WalkLimits) -> Focus:
+        """The role name and place of the first FOCUSED showing accessible under `level`,
+        breadth first; nothing known when none is found within FOCUS_MAX_NODES or by the
+        deadline."""
         visited = 0
         while level and visited < FOCUS_MAX_NODES and not limits.expired():
             calls: list[Call] = []
@@ -851,7 +860,7 @@ class AtspiInventory:
             try:
                 replies = self._call_many(calls, limits)
             except TimeoutError:
-                return None
+                return Focus()
             visited += len(level)
             next_level: list[Node] = []
             for index, node in enumerate(level):
@@ -860,15 +869,14 @@ class AtspiInventory:
                     continue  # nothing under a hidden node has the focus either
                 if states_contain(states[0], STATE_FOCUSED):
                     try:
-                        return role_name_of(
-                            self._call(Call(node, ACCESSIBLE, "GetRole"), limits)[0]
-                        )
+                        role = self._call(Call(node, ACCESSIBLE, "GetRole"), limits)[0]
                     except (TimeoutError, AtspiError):
-                        return None
+                        return Focus()
+                    return Focus(role_name_of(role), focus_place(node))
                 if not isinstance(children, Exception):
                     next_level.extend(_children(children))
             level = next_level
-        return None
+        return Focus()
 
     # -- actions ---------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
+from desktop_agent.core.ports import Focus
 from desktop_agent.desktop.inventory.atspi import (
     AtspiInventory,
     _accessible,
@@ -91,7 +92,7 @@ class WaylandAtspiInventory(AtspiInventory):
 
     name = "atspi"
     coords = COORD_WINDOW
-    #: no window list (desktop/focus.py asks this inventory's focused_role alone): an X11
+    #: no window list (desktop/focus.py asks this inventory's `focused` alone): an X11
     #: window list that fails still fails the probe there
     lists_windows = False
 
@@ -160,21 +161,21 @@ class WaylandAtspiInventory(AtspiInventory):
                 return top.node, top.title, top.role
         return None
 
-    def focused_role(self, deadline: float) -> str | None:
-        """The role name of the focused accessible of the active window; APP_NAME (the core's
-        OWN_WINDOW_ROLE) when a window of this process is active: its keys would reach the
-        app's own controls. None when it cannot be told: no active window on the bus (a
-        program that is not on AT-SPI has the focus), an active window whose process the bus
-        does not say, or no focused accessible found by `deadline`."""
+    def focused(self, deadline: float) -> Focus:
+        """The role name and place of the focused accessible of the active window; APP_NAME
+        (the core's OWN_WINDOW_ROLE) when a window of this process is active: its keys would
+        reach the app's own controls. Nothing known when it cannot be told: no active window
+        on the bus (a program that is not on AT-SPI has the focus), an active window whose
+        process the bus does not say, or no focused accessible found by `deadline`."""
         limits = WalkLimits(deadline=deadline)
         try:
             active = [top for top in self._tops(limits) if top.active]
         except TimeoutError:
-            return None
+            return Focus()
         if any(top.own for top in active):
-            return APP_NAME
+            return Focus(APP_NAME)
         if any(top.own is None for top in active):
-            return None
+            return Focus()
         return self._focused_under([top.node for top in active], limits)
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:

@@ -20,7 +20,7 @@ from desktop_agent.core.models import (
     ToolResult,
 )
 from desktop_agent.core.ports import ToolContext
-from tests.fakes import ScriptedPlanner, done, tool
+from tests.fakes import FakeFocusProbe, ScriptedPlanner, done, tool
 from tests.unit.core.conftest import Consumer, Harness, make_harness
 
 ALLOW_ALL = {name: Policy.ALLOW for name in ("click", "type_text", "hotkey", "wait")}
@@ -44,7 +44,8 @@ async def steps_of(h: Harness, run_id: str) -> list[tuple[int, str, str | None, 
 
 
 async def test_a_batch_of_three_actions_is_three_gated_action_steps_of_one_turn() -> None:
-    h = make_harness(answers=[ApprovalDecision.ONCE] * 3)
+    # a desktop whose probe tells where the keys go (else approved keys are not sent)
+    h = make_harness(answers=[ApprovalDecision.ONCE] * 3, focus=FakeFocusProbe(place="x11:1"))
     shown = iter(range(10))
 
     async def acts(_args: BaseModel, _context: ToolContext) -> ToolResult:

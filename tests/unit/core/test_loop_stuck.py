@@ -19,7 +19,14 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.planner.prompt import history_text
-from tests.fakes import ScriptedPlanner, done, grey_signature, make_observation, tool
+from tests.fakes import (
+    FakeFocusProbe,
+    ScriptedPlanner,
+    done,
+    grey_signature,
+    make_observation,
+    tool,
+)
 from tests.unit.core.conftest import Harness, make_harness
 
 
@@ -102,7 +109,9 @@ async def test_a_program_that_shows_nothing_yet_is_waited_for_not_started_again(
 
 
 async def test_a_slow_app_that_draws_the_action_late_is_seen_changed() -> None:
-    h = make_harness(answers=[ApprovalDecision.RUN])  # the default effect_wait_s
+    # the default effect_wait_s; a desktop whose probe tells where the keys go (else the
+    # gate looks again once answered, and approved keys are not sent where none is told)
+    h = make_harness(answers=[ApprovalDecision.RUN], focus=FakeFocusProbe(place="x11:1"))
     drawn_at_look = iter([False, False, True])  # the app draws at the 3rd look after the action
     acted = False
 

@@ -34,7 +34,7 @@ from desktop_agent.core.models import (
     StepStatus,
 )
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
-from desktop_agent.core.ports import DecideRequest, GroundRequest
+from desktop_agent.core.ports import DecideRequest, Focus, GroundRequest
 from desktop_agent.core.tools import ToolRegistry, ToolSpec
 from tests.fakes import (
     FakeExecutor,
@@ -121,11 +121,12 @@ async def test_a_built_in_typing_tool_this_process_lacks_still_has_its_text_hidd
     assert await _stored_action_args(h, run.id) == [{"text": REDACTED}]
 
 
-class _PasswordOnceAsked:
-    """A focus probe that knows no focus until the person was asked, then finds a password
-    field (the person clicked into one while the question was open)."""
+class _PasswordOnceAsked(FakeFocusProbe):
+    """A focus probe that knows no role until the person was asked, then finds a password
+    field (the person clicked into one while the question was open) in the same window."""
 
     def __init__(self, h: Harness) -> None:
+        super().__init__(place="x11:1")
         self.h = h
 
     async def focused_role(self) -> str | None:
@@ -334,11 +335,12 @@ async def test_keys_approved_while_the_apps_own_window_keeps_the_focus_are_refus
     )
 
 
-class _OwnWindowOnceAsked:
+class _OwnWindowOnceAsked(FakeFocusProbe):
     """A focus probe that finds an editor until the person was asked, then the app's own
     window (its question dialog, still in front)."""
 
     def __init__(self, h: Harness) -> None:
+        super().__init__()
         self.h = h
 
     async def focused_role(self) -> str | None:
@@ -390,7 +392,7 @@ TYPE_IN = ToolSpec(
 
 async def test_keys_sent_to_a_window_not_the_apps_own_run_once_approved() -> None:
     # once answered, the window it names is judged again as the app's own or not
-    h = make_harness(focus=FakeFocusProbe("text"))
+    h = make_harness(focus=FakeFocusProbe("text", place="x11:7"))
     h.runner.services.registry.register(TYPE_IN)
     run = await h.create(allowed_tools=("type_in",))
     call = tool("type_in", title="notes.txt — L3afpad", text="hi")
@@ -583,9 +585,9 @@ class _ProbingExecutor(FakeExecutor):
         self.role = role
         self.probed = 0
 
-    async def focused_role(self) -> str | None:
+    async def focused(self) -> Focus:
         self.probed += 1
-        return self.role
+        return Focus(self.role)
 
 
 async def test_without_a_focus_service_the_executor_that_is_a_probe_is_asked() -> None:
@@ -664,9 +666,14 @@ async def test_with_the_guard_off_a_click_where_a_sensitive_button_came_up_is_no
 async def test_a_line_asked_about_an_unknown_window_stops_when_a_window_with_orders_came_up() -> (
     None
 ):
-    # asked because the focused window was not known; the new look knows it (no terminal)
-    # and shows an order: the order stops the line
-    h = make_harness(answers=[ApprovalDecision.ONCE], observer=WindowsObserver())
+    # asked because the focused window was not known (the window list's probe tells its
+    # place, not what it is); the new look knows it (no terminal) and shows an order: the
+    # order stops the line
+    h = make_harness(
+        answers=[ApprovalDecision.ONCE],
+        observer=WindowsObserver(),
+        focus=FakeFocusProbe(place="x11:1"),
+    )
     h.observer.observation = make_observation([]).with_(window_ids=frozenset({"x11:1"}))
     run = await h.create()
     line = tool("type_text", text="ls", enter=True)
@@ -689,7 +696,13 @@ async def test_a_line_approved_for_one_terminal_is_not_typed_into_another_that_c
     after = make_observation([replace(local, focused=False), other]).with_(
         window_ids=frozenset({"x11:1", "x11:2"})
     )
-    h = make_harness(answers=[ApprovalDecision.ONCE], observer=WindowsObserver())
+    # it came up while the model thought: the probe finds it both when the call is judged
+    # and once answered (the turn's screen does not show it)
+    h = make_harness(
+        answers=[ApprovalDecision.ONCE],
+        observer=WindowsObserver(),
+        focus=FakeFocusProbe("terminal", place="x11:2"),
+    )
     h.observer.observation = before
     run = await h.create()
     line = tool("type_text", text="ls", enter=True)

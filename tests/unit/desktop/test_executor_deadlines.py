@@ -11,7 +11,7 @@ import pytest
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import ToolError
 from desktop_agent.core.models import Element, Observation, ToolResult
-from desktop_agent.core.ports import ToolContext
+from desktop_agent.core.ports import Focus, ToolContext
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.focus import DesktopFocusProbe
 from desktop_agent.desktop.geometry import Monitor
@@ -121,7 +121,7 @@ async def test_the_focus_probe_answers_none_when_the_inventory_thread_is_stuck()
     runner = InventoryRunner(FakeBackend())
     runner.submit(lambda _backend: release.wait(10))  # something else hangs the thread
     try:
-        assert await DesktopFocusProbe(runner, timeout_s=0.05).focused_role() is None
+        assert await DesktopFocusProbe(runner, timeout_s=0.05).focused() == Focus()
         assert runner.abandoned == 1
     finally:
         release.set()
@@ -131,7 +131,7 @@ async def test_the_focus_probe_answers_none_when_the_inventory_thread_is_stuck()
 async def test_the_focus_probe_of_a_window_list_backend_knows_no_role() -> None:
     runner = InventoryRunner(FakeBackend(name="x11"))
     try:
-        assert await DesktopFocusProbe(runner).focused_role() is None
+        assert (await DesktopFocusProbe(runner).focused()).role is None
     finally:
         runner.close()
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.own_windows import OWN_WINDOW_ROLE
-from desktop_agent.desktop.focus import DesktopFocusProbe, backend_focused_role
+from desktop_agent.core.ports import Focus
+from desktop_agent.desktop.focus import DesktopFocusProbe, backend_focus
 from desktop_agent.desktop.inventory import InventoryRunner
 from desktop_agent.desktop.inventory.atspi import ROLE_NAMES
 from desktop_agent.desktop.inventory.atspi_bus import (
@@ -129,13 +130,33 @@ def test_the_focused_controls_role_of_the_active_window_is_read() -> None:
     # probe answered None on every call
     editor = App(":1.7", 1000, "l3afpad", [window("note.txt", active=True)])
     other = App(":1.9", 1001, "gnome-calculator", [window("Calculator", active=False)])
-    assert backend_focused_role(inventory(editor, other), soon()) == "text"
+    assert backend_focus(inventory(editor, other), soon()).role == "text"
 
     shell = App(":1.9", 1001, "xfce4-terminal", [window("~", active=True, focused="terminal")])
-    assert backend_focused_role(inventory(shell), soon()) == "terminal"
+    assert backend_focus(inventory(shell), soon()).role == "terminal"
 
     login = App(":1.8", 1002, "firefox", [window("Log in", active=True, focused="password text")])
-    assert backend_focused_role(inventory(login), soon()) == "password text"
+    assert backend_focus(inventory(login), soon()).role == "password text"
+
+
+def test_the_focused_controls_place_is_its_object_so_two_terminals_are_two_places() -> None:
+    # Wayland lists no windows: the focused accessible's bus name and path are its place;
+    # two shells of one terminal program have one role and two places
+    first = window("~", active=True, focused="terminal")
+    second = window("~", active=False, focused="terminal")
+    shell = App(":1.9", 1001, "xfce4-terminal", [first, second])
+    here = backend_focus(inventory(shell), soon())
+    first.states, second.states = second.states, first.states
+    there = backend_focus(inventory(shell), soon())
+
+    assert here.role == there.role == "terminal"
+    assert here.place is not None and here.place.startswith("atspi::1.9/org/a11y/atspi/")
+    assert there.place is not None and there.place != here.place
+
+
+def test_no_focused_control_found_tells_no_place() -> None:
+    editor = App(":1.7", 1000, "l3afpad", [window("note.txt", active=False)])
+    assert backend_focus(inventory(editor), soon()) == Focus()
 
 
 def test_the_apps_own_active_window_is_told_by_its_process() -> None:
@@ -143,23 +164,23 @@ def test_the_apps_own_active_window_is_told_by_its_process() -> None:
     # binary name), not under "desktop-agent": the bus's process id tells them
     own = App(":1.4", OWN_PID, "python3", [window("Desktop Agent — allow?", active=True)])
     editor = App(":1.7", 1000, "l3afpad", [window("note.txt", active=False)])
-    assert backend_focused_role(inventory(own, editor), soon()) == OWN_WINDOW_ROLE
+    assert backend_focus(inventory(own, editor), soon()).role == OWN_WINDOW_ROLE
 
     # its window inactive, another program's active: that one's focus is the answer
     own = App(":1.4", OWN_PID, "python3", [window("Desktop Agent", active=False)])
     editor = App(":1.7", 1000, "l3afpad", [window("note.txt", active=True)])
-    assert backend_focused_role(inventory(own, editor), soon()) == "text"
+    assert backend_focus(inventory(own, editor), soon()).role == "text"
 
 
 def test_an_active_window_whose_process_the_bus_does_not_say_is_unknown() -> None:
     gone = App(":1.5", None, "python3", [window("Desktop Agent?", active=True)])
-    assert backend_focused_role(inventory(gone), soon()) is None
+    assert backend_focus(inventory(gone), soon()).role is None
 
 
 def test_no_active_window_on_the_bus_is_unknown() -> None:
     # the focus is on a program that is not on AT-SPI (or the app's own, not on the bus)
     editor = App(":1.7", 1000, "l3afpad", [window("note.txt", active=False)])
-    assert backend_focused_role(inventory(editor), soon()) is None
+    assert backend_focus(inventory(editor), soon()).role is None
 
 
 def test_the_element_list_leaves_out_the_apps_own_window_by_its_process() -> None:
@@ -192,12 +213,12 @@ class DialogTakesTheFocus:
         self.probe = DesktopFocusProbe(runner, timeout_s=5)
         self.calls = 0
 
-    async def focused_role(self) -> str | None:
+    async def focused(self) -> Focus:
         self.calls += 1
         if self.calls == 3:
             self.own.states = (STATE_SHOWING, STATE_ACTIVE)
             self.editor.states = (STATE_SHOWING,)
-        return await self.probe.focused_role()
+        return await self.probe.focused()
 
 
 async def test_after_an_answer_on_wayland_keys_into_the_apps_own_window_are_refused(
