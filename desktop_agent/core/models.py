@@ -420,7 +420,9 @@ MonitorField = Annotated[MonitorChoice | None, BeforeValidator(_monitor_or_none)
 @dataclass(frozen=True, slots=True)
 class MonitorArea:
     """One monitor of the desktop in physical pixels of the virtual screen (origins may be
-    negative: a monitor left of or above the primary); `number` 1 is the primary, 0 all."""
+    negative: a monitor left of or above the primary); `number` 1 is the primary, 0 all.
+    The one type for a monitor: the capture's list (desktop/geometry.py `order_monitors`,
+    numbered by place), an observation's layout, a step's and a question's monitor."""
 
     number: int
     left: int
@@ -432,6 +434,14 @@ class MonitorArea:
     @property
     def rect(self) -> tuple[int, int, int, int]:
         return self.left, self.top, self.width, self.height
+
+    @property
+    def right(self) -> int:
+        return self.left + self.width
+
+    @property
+    def bottom(self) -> int:
+        return self.top + self.height
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from desktop_agent.core.errors import ObservationError
-from desktop_agent.core.models import MonitorChoice, ScreenLayout, parse_monitor
+from desktop_agent.core.models import MonitorArea, MonitorChoice, ScreenLayout, parse_monitor
 from desktop_agent.desktop.geometry import (
-    Monitor,
     image_size,
     layout_of,
     monitor_at,
@@ -45,7 +44,7 @@ class Shot:
     """A grabbed monitor, downscaled: a Pillow RGB image and where it came from."""
 
     image: Image.Image
-    monitor: Monitor
+    monitor: MonitorArea
     #: the monitors at the grab and the one shown (None: a shot made without a layout)
     layout: ScreenLayout | None = None
 
@@ -67,6 +66,11 @@ def open_mss() -> Any:
         return factory()
     except Exception as error:  # noqa: BLE001 - mss raises its own and ctypes errors
         raise ObservationError(f"cannot open the screen for capture: {error}") from None
+
+
+def _region(left: int, top: int, width: int, height: int) -> dict[str, int]:
+    """A region as mss grabs it."""
+    return {"left": left, "top": top, "width": width, "height": height}
 
 
 def _has_display() -> bool:
@@ -99,7 +103,7 @@ class ScreenCapture:
         #: not change, as after a `wait`) give that shot back without a new downscale
         self._last: tuple[bytes, Shot] | None = None
 
-    def monitors(self) -> list[Monitor]:
+    def monitors(self) -> list[MonitorArea]:
         """[0] all monitors, [1] the primary, then the others (physical pixels), as they are
         now: a monitor plugged, unplugged or moved since the last call is seen."""
         if self._mss is None:
@@ -122,7 +126,7 @@ class ScreenCapture:
         index = monitor_at(monitors, near) if auto else fixed
         monitor = pick_monitor(monitors, index)
         try:
-            raw = self._mss.grab(monitor.as_mss())
+            raw = self._mss.grab(_region(*monitor.rect))
         except Exception as error:  # noqa: BLE001 - mss raises ScreenShotError and ctypes errors
             raise ObservationError(f"screen capture failed: {error}") from None
         size = image_size(monitor, self.width)
@@ -149,7 +153,7 @@ class ScreenCapture:
             raise ObservationError(f"an empty region cannot be captured: {width}x{height}")
         self.monitors()  # opens mss
         try:
-            raw = self._mss.grab({"left": left, "top": top, "width": width, "height": height})
+            raw = self._mss.grab(_region(left, top, width, height))
         except Exception as error:  # noqa: BLE001 - mss raises ScreenShotError and ctypes errors
             raise ObservationError(f"screen capture failed: {error}") from None
         return Image.frombytes("RGB", (raw.width, raw.height), raw.bgra, "raw", "BGRX")

@@ -1,65 +1,47 @@
-"""Monitor layouts and the exact mapping between screenshot pixels and physical screen pixels."""
+"""Monitor layouts and the exact mapping between screenshot pixels and physical screen pixels.
+
+A monitor is the core's `MonitorArea` (core/models.py), the one type for it from mss's list to
+the observation's layout and the step row: its number is its place in the ordered list."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.core.errors import ObservationError
 from desktop_agent.core.models import MonitorArea, ScreenLayout, ScreenMapping
 
 
-@dataclass(frozen=True, slots=True)
-class Monitor:
-    """A monitor in physical pixels of the virtual screen (origins may be negative)."""
-
-    left: int
-    top: int
-    width: int
-    height: int
-    primary: bool = False
-
-    @property
-    def right(self) -> int:
-        return self.left + self.width
-
-    @property
-    def bottom(self) -> int:
-        return self.top + self.height
-
-    def as_mss(self) -> dict[str, int]:
-        return {"left": self.left, "top": self.top, "width": self.width, "height": self.height}
-
-    @classmethod
-    def from_mss(cls, raw: Mapping[str, Any]) -> Monitor:
-        return cls(
-            left=int(raw["left"]),
-            top=int(raw["top"]),
-            width=int(raw["width"]),
-            height=int(raw["height"]),
-            primary=bool(raw.get("is_primary", False)),
-        )
-
-
-def order_monitors(raw: Sequence[Mapping[str, Any]]) -> list[Monitor]:
-    """mss's monitor list renumbered: [0] all monitors, [1] the primary, then the others.
+def order_monitors(raw: Sequence[Mapping[str, Any]]) -> list[MonitorArea]:
+    """mss's monitor list renumbered: [0] all monitors, [1] the primary, then the others, each
+    numbered by its place (`MonitorArea.number`; only number 1 is `primary`).
 
     mss lists the union first and then the monitors in the platform's order, which does not
     always put the primary first; numbering the primary 1 makes `monitor=1` mean "primary".
-    When no monitor says it is primary, the one at the origin (Windows' rule) is, else mss's
-    first.
+    When no monitor says it is primary (mss's `is_primary`), the one at the origin (Windows'
+    rule) is, else mss's first.
     """
     if len(raw) < 2:
         raise ObservationError("the screen reports no monitor")
-    union = Monitor.from_mss(raw[0])
-    monitors = [Monitor.from_mss(item) for item in raw[1:]]
-    primary = next((m for m in monitors if m.primary), None)
+    monitors = list(raw[1:])
+    primary = next((m for m in monitors if m.get("is_primary")), None)
     if primary is None:
-        primary = next((m for m in monitors if (m.left, m.top) == (0, 0)), monitors[0])
+        primary = next((m for m in monitors if (m["left"], m["top"]) == (0, 0)), monitors[0])
     rest = [m for m in monitors if m is not primary]
-    return [union, primary, *rest]
+    return [_area(number, m) for number, m in enumerate([raw[0], primary, *rest])]
+
+
+def _area(number: int, raw: Mapping[str, Any]) -> MonitorArea:
+    """Monitor `number` (0 all) of an ordered list from mss's dict."""
+    return MonitorArea(
+        number,
+        int(raw["left"]),
+        int(raw["top"]),
+        int(raw["width"]),
+        int(raw["height"]),
+        primary=number == 1,
+    )
 
 
 def overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
@@ -69,13 +51,13 @@ def overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
     return max(0, width) * max(0, height)
 
 
-def monitor_at(monitors: Sequence[Monitor], rect: tuple[int, int, int, int] | None) -> int:
+def monitor_at(monitors: Sequence[MonitorArea], rect: tuple[int, int, int, int] | None) -> int:
     """The number (1 = primary) of the monitor holding most of `rect` (a window, or the
     pointer as a 1x1 rectangle) in an ordered list ([0] all); the primary when `rect` is None
     or on no monitor."""
     if rect is None:
         return 1
-    return monitor_holding(layout_of(monitors, 0).monitors, rect) or 1
+    return monitor_holding(monitors[1:], rect) or 1
 
 
 def monitor_holding(areas: Sequence[MonitorArea], rect: tuple[int, int, int, int]) -> int:
@@ -88,22 +70,12 @@ def monitor_holding(areas: Sequence[MonitorArea], rect: tuple[int, int, int, int
     return best
 
 
-def layout_of(monitors: Sequence[Monitor], shown: int) -> ScreenLayout:
-    """The core's view of an ordered monitor list ([0] all) with monitor `shown` on the image."""
-    areas = tuple(
-        MonitorArea(number, m.left, m.top, m.width, m.height, primary=number == 1)
-        for number, m in enumerate(monitors[1:], start=1)
-    )
-    union = monitors[0]
-    shown_area = (
-        areas[shown - 1]
-        if shown
-        else MonitorArea(0, union.left, union.top, union.width, union.height)
-    )
-    return ScreenLayout(shown=shown_area, monitors=areas)
+def layout_of(monitors: Sequence[MonitorArea], shown: int) -> ScreenLayout:
+    """The layout of an ordered monitor list ([0] all) with monitor `shown` on the image."""
+    return ScreenLayout(shown=monitors[shown], monitors=tuple(monitors[1:]))
 
 
-def pick_monitor(monitors: Sequence[Monitor], index: int) -> Monitor:
+def pick_monitor(monitors: Sequence[MonitorArea], index: int) -> MonitorArea:
     """Monitor `index` of an ordered list (0 = all), or ObservationError naming the choices."""
     if not 0 <= index < len(monitors):
         raise ObservationError(
@@ -113,7 +85,7 @@ def pick_monitor(monitors: Sequence[Monitor], index: int) -> Monitor:
     return monitors[index]
 
 
-def image_size(monitor: Monitor, width: int) -> tuple[int, int]:
+def image_size(monitor: MonitorArea, width: int) -> tuple[int, int]:
     """The screenshot size for a target width: never upscaled, aspect kept, at least 1x1."""
     if width <= 0:
         raise ValueError(f"screenshot width must be positive, not {width}")
@@ -124,7 +96,7 @@ def image_size(monitor: Monitor, width: int) -> tuple[int, int]:
 
 
 def mapping_for(
-    monitor: Monitor, size: tuple[int, int], *, input_scale: float = 1.0
+    monitor: MonitorArea, size: tuple[int, int], *, input_scale: float = 1.0
 ) -> ScreenMapping:
     """Screenshot px → input-coordinate px for a screenshot of `monitor` at `size`.
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import mss
 import pytest
 
+from desktop_agent.core.models import MonitorArea
 from desktop_agent.desktop.capture import ScreenCapture
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.eval.monitors_desk import THREE_MONITORS, MonitorsSession
 
 
@@ -31,10 +31,8 @@ def test_the_capture_numbers_the_primary_1_and_notices_an_unplugged_monitor(
     finally:
         capture.close()
 
-    assert before[1] == Monitor(1280, 0, 1920, 1080, primary=True)
-    assert sorted(before[2:], key=lambda m: m.left) == [
-        Monitor(0, 0, 1280, 1024),
-        Monitor(3200, 300, 1024, 768),
-    ]
+    assert before[1] == MonitorArea(1, 1280, 0, 1920, 1080, primary=True)
+    assert [m.number for m in before] == [0, 1, 2, 3]
+    assert sorted(m.rect for m in before[2:]) == [(0, 0, 1280, 1024), (3200, 300, 1024, 768)]
     # the layout is read again, not mss's cached first answer
-    assert after[2:] == [Monitor(0, 0, 1280, 1024)]
+    assert after[2:] == [MonitorArea(2, 0, 0, 1280, 1024)]

@@ -28,13 +28,13 @@ from desktop_agent.core.models import (
     Effect,
     Element,
     ElementRef,
+    MonitorArea,
     Observation,
     RunStatus,
     StopReason,
 )
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.routine import Routine, RoutineStep
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.launch import Launcher
 from desktop_agent.desktop.observer import DesktopObserver
 from desktop_agent.host.host import Host, RoutineRequest, RunRequest
@@ -294,7 +294,7 @@ async def test_a_stop_while_the_accessibility_backend_starts_is_not_followed_by_
 ) -> None:
     backend = SlowToStartBackend()
     observer = DesktopObserver(
-        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), (1280, 720))
+        backend=backend, capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), (1280, 720))
     )
     assert observer.inventory is not None
     pool = observer.inventory._thread.pool  # the inventory thread the call runs on

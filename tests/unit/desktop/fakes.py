@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
-from desktop_agent.core.models import MonitorChoice
+from desktop_agent.core.models import MonitorArea, MonitorChoice
 from desktop_agent.desktop.capture import ScreenCapture, Shot
 from desktop_agent.desktop.executor import DesktopExecutor
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.input import Button
 from desktop_agent.desktop.inventory import RawElement, WalkLimits
 from desktop_agent.desktop.launch import Launcher
@@ -23,7 +22,7 @@ class FakeCapture(ScreenCapture):
     """A 'screen' that is a grey image of `size`, said to come from `monitor` whichever
     monitor a grab asks for; `choices` are the runs' own monitors the grabs were asked for."""
 
-    def __init__(self, monitor: Monitor, size: tuple[int, int]) -> None:
+    def __init__(self, monitor: MonitorArea, size: tuple[int, int]) -> None:
         super().__init__(width=size[0])
         self.monitor = monitor
         self.size = size

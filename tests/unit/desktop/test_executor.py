@@ -14,12 +14,11 @@ import pytest
 
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import InvalidArguments, StopRequested, ToolError, UnknownTool
-from desktop_agent.core.models import Element, Observation, ScreenMapping, ToolResult
+from desktop_agent.core.models import Element, MonitorArea, Observation, ScreenMapping, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.tools import ToolSpec
 from desktop_agent.desktop import executor as executor_module
 from desktop_agent.desktop.executor import WAIT_TICK_S, DesktopExecutor
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop.fakes import (
@@ -348,7 +347,7 @@ async def test_a_tool_the_desktop_does_not_know_is_unknown() -> None:
 
 async def observed(backend: FakeBackend) -> tuple[DesktopObserver, Observation]:
     observer = DesktopObserver(
-        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), (1280, 720))
+        backend=backend, capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), (1280, 720))
     )
     return observer, await observer.observe()
 

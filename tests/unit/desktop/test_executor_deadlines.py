@@ -10,11 +10,10 @@ import pytest
 
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import ToolError
-from desktop_agent.core.models import Element, Observation, ToolResult
+from desktop_agent.core.models import Element, MonitorArea, Observation, ToolResult
 from desktop_agent.core.ports import Focus, ToolContext
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.focus import DesktopFocusProbe
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import InventoryRunner, RawElement
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture, FakeDriver, FakePaster
@@ -87,7 +86,7 @@ class HangingBackend(FakeBackend):
 async def test_a_hung_accessibility_call_fails_and_the_inventory_thread_is_replaced() -> None:
     backend = HangingBackend()
     observer = DesktopObserver(
-        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), (1920, 1080))
+        backend=backend, capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), (1920, 1080))
     )
     executor = DesktopExecutor(
         observer=observer,
@@ -194,7 +193,7 @@ async def test_an_accessibility_action_given_up_behind_a_hung_call_is_never_done
     holds: the deadline cancels the asyncio wrapper, which cancels the queued future)."""
     backend = FakeBackend([RawElement("button", "OK", (10, 10, 20, 20), native="ok")])
     observer = DesktopObserver(
-        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), (1920, 1080))
+        backend=backend, capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), (1920, 1080))
     )
     executor = DesktopExecutor(driver=FakeDriver(), paster=FakePaster(), call_timeout_s=0.05)
     executor.observer = observer

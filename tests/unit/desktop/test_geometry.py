@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from desktop_agent.core.errors import ObservationError
+from desktop_agent.core.models import MonitorArea
 from desktop_agent.desktop.geometry import (
-    Monitor,
     image_size,
     mapping_for,
     order_monitors,
@@ -26,15 +26,15 @@ SIDE_BY_SIDE_LEFT_SECONDARY = [
 def test_primary_monitor_is_numbered_one_whatever_the_platform_order() -> None:
     monitors = order_monitors(SIDE_BY_SIDE_LEFT_SECONDARY)
 
-    assert monitors[1] == Monitor(0, 0, 1920, 1080, primary=True)
-    assert monitors[2] == Monitor(-2560, -360, 2560, 1440)
-    assert monitors[0].width == 4480
+    assert monitors[1] == MonitorArea(1, 0, 0, 1920, 1080, primary=True)
+    assert monitors[2] == MonitorArea(2, -2560, -360, 2560, 1440)
+    assert monitors[0] == MonitorArea(0, -2560, -360, 4480, 1440)
 
 
 def test_without_a_primary_flag_the_monitor_at_the_origin_is_primary() -> None:
     raw = [{k: v for k, v in m.items() if k != "is_primary"} for m in SIDE_BY_SIDE_LEFT_SECONDARY]
 
-    assert order_monitors(raw)[1] == Monitor(0, 0, 1920, 1080)
+    assert order_monitors(raw)[1] == MonitorArea(1, 0, 0, 1920, 1080, primary=True)
 
 
 def test_a_missing_monitor_is_an_observation_error_naming_the_choices() -> None:
@@ -47,20 +47,20 @@ def test_a_missing_monitor_is_an_observation_error_naming_the_choices() -> None:
 @pytest.mark.parametrize(
     ("monitor", "width", "size"),
     [
-        (Monitor(0, 0, 1920, 1080), 1280, (1280, 720)),
-        (Monitor(0, 0, 2560, 1600), 1280, (1280, 800)),
-        (Monitor(0, 0, 1024, 768), 1280, (1024, 768)),  # never upscaled
-        (Monitor(0, 0, 3840, 2160), 1000, (1000, 562)),
+        (MonitorArea(1, 0, 0, 1920, 1080), 1280, (1280, 720)),
+        (MonitorArea(1, 0, 0, 2560, 1600), 1280, (1280, 800)),
+        (MonitorArea(1, 0, 0, 1024, 768), 1280, (1024, 768)),  # never upscaled
+        (MonitorArea(1, 0, 0, 3840, 2160), 1000, (1000, 562)),
     ],
 )
 def test_screenshot_size_keeps_the_aspect_and_never_upscales(
-    monitor: Monitor, width: int, size: tuple[int, int]
+    monitor: MonitorArea, width: int, size: tuple[int, int]
 ) -> None:
     assert image_size(monitor, width) == size
 
 
 def test_primary_1920_at_1280_maps_by_one_and_a_half() -> None:
-    mapping = mapping_for(Monitor(0, 0, 1920, 1080), (1280, 720))
+    mapping = mapping_for(MonitorArea(1, 0, 0, 1920, 1080), (1280, 720))
 
     assert mapping.to_screen(0, 0) == (0, 0)
     assert mapping.to_screen(640, 360) == (960, 540)
@@ -90,7 +90,7 @@ def test_all_monitors_as_one_image_maps_from_the_union_origin() -> None:
 def test_dpi_unaware_input_at_150_percent_divides_physical_pixels() -> None:
     # a 4K monitor at 150 %: capture is physical, input coordinates of a DPI-unaware
     # process are logical (2560x1440)
-    monitor = Monitor(0, 0, 3840, 2160)
+    monitor = MonitorArea(1, 0, 0, 3840, 2160)
     size = image_size(monitor, 1280)
     mapping = mapping_for(monitor, size, input_scale=1.5)
 
@@ -100,7 +100,7 @@ def test_dpi_unaware_input_at_150_percent_divides_physical_pixels() -> None:
 
 
 def test_dpi_aware_secondary_at_125_percent_above_the_primary() -> None:
-    monitor = Monitor(-400, -1350, 2400, 1350)
+    monitor = MonitorArea(1, -400, -1350, 2400, 1350)
     mapping = mapping_for(monitor, image_size(monitor, 1280))
 
     assert mapping.to_screen(0, 0) == (-400, -1350)
@@ -108,7 +108,7 @@ def test_dpi_aware_secondary_at_125_percent_above_the_primary() -> None:
 
 
 def test_element_rectangle_maps_into_screenshot_pixels_and_back() -> None:
-    mapping = mapping_for(Monitor(0, 0, 1920, 1080), (1280, 720))
+    mapping = mapping_for(MonitorArea(1, 0, 0, 1920, 1080), (1280, 720))
 
     box = rect_to_image((660, 347, 39, 25), mapping, (1280, 720))
 
@@ -117,7 +117,7 @@ def test_element_rectangle_maps_into_screenshot_pixels_and_back() -> None:
 
 
 def test_rectangle_on_another_monitor_is_dropped_and_a_straddling_one_clipped() -> None:
-    primary = Monitor(0, 0, 1920, 1080)
+    primary = MonitorArea(1, 0, 0, 1920, 1080)
     mapping = mapping_for(primary, (1280, 720))
 
     assert rect_to_image((-800, 100, 400, 300), mapping, (1280, 720)) is None
@@ -126,7 +126,7 @@ def test_rectangle_on_another_monitor_is_dropped_and_a_straddling_one_clipped() 
 
 
 def test_a_point_aims_at_the_centre_of_the_screen_pixels_it_covers() -> None:
-    mapping = mapping_for(Monitor(100, 50, 1920, 1080), (1280, 720))
+    mapping = mapping_for(MonitorArea(1, 100, 50, 1920, 1080), (1280, 720))
 
     # screenshot pixel 1 covers screen pixels 1.5-3.0 (offset 100): centre 102.25 → 102
     assert point_to_screen(1, 1, mapping) == (102, 52)
@@ -134,14 +134,14 @@ def test_a_point_aims_at_the_centre_of_the_screen_pixels_it_covers() -> None:
 
 
 def test_a_point_outside_the_screenshot_is_refused_with_its_coordinates() -> None:
-    mapping = mapping_for(Monitor(0, 0, 1920, 1080), (1280, 720))
+    mapping = mapping_for(MonitorArea(1, 0, 0, 1920, 1080), (1280, 720))
 
     with pytest.raises(ValueError, match=r"point \(1280, 10\) is outside the 1280x720 screenshot"):
         point_to_screen(1280, 10, mapping, (1280, 720))
 
 
 def test_every_screenshot_pixel_maps_onto_the_screen_pixels_it_shows() -> None:
-    monitor = Monitor(-1366, 200, 1366, 768)
+    monitor = MonitorArea(1, -1366, 200, 1366, 768)
     size = image_size(monitor, 1280)
     mapping = mapping_for(monitor, size)
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.models import ScreenMapping
-from desktop_agent.desktop.geometry import Monitor, mapping_for
+from desktop_agent.core.models import MonitorArea, ScreenMapping
+from desktop_agent.desktop.geometry import mapping_for
 from desktop_agent.desktop.inventory import (
     InventoryRunner,
     NoInventory,
@@ -28,7 +28,7 @@ from desktop_agent.desktop.observer import DesktopObserver
 from tests.support.xdisplay import wait_until
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture
 
-MAPPING = mapping_for(Monitor(0, 0, 1920, 1080), (1280, 720))
+MAPPING = mapping_for(MonitorArea(1, 0, 0, 1920, 1080), (1280, 720))
 SIZE = (1280, 720)
 
 
@@ -104,7 +104,7 @@ async def test_a_blocked_walk_costs_the_budget_and_gives_no_elements(
     observer = DesktopObserver(
         inventory_budget_s=0.05,
         backend=backend,
-        capture=FakeCapture(Monitor(0, 0, 1920, 1080), SIZE),
+        capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), SIZE),
         guard_texts=False,
     )
     try:
@@ -153,7 +153,7 @@ async def test_an_inventory_fault_gives_no_elements_not_a_failed_observation() -
             raise RuntimeError("D-Bus went away")
 
     observer = DesktopObserver(
-        backend=Broken(), capture=FakeCapture(Monitor(0, 0, 1920, 1080), SIZE)
+        backend=Broken(), capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), SIZE)
     )
     try:
         observation = await observer.observe()
@@ -206,7 +206,7 @@ def test_atspi_is_not_used_when_the_bus_has_no_accessibility_launcher(
 async def test_observation_reports_the_backend_that_listed_the_elements() -> None:
     backend = FakeBackend([RawElement("window", "A", (0, 0, 100, 100))], name="x11")
     observer = DesktopObserver(
-        backend=backend, capture=FakeCapture(Monitor(0, 0, 1920, 1080), SIZE)
+        backend=backend, capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), SIZE)
     )
     try:
         observation = await observer.observe()
@@ -228,7 +228,7 @@ def test_walk_limits_expire_on_their_clock() -> None:
 
 async def test_observer_without_inventory_lists_nothing() -> None:
     observer = DesktopObserver(
-        inventory=False, capture=FakeCapture(Monitor(0, 0, 1920, 1080), SIZE)
+        inventory=False, capture=FakeCapture(MonitorArea(1, 0, 0, 1920, 1080), SIZE)
     )
     try:
         observation = await observer.observe()
@@ -251,7 +251,9 @@ async def test_the_walk_starts_once_the_grab_is_done() -> None:
             events.append("walk")
             return [], "atspi"
 
-    observer = DesktopObserver(backend=Backend(), capture=Capture(Monitor(0, 0, 1920, 1080), SIZE))
+    observer = DesktopObserver(
+        backend=Backend(), capture=Capture(MonitorArea(1, 0, 0, 1920, 1080), SIZE)
+    )
     try:
         await observer.observe()
     finally:

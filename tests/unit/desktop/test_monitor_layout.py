@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 
 from desktop_agent.core.models import MonitorArea, Observation, ScreenLayout, parse_monitor
-from desktop_agent.desktop.geometry import Monitor, layout_of, mapping_for, monitor_at
+from desktop_agent.desktop.geometry import layout_of, mapping_for, monitor_at
 from desktop_agent.desktop.inventory import RawElement, place_elements, to_elements
 from desktop_agent.planner.prompt import observation_text
 from desktop_agent.settings import Settings
 
 #: [0] the union, [1] the primary, then a monitor left of it (Windows: negative origin)
 MONITORS = [
-    Monitor(-1280, 0, 3200, 1080),
-    Monitor(0, 0, 1920, 1080, primary=True),
-    Monitor(-1280, 56, 1280, 1024),
+    MonitorArea(0, -1280, 0, 3200, 1080),
+    MonitorArea(1, 0, 0, 1920, 1080, primary=True),
+    MonitorArea(2, -1280, 56, 1280, 1024),
 ]
 
 

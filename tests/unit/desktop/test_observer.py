@@ -9,13 +9,13 @@ import pytest
 from PIL import Image
 
 from desktop_agent.core.errors import ConfigError, ObservationError
+from desktop_agent.core.models import MonitorArea
 from desktop_agent.desktop.capture import MARK_COLOUR, ScreenCapture, Shot, scale_bgra
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture
 
-PRIMARY = Monitor(0, 0, 1920, 1080, primary=True)
+PRIMARY = MonitorArea(1, 0, 0, 1920, 1080, primary=True)
 
 
 def observer(**kwargs: object) -> DesktopObserver:

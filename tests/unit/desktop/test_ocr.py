@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from desktop_agent.desktop.geometry import Monitor
+from desktop_agent.core.models import MonitorArea
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import MAX_PIXEL_REGIONS, DesktopObserver
 from desktop_agent.desktop.ocr import OcrFailed, OcrProgram, PixelReader, find_ocr_program
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture, inked
 
-PRIMARY = Monitor(0, 0, 1920, 1080, primary=True)
+PRIMARY = MonitorArea(1, 0, 0, 1920, 1080, primary=True)
 
 
 class FakeTesseract:
@@ -489,7 +489,7 @@ class StillCapture(FakeCapture):
     """A screen that does not change: the same image back, as ScreenCapture.grab gives it
     when no pixel changed."""
 
-    def __init__(self, monitor: Monitor, size: tuple[int, int]) -> None:
+    def __init__(self, monitor: MonitorArea, size: tuple[int, int]) -> None:
         super().__init__(monitor, size)
         self.shot = super().grab()
 

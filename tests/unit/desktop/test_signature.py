@@ -8,13 +8,13 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from desktop_agent.core.effect import screen_change, visibly_changed
+from desktop_agent.core.models import MonitorArea
 from desktop_agent.desktop.capture import SIGNATURE_WIDTH, Shot, signature
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture
 
-PRIMARY = Monitor(0, 0, 1920, 1080, primary=True)
+PRIMARY = MonitorArea(1, 0, 0, 1920, 1080, primary=True)
 
 
 def test_each_byte_is_the_mean_grey_of_a_10_pixel_cell_at_1280x720() -> None:

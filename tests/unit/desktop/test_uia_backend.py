@@ -10,15 +10,16 @@ import pytest
 
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import ToolError
+from desktop_agent.core.models import MonitorArea
 from desktop_agent.core.ports import ToolContext
-from desktop_agent.desktop.geometry import Monitor, mapping_for
+from desktop_agent.desktop.geometry import mapping_for
 from desktop_agent.desktop.inventory import InventoryRunner, WalkLimits, to_elements
 from desktop_agent.desktop.inventory.uia import UiaInventory
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop import fake_uiautomation
 from tests.unit.desktop.fakes import FakeCapture, FakeDriver, executor_with
 
-PRIMARY = Monitor(0, 0, 1920, 1080, primary=True)
+PRIMARY = MonitorArea(1, 0, 0, 1920, 1080, primary=True)
 NO_PAINT = (
     "no window titled 'Paint'; open windows: "
     '"Untitled - Notepad", "Documents - File Explorer", "Taskbar"$'

@@ -11,15 +11,15 @@ import pytest
 
 from desktop_agent.core.builtin_tools import builtin_registry
 from desktop_agent.core.errors import ToolError
+from desktop_agent.core.models import MonitorArea
 from desktop_agent.core.ports import ToolContext
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import WalkLimits
 from desktop_agent.desktop.inventory.uia import UiaInventory
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop import fake_uiautomation
 from tests.unit.desktop.fakes import FakeCapture, FakeDriver, executor_with
 
-PRIMARY = Monitor(0, 0, 1920, 1080, primary=True)
+PRIMARY = MonitorArea(1, 0, 0, 1920, 1080, primary=True)
 #: the modelled cost of one cross-process UIA call and of each element a cache brings back
 #: (assumed, not measured on Windows: docs/windows-checklist.md check 42 measures it)
 CALL_S = 0.0005

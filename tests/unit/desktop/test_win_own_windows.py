@@ -12,16 +12,15 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.errors import ObservationError
-from desktop_agent.core.models import Observation
+from desktop_agent.core.models import MonitorArea, Observation
 from desktop_agent.core.own_windows import own_window_refusal
-from desktop_agent.desktop.capture import Monitor
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop import fake_ctypes
 from tests.unit.desktop.fake_ctypes import ThreadErrors
 from tests.unit.desktop.fake_windows import Function
 from tests.unit.desktop.fakes import FakeCapture
 
-PRIMARY = Monitor(0, 0, 1920, 1080)
+PRIMARY = MonitorArea(1, 0, 0, 1920, 1080)
 #: winuser.h / dwmapi.h
 GWL_EXSTYLE, WS_EX_TRANSPARENT, DWMWA_CLOAKED = -20, 0x20, 14
 ME = os.getpid()
@@ -214,7 +213,7 @@ async def test_the_apps_own_menu_on_a_150_percent_monitor_left_of_the_primary_is
     # monitor shown (2880 x 1620 physical at x = -2880, shown at 1280 x 720)
     from desktop_agent.desktop.geometry import mapping_for
 
-    left = Monitor(-2880, 0, 2880, 1620)
+    left = MonitorArea(1, -2880, 0, 2880, 1620)
     menu = Window(0x400, ME, (-2000, 300, -1700, 700))
     user32.windows = [menu, replace(NOTEPAD, rect=(-2880, 0, 0, 1580))]
     seen = Observation(

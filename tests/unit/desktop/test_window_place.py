@@ -9,9 +9,8 @@ import asyncio
 import pytest
 from PIL import Image, ImageDraw
 
-from desktop_agent.core.models import Element, MonitorChoice, ScreenMapping
+from desktop_agent.core.models import Element, MonitorArea, MonitorChoice, ScreenMapping
 from desktop_agent.desktop.capture import ScreenCapture, Shot
-from desktop_agent.desktop.geometry import Monitor
 from desktop_agent.desktop.inventory import NoInventory, RawElement, RelativeTo, choose_backend
 from desktop_agent.desktop.observer import DesktopObserver
 from desktop_agent.desktop.window_place import find_window, place_relative
@@ -98,7 +97,7 @@ def test_a_window_not_on_the_screenshot_is_not_found() -> None:
 class ImageCapture(ScreenCapture):
     """A 'screen' that is a given image of a given monitor (its downscaled shot)."""
 
-    def __init__(self, image: Image.Image, monitor: Monitor) -> None:
+    def __init__(self, image: Image.Image, monitor: MonitorArea) -> None:
         super().__init__(width=image.size[0])
         self.image = image
         self.monitor = monitor
@@ -120,7 +119,7 @@ def relative_elements(window: RelativeTo) -> list[RawElement]:
     ]
 
 
-def observe(image: Image.Image, monitor: Monitor, raw: list[RawElement]) -> object:
+def observe(image: Image.Image, monitor: MonitorArea, raw: list[RawElement]) -> object:
     observer = DesktopObserver(
         backend=FakeBackend(raw),
         capture=ImageCapture(image, monitor),
@@ -142,7 +141,7 @@ def test_the_observer_lists_relative_boxes_at_the_window_found_on_a_downscaled_s
     draw_window(image, (round(physical[0] * scale), round(physical[1] * scale)), scale)
     window = RelativeTo("(note.txt)", tuple(PARTS.values()))
 
-    observation = observe(image, Monitor(1920, 0, 1920, 1080), relative_elements(window))
+    observation = observe(image, MonitorArea(1, 1920, 0, 1920, 1080), relative_elements(window))
 
     boxes = {e.name: e.box for e in observation.elements}  # type: ignore[attr-defined]
     assert observation.window_relative == ()  # type: ignore[attr-defined]
@@ -158,7 +157,7 @@ def test_boxes_of_a_window_not_found_are_listed_as_relative_and_never_as_targets
     draw_window(image, (13, 71))
     draw_window(image, (660, 71))
 
-    observation = observe(image, Monitor(0, 0, 1280, 720), relative_elements(window))
+    observation = observe(image, MonitorArea(1, 0, 0, 1280, 720), relative_elements(window))
 
     assert observation.elements == ()  # type: ignore[attr-defined]
     relative = observation.window_relative  # type: ignore[attr-defined]
@@ -218,7 +217,7 @@ def test_a_window_not_to_be_looked_for_is_listed_relative_even_where_it_would_be
     draw_window(image, (13, 71))
     window = RelativeTo("", tuple(PARTS.values()), findable=False)
 
-    observation = observe(image, Monitor(0, 0, 1280, 720), relative_elements(window))
+    observation = observe(image, MonitorArea(1, 0, 0, 1280, 720), relative_elements(window))
 
     assert observation.elements == ()  # type: ignore[attr-defined]
     assert len(observation.window_relative) == 3  # type: ignore[attr-defined]
@@ -232,8 +231,8 @@ def test_a_place_where_the_named_controls_show_nothing_drawn_is_no_answer() -> N
     draw_window(drawn, (300, 100))
     draw_window(bare, (300, 100), labels=False)
 
-    placed = observe(drawn, Monitor(0, 0, 1280, 720), relative_elements(window))
-    flat = observe(bare, Monitor(0, 0, 1280, 720), relative_elements(window))
+    placed = observe(drawn, MonitorArea(1, 0, 0, 1280, 720), relative_elements(window))
+    flat = observe(bare, MonitorArea(1, 0, 0, 1280, 720), relative_elements(window))
 
     assert [e.name for e in placed.elements] == ["File", "", "Close"]  # type: ignore[attr-defined]
     assert flat.elements == () and len(flat.window_relative) == 3  # type: ignore[attr-defined]

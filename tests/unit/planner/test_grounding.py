@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 
 from desktop_agent.core.errors import PlannerError
-from desktop_agent.desktop.geometry import Monitor, image_size, mapping_for, point_to_screen
+from desktop_agent.core.models import MonitorArea
+from desktop_agent.desktop.geometry import image_size, mapping_for, point_to_screen
 from desktop_agent.planner.grounding import Crop, crop_around, parse_point, point_messages
 from desktop_agent.planner.profiles import ModelProfile, profile_named, resolve_profile
 
 #: the layouts tests/unit/desktop/test_geometry.py proves: (monitor, capture width, input scale)
 LAYOUTS = {
-    "primary 1920 at 1280": (Monitor(0, 0, 1920, 1080), 1280, 1.0),
-    "secondary left of the primary": (Monitor(-2560, -360, 2560, 1440), 1280, 1.0),
-    "4K at 150 %, DPI-unaware input": (Monitor(0, 0, 3840, 2160), 1280, 1.5),
-    "secondary at 125 % above the primary": (Monitor(-400, -1350, 2400, 1350), 1280, 1.0),
-    "offset primary, not downscaled": (Monitor(100, 50, 1280, 720), 1280, 1.0),
+    "primary 1920 at 1280": (MonitorArea(1, 0, 0, 1920, 1080), 1280, 1.0),
+    "secondary left of the primary": (MonitorArea(1, -2560, -360, 2560, 1440), 1280, 1.0),
+    "4K at 150 %, DPI-unaware input": (MonitorArea(1, 0, 0, 3840, 2160), 1280, 1.5),
+    "secondary at 125 % above the primary": (MonitorArea(1, -400, -1350, 2400, 1350), 1280, 1.0),
+    "offset primary, not downscaled": (MonitorArea(1, 100, 50, 1280, 720), 1280, 1.0),
 }
 SPACES = {
     "pixels": profile_named("generic"),
