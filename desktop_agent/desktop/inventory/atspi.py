@@ -695,19 +695,28 @@ class AtspiInventory:
         frames: list[tuple[list[Node], Node, str, bool]],
         limits: WalkLimits,
     ) -> list[Node]:
-        """The active frame (and the open popups of its application)."""
-        candidates = [(siblings, top, name) for siblings, top, name, on in frames if on]
-        if not candidates:
-            return []
-        active_title = next((w.title for w in windows if w.active), None)
+        """The frame of the window X says is active (and the open popups of its application):
+        an active frame of its title, else a showing one (AT-SPI's ACTIVE lags X's: the old
+        frame still says ACTIVE a while after a new dialog took the focus, and the new one
+        not yet), else an active frame with no name. None when no frame has its title (a
+        window not on the bus, or not yet):
+        read_texts reads that window's pixels, never an older frame's text as its. With no
+        active window in X, the first active frame."""
+        active = next((w for w in windows if w.active), None)
         # a frame of this app's own (AT-SPI may still call it active) is never walked
         own_titles = {w.title for w in windows if w.own}
-        candidates = [item for item in candidates if clean_name(item[2]) not in own_titles]
-        if not candidates:
+        tops = [item for item in frames if clean_name(item[2]) not in own_titles]
+        if active is not None:
+            titled = [item for item in tops if clean_name(item[2]) == active.title]
+            # a GTK window with no title (zenity --file-selection) has none on AT-SPI, while
+            # X gives it the program's name (measured): an active frame with no name is its
+            tops = titled or [item for item in tops if item[3] and not clean_name(item[2])]
+        chosen = next((item for item in tops if item[3]), None)
+        if chosen is None and active is not None and tops:
+            chosen = tops[0]
+        if chosen is None:
             return []
-        siblings, frame, _ = next(
-            (item for item in candidates if clean_name(item[2]) == active_title), candidates[0]
-        )
+        siblings, frame = chosen[0], chosen[1]
         others = [node for node in siblings if node != frame]
         calls: list[Call] = []
         for node in others:

@@ -294,6 +294,66 @@ def test_a_batch_that_times_out_before_the_deadline_leaves_the_look_unread() -> 
     assert backend.texts_unread == "the accessibility read of the screen's text came too late"
 
 
+def lagging_editor() -> Accessible:
+    """The editor's frame as AT-SPI says it a while after a dialog took the focus from it:
+    still ACTIVE (GTK clears it on its focus-out, which comes after X's active window moved)."""
+    frame = editor()
+    frame.states = (STATE_SHOWING, STATE_VISIBLE, STATE_ACTIVE)
+    return frame
+
+
+def test_the_dialog_x_says_is_active_is_walked_while_an_older_frame_still_says_active() -> None:
+    # the new dialog's frame is on the bus, not ACTIVE yet; the editor's frame still is:
+    # the editor was walked as the active window, the dialog neither walked nor read
+    clock = [0.0]
+    dialog = inbox()
+    dialog.states = (STATE_SHOWING, STATE_VISIBLE)
+    backend = inventory([INBOX, NOTES], [(":1.3", [lagging_editor()]), (":1.5", [dialog])], clock)
+
+    elements, name = backend.snapshot(limits(clock, 1.0))
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    assert name == "atspi" and ORDER in [e.name for e in elements]
+    read = [(t.role, t.name) for t in texts]
+    assert ("label", "Select items from the list below.") in read
+    assert ("text", "Meeting notes\n") in read  # the editor, under it, as another window
+    assert backend.texts_unread == ""
+
+
+def test_an_active_window_no_frame_is_titled_as_is_read_from_its_pixels_not_an_older_frame() -> (
+    None
+):
+    # a window not on the bus (or not yet) took the focus; the editor's frame still says
+    # ACTIVE: the editor was walked as the active window and the message read by nobody
+    clock = [0.0]
+    backend = inventory([XMESSAGE, NOTES], [(":1.3", [lagging_editor()])], clock)
+
+    elements, name = backend.snapshot(limits(clock, 1.0))
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    assert name == "x11" and [e.role for e in elements] == ["window", "window"]
+    pixels = [t for t in texts if t.pixels]
+    assert [(t.rect, t.native) for t in pixels] == [(XMESSAGE.rect, ("x11", XMESSAGE.id))]
+    assert ("text", "Meeting notes\n") in [(t.role, t.name) for t in texts]
+    assert backend.texts_unread == ""
+
+
+def test_a_window_with_no_title_on_at_spi_is_walked_under_the_name_x_gives_it() -> None:
+    # zenity --file-selection under Xvfb (measured): X's title is "zenity", AT-SPI's frame
+    # has no name; read from its pixels, every look at it would wait on OCR
+    clock = [0.0]
+    chooser = inbox()
+    chooser.name = ""
+    window = WindowInfo(4, "zenity", "Zenity", INBOX.rect, active=True)
+    backend = inventory([window, NOTES], [(":1.3", [editor()]), (":1.5", [chooser])], clock)
+
+    elements, name = backend.snapshot(limits(clock, 1.0))
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    assert name == "atspi" and ORDER in [e.name for e in elements]
+    assert not any(t.pixels for t in texts)
+
+
 # -- Wayland (atspi_wayland.WaylandAtspiInventory): the active frame alone, boxes relative to it
 
 
