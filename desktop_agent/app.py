@@ -414,9 +414,10 @@ async def _open_client(
     stop_mark: str | None = None,
     local_api: LocalApi | None = None,
 ) -> EngineClient | None:
-    """Settings (defaults when the file is bad, said in the window) and the Agent, opened on
-    the engine; the GUI's client of it. `stop_mark`: the stop-all mark as the app began to
-    load (Host.open)."""
+    """Settings (defaults when the file is bad, said in the window) and the Host, opened on
+    the engine by `Host.serving` as every face's is (held there until the client closes:
+    `Engine.hold`, so the GUI thread only awaits); the GUI's client of it. `stop_mark`: the
+    stop-all mark as the app began to load (Host.open)."""
     import asyncio
 
     from desktop_agent.host.host import Host
@@ -431,8 +432,8 @@ async def _open_client(
         notice = f"Settings not loaded, using the defaults: {one_line(error)}"
         log.warning("%s", notice)
     try:
-        host = await engine.run(
-            Host.open(data_dir, settings, stop_mark=stop_mark, local_api=local_api)
+        held = await engine.hold(
+            Host.serving(data_dir, settings, stop_mark=stop_mark, local_api=local_api)
         )
     except Exception as error:  # noqa: BLE001 - the window stays up and says what is wrong
         what = one_line(error)
@@ -443,7 +444,7 @@ async def _open_client(
         window.set_status(message)
         window.panel.show_error(message)
         return None
-    client = EngineClient(engine, host, parent=window)
+    client = EngineClient(engine, held.value, parent=window, close_host=held.leave)
     if notice:
         window.bar.show_notice(notice)
     return client

@@ -2,8 +2,9 @@
 
 The app's GUI thread keeps the widgets; everything that talks to the store, the model, the
 desktop or the local API runs here. Other threads cross over only through `submit` (a
-coroutine, its result as a future) and `call` (a plain function, soon). A stop from the
-global hotkey is delivered straight to this loop, so it never waits for the GUI thread.
+coroutine, its result as a future), `call` (a plain function, soon) and `hold` (a context
+held open here: the window's `Host.serving`). A stop from the global hotkey is delivered
+straight to this loop, so it never waits for the GUI thread.
 
     GUI thread (Qt, qasync)            engine thread (asyncio)          worker threads
     ───────────────────────            ───────────────────────          ──────────────
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,37 @@ class Engine:
         """
         return await asyncio.wrap_future(self.submit(coro))
 
+    async def hold(self, context: AbstractAsyncContextManager[T]) -> Held[T]:
+        """`context` entered on the engine's loop and held open there until `Held.leave`,
+        awaited from another thread's loop: the window's `Host.serving`, so the app's Host is
+        opened and closed on its own loop in the one way every face's is, while the GUI thread
+        only awaits. What entering raises is raised here; cancelling the await leaves what
+        was entered. A context still held when the engine closes is left then (`close`
+        cancels what is still running on the loop)."""
+        entered: concurrent.futures.Future[T] = concurrent.futures.Future()
+        leave: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        async def held() -> None:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    value = await stack.enter_async_context(context)
+                except Exception as error:  # noqa: BLE001 - raised on the caller's side
+                    entered.set_exception(error)
+                    return
+                except BaseException:
+                    entered.cancel()
+                    raise
+                entered.set_result(value)
+                await asyncio.wrap_future(leave)
+
+        holding = self.submit(held())
+        try:
+            value = await asyncio.wrap_future(entered)
+        except asyncio.CancelledError:
+            holding.cancel()  # the context is left on the engine, if it was entered
+            raise
+        return Held(value, leave, holding)
+
     def call(self, fn: Callable[..., Any], *args: Any) -> None:
         """Call `fn(*args)` on the engine's loop as soon as it is free (from any thread)."""
         if self._closed:
@@ -121,3 +155,33 @@ class Engine:
                 log.error("engine: the thread did not end within %.0f s", timeout)
         elif not self.loop.is_closed():
             self.loop.close()
+
+
+class Held(Generic[T]):
+    """A context entered on an engine's loop and held open there (`Engine.hold`).
+
+    Attributes:
+        value: what entering it gave (the Host of `Host.serving`).
+    """
+
+    def __init__(
+        self,
+        value: T,
+        leave: concurrent.futures.Future[None],
+        holding: concurrent.futures.Future[None],
+    ) -> None:
+        self.value = value
+        self._leave = leave
+        self._holding = holding
+
+    async def leave(self) -> None:
+        """Leave the context on the engine and await its exit there (`Host.serving`: every run
+        stopped and awaited, then what the face turned on, then the services), from another
+        thread's loop; what the exit raises is raised here. Idempotent; at once when the
+        engine ended first (its close left the context)."""
+        with contextlib.suppress(concurrent.futures.InvalidStateError):
+            self._leave.set_result(None)  # done already: left before, or the engine ended
+        exited = asyncio.wrap_future(self._holding)
+        await asyncio.wait([exited])
+        if not exited.cancelled():
+            exited.result()

@@ -7,9 +7,10 @@ imported when it runs: the full stop-all and `--help` import nothing more for th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -141,36 +142,41 @@ def calibrate(
 
         return await engine.run(call())
 
-    host = None
-    try:
+    async def calibrating() -> Any:
+        # the Host opened and closed by Host.serving on the engine, as the app's (Engine.hold)
         opening = _calibration_host(data_dir, settings, calibration, stop_mark, local_api)
-        host = engine.submit(opening).result()
+        held = await engine.hold(opening)
+        try:
+            return await calibrate_in_window(calibration, on_engine, save=save, on_report=show)
+        finally:
+            await held.leave()
+
+    try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            calibrating = calibrate_in_window(calibration, on_engine, save=save, on_report=show)
-            result = runner.run(calibrating)
+            result = runner.run(calibrating())
     finally:
-        if host is not None:
-            engine.submit(host.close()).result()
         engine.close()
     if calibration.stopped and result is None:
         return EXIT_STOPPED
     return 0 if result is not None else 1
 
 
+@contextlib.asynccontextmanager
 async def _calibration_host(
     data_dir: Path,
     settings: Settings,
     calibration: Any,
     stop_mark: str | None,
     local_api: LocalApi | None = None,
-) -> Host:
-    """The Host of `doctor --calibrate`, holding `calibration` before anything else: every
-    stop-all (its API, another instance's hotkey) and its own stop hotkey stop it."""
+) -> AsyncIterator[Host]:
+    """The Host of `doctor --calibrate` from its opening to its closing (`Host.serving`),
+    holding `calibration` before anything else: every stop-all (its API, another instance's
+    hotkey) and its own stop hotkey stop it."""
     from desktop_agent.host import Face, Host
 
-    host = await Host.open(data_dir, settings, stop_mark=stop_mark, local_api=local_api)
-    host.hold_calibration(calibration)
-    # not the main thread's loop (the engine's): no signals; no run, so no takeover watch
-    face = Face("doctor", api_optional=True, signals=False, takeover=False)
-    await host.turn_on(face)
-    return host
+    async with Host.serving(data_dir, settings, stop_mark=stop_mark, local_api=local_api) as host:
+        host.hold_calibration(calibration)
+        # not the main thread's loop (the engine's): no signals; no run, so no takeover watch
+        face = Face("doctor", api_optional=True, signals=False, takeover=False)
+        await host.turn_on(face)
+        yield host

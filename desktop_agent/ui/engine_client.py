@@ -67,10 +67,21 @@ class EngineClient(QObject):
     # GUI thread
     _events_waiting = Signal()
 
-    def __init__(self, engine: Engine, host: Host, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        host: Host,
+        parent: QObject | None = None,
+        *,
+        close_host: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """`close_host`: what closes the Host, awaited on the GUI loop (the app's: leaving the
+        `Host.serving` its engine holds, host/engine.py `Held.leave`); by default `host.close`
+        asked on the engine."""
         super().__init__(parent)
         self.engine = engine
         self.host = host
+        self._close_host = close_host
         self._closed = False
         # the engine's events wait here for the GUI thread, which hands them on in slices
         self._inbox: deque[TaskLoopEvent] = deque()
@@ -212,7 +223,10 @@ class EngineClient(QObject):
         self._closed = True
         if self.engine.running:
             try:
-                await self.ask(self.host.close)
+                if self._close_host is not None:
+                    await self._close_host()
+                else:
+                    await self.ask(self.host.close)
             except (DesktopAgentError, OSError, RuntimeError) as error:
                 log.error("closing the engine's services: %s", one_line(error))
         await asyncio.to_thread(self.engine.close)
