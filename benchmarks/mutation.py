@@ -29,15 +29,23 @@ BAR = 90.0
 #: own wall-clock limit ((the tests' time + 1 s) x 5: over a minute for the loop's mutants)
 TEST_TIMEOUT_S = 15
 
-#: what is left of the gate in core/loop.py: `_act`, which strings the gate's steps together
-#: and runs the tool under its breaker, and `_execute`, the tool run it hands off (issue 32
-#: item 4). The gate itself (validating the call, judging its risk and the focus, the
+#: what is left of the gate in core/loop.py: `_act`, which strings the gate's steps together in
+#: DESIGN §1's order, and its steps — `_not_validated` (the row of a call not validated),
+#: `_judged` (judged again, its row begun, the app's own windows), `_cleared_and_executed` (the
+#: tool's breaker around both), `_cleared` (the policy, the grants, the question),
+#: `_execute` (the tool run within its deadline) and `_recorded` (its row, its effect) (issue
+#: 32 item 4). The gate itself (validating the call, judging its risk and the focus, the
 #: own-window checks, the policy, the grants and the question, the re-checks after the answer)
 #: is core/gate.py, and the validated call and what it shows core/validated_call.py: both are
 #: mutated whole
 LOOP_GATE = (
     "xǁ_TaskLoopǁ_act",
+    "xǁ_TaskLoopǁ_not_validated",
+    "xǁ_TaskLoopǁ_judged",
+    "xǁ_TaskLoopǁ_cleared_and_executed",
+    "xǁ_TaskLoopǁ_cleared",
     "xǁ_TaskLoopǁ_execute",
+    "xǁ_TaskLoopǁ_recorded",
 )
 
 

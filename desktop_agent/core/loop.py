@@ -32,7 +32,7 @@ from desktop_agent.core.events import (
     StepStarted,
     TaskLoopEvent,
 )
-from desktop_agent.core.gate import Gate, why_denied
+from desktop_agent.core.gate import Gate, Judged, why_denied
 from desktop_agent.core.grounding import (
     asked,
     grounder_of,
@@ -84,6 +84,19 @@ class _Outcome:
     status: RunStatus
     reason: StopReason
     message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Action:
+    """An action judged and its row begun, on its way through the rest of the gate: its tool
+    (as the model named it), the call as the gate judged it, the screen it acts on, where it
+    aims (screenshot pixels; None: nowhere in particular) and its row."""
+
+    tool: str
+    judged: Judged
+    observation: Observation
+    target: tuple[int, int] | None
+    step: StepView
 
 
 class _TaskLoop:
@@ -478,88 +491,125 @@ class _TaskLoop:
         return await landing(decided, observation, self._look)
 
     async def _act(self, turn: int, decided: Decided, observation: Observation) -> None:
-        """One action, one action row: gated (core/gate.py), executed, its effect checked."""
-        tool = decided.decision.tool or ""
+        """One action, one action row, through the gate of DESIGN §1 in its order: validated,
+        judged, cleared (core/gate.py), executed under its tool's breaker, recorded with its
+        effect."""
         if decided.call is None:
-            step = self._begin(turn, StepKind.ACTION, tool, decided.stored_args)
-            error = decided.refusal
-            status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
-            self._fail(step, status, str(error))
+            self._not_validated(turn, decided)
             return
-        # judged again now, before anything of the call is told: the focus may have moved
-        # since the decision (the user, a window that popped up)
+        action = await self._judged(turn, decided, observation)
+        if action is None:
+            return
+        result = await self._cleared_and_executed(turn, action)
+        if result is not None:
+            await self._recorded(action, result)
+
+    def _not_validated(self, turn: int, decided: Decided) -> None:
+        """The row of a call the gate refused to validate: denied when its tool is not allowed,
+        else failed (an unknown tool, arguments that do not fit)."""
+        step = self._begin(turn, StepKind.ACTION, decided.decision.tool or "", decided.stored_args)
+        error = decided.refusal
+        status = StepStatus.DENIED if isinstance(error, ToolNotAllowed) else StepStatus.FAILED
+        self._fail(step, status, str(error))
+
+    async def _judged(
+        self, turn: int, decided: Decided, observation: Observation
+    ) -> _Action | None:
+        """The call judged again now, before anything of it is told (the focus may have moved
+        since the decision: the user, a window that popped up), and its row begun; None when
+        the row ended here: the call acts on one of the app's own windows (denied), or a pause
+        came while the gate looked."""
+        tool = decided.decision.tool or ""
         judged = await self.gate.judge(decided, observation)
-        decided, call = judged.decided, judged.call
-        spec, args = call.spec, call.args
-        target = target_of(spec, args, observation)
+        call = judged.call
+        target = target_of(call.spec, call.args, observation)
         # the monitor it is on, from its first event: the acting panel goes there
         step = self._begin(
             turn,
             StepKind.ACTION,
             tool,
-            decided.stored_args,
+            judged.decided.stored_args,
             monitor=monitor_of(observation, target),
         )
         # what it acts on, so that a routine saved from this run can find it again
-        step = step.with_(element=element_ref(spec, args.model_dump(), observation))
+        step = step.with_(element=element_ref(call.spec, call.args.model_dump(), observation))
         if denial := await self.gate.refusal(judged, observation):
             self._fail(step, StepStatus.DENIED, denial)
-            return
+            return None
         if await self._pause_point():
             # paused while the gate read the focus or the app's own windows: nobody is asked
             # about a call the person's own use of the desktop made stale
             self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
-            return
+            return None
+        return _Action(tool, judged, observation, target, step)
+
+    async def _cleared_and_executed(self, turn: int, action: _Action) -> ToolResult | None:
+        """The call cleared and run while its tool's breaker holds a place for it (the place is
+        let go however it ends; only a result counts toward the breaker); None when it did not
+        run: the breaker is open (the run ends failed / breaker), the gate refused it, or a
+        pause came before or during it."""
+        tool = action.tool
         breaker = self.deps.breakers[tool]
         if not breaker.acquire():
             message = _breaker_message(tool, breaker.retry_in_s())
-            self._fail(step, StepStatus.FAILED, message)
+            self._fail(action.step, StepStatus.FAILED, message)
             self.outcome = _Outcome(RunStatus.FAILED, StopReason.BREAKER, message)
-            return
+            return None
         with breaker.slot() as slot:
-            refusal = await self.gate.clear(turn, judged, observation, target, step.element)
-            if refusal is not None:
-                if refusal.status is StepStatus.DENIED:
-                    self._fail(step, refusal.status, refusal.error)
-                else:
-                    self._end(step, refusal.status, error=refusal.error)
-                return
-            # the action's row is stored first: a pause (a take-over) while the human was asked,
-            # while the focus was looked at again or while the row was written is seen here,
-            # with no await before the tool starts
-            await self._settle()
-            if await self._pause_point():
-                self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
-                return
-            result = await self._execute(step, call, observation)
-            if result is None:
-                return
-            slot.record(result.ok)
+            if not await self._cleared(turn, action):
+                return None
+            result = await self._execute(action.step, action.judged.call, action.observation)
+            if result is not None:
+                slot.record(result.ok)
+            return result
+
+    async def _cleared(self, turn: int, action: _Action) -> bool:
+        """The policy, the grants and the person's answer (core/gate.py `clear`), then the
+        action's row stored: False when the call is not to run, its row ended (denied, or
+        skipped: what was approved is no longer what would run; a pause)."""
+        step = action.step
+        refusal = await self.gate.clear(
+            turn, action.judged, action.observation, action.target, step.element
+        )
+        if refusal is not None:
+            if refusal.status is StepStatus.DENIED:
+                self._fail(step, refusal.status, refusal.error)
+            else:
+                self._end(step, refusal.status, error=refusal.error)
+            return False
+        # the action's row is stored first: a pause (a take-over) while the human was asked,
+        # while the focus was looked at again or while the row was written is seen here,
+        # with no await before the tool starts
+        await self._settle()
+        if await self._pause_point():
+            self._end(step, StepStatus.SKIPPED, error=STALE_DECISION)
+            return False
+        return True
+
+    async def _recorded(self, action: _Action, result: ToolResult) -> None:
+        """The action's row ended as the tool's result says: done, with its effect on the
+        screen (the consecutive failures start again from 0; the injection guard remembers
+        what it typed), or failed, with its error; both with its summary and where it acted
+        (where the tool says, else the call's target)."""
+        decided, call, step = action.judged.decided, action.judged.call, action.step
         summary = decided.redact(result.summary)
-        if result.ok:
-            self.failures = 0
-            self.guard.typed(spec, call.values)
-            try:
-                effect, note = await self._effect_of(spec, args.model_dump(), observation)
-            except (StopRequested, asyncio.CancelledError):
-                # the action did run: its row says so, then the stop ends the run
-                self._end(step, StepStatus.OK, summary=summary, target=result.target or target)
-                raise
-            self._end(
-                step,
-                StepStatus.OK,
-                summary=f"{summary} [{note}]" if note else summary,
-                target=result.target or target,
-                effect=effect,
+        target = result.target or action.target
+        if not result.ok:
+            error = decided.redact(result.error or "failed")
+            self._fail(step, StepStatus.FAILED, error, summary=summary, target=target)
+            return
+        self.failures = 0
+        self.guard.typed(call.spec, call.values)
+        try:
+            effect, note = await self._effect_of(
+                call.spec, call.args.model_dump(), action.observation
             )
-        else:
-            self._fail(
-                step,
-                StepStatus.FAILED,
-                decided.redact(result.error or "failed"),
-                summary=summary,
-                target=result.target or target,
-            )
+        except (StopRequested, asyncio.CancelledError):
+            # the action did run: its row says so, then the stop ends the run
+            self._end(step, StepStatus.OK, summary=summary, target=target)
+            raise
+        summary = f"{summary} [{note}]" if note else summary
+        self._end(step, StepStatus.OK, summary=summary, target=target, effect=effect)
 
     async def _execute(
         self, step: StepView, call: Call, observation: Observation
