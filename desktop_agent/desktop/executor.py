@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -36,6 +36,7 @@ from desktop_agent.desktop.input import (
     typeable,
 )
 from desktop_agent.desktop.inventory import InventoryRunner
+from desktop_agent.desktop.inventory.x11 import X11WindowAtPoint
 from desktop_agent.desktop.launch import Launcher
 from desktop_agent.desktop.observer import DesktopObserver
 
@@ -48,6 +49,12 @@ DRAG_STEP_S = 0.02
 #: more time between the clicks of a double or triple click (a stop meanwhile clicks no more);
 #: the driver already leaves 50 ms after each click (PyAutoGuiDriver.click)
 CLICK_INTERVAL_S = 0.0
+#: why the clicks of a double or triple click stopped before the next (`WindowAtPoint`)
+UNDER_POINT_CHANGED = (
+    "the window under the point changed (a window came up or went away there), so the next "
+    "click would land on what nobody judged"
+)
+UNDER_POINT_UNREAD = "the window under the point could not be read again"
 WAIT_TICK_S = 0.01
 #: how often a pause between input events looks whether its call was given up
 GIVE_UP_POLL_S = 0.05
@@ -62,6 +69,25 @@ SETTLE_S = 0.1
 #: how long letting go of a held button may take before it is given up on (a hung input
 #: thread): the run ends all the same
 RELEASE_TIMEOUT_S = 5.0
+
+
+class WindowAtPoint(Protocol):
+    """What holds a screen point now (a cheap read, called on the input thread between the
+    clicks of a double or triple click): an identity to compare with an earlier read, None
+    when it cannot be told."""
+
+    def __call__(self, x: int, y: int) -> str | None: ...
+
+    def close(self) -> None: ...
+
+
+def window_at_point_of(driver: InputDriver) -> WindowAtPoint | None:
+    """The read of what holds a point for `driver`'s desktop: the X11 window at the point
+    where pyautogui drives an X display; None elsewhere (Windows, the Wayland portal's
+    driver, a test's driver): the clicks of a double click are then sent unchecked."""
+    if sys.platform != "win32" and isinstance(driver, PyAutoGuiDriver):
+        return X11WindowAtPoint()
+    return None
 
 
 class Halt:
@@ -122,6 +148,7 @@ class DesktopExecutor:
         call_timeout_s: float = CALL_TIMEOUT_S,
         settle_s: float = SETTLE_S,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        window_at: WindowAtPoint | None = None,
     ) -> None:
         if sys.platform == "win32":
             from desktop_agent.desktop.win32 import enable_dpi_awareness
@@ -131,6 +158,9 @@ class DesktopExecutor:
         self.driver: InputDriver = driver or PyAutoGuiDriver()
         self.paster = paster or default_paster()
         self.launcher = launcher or Launcher()
+        #: what holds a point, compared between the clicks of a double or triple click
+        #: (None: the driver's desktop's read, `window_at_point_of`)
+        self.window_at = window_at or window_at_point_of(self.driver)
         self.key_interval_s = key_interval_s
         self.click_interval_s = click_interval_s
         self.call_timeout_s = call_timeout_s
@@ -199,6 +229,8 @@ class DesktopExecutor:
                 log.warning("a held button could not be let go on close", exc_info=True)
         self.launcher.reap()
         self._input.shutdown(wait=False)
+        if self.window_at is not None:
+            self.window_at.close()
         if self._own_inventory is not None:
             self._own_inventory.close()
 
@@ -341,18 +373,29 @@ class DesktopExecutor:
         point, screen, where = self._point(context, args.x, args.y, args.element)
         halt = Halt(context)
 
-        def work() -> int:
+        read = self.window_at if args.clicks > 1 else None
+
+        def work() -> tuple[int, str]:
             # one click at a time: pyautogui's click(clicks=n) sleeps between them without
             # looking at the stop (pyautogui/__init__.py:998-1003, 0.9.54), so a stop after
             # the first of three was followed by two more
             x, y = self.driver.safe_point(*screen)
+            # a click may bring up a window (a dialog whose button lies under the point) or
+            # take one away: the next click would land on what nobody judged
+            before = read(x, y) if read is not None else None
             for done in range(args.clicks):
                 if done and halt.wait(self.click_interval_s):
-                    return done
+                    return done, ""
+                if done and read is not None and before is not None:
+                    now = read(x, y)
+                    if now != before:
+                        return done, UNDER_POINT_CHANGED if now is not None else UNDER_POINT_UNREAD
                 self.driver.click(x, y, args.button, 1)
-            return args.clicks
+            return args.clicks, ""
 
-        clicked = await self._on_input_thread(self._holding(args.hold, work), halt)
+        clicked, changed = await self._on_input_thread(self._holding(args.hold, work), halt)
+        if changed:
+            raise ToolError(f"stopped after {clicked} of {args.clicks} clicks: {changed}")
         if clicked < args.clicks:
             raise halt.error(f"after {clicked} of {args.clicks} clicks", partial=True)
         times = {1: "", 2: " twice", 3: " three times"}[args.clicks]

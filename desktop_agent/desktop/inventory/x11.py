@@ -257,10 +257,42 @@ class X11Windows:
         dpy.flush()
         return _wait(lambda: self.active_id() == window_id, timeout)
 
+    def window_at(self, x: int, y: int) -> int:
+        """The id of the top-level window that holds the root point `x`, `y` (a window
+        manager's frame, an override-redirect popup), 0 for the bare root: one round trip
+        (XTranslateCoordinates gives the root's mapped child there)."""
+        root = self._dpy().screen().root
+        child = root.translate_coords(root, x, y).child
+        return int(getattr(child, "id", child))
+
     def close(self) -> None:
         if self._display is not None:
             self._display.close()
             self._display = None
+
+
+class X11WindowAtPoint:
+    """What holds a screen point now, as the executor compares it between the clicks of a
+    double or triple click (`WindowAtPoint`): the top-level window there, on an X connection
+    of its own, used from one thread (the input thread). None when it cannot be read (no
+    display, a broken connection: opened anew at the next read)."""
+
+    def __init__(self, display_name: str | None = None) -> None:
+        self._windows = X11Windows(display_name)
+
+    def __call__(self, x: int, y: int) -> str | None:
+        try:
+            return f"x11:{self._windows.window_at(x, y)}"
+        except Exception as error:  # noqa: BLE001 - no display, an X error: not known
+            log.debug("the window at (%d, %d) could not be read: %s", x, y, error)
+            self.close()
+            return None
+
+    def close(self) -> None:
+        try:
+            self._windows.close()
+        except Exception:  # noqa: BLE001 - a connection already broken
+            self._windows = X11Windows(self._windows._display_name)
 
 
 def _wait(condition: Callable[[], bool], timeout: float, interval: float = 0.01) -> bool:
