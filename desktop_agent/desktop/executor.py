@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import sys
 import threading
@@ -49,12 +50,15 @@ DRAG_STEP_S = 0.02
 #: more time between the clicks of a double or triple click (a stop meanwhile clicks no more);
 #: the driver already leaves 50 ms after each click (PyAutoGuiDriver.click)
 CLICK_INTERVAL_S = 0.0
-#: why the clicks of a double or triple click stopped before the next (`WindowAtPoint`)
-UNDER_POINT_CHANGED = (
-    "the window under the point changed (a window came up or went away there), so the next "
-    "click would land on what nobody judged"
-)
+#: why the clicks of a double or triple click ended before the next (`WindowAtPoint`); the
+#: step's error says how far they got, as a pause between them does (`Halt.error`)
+UNDER_POINT_CHANGED = "the window under the point changed (a window came up or went away there)"
 UNDER_POINT_UNREAD = "the window under the point could not be read again"
+#: a failed step's one line: the clicks sent, why no more were
+CLICKS_ENDED = (
+    "after {done} of {clicks} clicks {why}, so no more were sent (the next could land on what "
+    "nobody judged)"
+)
 WAIT_TICK_S = 0.01
 #: how often a pause between input events looks whether its call was given up
 GIVE_UP_POLL_S = 0.05
@@ -228,9 +232,13 @@ class DesktopExecutor:
             except Exception:  # noqa: BLE001 - closing goes on; the log says why
                 log.warning("a held button could not be let go on close", exc_info=True)
         self.launcher.reap()
-        self._input.shutdown(wait=False)
         if self.window_at is not None:
-            self.window_at.close()
+            # on the thread that reads it, after any click still queued there: its X
+            # connection is never closed under a read (nobody waits for it); a second close
+            # finds the thread shut down and nothing left to close
+            with contextlib.suppress(RuntimeError):
+                self._input.submit(self.window_at.close)
+        self._input.shutdown(wait=False)
         if self._own_inventory is not None:
             self._own_inventory.close()
 
@@ -395,7 +403,8 @@ class DesktopExecutor:
 
         clicked, changed = await self._on_input_thread(self._holding(args.hold, work), halt)
         if changed:
-            raise ToolError(f"stopped after {clicked} of {args.clicks} clicks: {changed}")
+            # not "stopped" (a user's stop says so): the clicks sent are a failed step's
+            raise ToolError(CLICKS_ENDED.format(done=clicked, clicks=args.clicks, why=changed))
         if clicked < args.clicks:
             raise halt.error(f"after {clicked} of {args.clicks} clicks", partial=True)
         times = {1: "", 2: " twice", 3: " three times"}[args.clicks]

@@ -12,7 +12,11 @@ import pytest
 
 from desktop_agent.core.errors import ToolError
 from desktop_agent.core.models import Observation
-from desktop_agent.desktop.executor import UNDER_POINT_CHANGED, DesktopExecutor
+from desktop_agent.desktop.executor import (
+    CLICKS_ENDED,
+    UNDER_POINT_CHANGED,
+    DesktopExecutor,
+)
 from desktop_agent.desktop.input import Button, PyAutoGuiDriver
 from tests.desktop.conftest import act
 from tests.support.input_recorder import InputRecorder
@@ -115,7 +119,7 @@ async def test_a_window_that_came_up_under_the_point_gets_no_second_click(
     finally:
         executor.close()
 
-    assert str(raised.value) == f"stopped after 1 of 2 clicks: {UNDER_POINT_CHANGED}"
+    assert str(raised.value) == CLICKS_ENDED.format(done=1, clicks=2, why=UNDER_POINT_CHANGED)
     assert button_presses(recorder) == 1
     assert dialog.presses() == 0
     assert recorder.buttons_held() == 0

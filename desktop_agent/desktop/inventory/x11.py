@@ -278,6 +278,7 @@ class X11WindowAtPoint:
     display, a broken connection: opened anew at the next read)."""
 
     def __init__(self, display_name: str | None = None) -> None:
+        self._display_name = display_name
         self._windows = X11Windows(display_name)
 
     def __call__(self, x: int, y: int) -> str | None:
@@ -289,10 +290,11 @@ class X11WindowAtPoint:
             return None
 
     def close(self) -> None:
+        windows, self._windows = self._windows, X11Windows(self._display_name)
         try:
-            self._windows.close()
-        except Exception:  # noqa: BLE001 - a connection already broken
-            self._windows = X11Windows(self._windows._display_name)
+            windows.close()
+        except Exception:  # noqa: BLE001 - a connection already broken: nothing to let go
+            log.debug("the window-at-point connection was broken at its close", exc_info=True)
 
 
 def _wait(condition: Callable[[], bool], timeout: float, interval: float = 0.01) -> bool:

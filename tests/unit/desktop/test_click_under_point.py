@@ -1,15 +1,17 @@
 """The clicks of a double or triple click land on what was judged or not at all: a click that
 brings up a window under the point (a dialog whose button lies there) or takes the window
-there away stops the clicks after it, with a one-line error saying how far they got."""
+there away ends the clicks after it, the step failed with one line saying how far they got."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 
 from desktop_agent.core.errors import ToolError
 from desktop_agent.desktop import executor as executor_module
 from desktop_agent.desktop.executor import (
-    UNDER_POINT_CHANGED,
+    CLICKS_ENDED,
     UNDER_POINT_UNREAD,
     DesktopExecutor,
     window_at_point_of,
@@ -28,14 +30,19 @@ class Desk:
         self.window = "x11:4194311"  # the file manager under the point
         self.answers = True
         self.reads: list[tuple[int, int]] = []
-        self.closed = False
+        #: the threads that read it and closed it
+        self.readers: set[str] = set()
+        self.closer = ""
+        self.closed = threading.Event()
 
     def __call__(self, x: int, y: int) -> str | None:
         self.reads.append((x, y))
+        self.readers.add(threading.current_thread().name)
         return self.window if self.answers else None
 
     def close(self) -> None:
-        self.closed = True
+        self.closer = threading.current_thread().name
+        self.closed.set()
 
 
 class ClickBringsUpADialog(FakeDriver):
@@ -66,13 +73,16 @@ async def test_a_dialog_that_came_up_under_the_point_gets_no_second_click() -> N
     with pytest.raises(ToolError) as raised:
         await run(on(driver, desk), "click", x=640, y=360, clicks=2)
     assert len(driver.events) == 1
-    assert str(raised.value) == f"stopped after 1 of 2 clicks: {UNDER_POINT_CHANGED}"
+    assert str(raised.value) == (
+        "after 1 of 2 clicks the window under the point changed (a window came up or went away"
+        " there), so no more were sent (the next could land on what nobody judged)"
+    )
 
 
 async def test_a_triple_click_stops_where_the_window_under_it_changed() -> None:
     desk = Desk()
     driver = ClickBringsUpADialog(desk, at=2)
-    with pytest.raises(ToolError, match="^stopped after 2 of 3 clicks: the window under"):
+    with pytest.raises(ToolError, match="^after 2 of 3 clicks the window under the point changed"):
         await run(on(driver, desk), "click", x=640, y=360, clicks=3)
     assert len(driver.events) == 2
 
@@ -85,7 +95,15 @@ async def test_an_ordinary_double_click_reads_the_point_once_before_and_once_bet
     assert driver.events == [("click", -960, 540, "left", 1)] * 2
     # at the screen point the driver clicks, not the screenshot's
     assert desk.reads == [(-960, 540)] * 2
-    assert desk.closed  # run() closes the executor: the read's X connection with it
+
+
+async def test_the_read_is_closed_with_the_executor_on_the_thread_that_reads_it() -> None:
+    # its X connection is never closed under a read of the input thread, nor on the caller's
+    desk = Desk()
+    await run(on(FakeDriver(), desk), "click", x=640, y=360, clicks=2)  # run() closes it
+    assert desk.closed.wait(5)
+    assert desk.readers == {desk.closer}
+    assert desk.closer != threading.current_thread().name
 
 
 async def test_a_single_click_reads_nothing() -> None:
@@ -100,7 +118,7 @@ async def test_a_read_that_fails_between_the_clicks_stops_them() -> None:
     with pytest.raises(ToolError) as raised:
         await run(on(driver, desk), "click", x=640, y=360, clicks=2)
     assert len(driver.events) == 1
-    assert str(raised.value) == f"stopped after 1 of 2 clicks: {UNDER_POINT_UNREAD}"
+    assert str(raised.value) == CLICKS_ENDED.format(done=1, clicks=2, why=UNDER_POINT_UNREAD)
 
 
 async def test_a_desk_that_cannot_tell_the_window_at_the_point_clicks_unchecked() -> None:
@@ -128,3 +146,11 @@ def test_the_x11_read_without_a_display_tells_nothing(monkeypatch: pytest.Monkey
     read = X11WindowAtPoint()
     assert read(10, 10) is None
     read.close()
+
+
+async def test_an_executor_closed_twice_raises_nothing_the_second_time() -> None:
+    desk = Desk()
+    executor = on(FakeDriver(), desk)
+    await run(executor, "click", x=640, y=360, clicks=2)  # run() closes it
+    executor.close()
+    assert desk.closed.wait(5)
