@@ -4,7 +4,8 @@ native Wayland window, placed on the portal's screenshot by finding the window t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,24 @@ def focused(rig: AtspiRig, node: Node) -> bool:
 
 def named(observation: Observation, role: str, name: str) -> Element | None:
     return next((e for e in observation.elements if e.role == role and e.name == name), None)
+
+
+def right_click_until(
+    driver: PortalDriver, point: tuple[int, int], shown: Callable[[], Observation | None]
+) -> Observation:
+    """Right-click at `point` until `shown` sees the context menu, as a person clicks again
+    when no menu came up. On the headless desk no menu is seen after the portal's right
+    click about 1 time in 10 (measured: 3 of 28 runs, and 25 of 40 with the button held 30 ms
+    between press and release, so the release reaching the open popup seems to close it).
+    The observer's listing is what this test is about, not GTK's popup."""
+    for _ in range(2):
+        driver.click(*point, "right", 1)
+        with contextlib.suppress(TimeoutError):
+            menu: Observation = wait_until(shown, timeout=5, what="the context menu")
+            return menu
+    driver.click(*point, "right", 1)
+    menu = wait_until(shown, timeout=5, what="the context menu's items listed")
+    return menu
 
 
 def test_element_boxes_of_a_native_wayland_window_land_on_the_screenshot(
@@ -154,7 +173,6 @@ def test_a_context_menus_items_are_listed_relative_to_it_never_as_targets(
         timeout=10,
         what="the text focused",
     )
-    driver.click(x, y, "right", 1)
 
     def menu_listed() -> Observation | None:
         seen = asyncio.run(observer.observe())
@@ -162,7 +180,7 @@ def test_a_context_menus_items_are_listed_relative_to_it_never_as_targets(
         return seen if "Insert Emoji" in names else None
 
     try:
-        shown = wait_until(menu_listed, timeout=20, what="the context menu's items listed")
+        shown = right_click_until(driver, (x, y), menu_listed)
     finally:
         driver.press("escape")
     assert not [e for e in shown.elements if e.role == "menuitem"], shown.elements
