@@ -219,8 +219,7 @@ def scan(
     """The texts of `observation` that fire a rule, one per element (its first rule), in the
     element list's order. The names are joined into one text where each rule's triggers are
     looked for; only a name holding one is searched with the rule's pattern."""
-    # the texts read beside the names (contents, OCR) are scanned after them
-    elements = (*observation.elements, *observation.texts)
+    elements = shown_texts(observation)
     if not elements:
         return ()
     texts: list[str] = []
@@ -253,18 +252,64 @@ def scan(
             text=quote(elements[index].name, *span),
             where=where(elements[index], observation),
             rule=rule.name,
-            box=elements[index].box,
+            box=image_box(elements[index], observation),
             element=elements[index].id or None,
         )
         for index, (rule, span) in sorted(fired.items())
     )
 
 
+def shown_texts(observation: Observation) -> tuple[Element, ...]:
+    """Every element and text of `observation` whose words the model is shown, as the guard
+    reads them: the element list, the elements of the monitors the image does not show, the
+    title and controls of an active window whose place the desktop hides (Wayland), then the
+    texts read beside them (contents, OCR), the longest, last."""
+    title = relative_title(observation)
+    return (
+        *observation.elements,
+        *observation.elsewhere,
+        *(() if title is None else (title,)),
+        *observation.window_relative,
+        *observation.texts,
+    )
+
+
+def relative_title(observation: Observation) -> Element | None:
+    """The title of the window `observation.window_relative` is relative to, as the element
+    the prompt shows it as (its first line), or None when there is no such window."""
+    if not observation.relative_to and not observation.window_relative:
+        return None
+    return Element(0, "window", observation.relative_to, NO_BOX)
+
+
+#: the box of an element no pixel of the image holds
+NO_BOX = (0, 0, 0, 0)
+
+
+def _unplaced(element: Element, observation: Observation) -> str:
+    """Where `element` is when no pixel of the image holds it: "elsewhere" (on a monitor the
+    image does not show), "relative" (in the active window whose place the desktop hides),
+    "title" (that window's title), "" when it is on the image."""
+    if any(element is other for other in observation.elsewhere):
+        return "elsewhere"
+    if any(element is other for other in observation.window_relative):
+        return "relative"
+    if element == relative_title(observation):
+        return "title"
+    return ""
+
+
+def image_box(element: Element, observation: Observation) -> tuple[int, int, int, int] | None:
+    """`element`'s box on the image, None for one no pixel of the image holds (its box is
+    another monitor's nothing or its window's own px: a point there is not it)."""
+    return None if _unplaced(element, observation) else element.box
+
+
 def unscanned(observation: Observation) -> str:
     """Why `scan` leaves some of `observation`'s text unread (NOT_SCANNED: its names and
     texts pass MAX_SCAN_CHARS), "" when it reads all of it."""
     left = MAX_SCAN_CHARS
-    for element in (*observation.elements, *observation.texts):
+    for element in shown_texts(observation):
         if element.role != "window" and len(element.name) > max(left, 0):
             return NOT_SCANNED
         left -= len(element.name)
@@ -317,20 +362,41 @@ def window_of(element: Element, observation: Observation) -> Element | None:
 
 
 def where(element: Element, observation: Observation) -> str:
-    """Where a text is, as the person asked reads it: the element and its window."""
+    """Where a text is, as the person asked reads it: the element and its window (its
+    monitor, for one on a monitor the image does not show)."""
     name = _short(element.name)
-    if element.role == "window":
-        return f'the title of the window "{name}"'
+    unplaced = _unplaced(element, observation)
+    title = element.role == "window"
+    what = f'the title of the window "{name}"' if title else f'{element.role} "{name}"'
+    if unplaced == "elsewhere":
+        return f"{what} on monitor {element.monitor}"
+    if unplaced == "title":
+        return f'the title of the active window "{name}"{_NOT_FOUND}'
+    if unplaced == "relative":
+        return f'{what} in the active window "{_short(observation.relative_to)}"{_NOT_FOUND}'
+    if title:
+        return what
     window = window_of(element, observation)
     inside = f' in the window "{_short(window.name)}"' if window is not None else ""
-    return f'{element.role} "{name}"{inside}'
+    return f"{what}{inside}"
+
+
+#: said of a window the desktop hides the place of and that was not found on the image
+_NOT_FOUND = " (not found on the screenshot)"
 
 
 def popup_like(element: Element, observation: Observation) -> bool:
     """A dialog, alert or notification, or an element in one, or in a small window that is
-    one of several."""
+    one of several. An element no pixel of the image holds is judged by its own role and
+    its window's title (the active one's, for one relative to it): no box to measure."""
     if element.role in POPUP_ROLES:
         return True
+    unplaced = _unplaced(element, observation)
+    if unplaced:
+        title = observation.relative_to if unplaced != "elsewhere" else ""
+        if element.role == "window":
+            title = element.name
+        return bool(_POPUP_LABEL.search(folded(title)))
     window = window_of(element, observation)
     if window is None:
         return False

@@ -15,7 +15,15 @@ from typing import Any
 
 from desktop_agent.core.builtin_tools import spec_of
 from desktop_agent.core.call_risk import box_holds, folded, window_at
-from desktop_agent.core.injection import RULES, scan, unscanned, where, window_of
+from desktop_agent.core.injection import (
+    RULES,
+    image_box,
+    scan,
+    shown_texts,
+    unscanned,
+    where,
+    window_of,
+)
 from desktop_agent.core.models import Element, Observation, SafetyCheck, SuspiciousText
 from desktop_agent.core.tools import ToolSpec
 
@@ -181,13 +189,13 @@ class InjectionGuard:
         typed = _plain(text)
         if len(typed) < PROVENANCE_MIN_CHARS or any(typed in source for source in self._sources):
             return None
-        for element in (*observation.elements, *observation.texts):
+        for element in shown_texts(observation):
             if element is skip or (
                 skip is not None
                 and (
                     (element.role == "window" and element.focused)
                     # the contents of the control it goes into: typing there is editing it
-                    or (element.id == 0 and element.box == skip.box)
+                    or (element.id == 0 and image_box(element, observation) == skip.box)
                 )
             ):
                 continue
@@ -234,7 +242,7 @@ def _element_note(
         text=" ".join(element.name.split())[:160],
         where=where(element, observation),
         rule=rule,
-        box=element.box if box is None else box,
+        box=image_box(element, observation) if box is None else box,
         element=element.id,
     )
 
