@@ -95,6 +95,12 @@ class ToolError(DesktopAgentError):
     """A tool failed; the message is shown to the model next turn."""
 
 
+class DesktopChanged(ToolError):
+    """The desktop changed under a tool while it ran or just before (a window came up under
+    a double click's point, the monitor the screen was seen on went away): the step failed,
+    but the tool is not broken, so its circuit breaker does not count it."""
+
+
 class UnknownTool(ToolError):
     """No tool of that name is registered."""
 

@@ -17,6 +17,7 @@ from desktop_agent.core.effect import STUCK_AT, StuckDetector, call_key, effect_
 from desktop_agent.core.errors import (
     ActionPaused,
     BreakerOpen,
+    DesktopChanged,
     PlannerError,
     StopRequested,
     ToolNotAllowed,
@@ -545,7 +546,8 @@ class _TaskLoop:
 
     async def _cleared_and_executed(self, turn: int, action: _Action) -> ToolResult | None:
         """The call cleared and run while its tool's breaker holds a place for it (the place is
-        let go however it ends; only a result counts toward the breaker); None when it did not
+        let go however it ends; only a result that is the tool's own counts toward the
+        breaker, not a desktop that changed under it); None when it did not
         run: the breaker is open (the run ends failed / breaker), the gate refused it, or a
         pause came before or during it."""
         tool = action.tool
@@ -559,7 +561,7 @@ class _TaskLoop:
             if not await self._cleared(turn, action):
                 return None
             result = await self._execute(action.step, action.judged.call, action.observation)
-            if result is not None:
+            if result is not None and result.tool_fault:
                 slot.record(result.ok)
             return result
 
@@ -630,6 +632,9 @@ class _TaskLoop:
             )
         except StopRequested:
             raise
+        except DesktopChanged as changed:
+            # a failed step that the tool's breaker does not count: the tool is not broken
+            return ToolResult.failure(describe(changed), tool_fault=False)
         except ActionPaused as paused:
             # paused before its first input event or during it: nothing more was sent;
             # the breaker's place is let go, the next turn (after the resume) decides

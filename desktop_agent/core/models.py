@@ -617,14 +617,17 @@ class ToolResult:
     summary: str = ""
     error: str | None = None
     target: tuple[int, int] | None = None
+    #: False for a failure that is not the tool's (the desktop changed under it:
+    #: errors.DesktopChanged): its circuit breaker does not count it
+    tool_fault: bool = True
 
     @classmethod
     def success(cls, summary: str, *, target: tuple[int, int] | None = None) -> ToolResult:
         return cls(ok=True, summary=summary, target=target)
 
     @classmethod
-    def failure(cls, error: str) -> ToolResult:
-        return cls(ok=False, error=error, summary=error)
+    def failure(cls, error: str, *, tool_fault: bool = True) -> ToolResult:
+        return cls(ok=False, error=error, summary=error, tool_fault=tool_fault)
 
 
 @dataclass(frozen=True, slots=True)

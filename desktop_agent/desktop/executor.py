@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from desktop_agent.core import builtin_tools as tools
 from desktop_agent.core.errors import (
     ActionPaused,
+    DesktopChanged,
     ObservationError,
     StopRequested,
     ToolError,
@@ -262,7 +263,7 @@ class DesktopExecutor:
         )
         if not there:
             what = "the desktop" if shown.number == 0 else shown.describe()
-            raise ToolError(
+            raise DesktopChanged(
                 f"{what} is gone or moved since the screen was seen (a monitor was unplugged "
                 "or re-arranged): the action is not sent; the next screen shows the monitors "
                 "there are now"
@@ -404,7 +405,9 @@ class DesktopExecutor:
         clicked, changed = await self._on_input_thread(self._holding(args.hold, work), halt)
         if changed:
             # not "stopped" (a user's stop says so): the clicks sent are a failed step's
-            raise ToolError(CLICKS_ENDED.format(done=clicked, clicks=args.clicks, why=changed))
+            ended = CLICKS_ENDED.format(done=clicked, clicks=args.clicks, why=changed)
+            # a window that came up is the desktop's doing; a read that failed may be ours
+            raise (DesktopChanged if changed == UNDER_POINT_CHANGED else ToolError)(ended)
         if clicked < args.clicks:
             raise halt.error(f"after {clicked} of {args.clicks} clicks", partial=True)
         times = {1: "", 2: " twice", 3: " three times"}[args.clicks]

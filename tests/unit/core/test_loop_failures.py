@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerState
-from desktop_agent.core.errors import PlannerError, PlannerTransportError
+from desktop_agent.core.errors import DesktopChanged, PlannerError, PlannerTransportError
 from desktop_agent.core.events import ApprovalResolved, RunFinished, StepFinished, TaskLoopEvent
 from desktop_agent.core.models import (
     ApprovalDecision,
@@ -241,6 +241,56 @@ async def test_a_tool_failing_three_times_opens_its_breaker_and_the_next_pick_en
     events = await harness.collect(run, planner)
     assert outcome(events) == (RunStatus.FAILED, StopReason.BREAKER)
     assert len(harness.executor.calls) == 3
+    assert harness.breakers["wait"].state is BreakerState.OPEN
+
+
+async def desktop_changed(_args: BaseModel, _context: ToolContext) -> ToolResult:
+    raise DesktopChanged("after 1 of 2 clicks the window under the point changed")
+
+
+async def test_a_desktop_that_changed_under_a_tool_is_a_failed_step_but_no_breaker_failure(
+    harness: Harness,
+) -> None:
+    # a dialog that came up under a double click's point three times is the desktop's
+    # doing: the click is not broken, so it is not locked for every run for 5 minutes
+    harness.executor.handlers["wait"] = desktop_changed
+    run = await harness.create(max_failures=10)
+    events = await harness.collect(run, ScriptedPlanner([tool("wait", seconds=0)] * 4 + [done()]))
+
+    assert outcome(events) == (RunStatus.COMPLETED, StopReason.DONE)
+    assert len(harness.executor.calls) == 4
+    assert [(a.step.status, a.step.error) for a in action_steps(events)] == [
+        (StepStatus.FAILED, "after 1 of 2 clicks the window under the point changed")
+    ] * 4
+    breaker = harness.breakers["wait"]
+    assert (breaker.state, breaker.consecutive_failures) == (BreakerState.CLOSED, 0)
+
+
+async def test_a_desktop_that_changed_counts_toward_the_runs_consecutive_failures(
+    harness: Harness,
+) -> None:
+    harness.executor.handlers["wait"] = desktop_changed
+    run = await harness.create(max_failures=3)
+    events = await harness.collect(run, ScriptedPlanner([tool("wait", seconds=0)] * 4 + [done()]))
+
+    assert outcome(events) == (RunStatus.FAILED, StopReason.MAX_FAILURES)
+    assert len(harness.executor.calls) == 3
+
+
+async def test_a_desktop_that_changed_between_tool_faults_neither_counts_nor_resets_them(
+    harness: Harness,
+) -> None:
+    answers = iter([failing_tool, failing_tool, desktop_changed, failing_tool])
+
+    async def next_answer(args: BaseModel, context: ToolContext) -> ToolResult:
+        return await next(answers)(args, context)
+
+    harness.executor.handlers["wait"] = next_answer
+    run = await harness.create(max_failures=10)
+    events = await harness.collect(run, ScriptedPlanner([tool("wait", seconds=0)] * 5 + [done()]))
+
+    assert outcome(events) == (RunStatus.FAILED, StopReason.BREAKER)
+    assert len(harness.executor.calls) == 4
     assert harness.breakers["wait"].state is BreakerState.OPEN
 
 
