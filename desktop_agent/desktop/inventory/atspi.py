@@ -311,6 +311,9 @@ class _Walked:
     controls: bool
     #: the active window's controls as texts, when the element list did not hold them
     names: tuple[RawElement, ...] | list[RawElement] = ()
+    #: the walk left nodes of the active window unvisited for its bounds (controls, nodes,
+    #: depth): what they say is read from the window's pixels, as another window's
+    cut: bool = False
 
 
 def atspi_status() -> tuple[bool, str]:
@@ -437,10 +440,12 @@ class AtspiInventory:
             return [*elements[: limits.max_elements], *notices], "x11"
         contents: list[tuple[Node, str]] = []
         budget = limits.max_elements - len(elements)
-        controls = self._walk(roots, limits, budget=budget, contents=contents)
+        cut: list[bool] = []
+        controls = self._walk(roots, limits, budget=budget, contents=contents, cut=cut)
         self._listed = frozenset(control.native for control in controls)
         if not self.late and not limits.expired():
-            self._seen = _Walked(windows, frames, roots[0], contents, bool(controls))
+            walked = _Walked(windows, frames, roots[0], contents, bool(controls), cut=bool(cut))
+            self._seen = walked
         # else the walk may have been cut at the list's deadline (a new connection's first
         # walk, a loaded machine) or by a batch that timed out (a hung application): what
         # the rest of the window says is not known, and
@@ -469,7 +474,8 @@ class AtspiInventory:
                 return notices
             texts = [*seen.names, *self._contents(seen.contents, limits)]
             active = next((w for w in seen.windows if w.active), None)
-            if active is not None and not seen.controls and not texts:
+            if active is not None and (seen.cut or (not seen.controls and not texts)):
+                # nothing readable in it, or more than the walk's bounds: its pixels tell
                 texts += _pixels(active, [active.rect])
             others = self._other_windows(seen.windows, seen.frames, seen.walked, limits)
         except TimeoutError:
@@ -499,14 +505,15 @@ class AtspiInventory:
         if not roots:
             return _Walked(windows, frames, None, [], False)
         contents: list[tuple[Node, str]] = []
-        controls = self._walk(roots, limits, limits.max_elements, contents=contents)
+        cut: list[bool] = []
+        controls = self._walk(roots, limits, limits.max_elements, contents=contents, cut=cut)
         # the element list did not have them this turn: their names are text on the screen
         names = [
             RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
             for e in controls
             if e.name and e.native not in self._listed
         ]
-        return _Walked(windows, frames, roots[0], contents, bool(controls), names)
+        return _Walked(windows, frames, roots[0], contents, bool(controls), names, bool(cut))
 
     def _contents(self, nodes: list[tuple[Node, str]], limits: WalkLimits) -> list[RawElement]:
         """The text contents (AT-SPI Text) of `nodes`: a text of at most TEXT_LIMIT characters

@@ -196,8 +196,14 @@ class WaylandAtspiInventory(AtspiInventory):
         frame, title, role = found
         contents: list[tuple[Node, str]] = []
         outlines: list[tuple[int, int, int, int]] = []
+        cut: list[bool] = []
         controls = self._walk(
-            [frame], limits, budget=limits.max_elements, contents=contents, outlines=outlines
+            [frame],
+            limits,
+            budget=limits.max_elements,
+            contents=contents,
+            outlines=outlines,
+            cut=cut,
         )
         relative = RelativeTo(
             title,
@@ -207,7 +213,7 @@ class WaylandAtspiInventory(AtspiInventory):
         self._relative, self._frame = relative, frame
         self._listed = frozenset(control.native for control in controls)
         if not self._cut(limits):
-            self._seen = _Walked([], [], frame, contents, bool(controls))
+            self._seen = _Walked([], [], frame, contents, bool(controls), cut=bool(cut))
         # else the walk may have been cut before the window's texts (as on X11, atspi.py):
         # read_texts walks the frame again within its own budget
         return [replace(element, relative=relative) for element in controls], "atspi"
@@ -243,16 +249,22 @@ class WaylandAtspiInventory(AtspiInventory):
         seen = self._seen
         if seen is None:
             contents: list[tuple[Node, str]] = []
-            controls = self._walk([frame], limits, limits.max_elements, contents=contents)
+            cut: list[bool] = []
+            controls = self._walk([frame], limits, limits.max_elements, contents=contents, cut=cut)
             # the element list did not have them: their names are text on the screen
             names = [
                 RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
                 for e in controls
                 if e.name and e.native not in self._listed
             ]
-            seen = _Walked([], [], frame, contents, bool(controls), names)
+            seen = _Walked([], [], frame, contents, bool(controls), names, bool(cut))
         texts = [*seen.names, *self._contents(seen.contents, limits)]
-        return [replace(text, relative=relative) for text in texts]
+        relative_texts = [replace(text, relative=relative) for text in texts]
+        if seen.cut:
+            # more than the walk's bounds: what the rest says is read from the screen's
+            # pixels (the window's place is not known), as an unplaced window's
+            return [*relative_texts, *self._unplaced(limits)]
+        return relative_texts
 
     def _unplaced(self, limits: WalkLimits) -> list[RawElement]:
         """The texts of a screen whose active window has no place the observer can find:

@@ -24,9 +24,16 @@ from desktop_agent.desktop.inventory.atspi_bus import (
     TEXT,
     Call,
 )
+from desktop_agent.desktop.inventory.atspi_wayland import SCREEN
 from desktop_agent.desktop.inventory.base import TEXT_LIMIT, TEXTS_LIMIT
 from desktop_agent.desktop.inventory.x11 import WindowInfo
-from tests.unit.desktop.test_atspi_texts import Accessible, FakeAtspiBus, FakeWindows, limits
+from tests.unit.desktop.test_atspi_texts import (
+    Accessible,
+    FakeAtspiBus,
+    FakeWindows,
+    limits,
+    on_wayland,
+)
 
 #: the fake text view's glyphs: every character CHAR_W px wide, every line LINE_H px high
 CHAR_W, LINE_H = 8, 17
@@ -265,3 +272,61 @@ def test_a_text_of_another_window_whose_centre_is_covered_is_read_where_it_shows
 
     assert ("text", ORDER) in [(t.role, t.name) for t in texts]
     assert unread == ""
+
+
+def _crowded_editor() -> Accessible:
+    """The editor with more buttons than the element list holds (a toolbar of 160), and a
+    label giving an order below them, where the list's walk never gets."""
+    buttons = [
+        Accessible("push button", f"Tool {n}", (342 + n % 20 * 29, 200 + n // 20 * 4, 28, 4))
+        for n in range(160)
+    ]
+    below = Accessible(
+        "filler", children=[Accessible("label", rect=(342, 560, 400, 17), text=ORDER)]
+    )
+    return frame(*buttons, below)
+
+
+def test_an_active_window_with_more_controls_than_the_list_holds_is_read_from_its_pixels() -> None:
+    # the list's walk stops at its budget (150 elements); what the window shows past it
+    # was neither listed nor read, and the look passed as read whole
+    clock = [0.0]
+    backend = inventory([EDITOR], [(":1.3", [_crowded_editor()])], clock)
+    elements, _ = backend.snapshot(limits(clock, 1.0))
+
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    assert len(elements) == 150 and ORDER not in [t.name for t in texts]
+    assert [(t.rect, t.native) for t in texts if t.pixels] == [(EDITOR.rect, ("x11", EDITOR.id))]
+    assert backend.texts_unread == ""
+
+
+def test_an_active_window_the_list_walked_whole_is_not_read_from_its_pixels() -> None:
+    texts, unread = read(TextView("text", rect=AREA, text="Notes"))
+    assert [t for t in texts if t.pixels] == []
+    assert ("text", "Notes") in [(t.role, t.name) for t in texts]
+    assert unread == ""
+
+
+def test_on_wayland_an_active_window_past_the_lists_bounds_has_the_screens_pixels_read() -> None:
+    # as on X11; the window's place is not known there, so the screen's pixels are read
+    clock = [0.0]
+    backend = on_wayland([(":1.3", [_crowded_editor()])], clock)
+    elements, _ = backend.snapshot(limits(clock, 1.0))
+
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    assert len(elements) == 150 and ORDER not in [t.name for t in texts]
+    assert [(t.rect, t.relative) for t in texts if t.pixels] == [(SCREEN, None)]
+    assert all(t.relative is not None for t in texts if not t.pixels)
+    assert backend.texts_unread == ""
+
+
+def test_on_wayland_an_active_window_walked_whole_has_no_pixels_read() -> None:
+    clock = [0.0]
+    backend = on_wayland([(":1.3", [frame(TextView("text", rect=AREA, text="Notes"))])], clock)
+    backend.snapshot(limits(clock, 1.0))
+
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    assert [(t.role, t.name, t.pixels) for t in texts] == [("text", "Notes", False)]
