@@ -272,6 +272,7 @@ MAX_CONTENT_NODES = 150
 MANY_TEXTS = "the screen shows more texts than the injection guard reads"
 UNTOLD_PART = "the part of a very long text that shows on the screen could not be told"
 LONG_PART = "the part of a long text that shows on the screen is longer than the guard reads"
+TEXT_FAILED = "a text on the screen could not be read (its application answered an error)"
 #: controls read as text per window that is not the active one; a window with more is read
 #: from its pixels too (OCR)
 MAX_OTHER_WINDOW_NODES = 150
@@ -572,13 +573,22 @@ class AtspiInventory:
             answers = self._call_many([*reads, *corners], limits)
         except TimeoutError:
             return []
-        found = [
-            text.element(answer)
-            for text, answer in zip(wanted, answers[: len(reads)], strict=True)
-            if not isinstance(answer, Exception)
-        ]
+        found = self._texts_read(wanted, answers[: len(reads)])
         if long:
             found += self._shown_parts(long, answers[len(reads) :], limits)
+        return found
+
+    def _texts_read(self, texts: list[_Text], answers: list[Any]) -> list[RawElement]:
+        """The texts whose GetText answered; one that answered an error (it vanished since
+        its length was read, or its application will not tell) shows on the screen all the
+        same as far as the guard knows, so the look says it was not read whole."""
+        found: list[RawElement] = []
+        for text, answer in zip(texts, answers, strict=True):
+            if isinstance(answer, Exception):
+                log.debug("a text on the screen could not be read: %s", answer)
+                self._unread(TEXT_FAILED)
+                continue
+            found.append(text.element(answer))
         return found
 
     def _shown_parts(
@@ -606,11 +616,7 @@ class AtspiInventory:
             answers = self._call_many(reads, limits)
         except TimeoutError:
             return []
-        return [
-            text.element(answer)
-            for (text, _), answer in zip(long, answers, strict=True)
-            if not isinstance(answer, Exception)
-        ]
+        return self._texts_read([text for text, _ in long], answers)
 
     def _unread(self, why: str) -> None:
         """The read leaves some of the screen's text unread, and says why (the first reason

@@ -14,6 +14,7 @@ from desktop_agent.desktop.inventory.atspi import (
     MANY_TEXTS,
     MAX_CONTENT_NODES,
     MAX_OTHER_WINDOW_NODES,
+    TEXT_FAILED,
     UNTOLD_PART,
     AtspiInventory,
 )
@@ -22,6 +23,7 @@ from desktop_agent.desktop.inventory.atspi_bus import (
     STATE_SHOWING,
     STATE_VISIBLE,
     TEXT,
+    AtspiError,
     Call,
 )
 from desktop_agent.desktop.inventory.atspi_wayland import SCREEN
@@ -105,7 +107,19 @@ class TextViewBus(FakeAtspiBus):
             x, y, coords = call.args
             assert coords == 0  # the screen's (ATSPI_COORD_TYPE_SCREEN)
             return (node.offset_at_point(x, y),)
+        if call.interface == TEXT and call.method == "GetText":
+            node = self.nodes[(call.node.bus, call.node.path)]
+            if isinstance(node, Untold):
+                # at-spi2-core's droute (atk-adaptor) for an object path gone since it
+                # was asked: an error reply, which atspi_bus.call_many gives as AtspiError
+                return AtspiError("org.freedesktop.DBus.Error.UnknownObject", "no such path")
         return super()._answer(call)
+
+
+@dataclass
+class Untold(TextView):
+    """A text view whose GetText answers an error (it went away after its length was read,
+    or its application will not tell what it draws)."""
 
 
 def document(lines: int, last: str = ORDER) -> str:
@@ -330,3 +344,16 @@ def test_on_wayland_an_active_window_walked_whole_has_no_pixels_read() -> None:
     texts = backend.read_texts(limits(clock, 1.0))
 
     assert [(t.role, t.name, t.pixels) for t in texts] == [("text", "Notes", False)]
+
+
+def test_a_text_whose_read_answers_an_error_leaves_the_look_not_read_whole() -> None:
+    # its length and box were read: it shows, and the model reads it on the screenshot
+    texts, unread = read(Untold("text", rect=AREA, text=ORDER))
+    assert ORDER not in [t.name for t in texts]
+    assert unread == TEXT_FAILED
+
+    # so does a long one, whose shown part is read apart
+    long = Untold("text", rect=AREA, text=document(150), scrolled=150 - ROWS)
+    texts, unread = read(long)
+    assert [t for t in texts if t.role == "text"] == []
+    assert unread == TEXT_FAILED
