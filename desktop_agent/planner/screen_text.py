@@ -31,6 +31,9 @@ MAX_INVENTORY_CHARS = 12_000
 #: the texts read beside the names (document contents, OCR) are cut here: the model sees
 #: them on the screenshot anyway; the block is there so it reads them as quoted data
 MAX_TEXT_CHARS = 4_000
+#: one text's words in that block are cut here (the injection guard reads them whole), so a
+#: document longer than the block still gives the model its first part, not nothing
+MAX_TEXT_LINE_CHARS = 2_000
 
 #: every character that ends a line for a reader (str.splitlines' set: \n \r \v \f, the
 #: file/group/record separators, NEL, LINE/PARAGRAPH SEPARATOR) and the other control
@@ -77,6 +80,8 @@ def inventory_lines(observation: Observation) -> list[str]:
 def _text_line(text: Element) -> str:
     left, top, width, height = text.box
     name = text.name.replace('"', "'")
+    if len(name) > MAX_TEXT_LINE_CHARS:
+        name = name[: MAX_TEXT_LINE_CHARS - 1] + "…"
     return one_line(f'{text.role} "{name}" @ {left},{top} {width}x{height}')
 
 

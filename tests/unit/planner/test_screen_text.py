@@ -9,7 +9,13 @@ import pytest
 
 from desktop_agent.core.models import Element, StepKind, StepStatus, StepView
 from desktop_agent.planner.backends import chat_format
-from desktop_agent.planner.screen_text import SCREEN_TEXT_RULE, one_line
+from desktop_agent.planner.screen_text import (
+    MAX_TEXT_CHARS,
+    MAX_TEXT_LINE_CHARS,
+    SCREEN_TEXT_RULE,
+    one_line,
+    text_lines,
+)
 from tests.unit.planner.conftest import make_observation, make_request, pixel_space
 from tests.unit.planner.test_prompt import T0
 
@@ -105,6 +111,24 @@ def test_the_openai_computer_backend_states_the_standing_rule() -> None:
     from desktop_agent.planner.backends.openai_computer import INSTRUCTIONS
 
     assert SCREEN_TEXT_RULE in INSTRUCTIONS
+
+
+def test_a_text_longer_than_the_block_gives_its_first_part_and_the_next_text_is_counted() -> None:
+    # a 10,000-character document: the model had none of it in text (the block's 4,000
+    # characters held no whole line), now its first 2,000; the guard reads it whole apart
+    document = "".join(f"{n:05d} " for n in range(1700))
+    observation = make_observation().with_(
+        texts=(
+            Element(0, "text", document, (10, 30, 580, 360)),
+            Element(0, "label", "Saved", (10, 400, 60, 17)),
+            Element(0, "label", "x" * 3000, (10, 420, 60, 17)),
+        ),
+    )
+    lines = text_lines(observation)
+
+    assert lines[0] == f'text "{document[: MAX_TEXT_LINE_CHARS - 1]}…" @ 10,30 580x360'
+    assert lines[1:] == ['label "Saved" @ 10,400 60x17', "… 1 more texts not listed"]
+    assert sum(len(line) + 1 for line in lines[:-1]) <= MAX_TEXT_CHARS
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
