@@ -95,10 +95,19 @@ class ToolError(DesktopAgentError):
     """A tool failed; the message is shown to the model next turn."""
 
 
-class DesktopChanged(ToolError):
+class NotTheToolsFault(ToolError):
+    """A step that failed, but not because its tool is broken: its circuit breaker, shared by
+    every run, does not count it (the run's consecutive failures do)."""
+
+
+class DesktopChanged(NotTheToolsFault):
     """The desktop changed under a tool while it ran or just before (a window came up under
-    a double click's point, the monitor the screen was seen on went away): the step failed,
-    but the tool is not broken, so its circuit breaker does not count it."""
+    a double click's point, the monitor the screen was seen on went away)."""
+
+
+class NoSuchTarget(NotTheToolsFault):
+    """The call names an element or a point the observation it acts on does not have (the
+    model's mistake, not the tool's)."""
 
 
 class UnknownTool(ToolError):

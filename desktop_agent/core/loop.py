@@ -17,7 +17,7 @@ from desktop_agent.core.effect import STUCK_AT, StuckDetector, call_key, effect_
 from desktop_agent.core.errors import (
     ActionPaused,
     BreakerOpen,
-    DesktopChanged,
+    NotTheToolsFault,
     PlannerError,
     StopRequested,
     ToolNotAllowed,
@@ -632,9 +632,9 @@ class _TaskLoop:
             )
         except StopRequested:
             raise
-        except DesktopChanged as changed:
+        except NotTheToolsFault as fault:
             # a failed step that the tool's breaker does not count: the tool is not broken
-            return ToolResult.failure(describe(changed), tool_fault=False)
+            return ToolResult.failure(describe(fault), tool_fault=False)
         except ActionPaused as paused:
             # paused before its first input event or during it: nothing more was sent;
             # the breaker's place is let go, the next turn (after the resume) decides

@@ -18,6 +18,7 @@ from desktop_agent.core import builtin_tools as tools
 from desktop_agent.core.errors import (
     ActionPaused,
     DesktopChanged,
+    NoSuchTarget,
     ObservationError,
     StopRequested,
     ToolError,
@@ -344,14 +345,14 @@ class DesktopExecutor:
         element = observation.element(element_id)
         away = next((e for e in observation.elsewhere if e.id == element_id), None)
         if element is None and away is not None:
-            raise ToolError(
+            raise NoSuchTarget(
                 f"element {element_id} is on monitor {away.monitor}, which the screenshot does "
                 "not show: focus_window its window first (the next screenshot shows that monitor)"
             )
         if element is None:
             ids = [e.id for e in observation.elements]
             known = f"ids {ids[0]}-{ids[-1]}" if ids else "no elements"
-            raise ToolError(f"no element {element_id} in the last observation ({known})")
+            raise NoSuchTarget(f"no element {element_id} in the last observation ({known})")
         return observation, element
 
     def _point(
@@ -372,8 +373,8 @@ class DesktopExecutor:
             screen = point_to_screen(
                 point[0], point[1], observation.mapping, (observation.width, observation.height)
             )
-        except ValueError as error:
-            raise ToolError(str(error)) from None
+        except ValueError as error:  # a point off the screenshot
+            raise NoSuchTarget(str(error)) from None
         return point, screen, where
 
     # -- pointer ---------------------------------------------------------------------------

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
+import pytest
 from pydantic import BaseModel
 
 from desktop_agent.core.breaker import BreakerState
-from desktop_agent.core.errors import DesktopChanged, PlannerError, PlannerTransportError
+from desktop_agent.core.errors import (
+    DesktopChanged,
+    NoSuchTarget,
+    PlannerError,
+    PlannerTransportError,
+)
 from desktop_agent.core.events import ApprovalResolved, RunFinished, StepFinished, TaskLoopEvent
 from desktop_agent.core.models import (
     ApprovalDecision,
@@ -248,19 +256,31 @@ async def desktop_changed(_args: BaseModel, _context: ToolContext) -> ToolResult
     raise DesktopChanged("after 1 of 2 clicks the window under the point changed")
 
 
-async def test_a_desktop_that_changed_under_a_tool_is_a_failed_step_but_no_breaker_failure(
-    harness: Harness,
+async def no_such_target(_args: BaseModel, _context: ToolContext) -> ToolResult:
+    raise NoSuchTarget("no element 99 in the last observation (ids 1-7)")
+
+
+@pytest.mark.parametrize(
+    ("handler", "error"),
+    [
+        (desktop_changed, "after 1 of 2 clicks the window under the point changed"),
+        (no_such_target, "no element 99 in the last observation (ids 1-7)"),
+    ],
+)
+async def test_a_failure_that_is_not_the_tools_fault_is_a_failed_step_but_no_breaker_failure(
+    harness: Harness, handler: Callable[..., Awaitable[ToolResult]], error: str
 ) -> None:
-    # a dialog that came up under a double click's point three times is the desktop's
-    # doing: the click is not broken, so it is not locked for every run for 5 minutes
-    harness.executor.handlers["wait"] = desktop_changed
+    # a dialog that came up under a double click's point, a model that names an element the
+    # screen does not have, three times: the tool is not broken, so it is not locked for
+    # every run for 5 minutes
+    harness.executor.handlers["wait"] = handler
     run = await harness.create(max_failures=10)
     events = await harness.collect(run, ScriptedPlanner([tool("wait", seconds=0)] * 4 + [done()]))
 
     assert outcome(events) == (RunStatus.COMPLETED, StopReason.DONE)
     assert len(harness.executor.calls) == 4
     assert [(a.step.status, a.step.error) for a in action_steps(events)] == [
-        (StepStatus.FAILED, "after 1 of 2 clicks the window under the point changed")
+        (StepStatus.FAILED, error)
     ] * 4
     breaker = harness.breakers["wait"]
     assert (breaker.state, breaker.consecutive_failures) == (BreakerState.CLOSED, 0)

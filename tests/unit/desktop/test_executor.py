@@ -6,6 +6,7 @@ import asyncio
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,7 +14,13 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.builtin_tools import builtin_registry
-from desktop_agent.core.errors import InvalidArguments, StopRequested, ToolError, UnknownTool
+from desktop_agent.core.errors import (
+    InvalidArguments,
+    NoSuchTarget,
+    StopRequested,
+    ToolError,
+    UnknownTool,
+)
 from desktop_agent.core.models import Element, MonitorArea, Observation, ScreenMapping, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.core.tools import ToolSpec
@@ -91,13 +98,26 @@ async def test_a_click_on_a_fail_safe_corner_is_moved_one_pixel_inwards() -> Non
 
 
 async def test_unknown_element_and_off_screenshot_point_fail_before_any_input() -> None:
+    # the model's mistakes, not the tool's: the loop's breaker does not count them
     driver = FakeDriver()
 
-    with pytest.raises(ToolError, match=r"no element 99 in the last observation \(ids 7-7\)"):
+    with pytest.raises(NoSuchTarget, match=r"no element 99 in the last observation \(ids 7-7\)"):
         await run(executor_with(driver), "click", element=99)
-    with pytest.raises(ToolError, match=r"point \(1300, 10\) is outside the 1280x720 screenshot"):
+    with pytest.raises(
+        NoSuchTarget, match=r"point \(1300, 10\) is outside the 1280x720 screenshot"
+    ):
         await run(executor_with(driver), "move_mouse", x=1300, y=10)
+    away = replace(
+        observation(SAVE), elsewhere=(Element(8, "button", "Send", (0, 0, 0, 0), monitor=2),)
+    )
+    with pytest.raises(NoSuchTarget, match="^element 8 is on monitor 2, which the screenshot"):
+        await run(executor_with(driver), "click", context(away), element=8)
     assert driver.events == []
+    # no observation at all is ours to mend, not the model's: the breaker counts it
+    no_look = ToolContext("run", None, threading.Event())
+    with pytest.raises(ToolError, match="there is no observation") as raised:
+        await run(executor_with(driver), "click", no_look, element=7)
+    assert not isinstance(raised.value, NoSuchTarget)
 
 
 async def test_unknown_key_names_are_refused_before_anything_is_pressed() -> None:
