@@ -88,12 +88,17 @@ class WindowAtPoint(Protocol):
 
 
 def window_at_point_of(driver: InputDriver) -> WindowAtPoint | None:
-    """The read of what holds a point for `driver`'s desktop: the X11 window at the point
-    where pyautogui drives an X display; None elsewhere (Windows, the Wayland portal's
-    driver, a test's driver): the clicks of a double click are then sent unchecked."""
-    if sys.platform != "win32" and isinstance(driver, PyAutoGuiDriver):
-        return X11WindowAtPoint()
-    return None
+    """The read of what holds a point for `driver`'s desktop: the top-level window at the
+    point where pyautogui drives an X display or Windows (user32); None elsewhere (the
+    Wayland portal's driver, a test's driver): the clicks of a double click are then sent
+    unchecked."""
+    if not isinstance(driver, PyAutoGuiDriver):
+        return None
+    if sys.platform == "win32":
+        from desktop_agent.desktop.win_windows import Win32WindowAtPoint
+
+        return Win32WindowAtPoint()
+    return X11WindowAtPoint()
 
 
 class Halt:

@@ -107,3 +107,44 @@ def system_windll() -> Any:
     from desktop_agent.desktop.win_messages import windll
 
     return windll()
+
+
+#: GetAncestor's flag for the root window: the top-level window a child window is in
+#: (winuser.h GA_ROOT)
+GA_ROOT = 2
+
+
+class POINT(ctypes.Structure):
+    _fields_ = (("x", ctypes.c_int32), ("y", ctypes.c_int32))
+
+
+class Win32WindowAtPoint:
+    """What holds a screen point now on Windows, as the executor compares it between the
+    clicks of a double or triple click (executor.WindowAtPoint), from user32: WindowFromPoint
+    gives the window at the point (a child control too; "does not retrieve a handle to a
+    hidden or disabled window", learn.microsoft.com, "WindowFromPoint function": a modal
+    dialog that disabled its owner changes what it gives), GetAncestor(GA_ROOT) the
+    top-level window it is in. No message is sent, nothing crosses into another process.
+    None when it cannot be told (no window there, a failed call). Physical pixels: the app
+    is per-monitor DPI aware (win32.py), as pyautogui's points are."""
+
+    def __init__(self, windll: Any | None = None) -> None:
+        self._windll = windll
+
+    def __call__(self, x: int, y: int) -> str | None:
+        try:
+            user32 = (self._windll or system_windll()).user32
+            user32.WindowFromPoint.argtypes = (POINT,)
+            user32.WindowFromPoint.restype = ctypes.c_void_p
+            user32.GetAncestor.argtypes = (ctypes.c_void_p, ctypes.c_uint)
+            user32.GetAncestor.restype = ctypes.c_void_p
+            window = user32.WindowFromPoint(POINT(x, y))
+            if not window:
+                return None
+            root = user32.GetAncestor(window, GA_ROOT)
+        except Exception:  # noqa: BLE001 - no user32 (not Windows), a ctypes fault: not known
+            return None
+        return f"win32:{int(root or window):#x}"
+
+    def close(self) -> None:
+        """Nothing to let go: user32 holds no connection of ours."""
