@@ -227,11 +227,7 @@ class DesktopObserver:
                     ocr.cancel()
                     raise
                 if places:
-                    from desktop_agent.desktop.window_place import moved
-
-                    # texts of a window not found on the image have no place to give
-                    more = [moved(item, places) for item in more]
-                    more = [item for item in more if item.relative is None]
+                    more = _placed_texts(more, places)
                 # a region the list gave too (a notification) is read once
                 listed = {(item.role, item.rect) for item in raw if item.pixels}
                 regions = [i for i in more if i.pixels and (i.role, i.rect) not in listed]
@@ -543,6 +539,23 @@ class DesktopObserver:
         self._ocr_thread.shutdown(wait=False, cancel_futures=True)
         if self.inventory is not None:
             self.inventory.close()
+
+
+def _placed_texts(
+    texts: list[RawElement], places: dict[RelativeTo, tuple[int, int] | None]
+) -> list[RawElement]:
+    """The texts read beside the list (Wayland: in their window's own px) moved to where
+    their windows were found on the image. A text of a window not found there has no place
+    to give, yet the model sees it on the screenshot: the screen's pixels are read instead
+    (atspi_wayland.SCREEN, once), as for a window the list gave no control of."""
+    from desktop_agent.desktop.inventory.atspi_wayland import SCREEN
+    from desktop_agent.desktop.window_place import moved
+
+    moved_texts = [moved(item, places) for item in texts]
+    placed = [item for item in moved_texts if item.relative is None]
+    if len(placed) < len(moved_texts) and not any(i.pixels and i.rect == SCREEN for i in placed):
+        placed.append(RawElement("window text", "", SCREEN, pixels=True))
+    return placed
 
 
 def _relative_elements(unplaced: list[RawElement]) -> tuple[Element, ...]:
