@@ -2,7 +2,8 @@
 below them, deeper in the widget tree, that an AT-SPI walk breadth first never reaches.
 
 Run as a program under the test desktop:
-`python -m tests.support.many_buttons_window "label text"`.
+`python -m tests.support.many_buttons_window "label text" [buttons] [title] [button text]`
+(200 buttons "T0", "T1", … and "Toolbox — many-buttons" when not given).
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ def main() -> int:
 
     app = QApplication(sys.argv)
     window = QWidget()
-    window.setWindowTitle("Toolbox — many-buttons")
+    window.setWindowTitle(sys.argv[3] if len(sys.argv) > 3 else "Toolbox — many-buttons")
     layout = QVBoxLayout(window)
     grid_box = QWidget(window)
     grid = QGridLayout(grid_box)
     grid.setSpacing(1)
-    for n in range(BUTTONS):
-        button = QPushButton(f"T{n}", grid_box)
-        button.setFixedSize(44, 20)
+    for n in range(int(sys.argv[2]) if len(sys.argv) > 2 else BUTTONS):
+        button = QPushButton(sys.argv[4] if len(sys.argv) > 4 else f"T{n}", grid_box)
+        button.setFixedHeight(20)
         grid.addWidget(button, n // COLUMNS, n % COLUMNS)
     below = QWidget(window)
     below_layout = QVBoxLayout(below)
