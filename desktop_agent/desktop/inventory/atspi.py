@@ -597,8 +597,10 @@ class AtspiInventory:
         """The parts on the screen of the long texts `long` (each with its length), from
         the offsets at the corners of their boxes (`corners`: two GetOffsetAtPoint replies
         each). Where a corner's offset is not told (-1: ATK's default without the method,
-        and GTK 3's label past its text's end, gtklabelaccessible.c), the text is read from
-        its start, or to its end: more than shows, never less. A part longer than
+        GTK 3's label past its text's end, gtklabelaccessible.c, and Qt's text views at
+        any corner, qaccessiblewidgets.cpp QAccessibleTextWidget::offsetAtPoint, a hit test
+        with Qt::ExactHit), the text is read from its start, or to its end: more than shows,
+        never less. A part longer than
         TEXTS_LIMIT is not read whole, and the look says so."""
         reads: list[Call] = []
         for index, (text, length) in enumerate(long):
