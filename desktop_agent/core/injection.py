@@ -214,11 +214,13 @@ _COMPILED = tuple(rule.compiled() for rule in RULES)
 
 
 def scan(
-    observation: Observation, rules: Sequence[InjectionRule] = RULES
+    observation: Observation, rules: Sequence[InjectionRule] = RULES, *, said: Sequence[str] = ()
 ) -> tuple[SuspiciousText, ...]:
     """The texts of `observation` that fire a rule, one per element (its first rule), in the
     element list's order. The names are joined into one text where each rule's triggers are
-    looked for; only a name holding one is searched with the rule's pattern."""
+    looked for; only a name holding one is searched with the rule's pattern. A match whose
+    whole line is words of `said` (the goal and the texts the run typed, each `plain`) does
+    not fire: the person's own words, typed where they asked, give no new order."""
     elements = shown_texts(observation)
     if not elements:
         return ()
@@ -241,7 +243,7 @@ def scan(
     fired: dict[int, tuple[InjectionRule, tuple[int, int]]] = {}
     for rule, pattern, triggers in compiled:
         for index in sorted(_holding(joined, starts, triggers) - fired.keys()):
-            match = pattern.search(texts[index])
+            match = _unsaid(pattern, texts[index], said)
             if match is None:
                 continue
             if rule.popup_only and not popup_like(elements[index], observation):
@@ -257,6 +259,32 @@ def scan(
         )
         for index, (rule, span) in sorted(fired.items())
     )
+
+
+def _unsaid(pattern: re.Pattern[str], text: str, said: Sequence[str]) -> re.Match[str] | None:
+    """The first match of `pattern` in `text` whose line is not within one of `said`: the
+    whole line, not the match (an order's words end at its colon: "run the command:" in the
+    goal must not pass the line "run the command: rm -rf ~")."""
+    for match in pattern.finditer(text):
+        if not said:
+            return match
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = plain(text[start : len(text) if end == -1 else end])
+        if not any(line in words for words in said):
+            return match
+    return None
+
+
+#: quotes are dropped before texts are compared: a shell quotes what it was given
+#: ("touch x '—' y" was read as "touch x — y"), a person quotes what to type
+_QUOTES = str.maketrans("", "", "'\"`")
+
+
+def plain(text: str) -> str:
+    """`text` as texts are compared with the goal and the typed texts: folded as the gate
+    reads it, quotes dropped, each run of white space one space."""
+    return " ".join(folded(text).translate(_QUOTES).split())
 
 
 def shown_texts(observation: Observation) -> tuple[Element, ...]:

@@ -18,6 +18,7 @@ from desktop_agent.core.call_risk import box_holds, folded, window_at
 from desktop_agent.core.injection import (
     RULES,
     image_box,
+    plain,
     scan,
     shown_texts,
     unscanned,
@@ -59,7 +60,7 @@ class InjectionGuard:
     def __init__(self, *, on: bool = True, goal: str = "") -> None:
         self.on = on
         #: where orders and the text they name may come from: the goal (folded)
-        self._sources = [_plain(goal)]
+        self._sources = [plain(goal)]
         #: the last observation scanned and what was found on it
         self._seen: tuple[Observation, tuple[SuspiciousText, ...]] | None = None
         #: the windows on the screen when a person last saw it (the run's first observation,
@@ -78,7 +79,7 @@ class InjectionGuard:
             return ()
         if self._seen is not None and self._seen[0] is observation:
             return self._seen[1]
-        found = scan(observation)
+        found = scan(observation, said=self._sources)
         self._seen = (observation, found)
         return found
 
@@ -140,14 +141,14 @@ class InjectionGuard:
         into a terminal without its Enter does not ask by itself (call_risk), and a terminal's
         window may not say it is one: the text is judged wherever it goes."""
         found = _SHELL.search(folded(text))
-        if found is None or _plain(found.group(0)) in self._sources[0]:
+        if found is None or plain(found.group(0)) in self._sources[0]:
             return ""
         return f'the text to type holds a shell command line ("{found.group(0)}"), wherever it goes'
 
     def typed(self, tool: ToolSpec | str, values: Mapping[str, Any]) -> None:
         """A text the run typed: on the screen afterwards because it was typed, not read."""
         if field_name := spec_of(tool).text_field:
-            self._sources.append(_plain(str(values.get(field_name, ""))))
+            self._sources.append(plain(str(values.get(field_name, ""))))
 
     def _provenance(self, text: str, observation: Observation) -> GuardVerdict:
         """Typing `text` asks when it was read on the screen, not in the goal (copied from one
@@ -186,7 +187,7 @@ class InjectionGuard:
         window when a control is skipped) that `text` was read from: its name holds the
         text, or the text holds its name, and neither is in the goal or typed by the run
         before."""
-        typed = _plain(text)
+        typed = plain(text)
         if len(typed) < PROVENANCE_MIN_CHARS or any(typed in source for source in self._sources):
             return None
         for element in shown_texts(observation):
@@ -199,7 +200,7 @@ class InjectionGuard:
                 )
             ):
                 continue
-            name = _plain(element.name)
+            name = plain(element.name)
             if typed in name or (
                 len(name) >= PROVENANCE_MIN_CHARS
                 and name in typed
@@ -225,11 +226,6 @@ class InjectionGuard:
         return None
 
 
-#: quotes are dropped before texts are compared: a shell quotes what it was given
-#: ("touch x '—' y" was read as "touch x — y")
-_QUOTES = str.maketrans("", "", "'\"`")
-
-
 def _element_note(
     element: Element,
     observation: Observation,
@@ -245,10 +241,6 @@ def _element_note(
         box=image_box(element, observation) if box is None else box,
         element=element.id,
     )
-
-
-def _plain(text: str) -> str:
-    return " ".join(folded(text).translate(_QUOTES).split())
 
 
 def pointer_point(values: Mapping[str, Any], observation: Observation) -> tuple[int, int] | None:
