@@ -39,6 +39,7 @@ from desktop_agent.desktop.input import (
     typeable,
 )
 from desktop_agent.desktop.inventory import InventoryRunner
+from desktop_agent.desktop.inventory.base import NoSuchWindow
 from desktop_agent.desktop.inventory.x11 import X11WindowAtPoint
 from desktop_agent.desktop.launch import Launcher
 from desktop_agent.desktop.observer import DesktopObserver
@@ -721,6 +722,8 @@ class DesktopExecutor:
                 f"the accessibility call did not finish in {self.call_timeout_s:g} s "
                 "(the inventory thread is replaced)"
             ) from None
+        except NoSuchWindow as error:  # the model named a window that is not there
+            raise NoSuchTarget(str(error)) from None
         except LookupError as error:
             raise ToolError(str(error.args[0] if error.args else error)) from None
         except ToolError:

@@ -76,6 +76,11 @@ class WalkLimits:
         return self.clock() >= self.deadline
 
 
+class NoSuchWindow(LookupError):
+    """No window has the title asked for (`activate_window`): the caller's mistake, not the
+    backend's; the message lists the windows there are."""
+
+
 class InventoryBackend(Protocol):
     """Lists the elements of the screen. Every method runs on the backend's own thread."""
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_agent.desktop.inventory import uia_cache
-from desktop_agent.desktop.inventory.base import RawElement, WalkLimits, clean_name
+from desktop_agent.desktop.inventory.base import NoSuchWindow, RawElement, WalkLimits, clean_name
 from desktop_agent.store.data_dir import resolve_data_dir
 
 log = logging.getLogger(__name__)
@@ -350,7 +350,7 @@ class UiaInventory:
                 return self.focus(control)
             names.append(name)
         listed = ", ".join(f'"{clean_name(n)}"' for n in names[:8]) or "none"
-        raise LookupError(f"no window titled {title!r}; open windows: {listed}")
+        raise NoSuchWindow(f"no window titled {title!r}; open windows: {listed}")
 
     def close(self) -> None:
         if self._com is not None:

@@ -9,7 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.desktop.inventory.base import APP_NAME, RawElement, WalkLimits, clean_name
+from desktop_agent.desktop.inventory.base import (
+    APP_NAME,
+    NoSuchWindow,
+    RawElement,
+    WalkLimits,
+    clean_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -397,7 +403,7 @@ def activate_by_title(windows: X11Windows, title: str) -> str:
     if info is None:
         others = [w for w in windows.windows() if not w.own]
         titles = ", ".join(f'"{w.label}"' for w in others[:8]) or "none"
-        raise LookupError(f"no window titled {title!r}; open windows: {titles}")
+        raise NoSuchWindow(f"no window titled {title!r}; open windows: {titles}")
     if not windows.activate(info.id):
         raise LookupError(f'the window manager did not activate "{info.label}"')
     return f'focused window "{info.label}"'

@@ -14,6 +14,7 @@ from desktop_agent.desktop.capture import ScreenCapture, Shot
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.input import Button
 from desktop_agent.desktop.inventory import RawElement, WalkLimits
+from desktop_agent.desktop.inventory.base import NoSuchWindow
 from desktop_agent.desktop.launch import Launcher
 from desktop_agent.desktop.observer import DesktopObserver
 
@@ -152,7 +153,8 @@ class FakeBackend:
     def activate_window(self, title: str) -> str:
         self.actions.append(("activate", title))
         if title == "missing":
-            raise LookupError("no window titled 'missing'; open windows: none")
+            # as x11.activate_by_title and uia.UiaInventory.activate_window do
+            raise NoSuchWindow("no window titled 'missing'; open windows: none")
         return f'focused window "{title}"'
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from desktop_agent.core.models import MonitorArea
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.desktop.geometry import mapping_for
 from desktop_agent.desktop.inventory import InventoryRunner, WalkLimits, to_elements
+from desktop_agent.desktop.inventory.base import NoSuchWindow
 from desktop_agent.desktop.inventory.uia import UiaInventory
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop import fake_uiautomation
@@ -393,7 +394,8 @@ def test_focus_window_by_title_never_finds_the_apps_own_window(
     monkeypatch.setattr(root, "_children", [own, *root._children])
     backend, _, _ = snapshot()
 
-    with pytest.raises(LookupError, match="no window titled 'Agent'"):
+    # the model's mistake (NoSuchWindow): the loop's breaker does not count it
+    with pytest.raises(NoSuchWindow, match="no window titled 'Agent'"):
         backend.activate_window("Agent")
     assert not [call for call in notepad.calls if call[:2] == ("SetActive", "Desktop Agent")]
 
