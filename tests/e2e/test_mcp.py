@@ -92,7 +92,9 @@ async def test_the_client_lists_the_desktop_and_task_tools_with_the_planners_sch
     specs = {spec.name: spec for spec in BUILTIN_TOOLS}
     for name in ("click", "type_text", "hotkey", "scroll", "launch_app", "focus_window", "invoke"):
         assert listed[name].input_schema == specs[name].args_model.model_json_schema()
-        assert listed[name].description.startswith(specs[name].description)
+        description = listed[name].description
+        assert description is not None
+        assert description.startswith(specs[name].description)
 
 
 async def test_screenshot_returns_the_image_and_the_element_list_of_a_real_l3afpad(
@@ -243,10 +245,11 @@ async def test_run_task_streams_progress_per_step_and_ends_completed(
         ]
     )
     asked = Asked(answers=["once"])
-    progress: list[tuple[float, str | None]] = []
+    reports: list[tuple[float, str | None]] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, message))
+    # the parameters named as mcp's ProgressFnT names them (mcp/shared/dispatcher.py)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, message))
 
     async with mcp_client(cli, asked, env=model_env(server)) as client:
         result = await client.call_tool(
@@ -256,8 +259,8 @@ async def test_run_task_streams_progress_per_step_and_ends_completed(
     assert not result.is_error, text_of(result)
     assert result.structured_content["status"] == "completed"
     assert result.structured_content["summary"] == "typed it"
-    messages = [message or "" for _, message in progress]
-    assert [value for value, _ in progress] == sorted({value for value, _ in progress})
+    messages = [message or "" for _, message in reports]
+    assert [value for value, _ in reports] == sorted({value for value, _ in reports})
     assert any(m.startswith("turn 1 action type_text") and ": ok" in m for m in messages)
     assert any(m.startswith("turn 2 decide") for m in messages)
     assert editor_text(xsession) == "hi"

@@ -132,7 +132,7 @@ class MessagesServer(ModelServer):
             return None
         return error_response(ApiError(401, "invalid x-api-key"))
 
-    async def _models(self, request: web.Request) -> web.Response:
+    async def _models(self, request: web.Request) -> web.StreamResponse:
         return self._refused(request) or await super()._models(request)
 
     def add_routes(self, app: web.Application) -> None:

@@ -99,7 +99,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from aiohttp import web
 
@@ -191,8 +191,10 @@ def item_from_json(data: Mapping[str, Any]) -> ScriptItem:
 class ModelServer:
     """The server; see the module docstring. Start it with ``async with`` or ``start()``."""
 
-    script: Iterable[ScriptItem] = ()
-    then: ScriptItem | None = None
+    #: ScriptItems; a server that speaks more takes its own items too (a MessagesServer's
+    #: Message and ApiError, a ResponsesServer's Turn), hence object (`then` and `add` too)
+    script: Iterable[object] = ()
+    then: object | None = None
     reject_formats: frozenset[str] | set[str] = frozenset()
     #: body parameter → the 400 message a request carrying it gets (see the module docstring)
     reject_params: Mapping[str, str] = field(default_factory=dict)
@@ -225,7 +227,7 @@ class ModelServer:
     gone: list[str] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        self._queue: list[ScriptItem] = list(self.script)
+        self._queue: list[object] = list(self.script)
         self._runner: web.AppRunner | None = None
         self._changed: asyncio.Condition | None = None
         self._held: set[str] = set()
@@ -243,7 +245,7 @@ class ModelServer:
         """The OpenAI base URL, with /v1."""
         return f"{self.url}/v1"
 
-    async def start(self) -> ModelServer:
+    async def start(self) -> Self:
         self._changed = asyncio.Condition()
         app = web.Application(middlewares=[self._hear])
         app.router.add_post("/v1/chat/completions", self._chat)
@@ -270,13 +272,13 @@ class ModelServer:
             await self._runner.cleanup()
             self._runner = None
 
-    async def __aenter__(self) -> ModelServer:
+    async def __aenter__(self) -> Self:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def add(self, *items: ScriptItem) -> None:
+    def add(self, *items: object) -> None:
         """Append replies to the script (from the server's own loop)."""
         self._queue.extend(items)
 
@@ -376,7 +378,7 @@ class ModelServer:
         await response.write_eof()
         return response
 
-    async def _models(self, request: web.Request) -> web.Response:
+    async def _models(self, request: web.Request) -> web.StreamResponse:
         self.models_requests += 1
         if self.hang_checks:
             await asyncio.Event().wait()
@@ -395,7 +397,7 @@ class ModelServer:
             raise
         return response
 
-    async def _tags(self, request: web.Request) -> web.Response:
+    async def _tags(self, request: web.Request) -> web.StreamResponse:
         if self.ollama is None:
             return web.Response(status=404, text="404 page not found")
         listed = [
@@ -486,8 +488,11 @@ def _completion(model: str, reply: Reply) -> dict[str, Any]:
 # ── in a thread ─────────────────────────────────────────────────────────────
 
 
+_Server = TypeVar("_Server", bound=ModelServer)
+
+
 @contextlib.contextmanager
-def serve_in_thread(server: ModelServer, timeout: float = 10.0) -> Iterator[ModelServer]:
+def serve_in_thread(server: _Server, timeout: float = 10.0) -> Iterator[_Server]:
     """Run `server` on an event loop of its own in a daemon thread while the block runs.
 
     Read `server.requests` after the block, or while it runs for a snapshot.

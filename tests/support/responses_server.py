@@ -158,7 +158,7 @@ class ResponsesServer(ModelServer):
             status=401,
         )
 
-    async def _models(self, request: web.Request) -> web.Response:
+    async def _models(self, request: web.Request) -> web.StreamResponse:
         return self._refused(request) or await super()._models(request)
 
     def add_routes(self, app: web.Application) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from desktop_agent.core.ports import DecideRequest
 from desktop_agent.planner.backends.ui_tars import ui_tars_messages
 from desktop_agent.planner.prompt import progress_parts, user_text
 from tests.unit.planner.conftest import make_request, pixel_space
@@ -22,7 +23,7 @@ def outside_fences(text: str) -> str:
     return _FENCED.sub("", text)
 
 
-def _request():  # type: ignore[no-untyped-def]
+def _request() -> DecideRequest:
     steps = Steps().action(1, "click", {"x": 1, "y": 1}).invalid(2, ERROR).current(3)
     return make_request(steps=steps.rows, turn=3)
 

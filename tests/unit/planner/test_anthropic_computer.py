@@ -457,6 +457,7 @@ async def test_without_a_key_the_turn_fails_with_one_line_naming_where_to_put_it
             PlannerTransportError, match="no Anthropic API key for .*ANTHROPIC_API_KEY"
         ):
             await planner.decide(request())
+        assert isinstance(planner, AnthropicPlanner)
         await planner.aclose()
     assert server.requests == []
 

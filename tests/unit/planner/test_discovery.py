@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from desktop_agent.core.model_servers import Discovery, FoundModel, FoundServer, run_options
-from desktop_agent.planner.discovery import DEFAULT_PORT_NUMBERS, discover, server_ports
+from desktop_agent.core.model_servers import (
+    DEFAULT_PORT_NUMBERS,
+    Discovery,
+    FoundModel,
+    FoundServer,
+    run_options,
+)
+from desktop_agent.planner.discovery import discover, server_ports
 from tests.support.model_server import ModelServer
 from tests.unit.planner.conftest import closed_port
 

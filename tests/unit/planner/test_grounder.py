@@ -187,7 +187,9 @@ async def test_the_grounding_models_tokens_are_priced_at_its_price_the_planners_
     planner_cost = (4500 * 2.50 + 150 * 10.00) / 1_000_000
     grounder_cost = (4000 * 0.20 + 60 * 0.80) / 1_000_000
     assert final.cost == pytest.approx(planner_cost + grounder_cost)
-    assert (await run_.repo.get_run(run.id)).cost == final.cost
+    stored = await run_.repo.get_run(run.id)
+    assert stored is not None
+    assert stored.cost == final.cost
 
 
 async def test_a_grounder_that_does_not_answer_keeps_the_planners_point() -> None:
@@ -288,7 +290,9 @@ async def test_the_zoom_looks_at_the_region_captured_at_the_screens_resolution()
     assert asked == [(480, 270, 320, 180)]
     sent = decoded_image(server.requests[0]).convert("RGB")
     assert sent.size == (1280, 720)
-    red, green, _ = sent.getpixel((640, 360))
+    pixel = sent.getpixel((640, 360))
+    assert isinstance(pixel, tuple)
+    red, green, _ = pixel
     assert red > 200 and green < 60  # the region's pixels, not the screenshot's blue
     assert grounding.point == (640, 360)
 
@@ -310,6 +314,8 @@ async def test_a_region_capture_that_fails_zooms_on_the_screenshot_instead() -> 
         )
 
     sent = decoded_image(server.requests[0]).convert("RGB")
-    red, green, blue = sent.getpixel((640, 360))
+    pixel = sent.getpixel((640, 360))
+    assert isinstance(pixel, tuple)
+    red, green, blue = pixel
     assert blue > 120 and red < 80  # the observation's own blue
     assert grounding.refined

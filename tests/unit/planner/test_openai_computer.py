@@ -36,7 +36,7 @@ from tests.support.responses_server import (
 from tests.unit.planner.conftest import RecordingSleep, make_observation, make_request
 
 ALL = ("click", "type_text", "hotkey", "wait", "scroll", "drag", "move_mouse")
-SAVE_AS = [
+SAVE_AS: list[dict[str, Any]] = [
     {"type": "click", "button": "left", "x": 20, "y": 30},
     {"type": "type", "text": "notes.txt"},
     {"type": "keypress", "keys": ["CTRL", "S"]},
@@ -309,7 +309,7 @@ async def test_an_action_the_run_does_not_allow_is_refused_by_name() -> None:
 
 
 async def test_each_action_maps_to_our_tools() -> None:
-    actions = [
+    actions: list[dict[str, Any]] = [
         {"type": "move", "x": 10, "y": 11},
         {"type": "drag", "path": [{"x": 1, "y": 2}, {"x": 50, "y": 60}, {"x": 70, "y": 80}]},
         {"type": "scroll", "x": 30, "y": 40, "scroll_x": 0, "scroll_y": 250},

@@ -13,6 +13,7 @@ import pytest
 
 from desktop_agent.core.models import Element, Observation
 from desktop_agent.planner.backends import make_planner as backend_planner
+from desktop_agent.planner.client import OpenAIPlanner
 from desktop_agent.planner.profiles import model_space, profile_named, to_screenshot
 from tests.support.messages_server import Message, MessagesServer, tool_use
 from tests.support.model_server import ModelServer, Reply
@@ -101,6 +102,7 @@ async def test_anthropic_is_told_the_areas_in_the_pixels_of_the_display_it_decla
         await planner.decide(make_request(observation=make_observation(2560, 1600)))
         await planner.decide(make_request(turn=2, observation=observation))
         await planner.decide(make_request(turn=3, observation=make_observation(2560, 1600)))
+        assert isinstance(planner, OpenAIPlanner)
         await planner.aclose()
     first, second, third = server.requests
     assert NOTE not in str(first)
@@ -124,6 +126,7 @@ async def test_openai_is_told_the_areas_in_the_pixels_of_its_screenshot() -> Non
         await planner.decide(make_request(turn=2, allowed=("wait",), observation=own()))
         plain = make_observation(1280, 800)
         await planner.decide(make_request(turn=3, allowed=("wait",), observation=plain))
+        assert isinstance(planner, OpenAIPlanner)
         await planner.aclose()
     first, second, third = (str(body["input"]) for body in server.requests)
     # the display the tool declares is the screenshot itself: its pixels

@@ -10,6 +10,7 @@ import pytest
 
 from desktop_agent.core.errors import ConfigError, PlannerError
 from desktop_agent.core.models import Decision, Observation
+from desktop_agent.planner.client import ResponseFormatMemory
 from desktop_agent.planner.profiles import (
     PROFILES,
     ResizeRule,
@@ -131,7 +132,7 @@ async def test_other_models_keep_temperature_0_and_max_tokens() -> None:
 
 
 async def test_a_400_naming_temperature_or_max_tokens_is_fixed_not_taken_for_a_format_refusal(
-    formats,
+    formats: ResponseFormatMemory,
 ) -> None:
     """A reasoning model the table does not know (a new name) is sent temperature/max_tokens.
 
@@ -155,7 +156,7 @@ async def test_a_400_naming_temperature_or_max_tokens_is_fixed_not_taken_for_a_f
 
 
 async def test_a_400_naming_a_parameter_the_request_lacks_still_steps_the_format_down(
-    formats,
+    formats: ResponseFormatMemory,
 ) -> None:
     async with (
         ModelServer(then=Reply({"action": "done"}), reject_formats={"json_schema"}) as server,

@@ -139,7 +139,8 @@ async def test_the_body_goes_as_built_without_openais_walk_over_messages_and_sch
     from openai.resources.chat.completions import completions
 
     walked: list[Any] = []
-    transform = completions.async_maybe_transform
+    # the name completions.py imported from openai._utils and calls (patched below)
+    transform = completions.async_maybe_transform  # type: ignore[attr-defined]
 
     async def recorded(data: Any, expected_type: Any) -> Any:
         walked.append(data)
