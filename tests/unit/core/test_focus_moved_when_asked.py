@@ -7,9 +7,18 @@ question did not give stops the call; the one it gave does not."""
 
 from __future__ import annotations
 
-from desktop_agent.core.models import ApprovalDecision, Element, Policy, StepKind, StepStatus
+from desktop_agent.core.models import (
+    ApprovalDecision,
+    Decision,
+    Element,
+    Observation,
+    Policy,
+    StepKind,
+    StepStatus,
+    StepView,
+)
 from tests.fakes import ScriptedPlanner, done, make_observation, tool
-from tests.unit.core.conftest import make_harness
+from tests.unit.core.conftest import Harness, make_harness
 from tests.unit.core.test_gate_per_call import EDITOR, FocusAfterTheAnswer
 from tests.unit.core.test_injection_gate import ORDER
 
@@ -22,7 +31,9 @@ ATTACKED_EDITOR = make_observation(
 )
 
 
-async def _typed_after(before: str, after: str, observation: object, call: object) -> tuple:
+async def _typed_after(
+    before: str, after: str, observation: Observation, call: Decision
+) -> tuple[Harness, StepView]:
     probe = FocusAfterTheAnswer(before, after)
     h = make_harness(
         answers=[ApprovalDecision.ONCE],
@@ -30,9 +41,9 @@ async def _typed_after(before: str, after: str, observation: object, call: objec
         policies={"type_text": Policy.ALLOW, "hotkey": Policy.ALLOW},
     )
     probe.asked = h.gate.requests
-    h.observer.observation = observation  # type: ignore[assignment]
+    h.observer.observation = observation
     run = await h.create()
-    await h.collect(run, ScriptedPlanner([call, done()]))  # type: ignore[list-item]
+    await h.collect(run, ScriptedPlanner([call, done()]))
     [action] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     return h, action
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
-from desktop_agent.core.events import ApprovalRequested, StepFinished, StepStarted
+from desktop_agent.core.events import ApprovalRequested, RunFinished, StepFinished, StepStarted
 from desktop_agent.core.models import (
     ApprovalDecision,
+    ApprovalRequest,
     Decision,
     Element,
     Grounding,
@@ -51,7 +52,8 @@ async def test_a_run_grant_on_hotkey_does_not_cover_a_launcher_combination() -> 
         ]
     )
     events = await h.collect(run, planner)
-    assert events[-1].run.status is RunStatus.COMPLETED  # type: ignore[attr-defined]
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].run.status is RunStatus.COMPLETED
     asked = [(r.args["keys"], r.offer_run_grant) for r in h.gate.requests]
     # the person asked sees the keys as they will be pressed: "super" is pressed as "win"
     assert asked == [(["ctrl", "s"], True), (["win", "r"], False), (["win", "r"], False)]
@@ -183,7 +185,8 @@ async def test_the_probe_finds_a_password_field_the_element_list_does_not_show()
     h.observer.observation = EDITOR  # a window list only: no controls
     run = await h.create()
     events = await h.collect(run, ScriptedPlanner([password_decision(), done()]))
-    assert events[-1].run.stop_reason is StopReason.DONE  # type: ignore[attr-defined]
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].run.stop_reason is StopReason.DONE
     assert [r.caution for r in h.gate.requests] == ["typing into a password field"]
     assert [getattr(args, "text", None) for _, args in h.executor.calls] == ["hunter2"]
     for step in await h.repo.list_steps(run.id):
@@ -198,7 +201,8 @@ async def test_text_whose_field_cannot_be_known_is_stored_redacted_without_askin
     h.observer.observation = EDITOR
     run = await h.create()
     events = await h.collect(run, ScriptedPlanner([password_decision("log in"), done()]))
-    assert events[-1].run.stop_reason is StopReason.DONE  # type: ignore[attr-defined]
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].run.stop_reason is StopReason.DONE
     assert h.gate.requests == []  # not known to be a password field: the grant holds
     stored = await h.repo.list_steps(run.id)
     typed = [s for s in stored if s.tool == "type_text"]
@@ -420,7 +424,7 @@ class FocusAfterTheAnswer(FakeFocusProbe):
     def __init__(self, before: str, after: str) -> None:
         super().__init__(before)
         self.after = after
-        self.asked: list[object] = []  # the gate's requests: answered once there is one
+        self.asked: list[ApprovalRequest] = []  # the gate's requests: answered once there is one
 
     async def focused_role(self) -> str | None:
         self.calls += 1

@@ -4,6 +4,7 @@ where it is; the observe step and its step_finished event carry the note (issue 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from desktop_agent.cli import AutoGate
@@ -12,6 +13,7 @@ from desktop_agent.core.models import (
     ApprovalDecision,
     Decision,
     Element,
+    Observation,
     Policy,
     SafetyCheck,
     StepKind,
@@ -20,7 +22,7 @@ from desktop_agent.core.models import (
 )
 from desktop_agent.core.ports import DecideRequest
 from tests.fakes import FakeObserver, ScriptedPlanner, done, make_observation, tool
-from tests.unit.core.conftest import make_harness
+from tests.unit.core.conftest import Harness, make_harness
 
 ALLOW_ALL = {name: Policy.ALLOW for name in ("click", "type_text", "hotkey", "wait")}
 WINDOW = Element(1, "window", "Forum — Firefox", (0, 0, 1280, 720), focused=True)
@@ -32,12 +34,14 @@ NOTE = SuspiciousText(
 )
 
 
-def _then(h: object, observation: object, decision: Decision):  # type: ignore[no-untyped-def]
+def _then(
+    h: Harness, observation: Observation, decision: Decision
+) -> Callable[[DecideRequest], Awaitable[Decision]]:
     """A planner step that changes the screen while the model thinks: its action is judged
     on the screen it decided on, the next turn sees the new one."""
 
     async def step(_request: DecideRequest) -> Decision:
-        h.observer.observation = observation  # type: ignore[attr-defined]
+        h.observer.observation = observation
         return decision
 
     return step
@@ -160,7 +164,7 @@ async def test_a_click_approved_before_an_order_came_up_under_its_point_is_not_m
     [click] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     assert click.status is StepStatus.SKIPPED
     assert "the click lands on text that looks like orders to an AI" in (click.error or "")
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
 
 
 UNREAD = replace(CLEAN, unread="the accessibility read was still busy")
@@ -250,7 +254,7 @@ async def test_an_allowed_key_press_is_not_sent_when_a_window_with_orders_came_u
     assert [s.status for s in actions] == [StepStatus.SKIPPED, StepStatus.DENIED]
     assert "a window came up before the action was sent" in (actions[0].error or "")
     assert ORDER in (actions[0].error or "")
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
     assert [r.suspicious_text for r in h.gate.requests] == [(NOTE,)]
 
 
@@ -261,7 +265,7 @@ async def test_no_new_look_is_taken_when_no_window_came_up() -> None:
     run = await h.create()
     await h.collect(run, ScriptedPlanner([tool("hotkey", keys=["ctrl", "s"]), done()]))
 
-    assert [name for name, _ in h.executor.calls] == ["hotkey"]  # type: ignore[attr-defined]
+    assert [name for name, _ in h.executor.calls] == ["hotkey"]
     assert observer.reads == 1
     # the turn's look and the one after the action (the next turn's): no look more
     assert observer.calls == 2
@@ -283,7 +287,7 @@ async def test_a_window_that_came_up_and_no_look_to_be_had_keeps_the_key_press_b
     [press] = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     assert press.status is StepStatus.SKIPPED
     assert "a window came up and the screen could not be read again" in (press.error or "")
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
 
 
 async def test_no_window_read_for_a_safe_tool_and_the_guard_off_judges_no_orders() -> None:
@@ -303,7 +307,7 @@ async def test_no_window_read_for_a_safe_tool_and_the_guard_off_judges_no_orders
     # the guard off still looks (the call's own risk, test_mutants_gate), but the orders of
     # the window that came up do not keep the key press back
     assert safe.reads == 0 and off.reads == 1
-    assert [name for name, _ in h_off.executor.calls] == ["hotkey"]  # type: ignore[attr-defined]
+    assert [name for name, _ in h_off.executor.calls] == ["hotkey"]
 
 
 async def test_a_press_allowed_for_the_same_order_is_sent_though_another_window_came() -> None:
@@ -319,5 +323,5 @@ async def test_a_press_allowed_for_the_same_order_is_sent_though_another_window_
     )
 
     assert [r.suspicious_text for r in h.gate.requests] == [(NOTE,)]
-    assert [name for name, _ in h.executor.calls] == ["hotkey"]  # type: ignore[attr-defined]
+    assert [name for name, _ in h.executor.calls] == ["hotkey"]
     assert observer.reads == 1

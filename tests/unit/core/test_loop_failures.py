@@ -337,7 +337,8 @@ async def test_after_the_cooldown_one_trial_call_runs_and_its_success_closes_the
     events = await harness.collect(run, ScriptedPlanner([tool("wait", seconds=0), done()]))
     assert outcome(events) == (RunStatus.COMPLETED, StopReason.DONE)
     assert len(harness.executor.calls) == 1
-    assert harness.breakers["wait"].state is BreakerState.CLOSED
+    # mypy holds the state it read before the calls that change it (a property)
+    assert harness.breakers["wait"].state is BreakerState.CLOSED  # type: ignore[comparison-overlap]
 
 
 async def test_a_failed_trial_call_reopens_the_breaker_and_the_next_pick_ends_the_run(

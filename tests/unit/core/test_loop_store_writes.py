@@ -46,7 +46,7 @@ class CountingRepository:
 def counting_harness() -> tuple[Harness, CountingRepository]:
     harness = make_harness()
     counting = CountingRepository(harness.repo)
-    harness.runner.services.repo = counting  # type: ignore[assignment]
+    harness.runner.services.repo = counting
     return harness, counting
 
 
@@ -125,7 +125,8 @@ async def test_every_step_told_is_stored_as_told_and_in_the_order_told(harness: 
         told.append(event)
     finished = [e.step for e in told if isinstance(e, StepFinished)]
     assert finished == await harness.repo.list_steps(run.id)
-    assert harness.stored(run.id) == told[-1].run  # type: ignore[attr-defined]
+    assert isinstance(told[-1], RunFinished)
+    assert harness.stored(run.id) == told[-1].run
 
 
 async def test_a_still_screen_is_written_once_and_every_turn_names_that_file(

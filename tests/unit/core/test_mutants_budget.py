@@ -68,7 +68,9 @@ GOAL = "write a letter to the editor of the paper"  # 41 characters before the p
 def _prompt_tokens(observation: Observation, *tools: str) -> int:
     specs = tuple(spec for spec in BUILTIN_TOOLS if spec.name in tools)
     request = DecideRequest(GOAL, "r", 1, (), observation, specs)
-    return estimate_usage(request, Decision(action="done", raw="x")).prompt_tokens
+    tokens = estimate_usage(request, Decision(action="done", raw="x")).prompt_tokens
+    assert tokens is not None
+    return tokens
 
 
 def test_the_estimate_counts_each_line_the_prompt_adds_beside_the_element_list() -> None:

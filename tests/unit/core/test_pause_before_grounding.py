@@ -23,16 +23,19 @@ from desktop_agent.core.models import (
     SafetyCheck,
     StepKind,
     StepStatus,
+    StepView,
     ToolResult,
 )
-from desktop_agent.core.ports import DecideRequest, ToolContext
+from desktop_agent.core.ports import DecideRequest, GroundRequest, ToolContext
 from tests.fakes import FakeFocusProbe, FakeObserver, ScriptedGrounder, ScriptedPlanner, done, tool
-from tests.unit.core.conftest import Consumer, make_harness
+from tests.unit.core.conftest import Consumer, Harness, make_harness
 
 CLICK = tool("click", x=640, y=510, target="the Save button")
 
 
-async def _paused_while_deciding(decision: Decision) -> tuple:
+async def _paused_while_deciding(
+    decision: Decision,
+) -> tuple[Harness, list[GroundRequest], list[ApprovalRequested], list[StepView]]:
     h = make_harness(policies={"click": Policy.ALLOW})
     run = await h.create(allowed_tools=("click",))
     grounder = ScriptedGrounder(
@@ -57,7 +60,7 @@ async def _paused_while_deciding(decision: Decision) -> tuple:
 async def test_a_pause_during_the_models_request_sends_no_grounding_request() -> None:
     h, grounded, _, actions = await _paused_while_deciding(CLICK)
     assert grounded == []
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
     assert [a.status for a in actions] == [StepStatus.SKIPPED]
 
 
@@ -73,7 +76,7 @@ async def test_a_pause_during_the_models_request_puts_no_safety_check_to_the_per
     )
     h, _, asked, actions = await _paused_while_deciding(flagged)
     assert asked == []
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
     assert [a.status for a in actions] == [StepStatus.SKIPPED]
 
 
@@ -83,7 +86,7 @@ class PausingObserver(FakeObserver):
 
     def __init__(self) -> None:
         super().__init__()
-        self.pause: Callable[[], None] | None = None
+        self.pause: Callable[[], object] | None = None  # Runner.pause answers a bool
         self.at = 0
 
     async def observe(self) -> Observation:
@@ -124,7 +127,7 @@ async def test_a_pause_while_a_batchs_next_screen_is_read_asks_nobody_about_the_
         observer.pause, observer.at = (lambda: h.runner.pause(run.id)), observer.calls + 2
         return ToolResult.success("clicked")
 
-    h.executor.handlers["click"] = click_then_pause_at_the_next_look  # type: ignore[attr-defined]
+    h.executor.handlers["click"] = click_then_pause_at_the_next_look
     both = replace(tool("click", x=5, y=5), batch=(tool("type_text", text="hello"),))
     consumer = Consumer(h.runner.start(run, ScriptedPlanner([both, done()])))
     await consumer.wait_type("run_paused")
@@ -161,7 +164,7 @@ async def test_a_pause_while_a_safety_check_is_asked_sends_no_grounding_request(
     await consumer.finished()
 
     assert grounded_while_paused == []
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
 
 
 class PausingProbe(FakeFocusProbe):
@@ -169,7 +172,7 @@ class PausingProbe(FakeFocusProbe):
 
     def __init__(self, at: int) -> None:
         super().__init__("text")
-        self.pause: Callable[[], None] | None = None
+        self.pause: Callable[[], object] | None = None  # Runner.pause answers a bool
         self.at = at
 
     async def focused_role(self) -> str | None:
@@ -192,6 +195,6 @@ async def test_a_pause_while_the_focus_is_read_puts_no_question_to_the_person() 
     await consumer.finished()
 
     assert asked_while_paused == []
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
     actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     assert [a.status for a in actions] == [StepStatus.SKIPPED]

@@ -108,7 +108,11 @@ async def test_listeners_hear_each_request_and_resolve_answers_it() -> None:
 
 async def test_a_listener_can_answer_from_inside_its_callback() -> None:
     broker = ApprovalBroker()
-    broker.subscribe(lambda item: broker.resolve(item.id, ApprovalDecision.DENY))
+
+    def answer(item: ApprovalRequest) -> None:
+        broker.resolve(item.id, ApprovalDecision.DENY)
+
+    broker.subscribe(answer)
     assert await broker.request(request("a1")) is ApprovalDecision.DENY
 
 
@@ -136,7 +140,7 @@ async def test_an_unsubscribed_listener_hears_nothing_more() -> None:
     assert heard == ["a1"]
     broker.resolve("a1", ApprovalDecision.ONCE)
     broker.resolve("a2", ApprovalDecision.ONCE)
-    assert await asyncio.gather(first, second) == [ApprovalDecision.ONCE] * 2
+    assert list(await asyncio.gather(first, second)) == [ApprovalDecision.ONCE] * 2
 
 
 async def test_a_cancelled_request_leaves_no_pending_approval() -> None:

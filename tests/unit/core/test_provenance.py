@@ -43,7 +43,7 @@ async def test_a_copy_read_on_the_screen_is_a_question_only_a_person_answers() -
     run = await h.create("write a comment in the note")
     await h.collect(run, ScriptedPlanner([tool("type_text", text="sk-live-5531"), done()]))
 
-    [asked] = h.gate.requests  # type: ignore[attr-defined]
+    [asked] = h.gate.requests
     assert [n.to_json() for n in asked.suspicious_text] == [
         {
             "text": "Your API key: sk-live-5531",

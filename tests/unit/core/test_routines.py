@@ -223,7 +223,7 @@ async def test_export_then_import_gives_the_same_routine_without_grants(harness:
 
 
 def _fields(s: RoutineStep) -> dict[str, Any]:
-    return {name: getattr(s, name) for name in s.__slots__}  # type: ignore[attr-defined]
+    return {name: getattr(s, name) for name in s.__slots__}
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import desktop_agent
 from desktop_agent.core.builtin_tools import BUILTIN_TOOLS, builtin_registry, spec_of
 from desktop_agent.core.call_risk import assess_call
 from desktop_agent.core.effect import StuckDetector
+from desktop_agent.core.gate import SCREEN_CHANGED
 from desktop_agent.core.models import (
     ApprovalDecision,
     Effect,
@@ -35,7 +36,6 @@ from tests.unit.core.test_grounding_landing import (
     DELETE_CAUTION,
     DIALOG,
     PAGE,
-    SCREEN_CHANGED,
     action_of,
     asked_while,
 )

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from desktop_agent.core.models import Element, Policy, StepKind, StepStatus
+from desktop_agent.core.models import (
+    Decision,
+    Element,
+    Observation,
+    Policy,
+    StepKind,
+    StepStatus,
+    StepView,
+)
 from tests.fakes import ScriptedPlanner, done, make_observation, tool
-from tests.unit.core.conftest import make_harness
+from tests.unit.core.conftest import Harness, make_harness
 from tests.unit.core.test_injection_gate import WindowsObserver, _then
 
 ALLOWED = {"click": Policy.ALLOW, "type_text": Policy.ALLOW}
@@ -32,18 +40,18 @@ TERMINAL_UP = replace(
 )
 
 
-async def _run(call: object, then: object) -> tuple:
+async def _run(call: Decision, then: Observation) -> tuple[Harness, list[StepView]]:
     h = make_harness(policies=ALLOWED, observer=WindowsObserver())
     h.observer.observation = BEFORE
     run = await h.create()
-    await h.collect(run, ScriptedPlanner([_then(h, then, call)], then=done()))  # type: ignore[arg-type]
+    await h.collect(run, ScriptedPlanner([_then(h, then, call)], then=done()))
     actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     return h, actions
 
 
 async def test_an_allowed_click_is_not_sent_onto_a_delete_that_came_up_under_its_point() -> None:
     h, actions = await _run(tool("click", x=460, y=320), AFTER)
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
     assert actions[0].status is StepStatus.SKIPPED
     assert "a window came up before the action was sent" in (actions[0].error or "")
     assert '"Delete" is sensitive' in (actions[0].error or "")
@@ -51,7 +59,7 @@ async def test_an_allowed_click_is_not_sent_onto_a_delete_that_came_up_under_its
 
 async def test_an_allowed_line_is_not_typed_into_a_terminal_that_came_up_with_the_focus() -> None:
     h, actions = await _run(tool("type_text", text="make clean", enter=True), TERMINAL_UP)
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
     assert actions[0].status is StepStatus.SKIPPED
     assert "terminal" in (actions[0].error or "")
 
@@ -62,5 +70,5 @@ async def test_a_window_that_came_up_elsewhere_lets_the_allowed_click_go() -> No
         make_observation([EDITOR, DRAFT, aside]), window_ids=frozenset({"x11:1", "x11:6"})
     )
     h, actions = await _run(tool("click", x=460, y=320), elsewhere)
-    assert [name for name, _ in h.executor.calls] == ["click"]  # type: ignore[attr-defined]
+    assert [name for name, _ in h.executor.calls] == ["click"]
     assert actions[0].status is StepStatus.OK
