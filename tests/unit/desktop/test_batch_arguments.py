@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -53,9 +54,15 @@ class BatchPopen(WindowsPopen):
         self.commands = cmd_commands(self.line, ENVIRONMENT)
 
 
+def batches_started() -> list[BatchPopen]:
+    """BatchPopen.started: the list WindowsPopen keeps, of BatchPopens while `batch` patches
+    subprocess.Popen to BatchPopen."""
+    return cast(list[BatchPopen], BatchPopen.started)
+
+
 @pytest.fixture
 def batch(windows_programs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
-    monkeypatch.setattr(launch.subprocess, "Popen", BatchPopen)
+    monkeypatch.setattr(subprocess, "Popen", BatchPopen)
     return windows_programs["setup"]
 
 
@@ -82,7 +89,7 @@ def test_a_batch_files_argument_cmd_would_act_on_is_refused_with_the_reason(
         launch_with(monkeypatch, ["setup", argument])
 
     # on old main it started: cmd ran [setup.cmd a, calc], or an expanded or cut-off line
-    assert [(child.line, child.commands) for child in BatchPopen.started] == []
+    assert [(child.line, child.commands) for child in batches_started()] == []
     message = str(refused.value)
     assert message.startswith("refused: setup.cmd is a batch file, which Windows runs through")
     assert named in message and "cmd would act on" in message
@@ -94,7 +101,7 @@ def test_a_batch_file_with_plain_arguments_runs_exactly_that_line(
 ) -> None:
     launch_with(monkeypatch, ["setup", r"C:\Users\Ada\my notes.txt", "--fast"])
 
-    (child,) = BatchPopen.started
+    (child,) = batches_started()
     assert child.commands == [child.line]  # one command, nothing expanded or cut
 
 
@@ -104,5 +111,5 @@ def test_a_program_that_is_not_a_batch_file_gets_its_arguments_as_they_are(
     # no cmd.exe between us and notepad.exe: `&` and `%` are plain characters to it
     launch_with(monkeypatch, ["notepad", "R&D %DATE%.txt"])
 
-    (child,) = BatchPopen.started
+    (child,) = batches_started()
     assert child.argv[1:] == ["R&D %DATE%.txt"]

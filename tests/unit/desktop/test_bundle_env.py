@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from desktop_agent.core.errors import ToolError
 from desktop_agent.desktop import launch, schedule
 from tests.unit.desktop import fake_ctypes
 
@@ -179,7 +180,7 @@ def test_a_program_starts_with_the_systems_dll_search_and_the_bundles_comes_back
 def test_a_dll_directory_that_cannot_be_dropped_starts_nothing(kernel32: FakeKernel32) -> None:
     kernel32.fail_set = True
 
-    with pytest.raises(launch.ToolError, match=r"cannot start 'notepad': SetDllDirectoryW"):
+    with pytest.raises(ToolError, match=r"cannot start 'notepad': SetDllDirectoryW"):
         launch.Launcher().launch("notepad")
     assert RecordingPopen.started == []
 

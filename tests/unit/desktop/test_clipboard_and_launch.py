@@ -6,6 +6,7 @@ import ctypes
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,7 @@ def test_a_program_the_frozen_app_launches_gets_the_users_library_path(
 
 
 #: the app's own helper programs on Linux, each asked as the app asks it
-HELPERS = {
+HELPERS: dict[str, Callable[[], object]] = {
     "xclip": lambda: XclipPaster().read(),
     "systemctl": lambda: schedule.systemctl("daemon-reload"),
 }
@@ -239,6 +240,7 @@ class WindowsPopen:
         self._handle = 0x700 + len(self.started)
         self.returncode: int | None = None
         self.polls = 0
+        self.idle_asked = 0  # WaitForInputIdle calls, counted by the fake kernel32
         flags = int(options.get("creationflags", 0))  # type: ignore[call-overload]
         self.console = launch.is_console_program(argv[0])
         no_console = bool(flags & launch.DETACHED_PROCESS) or options.get("stdin") is not None
@@ -272,7 +274,7 @@ class FakeUser32:
         assert milliseconds == 0  # the watch polls; it never blocks in the call
         if child.console:
             return WAIT_FAILED
-        child.idle_asked = getattr(child, "idle_asked", 0) + 1
+        child.idle_asked += 1
         return 0 if child.idle_asked > IDLE_AFTER else WAIT_TIMEOUT
 
 
@@ -297,7 +299,7 @@ def windows_programs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[st
         "desktop_agent.desktop.win32.resolve_program",
         lambda name: str(programs[name]) if name in programs else None,
     )
-    monkeypatch.setattr(launch.subprocess, "Popen", WindowsPopen)
+    monkeypatch.setattr(subprocess, "Popen", WindowsPopen)
     monkeypatch.setattr(WindowsPopen, "started", [])
     fake_ctypes.install(monkeypatch, FakeWindll(), fake_ctypes.ThreadErrors())
     return programs

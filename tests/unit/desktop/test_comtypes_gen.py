@@ -20,13 +20,13 @@ def fake_comtypes(package_gen: Path) -> dict[str, types.ModuleType]:
     `_find_gen_dir`); GetModule(typelib) writes the generated wrapper
     `<gen_dir>/<name>.py` (client/_generate.py) and imports it from comtypes.gen."""
     gen = types.ModuleType("comtypes.gen")
-    gen.__path__ = [str(package_gen)]  # type: ignore[attr-defined]
+    gen.__path__ = [str(package_gen)]
     client = types.ModuleType("comtypes.client")
     client.gen_dir = str(package_gen)  # type: ignore[attr-defined]
 
     def get_module(typelib: str) -> Path:
         name = "_" + typelib.replace(".", "_")
-        target = Path(client.gen_dir) / f"{name}.py"  # type: ignore[attr-defined]
+        target = Path(client.gen_dir) / f"{name}.py"
         target.write_text("# generated\n")
         assert str(target.parent) in gen.__path__  # importable from comtypes.gen
         return target
@@ -52,9 +52,9 @@ def test_the_frozen_app_generates_uia_wrappers_into_the_data_dir(
 
     UiaInventory().thread_init()
     # what uiautomation does on first use: GetModule("UIAutomationCore.dll")
-    written = sys.modules["comtypes.client"].GetModule("UIAutomationCore.dll")  # type: ignore[attr-defined]
+    written = sys.modules["comtypes.client"].GetModule("UIAutomationCore.dll")
 
     # on old main it landed in the bundle, where the uninstaller leaves it
     assert written.parent == home / "comtypes-gen"
     assert list(bundle_gen.iterdir()) == []
-    assert sys.modules["comtypes.gen"].__path__[0] == str(home / "comtypes-gen")  # type: ignore[attr-defined]
+    assert sys.modules["comtypes.gen"].__path__[0] == str(home / "comtypes-gen")

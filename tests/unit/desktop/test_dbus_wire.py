@@ -44,7 +44,8 @@ BODIES: list[tuple[str, tuple[Any, ...]]] = [
 
 def serialised(message: Message, endianness: Endianness, serial: int) -> bytes:
     message.header.endianness = endianness
-    return message.serialise(serial=serial)
+    wire: bytes = message.serialise(serial=serial)
+    return wire
 
 
 @pytest.mark.parametrize("endianness", [Endianness.little, Endianness.big])

@@ -14,6 +14,7 @@ from desktop_agent.core.models import Element, MonitorArea, Observation, ToolRes
 from desktop_agent.core.ports import Focus, ToolContext
 from desktop_agent.desktop.executor import DesktopExecutor
 from desktop_agent.desktop.focus import DesktopFocusProbe
+from desktop_agent.desktop.input import Button
 from desktop_agent.desktop.inventory import InventoryRunner, RawElement
 from desktop_agent.desktop.observer import DesktopObserver
 from tests.unit.desktop.fakes import FakeBackend, FakeCapture, FakeDriver, FakePaster
@@ -36,7 +37,7 @@ class HangingDriver(FakeDriver):
         self.release = threading.Event()
         self.threads: list[int] = []
 
-    def click(self, x: int, y: int, button: str, clicks: int) -> None:
+    def click(self, x: int, y: int, button: Button, clicks: int) -> None:
         self.threads.append(threading.get_ident())
         if len(self.threads) == 1:
             self.release.wait(10)
@@ -53,7 +54,7 @@ async def act(executor: DesktopExecutor, tool: str, **args: Any) -> ToolResult:
 
 async def test_a_hung_input_call_fails_and_the_next_call_runs_on_a_new_thread() -> None:
     driver = HangingDriver()
-    executor = DesktopExecutor(driver=driver, paster=FakePaster(), call_timeout_s=0.05)  # type: ignore[arg-type]
+    executor = DesktopExecutor(driver=driver, paster=FakePaster(), call_timeout_s=0.05)
     try:
         with pytest.raises(ToolError, match="did not finish in 0.05 s"):
             await act(executor, "click", x=5, y=5)
@@ -90,7 +91,7 @@ async def test_a_hung_accessibility_call_fails_and_the_inventory_thread_is_repla
     )
     executor = DesktopExecutor(
         observer=observer,
-        driver=FakeDriver(),  # type: ignore[arg-type]
+        driver=FakeDriver(),
         paster=FakePaster(),
         call_timeout_s=0.05,
     )
@@ -142,7 +143,7 @@ async def test_input_tools_give_the_app_time_to_repaint_before_they_count_as_don
         slept.append(seconds)
 
     executor = DesktopExecutor(
-        driver=FakeDriver(),  # type: ignore[arg-type]
+        driver=FakeDriver(),
         paster=FakePaster(),
         settle_s=0.1,
         sleep=sleep,

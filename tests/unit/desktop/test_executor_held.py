@@ -39,7 +39,12 @@ async def test_hold_key_holds_each_key_for_its_time_then_lets_them_go_last_first
 
 async def test_a_stop_while_keys_are_held_lets_them_go_at_once() -> None:
     cancelled = threading.Event()
-    driver = FakeDriver(on_key_down=lambda key: key == "b" and cancelled.set())
+
+    def cancel_at_b(key: str) -> None:
+        if key == "b":
+            cancelled.set()
+
+    driver = FakeDriver(on_key_down=cancel_at_b)
     started = time.monotonic()
 
     with pytest.raises(StopRequested, match=r"while holding a\+b \(let go\)"):

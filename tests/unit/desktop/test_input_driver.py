@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -44,7 +45,7 @@ class User32:
         self.gui = gui
         self.batches: list[tuple[list[win_input.INPUT], tuple[int, int]]] = []
 
-    def send_input(self, inputs: list[win_input.INPUT]) -> int:
+    def send_input(self, inputs: Sequence[win_input.INPUT]) -> int:
         left, top, width, height = DESK
         for event in inputs:
             flags = event.mi.dwFlags if event.type == win_input.INPUT_MOUSE else 0
@@ -150,7 +151,7 @@ def test_a_combination_windows_took_in_part_leaves_no_key_held(
     # their ups did not go in
     batches: list[list[tuple[int, bool]]] = []
 
-    def send_input(inputs: list[win_input.INPUT]) -> int:
+    def send_input(inputs: Sequence[win_input.INPUT]) -> int:
         batches.append([(e.ki.wVk, bool(e.ki.dwFlags & win_input.KEYEVENTF_KEYUP)) for e in inputs])
         return 2 if len(batches) == 1 else len(inputs)
 

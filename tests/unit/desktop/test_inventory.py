@@ -6,11 +6,11 @@ import asyncio
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
-from desktop_agent.core.models import MonitorArea, ScreenMapping
+from desktop_agent.core.models import MonitorArea, MonitorChoice, ScreenMapping
+from desktop_agent.desktop.capture import Shot
 from desktop_agent.desktop.geometry import mapping_for
 from desktop_agent.desktop.inventory import (
     InventoryRunner,
@@ -242,9 +242,11 @@ async def test_the_walk_starts_once_the_grab_is_done() -> None:
     events: list[str] = []
 
     class Capture(FakeCapture):
-        def grab(self, near: Any = None) -> Any:
+        def grab(
+            self, near: tuple[int, int, int, int] | None = None, choice: MonitorChoice | None = None
+        ) -> Shot:
             events.append("grab")
-            return super().grab()
+            return super().grab(near, choice)
 
     class Backend(FakeBackend):
         def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:

@@ -21,7 +21,7 @@ MONITORS = [
 
 def test_auto_is_the_default_and_0_still_means_all() -> None:
     assert Settings().monitor == "auto"
-    assert Settings(monitor=0).monitor == "all"  # type: ignore[arg-type]
+    assert Settings(monitor=0).monitor == "all"
     assert Settings(monitor="2").monitor == 2  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="monitor must be auto, all or a monitor number"):
         parse_monitor("left")

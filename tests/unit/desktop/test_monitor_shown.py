@@ -25,7 +25,7 @@ class _Chooser:
     """Makes a fake observer a MonitorChooser whose view is the real `MonitorShown`."""
 
     async def observe(self, monitor: MonitorChoice | None = None) -> Observation:
-        return await super().observe()  # type: ignore[misc]
+        return await super().observe()  # type: ignore[misc, no-any-return]
 
     def showing(self, monitor: MonitorChoice) -> MonitorShown:
         return MonitorShown(self, monitor)  # type: ignore[arg-type]
@@ -59,7 +59,7 @@ async def test_on_wayland_a_run_on_its_own_monitor_still_asks_before_every_input
 
     assert [request.tool for request in h.gate.requests] == ["click", "hotkey"]
     assert all("app's own windows are (Wayland)" in r.caution for r in h.gate.requests)
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
 
 
 async def test_a_run_on_its_own_monitor_still_looks_at_a_window_that_came_up() -> None:
@@ -74,7 +74,7 @@ async def test_a_run_on_its_own_monitor_still_looks_at_a_window_that_came_up() -
     actions = [s for s in await h.repo.list_steps(run.id) if s.kind is StepKind.ACTION]
     assert actions[0].status is StepStatus.SKIPPED
     assert "a window came up before the action was sent" in (actions[0].error or "")
-    assert h.executor.calls == []  # type: ignore[attr-defined]
+    assert h.executor.calls == []
 
 
 def test_the_view_of_one_monitor_answers_every_port_its_observer_answers() -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import pytest
 from PIL import Image
 
 from desktop_agent.core.errors import ConfigError, ObservationError
-from desktop_agent.core.models import MonitorArea
+from desktop_agent.core.models import MonitorArea, MonitorChoice
 from desktop_agent.desktop.capture import MARK_COLOUR, ScreenCapture, Shot, scale_bgra
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import DesktopObserver
@@ -122,7 +121,9 @@ def test_constructing_an_observer_needs_no_display(monkeypatch: pytest.MonkeyPat
 
 async def test_capture_failure_is_an_observation_error_in_one_line() -> None:
     class Broken(ScreenCapture):
-        def grab(self, near: Any = None) -> Shot:
+        def grab(
+            self, near: tuple[int, int, int, int] | None = None, choice: MonitorChoice | None = None
+        ) -> Shot:
             raise OSError("XGetImage failed\nwith details")
 
     obs = DesktopObserver(inventory=False, capture=Broken())

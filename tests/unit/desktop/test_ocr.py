@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from desktop_agent.core.models import MonitorArea
+from desktop_agent.core.models import MonitorArea, MonitorChoice
+from desktop_agent.desktop.capture import Shot
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import MAX_PIXEL_REGIONS, DesktopObserver
 from desktop_agent.desktop.ocr import OcrFailed, OcrProgram, PixelReader, find_ocr_program
@@ -493,7 +494,9 @@ class StillCapture(FakeCapture):
         super().__init__(monitor, size)
         self.shot = super().grab()
 
-    def grab(self, near: Any = None) -> Any:
+    def grab(
+        self, near: tuple[int, int, int, int] | None = None, choice: MonitorChoice | None = None
+    ) -> Shot:
         self.grabs += 1
         return self.shot
 

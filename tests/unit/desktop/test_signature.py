@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from desktop_agent.core.effect import screen_change, visibly_changed
-from desktop_agent.core.models import MonitorArea
+from desktop_agent.core.models import MonitorArea, MonitorChoice
 from desktop_agent.desktop.capture import SIGNATURE_WIDTH, Shot, signature
 from desktop_agent.desktop.inventory import RawElement
 from desktop_agent.desktop.observer import DesktopObserver
@@ -81,7 +79,9 @@ async def test_the_observer_fills_the_signature_of_the_screen_without_marks() ->
 class ChangingCapture(FakeCapture):
     """A screen whose next grab shows a word typed."""
 
-    def grab(self, near: Any = None) -> Shot:
+    def grab(
+        self, near: tuple[int, int, int, int] | None = None, choice: MonitorChoice | None = None
+    ) -> Shot:
         self.grabs += 1
         word = "typed" if self.grabs > 1 else ""
         return Shot(text_screen(caret=True, word=word), self.monitor)

@@ -371,6 +371,7 @@ async def test_a_failed_uia_invoke_fails_the_invoke_step(login: fake_uiautomatio
         observation = await observer.observe()
         cancel = next(e for e in observation.elements if e.name == "Cancel")
         native = observer.native(observation, cancel.id)
+        assert native is not None
         native._spec["fails"] = ["Invoke"]
         spec, args = builtin_registry().validate("invoke", {"element": cancel.id})
         with pytest.raises(ToolError, match="the element did not accept UIA Invoke"):

@@ -186,9 +186,12 @@ async def test_own_windows_that_cannot_be_read_are_an_error_not_none(
         # visible, its pid read, then its rectangle cannot be: not known where it is
         user32.IsWindowVisible = lambda handle: 1  # type: ignore[method-assign]
         user32.user32.IsWindowVisible = Function(user32.IsWindowVisible)
-        user32.user32.GetWindowThreadProcessId = Function(
-            lambda handle, ref: setattr(ref._obj, "value", ME) or 7
-        )
+
+        def thread_process_id(handle: object, ref: Any) -> int:
+            ref._obj.value = ME
+            return 7
+
+        user32.user32.GetWindowThreadProcessId = Function(thread_process_id)
 
     with pytest.raises(ObservationError):
         await windows_now(user32)

@@ -3,6 +3,7 @@ detached, where it ended at once (issue 37 item 9)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def alias(
     winget = apps / "winget.exe"
     winget.write_bytes(b"")  # what reading a reparse point of this kind gives, at best
     windows_programs["winget"] = winget
-    monkeypatch.setattr(launch.subprocess, "Popen", AliasPopen)
+    monkeypatch.setattr(subprocess, "Popen", AliasPopen)
     return winget
 
 

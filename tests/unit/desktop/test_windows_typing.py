@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -44,7 +45,7 @@ class FocusedEditor:
         self.units: list[int] = []
         self.shift = False
 
-    def send_input(self, inputs: list[win_input.INPUT]) -> int:
+    def send_input(self, inputs: Sequence[win_input.INPUT]) -> int:
         for event in inputs:
             assert event.type == win_input.INPUT_KEYBOARD
             assert event.ki.dwExtraInfo == win_input.AGENT_INPUT_TAG

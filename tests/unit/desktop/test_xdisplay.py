@@ -6,7 +6,6 @@ import shutil
 
 import pytest
 
-from desktop_agent.eval import desk
 from tests.support import xdisplay
 
 
@@ -15,9 +14,7 @@ def test_a_missing_xvfb_is_an_error_that_names_it_and_the_fix(
 ) -> None:
     real_which = shutil.which
     # the desk code lives in desktop_agent.eval.desk (tests/support/xdisplay re-exports it)
-    monkeypatch.setattr(
-        desk.shutil, "which", lambda name: None if name == "Xvfb" else real_which(name)
-    )
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "Xvfb" else real_which(name))
 
     with pytest.raises(xdisplay.XSessionError) as raised:
         xdisplay.start_xsession()
