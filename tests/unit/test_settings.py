@@ -40,7 +40,7 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 @pytest.fixture
 def no_keyring() -> Iterator[None]:
     previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
+    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]  # keyring: no annotations
     yield
     keyring.set_keyring(previous)
 

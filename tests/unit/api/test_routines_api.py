@@ -7,7 +7,7 @@ import asyncio
 from desktop_agent.core.models import ApprovalDecision, Element, Policy, ToolResult
 from desktop_agent.core.routine import REDACTED, Routine, RoutineParam, RoutineStep
 from desktop_agent.core.targets import element_ref
-from tests.fakes import FakeObserver, make_observation
+from tests.fakes import FakeExecutor, FakeObserver, make_observation
 from tests.unit.api.conftest import Api, Frame, frames
 
 SCREEN = make_observation(
@@ -76,8 +76,9 @@ async def test_a_routine_runs_through_the_api_as_an_sse_stream(api: Api) -> None
 
     final = stream[-1][1]["run"]
     assert (final["status"], final["kind"], final["routine"]) == ("completed", "routine", "login")
-    typed = [args.model_dump()["text"] for name, args in api.agent.runner.services.executor.calls
-             if name == "type_text"]  # type: ignore[attr-defined]  # fmt: skip
+    executor = api.agent.runner.services.executor
+    assert isinstance(executor, FakeExecutor)
+    typed = [args.model_dump()["text"] for name, args in executor.calls if name == "type_text"]
     assert typed == ["bob", "pw-1"]
     # the password field asked (every time, grant or not) and its text was never stored
     assert [a[1]["approval"]["caution"] for a in stream if a[0] == "approval_requested"] == [

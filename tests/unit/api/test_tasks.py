@@ -16,6 +16,7 @@ import pytest
 
 from desktop_agent.cli.output import print_events
 from desktop_agent.core.events import event_to_json
+from desktop_agent.core.models import RunView
 from tests.fakes import done, tool
 from tests.unit.api.conftest import Api, Hang, frames, next_frame, until
 
@@ -389,7 +390,7 @@ def hold_the_first_run_read(api: Api) -> tuple[asyncio.Event, asyncio.Event]:
     reading, release = asyncio.Event(), asyncio.Event()
     real_get = api.agent.repo.get_run
 
-    async def first_read_held(run_id: str) -> object:
+    async def first_read_held(run_id: str) -> RunView | None:
         found = await real_get(run_id)
         if not reading.is_set():
             reading.set()

@@ -10,6 +10,7 @@ import pytest
 
 from desktop_agent.core.calibration import targets_for
 from desktop_agent.core.errors import StopRequested
+from desktop_agent.core.models import Observation
 from desktop_agent.host import Host
 from desktop_agent.host.calibration import ScreenCalibration
 from desktop_agent.planner import ResponseFormatMemory
@@ -19,7 +20,7 @@ from tests.support.model_server import Hang, ModelServer
 
 
 class Still:
-    async def observe(self) -> object:
+    async def observe(self) -> Observation:
         return real_observation()
 
 
@@ -38,7 +39,7 @@ async def test_a_stop_all_cancels_the_calibrations_request_and_counts_no_run(
             calibration = ScreenCalibration(
                 settings,
                 observer=Still(),
-                formats=ResponseFormatMemory(),  # type: ignore[arg-type]
+                formats=ResponseFormatMemory(),
             )
             host.hold_calibration(calibration)
             observation = await calibration.screenshot()
@@ -62,7 +63,7 @@ async def test_a_stop_all_cancels_the_calibrations_request_and_counts_no_run(
 async def test_a_closed_calibration_is_not_stopped_by_a_later_stop_all(tmp_path: Path) -> None:
     host = Host(make_agent(tmp_path / "data"))
     try:
-        calibration = ScreenCalibration(Settings(), observer=Still())  # type: ignore[arg-type]
+        calibration = ScreenCalibration(Settings(), observer=Still())
         host.hold_calibration(calibration)
         await calibration.close()
         host._agent.stop_all()
@@ -82,7 +83,7 @@ async def test_a_calibration_sends_the_model_nothing_while_the_screen_is_denied(
             model_profile="generic",
             policies={"screen_snapshot": Policy.DENY},
         )
-        calibration = ScreenCalibration(settings, observer=Still())  # type: ignore[arg-type]
+        calibration = ScreenCalibration(settings, observer=Still())
         observation = await calibration.screenshot()
         with pytest.raises(RefusedToStart, match="screen_snapshot is denied by policy"):
             await calibration.ask(observation, targets_for(observation.width, observation.height))

@@ -38,7 +38,7 @@ async def test_a_stop_all_marked_while_this_instance_cannot_be_found_stops_a_cal
             settings = Settings(base_url=server.base_url, model="m", model_profile="generic")
             calibration = ScreenCalibration(
                 settings,
-                observer=Still(),  # type: ignore[arg-type]
+                observer=Still(),
                 formats=ResponseFormatMemory(),
             )
             host.hold_calibration(calibration)

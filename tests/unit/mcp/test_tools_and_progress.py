@@ -11,6 +11,7 @@ from desktop_agent.core.events import (
     RunStarted,
     StepFinished,
     StepStarted,
+    TaskLoopEvent,
 )
 from desktop_agent.core.models import (
     ApprovalRequest,
@@ -59,7 +60,7 @@ def test_each_finished_step_is_one_progress_notice_that_only_grows() -> None:
     run = RunView("r1", "g", RunStatus.RUNNING, None, 0, 5, 3, (), "m", "u", NOW)
     progress = ProgressOfRun(max_steps=5)
     approval = ApprovalRequest("a", "r1", 1, "click", {"x": 1}, "", Risk.INPUT, True, 60)
-    events = [
+    events: list[TaskLoopEvent] = [
         RunStarted(run),
         StepStarted(step(1, StepKind.OBSERVE, StepStatus.RUNNING)),
         StepFinished(step(1, StepKind.OBSERVE, StepStatus.OK, summary="screenshot")),

@@ -4,6 +4,7 @@ tool or a call that asks every time unless --allow-dangerous names its tool."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,7 +53,7 @@ async def test_approve_all_denies_any_question_that_offers_no_run_grant() -> Non
 
 def test_run_says_so_in_its_help_and_takes_allow_dangerous() -> None:
     parser = build_parser()
-    run = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+    run = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr, index]
     text = " ".join(run.format_help().split())
     assert "never approves a dangerous call" in text and "--allow-dangerous" in text
     args = parser.parse_args(["run", "x", "--approve", "all", "--allow-dangerous", "launch_app"])
@@ -60,7 +61,7 @@ def test_run_says_so_in_its_help_and_takes_allow_dangerous() -> None:
 
 
 @pytest.fixture
-async def session() -> aiohttp.ClientSession:
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as made:
         yield made
 

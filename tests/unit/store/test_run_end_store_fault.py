@@ -216,7 +216,7 @@ async def test_a_store_failing_at_the_start_still_tells_start_and_end(tmp_path: 
     try:
         run = await store.create_run(TaskSpec("x", allowed_tools=TOOLS))
 
-        async def broken(_run: RunView) -> None:
+        async def broken(run: RunView) -> None:
             raise sqlite3.OperationalError("disk I/O error")
 
         store.save_run = broken  # type: ignore[method-assign]
