@@ -266,6 +266,14 @@ OUTLINE_ROLES = frozenset(
         "panel",
     }
 )
+#: roles of a window's parts whose pixels may hold text AT-SPI does not tell when they have
+#: no child: a spreadsheet's grid (gnumeric's is a childless "panel"), a canvas, a drawing
+#: area, an image; one as large as MIN_OPAQUE_AREA is read by OCR (`_Walked.opaque`)
+OPAQUE_ROLES = frozenset(
+    {"panel", "filler", "drawing area", "canvas", "image", "unknown", "embedded component"}
+)
+#: the least area (px²) of such a part read by OCR: 200 x 100
+MIN_OPAQUE_AREA = 20_000
 #: text contents read per window; past them the look is not read whole (MANY_TEXTS)
 MAX_CONTENT_NODES = 150
 #: why the screen's texts were not all read (the person asked reads it: fixed words)
@@ -315,6 +323,8 @@ class _Walked:
     #: the walk left nodes of the active window unvisited for its bounds (controls, nodes,
     #: depth): what they say is read from the window's pixels, as another window's
     cut: bool = False
+    #: the boxes of its childless opaque parts (OPAQUE_ROLES): their pixels are read
+    opaque: tuple[tuple[int, int, int, int], ...] | list[tuple[int, int, int, int]] = ()
 
 
 def atspi_status() -> tuple[bool, str]:
@@ -442,11 +452,15 @@ class AtspiInventory:
         contents: list[tuple[Node, str]] = []
         budget = limits.max_elements - len(elements)
         cut: list[bool] = []
-        controls = self._walk(roots, limits, budget=budget, contents=contents, cut=cut)
+        opaque: list[tuple[int, int, int, int]] = []
+        controls = self._walk(
+            roots, limits, budget=budget, contents=contents, cut=cut, opaque=opaque
+        )
         self._listed = frozenset(control.native for control in controls)
         if not self.late and not limits.expired():
-            walked = _Walked(windows, frames, roots[0], contents, bool(controls), cut=bool(cut))
-            self._seen = walked
+            self._seen = _Walked(
+                windows, frames, roots[0], contents, bool(controls), cut=bool(cut), opaque=opaque
+            )
         # else the walk may have been cut at the list's deadline (a new connection's first
         # walk, a loaded machine) or by a batch that timed out (a hung application): what
         # the rest of the window says is not known, and
@@ -478,6 +492,10 @@ class AtspiInventory:
             if active is not None and (seen.cut or (not seen.controls and not texts)):
                 # nothing readable in it, or more than the walk's bounds: its pixels tell
                 texts += _pixels(active, [active.rect])
+            elif active is not None and (opaque := _untold(seen.opaque, texts)):
+                # parts whose text AT-SPI does not tell (a spreadsheet's grid): one region
+                # around them all, within the window
+                texts += _pixels(active, _within(_around(opaque), [active.rect]))
             others = self._other_windows(seen.windows, seen.frames, seen.walked, limits)
         except TimeoutError:
             log.debug("the screen's texts cut at their deadline")
@@ -507,14 +525,19 @@ class AtspiInventory:
             return _Walked(windows, frames, None, [], False)
         contents: list[tuple[Node, str]] = []
         cut: list[bool] = []
-        controls = self._walk(roots, limits, limits.max_elements, contents=contents, cut=cut)
+        opaque: list[tuple[int, int, int, int]] = []
+        controls = self._walk(
+            roots, limits, limits.max_elements, contents=contents, cut=cut, opaque=opaque
+        )
         # the element list did not have them this turn: their names are text on the screen
         names = [
             RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
             for e in controls
             if e.name and e.native not in self._listed
         ]
-        return _Walked(windows, frames, roots[0], contents, bool(controls), names, bool(cut))
+        return _Walked(
+            windows, frames, roots[0], contents, bool(controls), names, bool(cut), opaque
+        )
 
     def _contents(self, nodes: list[tuple[Node, str]], limits: WalkLimits) -> list[RawElement]:
         """The text contents (AT-SPI Text) of `nodes`: a text of at most TEXT_LIMIT characters
@@ -657,14 +680,17 @@ class AtspiInventory:
                 continue
             contents: list[tuple[Node, str]] = []
             cut: list[bool] = []
+            opaque: list[tuple[int, int, int, int]] = []
             controls = self._walk(
-                [frame], limits, MAX_OTHER_WINDOW_NODES, contents=contents, cut=cut
+                [frame], limits, MAX_OTHER_WINDOW_NODES, contents=contents, cut=cut, opaque=opaque
             )
             texts = self._contents(contents, limits)
             if limits.expired():
                 break  # cut: what this window says is not known, and is not guessed
             if cut or (not controls and not texts):
                 found += _pixels(window, pieces)
+            elif untold := _untold(opaque, texts):
+                found += _pixels(window, _within(_around(untold), pieces))
             shown = [
                 RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
                 for e in controls
@@ -754,6 +780,7 @@ class AtspiInventory:
         contents: list[tuple[Node, str]] | None = None,
         outlines: list[tuple[int, int, int, int]] | None = None,
         cut: list[bool] | None = None,
+        opaque: list[tuple[int, int, int, int]] | None = None,
     ) -> list[RawElement]:
         """Breadth first, so a walk cut short by the deadline still has the outer controls.
 
@@ -766,7 +793,9 @@ class AtspiInventory:
         `outlines`, the boxes of the showing nodes of OUTLINE_ROLES (a window's visible
         structure: bars, panes) are added to it, asked with the controls' boxes. With `cut`,
         True is added to it when the walk left nodes unvisited for its bounds (`budget`
-        controls, the limits' nodes and depth; not its deadline, which the caller sees).
+        controls, the limits' nodes and depth; not its deadline, which the caller sees). With
+        `opaque`, the boxes of the showing childless nodes of OPAQUE_ROLES of at least
+        MIN_OPAQUE_AREA are added to it, asked as the outlines are.
         """
         found: list[RawElement | None] = []
         # controls whose name and extents are asked with the next batch
@@ -799,11 +828,9 @@ class AtspiInventory:
             offset = 2 * len(level) + len(unknown)
             for index, (slot, control, role, role_name, states) in enumerate(pending):
                 name, extents = replies[offset + 2 * index], replies[offset + 2 * index + 1]
-                if slot < 0:  # an outline only
-                    if outlines is not None and not isinstance(extents, Exception):
-                        x, y, width, height = extents[0]
-                        if width > 0 and height > 0:
-                            outlines.append((x, y, width, height))
+                if slot < 0:  # an outline, an opaque part
+                    if not isinstance(extents, Exception):
+                        _structure(extents[0], role, role_name, outlines, opaque)
                     continue
                 if not isinstance(name, Exception) and not isinstance(extents, Exception):
                     found[slot] = _element(
@@ -834,8 +861,15 @@ class AtspiInventory:
                 if kind is not None and states_contain(states, STATE_VISIBLE):
                     pending.append((len(found), node, kind, role_name, states))
                     found.append(None)
-                elif outlines is not None and role_name in OUTLINE_ROLES:
-                    pending.append((-1, node, "", role_name, states))
+                elif (outlines is not None and role_name in OUTLINE_ROLES) or (
+                    opaque is not None
+                    and role_name in OPAQUE_ROLES
+                    and not isinstance(children, Exception)
+                    and not _children(children)
+                ):
+                    # its box is asked with the next batch (an opaque part is childless)
+                    leaf = OPAQUE if role_name in OPAQUE_ROLES and not _children(children) else ""
+                    pending.append((-1, node, leaf, role_name, states))
                 if contents is not None and role_name in CONTENT_ROLES:
                     contents.append((node, role_name))
                 if not isinstance(children, Exception) and (below := _children(children)):
@@ -971,6 +1005,73 @@ def _shows_in(rect: tuple[int, int, int, int], pieces: list[tuple[int, int, int,
 
 #: a visible piece of a window smaller than this (px) is not read by OCR: no line of text fits
 MIN_PIXEL_PIECE = (48, 16)
+
+
+#: the mark, in a walk's pending structure node, of a childless opaque part
+OPAQUE = "opaque"
+
+
+def _structure(
+    box: tuple[int, int, int, int],
+    mark: str,
+    role_name: str,
+    outlines: list[tuple[int, int, int, int]] | None,
+    opaque: list[tuple[int, int, int, int]] | None,
+) -> None:
+    """A structure node's box, once asked: an outline, an opaque part, or both."""
+    x, y, width, height = box
+    if width <= 0 or height <= 0:
+        return
+    if outlines is not None and role_name in OUTLINE_ROLES:
+        outlines.append((x, y, width, height))
+    if opaque is not None and mark == OPAQUE and width * height >= MIN_OPAQUE_AREA:
+        opaque.append((x, y, width, height))
+
+
+def _untold(
+    opaque: tuple[tuple[int, int, int, int], ...] | list[tuple[int, int, int, int]],
+    texts: list[RawElement],
+) -> list[tuple[int, int, int, int]]:
+    """The opaque parts no read text lies over: a text view's own viewport (Qt's is a
+    childless part under the text's box) is told by its text, a spreadsheet's grid is not.
+    A part is told when one text's box covers at least half of it."""
+    return [
+        box
+        for box in opaque
+        if not any(_overlap(box, text.rect) * 2 >= box[2] * box[3] for text in texts)
+    ]
+
+
+def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
+    """The area two boxes share."""
+    width = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    height = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    return max(width, 0) * max(height, 0)
+
+
+def _around(
+    boxes: tuple[tuple[int, int, int, int], ...] | list[tuple[int, int, int, int]],
+) -> tuple[int, int, int, int]:
+    """The smallest box around `boxes` (one OCR read, not one per part)."""
+    left = min(x for x, _, _, _ in boxes)
+    top = min(y for _, y, _, _ in boxes)
+    right = max(x + width for x, _, width, _ in boxes)
+    bottom = max(y + height for _, y, _, height in boxes)
+    return left, top, right - left, bottom - top
+
+
+def _within(
+    box: tuple[int, int, int, int], pieces: list[tuple[int, int, int, int]]
+) -> list[tuple[int, int, int, int]]:
+    """The parts of `box` in `pieces` (a window's visible parts)."""
+    found = []
+    x, y, width, height = box
+    for left, top, w, h in pieces:
+        l2, t2 = max(x, left), max(y, top)
+        r2, b2 = min(x + width, left + w), min(y + height, top + h)
+        if r2 > l2 and b2 > t2:
+            found.append((l2, t2, r2 - l2, b2 - t2))
+    return found
 
 
 def _pixels(window: WindowInfo, pieces: list[tuple[int, int, int, int]]) -> list[RawElement]:
