@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from desktop_agent.cli import EXIT_REFUSED, build_parser
@@ -104,7 +106,7 @@ async def test_doctor_checks_the_key_an_openai_computer_model_needs(
     assert "api key" not in [i.name for i in await _chat_items()]
 
 
-async def _chat_items() -> list:
+async def _chat_items() -> list[Any]:
     from desktop_agent.cli.commands import _model_checks
     from desktop_agent.settings import Settings
     from tests.support.model_server import ModelServer

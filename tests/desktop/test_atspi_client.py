@@ -24,6 +24,7 @@ from desktop_agent.desktop.inventory.atspi_bus import (
     accessibility_bus_address,
     states_contain,
 )
+from desktop_agent.desktop.inventory.x11 import WindowInfo
 from tests.desktop.conftest import Editor
 from tests.support.xdisplay import XSession, wait_until
 
@@ -114,7 +115,7 @@ def test_the_walk_stops_at_its_deadline_with_the_windows_it_has(
     now = [0.0]
     list_windows = inventory.windows.windows
 
-    def windows_then_the_deadline_passes(limits: WalkLimits) -> list[Any]:
+    def windows_then_the_deadline_passes(limits: WalkLimits | None = None) -> list[WindowInfo]:
         listed = list_windows(limits)
         now[0] = 2.0
         return listed

@@ -179,6 +179,7 @@ async def test_a_zoom_region_is_captured_anew_at_the_screens_own_resolution(
     assert region.size == (60, 45)
     # the corner (300, 210) is at (15, 15) of the region (285, 195 on the screen)
     inside, outside = region.getpixel((25, 25)), region.getpixel((5, 5))
+    assert isinstance(inside, tuple) and isinstance(outside, tuple)  # an RGB image's pixels
     assert all(abs(a - b) <= 12 for a, b in zip(inside, ORANGE, strict=True)), inside
     assert abs(outside[1] - ORANGE[1]) > 40 or abs(outside[2] - ORANGE[2]) > 40, outside
 

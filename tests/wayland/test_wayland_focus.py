@@ -61,7 +61,9 @@ def editor(wayland_env: WaylandSession, atspi_rig: AtspiRig, tmp_path: Path) -> 
             seen = asyncio.run(observer.observe())
             return seen if named(seen, "edit", "") else None
 
-        observation = wait_until(listed, timeout=20, what="the editor's text box listed")
+        observation: Observation = wait_until(
+            listed, timeout=20, what="the editor's text box listed"
+        )
         text = named(observation, "edit", "")
         assert text is not None
         driver.click(*observation.mapping.to_screen(*text.center), "left", 1)
