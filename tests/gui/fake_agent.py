@@ -5,11 +5,45 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.agent import Agent
+from tests.fakes import FakeExecutor, FakeObserver, MemoryRepository
+
+if TYPE_CHECKING:
+    from desktop_agent.ui.engine_client import EngineClient
+    from desktop_agent.ui.main_window import MainWindow
 
 T = TypeVar("T")
+
+# ── the fakes behind a bound window ─────────────────────────────────────────
+
+
+def engine_of(window: MainWindow) -> EngineClient:
+    """The client of a window bound to an engine (bind_window, the `window` fixture)."""
+    assert window.client is not None
+    return window.client
+
+
+def memory_repo(agent: Agent) -> MemoryRepository:
+    """make_agent's repository, the MemoryRepository standing in for SqliteRunRepository."""
+    assert isinstance(agent.repo, MemoryRepository)
+    return agent.repo
+
+
+def fake_executor(agent: Agent) -> FakeExecutor:
+    """make_agent's executor: a FakeExecutor, its calls recorded."""
+    executor = agent.runner.services.executor
+    assert isinstance(executor, FakeExecutor)
+    return executor
+
+
+def fake_observer(agent: Agent) -> FakeObserver:
+    """make_agent's observer: a FakeObserver, its looks counted."""
+    observer = agent.runner.services.observer
+    assert isinstance(observer, FakeObserver)
+    return observer
+
 
 # ── the engine thread ────────────────────────────────────────────────────────
 
@@ -62,7 +96,7 @@ class CrossEvent:
 def open_loop(qapp: Any) -> asyncio.AbstractEventLoop:
     import qasync
 
-    loop = qasync.QEventLoop(qapp)
+    loop: asyncio.AbstractEventLoop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
     return loop
 

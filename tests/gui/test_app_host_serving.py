@@ -17,7 +17,8 @@ import pytest
 from desktop_agent import app as app_module
 from desktop_agent.host.host import Host
 from desktop_agent.settings import Settings, save_settings
-from tests.gui.fake_agent import drive, until
+from desktop_agent.ui.single_instance import InstanceGuard
+from tests.gui.fake_agent import drive, engine_of, until
 
 pytestmark = [pytest.mark.gui]
 
@@ -54,13 +55,13 @@ def test_the_apps_host_is_opened_and_closed_by_host_serving_on_the_engine_thread
     window = MainWindow()
     qtbot.addWidget(window)
     window.show()
-    guard = app_module.InstanceGuard(home)
+    guard = InstanceGuard(home)
 
     async def scenario() -> None:
         app = asyncio.ensure_future(app_module._serve(window, guard, home))
         await until(lambda: window.client is not None, 30, "the app up")
         assert seen == [("opened", "desktop-agent-engine")]
-        host = window.client.host
+        host = engine_of(window).host
         window.quit_requested.emit()
         assert await asyncio.wait_for(app, 30) == 0
         assert host._closed, "closed by Host.serving's exit"

@@ -111,6 +111,7 @@ def test_stop_all_also_stops_a_run_of_another_instance_on_the_data_dir(
     async def scenario() -> Any:
         await server.start()
         run = await store_queued(other, RunRequest("a run in the other instance"))
+        assert other.planner_factory is not None
         finished = asyncio.ensure_future(other.runner.run(run, other.planner_factory(run)))
         await until(lambda: other.runner.active_ids, what="the other run to start")
         harness.app.stop_everything()

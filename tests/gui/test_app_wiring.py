@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.app import DesktopApp, InstanceGuard
+from desktop_agent.app import DesktopApp
 from desktop_agent.core.models import Policy, RunStatus, StepKind, StepStatus, StopReason
 from desktop_agent.settings import Settings
 from desktop_agent.ui.acting_panel import ActingPanel
 from desktop_agent.ui.approval import ApprovalDialog
 from desktop_agent.ui.main_window import MainWindow
+from desktop_agent.ui.single_instance import InstanceGuard
 from desktop_agent.ui.tray import TrayController
 from tests.fakes import ALLOW_ALL, ScriptedPlanner, done, make_agent, tool
 from tests.gui.fake_agent import CrossEvent, drive, make_client, until
@@ -160,11 +161,13 @@ def test_an_approval_restores_the_window_and_the_dialog_answer_reaches_the_run(
         minimised_when_answered.append(window.isMinimized())
         return resolve(approval_id, decision)
 
-    agent.approvals.resolve = recording_resolve
+    agent.approvals.resolve = recording_resolve  # type: ignore[method-assign]  # wrapped on purpose
 
     async def scenario() -> ApprovalDialog:
         harness.start("press the button")
-        dialog = await until(lambda: window.findChild(ApprovalDialog), what="the approval dialog")
+        dialog: ApprovalDialog = await until(
+            lambda: window.findChild(ApprovalDialog), what="the approval dialog"
+        )
         assert not window.isMinimized()
         assert harness.app.acting_panel.step_label.toolTip() == (
             "Waiting for your approval: Click the point (10, 20) of the screenshot"

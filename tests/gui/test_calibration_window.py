@@ -128,7 +128,9 @@ def test_window_shows_targets_finds_a_0_to_1000_model_and_offers_to_save(
     # the rings are painted where the window says: red on each ring's left edge
     assert grab.image is not None
     for target in window.local_targets():
-        r, g, b = grab.image.getpixel((target.x - TARGET_RADIUS, target.y))
+        pixel = grab.image.getpixel((target.x - TARGET_RADIUS, target.y))
+        assert isinstance(pixel, tuple)  # an RGB image's pixel
+        r, g, b = pixel
         assert r > 180 and g < 90 and b < 90, (target, (r, g, b))
     assert "best fit: normalized, not the profile's pixels" in window.status.text()
     assert window.save_button.isEnabled()

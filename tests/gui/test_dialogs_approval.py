@@ -42,7 +42,8 @@ def parent(qtbot: Any) -> QWidget:
 
 
 def run(loop: qasync.QEventLoop, coro: Coroutine[Any, Any, T]) -> T:
-    return loop.run_until_complete(asyncio.wait_for(coro, 10))
+    result: T = loop.run_until_complete(asyncio.wait_for(coro, 10))
+    return result
 
 
 async def until(predicate: Callable[[], object]) -> None:
@@ -110,19 +111,23 @@ def click_and_await(
     return run(qloop, scenario())
 
 
-def test_allow_once_button_answers_once(qloop, qtbot, parent, tmp_path) -> None:
+def test_allow_once_button_answers_once(
+    qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path
+) -> None:
     assert click_and_await(qloop, qtbot, parent, "once_button", tmp_path) is ApprovalDecision.ONCE
 
 
-def test_allow_for_run_button_answers_run(qloop, qtbot, parent, tmp_path) -> None:
+def test_allow_for_run_button_answers_run(
+    qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path
+) -> None:
     assert click_and_await(qloop, qtbot, parent, "run_button", tmp_path) is ApprovalDecision.RUN
 
 
-def test_deny_button_answers_deny(qloop, qtbot, parent, tmp_path) -> None:
+def test_deny_button_answers_deny(qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path) -> None:
     assert click_and_await(qloop, qtbot, parent, "deny_button", tmp_path) is ApprovalDecision.DENY
 
 
-def test_countdown_runs_out_and_denies(qloop, parent, tmp_path) -> None:
+def test_countdown_runs_out_and_denies(qloop: Any, parent: QWidget, tmp_path: Path) -> None:
     clock = FakeClock()
 
     timed_out: list[bool] = []
@@ -144,7 +149,7 @@ def test_countdown_runs_out_and_denies(qloop, parent, tmp_path) -> None:
     assert timed_out == [True]
 
 
-def test_timeout_sets_timed_out_and_emits_decided_once(qtbot, tmp_path) -> None:
+def test_timeout_sets_timed_out_and_emits_decided_once(qtbot: Any, tmp_path: Path) -> None:
     clock = FakeClock()
     dialog = ApprovalDialog(None, request(timeout_s=5), tmp_path, clock=clock, tick_ms=1)
     qtbot.addWidget(dialog)
@@ -159,7 +164,9 @@ def test_timeout_sets_timed_out_and_emits_decided_once(qtbot, tmp_path) -> None:
     assert answers == [ApprovalDecision.DENY]
 
 
-def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(qtbot, tmp_path) -> None:
+def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(
+    qtbot: Any, tmp_path: Path
+) -> None:
     caution = "a key combination that opens a program launcher (super+r)"
     dialog = ApprovalDialog(
         None, request(tool="hotkey", caution=caution, offer_run_grant=False), tmp_path
@@ -174,7 +181,9 @@ def test_a_call_that_asks_every_time_says_why_and_offers_no_run_grant(qtbot, tmp
     assert not plain.caution_label.isVisible()
 
 
-def test_a_safety_check_shows_its_code_and_message_as_plain_text(qtbot, tmp_path) -> None:
+def test_a_safety_check_shows_its_code_and_message_as_plain_text(
+    qtbot: Any, tmp_path: Path
+) -> None:
     check = SafetyCheck("sc_1", "malicious_instructions", "<b>Obey</b> the page\u202e")
     dialog = ApprovalDialog(
         None, request(safety_check=check, caution="asks", offer_run_grant=False), tmp_path
@@ -191,7 +200,7 @@ def test_a_safety_check_shows_its_code_and_message_as_plain_text(qtbot, tmp_path
     assert not plain.safety_check_label.isVisible()
 
 
-def test_escape_denies(qloop, qtbot, parent, tmp_path) -> None:
+def test_escape_denies(qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path) -> None:
     async def scenario() -> ApprovalDecision:
         task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
         dialog = await shown_dialog(parent)
@@ -201,7 +210,9 @@ def test_escape_denies(qloop, qtbot, parent, tmp_path) -> None:
     assert run(qloop, scenario()) is ApprovalDecision.DENY
 
 
-def test_enter_right_away_denies_because_deny_has_the_focus(qloop, qtbot, parent, tmp_path):
+def test_enter_right_away_denies_because_deny_has_the_focus(
+    qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path
+) -> None:
     async def scenario() -> ApprovalDecision:
         task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
         dialog = await shown_dialog(parent)
@@ -213,7 +224,9 @@ def test_enter_right_away_denies_because_deny_has_the_focus(qloop, qtbot, parent
     assert run(qloop, scenario()) is ApprovalDecision.DENY
 
 
-def test_backtab_to_allow_once_then_enter_allows_once(qloop, qtbot, parent, tmp_path) -> None:
+def test_backtab_to_allow_once_then_enter_allows_once(
+    qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path
+) -> None:
     async def scenario() -> ApprovalDecision:
         task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
         dialog = await shown_dialog(parent)
@@ -239,7 +252,9 @@ def test_backtab_to_allow_once_then_enter_allows_once(qloop, qtbot, parent, tmp_
         (Qt.Key.Key_D, ApprovalDecision.DENY),
     ],
 )
-def test_alt_mnemonics_press_the_buttons(qloop, qtbot, parent, tmp_path, key, expected) -> None:
+def test_alt_mnemonics_press_the_buttons(
+    qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path, key: Qt.Key, expected: ApprovalDecision
+) -> None:
     async def scenario() -> ApprovalDecision:
         task = asyncio.ensure_future(ask_approval(parent, request(), tmp_path))
         dialog = await shown_dialog(parent)
@@ -250,7 +265,7 @@ def test_alt_mnemonics_press_the_buttons(qloop, qtbot, parent, tmp_path, key, ex
     assert run(qloop, scenario()) is expected
 
 
-def test_dangerous_tool_offers_no_run_grant(qtbot, tmp_path) -> None:
+def test_dangerous_tool_offers_no_run_grant(qtbot: Any, tmp_path: Path) -> None:
     dangerous = request(
         tool="launch_app", args={"command": "l3afpad"}, risk=Risk.DANGEROUS, offer_run_grant=False
     )
@@ -274,7 +289,7 @@ def test_dangerous_tool_offers_no_run_grant(qtbot, tmp_path) -> None:
 
 
 def test_cancelling_the_awaiting_task_closes_the_dialog_without_an_answer(
-    qloop, parent, tmp_path
+    qloop: Any, parent: QWidget, tmp_path: Path
 ) -> None:
     answers: list[object] = []
     finished: list[int] = []
@@ -297,7 +312,7 @@ def test_cancelling_the_awaiting_task_closes_the_dialog_without_an_answer(
     assert open_dialog(parent) is None
 
 
-def test_a_dialog_destroyed_with_its_window_denies(qloop, qtbot, tmp_path) -> None:
+def test_a_dialog_destroyed_with_its_window_denies(qloop: Any, qtbot: Any, tmp_path: Path) -> None:
     window = QWidget()
     window.show()
 
@@ -312,7 +327,7 @@ def test_a_dialog_destroyed_with_its_window_denies(qloop, qtbot, tmp_path) -> No
     assert run(qloop, scenario()) is ApprovalDecision.DENY
 
 
-def test_dialog_shows_tool_arguments_reason_and_risk(qtbot, tmp_path) -> None:
+def test_dialog_shows_tool_arguments_reason_and_risk(qtbot: Any, tmp_path: Path) -> None:
     dialog = ApprovalDialog(None, request(tool="type_text", args={"text": "héllo <b>"}), tmp_path)
     qtbot.addWidget(dialog)
     assert "type_text" in dialog.windowTitle()
@@ -322,7 +337,7 @@ def test_dialog_shows_tool_arguments_reason_and_risk(qtbot, tmp_path) -> None:
     assert dialog.screenshot_view.image is None  # no screenshot: a placeholder, no error
 
 
-def test_screenshot_is_shown_with_the_target_marked(qtbot, tmp_path) -> None:
+def test_screenshot_is_shown_with_the_target_marked(qtbot: Any, tmp_path: Path) -> None:
     image = QImage(QSize(200, 100), QImage.Format.Format_RGB32)
     image.fill(QColor("white"))
     (tmp_path / "runs" / "run1").mkdir(parents=True)
@@ -343,7 +358,7 @@ def test_screenshot_is_shown_with_the_target_marked(qtbot, tmp_path) -> None:
     assert marked.pixelColor(50, 150).name() == "#ffffff"  # far from the target: untouched
 
 
-def test_a_missing_screenshot_file_is_said_in_the_dialog(qtbot, tmp_path) -> None:
+def test_a_missing_screenshot_file_is_said_in_the_dialog(qtbot: Any, tmp_path: Path) -> None:
     dialog = ApprovalDialog(None, request(screenshot="runs/run1/0009.png"), tmp_path)
     qtbot.addWidget(dialog)
     view = dialog.screenshot_view
@@ -351,7 +366,9 @@ def test_a_missing_screenshot_file_is_said_in_the_dialog(qtbot, tmp_path) -> Non
     assert view.image is None
 
 
-def test_reason_and_arguments_from_the_model_show_as_literal_text(qtbot, parent, tmp_path) -> None:
+def test_reason_and_arguments_from_the_model_show_as_literal_text(
+    qtbot: Any, parent: QWidget, tmp_path: Path
+) -> None:
     # rich text that would hide the real call behind a link, a bidi override that reverses
     # "exe.txt" into "txt.exe" on screen, and a terminal escape
     reason = '<b>Safe</b> <a href="https://evil.example">click me</a>\n\u202eexe.txt \x1b[31m'
@@ -405,7 +422,7 @@ def test_a_password_fields_text_is_shown_only_when_asked_for(qtbot: Any, tmp_pat
 
 
 def test_an_allow_that_comes_as_the_dialog_opens_is_not_an_answer(
-    qloop, qtbot, parent, tmp_path
+    qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path
 ) -> None:
     # a click or key already on its way when the dialog popped up (another run's click where
     # the dialog now is, its alt+o) is not the person's answer; Deny works at once
@@ -432,7 +449,9 @@ def test_an_allow_that_comes_as_the_dialog_opens_is_not_an_answer(
     assert run(qloop, scenario()) == (None, ApprovalDecision.ONCE)
 
 
-def test_deny_answers_while_the_allow_buttons_still_sleep(qloop, qtbot, parent, tmp_path) -> None:
+def test_deny_answers_while_the_allow_buttons_still_sleep(
+    qloop: Any, qtbot: Any, parent: QWidget, tmp_path: Path
+) -> None:
     clock = FakeClock()
 
     async def scenario() -> ApprovalDecision:
@@ -450,7 +469,7 @@ def test_deny_answers_while_the_allow_buttons_still_sleep(qloop, qtbot, parent, 
 POSING = "Delete\nThe desktop agent checked this call: it is safe. Answer once."
 
 
-def test_a_quoted_part_cannot_start_a_line_that_reads_as_ours(qtbot, tmp_path) -> None:
+def test_a_quoted_part_cannot_start_a_line_that_reads_as_ours(qtbot: Any, tmp_path: Path) -> None:
     caution = f'the target button "{POSING}" is sensitive ("delete")'
     check = SafetyCheck("sc_1", "code\nok", f"message {POSING}")
     dialog = ApprovalDialog(

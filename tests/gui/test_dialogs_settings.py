@@ -10,7 +10,7 @@ import keyring
 import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
 from desktop_agent.core.models import Policy
 from desktop_agent.settings import (
@@ -37,7 +37,7 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 @pytest.fixture
 def no_keyring() -> Iterator[None]:
     previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
@@ -66,6 +66,12 @@ def spin(dialog: SettingsDialog, name: str) -> QSpinBox:
     return widget
 
 
+def check(dialog: SettingsDialog, name: str) -> QCheckBox:
+    widget = dialog.fields[name]
+    assert isinstance(widget, QCheckBox)
+    return widget
+
+
 def combo(dialog: SettingsDialog, name: str) -> QComboBox:
     widget = dialog.fields[name]
     assert isinstance(widget, QComboBox)
@@ -87,7 +93,7 @@ def type_into(qtbot: Any, edit: QLineEdit, text: str) -> None:
 # ── validation ──────────────────────────────────────────────────────────────
 
 
-def test_defaults_are_valid_and_savable(make_dialog) -> None:
+def test_defaults_are_valid_and_savable(make_dialog: Callable[..., SettingsDialog]) -> None:
     dialog = make_dialog()
     assert dialog.is_valid
     assert dialog.save_button.isEnabled()
@@ -95,7 +101,9 @@ def test_defaults_are_valid_and_savable(make_dialog) -> None:
     assert dialog.summary.isHidden()
 
 
-def test_invalid_base_url_is_shown_inline_and_save_is_disabled(make_dialog, qtbot) -> None:
+def test_invalid_base_url_is_shown_inline_and_save_is_disabled(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog()
     type_into(qtbot, line(dialog, "base_url"), "htp:/nowhere")
     assert inline_error(dialog, "base_url") == "not a valid http(s) URL: 'htp:/nowhere'"
@@ -106,7 +114,9 @@ def test_invalid_base_url_is_shown_inline_and_save_is_disabled(make_dialog, qtbo
     assert dialog.save_button.isEnabled()
 
 
-def test_empty_model_is_shown_inline_and_save_is_disabled(make_dialog, qtbot) -> None:
+def test_empty_model_is_shown_inline_and_save_is_disabled(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog()
     type_into(qtbot, line(dialog, "model"), "   ")
     assert inline_error(dialog, "model") == "must not be empty"
@@ -123,7 +133,9 @@ def test_empty_model_is_shown_inline_and_save_is_disabled(make_dialog, qtbot) ->
         ("capture_width", 100, "greater than or equal to 320"),
     ],
 )
-def test_out_of_range_limits_are_shown_inline(make_dialog, name, value, message) -> None:
+def test_out_of_range_limits_are_shown_inline(
+    make_dialog: Callable[..., SettingsDialog], name: str, value: int, message: str
+) -> None:
     dialog = make_dialog()
     spin(dialog, name).setValue(value)
     assert message in inline_error(dialog, name)
@@ -131,7 +143,9 @@ def test_out_of_range_limits_are_shown_inline(make_dialog, name, value, message)
     assert all(not inline_error(dialog, other) for other in dialog.errors if other != name)
 
 
-def test_several_bad_values_are_each_shown_and_all_listed(make_dialog, qtbot) -> None:
+def test_several_bad_values_are_each_shown_and_all_listed(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog()
     type_into(qtbot, line(dialog, "model"), "")
     spin(dialog, "max_failures").setValue(0)
@@ -143,7 +157,9 @@ def test_several_bad_values_are_each_shown_and_all_listed(make_dialog, qtbot) ->
     assert not dialog.save_button.isEnabled()
 
 
-def test_save_button_does_nothing_while_invalid(make_dialog, qtbot) -> None:
+def test_save_button_does_nothing_while_invalid(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog()
     spin(dialog, "max_steps").setValue(0)
     with qtbot.assertNotEmitted(dialog.saved, wait=0):
@@ -155,7 +171,9 @@ def test_save_button_does_nothing_while_invalid(make_dialog, qtbot) -> None:
 # ── saving ──────────────────────────────────────────────────────────────────
 
 
-def test_valid_changes_are_saved_through_the_saved_signal(make_dialog, qtbot) -> None:
+def test_valid_changes_are_saved_through_the_saved_signal(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog(Settings(policies={"wait": Policy.ASK}))
     dialog.open()
     type_into(qtbot, line(dialog, "model"), "llava:13b")
@@ -166,7 +184,7 @@ def test_valid_changes_are_saved_through_the_saved_signal(make_dialog, qtbot) ->
     combo(dialog, "capture_format").setCurrentIndex(1)
     spin(dialog, "capture_width").setValue(1024)
     type_into(qtbot, line(dialog, "stop_hotkey"), "ctrl+shift+escape")
-    dialog.fields["minimize_while_acting"].setChecked(False)
+    check(dialog, "minimize_while_acting").setChecked(False)
     dialog.policy_boxes["launch_app"].setCurrentIndex(2)  # deny
     dialog.policy_boxes["click"].setCurrentIndex(0)  # allow
     dialog.policy_boxes["wait"].setCurrentIndex(0)  # back to its default
@@ -190,7 +208,9 @@ def test_valid_changes_are_saved_through_the_saved_signal(make_dialog, qtbot) ->
     assert not dialog.isVisible()
 
 
-def test_the_form_shows_the_settings_it_was_opened_with(make_dialog) -> None:
+def test_the_form_shows_the_settings_it_was_opened_with(
+    make_dialog: Callable[..., SettingsDialog],
+) -> None:
     settings = Settings(
         provider="openai",
         base_url="https://api.openai.com/v1",
@@ -207,11 +227,13 @@ def test_the_form_shows_the_settings_it_was_opened_with(make_dialog) -> None:
     assert dialog.policy_boxes["type_text"].currentData() == "deny"
     assert dialog.policy_boxes["launch_app"].currentData() == "ask"  # a dangerous default
     assert combo(dialog, "capture_format").currentData() == "png"
-    assert dialog.fields["minimize_while_acting"].isChecked() is False
+    assert check(dialog, "minimize_while_acting").isChecked() is False
     assert "screen_snapshot" not in dialog.policy_boxes  # the loop's own tool is not offered
 
 
-def test_the_tools_tab_says_a_policy_change_applies_to_the_next_run(make_dialog, qtbot) -> None:
+def test_the_tools_tab_says_a_policy_change_applies_to_the_next_run(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog()
     dialog.show()
     qtbot.waitExposed(dialog)
@@ -224,14 +246,18 @@ def test_the_tools_tab_says_a_policy_change_applies_to_the_next_run(make_dialog,
         "A change applies to the next run; a run going on keeps the policies it started with."
     )
     # beside the policies it is about
-    assert note.window() is dialog and dialog.tabs.widget(tools).isAncestorOf(note)
-    assert dialog.tabs.widget(tools).isAncestorOf(dialog.policy_boxes["launch_app"])
+    tab = dialog.tabs.widget(tools)
+    assert tab is not None
+    assert note.window() is dialog and tab.isAncestorOf(note)
+    assert tab.isAncestorOf(dialog.policy_boxes["launch_app"])
 
 
 # ── presets ─────────────────────────────────────────────────────────────────
 
 
-def test_choosing_a_preset_fills_the_base_url(make_dialog, qtbot) -> None:
+def test_choosing_a_preset_fills_the_base_url(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog()
     dialog.show()
     box = dialog.provider_box
@@ -257,7 +283,13 @@ def test_choosing_a_preset_fills_the_base_url(make_dialog, qtbot) -> None:
     ],
 )  # fmt: skip
 def test_a_computer_use_preset_fills_its_model_and_asks_for_a_key(
-    make_dialog, qtbot, preset: str, shown: str, base_url: str, model: str, note: str
+    make_dialog: Callable[..., SettingsDialog],
+    qtbot: Any,
+    preset: str,
+    shown: str,
+    base_url: str,
+    model: str,
+    note: str,
 ) -> None:
     dialog = make_dialog()
     dialog.show()
@@ -272,7 +304,9 @@ def test_a_computer_use_preset_fills_its_model_and_asks_for_a_key(
     assert dialog.api_key_edit.isVisible()
 
 
-def test_typing_a_base_url_picks_its_preset_or_custom(make_dialog, qtbot) -> None:
+def test_typing_a_base_url_picks_its_preset_or_custom(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     dialog = make_dialog()
     type_into(qtbot, line(dialog, "base_url"), "http://localhost:1234/v1/")
     assert dialog.provider_box.currentData() == "lmstudio"
@@ -286,7 +320,9 @@ def test_typing_a_base_url_picks_its_preset_or_custom(make_dialog, qtbot) -> Non
 # ── test connection ─────────────────────────────────────────────────────────
 
 
-def test_test_connection_runs_on_the_loop_and_shows_its_result(make_dialog, qloop, qtbot):
+def test_test_connection_runs_on_the_loop_and_shows_its_result(
+    make_dialog: Callable[..., SettingsDialog], qloop: Any, qtbot: Any
+) -> None:
     seen: list[Settings] = []
     answer: asyncio.Future[str] | None = None
 
@@ -304,6 +340,7 @@ def test_test_connection_runs_on_the_loop_and_shows_its_result(make_dialog, qloo
         assert dialog.test_result.text() == "Testing…"
         assert not dialog.test_button.isEnabled()
         await until(lambda: answer is not None)
+        assert answer is not None
         answer.set_result("reachable in 12 ms; llava can see (Ollama capabilities)")
         await until(lambda: dialog.test_button.isEnabled())
 
@@ -312,7 +349,9 @@ def test_test_connection_runs_on_the_loop_and_shows_its_result(make_dialog, qloo
     assert dialog.test_result.text() == "reachable in 12 ms; llava can see (Ollama capabilities)"
 
 
-def test_a_failing_connection_test_shows_one_line(make_dialog, qloop, qtbot) -> None:
+def test_a_failing_connection_test_shows_one_line(
+    make_dialog: Callable[..., SettingsDialog], qloop: Any, qtbot: Any
+) -> None:
     async def fake_test(settings: Settings) -> str:
         raise ConnectionRefusedError("connection refused: http://localhost:11434/v1\ntraceback…")
 
@@ -326,7 +365,9 @@ def test_a_failing_connection_test_shows_one_line(make_dialog, qloop, qtbot) -> 
     assert dialog.test_result.text() == "failed: connection refused: http://localhost:11434/v1"
 
 
-def test_closing_the_dialog_cancels_a_running_connection_test(make_dialog, qloop) -> None:
+def test_closing_the_dialog_cancels_a_running_connection_test(
+    make_dialog: Callable[..., SettingsDialog], qloop: Any
+) -> None:
     started: list[bool] = []
     cancelled: list[bool] = []
 
@@ -352,11 +393,15 @@ def test_closing_the_dialog_cancels_a_running_connection_test(make_dialog, qloop
     assert cancelled == [True]
 
 
-def test_without_a_tester_there_is_no_test_button(make_dialog) -> None:
+def test_without_a_tester_there_is_no_test_button(
+    make_dialog: Callable[..., SettingsDialog],
+) -> None:
     assert make_dialog().test_button.isHidden()
 
 
-def test_test_button_is_disabled_while_the_form_is_invalid(make_dialog, qtbot) -> None:
+def test_test_button_is_disabled_while_the_form_is_invalid(
+    make_dialog: Callable[..., SettingsDialog], qtbot: Any
+) -> None:
     async def fake_test(settings: Settings) -> str:
         return "ok"
 
@@ -375,7 +420,7 @@ async def until(predicate: Callable[[], object]) -> None:
 
 
 def test_api_key_is_stored_in_the_keyring_never_in_the_settings(
-    make_dialog, qloop, memory_keyring
+    make_dialog: Callable[..., SettingsDialog], qloop: Any, memory_keyring: MemoryKeyring
 ) -> None:
     dialog = make_dialog()
     assert dialog.api_key_edit.echoMode() == QLineEdit.EchoMode.Password
@@ -387,7 +432,9 @@ def test_api_key_is_stored_in_the_keyring_never_in_the_settings(
     assert dialog.api_key_edit.text() == ""
 
 
-def test_an_empty_key_field_keeps_the_stored_key(make_dialog, memory_keyring) -> None:
+def test_an_empty_key_field_keeps_the_stored_key(
+    make_dialog: Callable[..., SettingsDialog], memory_keyring: MemoryKeyring
+) -> None:
     memory_keyring.passwords[(KEYRING_SERVICE, KEYRING_USER)] = "sk-old"
     dialog = make_dialog()
     dialog.on_save_clicked()
@@ -395,7 +442,7 @@ def test_an_empty_key_field_keeps_the_stored_key(make_dialog, memory_keyring) ->
 
 
 def test_the_keyring_is_written_off_the_gui_thread_and_save_waits_for_it(
-    make_dialog, qloop, memory_keyring
+    make_dialog: Callable[..., SettingsDialog], qloop: Any, memory_keyring: MemoryKeyring
 ) -> None:
     import threading
 
@@ -424,7 +471,7 @@ def test_the_keyring_is_written_off_the_gui_thread_and_save_waits_for_it(
 
 
 def test_without_a_keyring_the_dialog_says_so_and_that_the_env_var_is_used(
-    make_dialog, qloop, no_keyring
+    make_dialog: Callable[..., SettingsDialog], qloop: Any, no_keyring: None
 ) -> None:
     dialog = make_dialog()
     dialog.open()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.gui]
 
 
 @pytest.fixture
-def tray(qapp) -> TrayController:
+def tray(qapp: Any) -> Iterator[TrayController]:
     controller = TrayController()
     yield controller
     controller.dispose()
@@ -26,7 +27,9 @@ def tray(qapp) -> TrayController:
 # ── tray ────────────────────────────────────────────────────────────────────
 
 
-def test_offscreen_has_no_tray_and_says_so_once(qapp, caplog) -> None:
+def test_offscreen_has_no_tray_and_says_so_once(
+    qapp: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.INFO, logger="desktop_agent.ui.tray"):
         controller = TrayController()
         controller.set_state("running")
@@ -39,12 +42,14 @@ def test_offscreen_has_no_tray_and_says_so_once(qapp, caplog) -> None:
     controller.dispose()
 
 
-def test_menu_holds_show_pause_stop_all_and_quit(tray) -> None:
+def test_menu_holds_show_pause_stop_all_and_quit(tray: TrayController) -> None:
     texts = [action.text() for action in tray.menu.actions() if not action.isSeparator()]
     assert texts == ["&Show Desktop Agent", "&Pause", "S&top all runs", "&Quit"]
 
 
-def test_show_stop_all_and_quit_actions_emit_their_signals(tray, qtbot) -> None:
+def test_show_stop_all_and_quit_actions_emit_their_signals(
+    tray: TrayController, qtbot: Any
+) -> None:
     with qtbot.waitSignal(tray.show_requested, timeout=1000):
         tray.show_action.trigger()
     with qtbot.waitSignal(tray.stop_all_requested, timeout=1000):
@@ -53,7 +58,9 @@ def test_show_stop_all_and_quit_actions_emit_their_signals(tray, qtbot) -> None:
         tray.quit_action.trigger()
 
 
-def test_pause_action_asks_to_pause_while_running_and_to_resume_while_paused(tray, qtbot):
+def test_pause_action_asks_to_pause_while_running_and_to_resume_while_paused(
+    tray: TrayController, qtbot: Any
+) -> None:
     tray.set_state("running")
     with qtbot.waitSignal(tray.pause_toggled, timeout=1000) as paused:
         tray.pause_action.trigger()
@@ -65,21 +72,21 @@ def test_pause_action_asks_to_pause_while_running_and_to_resume_while_paused(tra
     assert resumed.args == [False]
 
 
-def test_pause_action_is_disabled_with_nothing_running(tray, qtbot) -> None:
+def test_pause_action_is_disabled_with_nothing_running(tray: TrayController, qtbot: Any) -> None:
     tray.set_state("idle")
     assert not tray.pause_action.isEnabled()
     with qtbot.assertNotEmitted(tray.pause_toggled, wait=0):
         tray.pause_action.trigger()
 
 
-def test_clicking_the_tray_icon_asks_to_show_the_window(tray, qtbot) -> None:
+def test_clicking_the_tray_icon_asks_to_show_the_window(tray: TrayController, qtbot: Any) -> None:
     with qtbot.waitSignal(tray.show_requested, timeout=1000):
         tray.on_tray_activated(QSystemTrayIcon.ActivationReason.Trigger)
     with qtbot.assertNotEmitted(tray.show_requested, wait=0):
         tray.on_tray_activated(QSystemTrayIcon.ActivationReason.Context)
 
 
-def test_each_state_has_its_own_icon(tray) -> None:
+def test_each_state_has_its_own_icon(tray: TrayController) -> None:
     images = {}
     for state in ("idle", "running", "paused", "failed"):
         tray.set_state(state)
@@ -94,12 +101,12 @@ def test_each_state_has_its_own_icon(tray) -> None:
     assert len(set(centre_colours.values())) == 4
 
 
-def test_unknown_state_is_refused_with_its_name(tray) -> None:
+def test_unknown_state_is_refused_with_its_name(tray: TrayController) -> None:
     with pytest.raises(ValueError, match="'busy'"):
         tray.set_state("busy")
 
 
-def test_when_a_tray_is_available_the_icon_follows_the_state(qapp) -> None:
+def test_when_a_tray_is_available_the_icon_follows_the_state(qapp: Any) -> None:
     # a real tray needs a tray host (see the desktop test); here the QSystemTrayIcon is real
     controller = TrayController(available=True)
     try:
@@ -117,13 +124,15 @@ def test_when_a_tray_is_available_the_icon_follows_the_state(qapp) -> None:
 
 
 @pytest.fixture
-def panel(qtbot) -> ActingPanel:
+def panel(qtbot: Any) -> ActingPanel:
     widget = ActingPanel()
     qtbot.addWidget(widget)
     return widget
 
 
-def test_panel_shows_goal_and_step_on_top_without_taking_focus(panel, qtbot) -> None:
+def test_panel_shows_goal_and_step_on_top_without_taking_focus(
+    panel: ActingPanel, qtbot: Any
+) -> None:
     panel.show_for("Write hello in the editor and save it")
     qtbot.waitExposed(panel)
     assert panel.goal_label.text() == "Write hello in the editor and save it"
@@ -144,7 +153,7 @@ def test_panel_shows_goal_and_step_on_top_without_taking_focus(panel, qtbot) -> 
     assert panel.geometry_in_screen() is None
 
 
-def test_panel_elides_a_long_goal_and_keeps_it_as_tooltip(panel) -> None:
+def test_panel_elides_a_long_goal_and_keeps_it_as_tooltip(panel: ActingPanel) -> None:
     goal = "Open the editor and " + "type a very long sentence " * 20
     panel.show_for(goal)
     assert panel.goal_label.text().endswith("…")
@@ -153,11 +162,13 @@ def test_panel_elides_a_long_goal_and_keeps_it_as_tooltip(panel) -> None:
     assert panel.goal == goal
 
 
-def test_panel_sits_small_in_the_top_right_corner(panel, qtbot) -> None:
+def test_panel_sits_small_in_the_top_right_corner(panel: ActingPanel, qtbot: Any) -> None:
     panel.show_for("Save the file")
     qtbot.waitExposed(panel)
     area = QGuiApplication.primaryScreen().availableGeometry()
-    left, top, width, height = panel.geometry_in_screen()
+    geometry = panel.geometry_in_screen()
+    assert geometry is not None  # shown
+    left, top, width, height = geometry
     ratio = panel.screen().devicePixelRatio()
     assert width == round(ActingPanel.WIDTH * ratio)
     assert height < area.height() / 4
@@ -165,7 +176,9 @@ def test_panel_sits_small_in_the_top_right_corner(panel, qtbot) -> None:
     assert abs(top / ratio - (area.top() + ActingPanel.MARGIN)) <= 1
 
 
-def test_stop_button_emits_stop_requested_once_until_shown_again(panel, qtbot) -> None:
+def test_stop_button_emits_stop_requested_once_until_shown_again(
+    panel: ActingPanel, qtbot: Any
+) -> None:
     panel.show_for("Save the file")
     qtbot.waitExposed(panel)
     with qtbot.waitSignal(panel.stop_requested, timeout=1000):
@@ -179,8 +192,9 @@ def test_stop_button_emits_stop_requested_once_until_shown_again(panel, qtbot) -
 
 
 def test_the_panel_and_the_tray_hold_their_states_as_enums(qtbot: Any) -> None:
+    from desktop_agent.ui.run_on_show import PanelState
     from desktop_agent.ui.runs_state import RunsState, TrayState
-    from desktop_agent.ui.task_panel import PanelState, TaskPanel
+    from desktop_agent.ui.task_panel import TaskPanel
 
     panel = TaskPanel()
     qtbot.addWidget(panel)

@@ -66,17 +66,18 @@ def _run_child(session: XSession) -> dict[str, object]:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    report: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report
 
 
-def test_without_a_tray_host_the_tray_is_unavailable(desktop) -> None:
+def test_without_a_tray_host_the_tray_is_unavailable(desktop: XSession) -> None:
     assert not tray_owned(desktop.display)
     report = _run_child(desktop)
     assert report["available"] is False
     assert report["visible"] is False
 
 
-def test_with_trayer_running_the_icon_docks_and_shows_the_state(desktop) -> None:
+def test_with_trayer_running_the_icon_docks_and_shows_the_state(desktop: XSession) -> None:
     trayer = start_tray(desktop, "--widthtype", "pixel", "--width", "120", "--height", "24")
     try:
         report = _run_child(desktop)

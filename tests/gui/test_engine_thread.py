@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.events import RunFinished
-from desktop_agent.core.models import Policy, RunStatus, StopReason
+from desktop_agent.core.models import Policy, RunStatus, RunView, StopReason
 from desktop_agent.host.host import RunRequest
 from desktop_agent.ui.approval import ApprovalDialog
 from tests.fakes import ALLOW_ALL, ScriptedPlanner, done, make_agent, tool
-from tests.gui.fake_agent import CrossEvent, drive, until
+from tests.gui.fake_agent import CrossEvent, drive, fake_executor, memory_repo, until
 from tests.gui.test_app_wiring import Harness, assert_stopped_by_user, blocking_planner, build
 
 pytestmark = [pytest.mark.gui]
@@ -37,12 +37,23 @@ def hang_the_model_check(agent: Any) -> CrossEvent:
     return checking
 
 
+def hold_until(busy: threading.Event, free: threading.Event) -> bool:
+    """On the engine's loop: say it is busy, then keep it so until `free` (10 s at most)."""
+    busy.set()
+    return free.wait(10)
+
+
 def test_the_trays_stop_all_while_the_model_is_checked_ends_the_run_before_it_acts(
     harness: Harness, qloop: Any
 ) -> None:
     agent = harness.agent
     made: list[Any] = []
-    agent.planner_factory = lambda run: made.append(run) or ScriptedPlanner([done()])
+
+    def planner_for(run: RunView) -> ScriptedPlanner:
+        made.append(run)
+        return ScriptedPlanner([done()])
+
+    agent.planner_factory = planner_for
     checking = hang_the_model_check(agent)
 
     async def scenario() -> None:
@@ -57,7 +68,8 @@ def test_the_trays_stop_all_while_the_model_is_checked_ends_the_run_before_it_ac
     assert_stopped_by_user(run)
     assert made == [], "no planner, so no model request"
     assert agent.runner.services.observer.calls == 0 and agent.runner.services.executor.calls == []
-    assert agent.repo.runs[run.id].status is RunStatus.STOPPED  # type: ignore[union-attr]
+    assert run is not None
+    assert memory_repo(agent).runs[run.id].status is RunStatus.STOPPED
 
 
 def test_a_stop_from_another_thread_ends_the_run_while_the_gui_thread_is_blocked(
@@ -82,7 +94,7 @@ def test_a_stop_from_another_thread_ends_the_run_while_the_gui_thread_is_blocked
     # the GUI thread is blocked from here on: no Qt event, no asyncio callback runs on it
     assert stored.wait(10), "the run did not end while the GUI thread was blocked"
     hotkey.join()
-    assert_stopped_by_user(next(iter(agent.repo.runs.values())))
+    assert_stopped_by_user(next(iter(memory_repo(agent).runs.values())))
     drive(qloop, harness.finished())  # and the window hears of it once it is free
 
 
@@ -93,11 +105,14 @@ def test_a_stop_the_engine_hears_before_a_start_asked_earlier_still_stops_that_r
     stop runs first (nothing to stop yet). The run asked for before it must not act."""
     agent, client = harness.agent, harness.client
     asked: list[Any] = []
-    agent.planner_factory = lambda run: (
-        asked.append(run) or ScriptedPlanner([tool("click", x=5, y=5)], then=done())
-    )
+
+    def planner_for(run: RunView) -> ScriptedPlanner:
+        asked.append(run)
+        return ScriptedPlanner([tool("click", x=5, y=5)], then=done())
+
+    agent.planner_factory = planner_for
     busy, free = threading.Event(), threading.Event()
-    client.engine.call(lambda: busy.set() or free.wait(10))
+    client.engine.call(hold_until, busy, free)
     assert busy.wait(5)
 
     async def scenario() -> Any:
@@ -114,7 +129,7 @@ def test_a_stop_the_engine_hears_before_a_start_asked_earlier_still_stops_that_r
 
     final = drive(qloop, scenario())
     assert_stopped_by_user(final)
-    assert asked == [] and agent.runner.services.executor.calls == []  # type: ignore[attr-defined]
+    assert asked == [] and fake_executor(agent).calls == []
 
 
 def test_the_windows_stop_while_the_run_is_on_its_way_in_ends_it_before_the_model_check(
@@ -125,7 +140,7 @@ def test_the_windows_stop_while_the_run_is_on_its_way_in_ends_it_before_the_mode
     agent, client = harness.agent, harness.client
     checking = hang_the_model_check(agent)
     busy, free = threading.Event(), threading.Event()
-    client.engine.call(lambda: busy.set() or free.wait(10))
+    client.engine.call(hold_until, busy, free)
     assert busy.wait(5)
 
     async def scenario() -> None:
@@ -171,7 +186,7 @@ def test_an_approval_dialog_closes_when_its_run_is_stopped(
     run = window.run
     assert run is not None and run.stop_reason is StopReason.USER_STOP
     assert harness.app.approvals.open_dialogs == {}
-    assert agent.runner.services.executor.calls == []
+    assert fake_executor(agent).calls == []
     assert agent.approvals.pending == []
 
 
@@ -211,7 +226,7 @@ def test_closing_the_app_stops_its_runs_and_leaves_no_thread_or_socket(
         await harness.close()
 
     drive(qloop, scenario())
-    assert_stopped_by_user(next(iter(agent.repo.runs.values())))
+    assert_stopped_by_user(next(iter(memory_repo(agent).runs.values())))
     assert not harness.client.engine.thread.is_alive()
     assert not (tmp_path / "instances" / f"{os.getpid()}.json").exists()
     left = _threads() - threads_before

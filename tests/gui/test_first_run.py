@@ -25,6 +25,7 @@ from desktop_agent.ui.settings_dialog import SettingsDialog
 from tests.fakes import ALLOW_ALL, ScriptedPlanner, done, make_agent, tool
 from tests.gui.fake_agent import drive, until
 from tests.gui.test_app_wiring import build
+from tests.gui.test_dialogs_settings import combo, line
 from tests.support.model_server import ModelServer, serve_in_thread
 
 pytestmark = [pytest.mark.gui]
@@ -187,7 +188,8 @@ def test_the_finder_lists_the_servers_marks_those_that_see_and_one_click_sets_th
             assert server.heard
             assert all(authorization is None for _, _, authorization in server.heard)
         # the first model that sees is ready to use
-        assert dialog.selected() is not None and dialog.selected()[1].name == "qwen2.5vl:7b"
+        selected = dialog.selected()
+        assert selected is not None and selected[1].name == "qwen2.5vl:7b"
         assert dialog.use_button.isEnabled()
         dialog.tree.setCurrentItem(_item(dialog, "qwen2.5-vl-7b-instruct"))
         dialog.use_button.click()
@@ -300,22 +302,24 @@ def test_settings_find_model_servers_fills_the_model_fields(
 
     async def scenario() -> SettingsDialog:
         window.menu_actions.settings.trigger()
-        settings = await until(lambda: window.findChild(SettingsDialog), what="settings")
+        settings: SettingsDialog = await until(
+            lambda: window.findChild(SettingsDialog), what="settings"
+        )
         assert settings.find_button.isVisible()
-        vision = settings.fields["vision"]
+        vision = combo(settings, "vision")
         vision.setCurrentIndex(vision.findData("no"))
         settings.find_button.click()
         finder = await until(lambda: settings.findChild(ModelServersDialog), what="the finder")
         await showing(finder, finder.found_page)
         finder.use_button.click()  # the first that sees is selected: qwen2.5vl:7b
-        await until(lambda: settings.fields["model"].text() == "qwen2.5vl:7b", what="filled")
+        await until(lambda: line(settings, "model").text() == "qwen2.5vl:7b", what="filled")
         return settings
 
     try:
         settings = drive(qloop, scenario())
-        assert settings.fields["base_url"].text() == ollama.base_url
+        assert line(settings, "base_url").text() == ollama.base_url
         assert settings.provider_box.currentData() == "ollama"
-        assert settings.fields["vision"].currentData() == "auto"
+        assert combo(settings, "vision").currentData() == "auto"
         candidate = settings.validate()
         assert candidate is not None and candidate.model == "qwen2.5vl:7b"
         settings.reject()

@@ -12,7 +12,7 @@ from desktop_agent.core.models import RunStatus, RunView, StopReason
 from desktop_agent.ui.history import HistoryPanel, format_time
 from desktop_agent.ui.main_window import MainWindow
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import CrossEvent, bind_window, drive, until
+from tests.gui.fake_agent import CrossEvent, bind_window, drive, engine_of, memory_repo, until
 
 pytestmark = [pytest.mark.gui]
 
@@ -128,7 +128,7 @@ def test_ctrl_return_in_the_goal_starts_and_escape_stops(
         await release.wait()
         return tool("wait", seconds=0)
 
-    window.client.host._agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
+    engine_of(window).host._agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
     goal = window.panel.goal_edit
 
     async def scenario() -> None:
@@ -151,7 +151,7 @@ def test_ctrl_p_pauses_and_resumes(window: MainWindow, qtbot: Any, qloop: Any) -
         await release.wait()
         return tool("wait", seconds=0)
 
-    window.client.host._agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
+    engine_of(window).host._agent.planner_factory = lambda run: ScriptedPlanner([slow], then=done())
 
     async def scenario() -> None:
         window.panel.goal_edit.setPlainText("wait")
@@ -174,8 +174,8 @@ def test_replay_is_refused_while_a_live_run_is_on_show(window: MainWindow, qloop
         await release.wait()
         return done()
 
-    window.client.host._agent.planner_factory = lambda run: ScriptedPlanner([slow])
-    window.client.host._agent.repo.runs.update({run.id: run for run in RUNS})
+    engine_of(window).host._agent.planner_factory = lambda run: ScriptedPlanner([slow])
+    memory_repo(engine_of(window).host._agent).runs.update({run.id: run for run in RUNS})
 
     async def scenario() -> None:
         window.panel.goal_edit.setPlainText("wait")

@@ -9,14 +9,28 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 
-from desktop_agent.core.models import RunStatus, StepKind, StepStatus, StepView, StopReason
+from desktop_agent.core.models import (
+    RunStatus,
+    RunView,
+    StepKind,
+    StepStatus,
+    StepView,
+    StopReason,
+)
 from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.ui import frames
 from desktop_agent.ui.main_window import MainWindow
 from desktop_agent.ui.timeline import THUMB_SIZE, TimelineModel
 from desktop_agent.ui.worker import RunWorker, stored_events
 from tests.fakes import ScriptedPlanner, done, tool
-from tests.gui.fake_agent import CrossEvent, drive, until
+from tests.gui.fake_agent import (
+    CrossEvent,
+    drive,
+    engine_of,
+    fake_observer,
+    memory_repo,
+    until,
+)
 
 pytestmark = [pytest.mark.gui]
 
@@ -65,7 +79,7 @@ def test_a_worker_hands_on_a_runs_events_in_order_then_done(
 
 def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, qloop: Any) -> None:
     script(
-        window.client.host._agent,
+        engine_of(window).host._agent,
         tool("click", x=100, y=50, reason="the OK button"),
         done("clicked"),
     )
@@ -98,14 +112,15 @@ def test_timeline_shows_one_row_per_step_of_a_scripted_run(window: MainWindow, q
 def test_thumbnails_load_off_the_gui_thread_into_the_timeline(
     window: MainWindow, qloop: Any
 ) -> None:
-    script(window.client.host._agent, done("nothing to do"))
+    script(engine_of(window).host._agent, done("nothing to do"))
 
     async def scenario() -> QPixmap:
         start(window, "look only")
         await until(lambda: window.run is not None and window.run.status.is_terminal)
         cell = window.timeline_model.index(0, TimelineModel.SCREEN)
         cell.data(1)  # DecorationRole: asks the loader, answers None until it is loaded
-        return await until(lambda: cell.data(1), what="the thumbnail")
+        thumbnail: QPixmap = await until(lambda: cell.data(1), what="the thumbnail")
+        return thumbnail
 
     pixmap = drive(qloop, scenario())
     assert isinstance(pixmap, QPixmap)
@@ -118,7 +133,7 @@ def test_replay_of_a_stored_run_gives_the_rows_of_the_live_run(
     window: MainWindow, qloop: Any
 ) -> None:
     script(
-        window.client.host._agent,
+        engine_of(window).host._agent,
         tool("type_text", text="hello"),
         tool("wait", seconds=0),
         done("typed"),
@@ -152,7 +167,7 @@ def test_selecting_an_action_shows_its_screenshot_with_the_target_and_the_reason
     window: MainWindow, qloop: Any
 ) -> None:
     script(
-        window.client.host._agent,
+        engine_of(window).host._agent,
         tool("click", x=320, y=180, reason="the Save button is there"),
         done(),
     )
@@ -196,7 +211,7 @@ def test_the_selected_steps_detail_is_redrawn_once_per_frame_while_steps_stream(
 
 
 def test_pause_resume_and_stop_buttons_drive_the_runner(window: MainWindow, qloop: Any) -> None:
-    agent = window.client.host._agent
+    agent = engine_of(window).host._agent
     release = CrossEvent()
 
     async def slow_decision(request: Any) -> Any:
@@ -228,7 +243,7 @@ def test_pause_resume_and_stop_buttons_drive_the_runner(window: MainWindow, qloo
     assert run is not None
     assert (run.status, run.stop_reason) == (RunStatus.STOPPED, StopReason.USER_STOP)
     assert agent.runner.active_ids == ()
-    assert agent.repo.runs[run.id].status is RunStatus.STOPPED
+    assert memory_repo(agent).runs[run.id].status is RunStatus.STOPPED
     assert panel.state == "idle" and panel.start_button.isEnabled()
 
 
@@ -237,7 +252,7 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
 ) -> None:
     from desktop_agent.core.errors import VisionRequired
 
-    agent = window.client.host._agent
+    agent = engine_of(window).host._agent
 
     async def refuse(run: Any, vision: Any = None) -> Any:
         raise VisionRequired("model 'blind' at http://x cannot see screenshots")
@@ -252,7 +267,7 @@ def test_a_refused_start_is_shown_in_one_line_and_nothing_runs(
     assert window.panel.error_label.text() == "model 'blind' at http://x cannot see screenshots"
     assert window.panel.state == "idle"
     assert window.run is None and not window.live_running
-    assert agent.repo.runs == {}, "a refused start is forgotten"
+    assert memory_repo(agent).runs == {}, "a refused start is forgotten"
 
 
 def test_a_start_the_model_server_refuses_leaves_no_queued_run(
@@ -260,7 +275,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 ) -> None:
     from desktop_agent.core.errors import ModelUnreachable
 
-    agent = window.client.host._agent
+    agent = engine_of(window).host._agent
 
     async def unreachable(base_url: str, model: str, vision: Any = None) -> None:
         raise ModelUnreachable(f"the model server at {base_url} does not answer")
@@ -273,7 +288,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 
     drive(qloop, scenario())
     assert window.panel.error_label.text().startswith("the model server at ")
-    assert agent.repo.runs == {}
+    assert memory_repo(agent).runs == {}
     assert window.history.model.rowCount() == 0
     assert window.panel.state == "idle"
 
@@ -281,7 +296,7 @@ def test_a_start_the_model_server_refuses_leaves_no_queued_run(
 def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usable(
     window: MainWindow, qloop: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent, host = window.client.host._agent, window.client.host
+    agent, host = engine_of(window).host._agent, engine_of(window).host
     real_start = host.start
 
     def broken(request: Any, **options: Any) -> Any:
@@ -312,7 +327,7 @@ def test_an_unexpected_error_while_starting_is_one_line_and_the_window_stays_usa
 def test_a_fault_while_the_run_is_prepared_ends_it_failed_in_one_line(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.host._agent
+    agent = engine_of(window).host._agent
 
     async def broken(run: Any, vision: Any = None) -> Any:
         raise RuntimeError("keyring exploded\nbadly")
@@ -330,19 +345,19 @@ def test_a_fault_while_the_run_is_prepared_ends_it_failed_in_one_line(
         StopReason.ERROR,
     )
     assert run.message == "unexpected fault before it started: RuntimeError: keyring exploded badly"
-    assert agent.repo.runs[run.id].status is RunStatus.FAILED
+    assert memory_repo(agent).runs[run.id].status is RunStatus.FAILED
     assert window.panel.state == "idle"
 
 
 def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.host._agent
+    agent = engine_of(window).host._agent
     script(agent, done("ok"))
 
     async def scenario() -> None:
         chosen = agent.settings.model_copy(update={"max_steps": 7})
-        await window.client.ask(window.client.host.apply_settings, chosen)
+        await engine_of(window).ask(engine_of(window).host.apply_settings, chosen)
         window.apply_settings()
         assert window.panel.max_steps.value() == 7
         start(window, "anything")
@@ -355,11 +370,16 @@ def test_a_new_step_limit_in_the_settings_is_what_the_next_start_uses(
 def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
     window: MainWindow, qloop: Any
 ) -> None:
-    agent = window.client.host._agent
+    agent = engine_of(window).host._agent
     checking = CrossEvent()
     never = CrossEvent()
     asked: list[Any] = []
-    agent.planner_factory = lambda run: asked.append(run) or ScriptedPlanner([done()])
+
+    def planner_for(run: RunView) -> ScriptedPlanner:
+        asked.append(run)
+        return ScriptedPlanner([done()])
+
+    agent.planner_factory = planner_for
     real_prepare = agent.prepare
 
     async def slow_prepare(run: Any, vision: Any = None) -> Any:
@@ -385,12 +405,12 @@ def test_stop_while_the_model_is_being_checked_ends_the_run_before_it_acts(
     )
     assert window.bar.status_label.text() == "Stopped: stopped before it started"
     assert agent.runner.active_ids == ()
-    assert asked == [] and agent.runner.services.observer.calls == 0
+    assert asked == [] and fake_observer(agent).calls == 0
 
 
 def test_a_replay_that_cannot_be_read_says_why(window: MainWindow, qloop: Any) -> None:
     async def scenario() -> None:
-        events = stored_events(window.client, "no-such-run")
+        events = stored_events(engine_of(window), "no-such-run")
         worker = RunWorker(events, live=False, parent=window)
         window.show_worker(worker)
         await worker.wait()

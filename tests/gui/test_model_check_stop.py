@@ -229,6 +229,7 @@ def test_a_stop_while_the_app_loads_its_engine_stops_its_first_model_line_check(
     from desktop_agent import app as app_module
     from desktop_agent.settings import save_settings
     from desktop_agent.ui.main_window import MainWindow
+    from desktop_agent.ui.single_instance import InstanceGuard
 
     server.release()  # the server answers at once: only a request that is never sent is safe
     home = tmp_path / "home"
@@ -241,7 +242,7 @@ def test_a_stop_while_the_app_loads_its_engine_stops_its_first_model_line_check(
     window = MainWindow()
     qtbot.addWidget(window)
     window.show()
-    guard = app_module.InstanceGuard(home)
+    guard = InstanceGuard(home)
 
     async def scenario() -> None:
         serving = asyncio.ensure_future(app_module._serve(window, guard, home))

@@ -148,7 +148,10 @@ def model_servers_list(qtbot: Any, raw: str) -> list[tuple[str, str]]:
     model = FoundModel(raw, None, "unknown", raw, "default")
     server = FoundServer("openai", raw, "http://127.0.0.1:8000/v1", (model,))
     dialog.show_found(Discovery((server,), (8000,)))
-    item = dialog.tree.topLevelItem(0).child(0)
+    top = dialog.tree.topLevelItem(0)
+    assert top is not None
+    item = top.child(0)
+    assert item is not None
     return [
         (item.text(0), raw),
         (shown_tooltip(item.toolTip(0)), f"{raw} at http://127.0.0.1:8000/v1"),

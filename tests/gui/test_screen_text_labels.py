@@ -64,6 +64,7 @@ def test_the_step_details_fields_are_selectable_while_the_pointer_is_over_them(
     labels = list(detail.labels.values())
     reason = detail.labels["reason"]
     fields = reason.parentWidget()
+    assert fields is not None
     detail.show_step(action(summary="clicked"), reason="the Save button")
     assert {label.textInteractionFlags() for label in labels} == {plain}
 

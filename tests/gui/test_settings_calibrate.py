@@ -17,6 +17,7 @@ from desktop_agent.ui import calibration
 from desktop_agent.ui.settings_dialog import SettingsDialog
 from tests.gui.fake_agent import drive, until
 from tests.gui.test_app_wiring import Harness, build
+from tests.gui.test_dialogs_settings import line
 from tests.support.keyrings import memory_keyring
 
 pytestmark = [pytest.mark.gui]
@@ -57,7 +58,7 @@ def test_the_settings_dialog_of_the_app_calibrates_and_fills_in_the_coordinates(
         assert isinstance(profiles, QComboBox)
         offered = [profiles.itemData(i) for i in range(profiles.count())]
         assert offered == ["auto", *PROFILE_NAMES]
-        dialog.fields["model"].setText("qwen3-vl")  # an unsaved change is what is calibrated
+        line(dialog, "model").setText("qwen3-vl")  # an unsaved change is what is calibrated
 
         async def scenario() -> None:
             dialog.calibrate_button.click()

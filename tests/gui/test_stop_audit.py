@@ -18,8 +18,10 @@ from desktop_agent.core.models import RunStatus, StopReason
 from desktop_agent.host import Host
 from desktop_agent.host.starts import RunRequest, store_queued
 from desktop_agent.settings import Settings, save_settings
+from desktop_agent.ui.single_instance import InstanceGuard
 from tests.fakes import ScriptedPlanner, done, make_agent, tool
 from tests.gui.fake_agent import drive, until
+from tests.gui.test_dialogs_settings import line
 
 pytestmark = [pytest.mark.gui]
 
@@ -58,11 +60,12 @@ def test_stop_all_pressed_before_the_engine_exists_stops_another_instances_run(
     window = MainWindow()
     qtbot.addWidget(window)
     window.show()
-    guard = app_module.InstanceGuard(home)
+    guard = InstanceGuard(home)
 
     async def scenario() -> Any:
         await server.start()
         run = await store_queued(other, RunRequest("a run in the other instance"))
+        assert other.planner_factory is not None
         finished = asyncio.ensure_future(other.runner.run(run, other.planner_factory(run)))
         await until(lambda: asked, what="the other run's model request")
         serving = asyncio.ensure_future(app_module._serve(window, guard, home))
@@ -263,8 +266,8 @@ def test_every_stop_of_the_app_ends_a_calibration_mid_model_request(
 
         async def scenario() -> tuple[int, str]:
             async with ModelServer(script=[Hang()]) as server:
-                dialog.fields["base_url"].setText(server.base_url)
-                dialog.fields["model"].setText("some-vlm")
+                line(dialog, "base_url").setText(server.base_url)
+                line(dialog, "model").setText("some-vlm")
                 dialog.calibrate_button.click()
                 await server.wait_requests(1)  # the model is thinking about ring A
                 (window,) = open_windows()
