@@ -24,7 +24,9 @@ from desktop_agent.core.ports import Focus
 from desktop_agent.desktop.inventory.atspi import (
     AtspiInventory,
     _accessible,
+    _around,
     _children,
+    _untold,
     _value,
     _Walked,
     role_name_of,
@@ -197,6 +199,7 @@ class WaylandAtspiInventory(AtspiInventory):
         contents: list[tuple[Node, str]] = []
         outlines: list[tuple[int, int, int, int]] = []
         cut: list[bool] = []
+        opaque: list[tuple[int, int, int, int]] = []
         controls = self._walk(
             [frame],
             limits,
@@ -204,6 +207,7 @@ class WaylandAtspiInventory(AtspiInventory):
             contents=contents,
             outlines=outlines,
             cut=cut,
+            opaque=opaque,
         )
         relative = RelativeTo(
             title,
@@ -213,7 +217,9 @@ class WaylandAtspiInventory(AtspiInventory):
         self._relative, self._frame = relative, frame
         self._listed = frozenset(control.native for control in controls)
         if not self._cut(limits):
-            self._seen = _Walked([], [], frame, contents, bool(controls), cut=bool(cut))
+            self._seen = _Walked(
+                [], [], frame, contents, bool(controls), cut=bool(cut), opaque=opaque
+            )
         # else the walk may have been cut before the window's texts (as on X11, atspi.py):
         # read_texts walks the frame again within its own budget
         return [replace(element, relative=relative) for element in controls], "atspi"
@@ -250,15 +256,23 @@ class WaylandAtspiInventory(AtspiInventory):
         if seen is None:
             contents: list[tuple[Node, str]] = []
             cut: list[bool] = []
-            controls = self._walk([frame], limits, limits.max_elements, contents=contents, cut=cut)
+            opaque: list[tuple[int, int, int, int]] = []
+            controls = self._walk(
+                [frame], limits, limits.max_elements, contents=contents, cut=cut, opaque=opaque
+            )
             # the element list did not have them: their names are text on the screen
             names = [
                 RawElement(e.role, e.name, e.rect, contents=True, native=e.native)
                 for e in controls
                 if e.name and e.native not in self._listed
             ]
-            seen = _Walked([], [], frame, contents, bool(controls), names, bool(cut))
+            seen = _Walked([], [], frame, contents, bool(controls), names, bool(cut), opaque)
         texts = [*seen.names, *self._contents(seen.contents, limits)]
+        if untold := _untold(seen.opaque, texts):
+            # parts whose text AT-SPI does not tell (as on X11): one region around them,
+            # relative to the window as its texts are (the observer places it, or reads the
+            # screen's pixels where the window was not found)
+            texts.append(RawElement("window text", "", _around(untold), pixels=True))
         relative_texts = [replace(text, relative=relative) for text in texts]
         if seen.cut:
             # more than the walk's bounds: what the rest says is read from the screen's

@@ -8,7 +8,7 @@ from __future__ import annotations
 from desktop_agent.desktop.inventory.atspi import MIN_OPAQUE_AREA
 from desktop_agent.desktop.inventory.atspi_bus import STATE_SHOWING, STATE_VISIBLE
 from desktop_agent.desktop.inventory.x11 import WindowInfo
-from tests.unit.desktop.test_atspi_texts import Accessible, inventory, limits
+from tests.unit.desktop.test_atspi_texts import Accessible, inventory, limits, on_wayland
 
 SHEET = WindowInfo(3, "budget.csv - Gnumeric", "Gnumeric", (240, 122, 1440, 830), active=True)
 #: gnumeric's grid on AT-SPI: a "panel" with no child and no text
@@ -82,3 +82,17 @@ def test_another_windows_grid_is_read_where_it_shows() -> None:
 
     # the grid's part right of the editor (the editor ends at x = 940)
     assert [t[2] for t in texts if t[3]] == [(940, 333, 726, 564)]
+
+
+def test_on_wayland_a_grid_is_read_relative_to_its_window() -> None:
+    # as on X11; its box is the window's own px, placed by the observer with the window's
+    clock = [0.0]
+    save = Accessible("push button", "Save", (250, 170, 40, 30))  # the list gives a control
+    backend = on_wayland([(":1.3", [sheet(save, Accessible("panel", rect=GRID))])], clock)
+    backend.snapshot(limits(clock, 1.0))
+
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    regions = [t for t in texts if t.pixels]
+    assert [(t.rect, t.relative is not None) for t in regions] == [(GRID, True)]
+    assert all(t.relative == regions[0].relative for t in texts)
