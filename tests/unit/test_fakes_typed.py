@@ -3,8 +3,9 @@
 Each fake module ends with assignments under `if TYPE_CHECKING:` (`_observer: ScreenObserver =
 FakeObserver()`) that only mypy reads: a fake whose method drifts from its port (a parameter
 the port gained, a sync method the port awaits) fails here, named, instead of as a TypeError in
-whichever test first calls it. The test files themselves are not checked (docs/architecture.md,
-"Tests and their fakes").
+whichever test first calls it. The test files are checked too, under mypy's defaults: a fake
+local to one test file drifts as a shared one does (docs/architecture.md, "Tests and their
+fakes").
 """
 
 from __future__ import annotations
@@ -27,6 +28,19 @@ CHECKED = (
 def test_the_shared_fakes_and_test_support_pass_mypy() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mypy", *CHECKED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_test_files_pass_mypy() -> None:
+    """`mypy tests`: every test file, with the strict section above for the shared ones."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "tests"],
         cwd=ROOT,
         capture_output=True,
         text=True,
