@@ -34,6 +34,7 @@ PACKAGE_OF = {
     "systemctl": "systemd",
     "git": "git",  # tests/packaging/test_wheel.py: the checkout's files
     "ssconvert": "gnumeric",  # eval's sheet_cell checker
+    "gnumeric": "gnumeric",  # tests/desktop/test_sheet_texts: a grid AT-SPI does not tell
     "tesseract": "tesseract-ocr",  # eval's gullible planner reads the screen
     "dunst": "dunst",  # the injection cases' notifications (and the guard's OCR of them)
     "notify-send": "libnotify-bin",
