@@ -47,6 +47,10 @@ ROLES = {
 }
 
 
+#: controls whose name is text shown on the screen, not a control's label: read as texts
+#: beside the element list (a label, a page's paragraph), never listed
+TEXT_TYPES = frozenset({"TextControl"})
+
 #: passed to every uiautomation action: no sleep after it
 NO_WAIT = 0.0
 
@@ -142,6 +146,8 @@ class UiaInventory:
         #: initializers of threads left hung: kept, so their __del__ (CoUninitialize on the
         #: thread that drops them) never undoes the COM of the thread that replaced them
         self._left_com: list[Any] = []
+        #: the screen texts the last snapshot's walk passed (read_texts)
+        self._texts: list[RawElement] = []
 
     def thread_init(self) -> None:
         # a UI Automation client belongs on an MTA thread that owns no windows (this one):
@@ -165,6 +171,7 @@ class UiaInventory:
     # -- listing -------------------------------------------------------------------------
 
     def snapshot(self, limits: WalkLimits) -> tuple[list[RawElement], str]:
+        self._texts = []
         auto = self._auto
         iuia = uia_cache.automation(auto)
         foreground = auto.GetForegroundControl()
@@ -234,8 +241,12 @@ class UiaInventory:
             node = uia_cache.read(element)
             if depth > 0 and node.offscreen:
                 continue
-            role = ROLES.get(self._auto.ControlTypeNames.get(node.type_id, ""))
+            type_name = self._auto.ControlTypeNames.get(node.type_id, "")
+            role = ROLES.get(type_name)
             rect = _rect(node.box)
+            if type_name in TEXT_TYPES and rect is not None and node.name:
+                # what a label or a page's paragraph says: screen text the guard reads
+                self._texts.append(RawElement("label", node.name, rect, contents=True))
             if role is not None and rect is not None:
                 control = self._control(node)
                 if control is not None:
@@ -253,6 +264,13 @@ class UiaInventory:
             if depth < limits.max_depth:
                 queue.extend((child, depth + 1) for child in uia_cache.children(element))
         return found
+
+    def read_texts(self, limits: WalkLimits) -> list[RawElement]:
+        """The texts the last snapshot's walk of the foreground window passed on its way (its
+        labels' and paragraphs' names: UIA's TextControls), read in the walk's one cached
+        call; the injection guard reads them and the prompt fences them. Not read (left for
+        a later pass): edit and document contents, other windows' controls, and any OCR."""
+        return list(self._texts)
 
     # -- actions ---------------------------------------------------------------------------
 
