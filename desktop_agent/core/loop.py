@@ -547,7 +547,7 @@ class _TaskLoop:
     async def _cleared_and_executed(self, turn: int, action: _Action) -> ToolResult | None:
         """The call cleared and run while its tool's breaker holds a place for it (the place is
         let go however it ends; only a result that is the tool's own counts toward the
-        breaker, not a desktop that changed under it); None when it did not
+        breaker, not a `NotTheToolsFault`); None when it did not
         run: the breaker is open (the run ends failed / breaker), the gate refused it, or a
         pause came before or during it."""
         tool = action.tool

@@ -617,8 +617,9 @@ class ToolResult:
     summary: str = ""
     error: str | None = None
     target: tuple[int, int] | None = None
-    #: False for a failure that is not the tool's (the desktop changed under it:
-    #: errors.DesktopChanged): its circuit breaker does not count it
+    #: False for a failure that is not the tool's (errors.NotTheToolsFault: the desktop
+    #: changed under it, or the call named what the screen does not have): its circuit
+    #: breaker does not count it
     tool_fault: bool = True
 
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.core.builtin_tools import builtin_registry
+from desktop_agent.core.injection_guard import GuardVerdict, InjectionGuard
 from desktop_agent.core.models import Observation, ToolResult
 from desktop_agent.core.ports import ToolContext
 from desktop_agent.desktop.executor import DesktopExecutor
@@ -48,6 +49,34 @@ async def desktop() -> AsyncIterator[tuple[DesktopObserver, DesktopExecutor]]:
     yield observer, executor
     executor.close()
     observer.close()
+
+
+@pytest.fixture
+async def observer() -> AsyncIterator[DesktopObserver]:
+    """An observer (PNG, the element list within INVENTORY_BUDGET_S), the guard's texts on."""
+    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
+    yield observer
+    observer.close()
+
+
+async def observe_until(
+    observer: DesktopObserver, found: Callable[[Observation], object], what: str
+) -> Observation:
+    """The first of 100 looks that `found` holds for (an app registers with AT-SPI, and OCR
+    reads, a moment after its window shows: nothing to wait on); AssertionError saying the
+    last look's texts when none does."""
+    seen: list[Observation] = []
+    for _ in range(100):
+        seen.append(await observer.observe())
+        if found(seen[-1]):
+            return seen[-1]
+    last = [(t.role, t.name[:80], len(t.name)) for t in seen[-1].texts]
+    raise AssertionError(f"never saw {what}; the last look: {seen[-1].unread!r} {last}")
+
+
+def typing_verdict(observation: Observation) -> GuardVerdict:
+    """The injection guard's verdict on typing "hello" on `observation`."""
+    return InjectionGuard().judge("type_text", {"text": "hello"}, observation, input_=True)
 
 
 @pytest.fixture

@@ -12,15 +12,8 @@ import pytest
 
 from desktop_agent.core.ports import WindowsNowSource
 from desktop_agent.desktop.observer import DesktopObserver
-from tests.desktop.conftest import INVENTORY_BUDGET_S, notify, wait_active
+from tests.desktop.conftest import notify, wait_active
 from tests.support.xdisplay import XSession, wait_until
-
-
-@pytest.fixture
-async def observer() -> Any:
-    observer = DesktopObserver(fmt="png", inventory_budget_s=INVENTORY_BUDGET_S)
-    yield observer
-    observer.close()
 
 
 async def test_the_windows_now_are_the_looks_until_a_popup_comes_up(

@@ -25,26 +25,23 @@ CHECKED = (
 )
 
 
-def test_the_shared_fakes_and_test_support_pass_mypy() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", *CHECKED],
+def mypy(*paths: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", *paths],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_the_shared_fakes_and_test_support_pass_mypy() -> None:
+    done = mypy(*CHECKED)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_test_files_pass_mypy() -> None:
     """`mypy tests`: every test file, with the strict section above for the shared ones."""
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "tests"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = mypy("tests")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.core.ports import Focus
+from desktop_agent.desktop.geometry import overlap
 from desktop_agent.desktop.inventory.atspi_bus import (
     ACCESSIBLE,
     ACTION,
@@ -858,21 +859,19 @@ class AtspiInventory:
                     continue
                 role_name = role_name_of(number)
                 kind = ROLES.get(role_name)
+                told = not isinstance(children, Exception)
+                below = _children(children) if told else []
+                # an opaque part: childless (as far as it tells), its pixels hold its text
+                leaf = opaque is not None and told and not below and role_name in OPAQUE_ROLES
                 if kind is not None and states_contain(states, STATE_VISIBLE):
                     pending.append((len(found), node, kind, role_name, states))
                     found.append(None)
-                elif (outlines is not None and role_name in OUTLINE_ROLES) or (
-                    opaque is not None
-                    and role_name in OPAQUE_ROLES
-                    and not isinstance(children, Exception)
-                    and not _children(children)
-                ):
-                    # its box is asked with the next batch (an opaque part is childless)
-                    leaf = OPAQUE if role_name in OPAQUE_ROLES and not _children(children) else ""
-                    pending.append((-1, node, leaf, role_name, states))
+                elif leaf or (outlines is not None and role_name in OUTLINE_ROLES):
+                    # its box is asked with the next batch
+                    pending.append((-1, node, OPAQUE if leaf else "", role_name, states))
                 if contents is not None and role_name in CONTENT_ROLES:
                     contents.append((node, role_name))
-                if not isinstance(children, Exception) and (below := _children(children)):
+                if below:
                     if depth < limits.max_depth:
                         next_level.extend((child, depth + 1) for child in below)
                     else:
@@ -1038,15 +1037,8 @@ def _untold(
     return [
         box
         for box in opaque
-        if not any(_overlap(box, text.rect) * 2 >= box[2] * box[3] for text in texts)
+        if not any(overlap(box, text.rect) * 2 >= box[2] * box[3] for text in texts)
     ]
-
-
-def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
-    """The area two boxes share."""
-    width = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
-    height = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
-    return max(width, 0) * max(height, 0)
 
 
 def _around(

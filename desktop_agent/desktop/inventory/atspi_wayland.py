@@ -268,17 +268,17 @@ class WaylandAtspiInventory(AtspiInventory):
             ]
             seen = _Walked([], [], frame, contents, bool(controls), names, bool(cut), opaque)
         texts = [*seen.names, *self._contents(seen.contents, limits)]
-        if untold := _untold(seen.opaque, texts):
+        more: list[RawElement] = []
+        if seen.cut:
+            # more than the walk's bounds: what the rest says is read from the screen's
+            # pixels (the window's place is not known), as an unplaced window's
+            more = self._unplaced(limits)
+        elif untold := _untold(seen.opaque, texts):
             # parts whose text AT-SPI does not tell (as on X11): one region around them,
             # relative to the window as its texts are (the observer places it, or reads the
             # screen's pixels where the window was not found)
             texts.append(RawElement("window text", "", _around(untold), pixels=True))
-        relative_texts = [replace(text, relative=relative) for text in texts]
-        if seen.cut:
-            # more than the walk's bounds: what the rest says is read from the screen's
-            # pixels (the window's place is not known), as an unplaced window's
-            return [*relative_texts, *self._unplaced(limits)]
-        return relative_texts
+        return [*(replace(text, relative=relative) for text in texts), *more]
 
     def _unplaced(self, limits: WalkLimits) -> list[RawElement]:
         """The texts of a screen whose active window has no place the observer can find:

@@ -5,10 +5,18 @@ look as read. A part a read text lies over (Qt's text view's viewport) is told b
 
 from __future__ import annotations
 
+from typing import Any
+
 from desktop_agent.desktop.inventory.atspi import MIN_OPAQUE_AREA
-from desktop_agent.desktop.inventory.atspi_bus import STATE_SHOWING, STATE_VISIBLE
+from desktop_agent.desktop.inventory.atspi_bus import STATE_SHOWING, STATE_VISIBLE, AtspiError, Call
 from desktop_agent.desktop.inventory.x11 import WindowInfo
-from tests.unit.desktop.test_atspi_texts import Accessible, inventory, limits, on_wayland
+from tests.unit.desktop.test_atspi_texts import (
+    Accessible,
+    FakeAtspiBus,
+    inventory,
+    limits,
+    on_wayland,
+)
 
 SHEET = WindowInfo(3, "budget.csv - Gnumeric", "Gnumeric", (240, 122, 1440, 830), active=True)
 #: gnumeric's grid on AT-SPI: a "panel" with no child and no text
@@ -96,3 +104,34 @@ def test_on_wayland_a_grid_is_read_relative_to_its_window() -> None:
     regions = [t for t in texts if t.pixels]
     assert [(t.rect, t.relative is not None) for t in regions] == [(GRID, True)]
     assert all(t.relative == regions[0].relative for t in texts)
+
+
+class ChildlessAnswersError(FakeAtspiBus):
+    """FakeAtspiBus where one node's GetChildren answers a D-Bus error (it went away between
+    its state and its children: atspi_bus.call_many gives the error reply as AtspiError)."""
+
+    def __init__(self, broken: Accessible, *args: Any) -> None:
+        super().__init__(*args)
+        self.broken = broken
+
+    def _answer(self, call: Call) -> Any:
+        node = self.nodes.get((call.node.bus, call.node.path))
+        if node is self.broken and call.method == "GetChildren":
+            return AtspiError("org.freedesktop.DBus.Error.UnknownObject", "no such path")
+        return super()._answer(call)
+
+
+def test_a_part_whose_children_cannot_be_read_is_no_opaque_part_and_breaks_no_walk() -> None:
+    # on Wayland the outlines are asked too: a panel is both an outline and, when childless,
+    # an opaque part; one whose children are not known is neither read nor walked under
+    clock = [0.0]
+    panel = Accessible("panel", rect=GRID)
+    save = Accessible("push button", "Save", (250, 170, 40, 30))
+    backend = on_wayland([], clock)
+    backend.bus = ChildlessAnswersError(panel, [(":1.3", [sheet(save, panel)])], clock)  # type: ignore[assignment]
+
+    elements, _ = backend.snapshot(limits(clock, 1.0))
+    texts = backend.read_texts(limits(clock, 1.0))
+
+    assert [(e.role, e.name) for e in elements] == [("button", "Save")]
+    assert [t for t in texts if t.pixels] == []
