@@ -130,14 +130,22 @@ class Win32WindowAtPoint:
 
     def __init__(self, windll: Any | None = None) -> None:
         self._windll = windll
+        #: user32 with the two prototypes set, loaded at the first read (on the input thread)
+        self._user32: Any = None
 
-    def __call__(self, x: int, y: int) -> str | None:
-        try:
+    def _loaded(self) -> Any:
+        if self._user32 is None:
             user32 = (self._windll or system_windll()).user32
             user32.WindowFromPoint.argtypes = (POINT,)
             user32.WindowFromPoint.restype = ctypes.c_void_p
             user32.GetAncestor.argtypes = (ctypes.c_void_p, ctypes.c_uint)
             user32.GetAncestor.restype = ctypes.c_void_p
+            self._user32 = user32
+        return self._user32
+
+    def __call__(self, x: int, y: int) -> str | None:
+        try:
+            user32 = self._loaded()
             window = user32.WindowFromPoint(POINT(x, y))
             if not window:
                 return None
